@@ -1,0 +1,122 @@
+/*
+ * cli/cli.c - message helpers and the stderr logger shared by subcommands.
+ */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int hwt_cli_verbose;
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "hwtrace: %s", prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void hwt_cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("error: ", fmt, ap);
+	va_end(ap);
+}
+
+void hwt_cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void hwt_cli_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+int hwt_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "hwtrace %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'hwtrace %s --help')\n", cmd);
+	return HWT_EXIT_USAGE;
+}
+
+static void log_stderr(void *ctx, enum hwt_log_level level, const char *msg)
+{
+	(void)ctx;
+	switch (level) {
+	case HWT_LOG_ERROR:
+		hwt_cli_error("%s", msg);
+		break;
+	case HWT_LOG_WARN:
+		hwt_cli_warn("%s", msg);
+		break;
+	case HWT_LOG_INFO:
+		hwt_cli_note("%s", msg);
+		break;
+	case HWT_LOG_DEBUG:
+		if (hwt_cli_verbose)
+			hwt_cli_note("debug: %s", msg);
+		break;
+	}
+}
+
+const struct hwt_logger *hwt_cli_logger(void)
+{
+	static const struct hwt_logger logger = {log_stderr, NULL};
+
+	return &logger;
+}
+
+int hwt_cli_parse_u64(const char *s, bool binary, unsigned long long *out)
+{
+	unsigned long long v, mul = 1, base = binary ? 1024 : 1000;
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return -HWT_EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -HWT_EINVAL;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		mul = base;
+		end++;
+		break;
+	case 'm': case 'M':
+		mul = base * base;
+		end++;
+		break;
+	case 'g': case 'G':
+		mul = base * base * base;
+		end++;
+		break;
+	default:
+		return -HWT_EINVAL;
+	}
+	if (*end != '\0' && !(binary && (*end == 'B' || *end == 'b') && end[1] == '\0'))
+		return -HWT_EINVAL;
+	if (__builtin_mul_overflow(v, mul, out))
+		return -HWT_EINVAL;
+	return 0;
+}

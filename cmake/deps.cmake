@@ -1,0 +1,39 @@
+# Third-party dependencies, all from Debian 12 packages
+# (scripts/install-deps.sh installs them). Each becomes an IMPORTED target
+# named dep::<name>, so modules say what they use and nothing more.
+find_package(PkgConfig REQUIRED)
+
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+add_library(dep::zstd ALIAS PkgConfig::ZSTD)
+pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
+add_library(dep::elf ALIAS PkgConfig::LIBELF)
+pkg_check_modules(CAPSTONE REQUIRED IMPORTED_TARGET capstone)
+add_library(dep::capstone ALIAS PkgConfig::CAPSTONE)
+pkg_check_modules(PROTOBUFC REQUIRED IMPORTED_TARGET libprotobuf-c)
+add_library(dep::protobufc ALIAS PkgConfig::PROTOBUFC)
+find_package(ZLIB REQUIRED)
+find_package(Threads REQUIRED)
+
+# Libraries without a pkg-config file on Debian 12.
+function(hwt_find_plain name header lib)
+  find_path(${name}_INCLUDE_DIR ${header} PATH_SUFFIXES ${ARGN})
+  find_library(${name}_LIBRARY ${lib})
+  if(NOT ${name}_INCLUDE_DIR OR NOT ${name}_LIBRARY)
+    message(FATAL_ERROR "${lib} not found: run scripts/install-deps.sh")
+  endif()
+  string(TOLOWER ${name} lname)
+  add_library(dep::${lname} UNKNOWN IMPORTED)
+  set_target_properties(dep::${lname} PROPERTIES
+    IMPORTED_LOCATION ${${name}_LIBRARY}
+    INTERFACE_INCLUDE_DIRECTORIES ${${name}_INCLUDE_DIR})
+endfunction()
+
+hwt_find_plain(IPT intel-pt.h ipt)
+hwt_find_plain(PFM perfmon/pfmlib_perf_event.h pfm)
+hwt_find_plain(DWARF libdwarf.h dwarf libdwarf)
+hwt_find_plain(IBERTY demangle.h iberty libiberty)
+
+if(HWT_TESTS)
+  pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+  add_library(dep::cmocka ALIAS PkgConfig::CMOCKA)
+endif()

@@ -1,0 +1,40 @@
+#!/bin/sh
+# Builds the libFuzzer harnesses with clang-14 and runs each for a bounded
+# time over a copy of its kept corpus. A crash fails the run and leaves the
+# input in build-fuzz/crashes/<target>/: add it to tests/fuzz/corpus/<target>/
+# once fixed, so the replay test keeps it.
+#   usage: scripts/fuzz.sh [SECONDS-PER-TARGET] [TARGET...]
+set -eu
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+[ $# -gt 0 ] && shift
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHWT_FUZZ=ON -DHWT_TESTS=OFF -DHWT_BENCH=OFF >/dev/null
+ninja -C build-fuzz $(cd build-fuzz && ninja -t targets all | sed -n 's/^\(fuzz_[a-z0-9_]*\): .*/\1/p' | sort -u)
+targets="$*"
+if [ -z "$targets" ]; then
+    targets=$(ls tests/fuzz/fuzz_*.c 2>/dev/null | sed 's|.*/fuzz_||; s|\.c$||')
+fi
+status=0
+for t in $targets; do
+    work=build-fuzz/corpus/$t
+    crashes=build-fuzz/crashes/$t
+    rm -rf "$work"
+    mkdir -p "$work" "$crashes"
+    if [ -d "tests/fuzz/corpus/$t" ]; then
+        cp -r "tests/fuzz/corpus/$t/." "$work/"
+    fi
+    dict=""
+    [ -f "tests/fuzz/$t.dict" ] && dict="-dict=tests/fuzz/$t.dict"
+    echo "fuzz $t: ${secs}s"
+    if ! ./build-fuzz/tests/fuzz_$t $dict -max_total_time="$secs" -max_len=65536 \
+            -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+            -artifact_prefix="$crashes/" "$work" >build-fuzz/fuzz-$t.log 2>&1; then
+        echo "fuzz $t: FAILED, see build-fuzz/fuzz-$t.log and $crashes/"
+        tail -40 build-fuzz/fuzz-$t.log
+        status=1
+    else
+        grep -E 'stat::number_of_executed_units|cov:' build-fuzz/fuzz-$t.log | tail -2
+    fi
+done
+exit $status

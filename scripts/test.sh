@@ -1,0 +1,31 @@
+#!/bin/sh
+# The whole test suite, from a fresh Debian 12 machine: installs the
+# dependencies, builds, runs every test, then again under ASan+UBSan, then
+# each fuzz harness for a bounded time. .ci/run runs exactly this.
+#   HWT_FUZZ_SECONDS  seconds per fuzz target (default 45; 0 skips fuzzing)
+#   HWT_JOBS          parallel build/test jobs (default: nproc)
+set -eu
+cd "$(dirname "$0")/.."
+top=$(pwd)
+jobs=${HWT_JOBS:-$(nproc)}
+
+./scripts/install-deps.sh
+
+echo "== build (RelWithDebInfo) and test"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build -j "$jobs"
+(cd build && ctest --output-on-failure -j "$jobs")
+
+echo "== build with ASan+UBSan and test"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHWT_SANITIZE=ON \
+      -DHWT_BENCH=OFF >/dev/null
+ninja -C build-asan -j "$jobs"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+     ctest --output-on-failure -j "$jobs" -LE no-asan)
+
+if [ "${HWT_FUZZ_SECONDS:-45}" != 0 ]; then
+    echo "== fuzz harnesses (${HWT_FUZZ_SECONDS:-45}s each)"
+    "$top/scripts/fuzz.sh" "${HWT_FUZZ_SECONDS:-45}"
+fi
+echo "== all tests passed"

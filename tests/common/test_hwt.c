@@ -1,0 +1,80 @@
+/*
+ * tests/common/test_hwt.c - the shared error contract, CRC-32C and buffers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "common/hwt.h"
+#include "tests/lib/testutil.h"
+
+static void test_strerror(void **state)
+{
+	(void)state;
+	assert_string_equal(hwt_strerror(0), "success");
+	assert_string_equal(hwt_strerror(-ENOENT), strerror(ENOENT));
+	assert_string_equal(hwt_strerror(-HWT_ETRUNC), "input is truncated");
+	assert_string_equal(hwt_strerror(HWT_ETRUNC), "input is truncated");
+	/* every code has its own text */
+	for (int e = HWT_EBASE + 1; e < HWT_ELAST; e++)
+		assert_string_not_equal(hwt_strerror(-e), "unknown error");
+	assert_string_equal(hwt_strerror(-HWT_ELAST), "unknown error");
+}
+
+static void test_crc32c(void **state)
+{
+	(void)state;
+	/* The standard check value of CRC-32C. */
+	assert_int_equal(hwt_crc32c(0, "123456789", 9), 0xE3069283u);
+	/* Incremental equals one-shot. */
+	assert_int_equal(hwt_crc32c(hwt_crc32c(0, "1234", 4), "56789", 5), 0xE3069283u);
+	assert_int_equal(hwt_crc32c(0, "", 0), 0);
+}
+
+static void test_le(void **state)
+{
+	uint8_t b[8];
+
+	(void)state;
+	hwt_put_le64(b, 0x0102030405060708ull);
+	assert_int_equal(b[0], 8);
+	assert_int_equal(b[7], 1);
+	assert_int_equal(hwt_le64(b), 0x0102030405060708ull);
+	assert_int_equal(hwt_le32(b), 0x05060708u);
+	assert_int_equal(hwt_le16(b), 0x0708u);
+}
+
+static void test_buf(void **state)
+{
+	struct hwt_buf buf;
+	size_t big;
+
+	(void)state;
+	hwt_buf_init(&buf);
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(hwt_buf_printf(&buf, "%d,", i), 0);
+	assert_true(buf.len > 3000);
+	assert_memory_equal(buf.data, "0,1,2,", 6);
+	assert_int_equal(buf.data[buf.len], '\0');
+	assert_int_equal(hwt_buf_append(&buf, "xy", 2), 0);
+	assert_memory_equal(buf.data + buf.len - 2, "xy", 2);
+	assert_int_equal(hwt_buf_reserve(&buf, SIZE_MAX), -HWT_ETOOBIG);
+	hwt_buf_fini(&buf);
+	hwt_buf_fini(NULL);
+	assert_int_equal(hwt_mul_size(SIZE_MAX / 2 + 1, 2, &big), -HWT_ETOOBIG);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_strerror),
+		cmocka_unit_test(test_crc32c),
+		cmocka_unit_test(test_le),
+		cmocka_unit_test(test_buf),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
