@@ -206,7 +206,11 @@ static int acc_load_section(void *o, Dwarf_Half idx, Dwarf_Small **data, int *er
 		*error = DW_DLE_MDE;
 		return DW_DLV_NO_ENTRY;
 	}
-	if (sym_elf_section_data(dw->e, &dw->e->secs[idx], &p, &size) < 0 || size == 0) {
+	int ret = sym_elf_section_data(dw->e, &dw->e->secs[idx], &p, &size);
+
+	if (ret < 0 || size == 0) {
+		sym_log(dw->obj, HWT_LOG_DEBUG, "%s: cannot load section %s: %s", dw->obj->path,
+			dw->e->secs[idx].name, hwt_strerror(ret));
 		*error = DW_DLE_MDE;
 		return DW_DLV_ERROR;
 	}

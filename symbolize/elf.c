@@ -97,7 +97,11 @@ static int read_sections(struct sym_elf *e, Elf *elf)
 			return -HWT_EFORMAT;
 		s = &e->secs[idx];
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		s->name = name ? name : "";
+		/* Names must outlive libelf's handle: keep only those that
+		 * point into the image itself. */
+		if (!name || name < (const char *)e->data || name >= (const char *)e->data + e->size)
+			name = "";
+		s->name = name;
 		s->addr = sh.sh_addr;
 		s->size = sh.sh_size;
 		s->offset = sh.sh_offset;
@@ -257,16 +261,6 @@ int sym_elf_open(const char *path, const void *data, size_t size, uint64_t max_s
 	err = read_segments(e, elf);
 	if (err < 0)
 		goto error;
-	/* Section names point into the image, which outlives libelf's handle. */
-	for (size_t i = 0; i < e->nsecs; i++) {
-		const char *n = e->secs[i].name;
-		if (n && (n < (const char *)e->data || n >= (const char *)e->data + e->size) &&
-		    *n) {
-			/* libelf converted the string table; names must stay valid
-			 * after elf_end, so drop such a section's name. */
-			e->secs[i].name = "";
-		}
-	}
 	elf_end(elf);
 	*out = e;
 	return 0;
