@@ -33,7 +33,9 @@ mkdir -p "$work/obj"
         --disable-gdbserver --disable-sim --disable-gprofng --disable-gold \
         --disable-ld --disable-gas --disable-libctf --without-debuginfod \
         --disable-shared CFLAGS="-O2 -g" CXXFLAGS="-O2 -g" >config.log.out 2>&1
-    make -j"$(nproc)" all-binutils >make.log 2>&1
+    # only what objdump needs (the rest of binutils wants flex and bison)
+    make -j"$(nproc)" all-libiberty all-zlib all-bfd all-opcodes all-libsframe >make.log 2>&1
+    make -j"$(nproc)" -C binutils objdump >>make.log 2>&1
 )
 cp "$work/obj/binutils/objdump" "$out"
 rm -rf "$work/binutils-2.40"

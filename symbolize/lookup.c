@@ -18,6 +18,22 @@ static long find_symbol(const struct hwt_sym_obj *obj, uint64_t addr, bool neare
 		return i;
 	while (i >= 0 && obj->syms[i].shndx != (uint32_t)sec)
 		i--;
+	/* Among aliases binutils keeps the first in table order unless a
+	 * later one is larger. */
+	for (long j = i - 1; i >= 0 && j >= 0 && obj->syms[j].addr == obj->syms[i].addr; j--) {
+		const struct sym_entry *a = &obj->syms[j], *b = &obj->syms[i];
+
+		if (a->shndx == b->shndx &&
+		    (a->size > b->size || (a->size == b->size && a->index < b->index)))
+			i = j;
+	}
+	for (long j = i + 1; i >= 0 && (size_t)j < obj->nsyms && obj->syms[j].addr == obj->syms[i].addr; j++) {
+		const struct sym_entry *a = &obj->syms[j], *b = &obj->syms[i];
+
+		if (a->shndx == b->shndx &&
+		    (a->size > b->size || (a->size == b->size && a->index < b->index)))
+			i = j;
+	}
 	return i;
 }
 

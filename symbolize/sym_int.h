@@ -62,6 +62,7 @@ struct sym_entry {
 	const char *srcfile;             /* STT_FILE in force (binutils' rule) */
 	const char *module;              /* kallsyms module, or NULL */
 	uint32_t shndx;
+	uint32_t index;                  /* position in the ELF table */
 	uint8_t type;
 	uint8_t local;
 };

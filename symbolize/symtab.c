@@ -197,6 +197,7 @@ int sym_symtab_load(struct hwt_sym_obj *obj, struct sym_elf *e, bool allow_dyn)
 		s = &obj->syms[obj->nsyms++];
 		s->addr = value;
 		s->size = size;
+		s->index = (uint32_t)i;
 		s->name = strtab + name;
 		s->shndx = shndx;
 		s->type = ELF64_ST_TYPE(info);
