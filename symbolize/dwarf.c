@@ -142,6 +142,46 @@ static int section_size(struct sym_elf *e, struct sym_sec *s, uint64_t *size)
 	return *size > e->max_section ? -HWT_ETOOBIG : 0;
 }
 
+/* libdwarf 20210528 double-frees on some malformed .debug_rnglists and
+ * .debug_loclists headers (found by our fuzzer): check every unit header
+ * of those sections first, and hide a section that fails. */
+static bool lists_ok(const uint8_t *p, uint64_t n)
+{
+	uint64_t pos = 0;
+
+	while (pos < n) {
+		uint32_t len32, cnt;
+		uint64_t len, hdr;
+		uint16_t ver;
+		uint8_t as;
+
+		if (n - pos < 12)
+			return false;
+		memcpy(&len32, p + pos, 4);
+		if (len32 == 0xffffffffu) {
+			if (n - pos < 20)
+				return false;
+			memcpy(&len, p + pos + 4, 8);
+			hdr = 12;
+		} else if (len32 >= 0xfffffff0u) {
+			return false;
+		} else {
+			len = len32;
+			hdr = 4;
+		}
+		if (len < 8 || len > n - pos - hdr)
+			return false;
+		memcpy(&ver, p + pos + hdr, 2);
+		as = p[pos + hdr + 2];
+		memcpy(&cnt, p + pos + hdr + 4, 4);
+		if (ver != 5 || (as != 4 && as != 8) || p[pos + hdr + 3] != 0 ||
+		    (uint64_t)cnt * (hdr == 4 ? 4 : 8) > len - 8)
+			return false;
+		pos += hdr + len;
+	}
+	return true;
+}
+
 static int acc_section_info(void *o, Dwarf_Half idx, Dwarf_Obj_Access_Section *ret, int *error)
 {
 	struct sym_dwarf *dw = o;
@@ -164,6 +204,16 @@ static int acc_section_info(void *o, Dwarf_Half idx, Dwarf_Obj_Access_Section *r
 		/* unusable: hide it from libdwarf */
 		ret->name = "";
 		size = 0;
+	}
+	if (s->type != SHT_NOBITS && size &&
+	    (!strcmp(ret->name, ".debug_rnglists") || !strcmp(ret->name, ".debug_loclists"))) {
+		const uint8_t *p;
+		uint64_t n;
+
+		if (sym_elf_section_data(dw->e, s, &p, &n) < 0 || !lists_ok(p, n)) {
+			ret->name = "";
+			size = 0;
+		}
 	}
 	ret->size = s->type == SHT_NOBITS ? 0 : size;
 	return DW_DLV_OK;
