@@ -8,6 +8,7 @@
 
 static const struct hwt_cli_cmd commands[] = {
 	{"info", hwt_cmd_info, "show what a trace file holds"},
+	{"addr2line", hwt_cmd_addr2line, "addresses to functions, inline chains and lines"},
 };
 
 static void usage(FILE *out)

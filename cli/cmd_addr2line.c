@@ -1,0 +1,301 @@
+/*
+ * cli/cmd_addr2line.c - `hwtrace addr2line`: binutils addr2line's flags and
+ * output format on top of the symbolize module, so that it can replace
+ * addr2line in scripts and be checked and benchmarked against it. Addresses
+ * come from the arguments or, when there are none, from stdin, one per line
+ * (hex, or SYMBOL[+OFFSET]). Output is flushed whenever stdin has nothing
+ * more to read, so it also works as a coprocess answering one address at a
+ * time, without paying a write per address in batch use.
+ */
+#include "cli/cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbolize/symbolize.h"
+
+#define MAX_FRAMES 64
+
+struct a2l {
+	struct hwt_sym_obj *obj;
+	bool addresses, functions, inlines, pretty, basenames, demangle;
+	const char *section;
+	uint64_t sec_addr, sec_size;
+	unsigned addr_bits;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hwtrace addr2line [OPTIONS] [ADDR...]\n"
+		"Convert addresses into file names and line numbers, like binutils addr2line.\n"
+		"With no ADDR, addresses are read from stdin, one per line.\n"
+		"  -a, --addresses          show addresses\n"
+		"  -b, --target=BFDNAME     accepted for compatibility (ELF is detected)\n"
+		"  -e, --exe=FILE           the object (default a.out)\n"
+		"  -i, --inlines            show the functions ADDR was inlined into\n"
+		"  -j, --section=NAME       ADDRs are offsets into section NAME\n"
+		"  -p, --pretty-print       one line per address\n"
+		"  -s, --basenames          strip directory names\n"
+		"  -f, --functions          show function names\n"
+		"  -C, --demangle[=STYLE]   demangle function names (C++, Rust)\n"
+		"  -r, -R                   accepted for compatibility (demangler recursion limit)\n"
+		"      --debug-dir=DIR      look for separate debug files in DIR first\n"
+		"      --kallsyms=FILE      symbolize kernel addresses with FILE (/proc/kallsyms)\n"
+		"      --perf-map=FILE      symbolize JIT addresses with FILE (/tmp/perf-PID.map)\n"
+		"  -h, --help               this help\n"
+		"  -v, --version            version\n");
+}
+
+/* Parses SYMBOL[+OFFSET] or a hex address as binutils does. */
+static uint64_t parse_addr(struct a2l *a, char *s)
+{
+	char *p = s, *end;
+	uint64_t v = 0;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p && !isdigit((unsigned char)*p) &&
+	    !(toupper((unsigned char)*p) >= 'A' && toupper((unsigned char)*p) <= 'F' &&
+	      !strchr(p, '+'))) {
+		/* SYMBOL[+OFFSET] */
+		struct hwt_sym_def def;
+		unsigned long off = 0;
+		char *sym = p;
+
+		while (*p && !isspace((unsigned char)*p) && *p != '+')
+			p++;
+		end = p;
+		while (isspace((unsigned char)*p))
+			p++;
+		if (*p == '+')
+			off = strtoul(p + 1, NULL, 0);
+		*end = '\0';
+		if (hwt_sym_find(a->obj, sym, &def, 1) > 0)
+			return def.addr + off;
+		return 0;
+	}
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	for (; isxdigit((unsigned char)*p); p++)
+		v = (v << 4) | (uint64_t)(isdigit((unsigned char)*p) ? *p - '0'
+								: tolower((unsigned char)*p) - 'a' + 10);
+	if (a->addr_bits == 32)
+		v &= 0xffffffffull;
+	return v;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static void translate(struct a2l *a, char *text)
+{
+	struct hwt_sym_frame frames[MAX_FRAMES];
+	struct hwt_sym_info info;
+	uint64_t pc = parse_addr(a, text), addr = pc;
+	unsigned flags = HWT_SYM_NEAREST | (a->demangle ? 0 : HWT_SYM_RAW);
+	int n;
+
+	if (a->addresses) {
+		if (a->addr_bits == 32)
+			printf("0x%08llx", (unsigned long long)pc);
+		else
+			printf("0x%016llx", (unsigned long long)pc);
+		fputs(a->pretty ? ": " : "\n", stdout);
+	}
+	if (a->section) {
+		addr = a->sec_addr + pc;
+		n = pc < a->sec_size ? hwt_sym_lookup(a->obj, addr, flags, &info, frames, MAX_FRAMES)
+				     : -HWT_ENOSYM;
+	} else {
+		n = hwt_sym_lookup(a->obj, addr, flags, &info, frames, MAX_FRAMES);
+	}
+	if (n <= 0) {
+		if (a->functions)
+			fputs(a->pretty ? "?? " : "??\n", stdout);
+		fputs("??:0\n", stdout);
+		return;
+	}
+	if (!a->inlines)
+		n = 1;
+	for (int i = 0; i < n; i++) {
+		const struct hwt_sym_frame *f = &frames[i];
+		const char *file = f->file;
+
+		if (i > 0 && a->pretty)
+			fputs(" (inlined by) ", stdout);
+		if (a->functions)
+			printf("%s%s", f->func && *f->func ? f->func : "??", a->pretty ? " at " : "\n");
+		if (file && a->basenames)
+			file = base_name(file);
+		printf("%s:", file ? file : "??");
+		/* binutils keeps the first row's discriminator for every frame */
+		if (f->line == 0)
+			fputs("?\n", stdout);
+		else if (frames[0].discriminator)
+			printf("%u (discriminator %u)\n", f->line, frames[0].discriminator);
+		else
+			printf("%u\n", f->line);
+	}
+}
+
+/* Reads stdin line by line, flushing stdout before any read that may block. */
+static void translate_stdin(struct a2l *a)
+{
+	static char buf[1 << 16];
+	size_t len = 0, start = 0;
+	bool eof = false;
+
+	for (;;) {
+		char *nl = memchr(buf + start, '\n', len - start);
+
+		if (nl) {
+			*nl = '\0';
+			translate(a, buf + start);
+			start = (size_t)(nl - buf) + 1;
+			continue;
+		}
+		if (eof) {
+			if (start < len) {
+				buf[len] = '\0';
+				translate(a, buf + start);
+			}
+			break;
+		}
+		memmove(buf, buf + start, len - start);
+		len -= start;
+		start = 0;
+		if (len >= sizeof(buf) - 1) {
+			/* an absurdly long line: treat what we have as one */
+			buf[len] = '\0';
+			translate(a, buf);
+			len = 0;
+		}
+		fflush(stdout);
+		ssize_t got = read(0, buf + len, sizeof(buf) - 1 - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			eof = true;
+		else
+			len += (size_t)got;
+	}
+	fflush(stdout);
+}
+
+int hwt_cmd_addr2line(int argc, char **argv)
+{
+	enum { OPT_DEBUG_DIR = 256, OPT_KALLSYMS, OPT_PERFMAP };
+	static const struct option opts[] = {
+		{"addresses", no_argument, NULL, 'a'},
+		{"basenames", no_argument, NULL, 's'},
+		{"demangle", optional_argument, NULL, 'C'},
+		{"exe", required_argument, NULL, 'e'},
+		{"functions", no_argument, NULL, 'f'},
+		{"inlines", no_argument, NULL, 'i'},
+		{"pretty-print", no_argument, NULL, 'p'},
+		{"recurse-limit", no_argument, NULL, 'R'},
+		{"recursion-limit", no_argument, NULL, 'R'},
+		{"no-recurse-limit", no_argument, NULL, 'r'},
+		{"no-recursion-limit", no_argument, NULL, 'r'},
+		{"section", required_argument, NULL, 'j'},
+		{"target", required_argument, NULL, 'b'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'v'},
+		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+		{"kallsyms", required_argument, NULL, OPT_KALLSYMS},
+		{"perf-map", required_argument, NULL, OPT_PERFMAP},
+		{NULL, 0, NULL, 0},
+	};
+	struct a2l a = {0};
+	struct hwt_sym_config cfg;
+	struct hwt_sym_cache *cache = NULL;
+	struct hwt_sym_obj_info info;
+	const char *exe = "a.out", *kallsyms = NULL, *perfmap = NULL;
+	int c, err, status = HWT_EXIT_OK;
+
+	hwt_sym_config_init(&cfg);
+	cfg.logger = *hwt_cli_logger();
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "ab:C::e:fhHij:prRsvV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a': a.addresses = true; break;
+		case 'b': break; /* the format is detected from the file */
+		case 'C':
+			if (optarg && strcmp(optarg, "auto") && strcmp(optarg, "gnu-v3") &&
+			    strcmp(optarg, "rust") && strcmp(optarg, "gnu"))
+				return hwt_cli_usage_error("addr2line", "unknown demangling style '%s'",
+							   optarg);
+			a.demangle = true;
+			break;
+		case 'e': exe = optarg; break;
+		case 'f': a.functions = true; break;
+		case 'i': a.inlines = true; break;
+		case 'j': a.section = optarg; break;
+		case 'p': a.pretty = true; break;
+		case 's': a.basenames = true; break;
+		case 'r': case 'R': break;
+		case 'h': case 'H': usage(stdout); return HWT_EXIT_OK;
+		case 'v': case 'V': printf("hwtrace addr2line %s\n", HWT_VERSION); return HWT_EXIT_OK;
+		case OPT_DEBUG_DIR: cfg.debug_dir = optarg; break;
+		case OPT_KALLSYMS: kallsyms = optarg; break;
+		case OPT_PERFMAP: perfmap = optarg; break;
+		default:
+			return hwt_cli_usage_error("addr2line", "unknown option");
+		}
+	}
+	err = hwt_sym_cache_alloc(&cfg, &cache);
+	if (err < 0) {
+		hwt_cli_error("addr2line: %s", hwt_strerror(err));
+		return HWT_EXIT_ERROR;
+	}
+	if (kallsyms) {
+		err = hwt_sym_obj_open_kallsyms(cache, kallsyms, &a.obj);
+		exe = kallsyms;
+	} else if (perfmap) {
+		err = hwt_sym_obj_open_perfmap(cache, perfmap, &a.obj);
+		exe = perfmap;
+	} else {
+		err = hwt_sym_obj_open(cache, exe, NULL, 0, &a.obj);
+	}
+	if (err < 0) {
+		if (err == -ENOENT)
+			hwt_cli_error("'%s': no such file (give the object with -e FILE)", exe);
+		else if (err == -HWT_EFORMAT)
+			hwt_cli_error("'%s': not an ELF file, or its headers are malformed", exe);
+		else if (err == -EACCES && kallsyms)
+			hwt_cli_error("'%s': addresses are hidden (set kernel.kptr_restrict=0 or run "
+				      "as root)", exe);
+		else
+			hwt_cli_error("'%s': %s", exe, hwt_strerror(err));
+		status = HWT_EXIT_ERROR;
+		goto out;
+	}
+	hwt_sym_obj_info(a.obj, &info);
+	a.addr_bits = info.addr_bits;
+	if (a.section && hwt_sym_obj_section(a.obj, a.section, &a.sec_addr, &a.sec_size) < 0) {
+		hwt_cli_error("'%s': no section named '%s' (list them with readelf -S)", exe,
+			      a.section);
+		status = HWT_EXIT_ERROR;
+		goto out;
+	}
+	if (optind < argc) {
+		for (int i = optind; i < argc; i++)
+			translate(&a, argv[i]);
+		fflush(stdout);
+	} else {
+		translate_stdin(&a);
+	}
+out:
+	hwt_sym_cache_free(cache);
+	return status;
+}

@@ -1,0 +1,424 @@
+/*
+ * symbolize/elf.c - ELF images for the symbolizer: maps a file read-only (or
+ * copies a memory image such as the vDSO), reads the section and program
+ * headers through libelf, finds the build-id note and .gnu_debuglink, and
+ * hands out section contents, decompressing SHF_COMPRESSED (zlib, zstd) and
+ * old .zdebug sections on first use. Every offset and size from the file is
+ * checked against the image before it is used.
+ */
+#include "symbolize/sym_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#ifndef ELFCOMPRESS_ZSTD
+#define ELFCOMPRESS_ZSTD 2
+#endif
+
+static bool in_image(const struct sym_elf *e, uint64_t off, uint64_t len)
+{
+	return off <= e->size && len <= e->size - off;
+}
+
+void sym_elf_close(struct sym_elf *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->nsecs; i++)
+		free(e->secs[i].inflated);
+	free(e->secs);
+	free(e->segs);
+	if (e->mapped)
+		munmap(e->data, e->size);
+	else
+		free(e->data);
+	free(e);
+}
+
+static void read_notes(struct sym_elf *e, const uint8_t *p, uint64_t len, unsigned align)
+{
+	uint64_t pos = 0;
+
+	/* Elf32_Nhdr and Elf64_Nhdr are both three 32-bit words. */
+	while (len - pos >= 12) {
+		uint32_t namesz, descsz, type;
+		uint64_t name_off, desc_off, next;
+
+		memcpy(&namesz, p + pos, 4);
+		memcpy(&descsz, p + pos + 4, 4);
+		memcpy(&type, p + pos + 8, 4);
+		name_off = pos + 12;
+		desc_off = name_off + (((uint64_t)namesz + align - 1) & ~(uint64_t)(align - 1));
+		next = desc_off + (((uint64_t)descsz + align - 1) & ~(uint64_t)(align - 1));
+		if (desc_off > len || descsz > len - desc_off)
+			return;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + name_off, "GNU", 4) &&
+		    descsz > 0 && descsz <= sizeof(e->build_id) && e->build_id_len == 0) {
+			memcpy(e->build_id, p + desc_off, descsz);
+			e->build_id_len = descsz;
+		}
+		if (next <= pos)
+			return;
+		pos = next;
+	}
+}
+
+static int read_sections(struct sym_elf *e, Elf *elf)
+{
+	size_t shnum, shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrnum(elf, &shnum) != 0)
+		return -HWT_EFORMAT;
+	if (shnum == 0)
+		return 0;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return -HWT_EFORMAT;
+	e->secs = calloc(shnum, sizeof(*e->secs));
+	if (!e->secs)
+		return -ENOMEM;
+	e->nsecs = shnum;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		size_t idx = elf_ndxscn(scn);
+		struct sym_sec *s;
+		GElf_Shdr sh;
+		const char *name;
+
+		if (idx >= shnum || !gelf_getshdr(scn, &sh))
+			return -HWT_EFORMAT;
+		s = &e->secs[idx];
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		/* Names must outlive libelf's handle: keep only those that
+		 * point into the image itself. */
+		if (!name || name < (const char *)e->data || name >= (const char *)e->data + e->size)
+			name = "";
+		s->name = name;
+		s->addr = sh.sh_addr;
+		s->size = sh.sh_size;
+		s->offset = sh.sh_offset;
+		s->flags = sh.sh_flags;
+		s->type = sh.sh_type;
+		s->link = sh.sh_link;
+		s->info = sh.sh_info;
+		s->entsize = sh.sh_entsize;
+		if (s->type != SHT_NOBITS && s->type != SHT_NULL &&
+		    !in_image(e, s->offset, s->size)) {
+			/* A truncated file: keep the section but never read it. */
+			s->type = SHT_NOBITS;
+		}
+		if (s->flags & SHF_COMPRESSED)
+			s->compressed = true;
+		if (!strncmp(s->name, ".zdebug_", 8)) {
+			/* Present it under its .debug_ name; decompress on use. */
+			static const char *const known[] = {
+				".debug_info", ".debug_abbrev", ".debug_line", ".debug_str",
+				".debug_ranges", ".debug_aranges", ".debug_line_str",
+				".debug_rnglists", ".debug_addr", ".debug_str_offsets",
+				".debug_loc", ".debug_loclists", ".debug_types", ".debug_frame",
+			};
+			for (size_t k = 0; k < HWT_ARRAY_SIZE(known); k++) {
+				if (!strcmp(s->name + 2, known[k] + 1)) {
+					s->name = known[k];
+					s->zdebug = true;
+					s->compressed = true;
+				}
+			}
+		}
+		if (s->type == SHT_NOTE && s->type != SHT_NOBITS)
+			read_notes(e, e->data + s->offset, s->size, 4);
+		if (!strcmp(s->name, ".gnu_debuglink") && s->type != SHT_NOBITS && s->size >= 8) {
+			const char *n = (const char *)e->data + s->offset;
+			size_t len = strnlen(n, s->size);
+			uint64_t crc_off = (len + 4) & ~(uint64_t)3;
+
+			if (len > 0 && len < s->size && crc_off + 4 <= s->size) {
+				e->debuglink = n;
+				memcpy(&e->debuglink_crc, e->data + s->offset + crc_off, 4);
+			}
+		}
+		if (!strcmp(s->name, ".debug_info") && s->type != SHT_NOBITS && s->size > 0)
+			e->has_debug_info = true;
+		if (s->type == SHT_SYMTAB && s->size > 0)
+			e->has_symtab = true;
+	}
+	return 0;
+}
+
+static int read_segments(struct sym_elf *e, Elf *elf)
+{
+	size_t phnum;
+
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		return 0; /* ET_REL and debug files may have none */
+	if (phnum == 0)
+		return 0;
+	e->segs = calloc(phnum, sizeof(*e->segs));
+	if (!e->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return -HWT_EFORMAT;
+		if (ph.p_type == PT_NOTE && e->build_id_len == 0 && in_image(e, ph.p_offset, ph.p_filesz))
+			read_notes(e, e->data + ph.p_offset, ph.p_filesz,
+				   ph.p_align == 8 ? 8 : 4);
+		if (ph.p_type != PT_LOAD)
+			continue;
+		e->segs[e->nsegs].vaddr = ph.p_vaddr;
+		e->segs[e->nsegs].memsz = ph.p_memsz;
+		e->segs[e->nsegs].offset = ph.p_offset;
+		e->segs[e->nsegs].filesz = ph.p_filesz;
+		e->nsegs++;
+	}
+	return 0;
+}
+
+int sym_elf_open(const char *path, const void *data, size_t size, uint64_t max_section,
+		 struct sym_elf **out)
+{
+	struct sym_elf *e;
+	Elf *elf = NULL;
+	GElf_Ehdr eh;
+	int err;
+
+	*out = NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->max_section = max_section;
+	if (path) {
+		struct stat st;
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0) {
+			err = -errno;
+			goto error;
+		}
+		if (fstat(fd, &st) < 0) {
+			err = -errno;
+			close(fd);
+			goto error;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			close(fd);
+			err = S_ISDIR(st.st_mode) ? -EISDIR : -HWT_EFORMAT;
+			goto error;
+		}
+		e->size = (size_t)st.st_size;
+		if (e->size < EI_NIDENT) {
+			close(fd);
+			err = -HWT_EFORMAT;
+			goto error;
+		}
+		e->data = mmap(NULL, e->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
+		if (e->data == MAP_FAILED) {
+			e->data = NULL;
+			err = -errno;
+			goto error;
+		}
+		e->mapped = true;
+	} else {
+		if (size < EI_NIDENT) {
+			err = -HWT_EFORMAT;
+			goto error;
+		}
+		e->data = malloc(size);
+		if (!e->data) {
+			err = -ENOMEM;
+			goto error;
+		}
+		memcpy(e->data, data, size);
+		e->size = size;
+	}
+	if (memcmp(e->data, ELFMAG, SELFMAG) != 0) {
+		err = -HWT_EFORMAT;
+		goto error;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)e->data, e->size);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		err = -HWT_EFORMAT;
+		goto error;
+	}
+	e->is64 = gelf_getclass(elf) == ELFCLASS64;
+	e->big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+	e->type = eh.e_type;
+	e->machine = eh.e_machine;
+	err = read_sections(e, elf);
+	if (err < 0)
+		goto error;
+	err = read_segments(e, elf);
+	if (err < 0)
+		goto error;
+	elf_end(elf);
+	*out = e;
+	return 0;
+error:
+	if (elf)
+		elf_end(elf);
+	sym_elf_close(e);
+	return err;
+}
+
+struct sym_sec *sym_elf_section(struct sym_elf *e, const char *name)
+{
+	for (size_t i = 0; e && i < e->nsecs; i++) {
+		if (e->secs[i].type != SHT_NOBITS && e->secs[i].name && !strcmp(e->secs[i].name, name))
+			return &e->secs[i];
+	}
+	return NULL;
+}
+
+static int inflate_zlib(const uint8_t *in, uint64_t in_len, uint8_t *out, uint64_t out_len)
+{
+	z_stream zs;
+	int ret;
+
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit(&zs) != Z_OK)
+		return -HWT_ELIB;
+	/* Feed in pieces that fit zlib's uInt counters. */
+	uint64_t in_pos = 0, out_pos = 0;
+	do {
+		uint64_t in_chunk = in_len - in_pos, out_chunk = out_len - out_pos;
+
+		if (in_chunk > UINT32_MAX)
+			in_chunk = UINT32_MAX;
+		if (out_chunk > UINT32_MAX)
+			out_chunk = UINT32_MAX;
+		zs.next_in = (Bytef *)(in + in_pos);
+		zs.avail_in = (uInt)in_chunk;
+		zs.next_out = out + out_pos;
+		zs.avail_out = (uInt)out_chunk;
+		ret = inflate(&zs, Z_NO_FLUSH);
+		in_pos += in_chunk - zs.avail_in;
+		out_pos += out_chunk - zs.avail_out;
+		if (ret != Z_OK && ret != Z_STREAM_END)
+			break;
+		if (ret == Z_OK && zs.avail_in == in_chunk && zs.avail_out == out_chunk)
+			break; /* no progress */
+	} while (ret != Z_STREAM_END && out_pos < out_len && in_pos < in_len);
+	inflateEnd(&zs);
+	if (ret != Z_STREAM_END || out_pos != out_len)
+		return -HWT_EFORMAT;
+	return 0;
+}
+
+static int inflate_section(struct sym_elf *e, struct sym_sec *s)
+{
+	const uint8_t *p = e->data + s->offset;
+	uint64_t len = s->size, hdr, out_size;
+	uint32_t ctype;
+	int err;
+
+	if (s->zdebug) {
+		/* "ZLIB" + 8-byte big-endian uncompressed size + zlib stream */
+		if (len < 12 || memcmp(p, "ZLIB", 4) != 0)
+			return -HWT_EFORMAT;
+		out_size = 0;
+		for (int i = 0; i < 8; i++)
+			out_size = (out_size << 8) | p[4 + i];
+		ctype = ELFCOMPRESS_ZLIB;
+		hdr = 12;
+	} else if (e->is64) {
+		Elf64_Chdr ch;
+
+		if (len < sizeof(ch))
+			return -HWT_EFORMAT;
+		memcpy(&ch, p, sizeof(ch));
+		ctype = ch.ch_type;
+		out_size = ch.ch_size;
+		hdr = sizeof(ch);
+	} else {
+		Elf32_Chdr ch;
+
+		if (len < sizeof(ch))
+			return -HWT_EFORMAT;
+		memcpy(&ch, p, sizeof(ch));
+		ctype = ch.ch_type;
+		out_size = ch.ch_size;
+		hdr = sizeof(ch);
+	}
+	if (e->big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
+		return -HWT_ENOTSUP;
+	if (out_size > e->max_section || out_size > SIZE_MAX - 1)
+		return -HWT_ETOOBIG;
+	/* zlib cannot expand more than about 1032:1; a larger claim is a lie
+	 * that would only make us allocate. */
+	if (ctype == ELFCOMPRESS_ZLIB && out_size / 1100 > len)
+		return -HWT_EFORMAT;
+	s->inflated = malloc(out_size ? out_size : 1);
+	if (!s->inflated)
+		return -ENOMEM;
+	if (ctype == ELFCOMPRESS_ZLIB) {
+		err = inflate_zlib(p + hdr, len - hdr, s->inflated, out_size);
+	} else if (ctype == ELFCOMPRESS_ZSTD) {
+		size_t r = ZSTD_decompress(s->inflated, out_size, p + hdr, len - hdr);
+
+		err = (ZSTD_isError(r) || r != out_size) ? -HWT_EFORMAT : 0;
+	} else {
+		err = -HWT_ENOTSUP;
+	}
+	if (err < 0) {
+		free(s->inflated);
+		s->inflated = NULL;
+		return err;
+	}
+	s->inflated_size = out_size;
+	return 0;
+}
+
+int sym_elf_section_data(struct sym_elf *e, struct sym_sec *s, const uint8_t **data,
+			 uint64_t *size)
+{
+	if (!s || s->type == SHT_NOBITS || s->type == SHT_NULL)
+		return -HWT_ENODEBUG;
+	if (!s->compressed) {
+		if (s->size > e->max_section)
+			return -HWT_ETOOBIG;
+		*data = e->data + s->offset;
+		*size = s->size;
+		return 0;
+	}
+	if (!s->inflated && !s->inflate_err) {
+		int err = inflate_section(e, s);
+		if (err < 0)
+			s->inflate_err = err;
+	}
+	if (s->inflate_err)
+		return s->inflate_err;
+	*data = s->inflated;
+	*size = s->inflated_size;
+	return 0;
+}
+
+long sym_elf_alloc_section(const struct sym_elf *e, uint64_t addr)
+{
+	for (size_t i = 0; i < e->nsecs; i++) {
+		const struct sym_sec *s = &e->secs[i];
+
+		if ((s->flags & SHF_ALLOC) && addr >= s->addr && addr - s->addr < s->size)
+			return (long)i;
+	}
+	return -1;
+}
+
+bool sym_elf_has_alloc_sections(const struct sym_elf *e)
+{
+	for (size_t i = 0; i < e->nsecs; i++) {
+		if ((e->secs[i].flags & SHF_ALLOC) && e->secs[i].size)
+			return true;
+	}
+	return false;
+}

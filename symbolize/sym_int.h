@@ -1,0 +1,159 @@
+/*
+ * symbolize/sym_int.h - the symbolize module's internal structures, shared by
+ * its source files and never by other modules: ELF images (elf.c), symbol
+ * tables (symtab.c, textsyms.c), separate debug files (debugfile.c), the lazy
+ * DWARF index (dwarf.c) and the object cache (cache.c).
+ */
+#ifndef HWT_SYMBOLIZE_SYM_INT_H
+#define HWT_SYMBOLIZE_SYM_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "symbolize/symbolize.h"
+
+/* One section of an ELF image. Data is read from the mapping, or from a
+ * buffer decompressed on first use (SHF_COMPRESSED zlib/zstd, .zdebug). */
+struct sym_sec {
+	const char *name;   /* ".zdebug_x" is presented as ".debug_x" */
+	uint64_t addr, size, offset, flags;
+	uint32_t type, link, info;
+	uint64_t entsize;
+	bool compressed;    /* needs decompression before use */
+	bool zdebug;        /* old GNU .zdebug format */
+	uint8_t *inflated;  /* decompressed bytes (owned) */
+	uint64_t inflated_size;
+	int inflate_err;    /* sticky error of a failed decompression */
+};
+
+/* A PT_LOAD segment. */
+struct sym_seg {
+	uint64_t vaddr, memsz, offset, filesz;
+};
+
+/* An ELF image: a file mapped read-only, or a private copy of memory. */
+struct sym_elf {
+	uint8_t *data;
+	size_t size;
+	bool mapped;         /* data is an mmap (else malloc'd) */
+	bool is64, big_endian;
+	unsigned type;       /* e_type */
+	unsigned machine;
+	struct sym_sec *secs;
+	size_t nsecs;
+	struct sym_seg *segs;
+	size_t nsegs;
+	uint8_t build_id[64];
+	size_t build_id_len;
+	const char *debuglink; /* .gnu_debuglink name (in data), or NULL */
+	uint32_t debuglink_crc;
+	bool has_debug_info;   /* has a .debug_info section with contents */
+	bool has_symtab;       /* has a non-empty SHT_SYMTAB */
+	uint64_t max_section;  /* decompression limit */
+};
+
+/* A symbol of a sorted table (ELF symtab/dynsym, kallsyms, perf map). */
+struct sym_entry {
+	uint64_t addr, size;
+	const char *name;                /* raw; in the image or the text table */
+	_Atomic(const char *) demangled; /* lazily; == name when not mangled */
+	const char *srcfile;             /* STT_FILE in force (binutils' rule) */
+	const char *module;              /* kallsyms module, or NULL */
+	uint32_t shndx;
+	uint32_t index;                  /* position in the ELF table */
+	uint8_t type;
+	uint8_t local;
+};
+
+struct sym_dwarf; /* dwarf.c */
+
+struct hwt_sym_obj {
+	struct hwt_sym_cache *cache;
+	struct hwt_sym_obj *next;
+	enum hwt_sym_obj_kind kind;
+	char *path, *name, *debug_path;
+	/* identity without build-id */
+	uint64_t dev, ino, fsize;
+	int64_t mtime_ns;
+	uint8_t build_id[64];
+	size_t build_id_len;
+
+	struct sym_elf *elf; /* the object itself */
+	struct sym_elf *dbg; /* separate debug file, or NULL */
+	struct sym_elf *dwelf; /* the image whose DWARF we read (elf or dbg) */
+
+	struct sym_entry *syms; /* sorted by address */
+	size_t nsyms;
+	unsigned sym_source;    /* HWT_SYM_SRC_SYMTAB, _DYNSYM, _KALLSYMS, _PERFMAP */
+	char *text;             /* kallsyms / perf map text that names point into */
+	char *strtab_copy;      /* a strtab that lacked its final NUL */
+
+	/* DWARF, built lazily under lock; published with release stores. */
+	pthread_mutex_t lock;
+	_Atomic int dwarf_state; /* 0 untried, 1 ready, -1 none or failed */
+	struct sym_dwarf *dw;
+	atomic_bool warned_dwarf;
+};
+
+struct hwt_sym_cache {
+	struct hwt_sym_config cfg;
+	char *debug_dir, *system_debug_dir;
+	pthread_mutex_t lock;
+	struct hwt_sym_obj *objs;
+};
+
+/* --- elf.c --- */
+/* Maps path (or copies data when path is NULL) and reads headers, sections,
+ * segments, build-id and debuglink. Returns 0 or a negative error. */
+int sym_elf_open(const char *path, const void *data, size_t size, uint64_t max_section,
+		 struct sym_elf **out);
+void sym_elf_close(struct sym_elf *e);
+/* Section by name, or NULL. */
+struct sym_sec *sym_elf_section(struct sym_elf *e, const char *name);
+/* The section's bytes, decompressed if needed (not thread-safe: callers hold
+ * the object lock or are still constructing). Returns 0 or an error. */
+int sym_elf_section_data(struct sym_elf *e, struct sym_sec *s, const uint8_t **data,
+			 uint64_t *size);
+/* Index of the SHF_ALLOC section containing addr, or -1. */
+long sym_elf_alloc_section(const struct sym_elf *e, uint64_t addr);
+bool sym_elf_has_alloc_sections(const struct sym_elf *e);
+
+/* --- symtab.c --- */
+/* Loads the .symtab of e (else its .dynsym when allow_dyn) into obj's
+ * sorted table. Returns the source bit used, 0 when none, or an error. */
+int sym_symtab_load(struct hwt_sym_obj *obj, struct sym_elf *e, bool allow_dyn);
+/* Sorts obj->syms by address and drops exact duplicates. */
+void sym_symtab_sort(struct hwt_sym_obj *obj);
+/* Index of the symbol containing addr, or -1. nearest: binutils' rule (the
+ * last symbol at or below addr in the same section, whatever its size). */
+long sym_symtab_find(const struct hwt_sym_obj *obj, uint64_t addr, bool nearest);
+/* Name of a symbol, demangled unless raw. */
+const char *sym_entry_name(struct sym_entry *s, bool raw);
+/* A lazily demangled name stored in *slot (shared by all threads). */
+const char *sym_demangle_cached(_Atomic(const char *) *slot, const char *raw);
+
+/* --- textsyms.c --- */
+int sym_kallsyms_load(struct hwt_sym_obj *obj, const char *path);
+int sym_perfmap_load(struct hwt_sym_obj *obj, const char *path);
+
+/* --- debugfile.c --- */
+/* Finds and opens the separate debug file of obj (by build-id, then by
+ * .gnu_debuglink). Returns 0 with obj->dbg set, -ENOENT when none found. */
+int sym_debugfile_find(struct hwt_sym_obj *obj);
+uint32_t sym_crc32(uint32_t crc, const void *buf, size_t len);
+
+/* --- dwarf.c --- */
+/* Frames from DWARF for addr. Returns frames written (>= 1), 0 when DWARF has
+ * nothing for addr, or a negative error. *depth gets the frames available.
+ * *func_lo gets the innermost function's first range start. */
+int sym_dwarf_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
+		     struct hwt_sym_frame *frames, unsigned max, unsigned *depth);
+void sym_dwarf_free(struct sym_dwarf *dw);
+
+/* Logs through the cache's logger. */
+void sym_log(const struct hwt_sym_obj *obj, enum hwt_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif /* HWT_SYMBOLIZE_SYM_INT_H */

@@ -1,0 +1,250 @@
+/*
+ * symbolize/symtab.c - ELF symbol tables (.symtab, else .dynsym) as one array
+ * sorted by address, searched by binary search; lazily demangled names shared
+ * by all threads; and the two containment rules callers need: "inside the
+ * symbol's size" for reports, and binutils' "nearest preceding symbol in the
+ * same section" for addr2line compatibility.
+ */
+#include "symbolize/sym_int.h"
+
+#include <demangle.h>
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *hwt_sym_demangle(const char *name)
+{
+	const char *suffix;
+	char *base, *dem, *out;
+	size_t blen;
+
+	if (!name || !(name[0] == '_' && (name[1] == 'Z' || name[1] == 'R')))
+		return NULL;
+	/* Symbol versions ("_ZN1a1fEv@@V1") are not part of the mangled name:
+	 * demangle the name and put the version back, as bfd_demangle does. */
+	suffix = strchr(name, '@');
+	if (!suffix)
+		return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+	blen = (size_t)(suffix - name);
+	base = strndup(name, blen);
+	if (!base)
+		return NULL;
+	dem = cplus_demangle(base, DMGL_PARAMS | DMGL_ANSI);
+	free(base);
+	if (!dem)
+		return NULL;
+	out = malloc(strlen(dem) + strlen(suffix) + 1);
+	if (out) {
+		strcpy(out, dem);
+		strcat(out, suffix);
+	}
+	free(dem);
+	return out;
+}
+
+const char *sym_demangle_cached(_Atomic(const char *) *slot, const char *raw)
+{
+	const char *cur = atomic_load_explicit(slot, memory_order_acquire);
+	const char *expected = NULL;
+	char *dem;
+
+	if (cur)
+		return cur;
+	dem = hwt_sym_demangle(raw);
+	if (!dem) {
+		/* Not mangled (or out of memory): the raw name stands. */
+		atomic_compare_exchange_strong(slot, &expected, raw);
+		return atomic_load_explicit(slot, memory_order_acquire);
+	}
+	if (!atomic_compare_exchange_strong(slot, &expected, dem)) {
+		free(dem); /* another thread won */
+		return expected;
+	}
+	return dem;
+}
+
+const char *sym_entry_name(struct sym_entry *s, bool raw)
+{
+	if (raw)
+		return s->name;
+	return sym_demangle_cached(&s->demangled, s->name);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct sym_entry *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* Prefer globals, then the larger size, then the name, so the pick
+	 * among aliases is stable. */
+	if (x->local != y->local)
+		return x->local ? 1 : -1;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+void sym_symtab_sort(struct hwt_sym_obj *obj)
+{
+	if (obj->nsyms > 1)
+		qsort(obj->syms, obj->nsyms, sizeof(*obj->syms), cmp_entry);
+}
+
+static bool is_code_symbol(unsigned type)
+{
+	return type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_NOTYPE;
+}
+
+int sym_symtab_load(struct hwt_sym_obj *obj, struct sym_elf *e, bool allow_dyn)
+{
+	struct sym_sec *symsec = NULL, *strsec;
+	const char *strtab;
+	uint64_t nsym, entsize, strsize;
+	const char *file = NULL;
+	enum { NOTHING, SYMBOL_SEEN, FILE_AFTER_SYMBOL } state = NOTHING;
+	unsigned src = HWT_SYM_SRC_SYMTAB;
+
+	if (e->big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
+		return 0; /* foreign byte order: no symbols rather than garbage */
+	for (size_t i = 0; i < e->nsecs; i++) {
+		if (e->secs[i].type == SHT_SYMTAB && e->secs[i].size)
+			symsec = &e->secs[i];
+	}
+	if (!symsec && allow_dyn) {
+		for (size_t i = 0; i < e->nsecs; i++) {
+			if (e->secs[i].type == SHT_DYNSYM && e->secs[i].size)
+				symsec = &e->secs[i];
+		}
+		src = HWT_SYM_SRC_DYNSYM;
+	}
+	if (!symsec || symsec->compressed)
+		return 0;
+	if (symsec->link >= e->nsecs)
+		return -HWT_EFORMAT;
+	strsec = &e->secs[symsec->link];
+	if (strsec->type != SHT_STRTAB || strsec->compressed || strsec->size == 0)
+		return -HWT_EFORMAT;
+	entsize = e->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+	nsym = symsec->size / entsize;
+	strtab = (const char *)e->data + strsec->offset;
+	strsize = strsec->size;
+	if (strtab[strsize - 1] != '\0') {
+		/* Make every name end inside the table. */
+		char *copy = malloc(strsize + 1);
+
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, strtab, strsize);
+		copy[strsize] = '\0';
+		free(obj->strtab_copy);
+		obj->strtab_copy = copy;
+		strtab = copy;
+	}
+	obj->syms = calloc(nsym ? nsym : 1, sizeof(*obj->syms));
+	if (!obj->syms)
+		return -ENOMEM;
+	obj->nsyms = 0;
+	for (uint64_t i = 1; i < nsym; i++) {
+		const uint8_t *p = e->data + symsec->offset + i * entsize;
+		uint64_t value, size;
+		uint32_t name;
+		uint16_t shndx;
+		uint8_t info, other;
+		struct sym_entry *s;
+
+		if (e->is64) {
+			Elf64_Sym sym;
+
+			memcpy(&sym, p, sizeof(sym));
+			value = sym.st_value;
+			size = sym.st_size;
+			name = sym.st_name;
+			shndx = sym.st_shndx;
+			info = sym.st_info;
+			other = sym.st_other;
+		} else {
+			Elf32_Sym sym;
+
+			memcpy(&sym, p, sizeof(sym));
+			value = sym.st_value;
+			size = sym.st_size;
+			name = sym.st_name;
+			shndx = sym.st_shndx;
+			info = sym.st_info;
+			other = sym.st_other;
+		}
+		if (ELF64_ST_TYPE(info) == STT_FILE) {
+			file = name < strsize ? strtab + name : NULL;
+			if (state == SYMBOL_SEEN)
+				state = FILE_AFTER_SYMBOL;
+			continue;
+		}
+		if (state == NOTHING)
+			state = SYMBOL_SEEN;
+		if (!is_code_symbol(ELF64_ST_TYPE(info)) || shndx == SHN_UNDEF ||
+		    shndx >= SHN_LORESERVE || name == 0 || name >= strsize)
+			continue;
+		/* annobin's hidden local zero-size markers are not functions */
+		if (size == 0 && ELF64_ST_BIND(info) == STB_LOCAL &&
+		    ELF64_ST_TYPE(info) == STT_NOTYPE && ELF64_ST_VISIBILITY(other) == STV_HIDDEN)
+			continue;
+		/* a NOTYPE symbol only counts in code (executable sections) */
+		if (ELF64_ST_TYPE(info) == STT_NOTYPE &&
+		    (shndx >= e->nsecs || !(e->secs[shndx].flags & SHF_EXECINSTR)))
+			continue;
+		s = &obj->syms[obj->nsyms++];
+		s->addr = value;
+		s->size = size;
+		s->index = (uint32_t)i;
+		s->name = strtab + name;
+		s->shndx = shndx;
+		s->type = ELF64_ST_TYPE(info);
+		s->local = ELF64_ST_BIND(info) == STB_LOCAL;
+		/* binutils' rule for the file of a symbol-only answer */
+		if (file && (s->local || state != FILE_AFTER_SYMBOL))
+			s->srcfile = file;
+	}
+	sym_symtab_sort(obj);
+	obj->sym_source = obj->nsyms ? src : 0;
+	return obj->nsyms ? (int)src : 0;
+}
+
+long sym_symtab_find(const struct hwt_sym_obj *obj, uint64_t addr, bool nearest)
+{
+	size_t lo = 0, hi = obj->nsyms;
+	long i;
+
+	/* last entry with entry.addr <= addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (obj->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -1;
+	i = (long)lo - 1;
+	/* Among aliases at the same address the sort put the preferred one
+	 * first. */
+	while (i > 0 && obj->syms[i - 1].addr == obj->syms[i].addr)
+		i--;
+	if (nearest)
+		return i;
+	{
+		const struct sym_entry *s = &obj->syms[i];
+		size_t next = (size_t)i + 1;
+
+		if (s->size)
+			return addr - s->addr < s->size ? i : -1;
+		/* No size (asm labels, kallsyms): up to the next symbol. */
+		while (next < obj->nsyms && obj->syms[next].addr == s->addr)
+			next++;
+		if (next < obj->nsyms || obj->kind != HWT_SYM_OBJ_ELF)
+			return i;
+		return addr == s->addr ? i : -1;
+	}
+}

@@ -1,0 +1,5 @@
+/* tests/progs/sym_lib.h - the shared library of the symbolizer tests. */
+#ifndef SYM_LIB_H
+#define SYM_LIB_H
+int lib_compute(int n);
+#endif
