@@ -150,8 +150,9 @@ void hwt_pmc_explain_open_error(char *buf, size_t len, int err, const struct hwt
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
 			lim = (unsigned long long)rl.rlim_cur;
 		snprintf(buf, len,
-			 "too many open files: counting needs %zu file descriptors and the limit "
-			 "is %llu; raise it with 'ulimit -n %zu' or count fewer events or CPUs",
+			 "too many open files: counting needs %zu file descriptors besides those "
+			 "already open and the limit is %llu; raise it with 'ulimit -n %zu' or "
+			 "count fewer events or CPUs",
 			 fds_needed, lim, fds_needed + 64);
 		return;
 	}

@@ -19,27 +19,29 @@
 #define SW(n, a, c) {n, a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_##c, HWT_PMC_LIST_SOFTWARE}
 
 const struct hwt_pmc_generic hwt_pmc_generic_events[] = {
-	HW("cpu-cycles", "cycles", CPU_CYCLES),
-	HW("instructions", NULL, INSTRUCTIONS),
-	HW("cache-references", NULL, CACHE_REFERENCES),
-	HW("cache-misses", NULL, CACHE_MISSES),
+	/* perf list's order: alphabetical within each class */
 	HW("branch-instructions", "branches", BRANCH_INSTRUCTIONS),
 	HW("branch-misses", NULL, BRANCH_MISSES),
 	HW("bus-cycles", NULL, BUS_CYCLES),
-	HW("stalled-cycles-frontend", "idle-cycles-frontend", STALLED_CYCLES_FRONTEND),
-	HW("stalled-cycles-backend", "idle-cycles-backend", STALLED_CYCLES_BACKEND),
+	HW("cache-misses", NULL, CACHE_MISSES),
+	HW("cache-references", NULL, CACHE_REFERENCES),
+	HW("cpu-cycles", "cycles", CPU_CYCLES),
+	HW("instructions", NULL, INSTRUCTIONS),
 	HW("ref-cycles", NULL, REF_CPU_CYCLES),
-	SW("cpu-clock", NULL, CPU_CLOCK),
-	SW("task-clock", NULL, TASK_CLOCK),
-	SW("page-faults", "faults", PAGE_FAULTS),
-	SW("context-switches", "cs", CONTEXT_SWITCHES),
-	SW("cpu-migrations", "migrations", CPU_MIGRATIONS),
-	SW("minor-faults", NULL, PAGE_FAULTS_MIN),
-	SW("major-faults", NULL, PAGE_FAULTS_MAJ),
+	HW("stalled-cycles-backend", "idle-cycles-backend", STALLED_CYCLES_BACKEND),
+	HW("stalled-cycles-frontend", "idle-cycles-frontend", STALLED_CYCLES_FRONTEND),
 	SW("alignment-faults", NULL, ALIGNMENT_FAULTS),
-	SW("emulation-faults", NULL, EMULATION_FAULTS),
-	SW("dummy", NULL, DUMMY),
 	SW("bpf-output", NULL, BPF_OUTPUT),
+	SW("cgroup-switches", NULL, CGROUP_SWITCHES),
+	SW("context-switches", "cs", CONTEXT_SWITCHES),
+	SW("cpu-clock", NULL, CPU_CLOCK),
+	SW("cpu-migrations", "migrations", CPU_MIGRATIONS),
+	SW("dummy", NULL, DUMMY),
+	SW("emulation-faults", NULL, EMULATION_FAULTS),
+	SW("major-faults", NULL, PAGE_FAULTS_MAJ),
+	SW("minor-faults", NULL, PAGE_FAULTS_MIN),
+	SW("page-faults", "faults", PAGE_FAULTS),
+	SW("task-clock", NULL, TASK_CLOCK),
 };
 const size_t hwt_pmc_generic_count = HWT_ARRAY_SIZE(hwt_pmc_generic_events);
 
@@ -183,7 +185,14 @@ static int suggest_one(void *ctx, const char *name)
 	return 0;
 }
 
-int hwt_pmc_suggest(const char *name, char *buf, size_t len, int max)
+static int suggest_tp(void *ctx, const char *name, uint64_t id)
+{
+	(void)id;
+	return suggest_one(ctx, name);
+}
+
+int hwt_pmc_suggest(const struct hwt_pmc_config *cfg, const char *name, char *buf, size_t len,
+		    int max)
 {
 	struct suggest s;
 	char cname[64];
@@ -210,6 +219,9 @@ int hwt_pmc_suggest(const char *name, char *buf, size_t len, int max)
 		suggest_one(&s, cname);
 	if (hwt_pmc_pfm_init() == 0)
 		hwt_pmc_pfm_foreach_name(suggest_one, &s);
+	/* subsys:event in lower case may be a misspelt tracepoint. */
+	if (strchr(name, ':') && !strstr(name, "::") && cfg)
+		hwt_pmc_tracepoint_resolve(cfg, "*", "*", suggest_tp, &s);
 	n = s.n < max ? s.n : max;
 	for (int i = 0; i < n && len; i++) {
 		int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", s.name[i]);

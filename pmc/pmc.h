@@ -127,8 +127,11 @@ HWT_API const struct hwt_pmc_event *hwt_pmc_evlist_event(const struct hwt_pmc_ev
 HWT_API struct perf_event_attr *hwt_pmc_evlist_attr(struct hwt_pmc_evlist *list, size_t i);
 
 /* Up to max known event names closest to name (edit distance), best first,
- * joined by ", " into buf (always NUL-terminated). Returns how many. */
-HWT_API int hwt_pmc_suggest(const char *name, char *buf, size_t len, int max);
+ * joined by ", " into buf (always NUL-terminated). Tracepoints are
+ * considered when name has a single colon and cfg is not NULL (tracefs).
+ * Returns how many. */
+HWT_API int hwt_pmc_suggest(const struct hwt_pmc_config *cfg, const char *name, char *buf,
+			    size_t len, int max);
 
 /* ------------------------------------------------------------------------ */
 /* perf_event_paranoid and open errors                                      */
