@@ -351,6 +351,11 @@ static int unknown(struct parse *p, const char *item, const char *why)
 	colon = strchr(colon ? colon + 2 : base, ':');
 	if (colon && !strchr(colon + 1, ':') && all_of(colon + 1, "ukhHGIDp"))
 		base[colon - base] = '\0';
+	/* A libpfm4 EVENT:UMASK: suggest for the event name alone. */
+	if (hwt_pmc_suggest(&p->list->cfg, base, sugg, sizeof(sugg), 3) == 0 && colon &&
+	    !islower((unsigned char)base[0])) {
+		base[colon - base] = '\0';
+	}
 	if (hwt_pmc_suggest(&p->list->cfg, base, sugg, sizeof(sugg), 3) > 0)
 		return fail(p, -HWT_ENOEVENT,
 			    "unknown event '%s'%s%s; did you mean: %s? ('hwtrace list' shows all)",
