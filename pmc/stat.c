@@ -352,7 +352,9 @@ static int print_line(const struct hwt_pmc_stat *st, const struct line *l,
 	if (bad)
 		err |= hwt_buf_printf(out, "%-28s", "");
 	else if (m->valid)
-		err |= hwt_buf_printf(out, " # %s %-23s", m->val, m->unit);
+		/* perf pads the unit so that value and unit take 31 columns */
+		err |= hwt_buf_printf(out, " # %s %-*s", m->val,
+				      (int)(strlen(m->val) < 31 ? 31 - strlen(m->val) : 0), m->unit);
 	else
 		err |= hwt_buf_printf(out, "%-35s", "");
 	if (!bad && l->noise)
@@ -432,7 +434,7 @@ int hwt_pmc_stat_print(const struct hwt_pmc_stat *st, struct hwt_buf *out)
 		if (runs > 1) {
 			double sd = stats_stddev_mean(&st->wall);
 			/* perf's precision: two digits past the first of sd */
-			int prec = sd > 1 ? 2 : (int)lround(ceil(-log10(sd > 0 ? sd : 1e-9))) + 2;
+			int prec = sd > 1 ? 2 : sd > 0 ? (int)lround(ceil(-log10(sd))) + 2 : 6;
 			double pct = rel_pct(sd, st->wall.mean);
 
 			err |= hwt_buf_printf(out, "\n %17.*f +- %.*f seconds time elapsed", prec,
