@@ -56,8 +56,8 @@ static int print_entry(void *ctx, const struct hwt_pmc_list_entry *e)
 		fprintf(o->f, "  %-50s [%s]\n", name, kind_label(e->kind));
 		break;
 	case HWT_PMC_LIST_PMU:
-		fprintf(o->f, "%s: %s (libpfm4: use %s::EVENT:UMASK, or EVENT:UMASK)\n", e->name,
-			e->desc ? e->desc : "", e->name);
+		fprintf(o->f, "%s: %s\n  (libpfm4 events: %s::EVENT:UMASK:MODIFIER..., or EVENT:UMASK)\n",
+			e->name, e->desc ? e->desc : "", e->name);
 		break;
 	case HWT_PMC_LIST_PFM:
 		fprintf(o->f, "  %s\n", e->name);

@@ -203,10 +203,29 @@ int hwt_pmc_pfm_list(const char *pattern, hwt_pmc_list_fn fn, void *ctx)
 			    !hwt_pmc_match(info.desc, pattern))
 				continue;
 			if (!pmu_shown) {
+				/* Modifiers are the same for every event of a PMU:
+				 * name them once, with the PMU. */
+				char desc[1024];
+				size_t used;
+
+				used = (size_t)snprintf(desc, sizeof(desc), "%s; modifiers:", pinfo.desc);
+				for (int a = 0; a < info.nattrs && used < sizeof(desc); a++) {
+					pfm_event_attr_info_t ai;
+
+					memset(&ai, 0, sizeof(ai));
+					ai.size = sizeof(ai);
+					if (pfm_get_event_attr_info(idx, a, PFM_OS_PERF_EVENT_EXT, &ai) !=
+						    PFM_SUCCESS ||
+					    ai.type == PFM_ATTR_UMASK)
+						continue;
+					used += (size_t)snprintf(desc + used, sizeof(desc) - used, " :%s%s",
+								 ai.name,
+								 ai.type == PFM_ATTR_MOD_INTEGER ? "=N" : "");
+				}
 				memset(&e, 0, sizeof(e));
 				e.kind = HWT_PMC_LIST_PMU;
 				e.name = pinfo.name;
-				e.desc = pinfo.desc;
+				e.desc = desc;
 				e.present = true;
 				ret = fn(ctx, &e);
 				if (ret)
@@ -227,12 +246,11 @@ int hwt_pmc_pfm_list(const char *pattern, hwt_pmc_list_fn fn, void *ctx)
 				memset(&ai, 0, sizeof(ai));
 				ai.size = sizeof(ai);
 				if (pfm_get_event_attr_info(idx, a, PFM_OS_PERF_EVENT_EXT, &ai) !=
-				    PFM_SUCCESS)
+					    PFM_SUCCESS ||
+				    ai.type != PFM_ATTR_UMASK)
 					continue;
 				snprintf(umask, sizeof(umask), "%s%s", ai.name,
-					 ai.type == PFM_ATTR_UMASK ? (ai.is_dfl ? " (default)" : "")
-					 : ai.type == PFM_ATTR_MOD_BOOL ? "=0|1"
-					 : ai.type == PFM_ATTR_MOD_INTEGER ? "=N" : "");
+					 ai.is_dfl ? " (default)" : "");
 				memset(&e, 0, sizeof(e));
 				e.kind = HWT_PMC_LIST_PFM_UMASK;
 				e.name = umask;
