@@ -89,7 +89,8 @@ static int list_dirs(const char *dir, const char *glob, char ***out, size_t *cou
 		n++;
 	}
 	closedir(d);
-	qsort(v, n, sizeof(*v), name_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), name_cmp);
 	*out = v;
 	*count = n;
 	return 0;

@@ -70,7 +70,8 @@ static void test_count_self_page_faults(void **state)
 	assert_int_equal(hwt_pmc_counters_disable(c), 0);
 	assert_int_equal(hwt_pmc_counters_read(c, cnt, 2), 0);
 	assert_true(cnt[0].value >= 1000);
-	assert_true(cnt[0].value < 1000 + 100);
+	/* plus a few of our own (many more under ASan: its shadow pages) */
+	assert_true(cnt[0].value < 2 * 1000);
 	assert_true(cnt[0].scaled == (double)cnt[0].value);
 	assert_false(cnt[0].flags & (HWT_PMC_COUNT_SCALED | HWT_PMC_COUNT_NOT_COUNTED));
 	assert_true(cnt[1].value > 0);
