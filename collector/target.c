@@ -299,10 +299,17 @@ int hwt_coll_target_attach(struct hwt_coll_target *t, const int *pids, size_t np
 
 	if (!t || !pids || !npids)
 		return -HWT_EINVAL;
-	t->pids = realloc(t->pids, (t->npids + npids) * sizeof(int));
-	t->pidfds = realloc(t->pidfds, (t->npids + npids) * sizeof(int));
-	if (!t->pids || !t->pidfds)
-		return -ENOMEM;
+	{
+		int *np = realloc(t->pids, (t->npids + npids) * sizeof(int)), *nf;
+
+		if (!np)
+			return -ENOMEM;
+		t->pids = np;
+		nf = realloc(t->pidfds, (t->npids + npids) * sizeof(int));
+		if (!nf)
+			return -ENOMEM;
+		t->pidfds = nf;
+	}
 	for (size_t i = 0; i < npids; i++) {
 		struct dirent *de;
 		DIR *d;

@@ -133,17 +133,25 @@ int hwt_pmc_list(const struct hwt_pmc_config *cfg, const char *pattern, hwt_pmc_
 		if ((ret = emit(fn, ctx, HWT_PMC_LIST_CACHE, name, NULL, NULL, true)))
 			return ret;
 	}
+	/* A generic class keyword selects that class only. */
+	for (size_t k = 0; k < HWT_ARRAY_SIZE(kinds); k++) {
+		if (pattern && !strcasecmp(pattern, kinds[k]))
+			return 0;
+	}
 	if (!pattern || strcasecmp(pattern, "tracepoint")) {
 		ret = hwt_pmc_pfm_list(pattern && !strcasecmp(pattern, "pmu") ? NULL : pattern, fn,
 				       ctx);
 		if (ret)
 			return ret;
 	}
-	ret = hwt_pmc_tracepoint_list(cfg, pattern && !strcasecmp(pattern, "tracepoint") ? NULL
-										 : pattern,
-				      fn, ctx);
-	if (ret)
-		return ret;
+	if (!pattern || strcasecmp(pattern, "pmu")) {
+		ret = hwt_pmc_tracepoint_list(
+			cfg, pattern && !strcasecmp(pattern, "tracepoint") ? NULL : pattern, fn, ctx);
+		if (ret)
+			return ret;
+	}
+	if (pattern && !strcasecmp(pattern, "tracepoint"))
+		return 0;
 	for (int i = 0; i < 2; i++) {
 		const char *pmu = i ? "kprobe" : "uprobe";
 		int type = hwt_pmc_pmu_type(cfg, pmu);
