@@ -173,6 +173,31 @@ static void test_agrees_with_perf(void **state)
 	hwt_test_run_free(&p);
 }
 
+/* Tracepoints count exactly: one clock_nanosleep per sleep, one exec. */
+static void test_tracepoints_exact(void **state)
+{
+	struct hwt_test_run r;
+
+	(void)state;
+	hwt_test_run(&r, "%s stat -x, -e syscalls:sys_enter_clock_nanosleep,"
+			 "sched:sched_process_exec -- %s 7 100",
+		     hwt_test_hwtrace(), hwt_test_prog("pmc_sleeper"));
+	if (r.status != 0 && hwt_test_contains(r.err, "tracefs")) {
+		hwt_test_run_free(&r);
+		hwt_test_skip("no tracefs here");
+	}
+	assert_int_equal(r.status, 0);
+	assert_true(csv_value(r.err, "syscalls:sys_enter_clock_nanosleep") == 7);
+	assert_true(csv_value(r.err, "sched:sched_process_exec") == 1);
+	hwt_test_run_free(&r);
+	if (!perf_works())
+		return;
+	run_ok(&r, "perf stat -x, -e syscalls:sys_enter_clock_nanosleep -- %s 7 100",
+	       hwt_test_prog("pmc_sleeper"));
+	assert_true(csv_value(r.err, "syscalls:sys_enter_clock_nanosleep") == 7);
+	hwt_test_run_free(&r);
+}
+
 static void test_inherit_threads_and_children(void **state)
 {
 	struct hwt_test_run r;
@@ -286,8 +311,9 @@ static void test_interval(void **state)
 		last = ts;
 		lines++;
 	}
-	/* 120 ms of sleeping at 50 ms intervals: 2 full and 1 partial */
-	assert_true(lines >= 2 && lines <= 4);
+	/* 120 ms of sleeping at 50 ms intervals: 2 full and 1 partial (a
+	 * loaded machine oversleeps: allow a few more) */
+	assert_true(lines >= 2 && lines <= 6);
 	hwt_test_run_free(&r);
 	run_ok(&r, "%s stat -I 50 -e task-clock -- %s 6 10000", hwt_test_hwtrace(),
 	       hwt_test_prog("pmc_sleeper"));
@@ -315,9 +341,9 @@ static void test_attach_pid(void **state)
 	struct hwt_test_run r;
 
 	(void)state;
-	/* 3 threads hold 400 ms, then touch 200 pages each: attach after
-	 * 150 ms sees every thread. */
-	run_ok(&r, "%s 3 0 200 hold 400 & sleep 0.15; %s stat -x, -e page-faults -p $!",
+	/* 3 threads hold 1 s, then touch 200 pages each: attach after
+	 * 200 ms sees every thread, with time to spare on a loaded machine. */
+	run_ok(&r, "%s 3 0 200 hold 1000 & sleep 0.2; %s stat -x, -e page-faults -p $!",
 	       hwt_test_prog("pmc_family"), hwt_test_hwtrace());
 	assert_true(csv_value(r.err, "page-faults") >= 600);
 	hwt_test_run_free(&r);
@@ -333,7 +359,7 @@ static void test_sigint_ends_attach(void **state)
 
 	(void)state;
 	hwt_test_run(&r,
-		     "sleep 5 & S=$!; %s stat -x, -e task-clock -p $S & H=$!; sleep 0.3; "
+		     "sleep 5 & S=$!; %s stat -x, -e task-clock -p $S & H=$!; sleep 0.5; "
 		     "kill -INT $H; wait $H; echo rc=$?; kill $S",
 		     hwt_test_hwtrace());
 	assert_true(hwt_test_contains(r.out, "rc=0"));
@@ -634,6 +660,7 @@ int main(void)
 		cmocka_unit_test(test_context_switches_of_sleeper),
 		cmocka_unit_test(test_task_clock_matches_cpu_time),
 		cmocka_unit_test(test_agrees_with_perf),
+		cmocka_unit_test(test_tracepoints_exact),
 		cmocka_unit_test(test_inherit_threads_and_children),
 		cmocka_unit_test(test_layout_is_perfs),
 		cmocka_unit_test(test_csv_fields),
