@@ -110,8 +110,9 @@ static void test_task_clock_matches_cpu_time(void **state)
 	msec = csv_value(r.err, "task-clock");
 	self_ms = atof(r.out) / 1e6;
 	assert_true(self_ms >= 150);
-	/* task-clock also covers exec and exit: a few ms more at most */
-	assert_true(msec >= self_ms * 0.95);
+	/* task-clock covers main and also exec and exit: a few ms more */
+	fprintf(stderr, "task-clock %.2f ms, the program's own CPU time %.2f ms\n", msec, self_ms);
+	assert_true(msec >= self_ms * 0.99);
 	assert_true(msec <= self_ms * 1.10 + 10);
 	hwt_test_run_free(&r);
 }
