@@ -505,7 +505,15 @@ int hwt_pmc_evlist_add(struct hwt_pmc_evlist *list, const char *spec)
 			/* members */
 			for (q = s + 1; q < close && err >= 0; q = next) {
 				const char *comma = memchr(q, ',', (size_t)(close - q));
+				const char *slash = memchr(q, '/', (size_t)(close - q));
 				size_t n;
+
+				/* pmu/a=1,b=2/ keeps its commas */
+				if (slash && (!comma || slash < comma)) {
+					const char *end = memchr(slash + 1, '/', (size_t)(close - slash - 1));
+
+					comma = end ? memchr(end, ',', (size_t)(close - end)) : NULL;
+				}
 
 				next = comma ? comma + 1 : close;
 				n = (size_t)((comma ? comma : close) - q);

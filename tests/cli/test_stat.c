@@ -147,15 +147,17 @@ static void test_agrees_with_perf(void **state)
 	assert_true(fabs(hpf - ppf) <= 0.01 * ppf + 5);
 	hwt_test_run_free(&h);
 	hwt_test_run_free(&p);
-	/* context switches: one per sleep, plus at most a few */
+	/* context switches: one per sleep, plus a few */
 	run_ok(&h, "%s stat -x, -e context-switches -- %s 25 500", hwt_test_hwtrace(),
 	       hwt_test_prog("pmc_sleeper"));
 	run_ok(&p, "perf stat -x, -e context-switches -- %s 25 500", hwt_test_prog("pmc_sleeper"));
 	hcs = csv_value(h.err, "context-switches");
 	pcs = csv_value(p.err, "context-switches");
 	fprintf(stderr, "context-switches: hwtrace %.0f, perf %.0f\n", hcs, pcs);
+	/* one voluntary switch per sleep in both; preemption by other load
+	 * adds a few involuntary ones at random, hence the slack */
 	assert_true(hcs >= 25 && pcs >= 25);
-	assert_true(fabs(hcs - pcs) <= 3);
+	assert_true(fabs(hcs - pcs) <= 8);
 	hwt_test_run_free(&h);
 	hwt_test_run_free(&p);
 	/* the same CSV shape, field for field (perf 6.1: 7 fields) */

@@ -238,6 +238,11 @@ static void test_sysfs_terms(void **state)
 	/* 4 bits split over 16-17 and 20-21 */
 	assert_int_equal(hwt_pmc_evlist_event(l, 2)->attr.config, (3u << 16) | (3u << 20));
 	assert_int_equal(hwt_pmc_evlist_add(l, "fakepmu/nosuch=1/"), -HWT_ENOEVENT);
+	/* inside a group the terms keep their commas too */
+	assert_int_equal(hwt_pmc_evlist_add(l, "{fakepmu/event=1,umask=2/,fakepmu/loads/}:u"), 2);
+	assert_int_equal(hwt_pmc_evlist_event(l, 3)->attr.config, 0x0201);
+	assert_int_equal(hwt_pmc_evlist_event(l, 4)->leader, 3);
+	assert_int_equal(hwt_pmc_evlist_event(l, 4)->attr.exclude_kernel, 1);
 	assert_int_equal(hwt_pmc_pmu_type(&cfg, "fakepmu"), 42);
 	assert_int_equal(hwt_pmc_pmu_type(&cfg, "nope"), -ENOENT);
 	hwt_pmc_evlist_free(l);
