@@ -93,7 +93,7 @@ static void test_context_switches_of_sleeper(void **state)
 	       hwt_test_prog("pmc_sleeper"));
 	cs = csv_value(r.err, "context-switches");
 	assert_true(cs >= 30);
-	assert_true(cs < 30 + 30);
+	assert_true(cs < 30 * 3); /* preemption under load adds a few */
 	hwt_test_run_free(&r);
 }
 
