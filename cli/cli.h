@@ -26,6 +26,8 @@ struct hwt_cli_cmd {
 /* Subcommands (one file each: cli/cmd_<name>.c). */
 int hwt_cmd_info(int argc, char **argv);
 int hwt_cmd_addr2line(int argc, char **argv);
+int hwt_cmd_list(int argc, char **argv);
+int hwt_cmd_stat(int argc, char **argv);
 
 /* "hwtrace: error: <message>" on stderr. One line: say the cause and the fix. */
 void hwt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

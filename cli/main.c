@@ -9,6 +9,8 @@
 static const struct hwt_cli_cmd commands[] = {
 	{"info", hwt_cmd_info, "show what a trace file holds"},
 	{"addr2line", hwt_cmd_addr2line, "addresses to functions, inline chains and lines"},
+	{"list", hwt_cmd_list, "list the events this machine can count"},
+	{"stat", hwt_cmd_stat, "count events for a command, processes or the system"},
 };
 
 static void usage(FILE *out)
