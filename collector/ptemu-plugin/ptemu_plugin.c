@@ -8,7 +8,7 @@
  *
  * How control flow is recovered. QEMU ends a translation block (TB) at
  * every branch, so only a TB's last instruction can transfer control. At
- * translation the plugin classifies that instruction with capstone (jcc,
+ * translation the plugin classifies each instruction with capstone (jcc,
  * direct/indirect jmp or call, ret, syscall, trap) and registers an
  * execution callback on every instruction: the first instruction's
  * callback resolves the previous TB against the new PC (taken or not,
@@ -581,12 +581,9 @@ static void resolve(struct thr *t, uint64_t pc)
 		enable_at(t, pc);
 		return;
 	}
-	if (l->idx + 1u != l->tb->n) {
-		/* An exception stopped the TB at l, before it completed. */
-		hwt_ptemu_enc_retire(e, l->idx);
-		err = hwt_ptemu_enc_event(e, l->ip, true);
-		goto to_kernel;
-	}
+	/* l is usually the TB's last instruction; when it is not, qemu cut
+	 * the TB short (an instruction crossing a page starts a new TB) or an
+	 * exception stopped it at l: the same rules tell them apart. */
 	switch (l->cls) {
 	case CLS_NONE:
 		if (pc == l->next) {
@@ -930,9 +927,7 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		x->next = x->ip + qemu_plugin_insn_size(in);
 		x->tb = d;
 		x->idx = (uint16_t)i;
-		x->cls = CLS_NONE;
-		if (i + 1 == n)
-			classify(x, qemu_plugin_insn_data(in), qemu_plugin_insn_size(in));
+		classify(x, qemu_plugin_insn_data(in), qemu_plugin_insn_size(in));
 		qemu_plugin_register_vcpu_insn_exec_cb(in, i ? on_insn : on_tb,
 						       QEMU_PLUGIN_CB_NO_REGS, x);
 	}
