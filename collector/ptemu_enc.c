@@ -172,31 +172,34 @@ static int emit_pgd(struct hwt_ptemu_enc *e)
 	return emit(e, &p);
 }
 
-static int emit_cyc(struct hwt_ptemu_enc *e)
+/* CYC: core cycles (= TSC ticks, CBR equals nom_freq) from the last CYC
+ * up to `until`. */
+static int emit_cyc_to(struct hwt_ptemu_enc *e, uint64_t until)
 {
 	struct pt_packet p;
-	uint64_t now;
 
-	if (!e->terms.cyc)
-		return 0;
-	now = hwt_ptemu_tsc(e, e->n.insns);
-	if (now == e->last_cyc)
+	if (!e->terms.cyc || until <= e->last_cyc)
 		return 0;
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_cyc;
-	p.payload.cyc.value = now - e->last_cyc;
-	e->last_cyc = now;
+	p.payload.cyc.value = until - e->last_cyc;
+	e->last_cyc = until;
 	return emit(e, &p);
 }
 
-static int flush_tnt(struct hwt_ptemu_enc *e)
+static int emit_cyc(struct hwt_ptemu_enc *e)
+{
+	return emit_cyc_to(e, hwt_ptemu_tsc(e, e->n.insns));
+}
+
+static int flush_tnt_at(struct hwt_ptemu_enc *e, uint64_t until)
 {
 	struct pt_packet p;
 	int err;
 
 	if (!e->ntnt)
 		return 0;
-	err = emit_cyc(e);
+	err = emit_cyc_to(e, until);
 	if (err < 0)
 		return err;
 	memset(&p, 0, sizeof(p));
@@ -206,6 +209,11 @@ static int flush_tnt(struct hwt_ptemu_enc *e)
 	e->tnt = 0;
 	e->ntnt = 0;
 	return emit(e, &p);
+}
+
+static int flush_tnt(struct hwt_ptemu_enc *e)
+{
+	return flush_tnt_at(e, hwt_ptemu_tsc(e, e->n.insns));
 }
 
 static int add_tnt(struct hwt_ptemu_enc *e, bool taken)
@@ -334,13 +342,15 @@ int hwt_ptemu_enc_at(struct hwt_ptemu_enc *e, uint64_t ip)
 	if (e->terms.mtc && hwt_ptemu_tsc(e, e->n.insns) >= e->next_mtc) {
 		struct pt_packet p;
 		uint64_t mtc = hwt_ptemu_tsc(e, e->n.insns) / tsc_ratio(e) >> e->terms.mtc_period;
+		uint64_t tick = (mtc << e->terms.mtc_period) * tsc_ratio(e);
 
-		/* MTC is not ordered against TNT bits by the decoder's time
-		 * model, but flushing keeps the bits before the tick. */
-		err = flush_tnt(e);
+		/* We see the crystal tick at a block boundary, a few
+		 * instructions late: CYC counts up to the tick only, so that
+		 * the decoder's time (tick time after MTC) never goes back. */
+		err = flush_tnt_at(e, tick);
 		if (err < 0)
 			return err;
-		err = emit_cyc(e);
+		err = emit_cyc_to(e, tick);
 		if (err < 0)
 			return err;
 		memset(&p, 0, sizeof(p));
@@ -518,4 +528,47 @@ int hwt_ptemu_enc_flush(struct hwt_ptemu_enc *e)
 	if (err < 0)
 		return err;
 	return new_window(e);
+}
+
+int hwt_ptemu_close_stream(const struct hwt_ptemu_filehdr *hdr, uint8_t *buf, size_t cap)
+{
+	struct pt_config cfg;
+	struct pt_encoder *enc;
+	struct pt_packet p;
+	uint64_t off = 0;
+	int err = 0;
+
+	if (hdr->in_kernel || !hdr->cur_ip)
+		return 0;
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + cap;
+	enc = pt_alloc_encoder(&cfg);
+	if (!enc)
+		return -ENOMEM;
+	if (hdr->pend_ntnt) {
+		memset(&p, 0, sizeof(p));
+		p.type = hdr->pend_ntnt <= 6 ? ppt_tnt_8 : ppt_tnt_64;
+		p.payload.tnt.bit_size = (uint8_t)hdr->pend_ntnt;
+		p.payload.tnt.payload = hdr->pend_tnt;
+		err = pt_enc_next(enc, &p);
+	}
+	if (err >= 0) {
+		/* A whole IP: it does not depend on the last IP sent. */
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_fup;
+		p.payload.ip.ipc = pt_ipc_sext_48;
+		p.payload.ip.ip = hdr->cur_ip & 0xffffffffffffull;
+		err = pt_enc_next(enc, &p);
+	}
+	if (err >= 0) {
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_tip_pgd;
+		p.payload.ip.ipc = pt_ipc_suppressed;
+		err = pt_enc_next(enc, &p);
+	}
+	if (err >= 0)
+		err = pt_enc_get_offset(enc, &off);
+	pt_free_encoder(enc);
+	return err < 0 ? -HWT_EINTERNAL : (int)off;
 }

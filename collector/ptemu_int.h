@@ -208,7 +208,20 @@ struct hwt_ptemu_filehdr {
 	uint32_t end;           /* enum hwt_ptemu_end */
 	int32_t exit_status;
 	struct hwt_ptemu_counts n;
+	/* Live state, stored at every block (and instruction) so that the
+	 * launcher can close the stream of a thread that died without notice:
+	 * pending TNT bits, then FUP(cur_ip), TIP.PGD. */
+	uint64_t pend_tnt;
+	uint32_t pend_ntnt;
+	uint32_t in_kernel;     /* tracing disabled: nothing to close */
+	uint64_t cur_ip;        /* last instruction reached (not completed) */
+	uint64_t cur_idx;       /* ... its index in its block */
+	uint64_t insns_tb;      /* instructions retired before that block */
 };
+
+/* Bytes that close a stream ended without notice (see above) into buf
+ * (>= 64 bytes). Returns their length or a negative error. */
+int hwt_ptemu_close_stream(const struct hwt_ptemu_filehdr *hdr, uint8_t *buf, size_t cap);
 
 /* Inverse of hwt_ptemu_terms_config(), with the clock's tsc_per_insn. */
 void hwt_ptemu_terms_from_config(struct hwt_ptemu_terms *terms, uint64_t config,

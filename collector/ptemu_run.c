@@ -132,6 +132,10 @@ static int slurp(const char *path, uint8_t **data, size_t *len)
 struct thread_file {
 	char path[PATH_MAX + 256];
 	struct hwt_ptemu_filehdr hdr;
+	uint8_t tail[64];  /* closes a stream that ended without notice */
+	size_t ntail;
+	uint64_t size;     /* PT bytes delivered: hdr.used + ntail */
+	uint64_t insns;
 };
 
 static int cmp_thread(const void *a, const void *b)
@@ -172,6 +176,19 @@ static int list_threads(const char *dir, struct thread_file **out, size_t *n,
 			continue;
 		}
 		close(fd);
+		tf.ntail = 0;
+		tf.insns = tf.hdr.n.insns;
+		if (tf.hdr.end == HWT_PTEMU_END_RUNNING) {
+			/* Killed or crashed: the process could not finish its
+			 * stream; close it as interrupted before the last
+			 * instruction it reached. */
+			int len = hwt_ptemu_close_stream(&tf.hdr, tf.tail, sizeof(tf.tail));
+
+			if (len > 0)
+				tf.ntail = (size_t)len;
+			tf.insns = tf.hdr.insns_tb + (tf.hdr.in_kernel ? 0 : tf.hdr.cur_idx);
+		}
+		tf.size = tf.hdr.used + tf.ntail;
 		if (cnt == cap) {
 			size_t ncap = cap ? cap * 2 : 16;
 			struct thread_file *nv = realloc(v, ncap * sizeof(*nv));
@@ -355,8 +372,8 @@ static int deliver(const struct hwt_ptemu_config *cfg, const char *dir,
 
 		n = hwt_ptemu_rec_itrace_start(rec, sizeof(rec), h->pid, h->tid, t0);
 		err = n < 0 ? n : add_rec(&recs, &refs, rec, (size_t)n);
-		for (uint64_t off = 0; err >= 0 && off < h->used; off += AUX_CHUNK) {
-			uint64_t len = h->used - off < AUX_CHUNK ? h->used - off : AUX_CHUNK;
+		for (uint64_t off = 0; err >= 0 && off < tf[i].size; off += AUX_CHUNK) {
+			uint64_t len = tf[i].size - off < AUX_CHUNK ? tf[i].size - off : AUX_CHUNK;
 
 			n = hwt_ptemu_rec_aux(rec, sizeof(rec), h->pid, h->tid, off, len, 0, t1);
 			err = n < 0 ? n : add_rec(&recs, &refs, rec, (size_t)n);
@@ -410,7 +427,7 @@ static int deliver(const struct hwt_ptemu_config *cfg, const char *dir,
 			th->tid = h->tid;
 			th->ppid = h->ppid;
 			th->ptid = h->ptid;
-			th->insns = h->n.insns;
+			th->insns = tf[i].insns;
 			th->cond = h->n.cond;
 			th->taken = h->n.taken;
 			th->indirect = h->n.indirect;
@@ -419,12 +436,12 @@ static int deliver(const struct hwt_ptemu_config *cfg, const char *dir,
 			th->kernel = h->n.kernel;
 			th->lost = h->n.lost;
 			th->psb = h->n.psb;
-			th->bytes = h->used;
+			th->bytes = tf[i].size;
 			th->tsc_start = h->tsc_start;
 			th->tsc_end = h->tsc_end;
 			th->end = (int)h->end;
-			res->insns += h->n.insns;
-			res->bytes += h->used;
+			res->insns += tf[i].insns;
+			res->bytes += tf[i].size;
 		}
 		if (sink->stream) {
 			stream = sink->stream(sink->ctx, h->pid, h->tid);
@@ -457,6 +474,11 @@ static int deliver(const struct hwt_ptemu_config *cfg, const char *dir,
 			off += (uint64_t)n;
 		}
 		close(fd);
+		if (tf[i].ntail && sink->aux) {
+			err = sink->aux(sink->ctx, stream, h->used, tf[i].tail, tf[i].ntail);
+			if (err < 0)
+				goto out;
+		}
 	}
 	err = 0;
 out:

@@ -76,7 +76,10 @@ struct tb_desc {
 
 /* Window of the thread's PT file mapped at a time. */
 #define WIN_SIZE (8u << 20)
-#define TRUTH_BUF 4096u /* truth entries buffered per thread */
+/* Truth entries buffered per thread: none, so that a process that dies
+ * leaves all of them (ground truth is for tests, where speed matters
+ * less than completeness). */
+#define TRUTH_BUF 1u
 
 struct thr {
 	struct thr *next_all;
@@ -90,9 +93,11 @@ struct thr {
 	bool in_kernel;               /* between a kernel entry and the next TB */
 	bool broken;                  /* encoding failed: stop */
 	bool dead;
+	uint64_t blocks;
 	int64_t sys_num;
 	uint64_t sys_a[6];
 	int truth_fd;
+	struct hwt_ptemu_filehdr dummy_hdr; /* when the file could not be made */
 	size_t ntruth;
 	struct hwt_ptemu_truth truth[TRUTH_BUF];
 };
@@ -481,8 +486,10 @@ static struct thr *thr_new(uint64_t first_pc)
 	if (err < 0) {
 		say("cannot create the trace of thread %u: %s", t->tid, strerror(-err));
 		t->broken = true;
-		if (!t->hdr)
+		if (!t->hdr) {
+			t->hdr = &t->dummy_hdr;
 			return t; /* stays broken; callbacks check */
+		}
 	}
 	if (first)
 		initial_image(t, first_pc);
@@ -504,7 +511,7 @@ static void thr_forked(struct thr *t)
 
 	if (t->win)
 		munmap(t->win, WIN_SIZE);
-	if (t->hdr)
+	if (t->hdr && t->hdr != &t->dummy_hdr)
 		munmap(t->hdr, HWT_PTEMU_FILE_HDR);
 	if (t->fd >= 0)
 		close(t->fd);
@@ -523,6 +530,8 @@ static void thr_forked(struct thr *t)
 	if (err < 0) {
 		say("cannot create the trace of process %u: %s", t->pid, strerror(-err));
 		t->broken = true;
+		if (!t->hdr)
+			t->hdr = &t->dummy_hdr;
 		return;
 	}
 	thr_register(t);
@@ -686,6 +695,16 @@ static void on_tb(unsigned int vcpu, void *ud)
 	resolve(t, first->ip);
 	t->last = first;
 	store_used(t);
+	t->hdr->pend_tnt = t->enc.tnt;
+	t->hdr->pend_ntnt = t->enc.ntnt;
+	t->hdr->in_kernel = t->broken || t->in_kernel;
+	t->hdr->insns_tb = t->enc.n.insns;
+	t->hdr->cur_ip = first->ip;
+	t->hdr->cur_idx = 0;
+	/* Counters reach the file now and then, for a process that is
+	 * killed without notice. */
+	if (!(++t->blocks & 4095))
+		sync_hdr(t);
 }
 
 static void on_insn(unsigned int vcpu, void *ud)
@@ -693,8 +712,13 @@ static void on_insn(unsigned int vcpu, void *ud)
 	struct thr *t = tls_thr;
 
 	(void)vcpu;
-	if (t)
-		t->last = ud;
+	if (t) {
+		const struct insn_desc *d = ud;
+
+		t->last = d;
+		t->hdr->cur_ip = d->ip;
+		t->hdr->cur_idx = d->idx;
+	}
 }
 
 /* ------------------------------------------------------------------------ */
@@ -730,6 +754,10 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint
 			fail(t, err, "encoding");
 		t->in_kernel = true;
 		t->last = NULL;
+		store_used(t);
+		t->hdr->pend_ntnt = 0;
+		t->hdr->insns_tb = t->enc.n.insns;
+		t->hdr->in_kernel = 1;
 	}
 	switch (num) {
 	case SYS_exit:
@@ -739,11 +767,10 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint
 		pthread_mutex_lock(&g.lock);
 		for (struct thr *o = g.threads; o; o = o->next_all) {
 			if (o != t && o->pid == t->pid && !o->dead) {
-				/* Killed by exit_group: their state is stale
-				 * but their bytes are complete up to here. */
+				/* Killed by exit_group in the middle of
+				 * their work: the launcher closes their
+				 * streams from the live header state. */
 				truth_flush(o);
-				sync_hdr(o);
-				o->hdr->end = HWT_PTEMU_END_EXIT;
 			}
 		}
 		pthread_mutex_unlock(&g.lock);
@@ -812,11 +839,11 @@ static void on_exit_all(qemu_plugin_id_t id, void *ud)
 	(void)id;
 	(void)ud;
 	pthread_mutex_lock(&g.lock);
-	for (struct thr *t = g.threads; t; t = t->next_all) {
-		if (!t->hdr || t->dead)
+	for (struct thr *o = g.threads; o; o = o->next_all) {
+		if (!o->hdr || o->dead)
 			continue;
-		truth_flush(t);
-		sync_hdr(t);
+		truth_flush(o);
+		sync_hdr(o);
 	}
 	pthread_mutex_unlock(&g.lock);
 }
