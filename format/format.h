@@ -477,6 +477,22 @@ struct hwt_fmt_record {
 			const uint8_t *old_bytes, *new_bytes;
 		} text_poke;
 		struct {
+			uint32_t pid, tid;
+			struct hwt_fmt_read values; /* per the attr's read_format */
+		} read; /* PERF_RECORD_READ */
+		struct {
+			uint64_t id;
+			const char *path;
+		} cgroup;
+		struct {
+			uint16_t type, flags;
+			uint32_t id;
+			uint8_t tag[8];
+		} bpf_event;
+		struct {
+			uint64_t hw_id;
+		} aux_output_hw_id;
+		struct {
 			/* perf.data PERF_RECORD_AUXTRACE (user type 71): the data
 			 * follows the record in the file and is not part of it. */
 			uint64_t size, offset, reference;
