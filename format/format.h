@@ -329,6 +329,15 @@ HWT_API int64_t hwt_fmt_reader_chunk_read(const struct hwt_fmt_reader *reader,
 					  const struct hwt_fmt_chunk *chunk, void *dst,
 					  size_t cap);
 
+/* Reads a chunk's payload into out (replacing its contents; out is grown as
+ * needed and may be reused across calls). Unlike hwt_fmt_reader_chunk_read()
+ * the buffer grows only as decompressed bytes actually arrive, so a corrupt
+ * raw_size cannot make the caller allocate more than the data holds.
+ * Thread-safe as long as each thread has its own out.
+ * Returns the payload size, or errors as hwt_fmt_reader_chunk_read(). */
+HWT_API int64_t hwt_fmt_reader_chunk_load(const struct hwt_fmt_reader *reader,
+					  const struct hwt_fmt_chunk *chunk, struct hwt_buf *out);
+
 /* ------------------------------------------------------------------------ */
 /* The perf record parser (records from .hwt and from perf.data)            */
 

@@ -170,6 +170,8 @@ struct ZSTD_DCtx_s;
  * buffers are reusable across calls. Errors as hwt_fmt_reader_chunk_read(). */
 int fmt_reader_chunk_load(const struct hwt_fmt_reader *reader, const struct hwt_fmt_chunk *chunk,
 			  struct ZSTD_DCtx_s *dctx, struct hwt_buf *stored, struct hwt_buf *out);
+/* The reader's metadata store. */
+const struct fmt_meta_store *fmt_reader_meta_store(const struct hwt_fmt_reader *reader);
 /* Position of stream id in the reader's stream list, or -1. */
 int fmt_reader_stream_pos(const struct hwt_fmt_reader *reader, uint32_t id);
 

@@ -239,6 +239,18 @@ int64_t hwt_fmt_reader_chunk_read(const struct hwt_fmt_reader *r, const struct h
 	return err ? err : (int64_t)c->raw_size;
 }
 
+int64_t hwt_fmt_reader_chunk_load(const struct hwt_fmt_reader *r, const struct hwt_fmt_chunk *c,
+				  struct hwt_buf *out)
+{
+	struct hwt_buf stored;
+	int err;
+
+	hwt_buf_init(&stored);
+	err = fmt_reader_chunk_load(r, c, NULL, &stored, out);
+	hwt_buf_fini(&stored);
+	return err ? err : (int64_t)out->len;
+}
+
 /* --- listing chunks --------------------------------------------------------- */
 
 /* Tries the trailer and index. Returns 1 when the index was used, 0 when
@@ -621,6 +633,11 @@ int fmt_reader_stream_pos(const struct hwt_fmt_reader *r, uint32_t id)
 		if (r->streams[i].id == id)
 			return (int)i;
 	return -1;
+}
+
+const struct fmt_meta_store *fmt_reader_meta_store(const struct hwt_fmt_reader *r)
+{
+	return &r->meta;
 }
 
 size_t hwt_fmt_reader_nmeta(const struct hwt_fmt_reader *r)
