@@ -8,6 +8,7 @@
 
 static const struct hwt_cli_cmd commands[] = {
 	{"info", hwt_cmd_info, "show what a trace file holds"},
+	{"record", hwt_cmd_record, "record a command (--pt=emulate: emulated Intel PT)"},
 };
 
 static void usage(FILE *out)
