@@ -39,7 +39,7 @@ struct cap {
 	struct hwt_ptemu_terms terms;
 };
 
-static int cap_meta_u64(void *ctx, const char *key, uint64_t v)
+static inline int cap_meta_u64(void *ctx, const char *key, uint64_t v)
 {
 	struct cap *c = ctx;
 
@@ -49,7 +49,7 @@ static int cap_meta_u64(void *ctx, const char *key, uint64_t v)
 	return 0;
 }
 
-static int cap_meta_str(void *ctx, const char *key, const char *v)
+static inline int cap_meta_str(void *ctx, const char *key, const char *v)
 {
 	struct cap *c = ctx;
 
@@ -59,7 +59,7 @@ static int cap_meta_str(void *ctx, const char *key, const char *v)
 	return 0;
 }
 
-static int cap_meta_bytes(void *ctx, const char *key, const void *v, size_t len)
+static inline int cap_meta_bytes(void *ctx, const char *key, const void *v, size_t len)
 {
 	struct cap *c = ctx;
 
@@ -70,14 +70,14 @@ static int cap_meta_bytes(void *ctx, const char *key, const void *v, size_t len)
 	return 0;
 }
 
-static int cap_records(void *ctx, const void *buf, size_t len)
+static inline int cap_records(void *ctx, const void *buf, size_t len)
 {
 	struct cap *c = ctx;
 
 	return hwt_buf_append(&c->recs, buf, len);
 }
 
-static int cap_stream_new(void *ctx, uint32_t pid, uint32_t tid)
+static inline int cap_stream_new(void *ctx, uint32_t pid, uint32_t tid)
 {
 	struct cap *c = ctx;
 
@@ -89,7 +89,7 @@ static int cap_stream_new(void *ctx, uint32_t pid, uint32_t tid)
 	return (int)c->ns++;
 }
 
-static int cap_aux(void *ctx, int stream, uint64_t offset, const void *buf, size_t len)
+static inline int cap_aux(void *ctx, int stream, uint64_t offset, const void *buf, size_t len)
 {
 	struct cap *c = ctx;
 	struct cap_stream *s = &c->s[stream];
@@ -99,7 +99,7 @@ static int cap_aux(void *ctx, int stream, uint64_t offset, const void *buf, size
 	return hwt_buf_append(&s->pt, buf, len);
 }
 
-static void cap_fini(struct cap *c)
+static inline void cap_fini(struct cap *c)
 {
 	hwt_buf_fini(&c->recs);
 	for (size_t i = 0; i < c->ns; i++)
@@ -108,7 +108,7 @@ static void cap_fini(struct cap *c)
 
 /* Runs a test program under the emulator with ground truth kept in a
  * temporary directory. Returns hwt_ptemu_run()'s result. */
-static int cap_run(struct cap *c, struct hwt_ptemu_result *res, const char *terms,
+static inline int cap_run(struct cap *c, struct hwt_ptemu_result *res, const char *terms,
 		   const char *const *argv)
 {
 	struct hwt_ptemu_config cfg;
@@ -142,7 +142,7 @@ static int cap_run(struct cap *c, struct hwt_ptemu_result *res, const char *term
 	return hwt_ptemu_run(&cfg, &sink, res);
 }
 
-static void cap_remove_dir(struct cap *c)
+static inline void cap_remove_dir(struct cap *c)
 {
 	DIR *d = opendir(c->dir);
 	struct dirent *de;
@@ -177,7 +177,7 @@ static const uint8_t *cap_next_rec(const struct cap *c, size_t *off, uint32_t ty
 }
 
 /* The parent process of pid from FORK records (pid != ppid), or 0. */
-static uint32_t cap_parent(const struct cap *c, uint32_t pid)
+static inline uint32_t cap_parent(const struct cap *c, uint32_t pid)
 {
 	size_t off = 0;
 	const uint8_t *r;
@@ -211,7 +211,7 @@ static struct pt_image *cap_image(const struct cap *c, uint32_t pid)
 }
 
 /* Load bias of a test program (bias = addr - pgoff of its MMAP2). */
-static uint64_t cap_bias(const struct cap *c, const char *prog)
+static inline uint64_t cap_bias(const struct cap *c, const char *prog)
 {
 	size_t off = 0;
 	const uint8_t *r;
@@ -234,7 +234,7 @@ static uint64_t cap_bias(const struct cap *c, const char *prog)
 }
 
 /* Address of a symbol in a program file (nm), 0 if absent. */
-static uint64_t sym_addr(const char *prog, const char *sym, uint64_t *size)
+static inline uint64_t sym_addr(const char *prog, const char *sym, uint64_t *size)
 {
 	char cmd[1024], line[512];
 	uint64_t addr = 0;
@@ -286,7 +286,7 @@ struct dec_result {
 	size_t nw;
 };
 
-static bool is_direct(csh cs, const struct pt_insn *in)
+static inline bool is_direct(csh cs, const struct pt_insn *in)
 {
 	cs_insn *ci = NULL;
 	bool direct = false;
@@ -299,7 +299,7 @@ static bool is_direct(csh cs, const struct pt_insn *in)
 	return direct;
 }
 
-static void dec_event(struct dec_result *r, uint64_t kind, uint64_t ip, uint64_t target)
+static inline void dec_event(struct dec_result *r, uint64_t kind, uint64_t ip, uint64_t target)
 {
 	struct hwt_ptemu_truth t = {kind, ip, target};
 
@@ -307,7 +307,7 @@ static void dec_event(struct dec_result *r, uint64_t kind, uint64_t ip, uint64_t
 }
 
 /* The previous instruction was followed by the one at ip. */
-static void dec_branch(struct dec_result *r, const struct pt_insn *prev, bool prev_direct,
+static inline void dec_branch(struct dec_result *r, const struct pt_insn *prev, bool prev_direct,
 		       uint64_t ip)
 {
 	uint64_t next = prev->ip + prev->size;
@@ -325,7 +325,7 @@ static void dec_branch(struct dec_result *r, const struct pt_insn *prev, bool pr
 }
 
 /* Decodes one captured stream with libipt's instruction-flow decoder. */
-static void cap_decode(const struct cap *c, size_t si, struct dec_result *r)
+static inline void cap_decode(const struct cap *c, size_t si, struct dec_result *r)
 {
 	const struct cap_stream *s = &c->s[si];
 	struct hwt_ptemu_cpu cpu;
@@ -427,7 +427,7 @@ static void cap_decode(const struct cap *c, size_t si, struct dec_result *r)
 }
 
 /* The emulator's ground truth for a thread, COND/INDIRECT/RET only. */
-static void cap_truth(const struct cap *c, uint32_t tid, struct hwt_buf *out)
+static inline void cap_truth(const struct cap *c, uint32_t tid, struct hwt_buf *out)
 {
 	char path[512];
 	uint8_t *data;
@@ -457,7 +457,7 @@ static void cap_truth(const struct cap *c, uint32_t tid, struct hwt_buf *out)
 
 /* Index of the first difference between decoded events and truth, or -1
  * when equal. */
-static long cap_compare(const struct hwt_buf *dec, const struct hwt_buf *truth)
+static inline long cap_compare(const struct hwt_buf *dec, const struct hwt_buf *truth)
 {
 	size_t n = dec->len < truth->len ? dec->len : truth->len;
 	size_t es = sizeof(struct hwt_ptemu_truth);
