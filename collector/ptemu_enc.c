@@ -174,7 +174,7 @@ static int emit_pgd(struct hwt_ptemu_enc *e)
 
 /* CYC: core cycles (= TSC ticks, CBR equals nom_freq) from the last CYC
  * up to `until`. */
-static int emit_cyc_to(struct hwt_ptemu_enc *e, uint64_t until)
+static int emit_cyc_raw(struct hwt_ptemu_enc *e, uint64_t until)
 {
 	struct pt_packet p;
 
@@ -187,21 +187,12 @@ static int emit_cyc_to(struct hwt_ptemu_enc *e, uint64_t until)
 	return emit(e, &p);
 }
 
-static int emit_cyc(struct hwt_ptemu_enc *e)
-{
-	return emit_cyc_to(e, hwt_ptemu_tsc(e, e->n.insns));
-}
-
-static int flush_tnt_at(struct hwt_ptemu_enc *e, uint64_t until)
+static int emit_tnt_raw(struct hwt_ptemu_enc *e)
 {
 	struct pt_packet p;
-	int err;
 
 	if (!e->ntnt)
 		return 0;
-	err = emit_cyc_to(e, until);
-	if (err < 0)
-		return err;
 	memset(&p, 0, sizeof(p));
 	p.type = e->ntnt <= 6 ? ppt_tnt_8 : ppt_tnt_64;
 	p.payload.tnt.bit_size = (uint8_t)e->ntnt;
@@ -211,9 +202,58 @@ static int flush_tnt_at(struct hwt_ptemu_enc *e, uint64_t until)
 	return emit(e, &p);
 }
 
+/* MTC when the crystal clock crossed a 2^mtc_period boundary by `until`.
+ * We notice it at a block boundary, a few instructions late, so anything
+ * timed is emitted up to the tick first (pending TNT with CYC to the tick),
+ * and the decoder's time (the tick's, after MTC) never goes back. */
+static int emit_mtc_due(struct hwt_ptemu_enc *e, uint64_t until)
+{
+	struct pt_packet p;
+	uint64_t mtc, tick;
+	int err;
+
+	if (!e->terms.mtc || until < e->next_mtc)
+		return 0;
+	mtc = until / tsc_ratio(e) >> e->terms.mtc_period;
+	tick = (mtc << e->terms.mtc_period) * tsc_ratio(e);
+	if (e->ntnt) {
+		err = emit_cyc_raw(e, tick);
+		if (err >= 0)
+			err = emit_tnt_raw(e);
+		if (err < 0)
+			return err;
+	}
+	err = emit_cyc_raw(e, tick);
+	if (err < 0)
+		return err;
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_mtc;
+	p.payload.mtc.ctc = (uint8_t)mtc;
+	err = emit(e, &p);
+	if (err < 0)
+		return err;
+	e->last_mtc = mtc;
+	e->next_mtc = next_mtc_tsc(e, mtc);
+	return 0;
+}
+
+/* Timing before a CYC-eligible packet: a due MTC, then CYC up to now. */
+static int emit_cyc(struct hwt_ptemu_enc *e)
+{
+	uint64_t now = hwt_ptemu_tsc(e, e->n.insns);
+	int err = emit_mtc_due(e, now);
+
+	return err < 0 ? err : emit_cyc_raw(e, now);
+}
+
 static int flush_tnt(struct hwt_ptemu_enc *e)
 {
-	return flush_tnt_at(e, hwt_ptemu_tsc(e, e->n.insns));
+	int err;
+
+	if (!e->ntnt)
+		return 0;
+	err = emit_cyc(e);
+	return err < 0 ? err : emit_tnt_raw(e);
 }
 
 static int add_tnt(struct hwt_ptemu_enc *e, bool taken)
@@ -337,31 +377,10 @@ void hwt_ptemu_enc_fini(struct hwt_ptemu_enc *e)
 
 int hwt_ptemu_enc_at(struct hwt_ptemu_enc *e, uint64_t ip)
 {
-	int err;
+	int err = emit_mtc_due(e, hwt_ptemu_tsc(e, e->n.insns));
 
-	if (e->terms.mtc && hwt_ptemu_tsc(e, e->n.insns) >= e->next_mtc) {
-		struct pt_packet p;
-		uint64_t mtc = hwt_ptemu_tsc(e, e->n.insns) / tsc_ratio(e) >> e->terms.mtc_period;
-		uint64_t tick = (mtc << e->terms.mtc_period) * tsc_ratio(e);
-
-		/* We see the crystal tick at a block boundary, a few
-		 * instructions late: CYC counts up to the tick only, so that
-		 * the decoder's time (tick time after MTC) never goes back. */
-		err = flush_tnt_at(e, tick);
-		if (err < 0)
-			return err;
-		err = emit_cyc_to(e, tick);
-		if (err < 0)
-			return err;
-		memset(&p, 0, sizeof(p));
-		p.type = ppt_mtc;
-		p.payload.mtc.ctc = (uint8_t)mtc;
-		err = emit(e, &p);
-		if (err < 0)
-			return err;
-		e->last_mtc = mtc;
-		e->next_mtc = next_mtc_tsc(e, mtc);
-	}
+	if (err < 0)
+		return err;
 	if (hwt_ptemu_enc_offset(e) >= e->next_psb)
 		return psb_plus(e, ip);
 	return 0;
