@@ -6,8 +6,10 @@
  */
 #include "collector/ptemu.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "format/format.h"
 
@@ -89,5 +91,8 @@ int hwt_ptemu_record(const struct hwt_ptemu_config *cfg, const char *path,
 	if (err >= 0)
 		err = hwt_ptemu_run(cfg, &sink, res);
 	cerr = hwt_fmt_writer_close(s.w);
+	/* Nothing ran: leave no empty trace behind. */
+	if (err == -ENOENT || err == -EACCES || err == -HWT_ENOTSUP || err == -HWT_EINVAL)
+		unlink(path);
 	return err < 0 ? err : cerr;
 }

@@ -1,6 +1,6 @@
 /*
  * tests/collector/test_ptemu_slow.c - a 10^8-instruction run of the PT
- * emulator (ctest label `slow`): ptemu_loop(33,333,333) emulated and its
+ * emulator (ctest label `slow`, from the file name): ptemu_loop(33,333,333) emulated and its
  * PT decoded whole with libipt. Every instruction and every iteration of
  * the labelled loop must come back, with no decode error.
  */
