@@ -508,6 +508,16 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
+/* The traced command while it runs: signals that would end hwtrace go to
+ * it instead. (A process-wide variable, as signal dispositions are.) */
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
 int hwt_ptemu_run(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_sink *sink,
 		  struct hwt_ptemu_result *res)
 {
@@ -587,9 +597,28 @@ int hwt_ptemu_run(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_sin
 		execv(qemu, (char *const *)argv);
 		_exit(127);
 	}
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			err = -errno;
+	{
+		/* Ctrl-C (or a SIGTERM to us) stops the command, as with perf
+		 * record, and what it ran so far is still collected. */
+		struct sigaction fwd, old_int, old_term;
+		int werr = 0;
+
+		memset(&fwd, 0, sizeof(fwd));
+		fwd.sa_handler = forward_signal;
+		child_pid = pid;
+		sigaction(SIGINT, &fwd, &old_int);
+		sigaction(SIGTERM, &fwd, &old_term);
+		while (waitpid(pid, &status, 0) < 0) {
+			if (errno != EINTR) {
+				werr = -errno;
+				break;
+			}
+		}
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		child_pid = 0;
+		if (werr < 0) {
+			err = werr;
 			goto out;
 		}
 	}

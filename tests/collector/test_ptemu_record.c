@@ -192,11 +192,38 @@ static void test_cli_errors(void **state)
 	hwt_test_run_free(&run);
 }
 
+/* SIGINT to hwtrace stops the command, and the trace is still written. */
+static void test_interrupt(void **state)
+{
+	struct hwt_test_run run;
+	struct hwt_fmt_session *s;
+	char *dir = hwt_test_tmpdir(), path[512];
+
+	(void)state;
+	if (!have_qemu()) {
+		hwt_test_tmpdir_remove(dir);
+		hwt_test_skip("qemu-x86_64 is not installed (Debian package qemu-user)");
+	}
+	snprintf(path, sizeof(path), "%s/int.hwt", dir);
+	hwt_test_run(&run, "%s record --pt=emulate -o %s -- %s long 100000000000 & p=$!; "
+			   "sleep 1; kill -INT $p; wait $p",
+		     hwt_test_hwtrace(), path, hwt_test_prog("ptemu_end"));
+	assert_int_equal(run.status, 0);
+	assert_true(hwt_test_contains(run.err, "the command exited with status 130"));
+	hwt_test_run_free(&run);
+	assert_int_equal(hwt_fmt_session_open(&s, path, NULL, NULL), 0);
+	assert_int_equal(hwt_fmt_session_naux(s), 1);
+	assert_true(hwt_fmt_session_aux_segment(s, 0, 0)->size > 1000);
+	hwt_fmt_session_close(s);
+	hwt_test_tmpdir_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_record_file),
 		cmocka_unit_test(test_cli_errors),
+		cmocka_unit_test(test_interrupt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
