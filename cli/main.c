@@ -11,6 +11,7 @@ static const struct hwt_cli_cmd commands[] = {
 	{"addr2line", hwt_cmd_addr2line, "addresses to functions, inline chains and lines"},
 	{"list", hwt_cmd_list, "list the events this machine can count"},
 	{"stat", hwt_cmd_stat, "count events for a command, processes or the system"},
+	{"record", hwt_cmd_record, "record a command (--pt=emulate: emulated Intel PT)"},
 };
 
 static void usage(FILE *out)

@@ -136,4 +136,144 @@ HWT_API void hwt_coll_target_rusage(const struct hwt_coll_target *t, double *use
 /* True when a SIGINT/SIGTERM arrived during the waits. */
 HWT_API bool hwt_coll_target_interrupted(const struct hwt_coll_target *t);
 
+/* ------------------------------------------------------------------------ */
+/* The PT emulator.
+ *
+ * On machines without Intel PT, the emulator runs the real program under
+ * qemu-x86_64 with hwtrace's TCG plugin and writes the Intel PT packet
+ * stream that a CPU tracing that run's user space would have written (libipt
+ * encoder), one stream per thread, plus the sideband the kernel would have
+ * given (MMAP2, COMM, FORK, EXIT, ITRACE_START, AUX). Everything downstream
+ * decodes it as real PT. Files record that it was emulated
+ * (HWT_FMT_FLAG_EMULATED_PT, pt.emulated = 1). See docs/pt-emulator.md.
+ *
+ * Usage:
+ *
+ *   struct hwt_ptemu_config cfg;
+ *   hwt_ptemu_config_init(&cfg);
+ *   cfg.argv = argv;                               // the command
+ *   err = hwt_ptemu_terms_parse(&cfg.terms, "mtc,cyc,psb_period=2");
+ *   err = hwt_ptemu_record(&cfg, "out.hwt", &result);  // container
+ *   // or hwt_ptemu_run(&cfg, &my_sink, &result) for the raw streams.
+ */
+/* PT configuration terms, as in perf's intel_pt//: "tsc,mtc,cyc,noretcomp,
+ * mtc_period=N,psb_period=N". */
+struct hwt_ptemu_terms {
+	bool tsc;              /* TSC packets in PSB+ (default on) */
+	bool mtc;              /* MTC packets (default on) and TMA in PSB+ */
+	bool cyc;              /* CYC packets (default off) */
+	bool noretcomp;        /* no return compression (default off) */
+	uint8_t mtc_period;    /* MTC every 2^N crystal ticks, 0..15 (default 3) */
+	uint8_t psb_period;    /* PSB+ every 2^(N+11) bytes, 0..15 (default 3: 16 KiB) */
+	uint32_t tsc_per_insn; /* deterministic clock: TSC ticks per instruction
+				* (default 1; "ipc" in docs) */
+};
+
+/* Defaults as documented above. */
+HWT_API void hwt_ptemu_terms_init(struct hwt_ptemu_terms *terms);
+
+/* Parses comma-separated terms into terms (which keeps values not named).
+ * Accepts tsc, mtc, cyc, noretcomp (each optionally =0/=1), mtc_period=N,
+ * psb_period=N, tsc_per_insn=N. Returns 0 or -HWT_EPARSE; *bad (when not
+ * NULL) then points at the offending term in spec. */
+HWT_API int hwt_ptemu_terms_parse(struct hwt_ptemu_terms *terms, const char *spec,
+				  const char **bad);
+
+/* The intel_pt config word (perf's format bits) for the terms. */
+HWT_API uint64_t hwt_ptemu_terms_config(const struct hwt_ptemu_terms *terms);
+
+/* The PMU type stored in the emulated event's attr when the machine has no
+ * intel_pt PMU (otherwise the real intel_pt type is used). */
+#define HWT_PTEMU_PMU_TYPE 8u
+
+/* Statistics of one thread's stream. */
+struct hwt_ptemu_thread {
+	uint32_t pid, tid, ppid, ptid;
+	uint64_t insns;     /* instructions retired (ground truth) */
+	uint64_t cond;      /* conditional branches */
+	uint64_t taken;     /* ... taken */
+	uint64_t indirect;  /* indirect branches (TIP) */
+	uint64_t ret_comp;  /* compressed returns */
+	uint64_t ret_tip;   /* uncompressed returns */
+	uint64_t kernel;    /* kernel entries (syscalls, faults, signals) */
+	uint64_t lost;      /* events whose position was not known (OVF) */
+	uint64_t psb;
+	uint64_t bytes;     /* PT bytes */
+	uint64_t tsc_start, tsc_end;
+	int end;            /* 0 running (killed), 1 exit, 2 exec, 3 signal */
+};
+
+/* What a run gave. */
+struct hwt_ptemu_result {
+	int exit_status;         /* of the command: exit code, or 128+signal */
+	size_t nthreads;
+	struct hwt_ptemu_thread *threads; /* owned: hwt_ptemu_result_fini() */
+	uint64_t insns, bytes;   /* totals */
+	double seconds;          /* wall time of the traced run */
+};
+
+HWT_API void hwt_ptemu_result_fini(struct hwt_ptemu_result *res);
+
+/* Where the streams go. Callbacks are called from the calling thread, after
+ * the traced command ended, in this order: meta, records (all sideband, in
+ * the order it happened), then per thread: stream, aux*. Each returns 0 or a
+ * negative error, which stops the run and is returned. Bytes are only valid
+ * during the call. */
+struct hwt_ptemu_sink {
+	void *ctx;
+	/* Static facts: see docs/pt-emulator.md for the keys' meaning. */
+	int (*meta_u64)(void *ctx, const char *key, uint64_t value);
+	int (*meta_str)(void *ctx, const char *key, const char *value);
+	int (*meta_bytes)(void *ctx, const char *key, const void *value, size_t len);
+	/* Whole perf records, kernel layout, sample_id_all trailer as in attr. */
+	int (*records)(void *ctx, const void *buf, size_t len);
+	/* A new per-thread PT stream; returns a stream handle (>= 0). */
+	int (*stream)(void *ctx, uint32_t pid, uint32_t tid);
+	/* PT bytes of a stream at an AUX offset. */
+	int (*aux)(void *ctx, int stream, uint64_t offset, const void *buf, size_t len);
+};
+
+struct hwt_ptemu_config {
+	size_t size;                 /* sizeof(struct hwt_ptemu_config) */
+	const char *const *argv;     /* the command, NULL-terminated */
+	struct hwt_ptemu_terms terms;
+	const char *qemu;            /* default "qemu-x86_64" (PATH) */
+	const char *plugin;          /* default: $HWT_PTEMU_PLUGIN, the build
+				      * tree's, then the installed one */
+	const char *workdir;         /* where the plugin writes; default a new
+				      * directory under $TMPDIR, removed after */
+	bool truth;                  /* keep ground-truth files in workdir
+				      * (tests); needs workdir */
+	struct hwt_logger log;
+};
+
+HWT_API void hwt_ptemu_config_init(struct hwt_ptemu_config *cfg);
+
+/* Runs cfg->argv under the emulator and delivers the streams to sink.
+ * stdin/stdout/stderr are the caller's. Returns 0 (whatever the command's
+ * exit status, see res->exit_status) or:
+ *   -HWT_EINVAL   no command, bad config size or terms;
+ *   -HWT_ENOTSUP  qemu-x86_64 or the plugin not found (message logged);
+ *   -ENOENT       the command does not exist;
+ *   -errno, -ENOMEM, or a sink's error.
+ * res (may be NULL) is filled and must be released with
+ * hwt_ptemu_result_fini(). */
+HWT_API int hwt_ptemu_run(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_sink *sink,
+			  struct hwt_ptemu_result *res);
+
+/* hwt_ptemu_run() into a new container file at path (format/'s writer):
+ * one AUX stream per thread, one RECORDS stream of sideband, metadata
+ * (event.0.attr, pt.config.*, cpu.*, time.*, pt.emulated) and the
+ * HWT_FMT_FLAG_EMULATED_PT flag. Errors as hwt_ptemu_run() plus the
+ * writer's. */
+HWT_API int hwt_ptemu_record(const struct hwt_ptemu_config *cfg, const char *path,
+			     struct hwt_ptemu_result *res);
+
+/* The emulated intel_pt event's attr (struct perf_event_attr bytes, size
+ * PERF_ATTR_SIZE_VER7 or the header's) for these terms; returns its size. */
+HWT_API size_t hwt_ptemu_attr(const struct hwt_ptemu_terms *terms, void *attr, size_t cap);
+
+/* Path of the plugin that would be used (see cfg->plugin), or NULL. */
+HWT_API const char *hwt_ptemu_plugin_path(void);
+
 #endif /* HWT_COLLECTOR_COLLECTOR_H */

@@ -329,6 +329,15 @@ HWT_API int64_t hwt_fmt_reader_chunk_read(const struct hwt_fmt_reader *reader,
 					  const struct hwt_fmt_chunk *chunk, void *dst,
 					  size_t cap);
 
+/* Reads a chunk's payload into out (replacing its contents; out is grown as
+ * needed and may be reused across calls). Unlike hwt_fmt_reader_chunk_read()
+ * the buffer grows only as decompressed bytes actually arrive, so a corrupt
+ * raw_size cannot make the caller allocate more than the data holds.
+ * Thread-safe as long as each thread has its own out.
+ * Returns the payload size, or errors as hwt_fmt_reader_chunk_read(). */
+HWT_API int64_t hwt_fmt_reader_chunk_load(const struct hwt_fmt_reader *reader,
+					  const struct hwt_fmt_chunk *chunk, struct hwt_buf *out);
+
 /* ------------------------------------------------------------------------ */
 /* The perf record parser (records from .hwt and from perf.data)            */
 
@@ -476,6 +485,22 @@ struct hwt_fmt_record {
 			uint16_t old_len, new_len;
 			const uint8_t *old_bytes, *new_bytes;
 		} text_poke;
+		struct {
+			uint32_t pid, tid;
+			struct hwt_fmt_read values; /* per the attr's read_format */
+		} read; /* PERF_RECORD_READ */
+		struct {
+			uint64_t id;
+			const char *path;
+		} cgroup;
+		struct {
+			uint16_t type, flags;
+			uint32_t id;
+			uint8_t tag[8];
+		} bpf_event;
+		struct {
+			uint64_t hw_id;
+		} aux_output_hw_id;
 		struct {
 			/* perf.data PERF_RECORD_AUXTRACE (user type 71): the data
 			 * follows the record in the file and is not part of it. */
