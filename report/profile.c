@@ -400,6 +400,10 @@ static int folded_line(struct hwt_rep_profile *p, const char *line, size_t len, 
 
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
 		len--;
+	while (len && (*line == ' ' || *line == '\t')) {
+		line++;
+		len--;
+	}
 	end = line + len;
 	for (sp = end; sp > line && sp[-1] != ' ' && sp[-1] != '\t'; sp--)
 		;
