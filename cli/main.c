@@ -8,6 +8,7 @@
 
 static const struct hwt_cli_cmd commands[] = {
 	{"info", hwt_cmd_info, "show what a trace file holds"},
+	{"flame", hwt_cmd_flame, "flame graphs (SVG/HTML), folded stacks, pprof"},
 };
 
 static void usage(FILE *out)

@@ -313,10 +313,10 @@ static const char flame_js[] =
 "var D=HWT_DATA,NS=\"http://www.w3.org/2000/svg\",doc=document;\n"
 "var S=D.diff?5:4,N=D.nodes.length/S,W=D.width,PAD=10,FH=" "16" ",TOP=" "56" ";\n"
 "var dep=new Int32Array(N),nm=new Int32Array(N),kd=new Int8Array(N),val=new Float64Array(N),\n"
-" bas=new Float64Array(N),x=new Float64Array(N),end=new Int32Array(N),maxd=0;\n"
+" bas=new Float64Array(N),x=new Float64Array(N),end=new Int32Array(N),par=new Int32Array(N),maxd=0;\n"
 "(function(){var cur=[0],st=[];for(var i=0;i<N;i++){var o=i*S,d=D.nodes[o];\n"
 " dep[i]=d;nm[i]=D.nodes[o+1];kd[i]=D.nodes[o+2];val[i]=D.nodes[o+3];if(D.diff)bas[i]=D.nodes[o+4];\n"
-" while(st.length>d)end[st.pop()]=i;st.push(i);if(cur[d]===undefined)cur[d]=0;\n"
+" while(st.length>d)end[st.pop()]=i;par[i]=d?st[d-1]:-1;st.push(i);if(cur[d]===undefined)cur[d]=0;\n"
 " x[i]=cur[d];cur[d]+=val[i];cur[d+1]=x[i];if(d>maxd)maxd=d;}\n"
 " while(st.length)end[st.pop()]=N;})();\n"
 "var svg=doc.getElementById(\"hwt-flame\"),G=doc.getElementById(\"frames\"),\n"
@@ -345,7 +345,7 @@ static const char flame_js[] =
 "function draw(frag,i,rx,w){var y=D.icicle?TOP+dep[i]*FH:TOP+(maxd-dep[i])*FH;\n"
 " var r=doc.createElementNS(NS,\"rect\");r.setAttribute(\"x\",rx.toFixed(2));r.setAttribute(\"y\",y);\n"
 " r.setAttribute(\"width\",w.toFixed(2));r.setAttribute(\"height\",FH-1);r.setAttribute(\"rx\",2);\n"
-" r.setAttribute(\"fill\",color(i));r.setAttribute(\"class\",\"f\");r.setAttribute(\"data-i\",i);\n"
+" r.setAttribute(\"fill\",color(i));r.setAttribute(\"class\",w>=3?\"f w\":\"f\");r.setAttribute(\"data-i\",i);\n"
 " r.setAttribute(\"data-n\",D.names[nm[i]]);if(matched&&matched[i])r.setAttribute(\"data-m\",\"1\");\n"
 " frag.appendChild(r);var n=Math.floor((w-6)/7);if(n<3)return;var s=D.names[nm[i]];\n"
 " if(s.length>n)s=s.substr(0,n-2)+\"..\";var t=doc.createElementNS(NS,\"text\");\n"
@@ -377,12 +377,13 @@ static const char flame_js[] =
 " if(q!==null)search(q);});\n"
 "doc.addEventListener(\"keydown\",function(e){if(e.key===\"Escape\"){search(\"\");zoom(0);}});\n"
 "window.hwtFlame={search:search,zoom:zoom,reset:function(){zoom(0);},nodes:N,\n"
-" name:function(i){return D.names[nm[i]];},value:function(i){return val[i];}};\n"
+" name:function(i){return D.names[nm[i]];},value:function(i){return val[i];},\n"
+" kind:function(i){return kd[i];},path:function(i){var p=[];for(;i>0;i=par[i])p.unshift(D.names[nm[i]]);return p;}};\n"
 "render();})();\n";
 
 static const char flame_css[] =
 "text{font-family:Verdana,sans-serif;font-size:12px;fill:#000}\n"
-"rect.f{stroke:#fff;stroke-width:0.5;cursor:pointer}\n"
+"rect.f{cursor:pointer}rect.w{stroke:#fff;stroke-width:0.5}\n"
 "rect.f:hover{stroke:#000;stroke-width:0.7}\n"
 "text[data-i]{pointer-events:none;font-size:11px}\n"
 "#title{font-size:17px}#subtitle{fill:#555}\n";
