@@ -149,7 +149,7 @@ int hwt_rep_agg_alloc(struct hwt_rep_agg **aggp, struct hwt_rep_dict *dict,
 	if (!agg->name)
 		goto error;
 	for (size_t i = 0; i < cfg->nkeys; i++) {
-		char def[16];
+		char def[32];
 
 		agg->key_types[i] = cfg->key_types[i];
 		snprintf(def, sizeof(def), "key%zu", i);

@@ -141,7 +141,7 @@ void hwt_rep_set_clear(struct hwt_rep_set *set)
 static int set_grow_slots(struct hwt_rep_set *set)
 {
 	size_t nslots = set->nslots ? set->nslots * 2 : 64;
-	uint32_t *slots;
+	uint64_t *slots;
 
 	if (nslots > SIZE_MAX / sizeof(*slots))
 		return -HWT_ETOOBIG;
@@ -149,11 +149,12 @@ static int set_grow_slots(struct hwt_rep_set *set)
 	if (!slots)
 		return -ENOMEM;
 	for (size_t i = 0; i < set->n; i++) {
-		size_t s = set->entries[i].hash & (nslots - 1);
+		uint32_t hash = set->entries[i].hash;
+		size_t s = hash & (nslots - 1);
 
 		while (slots[s])
 			s = (s + 1) & (nslots - 1);
-		slots[s] = (uint32_t)i + 1;
+		slots[s] = (uint64_t)hash << 32 | ((uint64_t)i + 1);
 	}
 	free(set->slots);
 	set->slots = slots;
@@ -172,11 +173,15 @@ static int set_lookup(const struct hwt_rep_set *set, const void *key, size_t len
 	}
 	s = hash & (set->nslots - 1);
 	while (set->slots[s]) {
-		const struct hwt_rep_set_entry *e = &set->entries[set->slots[s] - 1];
+		uint64_t v = set->slots[s];
 
-		if (e->hash == hash && e->len == len && (len == 0 || !memcmp(e->data, key, len))) {
-			*slot = s;
-			return 1;
+		if ((uint32_t)(v >> 32) == hash) {
+			const struct hwt_rep_set_entry *e = &set->entries[(uint32_t)v - 1];
+
+			if (e->len == len && (len == 0 || !memcmp(e->data, key, len))) {
+				*slot = s;
+				return 1;
+			}
 		}
 		s = (s + 1) & (set->nslots - 1);
 	}
@@ -191,7 +196,7 @@ int hwt_rep_set_find(const struct hwt_rep_set *set, const void *key, size_t len,
 	if (len > UINT32_MAX)
 		return 0;
 	if (set_lookup(set, key, len, (uint32_t)hwt_rep_hash(key, len), &slot)) {
-		*id = set->slots[slot] - 1;
+		*id = (uint32_t)set->slots[slot] - 1;
 		return 1;
 	}
 	return 0;
@@ -208,7 +213,7 @@ int hwt_rep_set_intern(struct hwt_rep_set *set, const void *key, size_t len, uin
 		return -HWT_ETOOBIG;
 	hash = (uint32_t)hwt_rep_hash(key, len);
 	if (set_lookup(set, key, len, hash, &slot)) {
-		*id = set->slots[slot] - 1;
+		*id = (uint32_t)set->slots[slot] - 1;
 		return 0;
 	}
 	if (set->n >= UINT32_MAX - 1)
@@ -240,7 +245,7 @@ int hwt_rep_set_intern(struct hwt_rep_set *set, const void *key, size_t len, uin
 	set->entries[set->n].data = copy;
 	set->entries[set->n].len = (uint32_t)len;
 	set->entries[set->n].hash = hash;
-	set->slots[slot] = (uint32_t)set->n + 1;
+	set->slots[slot] = (uint64_t)hash << 32 | ((uint64_t)set->n + 1);
 	*id = (uint32_t)set->n++;
 	return 1;
 }

@@ -411,13 +411,17 @@ static int emit_nodes(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 				name_idx[label] = (uint32_t)*nnames;
 				names_order[(*nnames)++] = label;
 			}
-			if (diff)
-				err = hwt_buf_printf(out, "%s%d,%u,%u,%" PRIu64 ",%" PRIu64, first ? "" : ",",
-						     depth, name_idx[label], c ? key->kind : 0, f->val[c],
-						     f->base[c]);
-			else
-				err = hwt_buf_printf(out, "%s%d,%u,%u,%" PRIu64, first ? "" : ",", depth,
-						     name_idx[label], c ? key->kind : 0, f->val[c]);
+			/* depth,name,kind,value[,base] with a hand-rolled
+			 * formatter: this runs once per node of the tree. */
+			uint64_t rec[5] = {(uint64_t)depth, name_idx[label], c ? key->kind : 0, f->val[c],
+					   f->base[c]};
+
+			for (int i = 0; i < (diff ? 5 : 4) && err >= 0; i++) {
+				if (!first || i)
+					err = hwt_buf_append(out, ",", 1);
+				if (err >= 0)
+					err = hwt_rep_buf_u64(out, rec[i]);
+			}
 			first = false;
 			stack[depth] = c;
 			if (k->first[c] != UINT32_MAX && depth < HWT_REP_MAX_DEPTH + 2) {

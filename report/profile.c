@@ -159,6 +159,7 @@ void hwt_rep_profile_free(struct hwt_rep_profile *p)
 		return;
 	hwt_rep_set_fini(&p->rows);
 	free(p->vals);
+	free(p->unsym);
 	if (p->own_dict)
 		hwt_rep_dict_free(p->dict);
 	free(p->f_comms);
@@ -259,6 +260,28 @@ static int add_row(struct hwt_rep_profile *p, const uint32_t *frames, size_t n, 
 	err = hwt_rep_dict_stack(p->dict, frames, n, &key.stack);
 	if (err < 0)
 		return err;
+	/* Counted once per distinct stack: walking every frame of every
+	 * sample costs a cache miss a frame. */
+	if (key.stack >= p->unsym_cap) {
+		size_t cap = p->unsym_cap ? p->unsym_cap : 256;
+		uint32_t *u;
+
+		while (cap <= key.stack)
+			cap *= 2;
+		u = realloc(p->unsym, cap * sizeof(*u));
+		if (!u)
+			return -ENOMEM;
+		memset(u + p->unsym_cap, 0xff, (cap - p->unsym_cap) * sizeof(*u));
+		p->unsym = u;
+		p->unsym_cap = cap;
+	}
+	if (p->unsym[key.stack] == UINT32_MAX) {
+		uint32_t u = 0;
+
+		for (size_t i = 0; i < n; i++)
+			u += !hwt_rep_dict_frame_key(p->dict, frames[i])->function;
+		p->unsym[key.stack] = u;
+	}
 	key.comm = comm;
 	key.event = event;
 	key.pid = pid;
@@ -289,10 +312,7 @@ static int add_row(struct hwt_rep_profile *p, const uint32_t *frames, size_t n, 
 	if (truncated)
 		p->stats.truncated += samples;
 	p->stats.frames += n * samples;
-	for (size_t i = 0; i < n; i++) {
-		if (!hwt_rep_dict_frame_key(p->dict, frames[i])->function)
-			p->stats.unsymbolized += samples;
-	}
+	p->stats.unsymbolized += (uint64_t)p->unsym[key.stack] * samples;
 	return 1;
 }
 
@@ -414,7 +434,8 @@ static int folded_line(struct hwt_rep_profile *p, const char *line, size_t len, 
 			return -HWT_EFORMAT;
 		count = count * 10 + (uint64_t)(*c - '0');
 	}
-	if (!count)
+	/* Zero counts say nothing; a total past 2^64 could not be summed. */
+	if (!count || count > UINT64_MAX - p->stats.weight)
 		return -HWT_EFORMAT;
 	end = sp - 1;
 	while (end > line && (end[-1] == ' ' || end[-1] == '\t'))

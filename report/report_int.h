@@ -44,7 +44,9 @@ struct hwt_rep_set {
 	struct hwt_rep_arena arena;
 	struct hwt_rep_set_entry *entries;
 	size_t n, entries_cap;
-	uint32_t *slots; /* id + 1; 0 is empty */
+	uint64_t *slots; /* hash << 32 | (id + 1); 0 is empty. The hash in the
+			  * slot lets a probe skip other keys without touching
+			  * their entries (a cache miss each). */
 	size_t nslots;   /* power of two */
 };
 
@@ -123,6 +125,9 @@ struct hwt_rep_profile {
 	struct hwt_rep_row_val *vals;     /* row id -> totals */
 	size_t vals_cap;
 	struct hwt_rep_stats stats;
+	uint32_t *unsym;                  /* dict stack id -> unsymbolized frames
+					   * in it, UINT32_MAX until computed */
+	size_t unsym_cap;
 	/* filter, copied */
 	uint32_t *f_comms;                /* string ids */
 	size_t nf_comms;
@@ -178,6 +183,9 @@ extern const struct hwt_rep_format_ops hwt_rep_fmt_pprof;
 int hwt_rep_json_str(struct hwt_buf *out, const char *s);
 /* Appends s with &<>"' escaped for XML/HTML. */
 int hwt_rep_xml_str(struct hwt_buf *out, const char *s);
+/* Appends v in decimal (the hot path of graph data: no printf). */
+int hwt_rep_buf_u64(struct hwt_buf *out, uint64_t v);
+
 /* Appends the stats as "# ..." comment lines (text) or a JSON object. */
 int hwt_rep_stats_text(struct hwt_buf *out, const struct hwt_rep_stats *st, const char *prefix);
 int hwt_rep_stats_json(struct hwt_buf *out, const struct hwt_rep_stats *st);

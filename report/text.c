@@ -143,6 +143,18 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+int hwt_rep_buf_u64(struct hwt_buf *out, uint64_t v)
+{
+	char tmp[24];
+	size_t n = sizeof(tmp);
+
+	do {
+		tmp[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return hwt_buf_append(out, tmp + n, sizeof(tmp) - n);
+}
+
 int hwt_rep_stats_text(struct hwt_buf *out, const struct hwt_rep_stats *st, const char *prefix)
 {
 	return hwt_buf_printf(out,

@@ -883,7 +883,8 @@ static int view_finish(struct hwt_rep_render_ctx *ctx, int err, struct hwt_buf *
 
 	if (err < 0 || !v)
 		goto done;
-	qsort(v->groups, v->ngroups, sizeof(*v->groups), cmp_group);
+	if (v->ngroups > 1)
+		qsort(v->groups, v->ngroups, sizeof(*v->groups), cmp_group);
 	if (v->json)
 		err = hwt_buf_printf(out, "{\"events\":[");
 	else
