@@ -187,10 +187,12 @@ int hwt_rep_folded_frame(struct hwt_buf *out, const char *label, uint32_t kind, 
 	};
 	int err = 0;
 
-	/* ';' separates frames and the last space separates the count: both
-	 * are replaced inside names so a line always parses back. */
+	/* ';' separates frames and newlines end lines: both are replaced
+	 * inside names so a line always parses back to the same frames (the
+	 * count is after the last blank, so blanks in names are fine; a CR
+	 * becomes '?', not a blank a reader would trim at the line's start). */
 	for (const char *p = label; *p && err >= 0; p++) {
-		char c = *p == ';' ? ':' : (*p == '\n' || *p == '\r') ? ' ' : *p;
+		char c = *p == ';' ? ':' : (*p == '\n' || *p == '\r') ? '?' : *p;
 
 		err = hwt_buf_append(out, &c, 1);
 	}
