@@ -388,10 +388,44 @@ static const char flame_css[] =
 "text[data-i]{pointer-events:none;font-size:11px}\n"
 "#title{font-size:17px}#subtitle{fill:#555}\n";
 
-/* Emits the tree in preorder: depth, name index, kind, value[, base]. */
+/* Frames the SVG draws without a script (for viewers that run none): those
+ * at least a pixel wide in the full view, laid out as the script does. */
+struct statics {
+	struct {
+		uint32_t node;
+		int depth;
+		double x, w;
+	} *f;
+	size_t n, cap;
+	double *cursor; /* next x per depth, in value units */
+	int maxd;
+	double scale;   /* px per value unit */
+};
+
+static int statics_add(struct statics *st, uint32_t node, int depth, double x, double w)
+{
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 1024;
+		void *nf = realloc(st->f, cap * sizeof(*st->f));
+
+		if (!nf)
+			return -ENOMEM;
+		st->f = nf;
+		st->cap = cap;
+	}
+	st->f[st->n].node = node;
+	st->f[st->n].depth = depth;
+	st->f[st->n].x = x;
+	st->f[st->n].w = w;
+	st->n++;
+	return 0;
+}
+
+/* Emits the tree in preorder: depth, name index, kind, value[, base]; and
+ * collects the frames to draw statically. */
 static int emit_nodes(struct hwt_rep_render_ctx *ctx, struct flame *f, const struct kids *k,
 		      struct hwt_buf *out, uint32_t *name_idx, uint32_t *names_order, size_t *nnames,
-		      bool diff)
+		      bool diff, struct statics *st)
 {
 	uint32_t *stack = malloc((HWT_REP_MAX_DEPTH + 4) * sizeof(*stack));
 	int depth = 0, err = 0;
@@ -400,6 +434,7 @@ static int emit_nodes(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 
 	if (!stack)
 		return -ENOMEM;
+	st->cursor[0] = 0;
 	while (c != UINT32_MAX && err >= 0) {
 		const struct fnode_key *key = fkey(f, c);
 		uint32_t label = c ? key->label : f->root_label;
@@ -423,6 +458,16 @@ static int emit_nodes(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 					err = hwt_rep_buf_u64(out, rec[i]);
 			}
 			first = false;
+			{
+				double x = st->cursor[depth], w = (double)f->val[c] * st->scale;
+
+				st->cursor[depth] += (double)f->val[c];
+				st->cursor[depth + 1] = x;
+				if (depth > st->maxd)
+					st->maxd = depth;
+				if (w >= 1.0 && err >= 0)
+					err = statics_add(st, c, depth, x * st->scale, w);
+			}
 			stack[depth] = c;
 			if (k->first[c] != UINT32_MAX && depth < HWT_REP_MAX_DEPTH + 2) {
 				depth++;
@@ -448,6 +493,102 @@ static int emit_nodes(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 	return err;
 }
 
+/* The script's colour of a frame (same hash, same ranges), so the static
+ * drawing matches what the script redraws. */
+static int static_fill(struct hwt_buf *out, const char *name, uint32_t kind, double delta,
+		       double max_delta, bool diff)
+{
+	uint32_t h = 2166136261u;
+	double t;
+
+	if (diff) {
+		int c;
+
+		t = fabs(delta) / max_delta;
+		c = (int)lround(255 - 200 * (t < 1 ? t : 1));
+		if (delta > 0)
+			return hwt_buf_printf(out, "rgb(255,%d,%d)", c, c);
+		if (delta < 0)
+			return hwt_buf_printf(out, "rgb(%d,%d,255)", c, c);
+		return hwt_buf_printf(out, "rgb(250,250,250)");
+	}
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	t = (double)(h % 1000) / 1000.0;
+	switch (kind) {
+	case HWT_REP_KIND_USER:
+		return hwt_buf_printf(out, "hsl(%ld,80%%,%ld%%)", lround(t * 50), lround(55 + t * 10));
+	case HWT_REP_KIND_KERNEL:
+		return hwt_buf_printf(out, "hsl(%ld,60%%,%ld%%)", lround(180 + t * 25), lround(50 + t * 12));
+	case HWT_REP_KIND_INLINED:
+		return hwt_buf_printf(out, "hsl(%ld,50%%,%ld%%)", lround(265 + t * 25), lround(65 + t * 10));
+	case HWT_REP_KIND_JIT:
+		return hwt_buf_printf(out, "hsl(%ld,55%%,%ld%%)", lround(95 + t * 35), lround(48 + t * 12));
+	default:
+		return hwt_buf_printf(out, "hsl(0,0%%,%ld%%)", lround(68 + t * 15));
+	}
+}
+
+static int emit_static(struct hwt_rep_render_ctx *ctx, struct flame *f, const struct statics *st,
+		       struct hwt_buf *out, double bscale)
+{
+	const struct hwt_rep_dict *dict = ctx->profile->dict;
+	bool diff = ctx->base != NULL;
+	double max_delta = 1;
+	int err = 0;
+
+	if (diff) {
+		for (size_t i = 1; i < f->nodes.n; i++) {
+			double d = fabs((double)f->val[i] - (double)f->base[i] * bscale);
+
+			if (f->val[i] && d > max_delta)
+				max_delta = d;
+		}
+	}
+	for (size_t i = 0; i < st->n && err >= 0; i++) {
+		uint32_t c = st->f[i].node;
+		const struct fnode_key *key = fkey(f, c);
+		const char *name = hwt_rep_dict_str_get(dict, c ? key->label : f->root_label);
+		int y = TOP_H + (ctx->cfg->icicle ? st->f[i].depth : st->maxd - st->f[i].depth) * FRAME_H;
+		double x = 10 + st->f[i].x, w = st->f[i].w;
+		int fit = (int)((w - 6) / 7);
+
+		err = hwt_buf_printf(out, "<g><title>");
+		if (err >= 0)
+			err = hwt_rep_xml_str(out, name);
+		if (err >= 0)
+			err = hwt_buf_printf(out, " (%" PRIu64 ", %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" "
+					     "width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"",
+					     f->val[c], f->val[0] ? 100.0 * (double)f->val[c] / (double)f->val[0] : 0,
+					     x, y, w, FRAME_H - 1);
+		if (err >= 0)
+			err = static_fill(out, name, c ? key->kind : 0,
+					  (double)f->val[c] - (double)f->base[c] * bscale, max_delta, diff);
+		if (err >= 0)
+			err = hwt_buf_printf(out, "\"/>");
+		if (err >= 0 && fit >= 3) {
+			size_t len = strlen(name);
+			char *cut = NULL;
+
+			if (len > (size_t)fit) {
+				cut = strndup(name, (size_t)fit - 2);
+				if (!cut)
+					err = -ENOMEM;
+			}
+			if (err >= 0)
+				err = hwt_buf_printf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + FRAME_H - 4.5);
+			if (err >= 0)
+				err = hwt_rep_xml_str(out, cut ? cut : name);
+			if (err >= 0)
+				err = hwt_buf_printf(out, "%s</text>", cut ? ".." : "");
+			free(cut);
+		}
+		if (err >= 0)
+			err = hwt_buf_printf(out, "</g>\n");
+	}
+	return err;
+}
+
 static int emit_graph(struct hwt_rep_render_ctx *ctx, struct flame *f, const struct kids *k,
 		      struct hwt_buf *out)
 {
@@ -460,11 +601,19 @@ static int emit_graph(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 	const char *title = cfg->title ? cfg->title : diff ? "Differential Flame Graph" : "Flame Graph";
 	unsigned int width = cfg->width ? cfg->width : 1200;
 	struct hwt_buf nodes, stats;
+	struct statics st;
 	double bscale = 1.0;
-	int err;
+	int err, height = 0;
 
 	hwt_buf_init(&nodes);
 	hwt_buf_init(&stats);
+	memset(&st, 0, sizeof(st));
+	st.cursor = calloc(HWT_REP_MAX_DEPTH + 8, sizeof(*st.cursor));
+	if (!st.cursor) {
+		err = -ENOMEM;
+		goto out;
+	}
+	st.scale = f->val[0] ? (double)(width - 20) / (double)f->val[0] : 0;
 	if (!name_idx || !names_order) {
 		err = -ENOMEM;
 		goto out;
@@ -475,20 +624,21 @@ static int emit_graph(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 	err = hwt_rep_dict_str((struct hwt_rep_dict *)dict, "all", 3, &f->root_label);
 	if (err < 0)
 		goto out;
-	err = emit_nodes(ctx, f, k, &nodes, name_idx, names_order, &nnames, diff);
+	err = emit_nodes(ctx, f, k, &nodes, name_idx, names_order, &nnames, diff, &st);
 	if (err < 0)
 		goto out;
+	height = TOP_H + (st.maxd + 1) * FRAME_H + BOTTOM_H;
 	if (diff && f->base_total && cfg->diff_normalize)
 		bscale = (double)f->total / (double)f->base_total;
 	{
-		const struct hwt_rep_stats *st = &ctx->profile->stats;
+		const struct hwt_rep_stats *ps = &ctx->profile->stats;
 
 		err = hwt_buf_printf(&stats,
 				     "%" PRIu64 " samples, weight %" PRIu64 "; filtered %" PRIu64
 				     ", lost %" PRIu64 ", unsymbolized frames %" PRIu64 " of %" PRIu64
 				     ", truncated stacks %" PRIu64,
-				     st->samples, st->weight, st->filtered, st->lost, st->unsymbolized,
-				     st->frames, st->truncated);
+				     ps->samples, ps->weight, ps->filtered, ps->lost, ps->unsymbolized,
+				     ps->frames, ps->truncated);
 		if (err >= 0 && diff)
 			err = hwt_buf_printf(&stats, "; base weight %" PRIu64 "%s", f->base_total,
 					     cfg->diff_normalize ? ", scaled to the same total" : "");
@@ -513,15 +663,15 @@ static int emit_graph(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 			err = hwt_buf_printf(out,
 					     "<svg id=\"hwt-flame\" width=\"%u\" height=\"%d\" "
 					     "xmlns=\"http://www.w3.org/2000/svg\">\n",
-					     width, TOP_H + BOTTOM_H);
+					     width, height);
 	} else {
 		err = hwt_buf_printf(out,
 				     "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 				     "<svg version=\"1.1\" id=\"hwt-flame\" data-standalone=\"1\" width=\"%u\" "
-				     "height=\"%d\" xmlns=\"http://www.w3.org/2000/svg\">\n"
+				     "height=\"%d\" viewBox=\"0 0 %u %d\" xmlns=\"http://www.w3.org/2000/svg\">\n"
 				     "<style type=\"text/css\"><![CDATA[\n%s"
 				     ".btn{fill:#0645ad;cursor:pointer}\n]]></style>\n",
-				     width, TOP_H + BOTTOM_H, flame_css);
+				     width, height, width, height, flame_css);
 	}
 	if (err >= 0)
 		err = hwt_buf_printf(out,
@@ -539,13 +689,19 @@ static int emit_graph(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 		err = hwt_buf_printf(out, "</text>\n");
 	if (err >= 0 && !html)
 		err = hwt_buf_printf(out,
-				     "<text id=\"reset\" class=\"btn\" x=\"10\" y=\"22\">Reset Zoom</text>\n"
+				     "<text id=\"reset\" class=\"btn\" x=\"10\" y=\"22\" visibility=\"hidden\">Reset Zoom</text>\n"
 				     "<text id=\"search\" class=\"btn\" x=\"%u\" y=\"22\">Search</text>\n"
 				     "<text id=\"matched\" x=\"%u\" y=\"%d\"> </text>\n"
 				     "<text id=\"details\" x=\"10\" y=\"%d\"> </text>\n",
-				     width - 110, width - 260, TOP_H + 20, TOP_H + 20);
+				     width - 110, width - 260, height - 12, height - 12);
+	/* Without a script (image viewers, previews) the SVG still shows the
+	 * full view; the script replaces these frames when it runs. */
 	if (err >= 0)
-		err = hwt_buf_printf(out, "<g id=\"frames\"></g>\n");
+		err = hwt_buf_printf(out, "<g id=\"frames\">\n");
+	if (err >= 0 && !html)
+		err = emit_static(ctx, f, &st, out, bscale);
+	if (err >= 0)
+		err = hwt_buf_printf(out, "</g>\n");
 	/* The SVG keeps its script inside the root element; the page puts it
 	 * after the drawing and the details line. */
 	if (err >= 0 && html)
@@ -575,6 +731,8 @@ static int emit_graph(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 	if (err >= 0)
 		err = hwt_buf_printf(out, html ? "</script>\n</body></html>\n" : "]]></script>\n</svg>\n");
 out:
+	free(st.f);
+	free(st.cursor);
 	free(name_idx);
 	free(names_order);
 	hwt_buf_fini(&nodes);

@@ -48,6 +48,19 @@ static void test_svg_xml_and_data(void **state)
 	assert_int_equal(run.status, 0);
 	assert_string_equal(run.out, "a <title> & more\n");
 	hwt_test_run_free(&run);
+	/* Drawn without a script too: frames a pixel wide or more, laid out
+	 * (root 1180 px wide, leaf 5/10 of it), each with a tooltip title. */
+	hwt_test_run(&run, "python3 -c 'import sys, xml.etree.ElementTree as E\n"
+			   "n={\"s\":\"http://www.w3.org/2000/svg\"}\n"
+			   "g=[x for x in E.parse(sys.argv[1]).getroot().iter(\"{http://www.w3.org/2000/svg}g\") "
+			   "if x.get(\"id\")==\"frames\"][0]\n"
+			   "print([(f.find(\"s:title\",n).text, f.find(\"s:rect\",n).get(\"width\")) "
+			   "for f in g.findall(\"s:g\",n)][:5])' '%s'", svg);
+	assert_int_equal(run.status, 0);
+	assert_string_equal(run.out, "[('all (10, 100.00%)', '1180.00'), ('prog (10, 100.00%)', '1180.00'), "
+				     "('main (10, 100.00%)', '1180.00'), ('<script>&amp\"x\"]]> (5, 50.00%)', '590.00'), "
+				     "('leaf (5, 50.00%)', '590.00')]\n");
+	hwt_test_run_free(&run);
 
 	cfg.format = HWT_REP_FMT_HTML;
 	hwt_buf_init(&b);
