@@ -399,6 +399,10 @@ static int folded_frame(struct hwt_rep_dict *dict, const char *s, size_t len, ui
 			break;
 		}
 	}
+	/* Blanks before a suffix would not survive a round trip (a writer
+	 * puts the count after the name), so they are not part of it. */
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+		len--;
 	if (len >= sizeof(name))
 		len = sizeof(name) - 1;
 	memcpy(name, s, len);

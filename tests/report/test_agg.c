@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdint.h>
 
 #include "tests/lib/testutil.h"
@@ -432,6 +433,59 @@ static void test_json(void **state)
 	hwt_test_tmpdir_remove(dir);
 }
 
+/* Updates of keys seen before allocate nothing: the heap's in-use bytes
+ * (glibc's mallinfo2) do not move across thousands of them, for
+ * aggregations and for profiles fed resolved frames or frame ids. */
+static void test_hot_path_allocates_nothing(void **state)
+{
+	const uint32_t types[] = {HWT_REP_STR, HWT_REP_INT};
+	struct hwt_rep_frame fr[3] = {rt_frame("leaf", "/bin/p", HWT_REP_KIND_USER),
+				      rt_frame("mid", "/bin/p", HWT_REP_KIND_USER),
+				      rt_frame("main", "/bin/p", HWT_REP_KIND_USER)};
+	struct hwt_rep_profile_config pc;
+	struct hwt_rep_profile *p;
+	struct hwt_rep_dict *dict;
+	struct hwt_rep_agg *agg;
+	struct hwt_rep_val k[2];
+	struct hwt_rep_sample s;
+	uint32_t ids[3];
+	size_t before;
+
+	(void)state;
+	assert_int_equal(hwt_rep_dict_alloc(&dict), 0);
+	agg = mkagg(dict, "h", HWT_REP_QUANTIZE, 2, types, NULL);
+	k[0] = skey(dict, "bash");
+	k[1].type = HWT_REP_INT;
+	k[1].v = 1;
+	assert_int_equal(hwt_rep_agg_update(agg, k, 5, 1), 0);
+	hwt_rep_profile_config_init(&pc);
+	pc.dict = dict;
+	assert_int_equal(hwt_rep_profile_alloc(&p, &pc), 0);
+	memset(&s, 0, sizeof(s));
+	s.comm = "bash";
+	s.event = "cycles";
+	s.frames = fr;
+	s.nframes = 3;
+	assert_int_equal(hwt_rep_profile_add(p, &s), 1);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(hwt_rep_dict_frame(dict, &fr[i], &ids[i]), 0);
+	before = mallinfo2().uordblks;
+	for (int i = 0; i < 10000; i++) {
+		assert_int_equal(hwt_rep_agg_update(agg, k, i, 1), 0);
+		s.frames = fr;
+		s.frame_ids = NULL;
+		assert_int_equal(hwt_rep_profile_add(p, &s), 1);
+		s.frames = NULL;
+		s.frame_ids = ids;
+		assert_int_equal(hwt_rep_profile_add(p, &s), 1);
+	}
+	assert_int_equal(mallinfo2().uordblks, before);
+	assert_int_equal(hwt_rep_profile_stats(p)->samples, 20001);
+	hwt_rep_profile_free(p);
+	hwt_rep_agg_free(agg);
+	hwt_rep_dict_free(dict);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -445,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_print_quantize),
 		cmocka_unit_test(test_print_stack),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_hot_path_allocates_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
