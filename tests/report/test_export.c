@@ -216,11 +216,47 @@ static void test_chrome_trace(void **state)
 	hwt_test_tmpdir_remove(dir);
 }
 
+/* pprof itself reads the file, when Go is installed (golang-go; not a
+ * build dependency): flat and cumulative values as hand-computed. */
+static void test_pprof_go_tool(void **state)
+{
+	char *dir = hwt_test_tmpdir();
+	struct hwt_test_run run;
+	const char *in;
+
+	(void)state;
+	hwt_test_run(&run, "command -v go");
+	if (run.status != 0) {
+		hwt_test_run_free(&run);
+		hwt_test_tmpdir_remove(dir);
+		hwt_test_skip("go is not installed (Debian golang-go): pprof's own reader not tried");
+		return;
+	}
+	hwt_test_run_free(&run);
+	{
+		const char *gt = "prog;_start;main;leaf 60\nprog;_start;main;a;leaf 30\nprog;_start;main;a 10\n";
+
+		in = rt_write(dir, "gt.folded", gt, strlen(gt));
+	}
+	hwt_test_run(&run, "%s flame --folded-in %s -o %s/gt.pb.gz 2>/dev/null && go tool pprof -top %s/gt.pb.gz",
+		     hwt_test_hwtrace(), in, dir, dir);
+	assert_int_equal(run.status, 0);
+	assert_true(hwt_test_contains(run.out, "Showing nodes accounting for 100, 100% of 100 total\n"));
+	assert_true(hwt_test_contains(run.out, "        90 90.00% 90.00%         90 90.00%  leaf\n"));
+	assert_true(hwt_test_contains(run.out, "        10 10.00%   100%         40 40.00%  a\n"));
+	assert_true(hwt_test_contains(run.out, "         0     0%   100%        100   100%  main\n"));
+	/* the stats travel as comments */
+	assert_true(hwt_test_contains(run.out, "hwtrace: samples: 100 (weight 100)"));
+	hwt_test_run_free(&run);
+	hwt_test_tmpdir_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pprof_roundtrip),
 		cmocka_unit_test(test_chrome_trace),
+		cmocka_unit_test(test_pprof_go_tool),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
