@@ -390,6 +390,8 @@ static int folded_frame(struct hwt_rep_dict *dict, const char *s, size_t len, ui
 
 	memset(&f, 0, sizeof(f));
 	f.kind = HWT_REP_KIND_USER;
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+		len--;
 	for (size_t k = 0; k < HWT_ARRAY_SIZE(folded_kinds); k++) {
 		size_t sl = strlen(folded_kinds[k].suffix);
 

@@ -196,7 +196,17 @@ int hwt_rep_folded_frame(struct hwt_buf *out, const char *label, uint32_t kind, 
 
 		err = hwt_buf_append(out, &c, 1);
 	}
-	if (err >= 0 && annotate && kind < HWT_ARRAY_SIZE(suffix) && suffix[kind])
+	if (err >= 0 && annotate && kind < HWT_ARRAY_SIZE(suffix) && suffix[kind]) {
 		err = hwt_buf_printf(out, "%s", suffix[kind]);
+	} else if (err >= 0 && annotate) {
+		/* A user frame whose name itself ends like a kind suffix gets
+		 * an explicit _[u], or a reader would take the name's end for
+		 * its kind. */
+		size_t len = strlen(label);
+
+		if (len >= 4 && label[len - 4] == '_' && label[len - 3] == '[' && label[len - 1] == ']' &&
+		    strchr("kiju", label[len - 2]))
+			err = hwt_buf_printf(out, "_[u]");
+	}
 	return err;
 }
