@@ -303,14 +303,15 @@ static int folded_emit(struct hwt_rep_render_ctx *ctx, struct flame *f, const st
 #define TOP_H 56
 #define BOTTOM_H 36
 
-/* The script both the SVG and the HTML page run. It reads HWT_DATA:
+/* The script both the SVG and the HTML page run. It reads the JSON in
+ * <script id="hwt-data">:
  *   names  unique frame names
  *   nodes  preorder, `stride` integers a node: depth, name index, kind,
  *          value [, base value]
  * and lays the graph out inside <g id="frames">. */
 static const char flame_js[] =
-"(function(){\"use strict\";\n"
-"var D=HWT_DATA,NS=\"http://www.w3.org/2000/svg\",doc=document;\n"
+"(function(){\"use strict\";var T0=performance.now();\n"
+"var doc=document,D=JSON.parse(doc.getElementById(\"hwt-data\").textContent),NS=\"http://www.w3.org/2000/svg\";\n"
 "var S=D.diff?5:4,N=D.nodes.length/S,W=D.width,PAD=10,FH=" "16" ",TOP=" "56" ";\n"
 "var dep=new Int32Array(N),nm=new Int32Array(N),kd=new Int8Array(N),val=new Float64Array(N),\n"
 " bas=new Float64Array(N),x=new Float64Array(N),end=new Int32Array(N),par=new Int32Array(N),maxd=0;\n"
@@ -379,7 +380,7 @@ static const char flame_js[] =
 "window.hwtFlame={search:search,zoom:zoom,reset:function(){zoom(0);},nodes:N,\n"
 " name:function(i){return D.names[nm[i]];},value:function(i){return val[i];},\n"
 " kind:function(i){return kd[i];},path:function(i){var p=[];for(;i>0;i=par[i])p.unshift(D.names[nm[i]]);return p;}};\n"
-"render();})();\n";
+"render();svg.setAttribute(\"data-ms\",Math.round(performance.now()-T0));})();\n";
 
 static const char flame_css[] =
 "text{font-family:Verdana,sans-serif;font-size:12px;fill:#000}\n"
@@ -706,10 +707,16 @@ static int emit_graph(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 	 * after the drawing and the details line. */
 	if (err >= 0 && html)
 		err = hwt_buf_printf(out, "</svg>\n<div id=\"details\"> </div>\n");
+	/* The data is JSON in a script block of its own: browsers parse
+	 * JSON.parse input several times faster than a script literal of the
+	 * same size, which matters at hundreds of thousands of frames. Names
+	 * are JSON-escaped with < and > as \u003c/\u003e, so no name can end
+	 * the block (or the SVG's CDATA section) early. */
 	if (err >= 0)
-		err = hwt_buf_printf(out, html ? "<script>\n" : "<script type=\"text/ecmascript\"><![CDATA[\n");
+		err = hwt_buf_printf(out, html ? "<script type=\"application/json\" id=\"hwt-data\">"
+					       : "<script type=\"application/json\" id=\"hwt-data\"><![CDATA[");
 	if (err >= 0)
-		err = hwt_buf_printf(out, "var HWT_DATA={\"width\":%u,\"minw\":%.3f,\"icicle\":%s,\"diff\":%s,"
+		err = hwt_buf_printf(out, "{\"width\":%u,\"minw\":%.3f,\"icicle\":%s,\"diff\":%s,"
 				     "\"bscale\":%.17g,\"unit\":\"%s\",\"names\":[",
 				     width, cfg->min_width, cfg->icicle ? "true" : "false",
 				     diff ? "true" : "false", bscale,
@@ -725,7 +732,8 @@ static int emit_graph(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 	if (err >= 0)
 		err = hwt_buf_append(out, nodes.data, nodes.len);
 	if (err >= 0)
-		err = hwt_buf_printf(out, "]};\n");
+		err = hwt_buf_printf(out, html ? "]}</script>\n<script>\n"
+					       : "]}]]></script>\n<script type=\"text/ecmascript\"><![CDATA[\n");
 	if (err >= 0)
 		err = hwt_buf_append(out, flame_js, sizeof(flame_js) - 1);
 	if (err >= 0)

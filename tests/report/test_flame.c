@@ -73,7 +73,7 @@ static void test_svg_xml_and_data(void **state)
 	hwt_test_run(&run, "python3 -c '\n"
 			   "import json,sys\n"
 			   "t=open(sys.argv[1],encoding=\"utf-8\").read()\n"
-			   "a=t.index(\"var HWT_DATA=\")+13; b=t.index(\";\\n\",a)\n"
+			   "a=t.index(\"id=\\\"hwt-data\\\">\")+14; b=t.index(\"</script>\",a)\n"
 			   "d=json.loads(t[a:b]); n=d[\"nodes\"]\n"
 			   "print([(n[i],d[\"names\"][n[i+1]],n[i+2],n[i+3]) for i in range(0,len(n),4)])' '%s'",
 		     html);
