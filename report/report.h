@@ -383,8 +383,8 @@ HWT_API int hwt_rep_profile_add(struct hwt_rep_profile *profile,
  * as its event (NULL: ""). Empty lines are skipped.
  * Returns the number of lines added, or -HWT_EFORMAT with the 1-based line
  * number in *err_line (when not NULL): a line without a count, a count that
- * is not a positive integer, an empty frame. Lines before the bad one are
- * kept. -ENOMEM. */
+ * is not a positive integer (or would take the total past 2^64), an empty
+ * frame, a NUL byte. Lines before the bad one are kept. -ENOMEM. */
 HWT_API int64_t hwt_rep_profile_add_folded(struct hwt_rep_profile *profile, const char *text,
 					   size_t len, const char *event, size_t *err_line);
 
@@ -452,8 +452,12 @@ HWT_API int hwt_rep_format_from_path(const char *path, enum hwt_rep_format *form
 HWT_API const char *hwt_rep_format_name(enum hwt_rep_format format);
 
 /* Renders profile in cfg->format and appends it to out (binary for PPROF).
- * Returns 0, -HWT_EINVAL (bad config), -HWT_ENOTSUP (CHROME: a profile has
- * no time order; use a timeline), -HWT_ELIB (zlib failed), -ENOMEM. */
+ * The profile is not changed, except that its dict may gain strings (the
+ * root's name, a base profile's names): no id changes, but the dict must
+ * not be used by another thread meanwhile.
+ * Returns 0, -HWT_EINVAL (bad config, a sort field that cannot key a
+ * report), -HWT_ENOTSUP (CHROME: a profile has no time order; use a
+ * timeline), -HWT_ELIB (zlib failed), -ENOMEM. */
 HWT_API int hwt_rep_render(const struct hwt_rep_profile *profile,
 			   const struct hwt_rep_render_config *cfg, struct hwt_buf *out);
 
