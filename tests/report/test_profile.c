@@ -517,6 +517,80 @@ static void test_shared_dict_frame_ids(void **state)
 	hwt_rep_dict_free(dict);
 }
 
+/* One section per event (heavier first); pid and source-line keys: main in
+ * pid 42 and main in pid 7 are separate entries (3 of 6 cycles each). */
+static void test_events_and_keys(void **state)
+{
+	struct hwt_rep_profile *p;
+	struct hwt_rep_render_config cfg;
+	struct hwt_rep_frame fr[2] = {rt_frame("f", "/bin/x", HWT_REP_KIND_KERNEL),
+				      rt_frame("main", "/bin/x", HWT_REP_KIND_USER)};
+	struct hwt_rep_sample s;
+	char *text;
+
+	(void)state;
+	fr[0].file = "f.c";
+	fr[0].line = 12;
+	assert_int_equal(hwt_rep_profile_alloc(&p, NULL), 0);
+	memset(&s, 0, sizeof(s));
+	s.frames = fr;
+	s.nframes = 2;
+	s.pid = 42;
+	s.event = "instructions";
+	s.weight = 1;
+	assert_int_equal(hwt_rep_profile_add(p, &s), 1);
+	s.event = "cycles";
+	s.weight = 3;
+	assert_int_equal(hwt_rep_profile_add(p, &s), 1);
+	s.pid = 7;
+	s.frames = fr + 1;
+	s.nframes = 1;
+	assert_int_equal(hwt_rep_profile_add(p, &s), 1);
+	hwt_rep_render_config_init(&cfg);
+	cfg.graph = HWT_REP_GRAPH_NONE;
+	cfg.nsort = 3;
+	cfg.sort[0] = HWT_REP_F_PID;
+	cfg.sort[1] = HWT_REP_F_SRCLINE;
+	cfg.sort[2] = HWT_REP_F_FUNCTION;
+	text = render(p, &cfg);
+	assert_string_equal(text,
+		"# hwtrace report\n"
+		"#\n"
+		"# Samples: 2 of event 'cycles'\n"
+		"# Event count: 6\n"
+		"#\n"
+		"# Children      Self  Pid  Source:Line  Symbol\n"
+		"# ........  ........  ...  ...........  ......\n"
+		"#\n"
+		"    50.00%    50.00%  42   f.c:12       [k] f\n"
+		"    50.00%    50.00%  7    [unknown]    [.] main\n"
+		"    50.00%     0.00%  42   [unknown]    [.] main\n"
+		"\n"
+		"#\n"
+		"# Samples: 1 of event 'instructions'\n"
+		"# Event count: 1\n"
+		"#\n"
+		"# Children      Self  Pid  Source:Line  Symbol\n"
+		"# ........  ........  ...  ...........  ......\n"
+		"#\n"
+		"   100.00%   100.00%  42   f.c:12       [k] f\n"
+		"   100.00%     0.00%  42   [unknown]    [.] main\n"
+		"#\n"
+		"# samples: 3 (weight 7), filtered out: 0, lost: 0, without stack: 0\n"
+		"# frames: 5, unsymbolized: 0 (0.00%), truncated stacks: 0, bad input: 0\n");
+	free(text);
+	/* Stack fields cannot key a report entry. */
+	cfg.sort[0] = HWT_REP_F_USTACK;
+	{
+		struct hwt_buf b;
+
+		hwt_buf_init(&b);
+		assert_int_equal(hwt_rep_render(p, &cfg, &b), -HWT_EINVAL);
+		hwt_buf_fini(&b);
+	}
+	hwt_rep_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -529,6 +603,7 @@ int main(void)
 		cmocka_unit_test(test_deep_and_empty_stacks),
 		cmocka_unit_test(test_sample_keys),
 		cmocka_unit_test(test_shared_dict_frame_ids),
+		cmocka_unit_test(test_events_and_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
