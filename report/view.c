@@ -31,7 +31,7 @@ struct group {
 	size_t ev_cap;
 	uint32_t *rows;               /* profile row ids */
 	uint32_t *row_off;            /* row i's entry ids: pos[row_off[i]..] */
-	size_t nrows, rows_cap;
+	size_t nrows, rows_cap, row_off_cap;
 	uint32_t *pos;                /* entry id per stack position */
 	size_t npos, pos_cap;
 };
@@ -199,16 +199,9 @@ static int view_process(struct hwt_rep_render_ctx *ctx, int source, uint32_t row
 		return -ENOMEM;
 	n = hwt_rep_dict_stack_get(dict, row->stack, &frames);
 	npos = v->frame_fields && n ? n : 1;
-	if ((err = grow((void **)&g->rows, &g->rows_cap, g->nrows + 1, sizeof(*g->rows))) < 0)
+	if ((err = grow((void **)&g->rows, &g->rows_cap, g->nrows + 1, sizeof(*g->rows))) < 0 ||
+	    (err = grow((void **)&g->row_off, &g->row_off_cap, g->nrows + 1, sizeof(*g->row_off))) < 0)
 		return err;
-	/* row_off shares rows' capacity */
-	{
-		uint32_t *ro = realloc(g->row_off, g->rows_cap * sizeof(*ro));
-
-		if (!ro)
-			return -ENOMEM;
-		g->row_off = ro;
-	}
 	if ((err = grow((void **)&g->pos, &g->pos_cap, g->npos + npos, sizeof(*g->pos))) < 0)
 		return err;
 	if (g->npos + npos > UINT32_MAX)
