@@ -329,8 +329,8 @@ static const char flame_js[] =
 " return ((h>>>0)%1000)/1000;}\n"
 "var maxDelta=1;if(D.diff){for(var i=1;i<N;i++){var dd=Math.abs(val[i]-bas[i]*D.bscale);if(dd>maxDelta)maxDelta=dd;}}\n"
 "function color(i){if(matched&&matched[i])return \"rgb(230,0,230)\";\n"
-" if(D.diff){var d=val[i]-bas[i]*D.bscale,t=Math.min(1,Math.abs(d)/maxDelta),c=Math.round(255-200*t);\n"
-"  return d>0?\"rgb(255,\"+c+\",\"+c+\")\":d<0?\"rgb(\"+c+\",\"+c+\",255)\":\"rgb(250,250,250)\";}\n"
+" if(D.diff){var d=val[i]-bas[i]*D.bscale,t=Math.min(1,Math.abs(d)/maxDelta),c=Math.round(225-180*t);\n"
+"  return d>0?\"rgb(255,\"+c+\",\"+c+\")\":d<0?\"rgb(\"+c+\",\"+c+\",255)\":\"rgb(225,225,225)\";}\n"
 " var h=hsh(D.names[nm[i]]);switch(kd[i]){\n"
 " case 1:return \"hsl(\"+Math.round(h*50)+\",80%,\"+Math.round(55+h*10)+\"%)\";\n"
 " case 2:return \"hsl(\"+Math.round(180+h*25)+\",60%,\"+Math.round(50+h*12)+\"%)\";\n"
@@ -505,13 +505,14 @@ static int static_fill(struct hwt_buf *out, const char *name, uint32_t kind, dou
 	if (diff) {
 		int c;
 
+		/* Grey when unchanged, toward red (grew) or blue (shrank). */
 		t = fabs(delta) / max_delta;
-		c = (int)lround(255 - 200 * (t < 1 ? t : 1));
+		c = (int)lround(225 - 180 * (t < 1 ? t : 1));
 		if (delta > 0)
 			return hwt_buf_printf(out, "rgb(255,%d,%d)", c, c);
 		if (delta < 0)
 			return hwt_buf_printf(out, "rgb(%d,%d,255)", c, c);
-		return hwt_buf_printf(out, "rgb(250,250,250)");
+		return hwt_buf_printf(out, "rgb(225,225,225)");
 	}
 	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
 		h = (h ^ *p) * 16777619u;
