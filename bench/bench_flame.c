@@ -7,6 +7,7 @@
  *    end to end through `hwtrace flame --folded-in` as a user runs it.
  *    Against FlameGraph's flamegraph.pl when it is installed (Debian 12 has
  *    no package for it, so usually absolute figures only).
+ *    The perf-style text and JSON reports of the same profile.
  * 2. Folded generation for 1,000,000 samples: adding the samples (interning,
  *    merging) and writing the folded text.
  *
@@ -180,8 +181,8 @@ int main(int argc, char **argv)
 	struct hwt_rep_profile *p, *big;
 	struct hwt_rep_sample smp;
 	char self[PATH_MAX], hwtrace[PATH_MAX + 32], folded[PATH_MAX], cmd[3 * PATH_MAX];
-	size_t svg_bytes, html_bytes, folded_bytes;
-	double svg_ms, html_ms, folded_ms, add_s, ids_s, cli_svg, cli_html, fg_ms = -1;
+	size_t svg_bytes, html_bytes, folded_bytes, text_bytes, json_bytes;
+	double text_ms, json_ms, svg_ms, html_ms, folded_ms, add_s, ids_s, cli_svg, cli_html, fg_ms = -1;
 	struct hwt_rep_profile *fast;
 	uint32_t (*ids)[MAXD];
 	ssize_t n;
@@ -200,6 +201,8 @@ int main(int argc, char **argv)
 	snprintf(folded, sizeof(folded), "%s/bench_flame.folded", dir);
 	render_ms(p, HWT_REP_FMT_FOLDED, &folded_bytes, folded);
 	svg_ms = render_ms(p, HWT_REP_FMT_SVG, &svg_bytes, NULL);
+	text_ms = render_ms(p, HWT_REP_FMT_TEXT, &text_bytes, NULL);
+	json_ms = render_ms(p, HWT_REP_FMT_JSON, &json_bytes, NULL);
 	html_ms = render_ms(p, HWT_REP_FMT_HTML, &html_bytes, NULL);
 
 	/* End to end as a user runs it: hwtrace next to this program. */
@@ -275,6 +278,9 @@ int main(int argc, char **argv)
 	       (double)svg_bytes / 1e6);
 	printf("%-52s %9.1f ms %9.2f MB\n", "render HTML, 50,000 distinct stacks (library)", html_ms,
 	       (double)html_bytes / 1e6);
+	printf("%-52s %9.1f ms %9.2f MB\n", "perf-style text report with call graphs (library)", text_ms,
+	       (double)text_bytes / 1e6);
+	printf("%-52s %9.1f ms %9.2f MB\n", "the same report as JSON (library)", json_ms, (double)json_bytes / 1e6);
 	printf("%-52s %9.1f ms %9.2f MB\n", "hwtrace flame --folded-in F -o x.svg (end to end)", cli_svg,
 	       (double)svg_bytes / 1e6);
 	printf("%-52s %9.1f ms %9.2f MB\n", "hwtrace flame --folded-in F -o x.html (end to end)", cli_html,

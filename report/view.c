@@ -308,29 +308,6 @@ static int tree_init(struct tree *t)
 	return 0;
 }
 
-/* Adds weight along a path of labels (root side first). */
-static int tree_add(struct tree *t, const uint32_t *labels, size_t n, uint64_t weight)
-{
-	uint32_t node = 0;
-
-	t->val[0] += weight;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t key[2] = {node, labels[i]}, id;
-		int err;
-
-		if ((err = grow((void **)&t->val, &t->cap, t->nodes.n + 1, sizeof(*t->val))) < 0)
-			return err;
-		err = hwt_rep_set_intern(&t->nodes, key, sizeof(key), &id);
-		if (err < 0)
-			return err;
-		if (err == 1)
-			t->val[id] = 0;
-		t->val[id] += weight;
-		node = id;
-	}
-	return 0;
-}
-
 static inline uint32_t tree_label(const struct tree *t, uint32_t node)
 {
 	return ((const uint32_t *)hwt_rep_set_key(&t->nodes, node, NULL))[1];
@@ -403,31 +380,112 @@ static int tree_link(struct tree *t, const struct hwt_rep_dict *dict)
 	return 0;
 }
 
-/* Builds the graph of entry `id`. caller: its callees (and the whole chain
- * from the root for its own samples); else its callers. */
-static int build_tree(struct tree *t, const struct view *v, const struct hwt_rep_profile *p,
-		      const struct group *g, uint32_t id, bool caller)
+/* The graph of an entry. caller: its callees (and the whole chain from
+ * the root for its own samples); else its callers. */
+/* Which rows hold each entry: an index (CSR) so that building an entry's
+ * graph visits only its rows, not the whole profile once per entry. */
+struct entry_rows {
+	uint32_t *off;  /* entry -> first index in rows; n + 1 of them */
+	uint32_t *rows; /* group row indices */
+};
+
+static void entry_rows_fini(struct entry_rows *er)
 {
-	uint32_t labels[HWT_REP_MAX_DEPTH];
+	free(er->off);
+	free(er->rows);
+}
+
+static int entry_rows_init(struct entry_rows *er, const struct view *v, const struct group *g)
+{
+	size_t n = g->entries.n;
+	uint32_t *last = malloc((n ? n : 1) * sizeof(*last));
+	size_t total = 0;
+
+	er->off = calloc(n + 1, sizeof(*er->off));
+	er->rows = NULL;
+	if (!last || !er->off) {
+		free(last);
+		return -ENOMEM;
+	}
+	/* Two passes: count each entry once per row, then place. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++)
+			last[i] = UINT32_MAX;
+		for (size_t r = 0; r < g->nrows; r++) {
+			size_t end = r + 1 < g->nrows ? g->row_off[r + 1] : g->npos;
+
+			for (size_t k = g->row_off[r]; k < end; k++) {
+				uint32_t e = g->pos[k];
+
+				if (last[e] == r)
+					continue;
+				last[e] = (uint32_t)r;
+				if (pass == 0)
+					er->off[e + 1]++;
+				else
+					er->rows[er->off[e]++] = (uint32_t)r;
+			}
+		}
+		if (pass == 0) {
+			for (size_t i = 0; i < n; i++)
+				er->off[i + 1] += er->off[i];
+			total = er->off[n];
+			er->rows = malloc((total ? total : 1) * sizeof(*er->rows));
+			if (!er->rows) {
+				free(last);
+				return -ENOMEM;
+			}
+		}
+	}
+	/* The fill advanced each start to the next entry's: shift back. */
+	memmove(er->off + 1, er->off, n * sizeof(*er->off));
+	er->off[0] = 0;
+	free(last);
+	(void)v;
+	return 0;
+}
+
+/* Builds the graph of entry `id` from its rows; with !worth (the entry is
+ * under the graph limit, so no branch could show) an empty graph. */
+/* A row on its way down an entry's graph. */
+struct walker {
+	const uint32_t *frames; /* the row's stack, leaf first */
+	uint32_t top;           /* stack index of the path's first frame */
+	uint32_t len;           /* frames in the path */
+	uint32_t node;          /* tree node reached so far */
+	uint64_t weight;
+};
+
+static int build_tree(struct tree *t, const struct view *v, const struct hwt_rep_profile *p,
+		      const struct group *g, const struct entry_rows *er, uint32_t id, bool caller,
+		      bool worth, uint64_t min)
+{
+	size_t nw = 0, cap = worth ? er->off[id + 1] - er->off[id] : 0;
+	struct walker *w = malloc((cap ? cap : 1) * sizeof(*w));
 	int err = tree_init(t);
 
-	for (size_t r = 0; r < g->nrows && err >= 0; r++) {
+	if (!w) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t ri = er->off[id]; worth && ri < er->off[id + 1] && err >= 0; ri++) {
+		size_t r = er->rows[ri];
 		const struct hwt_rep_row_key *row = hwt_rep_profile_row(p, g->rows[r]);
 		const uint32_t *pos = g->pos + g->row_off[r], *frames;
-		size_t n = hwt_rep_dict_stack_get(p->dict, row->stack, &frames), npos, m = 0;
-		uint64_t w = p->vals[g->rows[r]].weight;
-		size_t j;
+		size_t n = hwt_rep_dict_stack_get(p->dict, row->stack, &frames), npos, j;
 
 		if (!n)
 			continue;
 		npos = v->frame_fields ? n : 1;
 		if (!caller) {
+			/* Callers: from the leaf (this entry) to the root. */
 			if (pos[0] != id)
 				continue;
-			for (size_t i = 0; i < n; i++)
-				labels[m++] = hwt_rep_dict_label_id(p->dict, frames[i]);
+			j = 0;
 		} else {
-			/* The outermost occurrence (recursion shows once). */
+			/* Callees from the outermost occurrence (recursion
+			 * shows once); for the entry's own samples the
+			 * whole chain from the root. */
 			for (j = npos; j-- > 0;) {
 				if (pos[j] == id)
 					break;
@@ -436,11 +494,45 @@ static int build_tree(struct tree *t, const struct view *v, const struct hwt_rep
 				continue;
 			if (j == 0 || !v->frame_fields)
 				j = n - 1;
-			for (size_t i = j + 1; i-- > 0;)
-				labels[m++] = hwt_rep_dict_label_id(p->dict, frames[i]);
 		}
-		err = tree_add(t, labels, m, w);
+		w[nw].frames = frames;
+		w[nw].top = (uint32_t)j;
+		w[nw].len = caller ? (uint32_t)j + 1 : (uint32_t)n;
+		w[nw].node = 0;
+		w[nw].weight = p->vals[g->rows[r]].weight;
+		t->val[0] += w[nw].weight;
+		nw++;
 	}
+	/* Level by level, so that a branch under the graph limit is not
+	 * grown further: it could never be shown, and growing every path in
+	 * full costs a hash insert per frame of every sample. */
+	for (uint32_t level = 0; nw && err >= 0; level++) {
+		size_t keep = 0;
+
+		for (size_t i = 0; i < nw && err >= 0; i++) {
+			struct walker *k = &w[i];
+			uint32_t f = caller ? k->frames[k->top - level] : k->frames[level];
+			uint32_t key[2] = {k->node, hwt_rep_dict_label_id(p->dict, f)}, nid;
+
+			if ((err = grow((void **)&t->val, &t->cap, t->nodes.n + 1, sizeof(*t->val))) < 0)
+				break;
+			err = hwt_rep_set_intern(&t->nodes, key, sizeof(key), &nid);
+			if (err < 0)
+				break;
+			if (err == 1)
+				t->val[nid] = 0;
+			err = 0;
+			t->val[nid] += k->weight;
+			k->node = nid;
+		}
+		for (size_t i = 0; i < nw && err >= 0; i++) {
+			if (level + 1 < w[i].len && t->val[w[i].node] >= min && t->val[w[i].node])
+				w[keep++] = w[i];
+		}
+		nw = keep;
+	}
+out:
+	free(w);
 	if (err >= 0)
 		err = tree_link(t, p->dict);
 	return err;
@@ -675,6 +767,8 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 	enum hwt_rep_order ord = cfg->order;
 	enum hwt_rep_graph graph = cfg->graph;
 	bool children = cfg->children;
+	uint64_t graph_min;
+	struct entry_rows er;
 	int widths[8];
 	int err = 0;
 	char tmp[4400];
@@ -707,6 +801,7 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 		}
 	}
 	qsort(order, n, sizeof(*order), cmp_sorted);
+	graph_min = (uint64_t)((double)g->weight * cfg->graph_limit / 100.0);
 	/* Which entries show: over the percent limit, at most max_entries. */
 	for (size_t i = 0; i < n; i++) {
 		const struct entry_val *e = &g->ev[order[i].id];
@@ -763,6 +858,9 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 		if (err >= 0)
 			err = hwt_buf_printf(out, "\n#\n");
 	}
+	memset(&er, 0, sizeof(er));
+	if (err >= 0 && graph != HWT_REP_GRAPH_NONE && shown)
+		err = entry_rows_init(&er, v, g);
 	for (size_t i = 0; i < shown && err >= 0; i++) {
 		const struct entry_val *e = &g->ev[order[i].id];
 		struct tree t;
@@ -770,7 +868,11 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 
 		memset(&t, 0, sizeof(t));
 		if (want_graph) {
-			err = build_tree(&t, v, ctx->profile, g, order[i].id, graph == HWT_REP_GRAPH_CALLER);
+			bool caller = graph == HWT_REP_GRAPH_CALLER;
+			uint64_t gtotal = caller ? e->children : e->self;
+
+			err = build_tree(&t, v, ctx->profile, g, &er, order[i].id, caller,
+					 gtotal && gtotal >= graph_min, graph_min);
 			if (err < 0) {
 				tree_fini(&t);
 				break;
@@ -839,6 +941,7 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 	}
 	if (err >= 0 && v->json)
 		err = hwt_buf_printf(out, "]}");
+	entry_rows_fini(&er);
 	free(order);
 	return err;
 }
