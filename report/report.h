@@ -127,6 +127,7 @@ HWT_API int hwt_rep_dict_str(struct hwt_rep_dict *dict, const char *s, size_t le
 /* The NUL-terminated string of an id, valid for the lifetime of the dict;
  * NULL for an id never handed out. */
 HWT_API const char *hwt_rep_dict_str_get(const struct hwt_rep_dict *dict, uint32_t id);
+/* Number of strings (ids are 0 .. n-1). */
 HWT_API size_t hwt_rep_dict_nstr(const struct hwt_rep_dict *dict);
 
 /* Interns a frame (its strings too). Returns 0, -HWT_EINVAL, -ENOMEM. */
@@ -136,6 +137,7 @@ HWT_API int hwt_rep_dict_frame(struct hwt_rep_dict *dict, const struct hwt_rep_f
  * NULL), valid for the lifetime of the dict; NULL for a bad id. */
 HWT_API const struct hwt_rep_frame *hwt_rep_dict_frame_get(const struct hwt_rep_dict *dict,
 							  uint32_t id);
+/* Number of frames (ids are 0 .. n-1). */
 HWT_API size_t hwt_rep_dict_nframes(const struct hwt_rep_dict *dict);
 
 /* Interns a stack: n frame ids, leaf first. Returns 0, -HWT_EINVAL (an
@@ -251,9 +253,11 @@ HWT_API int hwt_rep_agg_row(const struct hwt_rep_agg *agg, size_t i,
 /* Row of key, or -HWT_ENOSYM when the key was never updated. */
 HWT_API int hwt_rep_agg_find(const struct hwt_rep_agg *agg, const struct hwt_rep_val *key,
 			     struct hwt_rep_agg_result *res);
-/* Lower bound of bucket i of this aggregation's histogram, as printed
- * (quantize: 0, +-2^k; lquantize: bucket 0 is "< low", its lower bound is
- * INT64_MIN). Returns 0 or -HWT_EINVAL. */
+/* The lowest value bucket i of this aggregation's histogram holds
+ * (quantize: 2^k for positive buckets, -(2^(k+1))+1 for negative ones,
+ * INT64_MIN for bucket 0; lquantize: INT64_MIN for the "< low" bucket,
+ * low + (i-1)*step after it). Returns 0 or -HWT_EINVAL (not a histogram,
+ * i out of range). */
 HWT_API int hwt_rep_agg_bucket_low(const struct hwt_rep_agg *agg, size_t i, int64_t *low);
 
 /* Bucket of v in a power-of-two histogram (0 .. 126), see above. */
@@ -306,6 +310,7 @@ enum hwt_rep_field {
  * "cpu", "event", "srcline", "ustack", "kstack", "stack", "weight",
  * "time"). Returns 0 or -HWT_EINVAL. */
 HWT_API int hwt_rep_field_parse(const char *name, enum hwt_rep_field *field);
+/* The field's name ("function", ...); "?" for a bad value. Static. */
 HWT_API const char *hwt_rep_field_name(enum hwt_rep_field field);
 /* The key type a field gives (enum hwt_rep_type). */
 HWT_API uint32_t hwt_rep_field_type(enum hwt_rep_field field);
@@ -391,6 +396,7 @@ HWT_API int64_t hwt_rep_profile_add_folded(struct hwt_rep_profile *profile, cons
 /* Records samples the input lost (ring-buffer overflow, decode gaps). */
 HWT_API void hwt_rep_profile_lost(struct hwt_rep_profile *profile, uint64_t samples);
 
+/* The running counts; valid for the lifetime of the profile. */
 HWT_API const struct hwt_rep_stats *hwt_rep_profile_stats(const struct hwt_rep_profile *profile);
 /* The dict the profile interns into (its own or the shared one). */
 HWT_API struct hwt_rep_dict *hwt_rep_profile_dict(const struct hwt_rep_profile *profile);
@@ -449,6 +455,7 @@ HWT_API void hwt_rep_render_config_init(struct hwt_rep_render_config *cfg);
  * HTML, .pb.gz PPROF, .json CHROME (a flame/export command's view: a report
  * command's --json is HWT_REP_FMT_JSON). Returns 0 or -HWT_EINVAL. */
 HWT_API int hwt_rep_format_from_path(const char *path, enum hwt_rep_format *format);
+/* "text", "json", "folded", "svg", "html", "pprof", "chrome"; "?" else. */
 HWT_API const char *hwt_rep_format_name(enum hwt_rep_format format);
 
 /* Renders profile in cfg->format and appends it to out (binary for PPROF).
@@ -471,8 +478,9 @@ HWT_API int hwt_rep_render_file(const struct hwt_rep_profile *profile,
 
 struct hwt_rep_timeline;
 
-/* Allocates an empty timeline. Returns 0 or -ENOMEM. */
+/* Allocates an empty timeline. Returns 0, -HWT_EINVAL or -ENOMEM. */
 HWT_API int hwt_rep_timeline_alloc(struct hwt_rep_timeline **timeline);
+/* Accepts NULL. */
 HWT_API void hwt_rep_timeline_free(struct hwt_rep_timeline *timeline);
 
 /* Names a thread (the name is copied). Returns 0 or -ENOMEM. */
