@@ -84,7 +84,7 @@ static char *read_input(const char *path, size_t *len)
 	return buf;
 }
 
-static int load_folded(const char *path, const char *event, struct hwt_rep_profile **out)
+int hwt_cli_load_folded(const char *path, const char *event, struct hwt_rep_profile **out)
 {
 	struct hwt_rep_profile_config pc;
 	struct hwt_rep_profile *p;
@@ -243,10 +243,10 @@ int hwt_cmd_flame(int argc, char **argv)
 	}
 	if (diff && cfg.format != HWT_REP_FMT_SVG && cfg.format != HWT_REP_FMT_HTML)
 		return hwt_cli_usage_error("flame", "--diff draws a differential flame graph: write .svg or .html");
-	if (load_folded(in, event, &p) != HWT_EXIT_OK)
+	if (hwt_cli_load_folded(in, event, &p) != HWT_EXIT_OK)
 		goto out;
 	if (diff) {
-		if (load_folded(diff, event, &base) != HWT_EXIT_OK)
+		if (hwt_cli_load_folded(diff, event, &base) != HWT_EXIT_OK)
 			goto out;
 		cfg.base = base;
 	}

@@ -8,6 +8,7 @@
 
 static const struct hwt_cli_cmd commands[] = {
 	{"info", hwt_cmd_info, "show what a trace file holds"},
+	{"report", hwt_cmd_report, "top functions, call graphs (perf report layout), JSON"},
 	{"flame", hwt_cmd_flame, "flame graphs (SVG/HTML), folded stacks, pprof"},
 };
 
