@@ -31,6 +31,14 @@ int hwt_cmd_stat(int argc, char **argv);
 int hwt_cmd_record(int argc, char **argv);
 /* `record --pt=emulate ...`: the PT emulator's part of record. */
 int hwt_record_pt_emulate(int argc, char **argv);
+int hwt_cmd_flame(int argc, char **argv);
+int hwt_cmd_report(int argc, char **argv);
+
+/* Reads folded stacks from path ("-" is stdin) into a new profile (cmd_flame.c,
+ * shared with report). Prints its own one-line error; returns HWT_EXIT_OK
+ * or HWT_EXIT_ERROR. */
+struct hwt_rep_profile;
+int hwt_cli_load_folded(const char *path, const char *event, struct hwt_rep_profile **out);
 
 /* "hwtrace: error: <message>" on stderr. One line: say the cause and the fix. */
 void hwt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -12,6 +12,8 @@ static const struct hwt_cli_cmd commands[] = {
 	{"list", hwt_cmd_list, "list the events this machine can count"},
 	{"stat", hwt_cmd_stat, "count events for a command, processes or the system"},
 	{"record", hwt_cmd_record, "record a command (--pt=emulate: emulated Intel PT)"},
+	{"report", hwt_cmd_report, "top functions, call graphs (perf report layout), JSON"},
+	{"flame", hwt_cmd_flame, "flame graphs (SVG/HTML), folded stacks, pprof"},
 };
 
 static void usage(FILE *out)

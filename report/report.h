@@ -1,0 +1,503 @@
+/*
+ * report/report.h - hwtrace's reports: the aggregation engine (DTrace-style
+ * keyed aggregations with count, sum, min, max, avg, stddev, quantize and
+ * lquantize), sample profiles with perf-report-like views (top functions
+ * with self and children, caller and callee call graphs, filters), flame
+ * graphs (interactive SVG/HTML, differential, folded), pprof export and
+ * Chrome trace event export of time-ordered spans.
+ *
+ * This header is the whole contract of the report module. Input comes in
+ * memory: whoever reads a trace (the format session, the PT decoder, a probe
+ * front-end) hands samples, spans or aggregation updates to these objects.
+ *
+ * Three layers:
+ *
+ *   dict      interns strings, frames and stacks once; everything else keys
+ *             on the small integer ids it hands out. Ids are dense, start at
+ *             0 (the empty string, the empty stack) and never change.
+ *   agg       a named aggregation (DTrace's @name[key] = func(value)): keys
+ *             are tuples of typed values (int, string id, stack id).
+ *   profile   samples (event, weight, thread, cpu, stack of frames) merged
+ *             by identical (stack, thread, cpu, event); rendered by
+ *             hwt_rep_render() into text, JSON, folded stacks, SVG, HTML
+ *             or pprof.
+ *   timeline  per-thread spans and instants, rendered as Chrome trace JSON.
+ *
+ * Usage, a profile:
+ *
+ *   struct hwt_rep_profile_config pc;
+ *   hwt_rep_profile_config_init(&pc);
+ *   err = hwt_rep_profile_alloc(&prof, &pc);
+ *   for each sample: err = hwt_rep_profile_add(prof, &sample);
+ *   struct hwt_rep_render_config rc;
+ *   hwt_rep_render_config_init(&rc);
+ *   rc.format = HWT_REP_FMT_TEXT;                 // or hwt_rep_format_from_path()
+ *   err = hwt_rep_render(prof, &rc, &buf);         // appends to a hwt_buf
+ *   hwt_rep_profile_free(prof);
+ *
+ * Usage, an aggregation (@lat[comm] = quantize(ns)):
+ *
+ *   hwt_rep_dict_alloc(&dict);
+ *   struct hwt_rep_agg_config ac;
+ *   hwt_rep_agg_config_init(&ac);
+ *   ac.name = "lat"; ac.func = HWT_REP_QUANTIZE;
+ *   ac.nkeys = 1; ac.key_types[0] = HWT_REP_STR; ac.key_names[0] = "comm";
+ *   hwt_rep_agg_alloc(&agg, dict, &ac);
+ *   hwt_rep_dict_str(dict, comm, strlen(comm), &id);
+ *   struct hwt_rep_val key = {HWT_REP_STR, id};
+ *   hwt_rep_agg_update(agg, &key, ns, 1);          // allocates only for a new key
+ *   hwt_rep_agg_print(agg, HWT_REP_FMT_TEXT, &buf);
+ *
+ * Nothing here prints or exits; diagnostics go through the logger in the
+ * configs. No globals: objects are independent and each is used by one
+ * thread at a time.
+ */
+#ifndef HWT_REPORT_REPORT_H
+#define HWT_REPORT_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/hwt.h"
+
+/* ------------------------------------------------------------------------ */
+/* Frames and samples: the input                                             */
+
+/* What kind of code a frame is in; it picks the colour in flame graphs and
+ * the [.]/[k] marker in reports. */
+enum hwt_rep_kind {
+	HWT_REP_KIND_UNKNOWN = 0,
+	HWT_REP_KIND_USER = 1,
+	HWT_REP_KIND_KERNEL = 2,
+	HWT_REP_KIND_INLINED = 3, /* inlined into the next frame (its caller) */
+	HWT_REP_KIND_JIT = 4,
+	HWT_REP_KIND_COUNT_
+};
+
+/* A resolved frame. Strings may be NULL (unknown); they are copied (interned)
+ * when the frame is added, so they need only live during the call. A frame
+ * without a function name counts as unsymbolized in the stats. */
+struct hwt_rep_frame {
+	const char *function;
+	const char *object;   /* shared object or binary path, "[kernel.kallsyms]" */
+	const char *file;     /* source file of the frame's line */
+	uint32_t line;        /* 0 when unknown */
+	uint32_t kind;        /* enum hwt_rep_kind */
+	uint64_t addr;        /* instruction address; 0 when unknown */
+};
+
+/* One sample. Frames are leaf first (frames[0] is where the sample hit).
+ * Either frames or frame_ids (ids from hwt_rep_dict_frame() of the profile's
+ * dict, the fast path for decoders that cache resolved frames) is used;
+ * frame_ids wins when both are set. Strings need only live during the call. */
+struct hwt_rep_sample {
+	const char *event;     /* event name; NULL is "" */
+	uint64_t weight;       /* period (events this sample stands for); 0 is 1 */
+	uint64_t time;         /* perf clock, ns; 0 when unknown */
+	int32_t pid, tid;      /* -1 when unknown */
+	int32_t cpu;           /* -1 when unknown */
+	const char *comm;      /* NULL when unknown */
+	const struct hwt_rep_frame *frames;
+	const uint32_t *frame_ids;
+	size_t nframes;
+};
+
+/* Stacks longer than this are cut (the root side is dropped) and counted in
+ * hwt_rep_stats.truncated. */
+#define HWT_REP_MAX_DEPTH 1024
+
+/* ------------------------------------------------------------------------ */
+/* Dict: interned strings, frames and stacks                                  */
+
+struct hwt_rep_dict;
+
+/* Allocates an empty dict (string 0 is "", stack 0 is the empty stack).
+ * Returns 0 or -ENOMEM. */
+HWT_API int hwt_rep_dict_alloc(struct hwt_rep_dict **dict);
+/* Frees the dict and every string it handed out. Accepts NULL. */
+HWT_API void hwt_rep_dict_free(struct hwt_rep_dict *dict);
+
+/* Interns len bytes of s (need not be NUL-terminated; s may be NULL when len
+ * is 0) and stores its id. Allocates only for a string not seen before.
+ * Returns 0, -HWT_EINVAL (NULL dict or id), -HWT_ETOOBIG (over 4 GiB of
+ * strings) or -ENOMEM. */
+HWT_API int hwt_rep_dict_str(struct hwt_rep_dict *dict, const char *s, size_t len,
+			     uint32_t *id);
+/* The NUL-terminated string of an id, valid for the lifetime of the dict;
+ * NULL for an id never handed out. */
+HWT_API const char *hwt_rep_dict_str_get(const struct hwt_rep_dict *dict, uint32_t id);
+/* Number of strings (ids are 0 .. n-1). */
+HWT_API size_t hwt_rep_dict_nstr(const struct hwt_rep_dict *dict);
+
+/* Interns a frame (its strings too). Returns 0, -HWT_EINVAL, -ENOMEM. */
+HWT_API int hwt_rep_dict_frame(struct hwt_rep_dict *dict, const struct hwt_rep_frame *frame,
+			       uint32_t *id);
+/* The frame of an id (strings point into the dict; unknown strings are
+ * NULL), valid for the lifetime of the dict; NULL for a bad id. */
+HWT_API const struct hwt_rep_frame *hwt_rep_dict_frame_get(const struct hwt_rep_dict *dict,
+							  uint32_t id);
+/* Number of frames (ids are 0 .. n-1). */
+HWT_API size_t hwt_rep_dict_nframes(const struct hwt_rep_dict *dict);
+
+/* Interns a stack: n frame ids, leaf first. Returns 0, -HWT_EINVAL (an
+ * unknown frame id, n over HWT_REP_MAX_DEPTH), -ENOMEM. */
+HWT_API int hwt_rep_dict_stack(struct hwt_rep_dict *dict, const uint32_t *frame_ids, size_t n,
+			       uint32_t *id);
+/* The frames of a stack (leaf first) through *frame_ids, valid for the
+ * lifetime of the dict; returns their number (0 for the empty stack or a
+ * bad id). */
+HWT_API size_t hwt_rep_dict_stack_get(const struct hwt_rep_dict *dict, uint32_t id,
+				      const uint32_t **frame_ids);
+
+/* The name a frame is shown under: its function, else "[object]", else
+ * "[unknown]" (flame graphs and folded stacks merge unknown frames so).
+ * Valid for the lifetime of the dict. */
+HWT_API const char *hwt_rep_frame_label(const struct hwt_rep_dict *dict, uint32_t frame_id);
+
+/* ------------------------------------------------------------------------ */
+/* Aggregations                                                              */
+
+/* Types of key values. */
+enum hwt_rep_type {
+	HWT_REP_INT = 1,   /* int64_t */
+	HWT_REP_STR = 2,   /* string id of the agg's dict */
+	HWT_REP_STACK = 3, /* stack id of the agg's dict (printed a frame a line) */
+};
+
+/* A typed value: v is the integer, or the string/stack id. */
+struct hwt_rep_val {
+	uint32_t type; /* enum hwt_rep_type */
+	int64_t v;
+};
+
+/* Aggregating functions, as DTrace's. */
+enum hwt_rep_func {
+	HWT_REP_COUNT = 1,  /* number of updates (each weighs `weight`) */
+	HWT_REP_SUM,        /* sum of value * weight */
+	HWT_REP_MIN,
+	HWT_REP_MAX,
+	HWT_REP_AVG,        /* sum / count, exact 128-bit sums */
+	HWT_REP_STDDEV,     /* population standard deviation, exact sums */
+	HWT_REP_QUANTIZE,   /* power-of-two histogram */
+	HWT_REP_LQUANTIZE,  /* linear histogram: low, high, step */
+};
+
+#define HWT_REP_MAX_KEYS 8
+
+/* Power-of-two buckets as DTrace's (DTRACE_QUANTIZE_NBUCKETS): 63 negative,
+ * zero (bucket 63), 63 positive. Bucket 63+k+1 holds [2^k, 2^(k+1)) for
+ * k = 0..62 (bucket 126 up to INT64_MAX); bucket 63-k-1 holds
+ * (-2^(k+1), -2^k] for k = 0..61 and bucket 0 everything <= -2^62. */
+#define HWT_REP_QUANTIZE_BUCKETS 127
+/* lquantize allows at most this many steps between low and high. */
+#define HWT_REP_LQUANTIZE_MAX_LEVELS 65536
+
+struct hwt_rep_agg_config {
+	size_t size;            /* sizeof(struct hwt_rep_agg_config) */
+	const char *name;       /* without '@'; "" is DTrace's anonymous @ (copied) */
+	enum hwt_rep_func func;
+	int64_t low, high, step; /* lquantize: buckets [low+k*step, low+(k+1)*step)
+				  * plus "< low" and ">= high"; needs step > 0,
+				  * high > low, (high-low) a multiple of step */
+	size_t nkeys;           /* 0 .. HWT_REP_MAX_KEYS; 0 is a single value */
+	uint32_t key_types[HWT_REP_MAX_KEYS]; /* enum hwt_rep_type */
+	const char *key_names[HWT_REP_MAX_KEYS]; /* for headers and JSON (copied;
+						  * NULL: "key<i>") */
+	struct hwt_logger log;
+};
+
+HWT_API void hwt_rep_agg_config_init(struct hwt_rep_agg_config *cfg);
+
+struct hwt_rep_agg;
+
+/* Allocates an aggregation whose string and stack keys are ids of dict
+ * (which must outlive the aggregation). cfg is copied.
+ * Returns 0, -HWT_EINVAL (bad function, key types, lquantize range) or
+ * -ENOMEM. */
+HWT_API int hwt_rep_agg_alloc(struct hwt_rep_agg **agg, struct hwt_rep_dict *dict,
+			      const struct hwt_rep_agg_config *cfg);
+/* Accepts NULL. */
+HWT_API void hwt_rep_agg_free(struct hwt_rep_agg *agg);
+
+/* Adds value with weight (weight 0 is 1: DTrace's quantize(v, incr)) under
+ * key (cfg.nkeys values, types as declared). Allocates nothing when the key
+ * exists. Returns 0, -HWT_EINVAL (a key of the wrong type, an id the dict
+ * never gave) or -ENOMEM. Sums wrap as int64 in `sum` but avg and stddev
+ * use exact 128-bit sums. */
+HWT_API int hwt_rep_agg_update(struct hwt_rep_agg *agg, const struct hwt_rep_val *key,
+			       int64_t value, uint64_t weight);
+
+/* Forgets every key (DTrace's clear + trunc). */
+HWT_API void hwt_rep_agg_clear(struct hwt_rep_agg *agg);
+
+/* The result of one key. */
+struct hwt_rep_agg_result {
+	const struct hwt_rep_val *key; /* nkeys values, valid until the next update */
+	uint64_t count;     /* total weight of updates */
+	int64_t sum;        /* sum of value * weight (wraps) */
+	int64_t min, max;
+	double avg, stddev;
+	int64_t value;      /* what the function shows: count, sum, min, max,
+			     * avg or stddev (truncated toward zero); for
+			     * histograms the total count. Rows sort on it. */
+	size_t nbuckets;    /* histograms: bucket counts; else 0 */
+	const uint64_t *buckets;
+};
+
+/* Number of keys. */
+HWT_API size_t hwt_rep_agg_nrows(const struct hwt_rep_agg *agg);
+/* Row i (0 .. nrows-1, in insertion order). Returns 0 or -HWT_EINVAL. */
+HWT_API int hwt_rep_agg_row(const struct hwt_rep_agg *agg, size_t i,
+			    struct hwt_rep_agg_result *res);
+/* Row of key, or -HWT_ENOSYM when the key was never updated. */
+HWT_API int hwt_rep_agg_find(const struct hwt_rep_agg *agg, const struct hwt_rep_val *key,
+			     struct hwt_rep_agg_result *res);
+/* The lowest value bucket i of this aggregation's histogram holds
+ * (quantize: 2^k for positive buckets, -(2^(k+1))+1 for negative ones,
+ * INT64_MIN for bucket 0; lquantize: INT64_MIN for the "< low" bucket,
+ * low + (i-1)*step after it). Returns 0 or -HWT_EINVAL (not a histogram,
+ * i out of range). */
+HWT_API int hwt_rep_agg_bucket_low(const struct hwt_rep_agg *agg, size_t i, int64_t *low);
+
+/* Bucket of v in a power-of-two histogram (0 .. 126), see above. */
+HWT_API size_t hwt_rep_quantize_bucket(int64_t v);
+/* The value a quantize bucket is labelled with (its bound nearest zero). */
+HWT_API int64_t hwt_rep_quantize_label(size_t bucket);
+/* Bucket of v in lquantize(low, high, step): 0 for v < low, levels+1 for
+ * v >= high, else 1 + (v - low) / step. No overflow for any int64. */
+HWT_API size_t hwt_rep_lquantize_bucket(int64_t v, int64_t low, int64_t high, int64_t step);
+
+enum hwt_rep_format {
+	HWT_REP_FMT_TEXT = 1, /* people: perf report / DTrace layouts */
+	HWT_REP_FMT_JSON,     /* scripts: the same numbers */
+	HWT_REP_FMT_FOLDED,   /* folded stacks (FlameGraph, inferno) */
+	HWT_REP_FMT_SVG,      /* interactive flame graph, SVG with script */
+	HWT_REP_FMT_HTML,     /* interactive flame graph, one HTML page */
+	HWT_REP_FMT_PPROF,    /* pprof profile.proto, gzip-compressed */
+	HWT_REP_FMT_CHROME,   /* Chrome trace event JSON (timelines only) */
+};
+
+/* Appends the aggregation to out: TEXT in DTrace's layout (rows sorted by
+ * value ascending, histograms as "value ---- Distribution ---- count" bars,
+ * stacks a frame a line with the value under them), or JSON (one object:
+ * name, function, keys, rows). Returns 0, -HWT_EINVAL (other formats) or
+ * -ENOMEM. */
+HWT_API int hwt_rep_agg_print(const struct hwt_rep_agg *agg, enum hwt_rep_format format,
+			      struct hwt_buf *out);
+
+/* ------------------------------------------------------------------------ */
+/* Sample fields: keys of aggregations over samples and report sort keys     */
+
+enum hwt_rep_field {
+	HWT_REP_F_FUNCTION = 1, /* leaf frame's function label (string) */
+	HWT_REP_F_OBJECT,       /* leaf frame's object (string) */
+	HWT_REP_F_COMM,         /* string */
+	HWT_REP_F_PID,          /* int */
+	HWT_REP_F_TID,          /* int */
+	HWT_REP_F_CPU,          /* int */
+	HWT_REP_F_EVENT,        /* string */
+	HWT_REP_F_SRCLINE,      /* leaf frame's "file:line" (string) */
+	HWT_REP_F_USTACK,       /* the user frames (stack) */
+	HWT_REP_F_KSTACK,       /* the kernel frames (stack) */
+	HWT_REP_F_STACK,        /* all frames (stack) */
+	HWT_REP_F_WEIGHT,       /* the sample's weight (int) */
+	HWT_REP_F_TIME,         /* the sample's time (int) */
+	HWT_REP_F_COUNT_
+};
+
+/* Field by name ("function"/"sym", "object"/"dso", "comm", "pid", "tid",
+ * "cpu", "event", "srcline", "ustack", "kstack", "stack", "weight",
+ * "time"). Returns 0 or -HWT_EINVAL. */
+HWT_API int hwt_rep_field_parse(const char *name, enum hwt_rep_field *field);
+/* The field's name ("function", ...); "?" for a bad value. Static. */
+HWT_API const char *hwt_rep_field_name(enum hwt_rep_field field);
+/* The key type a field gives (enum hwt_rep_type). */
+HWT_API uint32_t hwt_rep_field_type(enum hwt_rep_field field);
+
+/* Builds the key of a sample for the given fields into key[0..n-1],
+ * interning strings and stacks in dict. A sample's frame_ids must be ids of
+ * this dict. Returns 0, -HWT_EINVAL or -ENOMEM. */
+HWT_API int hwt_rep_sample_key(struct hwt_rep_dict *dict, const struct hwt_rep_sample *sample,
+			       const enum hwt_rep_field *fields, size_t n,
+			       struct hwt_rep_val *key);
+
+/* ------------------------------------------------------------------------ */
+/* Profiles                                                                  */
+
+/* What every report counts and prints: nothing is dropped silently. */
+struct hwt_rep_stats {
+	uint64_t samples;      /* samples accepted */
+	uint64_t weight;       /* their total weight */
+	uint64_t filtered;     /* samples the filters rejected */
+	uint64_t lost;         /* samples the input says were lost
+				* (hwt_rep_profile_lost) */
+	uint64_t no_stack;     /* accepted samples without any frame */
+	uint64_t frames;       /* frames in accepted samples */
+	uint64_t unsymbolized; /* of those, frames without a function */
+	uint64_t truncated;    /* stacks cut at HWT_REP_MAX_DEPTH */
+	uint64_t bad_input;    /* malformed input rejected (folded lines, ...) */
+};
+
+/* Sample filters, as perf report's --comms, --pid, --tid, --dsos, --time.
+ * Empty lists match everything. Lists are copied at profile alloc. */
+struct hwt_rep_filter {
+	const char *const *comms;
+	size_t ncomms;
+	const int32_t *pids;
+	size_t npids;
+	const int32_t *tids;
+	size_t ntids;
+	const char *const *objects; /* the leaf frame's object, by full path
+				     * or by basename */
+	size_t nobjects;
+	uint64_t time_begin;        /* keep time_begin <= time < time_end */
+	uint64_t time_end;          /* 0 is no upper bound */
+};
+
+struct hwt_rep_profile_config {
+	size_t size;                /* sizeof(struct hwt_rep_profile_config) */
+	struct hwt_rep_dict *dict;  /* shared dict (must outlive the profile);
+				     * NULL: the profile owns its own */
+	struct hwt_rep_filter filter;
+	struct hwt_logger log;
+};
+
+HWT_API void hwt_rep_profile_config_init(struct hwt_rep_profile_config *cfg);
+
+struct hwt_rep_profile;
+
+/* Allocates an empty profile. cfg may be NULL (defaults); it is copied, the
+ * filter lists too. Returns 0, -HWT_EINVAL (cfg->size too small) or
+ * -ENOMEM. */
+HWT_API int hwt_rep_profile_alloc(struct hwt_rep_profile **profile,
+				  const struct hwt_rep_profile_config *cfg);
+/* Accepts NULL. */
+HWT_API void hwt_rep_profile_free(struct hwt_rep_profile *profile);
+
+/* Adds a sample (copied: interned and merged with identical ones). Returns 1
+ * when it was added, 0 when a filter rejected it, or -HWT_EINVAL (a
+ * frame_id the dict never gave; counted in bad_input) / -ENOMEM. Allocates
+ * nothing for a sample whose stack, thread, cpu and event were seen before. */
+HWT_API int hwt_rep_profile_add(struct hwt_rep_profile *profile,
+				const struct hwt_rep_sample *sample);
+
+/* Parses folded stacks ("root;...;leaf COUNT" lines, as FlameGraph's
+ * stackcollapse tools and hwtrace write; frame suffixes _[k], _[i], _[j]
+ * give the kind) and adds one sample of weight COUNT per line, with event
+ * as its event (NULL: ""). Empty lines are skipped.
+ * Returns the number of lines added, or -HWT_EFORMAT with the 1-based line
+ * number in *err_line (when not NULL): a line without a count, a count that
+ * is not a positive integer (or would take the total past 2^64), an empty
+ * frame, a NUL byte. Lines before the bad one are kept. -ENOMEM. */
+HWT_API int64_t hwt_rep_profile_add_folded(struct hwt_rep_profile *profile, const char *text,
+					   size_t len, const char *event, size_t *err_line);
+
+/* Records samples the input lost (ring-buffer overflow, decode gaps). */
+HWT_API void hwt_rep_profile_lost(struct hwt_rep_profile *profile, uint64_t samples);
+
+/* The running counts; valid for the lifetime of the profile. */
+HWT_API const struct hwt_rep_stats *hwt_rep_profile_stats(const struct hwt_rep_profile *profile);
+/* The dict the profile interns into (its own or the shared one). */
+HWT_API struct hwt_rep_dict *hwt_rep_profile_dict(const struct hwt_rep_profile *profile);
+
+/* ------------------------------------------------------------------------ */
+/* Rendering a profile                                                       */
+
+enum hwt_rep_order {
+	HWT_REP_ORDER_CHILDREN = 1, /* self + callees, perf's default with -g */
+	HWT_REP_ORDER_SELF,
+	HWT_REP_ORDER_SAMPLES,
+};
+
+enum hwt_rep_graph {
+	HWT_REP_GRAPH_NONE = 0,
+	HWT_REP_GRAPH_CALLER,   /* under an entry, its callees (root to leaf) */
+	HWT_REP_GRAPH_CALLEE,   /* under an entry, its callers (leaf to root) */
+	HWT_REP_GRAPH_AUTO,     /* CALLER with children, CALLEE without */
+};
+
+struct hwt_rep_render_config {
+	size_t size;                /* sizeof(struct hwt_rep_render_config) */
+	enum hwt_rep_format format;
+
+	/* TEXT and JSON reports */
+	enum hwt_rep_field sort[8]; /* entry key, perf's --sort; default
+				     * comm, object, function */
+	size_t nsort;               /* 0: the default */
+	enum hwt_rep_order order;   /* default CHILDREN (SELF when !children) */
+	bool children;              /* accumulate callees into callers; default true */
+	enum hwt_rep_graph graph;   /* default AUTO */
+	double percent_limit;       /* hide entries below this %; default 0 */
+	double graph_limit;         /* hide graph branches below this %; 0.5 */
+	size_t max_entries;         /* 0: all */
+
+	/* flame graphs (SVG, HTML, FOLDED) and pprof */
+	const char *title;          /* default "Flame Graph" / "Differential..." */
+	bool icicle;                /* root at the top */
+	bool by_comm;               /* the command name as the root frame
+				     * (stackcollapse-perf's default); true */
+	bool annotate;              /* folded: _[k] _[i] _[j] suffixes; true */
+	unsigned int width;         /* SVG/HTML width in px; default 1200 */
+	double min_width;           /* px: narrower frames are merged into
+				     * their parent in the static layout and
+				     * skipped when drawing; default 0.1 */
+	const struct hwt_rep_profile *base; /* differential flame graph: the
+					     * profile before; same dict not
+					     * required */
+	bool diff_normalize;        /* scale base to the same total; true */
+	struct hwt_logger log;
+};
+
+HWT_API void hwt_rep_render_config_init(struct hwt_rep_render_config *cfg);
+
+/* Format by file name: .txt TEXT, .folded FOLDED, .svg SVG, .html/.htm
+ * HTML, .pb.gz PPROF, .json CHROME (a flame/export command's view: a report
+ * command's --json is HWT_REP_FMT_JSON). Returns 0 or -HWT_EINVAL. */
+HWT_API int hwt_rep_format_from_path(const char *path, enum hwt_rep_format *format);
+/* "text", "json", "folded", "svg", "html", "pprof", "chrome"; "?" else. */
+HWT_API const char *hwt_rep_format_name(enum hwt_rep_format format);
+
+/* Renders profile in cfg->format and appends it to out (binary for PPROF).
+ * The profile is not changed, except that its dict may gain strings (the
+ * root's name, a base profile's names): no id changes, but the dict must
+ * not be used by another thread meanwhile.
+ * Returns 0, -HWT_EINVAL (bad config, a sort field that cannot key a
+ * report), -HWT_ENOTSUP (CHROME: a profile has no time order; use a
+ * timeline), -HWT_ELIB (zlib failed), -ENOMEM. */
+HWT_API int hwt_rep_render(const struct hwt_rep_profile *profile,
+			   const struct hwt_rep_render_config *cfg, struct hwt_buf *out);
+
+/* Renders to a file (created 0644, replaced). Returns as hwt_rep_render(),
+ * or -errno from open/write. */
+HWT_API int hwt_rep_render_file(const struct hwt_rep_profile *profile,
+				const struct hwt_rep_render_config *cfg, const char *path);
+
+/* ------------------------------------------------------------------------ */
+/* Timelines: Chrome trace event format (Perfetto, chrome://tracing)         */
+
+struct hwt_rep_timeline;
+
+/* Allocates an empty timeline. Returns 0, -HWT_EINVAL or -ENOMEM. */
+HWT_API int hwt_rep_timeline_alloc(struct hwt_rep_timeline **timeline);
+/* Accepts NULL. */
+HWT_API void hwt_rep_timeline_free(struct hwt_rep_timeline *timeline);
+
+/* Names a thread (the name is copied). Returns 0 or -ENOMEM. */
+HWT_API int hwt_rep_timeline_thread(struct hwt_rep_timeline *timeline, int32_t pid,
+				    int32_t tid, const char *name);
+/* A span [begin_ns, end_ns) on a thread, e.g. one call. Spans of a thread
+ * nest by time. name is copied. Returns 0, -HWT_EINVAL (end before begin)
+ * or -ENOMEM. */
+HWT_API int hwt_rep_timeline_span(struct hwt_rep_timeline *timeline, int32_t pid, int32_t tid,
+				  const char *name, uint64_t begin_ns, uint64_t end_ns);
+/* An instant event (a sample, a gap in the trace). Returns 0 or -ENOMEM. */
+HWT_API int hwt_rep_timeline_instant(struct hwt_rep_timeline *timeline, int32_t pid,
+				     int32_t tid, const char *name, uint64_t time_ns);
+/* Appends the Chrome trace event JSON ({"traceEvents": [...]}, events in
+ * time order, timestamps in microseconds with ns precision) to out.
+ * Returns 0 or -ENOMEM. */
+HWT_API int hwt_rep_timeline_render(const struct hwt_rep_timeline *timeline,
+				    struct hwt_buf *out);
+
+#endif /* HWT_REPORT_REPORT_H */
