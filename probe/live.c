@@ -391,6 +391,12 @@ static int build_attr(const struct hwt_probe_prog *prog, size_t i,
 			attr->sample_type |= PERF_SAMPLE_REGS_USER;
 			attr->sample_regs_user = PRB_REGS_MASK;
 		}
+		if ((p->uses & PRB_USE_USTACK) && k == HWT_PROBE_UPROBE && !p->info.offset) {
+			/* at a function's first instruction the caller's frame is
+			 * only the return address at [sp]: take those 8 bytes */
+			attr->sample_type |= PERF_SAMPLE_STACK_USER;
+			attr->sample_stack_user = 8;
+		}
 		return 0;
 	}
 	case HWT_PROBE_KPROBE:
@@ -809,6 +815,9 @@ void prb_hit_from_sample(const struct hwt_fmt_record *rec, bool regs_intr,
 		hit->callchain = s->callchain;
 		hit->callchain_nr = s->callchain_nr;
 	}
+	if ((s->type & PERF_SAMPLE_STACK_USER) && s->stack_user && s->stack_user_dyn_size >= 8 &&
+	    s->stack_user_size >= 8)
+		hit->entry_ret = hwt_le64(s->stack_user);
 	if (!regs_intr && (s->type & PERF_SAMPLE_REGS_USER) && s->regs_user_abi && s->regs_user)
 		prb_regs_to_hit(s->regs_user, s->regs_user_mask, hit);
 	if (regs_intr && (s->type & PERF_SAMPLE_REGS_INTR) && s->regs_intr_abi && s->regs_intr)

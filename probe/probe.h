@@ -208,6 +208,10 @@ struct hwt_probe_hit {
 	 * callchain for ustack. */
 	const uint64_t *stack;
 	size_t stack_nr;
+	/* The return address at a function's entry (read from the user stack
+	 * by entry uprobes): the caller's frame, which a frame-pointer walk
+	 * from the entry misses. Put after the leaf in ustack; 0: none. */
+	uint64_t entry_ret;
 	const char *comm;     /* NULL: from sideband or /proc */
 	const char *func;     /* the function, when the source knows it (PT);
 			       * NULL: the probe's, or symbolized from ip */

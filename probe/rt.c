@@ -198,7 +198,7 @@ static int stack_id(struct hwt_probe_rt *rt, const struct hwt_probe_hit *hit, bo
 		}
 	} else if (hit->callchain) {
 		uint64_t ctx = 0;
-		bool first = true;
+		bool first = true, dedup = false;
 
 		for (uint64_t i = 0; i < hit->callchain_nr && n < PRB_MAX_FRAMES; i++) {
 			uint64_t ip = chain_at(hit, i);
@@ -211,11 +211,24 @@ static int stack_id(struct hwt_probe_rt *rt, const struct hwt_probe_hit *hit, bo
 			if (user ? ctx != (uint64_t)PERF_CONTEXT_USER
 				 : ctx != (uint64_t)PERF_CONTEXT_KERNEL)
 				continue;
+			/* kernels from 6.16 put the entry's return address in
+			 * the chain themselves: keep it once */
+			if (user && n == 2 && hit->entry_ret && ip == hit->entry_ret && !dedup) {
+				dedup = true;
+				continue;
+			}
 			if ((err = prb_syms_frame(rt->syms, hit->pid, ip, !first, &ids[n], &known)) < 0)
 				return err;
 			rt->stats.unsymbolized += !known;
-			first = false;
 			n++;
+			if (first && user && hit->entry_ret && n < PRB_MAX_FRAMES) {
+				if ((err = prb_syms_frame(rt->syms, hit->pid, hit->entry_ret, true,
+							  &ids[n], &known)) < 0)
+					return err;
+				rt->stats.unsymbolized += !known;
+				n++;
+			}
+			first = false;
 		}
 	}
 	if ((err = hwt_rep_dict_stack(rt->dict, ids, n, &sid)) < 0)
@@ -253,10 +266,20 @@ static int func_id(struct hwt_probe_rt *rt, const struct hwt_probe_hit *hit, int
 		if ((err = intern(rt, f->function, &sid)) < 0)
 			return err;
 	} else {
-		char hex[32];
+		/* DTrace's obj`0xOFF: the object's basename and the file offset,
+		 * stable across runs (ASLR), else the bare address */
+		char label[320];
+		const char *path, *base;
+		uint64_t start, pgoff;
 
-		snprintf(hex, sizeof(hex), "0x%" PRIx64, hit->ip);
-		if ((err = intern(rt, hex, &sid)) < 0)
+		if (!prb_syms_map_of(rt->syms, hit->pid, hit->ip, &path, &start, &pgoff)) {
+			base = strrchr(path, '/');
+			snprintf(label, sizeof(label), "%s+0x%" PRIx64, base ? base + 1 : path,
+				 hit->ip - start + pgoff);
+		} else {
+			snprintf(label, sizeof(label), "0x%" PRIx64, hit->ip);
+		}
+		if ((err = intern(rt, label, &sid)) < 0)
 			return err;
 	}
 	*out = sid;
