@@ -847,6 +847,8 @@ static int key_name(struct hwt_probe_prog *prog, const struct prb_node *k, char 
 	/* "args->count" reads as "count" in a header */
 	if (e - s > 6 && !memcmp(prog->text + s, "args->", 6))
 		s += 6;
+	else if (e - s > 5 && !memcmp(prog->text + s, "args.", 5))
+		s += 5;
 	*out = malloc(e - s + 1);
 	if (!*out)
 		return -ENOMEM;

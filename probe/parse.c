@@ -1076,6 +1076,9 @@ static int parse_clause(struct parser *ps)
 		}
 		if ((err = parse_stmt(ps, cl)) < 0)
 			return err;
+		if (ps->tok.kind == TK_EOF)
+			return fail(ps, ps->tok.pos, -HWT_EPARSE,
+				    "expected '}' to close the actions, found the end of the program");
 		if (!is_punct(ps, ";") && !is_punct(ps, "}"))
 			return fail(ps, ps->tok.pos, -HWT_EPARSE,
 				    "expected ';' or '}' after a statement, found %s",
