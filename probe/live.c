@@ -548,6 +548,17 @@ static int open_error(struct hwt_probe_live *live, const struct prb_probe *p,
 	if (err == -ESRCH)
 		return ldiag(diag, live->prog, p->pos, err,
 			     "the target process %d is gone: nothing to probe", pid);
+	if ((err == -EACCES || err == -EPERM) &&
+	    (p->info.kind == HWT_PROBE_UPROBE || p->info.kind == HWT_PROBE_URETPROBE ||
+	     p->info.kind == HWT_PROBE_KPROBE || p->info.kind == HWT_PROBE_KRETPROBE))
+		return ldiag(diag, live->prog, p->pos, err,
+			     "cannot open %s: the %s PMU takes probes only from root or a process "
+			     "with CAP_PERFMON, whatever perf_event_paranoid says; run hwtrace as "
+			     "root (sudo)",
+			     p->text,
+			     p->info.kind == HWT_PROBE_UPROBE || p->info.kind == HWT_PROBE_URETPROBE
+				     ? "uprobe"
+				     : "kprobe");
 	memset(&ev, 0, sizeof(ev));
 	snprintf(ev.name, sizeof(ev.name), "%s", p->text);
 	snprintf(ev.canon, sizeof(ev.canon), "%s", p->text);

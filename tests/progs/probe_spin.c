@@ -1,5 +1,6 @@
 /* probe_spin MS: burns MS milliseconds of CPU in probe_spin_hot (and nowhere
- * else worth a sample), for profile probes. */
+ * else worth a sample: the CPU clock, a system call, is read once per
+ * millisecond or so), for profile probes. */
 #include <stdlib.h>
 #include <time.h>
 
@@ -16,7 +17,7 @@ __attribute__((noinline)) unsigned long probe_spin_hot(double until)
 	volatile unsigned long x = 0;
 
 	while (cpu_ms() < until)
-		for (int i = 0; i < 10000; i++)
+		for (int i = 0; i < 2000000; i++)
 			x += (unsigned long)i * 2654435761u;
 	return x;
 }
