@@ -1166,6 +1166,41 @@ static int type_vars(struct comp *c)
 	return 0;
 }
 
+/* Probes whose every clause is `@x = count()` statements, with no
+ * predicate and no key, in a program without exit(), print() or clear()
+ * (which would observe counts mid-run): their hits need no sample at all,
+ * so live runs count them in the kernel, as perf stat does. */
+static void mark_count_only(struct hwt_probe_prog *prog)
+{
+	for (size_t c = 0; c < prog->nclauses; c++) {
+		const struct prb_clause *cl = &prog->clauses[c];
+
+		for (size_t s = 0; s < cl->stmts.n; s++) {
+			uint8_t k = cl->stmts.v[s]->kind;
+
+			if (k == PRB_N_EXIT || k == PRB_N_PRINT || k == PRB_N_CLEAR)
+				return;
+		}
+	}
+	for (size_t i = 0; i < prog->nprobes; i++) {
+		struct prb_probe *p = &prog->probes[i];
+		bool only = p->nclauses > 0;
+
+		for (size_t c = 0; c < p->nclauses && only; c++) {
+			const struct prb_clause *cl = &prog->clauses[p->clauses[c]];
+
+			only = !cl->pred && cl->stmts.n > 0;
+			for (size_t s = 0; s < cl->stmts.n && only; s++) {
+				const struct prb_node *n = cl->stmts.v[s];
+
+				only = n->kind == PRB_N_AGG && !n->nargs &&
+				       prog->aggs[n->v].func == HWT_REP_COUNT;
+			}
+		}
+		p->count_only = only;
+	}
+}
+
 int prb_compile(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag)
 {
 	struct comp c = {.prog = prog, .diag = diag};
@@ -1223,6 +1258,7 @@ int prb_compile(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag)
 			p->uses |= cl->uses;
 		}
 	}
+	mark_count_only(prog);
 	for (size_t i = 0; i < prog->naggs; i++) {
 		if (!prog->aggs[i].typed)
 			return cfail(prog, diag, prog->aggs[i].pos, -HWT_EINVAL,

@@ -65,6 +65,7 @@ struct event {
 	int fd;
 	size_t probe;
 	size_t buffer;
+	bool counting; /* a counter read at the end, no samples */
 };
 
 struct hwt_probe_live {
@@ -81,6 +82,7 @@ struct hwt_probe_live {
 	size_t pages;
 	uint64_t throttled;
 	struct buffer *cur;              /* the buffer being read */
+	bool counted;                    /* counting events were read */
 };
 
 void hwt_probe_live_config_init(struct hwt_probe_live_config *cfg)
@@ -600,12 +602,13 @@ static int add_buffer(struct hwt_probe_live *live, int fd, struct hwt_probe_diag
 static int open_one(struct hwt_probe_live *live, size_t probe, struct perf_event_attr *attr,
 		    int pid, int cpu, size_t *buf, bool sideband, struct hwt_probe_diag *diag)
 {
+	bool counting = live->prog->probes[probe].count_only;
 	const struct prb_probe *p = &live->prog->probes[probe];
 	struct event *ev;
 	uint64_t id;
 	int fd, err;
 
-	attr->mmap = attr->mmap2 = attr->comm = attr->comm_exec = attr->task = sideband;
+	attr->mmap = attr->mmap2 = attr->comm = attr->comm_exec = attr->task = sideband && !counting;
 	fd = (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && errno == EACCES && !attr->exclude_kernel &&
 	    (p->info.kind == HWT_PROBE_PROFILE || p->info.kind == HWT_PROBE_SOFTWARE ||
@@ -635,6 +638,10 @@ static int open_one(struct hwt_probe_live *live, size_t probe, struct perf_event
 	ev = &live->evs[live->nevs++];
 	ev->fd = fd;
 	ev->probe = probe;
+	ev->counting = counting;
+	ev->buffer = SIZE_MAX;
+	if (counting)
+		return 0;
 	if (*buf == SIZE_MAX) {
 		if ((err = add_buffer(live, fd, diag)) < 0)
 			return err;
@@ -702,6 +709,13 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 		err = build_attr(prog, i, &rt->cfg, prb_syms_cache(rt->syms), &attrs[i], &strs[i], diag);
 		if (err < 0)
 			goto error;
+		if (prog->probes[i].count_only) {
+			/* counted in the kernel: no sample, no buffer */
+			attrs[i].sample_type = 0;
+			attrs[i].sample_period = 0;
+			attrs[i].freq = 0;
+			attrs[i].watermark = 0;
+		}
 		attrs[i].disabled = cfg->enable_on_exec;
 		attrs[i].enable_on_exec = cfg->enable_on_exec;
 		attrs[i].wakeup_watermark = (uint32_t)(live->pages * 4096 / 4);
@@ -735,7 +749,7 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 				attrs[i].inherit = 0;
 				if ((err = open_one(live, i, &attrs[i], cfg->tids[t], -1, &buf, first, diag)) < 0)
 					goto error;
-				first = false;
+				first = first && prog->probes[i].count_only;
 			}
 		}
 	} else {
@@ -757,12 +771,12 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 					err = open_one(live, i, &attrs[i], pid, cpus[c], &buf, first, diag);
 					if (err < 0)
 						goto error;
-					first = false;
+					first = first && prog->probes[i].count_only;
 				}
 			}
 		}
 	}
-	if (!(live->pfds = calloc(live->nbufs, sizeof(*live->pfds)))) {
+	if (!(live->pfds = calloc(live->nbufs + 1, sizeof(*live->pfds)))) {
 		err = -ENOMEM;
 		goto error;
 	}
@@ -1018,9 +1032,54 @@ int hwt_probe_live_poll(struct hwt_probe_live *live, int timeout_ms)
 	return read_all(live, false);
 }
 
+/* Adds the counting events' totals to their probes' count() aggregations
+ * (once, at the end). */
+static int read_counters(struct hwt_probe_live *live)
+{
+	const struct hwt_probe_prog *prog = live->prog;
+	struct hwt_probe_rt *rt = live->rt;
+	uint64_t *tot;
+	int err = 0;
+
+	if (live->counted)
+		return 0;
+	live->counted = true;
+	if (!(tot = calloc(prog->nprobes, sizeof(*tot))))
+		return -ENOMEM;
+	for (size_t e = 0; e < live->nevs; e++) {
+		uint64_t v;
+
+		if (!live->evs[e].counting)
+			continue;
+		if (read(live->evs[e].fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+			tot[live->evs[e].probe] += v;
+	}
+	for (size_t i = 0; i < prog->nprobes && err >= 0; i++) {
+		const struct prb_probe *p = &prog->probes[i];
+
+		if (!p->count_only || !tot[i])
+			continue;
+		rt->stats.hits += tot[i];
+		for (size_t c = 0; c < p->nclauses && err >= 0; c++) {
+			const struct prb_clause *cl = &prog->clauses[p->clauses[c]];
+
+			for (size_t st = 0; st < cl->stmts.n && err >= 0; st++)
+				err = hwt_rep_agg_update(rt->aggs[cl->stmts.v[st]->v], NULL, 0, tot[i]);
+		}
+	}
+	free(tot);
+	return err;
+}
+
 int hwt_probe_live_drain(struct hwt_probe_live *live)
 {
+	int n, err;
+
 	if (!live)
 		return -HWT_EINVAL;
-	return read_all(live, true);
+	if ((n = read_all(live, true)) < 0)
+		return n;
+	if ((err = read_counters(live)) < 0)
+		return err;
+	return n;
 }

@@ -166,6 +166,9 @@ struct prb_probe {
 	size_t *clauses;            /* clauses it runs, in program order */
 	size_t nclauses;
 	unsigned uses;              /* PRB_USE_* of its clauses */
+	/* Its clauses only count, unkeyed and unconditionally (@x = count()):
+	 * live, it can be a counting event instead of a sampled one. */
+	bool count_only;
 };
 
 /* What a probe's clauses read from a hit (picks the sample_type). */
