@@ -60,9 +60,15 @@ echo
 base1=$(time_run $n1 "$prog" $n1)
 base2=$(time_run $n2 "$prog" $n2)
 
+# a plain count is counted in the kernel (no samples), as perf stat does
 hw_cmd() { "$hw" trace "uprobe:$prog:probe_work { @hits = count() }" -- "$prog" "$1"; }
 h1=$(time_run $n1 hw_cmd $n1); check hwtrace $n1 "$(awk '/^@hits/ {getline; print $1}' "$out")"
 h2=$(time_run $n2 hw_cmd $n2); check hwtrace $n2 "$(awk '/^@hits/ {getline; print $1}' "$out")"
+# a predicate on an argument: every hit is a sample (registers) read from
+# the ring buffer and run through the predicate in hwtrace
+hws_cmd() { "$hw" trace "uprobe:$prog:probe_work /arg1 == 7/ { @hits = count() }" -- "$prog" "$1"; }
+s1=$(time_run $n1 hws_cmd $n1); check hwtrace-sampled $n1 "$(awk '/^@hits/ {getline; print $1}' "$out")"
+s2=$(time_run $n2 hws_cmd $n2); check hwtrace-sampled $n2 "$(awk '/^@hits/ {getline; print $1}' "$out")"
 
 perf_ok=0
 p1=""; p2=""
@@ -83,6 +89,9 @@ if command -v bpftrace >/dev/null && bpftrace -e 'BEGIN { exit() }' >/dev/null 2
     bt_cmd() { bpftrace -e "uprobe:$prog:probe_work { @hits = count() }" -c "$prog $1"; }
     b1=$(time_run $n1 bt_cmd $n1); check bpftrace $n1 "$(awk '/^@hits:/ {print $2}' "$out")"
     b2=$(time_run $n2 bt_cmd $n2); check bpftrace $n2 "$(awk '/^@hits:/ {print $2}' "$out")"
+    btp_cmd() { bpftrace -e "uprobe:$prog:probe_work /arg1 == 7/ { @hits = count() }" -c "$prog $1"; }
+    c1=$(time_run $n1 btp_cmd $n1); check bpftrace-pred $n1 "$(awk '/^@hits:/ {print $2}' "$out")"
+    c2=$(time_run $n2 btp_cmd $n2); check bpftrace-pred $n2 "$(awk '/^@hits:/ {print $2}' "$out")"
     bt_ok=1
 fi
 
@@ -96,6 +105,9 @@ printf '%-10s %12s %12s %14s %14s %10s\n' tool "run N1 (ms)" "run N2 (ms)" "ns p
 printf '%-10s %12s %12s %14s %14s %10s\n' none "$(ms "$base1")" "$(ms "$base2")" "$base" "-" "-"
 hwhit=$((hwc - base))
 printf '%-10s %12s %12s %14s %14s %10s\n' hwtrace "$(ms "$h1")" "$(ms "$h2")" "$hwc" "$hwhit" "1.00"
+swc=$(per_hit "$s1" "$s2"); swhit=$((swc - base))
+printf '%-10s %12s %12s %14s %14s %10s\n' "hwtrace /p/" "$(ms "$s1")" "$(ms "$s2")" "$swc" "$swhit" \
+    "$(awk -v a="$swhit" -v b="$hwhit" 'BEGIN { printf "%.2f", a / b }')"
 if [ $perf_ok = 1 ]; then
     pc=$(per_hit "$p1" "$p2"); ph=$((pc - base))
     printf '%-10s %12s %12s %14s %14s %10s\n' "perf stat" "$(ms "$p1")" "$(ms "$p2")" "$pc" "$ph" \
@@ -107,12 +119,17 @@ if [ $bt_ok = 1 ]; then
     bc=$(per_hit "$b1" "$b2"); bh=$((bc - base))
     printf '%-10s %12s %12s %14s %14s %10s\n' bpftrace "$(ms "$b1")" "$(ms "$b2")" "$bc" "$bh" \
         "$(awk -v a="$bh" -v b="$hwhit" 'BEGIN { printf "%.2f", a / b }')"
+    cc=$(per_hit "$c1" "$c2"); ch=$((cc - base))
+    printf '%-10s %12s %12s %14s %14s %10s\n' "bpftrace /p/" "$(ms "$c1")" "$(ms "$c2")" "$cc" "$ch" \
+        "$(awk -v a="$ch" -v b="$swhit" 'BEGIN { printf "%.2f", a / b }')"
 else
     echo "bpftrace: not installed or does not run on this kernel (skipped)"
 fi
 echo
 echo "ns per hit = ns per call with the probe - ns per call without; 'vs hwtrace' > 1: the"
-echo "peer pays more per hit. Commands:"
+echo "peer pays more per hit (the /p/ rows, with the predicate /arg1 == 7/, compare with"
+echo "'hwtrace /p/'). Commands:"
 echo "  $hw trace 'uprobe:$prog:probe_work { @hits = count() }' -- $prog N"
+echo "  $hw trace 'uprobe:$prog:probe_work /arg1 == 7/ { @hits = count() }' -- $prog N"
 echo "  perf probe -x $prog probe_work; perf stat -x, -e probe_probe_calls:probe_work -- $prog N"
 echo "  bpftrace -e 'uprobe:$prog:probe_work { @hits = count() }' -c '$prog N'"
