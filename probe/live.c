@@ -807,19 +807,22 @@ error:
 
 void prb_regs_to_hit(const uint8_t *regs, uint64_t mask, struct hwt_probe_hit *hit)
 {
-	uint64_t v[64] = {0};
 	size_t k = 0;
 
-	for (unsigned bit = 0; bit < 64; bit++)
-		if (mask & (1ull << bit))
-			v[bit] = hwt_le64(regs + 8 * k++);
-	hit->regs[0] = v[PRB_REG_DI];
-	hit->regs[1] = v[PRB_REG_SI];
-	hit->regs[2] = v[PRB_REG_DX];
-	hit->regs[3] = v[PRB_REG_CX];
-	hit->regs[4] = v[PRB_REG_R8];
-	hit->regs[5] = v[PRB_REG_R9];
-	hit->regs[HWT_PROBE_REG_RETVAL] = v[PRB_REG_AX];
+	/* values come in register-number order, one per bit of the mask */
+	for (uint64_t m = mask; m; m &= m - 1) {
+		uint64_t v = hwt_le64(regs + 8 * k++);
+
+		switch (__builtin_ctzll(m)) {
+		case PRB_REG_DI: hit->regs[0] = v; break;
+		case PRB_REG_SI: hit->regs[1] = v; break;
+		case PRB_REG_DX: hit->regs[2] = v; break;
+		case PRB_REG_CX: hit->regs[3] = v; break;
+		case PRB_REG_R8: hit->regs[4] = v; break;
+		case PRB_REG_R9: hit->regs[5] = v; break;
+		case PRB_REG_AX: hit->regs[HWT_PROBE_REG_RETVAL] = v; break;
+		}
+	}
 	hit->has_regs = true;
 }
 

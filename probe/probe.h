@@ -359,9 +359,8 @@ HWT_API int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_sessio
  * ips of the traced process. */
 enum hwt_probe_flow_kind {
 	HWT_PROBE_FLOW_CALL = 1, /* ip: first instruction of the callee */
-	HWT_PROBE_FLOW_RETURN,   /* ip: the return instruction's function (its
-				  * first byte: from = the function entered
-				  * earlier; given as func_ip) */
+	HWT_PROBE_FLOW_RETURN,   /* ip: the return instruction (inside the
+				  * function that returns) */
 	HWT_PROBE_FLOW_INSN,     /* ip: an instruction retired */
 };
 
@@ -369,8 +368,9 @@ struct hwt_probe_flow {
 	enum hwt_probe_flow_kind kind;
 	int32_t pid, tid, cpu;
 	uint64_t time;          /* ns */
-	uint64_t ip;            /* CALL/INSN: the instruction; RETURN: the
-				 * returning function's entry ip */
+	uint64_t ip;            /* CALL: the callee's first instruction;
+				 * RETURN: the ret instruction; INSN: the
+				 * instruction */
 	const uint64_t *stack;  /* the call stack after the event, leaf first
 				 * (ips inside each frame); may be NULL */
 	size_t stack_nr;
@@ -390,6 +390,20 @@ HWT_API int hwt_probe_pt_resolve(struct hwt_probe_rt *rt, struct hwt_probe_diag 
  * Allocates nothing. Returns the number of probes fired, or errors of
  * hwt_probe_rt_fire(). */
 HWT_API int hwt_probe_pt_flow(struct hwt_probe_rt *rt, const struct hwt_probe_flow *ev);
+
+/* What the resolved pt: probes watch, so that a decoder can hand over only
+ * the events that can fire something: CALLs whose target is lo (entry),
+ * RETURNs from [lo, hi) (return), INSNs at lo (FUNC+OFF), in process pid. */
+struct hwt_probe_pt_watch {
+	enum hwt_probe_flow_kind kind;
+	int32_t pid;
+	uint64_t lo, hi;
+};
+
+/* Writes up to max watches to out; returns how many there are (which may
+ * exceed max). Valid after hwt_probe_pt_resolve(). */
+HWT_API size_t hwt_probe_pt_watches(const struct hwt_probe_rt *rt, struct hwt_probe_pt_watch *out,
+				    size_t max);
 
 /* True when the program has pt: probes (it then needs the flow hook). */
 HWT_API bool hwt_probe_prog_has_pt(const struct hwt_probe_prog *prog);

@@ -153,3 +153,30 @@ int hwt_probe_pt_flow(struct hwt_probe_rt *rt, const struct hwt_probe_flow *ev)
 	}
 	return fired;
 }
+
+size_t hwt_probe_pt_watches(const struct hwt_probe_rt *rt, struct hwt_probe_pt_watch *out,
+			    size_t max)
+{
+	if (!rt)
+		return 0;
+	for (size_t i = 0; i < rt->npt && i < max && out; i++) {
+		const struct prb_pt_range *r = &rt->pt[i];
+		enum hwt_probe_kind k = rt->prog->probes[r->probe].info.kind;
+
+		out[i].pid = r->pid;
+		if (k == HWT_PROBE_PT_ENTRY) {
+			out[i].kind = HWT_PROBE_FLOW_CALL;
+			out[i].lo = r->lo;
+			out[i].hi = r->lo + 1;
+		} else if (k == HWT_PROBE_PT_RETURN) {
+			out[i].kind = HWT_PROBE_FLOW_RETURN;
+			out[i].lo = r->lo;
+			out[i].hi = r->hi;
+		} else {
+			out[i].kind = HWT_PROBE_FLOW_INSN;
+			out[i].lo = r->at;
+			out[i].hi = r->at + 1;
+		}
+	}
+	return rt->npt;
+}

@@ -258,6 +258,18 @@ static void test_pt_flow_hook(void **state)
 	assert_true(strstr(diag.msg, "no object 'probe_calls' was mapped") != NULL);
 	assert_int_equal(hwt_probe_rt_mmap(rt, 42, base, (uint64_t)st.st_size + 0x10000, 0, prog), 0);
 	assert_int_equal(hwt_probe_pt_resolve(rt, &diag), 3);
+	{
+		struct hwt_probe_pt_watch w[4];
+
+		assert_int_equal(hwt_probe_pt_watches(rt, w, 4), 3);
+		assert_int_equal(w[0].kind, HWT_PROBE_FLOW_CALL);
+		assert_int_equal(w[0].lo, work);
+		assert_int_equal(w[1].kind, HWT_PROBE_FLOW_RETURN);
+		assert_int_equal(w[1].hi - w[1].lo, work_size);
+		assert_int_equal(w[2].kind, HWT_PROBE_FLOW_INSN);
+		assert_int_equal(w[2].lo, work + 4);
+		assert_int_equal(w[2].pid, 42);
+	}
 
 	for (uint64_t i = 0; i < 1000; i++) {
 		uint64_t stack[3] = {work, outer + 8, mainf + 16};
