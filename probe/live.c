@@ -765,10 +765,20 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 				int pid = cfg->ntids ? cfg->tids[t] : -1;
 
 				for (size_t i = 0; i < prog->nprobes; i++) {
+					int cpu = cpus[c];
+
 					if (!is_live_kind(prog->probes[i].info.kind))
 						continue;
 					attrs[i].inherit = cfg->ntids && !cfg->no_inherit;
-					err = open_one(live, i, &attrs[i], pid, cpus[c], &buf, first, diag);
+					/* a counter of threads needs no buffer, so it
+					 * can follow them on any CPU: one event, as
+					 * perf stat opens */
+					if (cfg->ntids && prog->probes[i].count_only) {
+						if (c)
+							continue;
+						cpu = -1;
+					}
+					err = open_one(live, i, &attrs[i], pid, cpu, &buf, first, diag);
 					if (err < 0)
 						goto error;
 					first = first && prog->probes[i].count_only;
