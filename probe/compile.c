@@ -275,7 +275,7 @@ int prb_probe_spec(struct hwt_probe_prog *prog, struct prb_probe *p, const char 
 	}
 	if (!strcmp(prov, "uprobe") || !strcmp(prov, "u") || !strcmp(prov, "uretprobe") ||
 	    !strcmp(prov, "ur")) {
-		bool ret = prov[1] == 'r' || prov[1] == 'r' || !strcmp(prov, "uretprobe");
+		bool ret = !strcmp(prov, "uretprobe") || !strcmp(prov, "ur");
 
 		in->kind = ret ? HWT_PROBE_URETPROBE : HWT_PROBE_UPROBE;
 		if (nparts != 3 || !*parts[1] || !*parts[2]) {

@@ -163,9 +163,8 @@ int hwt_probe_rt_fork(struct hwt_probe_rt *rt, int32_t ppid, int32_t pid, int32_
 
 void hwt_probe_rt_exit(struct hwt_probe_rt *rt, int32_t pid, int32_t tid)
 {
-	if (rt) {
+	if (rt)
 		prb_syms_exit(rt->syms, pid, tid);
-	}
 }
 
 /* ------------------------------------------------------------------------ */

@@ -173,6 +173,12 @@ static void test_tracepoint_counts_writes(void **state)
 	assert_int_equal(scalar(r.out, "bytes"), 37);
 	assert_true(hwt_test_contains(r.out, "@fd[comm]: count()\n  probe_calls  37\n"));
 	hwt_test_run_free(&r);
+
+	/* a bare count is counted in the kernel (no samples): same answer */
+	run_ok(&r, "%s trace 'syscalls:sys_enter_write { @writes = count() }' -- %s 0 0 0 41",
+	       hwt_test_hwtrace(), hwt_test_prog("probe_calls"));
+	assert_int_equal(scalar(r.out, "writes"), 41);
+	hwt_test_run_free(&r);
 }
 
 static void test_profile_finds_the_hot_function(void **state)
