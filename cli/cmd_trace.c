@@ -64,7 +64,7 @@ static void usage(FILE *f)
 		"  -o, --output FILE       write the aggregations to FILE\n"
 		"      --json              aggregations as JSON\n"
 		"      --no-inherit        do not follow threads and children of the target\n"
-		"  -b, --buffer-pages N    ring buffer pages per CPU (power of two; 64)\n"
+		"  -b, --buffer-pages N    ring buffer pages per CPU (power of two; 128)\n"
 		"  -n, --dry-run           check the program and show the probes, run nothing\n"
 		"  -h, --help              show this help\n"
 		"\n"

@@ -584,8 +584,10 @@ static int check_builtin(struct comp *c, const struct prb_node *n)
 			return c->err;
 		}
 	}
-	if (n->v >= PRB_B_ARG0 && n->v <= PRB_B_RETVAL)
+	if (n->v >= PRB_B_ARG0 && n->v <= PRB_B_RETVAL) {
 		c->cl->uses |= PRB_USE_REGS;
+		c->cl->regs |= 1u << (n->v - PRB_B_ARG0);
+	}
 	if (n->v == PRB_B_USTACK)
 		c->cl->uses |= PRB_USE_USTACK;
 	if (n->v == PRB_B_KSTACK)
@@ -1256,6 +1258,7 @@ int prb_compile(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag)
 			p->clauses = pc;
 			p->clauses[p->nclauses++] = i;
 			p->uses |= cl->uses;
+			p->regs |= cl->regs;
 		}
 	}
 	mark_count_only(prog);

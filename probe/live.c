@@ -161,6 +161,20 @@ static int dyn_pmu(const struct hwt_probe_config *cfg, const char *pmu, bool ret
 	return 0;
 }
 
+/* The perf register mask for the registers a probe reads (only those are
+ * copied into each sample). */
+static uint64_t regs_mask(unsigned regs)
+{
+	static const int reg_of[HWT_PROBE_NREGS] = {PRB_REG_DI, PRB_REG_SI, PRB_REG_DX, PRB_REG_CX,
+						    PRB_REG_R8, PRB_REG_R9, PRB_REG_AX};
+	uint64_t m = 0;
+
+	for (int i = 0; i < HWT_PROBE_NREGS; i++)
+		if (regs & (1u << i))
+			m |= 1ull << reg_of[i];
+	return m;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Objects and functions for uprobes                                         */
 
@@ -391,7 +405,7 @@ static int build_attr(const struct hwt_probe_prog *prog, size_t i,
 		attr->config2 = off;                        /* probe_offset */
 		if (p->uses & PRB_USE_REGS) {
 			attr->sample_type |= PERF_SAMPLE_REGS_USER;
-			attr->sample_regs_user = PRB_REGS_MASK;
+			attr->sample_regs_user = regs_mask(p->regs);
 		}
 		if ((p->uses & PRB_USE_USTACK) && k == HWT_PROBE_UPROBE && !p->info.offset) {
 			/* at a function's first instruction the caller's frame is
@@ -416,7 +430,7 @@ static int build_attr(const struct hwt_probe_prog *prog, size_t i,
 		attr->config2 = p->info.offset;             /* probe_offset */
 		if (p->uses & PRB_USE_REGS) {
 			attr->sample_type |= PERF_SAMPLE_REGS_INTR;
-			attr->sample_regs_intr = PRB_REGS_MASK;
+			attr->sample_regs_intr = regs_mask(p->regs);
 		}
 		return 0;
 	case HWT_PROBE_TRACEPOINT:
@@ -688,7 +702,7 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 		return -ENOMEM;
 	live->rt = rt;
 	live->prog = prog;
-	live->pages = cfg->pages ? cfg->pages : 64;
+	live->pages = cfg->pages ? cfg->pages : 128;
 	if (live->pages & (live->pages - 1)) {
 		err = ldiag(diag, NULL, 0, -HWT_EINVAL, "ring buffer pages must be a power of two");
 		goto error;
@@ -718,7 +732,8 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 		}
 		attrs[i].disabled = cfg->enable_on_exec;
 		attrs[i].enable_on_exec = cfg->enable_on_exec;
-		attrs[i].wakeup_watermark = (uint32_t)(live->pages * 4096 / 4);
+		/* wake us at an eighth full: room for bursts while we run */
+		attrs[i].wakeup_watermark = (uint32_t)(live->pages * 4096 / 8);
 		hwt_fmt_attr_info_from_attr(&live->infos[i], &attrs[i]);
 		live->infos[i].sample_id_all = true;
 		live->regs_intr[i] = prog->probes[i].info.kind == HWT_PROBE_KPROBE ||

@@ -282,7 +282,7 @@ struct hwt_probe_live_config {
 	size_t ncpus;
 	bool enable_on_exec;    /* start at the target's exec (launch) */
 	bool no_inherit;
-	/* Ring buffer data pages per buffer (power of two; 0: 64, 256 KiB). */
+	/* Ring buffer data pages per buffer (power of two; 0: 128, 512 KiB). */
 	size_t pages;
 };
 

@@ -166,6 +166,7 @@ struct prb_probe {
 	size_t *clauses;            /* clauses it runs, in program order */
 	size_t nclauses;
 	unsigned uses;              /* PRB_USE_* of its clauses */
+	unsigned regs;              /* registers its clauses read (bit i: arg i, 6: retval) */
 	/* Its clauses only count, unkeyed and unconditionally (@x = count()):
 	 * live, it can be a counting event instead of a sampled one. */
 	bool count_only;
@@ -190,6 +191,7 @@ struct prb_clause {
 	struct prb_stmt_list stmts;
 	uint32_t code, ncode; /* byte code range */
 	unsigned uses;
+	unsigned regs; /* bit i: arg i (0..5), bit 6: retval */
 };
 
 struct prb_var {

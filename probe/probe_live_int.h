@@ -48,7 +48,7 @@ enum {
 	 (1ull << PRB_REG_R9))
 
 /* Fills hit->regs (arg0..5, retval) from a register block sampled with
- * PRB_REGS_MASK (values in register-number order). */
+ * (a subset of) PRB_REGS_MASK (values in register-number order). */
 void prb_regs_to_hit(const uint8_t *regs, uint64_t mask, struct hwt_probe_hit *hit);
 
 /* The sample types every probe event carries, so that the time of any
