@@ -185,6 +185,20 @@ static bool is_file(const char *p)
 	return !stat(p, &st) && S_ISREG(st.st_mode);
 }
 
+/* An ELF file (libc.so next to libc.so.6 is a linker script). */
+static bool is_elf(const char *p)
+{
+	unsigned char magic[4];
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	bool elf;
+
+	if (fd < 0)
+		return false;
+	elf = read(fd, magic, 4) == 4 && !memcmp(magic, "\x7f" "ELF", 4);
+	close(fd);
+	return elf;
+}
+
 /* Finds the object a uprobe names: a path, a command in PATH, or a library
  * by name ("libc", "c", "libc.so.6") in the usual directories. */
 static int find_object(const char *name, char *out, size_t len)
@@ -232,7 +246,8 @@ static int find_object(const char *name, char *out, size_t len)
 #pragma GCC diagnostic pop
 			if (!glob(pat, 0, NULL, &g)) {
 				for (size_t j = 0; j < g.gl_pathc; j++) {
-					if (is_file(g.gl_pathv[j]) && realpath(g.gl_pathv[j], out)) {
+					if (is_file(g.gl_pathv[j]) && is_elf(g.gl_pathv[j]) &&
+					    realpath(g.gl_pathv[j], out)) {
 						globfree(&g);
 						return 0;
 					}

@@ -248,6 +248,20 @@ static void test_printf_order_exit_and_stacks(void **state)
 	hwt_test_run_free(&r);
 }
 
+/* A library named as ld.so would find it ("libc", not the libc.so
+ * linker script next to libc.so.6). */
+static void test_library_by_name(void **state)
+{
+	struct hwt_test_run r;
+
+	(void)state;
+	NEED_UPROBES();
+	run_ok(&r, "%s trace 'uprobe:libc:malloc /pid == $target/ { @m = count() }' -- ls /",
+	       hwt_test_hwtrace());
+	assert_true(scalar(r.out, "m") > 0);
+	hwt_test_run_free(&r);
+}
+
 static void test_attach_to_a_running_process(void **state)
 {
 	struct hwt_test_run r;
@@ -387,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_profile_finds_the_hot_function),
 		cmocka_unit_test(test_software_event_counts_page_faults),
 		cmocka_unit_test(test_printf_order_exit_and_stacks),
+		cmocka_unit_test(test_library_by_name),
 		cmocka_unit_test(test_attach_to_a_running_process),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_permission_denied),
