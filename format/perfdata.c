@@ -1268,6 +1268,8 @@ int fmt_perf_open(struct hwt_fmt_session *s, uint64_t *err_offset)
 	}
 	if (got >= 8 && !memcmp(h, FMT_PERF_MAGIC_SWAPPED, 8))
 		return -HWT_ENOTSUP; /* written on a big-endian machine */
+	if (got >= 8 && !memcmp(h, HWT_FMT_MAGIC, 8))
+		return -HWT_ENOTSUP; /* a container on stdin: it needs seeking */
 	if (got < 8 || memcmp(h, FMT_PERF_MAGIC, 8) != 0)
 		return got < 8 ? -HWT_ETRUNC : -HWT_EFORMAT;
 	if (got < 16) {
