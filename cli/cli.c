@@ -10,7 +10,7 @@
 
 int hwt_cli_verbose;
 
-static void vmsg(const char *prefix, const char *fmt, va_list ap)
+static __attribute__((format(printf, 2, 0))) void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
 	fflush(stdout);
 	fprintf(stderr, "hwtrace: %s", prefix);

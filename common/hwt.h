@@ -71,7 +71,7 @@ struct hwt_logger {
 HWT_API void hwt_log(const struct hwt_logger *logger, enum hwt_log_level level,
 		     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 HWT_API void hwt_vlog(const struct hwt_logger *logger, enum hwt_log_level level,
-		      const char *fmt, va_list ap);
+		      const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 
 /* Checked arithmetic on sizes and counts from files: returns 0 and stores the
  * result, or -HWT_ETOOBIG on overflow. */
