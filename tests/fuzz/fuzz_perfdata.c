@@ -12,6 +12,8 @@
 #include "format/format.h"
 #include "tests/fuzz/fuzz_memfd.h"
 
+static volatile uint8_t sink;
+
 static void drain(struct hwt_fmt_session *s)
 {
 	struct hwt_fmt_record rec;
@@ -20,10 +22,8 @@ static void drain(struct hwt_fmt_session *s)
 
 	while (hwt_fmt_session_next(s, &rec, &off) == 0 && n++ < 200000) {
 		if (rec.type == 71 && rec.u.auxtrace.data) {
-			volatile uint8_t x = 0;
-
 			for (uint64_t i = 0; i < rec.u.auxtrace.size; i++)
-				x ^= rec.u.auxtrace.data[i];
+				sink ^= rec.u.auxtrace.data[i];
 		}
 	}
 }
