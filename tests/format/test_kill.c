@@ -94,14 +94,15 @@ static void child(const char *path, uint64_t seed, int ready)
 static void check_file(const char *path, uint64_t seed, bool *saw_truncated)
 {
 	struct hwt_fmt_reader *r;
-	const struct hwt_fmt_file_info *fi;
+	struct hwt_fmt_file_info info;
+	const struct hwt_fmt_file_info *fi = &info;
 	struct hwt_buf pay;
 	struct hwt_test_run run;
 	uint64_t next[2] = {0, 0}, aux_next = 0, off = 0;
 	struct rb b;
 
 	assert_int_equal(hwt_fmt_reader_open(&r, path, NULL, &off), 0);
-	fi = hwt_fmt_reader_info(r);
+	info = *hwt_fmt_reader_info(r); /* outlives the reader */
 	assert_false(fi->indexed);
 	assert_true(fi->valid_end <= fi->file_size);
 	assert_int_equal(fi->truncated, fi->valid_end != fi->file_size);
