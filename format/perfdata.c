@@ -59,7 +59,9 @@ struct fmt_perf {
 	bool pipe_fmt;    /* the 16-byte pipe header */
 	bool prescanned;  /* metadata and AUX index were built at open */
 	bool eof;
+	bool lenient_end; /* a cut-short last record is a warning, not an error */
 	uint64_t data_start, data_end, file_size;
+	struct hwt_buf event_desc; /* EVENT_DESC seen before the attrs (pipes) */
 
 	/* sequential reader */
 	uint8_t *rbuf;
@@ -496,7 +498,12 @@ static int process_feature(struct hwt_fmt_session *s, unsigned int feat, const u
 		err = feat_cmdline(s, p, len);
 		break;
 	case FMT_FEAT_EVENT_DESC:
-		err = feat_event_desc(s, p, len);
+		/* In a pipe it may come before the attributes it names: keep it
+		 * and apply it again as they arrive. */
+		s->perf->event_desc.len = 0;
+		err = hwt_buf_append(&s->perf->event_desc, p, len);
+		if (!err)
+			err = feat_event_desc(s, p, len);
 		break;
 	case FMT_FEAT_SAMPLE_TIME:
 		if (len < 16) {
@@ -549,6 +556,8 @@ static int add_attr(struct hwt_fmt_session *s, const uint8_t *attr, size_t attr_
 	free(idv);
 	if (err < 0)
 		return err;
+	if (s->perf->event_desc.len)
+		feat_event_desc(s, s->perf->event_desc.data, s->perf->event_desc.len);
 	return publish_events(s);
 }
 
@@ -1035,6 +1044,7 @@ static int read_file_header(struct hwt_fmt_session *s, uint64_t *where)
 		perf_warn(s, "perf.data header says the data section is empty (perf record "
 			     "did not finish?); reading to the end of the file");
 		dsize = p->file_size - doff;
+		p->lenient_end = true;
 	}
 	p->data_start = doff;
 	p->data_end = doff + dsize;
@@ -1145,7 +1155,7 @@ static int prescan(struct hwt_fmt_session *s, uint64_t *err_offset)
 			err = 0;
 			break;
 		}
-		if (err == -HWT_ETRUNC && p->pipe_fmt) {
+		if (err == -HWT_ETRUNC && p->lenient_end) {
 			/* A pipe recording cut short (perf record killed):
 			 * everything before the last record is good. */
 			perf_warn(s, "perf.data stream is truncated: the record at offset %llu is "
@@ -1253,6 +1263,7 @@ int fmt_perf_open(struct hwt_fmt_session *s, uint64_t *err_offset)
 	p->release = -1;
 	hwt_buf_init(&p->cin);
 	hwt_buf_init(&p->dout);
+	hwt_buf_init(&p->event_desc);
 	if (fstat(s->fd, &st) < 0)
 		return -errno;
 	p->seekable = S_ISREG(st.st_mode) && lseek(s->fd, 0, SEEK_SET) == 0;
@@ -1288,6 +1299,7 @@ int fmt_perf_open(struct hwt_fmt_session *s, uint64_t *err_offset)
 	}
 	if (hwt_le64(h + 8) == FMT_PERF_PIPE_HEADER_SIZE) {
 		p->pipe_fmt = true;
+		p->lenient_end = true;
 		s->kind = HWT_FMT_KIND_PERF_PIPE;
 		p->data_start = FMT_PERF_PIPE_HEADER_SIZE;
 		p->data_end = p->file_size;
@@ -1344,14 +1356,15 @@ int fmt_perf_next(struct hwt_fmt_session *s, struct hwt_fmt_record *rec, uint64_
 	int err;
 
 	*err_offset = 0;
-	if (p->release >= 0) {
-		struct block *b = &p->blocks[p->release];
-
-		if (b->live && --b->live == 0 && (uint32_t)p->release != p->cur)
-			b->len = 0;
-		p->release = -1;
-	}
 	for (;;) {
+		/* The record returned last (or just found bad) frees its slot. */
+		if (p->release >= 0) {
+			struct block *b = &p->blocks[p->release];
+
+			if (b->live && --b->live == 0 && (uint32_t)p->release != p->cur)
+				b->len = 0;
+			p->release = -1;
+		}
 		if (deliverable(p)) {
 			struct qent e = p->heap[0];
 			const uint8_t *r = p->blocks[e.block].data + e.off;
@@ -1407,6 +1420,7 @@ void fmt_perf_close(struct fmt_perf *p)
 	ZSTD_freeDCtx(p->dctx);
 	hwt_buf_fini(&p->cin);
 	hwt_buf_fini(&p->dout);
+	hwt_buf_fini(&p->event_desc);
 	free(p->heap);
 	for (size_t i = 0; i < p->nblocks; i++)
 		free(p->blocks[i].data);
