@@ -175,7 +175,8 @@ HWT_API void hwt_fmt_writer_config_init(struct hwt_fmt_writer_config *cfg);
  * header and starts the compression thread(s). cfg may be NULL for defaults;
  * it is copied.
  * Returns 0 and stores the writer in *writer, or:
- *   -HWT_EINVAL  bad config (size too small, level out of range);
+ *   -HWT_EINVAL  bad config (size too small, level outside zstd's range,
+ *                chunk_size outside 4 KiB..64 MiB, more than 64 threads);
  *   -errno       from open/write (-EACCES, -ENOSPC, -EROFS, ...);
  *   -ENOMEM. */
 HWT_API int hwt_fmt_writer_open(struct hwt_fmt_writer **writer, const char *path,
@@ -694,11 +695,14 @@ HWT_API int64_t hwt_fmt_session_aux_read(const struct hwt_fmt_session *session, 
 
 struct hwt_fmt_perf_writer;
 
-/* Creates a perf.data file (file mode, mode 0600) with the given events.
- * Returns 0, -errno, -HWT_EINVAL, -ENOMEM. */
+/* Creates a perf.data file (file mode, mode 0600) with the given events
+ * (attrs, names for HEADER_EVENT_DESC, sample ids). evlist is read here
+ * and not kept. Records written must match the events' sample layout.
+ * Returns 0, -errno, -HWT_EINVAL (no events), -ENOMEM. */
 HWT_API int hwt_fmt_perf_writer_open(struct hwt_fmt_perf_writer **writer, const char *path,
 				     const struct hwt_fmt_evlist *evlist);
-/* Appends one record (header + body) to the data section. */
+/* Appends one record (header + body) to the data section; its header size
+ * must equal len. Returns 0, -HWT_EINVAL, -ENOMEM, or a stored -errno. */
 HWT_API int hwt_fmt_perf_writer_record(struct hwt_fmt_perf_writer *writer, const void *rec,
 				       size_t len);
 /* Appends a PERF_RECORD_AUXTRACE record followed by its data, padded with
