@@ -90,7 +90,11 @@ static int fail(const char *path, int err, uint64_t off)
 		fix = "big-endian perf.data, file-mode perf.data on a pipe, or .hwt on stdin";
 		break;
 	default:
-		hwt_cli_error("%s: %s (at offset %" PRIu64 ")", path, hwt_strerror(err), off);
+		/* System errors (EISDIR, EIO, ...) have no meaningful offset. */
+		if (-err < HWT_EBASE)
+			hwt_cli_error("%s: %s", path, hwt_strerror(err));
+		else
+			hwt_cli_error("%s: %s at offset %" PRIu64, path, hwt_strerror(err), off);
 		return HWT_EXIT_ERROR;
 	}
 	hwt_cli_error("%s: %s at offset %" PRIu64 " (%s)", path, what, off, fix);

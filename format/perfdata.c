@@ -48,12 +48,6 @@ struct block {
 	size_t len, cap, live;
 };
 
-/* A PERF_RECORD_AUX seen during the pre-scan, applied once the AUX index
- * is complete. */
-struct aux_note {
-	struct hwt_fmt_record rec;
-};
-
 struct fmt_perf {
 	bool seekable;    /* pread/lseek work: pre-scan, AUX by file offset */
 	bool pipe_fmt;    /* the 16-byte pipe header */
