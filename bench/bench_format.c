@@ -286,7 +286,17 @@ int main(int argc, char **argv)
 		}
 	}
 
-	printf("hwtrace container writer vs zstd CLI (%s), same bytes, same run\n", "zstd 1.5");
+	{
+		char ver[256] = "zstd";
+		FILE *pv = popen("zstd -V 2>&1", "r");
+
+		if (pv) {
+			if (fgets(ver, sizeof(ver), pv))
+				ver[strcspn(ver, "\n")] = '\0';
+			pclose(pv);
+		}
+		printf("hwtrace container writer vs the zstd CLI, same bytes, same run\n%s\n", ver);
+	}
 	printf("records: %zu perf records (%.2f MB) from %s\n", nrec, inputs[0].len / 1e6, path);
 	printf("pt:      %.2f MB of Intel PT (testdata quipper-*.pt, 4 streams)\n\n",
 	       inputs[1].len / 1e6);
