@@ -127,6 +127,14 @@ struct hwt_fmt_lost {
 /* A copy of the vDSO image: "vdso.image" (bytes), "vdso.start" (u64). */
 #define HWT_META_VDSO_IMAGE "vdso.image"
 #define HWT_META_VDSO_START "vdso.start"
+/* perf.data only: the PERF_RECORD_AUXTRACE_INFO record as perf wrote it
+ * (header included; for intel_pt its priv[] holds the PMU type, TSC
+ * conversion, caps and filter settings the decoder needs). */
+#define HWT_META_PERF_AUXTRACE_INFO "perf.auxtrace_info" /* bytes */
+/* perf.data only, informational: "perf.version", "perf.cpuid",
+ * "perf.nrcpus_avail", "perf.total_mem_kb", "perf.features" (comma list of
+ * the feature sections present), "perf.compressed.level" (perf record -z),
+ * "perf.truncated_at" (u64: a pipe recording was cut short there). */
 
 enum hwt_fmt_meta_type {
 	HWT_FMT_META_U64 = 1,

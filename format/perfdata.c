@@ -613,8 +613,8 @@ static int process_user(struct hwt_fmt_session *s, const uint8_t *r, size_t size
 	case FMT_PERF_AUXTRACE_INFO:
 		/* The decoder reads the PMU's private data (intel_pt's caps,
 		 * TSC ratio, filters) from the record as perf wrote it. */
-		return fmt_meta_store_set(&s->meta, HWT_FMT_META_BYTES, "perf.auxtrace_info",
-					  strlen("perf.auxtrace_info"), r, size);
+		return fmt_meta_store_set(&s->meta, HWT_FMT_META_BYTES, HWT_META_PERF_AUXTRACE_INFO,
+					  strlen(HWT_META_PERF_AUXTRACE_INFO), r, size);
 	default:
 		return 0;
 	}

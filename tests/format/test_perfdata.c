@@ -474,7 +474,7 @@ static void test_intel_pt_testdata(void **state)
 			check_aux_equals(s, cpu, pt);
 		}
 		/* intel_pt's private data travels for the decoder. */
-		info = hwt_fmt_session_meta_find(s, "perf.auxtrace_info");
+		info = hwt_fmt_session_meta_find(s, HWT_META_PERF_AUXTRACE_INFO);
 		assert_non_null(info);
 		assert_int_equal(hwt_le32(info->v.bytes), 70);
 		assert_int_equal(hwt_le16(info->v.bytes + 6), info->len);
