@@ -272,11 +272,11 @@ int main(int argc, char **argv)
 		fmt(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " > /dev/null");
 		if (run(cmd) != 0) {
 			fprintf(stderr, "bench_format: perf record failed; pass a perf.data instead\n");
-			return 1;
+			goto fail;
 		}
 	}
 	if (load_records(path, &inputs[0], &nrec) < 0)
-		return 1;
+		goto fail;
 	for (int cpu = 0; cpu <= 3; cpu += 3) {
 		for (int m = 0; m < 2; m++) {
 			fmt(in_path, sizeof(in_path), "%s/perf-intel-pt/quipper-%s-cpu%d.pt", td,
@@ -311,7 +311,7 @@ int main(int argc, char **argv)
 			continue;
 		fmt(in_path, sizeof(in_path), "%s/%s.bin", dir, names[i]);
 		if (write_file(in_path, &inputs[i]) < 0)
-			return 1;
+			goto fail;
 		for (size_t l = 0; l < HWT_ARRAY_SIZE(levels); l++) {
 			struct result r;
 
@@ -343,4 +343,8 @@ int main(int argc, char **argv)
 	hwt_buf_fini(&inputs[0]);
 	hwt_buf_fini(&inputs[1]);
 	return 0;
+fail:
+	fmt(cmd, sizeof(cmd), "rm -rf %s", dir);
+	run(cmd);
+	return 1;
 }
