@@ -90,7 +90,11 @@ static int fail(const char *path, int err, uint64_t off)
 		fix = "big-endian perf.data, file-mode perf.data on a pipe, or .hwt on stdin";
 		break;
 	default:
-		hwt_cli_error("%s: %s (at offset %" PRIu64 ")", path, hwt_strerror(err), off);
+		/* System errors (EISDIR, EIO, ...) have no meaningful offset. */
+		if (-err < HWT_EBASE)
+			hwt_cli_error("%s: %s", path, hwt_strerror(err));
+		else
+			hwt_cli_error("%s: %s at offset %" PRIu64, path, hwt_strerror(err), off);
 		return HWT_EXIT_ERROR;
 	}
 	hwt_cli_error("%s: %s at offset %" PRIu64 " (%s)", path, what, off, fix);
@@ -545,8 +549,14 @@ static void print_perf(const struct info *in)
 		json_cstr(in->path);
 		printf(",\n  \"kind\": \"%s\"", pipe ? "perf-pipe" : "perf-file");
 	} else {
+		const struct hwt_fmt_meta *cut = hwt_fmt_session_meta_find(in->s, "perf.truncated_at");
+
 		printf("file       %s\n", in->path);
 		printf("format     perf.data, %s mode\n", pipe ? "pipe" : "file");
+		if (cut && cut->type == HWT_FMT_META_U64)
+			printf("truncated  at offset %" PRIu64
+			       " (the recording was cut short; read up to there)\n",
+			       cut->v.u64);
 	}
 	print_meta(in);
 	print_events(in);
