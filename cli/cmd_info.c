@@ -33,7 +33,22 @@ struct info {
 	struct stream_info *streams; /* .hwt: one per stream position */
 	uint64_t by_type[NTYPES + 1]; /* perf.data */
 	uint64_t records;
+	char truncation[512]; /* the reader's truncation warning, if any */
 };
+
+/* The reader warns while opening when the last chunk is incomplete. info
+ * holds that line back and prints it after the summary, as its one error:
+ * the summary shows what is intact, the exit status says the file is not. */
+static void info_log(void *ctx, enum hwt_log_level level, const char *msg)
+{
+	struct info *in = ctx;
+
+	if (level == HWT_LOG_WARN && strstr(msg, "truncated") && !in->truncation[0]) {
+		snprintf(in->truncation, sizeof(in->truncation), "%s", msg);
+		return;
+	}
+	hwt_cli_logger()->fn(hwt_cli_logger()->ctx, level, msg);
+}
 
 static void usage(FILE *f)
 {
@@ -628,7 +643,8 @@ int hwt_cmd_info(int argc, char **argv)
 	in.path = argv[optind];
 
 	hwt_fmt_session_config_init(&cfg);
-	cfg.log = *hwt_cli_logger();
+	cfg.log.fn = info_log;
+	cfg.log.ctx = &in;
 	err = hwt_fmt_session_open(&in.s, in.path, &cfg, &off);
 	if (err)
 		return fail(in.path, err, off);
@@ -642,6 +658,11 @@ int hwt_cmd_info(int argc, char **argv)
 		else
 			print_perf(&in);
 		ret = fflush(stdout) == 0 ? HWT_EXIT_OK : HWT_EXIT_ERROR;
+		if (in.truncation[0]) {
+			/* Readable up to the cut (a killed recorder), but damaged. */
+			hwt_cli_error("%s: %s", in.path, in.truncation);
+			ret = HWT_EXIT_ERROR;
+		}
 	}
 	free(in.streams);
 	hwt_fmt_session_close(in.s);

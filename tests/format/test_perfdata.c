@@ -763,8 +763,10 @@ static void test_perf_corrupt(void **state)
 	assert_non_null(hwt_fmt_session_meta_find(s, "perf.truncated_at"));
 	hwt_fmt_session_close(s);
 	hwt_test_run(&run, "%s info %s", hwt_test_hwtrace(), bad);
-	assert_int_equal(run.status, 0);
-	assert_true(hwt_test_contains(run.err, "truncated"));
+	/* info shows what is intact, then one error: the file is damaged. */
+	assert_int_equal(run.status, 1);
+	assert_true(hwt_test_contains(run.out, "truncated"));
+	assert_true(hwt_test_contains(run.err, "error: ") && hwt_test_contains(run.err, "truncated"));
 	hwt_test_run_free(&run);
 	free(orig);
 	free(b);
