@@ -33,7 +33,22 @@ struct info {
 	struct stream_info *streams; /* .hwt: one per stream position */
 	uint64_t by_type[NTYPES + 1]; /* perf.data */
 	uint64_t records;
+	char truncation[512]; /* the reader's truncation warning, if any */
 };
+
+/* The reader warns while opening when the last chunk is incomplete. info
+ * holds that line back and prints it after the summary, as its one error:
+ * the summary shows what is intact, the exit status says the file is not. */
+static void info_log(void *ctx, enum hwt_log_level level, const char *msg)
+{
+	struct info *in = ctx;
+
+	if (level == HWT_LOG_WARN && strstr(msg, "truncated") && !in->truncation[0]) {
+		snprintf(in->truncation, sizeof(in->truncation), "%s", msg);
+		return;
+	}
+	hwt_cli_logger()->fn(hwt_cli_logger()->ctx, level, msg);
+}
 
 static void usage(FILE *f)
 {
@@ -90,7 +105,11 @@ static int fail(const char *path, int err, uint64_t off)
 		fix = "big-endian perf.data, file-mode perf.data on a pipe, or .hwt on stdin";
 		break;
 	default:
-		hwt_cli_error("%s: %s (at offset %" PRIu64 ")", path, hwt_strerror(err), off);
+		/* System errors (EISDIR, EIO, ...) have no meaningful offset. */
+		if (-err < HWT_EBASE)
+			hwt_cli_error("%s: %s", path, hwt_strerror(err));
+		else
+			hwt_cli_error("%s: %s at offset %" PRIu64, path, hwt_strerror(err), off);
 		return HWT_EXIT_ERROR;
 	}
 	hwt_cli_error("%s: %s at offset %" PRIu64 " (%s)", path, what, off, fix);
@@ -545,8 +564,14 @@ static void print_perf(const struct info *in)
 		json_cstr(in->path);
 		printf(",\n  \"kind\": \"%s\"", pipe ? "perf-pipe" : "perf-file");
 	} else {
+		const struct hwt_fmt_meta *cut = hwt_fmt_session_meta_find(in->s, "perf.truncated_at");
+
 		printf("file       %s\n", in->path);
 		printf("format     perf.data, %s mode\n", pipe ? "pipe" : "file");
+		if (cut && cut->type == HWT_FMT_META_U64)
+			printf("truncated  at offset %" PRIu64
+			       " (the recording was cut short; read up to there)\n",
+			       cut->v.u64);
 	}
 	print_meta(in);
 	print_events(in);
@@ -618,7 +643,8 @@ int hwt_cmd_info(int argc, char **argv)
 	in.path = argv[optind];
 
 	hwt_fmt_session_config_init(&cfg);
-	cfg.log = *hwt_cli_logger();
+	cfg.log.fn = info_log;
+	cfg.log.ctx = &in;
 	err = hwt_fmt_session_open(&in.s, in.path, &cfg, &off);
 	if (err)
 		return fail(in.path, err, off);
@@ -632,6 +658,11 @@ int hwt_cmd_info(int argc, char **argv)
 		else
 			print_perf(&in);
 		ret = fflush(stdout) == 0 ? HWT_EXIT_OK : HWT_EXIT_ERROR;
+		if (in.truncation[0]) {
+			/* Readable up to the cut (a killed recorder), but damaged. */
+			hwt_cli_error("%s: %s", in.path, in.truncation);
+			ret = HWT_EXIT_ERROR;
+		}
 	}
 	free(in.streams);
 	hwt_fmt_session_close(in.s);

@@ -27,9 +27,11 @@
 #include <zstd.h>
 
 #define RBUF_SIZE (1u << 20)      /* read buffer: more than any record */
-#define BLOCK_SIZE (1u << 20)     /* queue arena block */
+#define RBUF_MIN (128u << 10)     /* ... for small files: still > 64 KiB + 8 */
+#define BLOCK_SIZE (1u << 20)     /* queue arena block, when busy */
+#define BLOCK_MIN (64u << 10)     /* the first blocks: small files stay small */
 #define QUEUE_MAX (256u << 20)    /* queued bytes that force delivery */
-#define DSTEP (256u << 10)        /* decompression step */
+#define DSTEP (64u << 10)         /* decompression step */
 #define MAX_ATTRS 65536u
 #define MISC_BUILD_ID_SIZE (1u << 15) /* PERF_RECORD_MISC_BUILD_ID_SIZE */
 #define EVENT_UPDATE_NAME 2u
@@ -46,21 +48,18 @@ struct block {
 	size_t len, cap, live;
 };
 
-/* A PERF_RECORD_AUX seen during the pre-scan, applied once the AUX index
- * is complete. */
-struct aux_note {
-	struct hwt_fmt_record rec;
-};
-
 struct fmt_perf {
 	bool seekable;    /* pread/lseek work: pre-scan, AUX by file offset */
 	bool pipe_fmt;    /* the 16-byte pipe header */
 	bool prescanned;  /* metadata and AUX index were built at open */
 	bool eof;
+	bool lenient_end; /* a cut-short last record is a warning, not an error */
 	uint64_t data_start, data_end, file_size;
+	struct hwt_buf event_desc; /* EVENT_DESC seen before the attrs (pipes) */
 
 	/* sequential reader */
 	uint8_t *rbuf;
+	size_t rcap;
 	size_t rstart, rend;
 	uint64_t roff; /* file offset of rbuf[rstart] */
 
@@ -135,7 +134,7 @@ static int src_fill(struct fmt_perf *p, int fd, size_t n)
 		at = p->roff + p->rend; /* file offset of rbuf[rend] */
 		if (at >= p->data_end)
 			break;
-		want = RBUF_SIZE - p->rend;
+		want = p->rcap - p->rend;
 		if (want > p->data_end - at)
 			want = (size_t)(p->data_end - at);
 		k = read(fd, p->rbuf + p->rend, want);
@@ -180,7 +179,7 @@ static int src_skip(struct fmt_perf *p, int fd, uint64_t n)
 		return 0;
 	}
 	while (n) {
-		size_t step = n < RBUF_SIZE ? (size_t)n : RBUF_SIZE;
+		size_t step = n < p->rcap ? (size_t)n : p->rcap;
 		int err = src_fill(p, fd, step);
 
 		if (err)
@@ -197,7 +196,7 @@ static int src_skip(struct fmt_perf *p, int fd, uint64_t n)
 static int src_read(struct fmt_perf *p, int fd, uint64_t n, struct hwt_buf *out)
 {
 	while (n) {
-		size_t step = n < RBUF_SIZE ? (size_t)n : RBUF_SIZE;
+		size_t step = n < p->rcap ? (size_t)n : p->rcap;
 		int err = src_fill(p, fd, step);
 
 		if (err)
@@ -493,7 +492,12 @@ static int process_feature(struct hwt_fmt_session *s, unsigned int feat, const u
 		err = feat_cmdline(s, p, len);
 		break;
 	case FMT_FEAT_EVENT_DESC:
-		err = feat_event_desc(s, p, len);
+		/* In a pipe it may come before the attributes it names: keep it
+		 * and apply it again as they arrive. */
+		s->perf->event_desc.len = 0;
+		err = hwt_buf_append(&s->perf->event_desc, p, len);
+		if (!err)
+			err = feat_event_desc(s, p, len);
 		break;
 	case FMT_FEAT_SAMPLE_TIME:
 		if (len < 16) {
@@ -546,6 +550,8 @@ static int add_attr(struct hwt_fmt_session *s, const uint8_t *attr, size_t attr_
 	free(idv);
 	if (err < 0)
 		return err;
+	if (s->perf->event_desc.len)
+		feat_event_desc(s, s->perf->event_desc.data, s->perf->event_desc.len);
 	return publish_events(s);
 }
 
@@ -607,8 +613,8 @@ static int process_user(struct hwt_fmt_session *s, const uint8_t *r, size_t size
 	case FMT_PERF_AUXTRACE_INFO:
 		/* The decoder reads the PMU's private data (intel_pt's caps,
 		 * TSC ratio, filters) from the record as perf wrote it. */
-		return fmt_meta_store_set(&s->meta, HWT_FMT_META_BYTES, "perf.auxtrace_info",
-					  strlen("perf.auxtrace_info"), r, size);
+		return fmt_meta_store_set(&s->meta, HWT_FMT_META_BYTES, HWT_META_PERF_AUXTRACE_INFO,
+					  strlen(HWT_META_PERF_AUXTRACE_INFO), r, size);
 	default:
 		return 0;
 	}
@@ -680,7 +686,10 @@ static int block_for(struct fmt_perf *p, size_t need, uint32_t *out)
 	p->blocks = b;
 	b = &p->blocks[p->nblocks];
 	memset(b, 0, sizeof(*b));
-	b->cap = need > BLOCK_SIZE ? need : BLOCK_SIZE;
+	/* Small blocks first, so that a small file stays cheap to read. */
+	b->cap = p->nblocks < 4 ? (size_t)BLOCK_MIN << p->nblocks : BLOCK_SIZE;
+	if (b->cap < need)
+		b->cap = need;
 	b->data = malloc(b->cap);
 	if (!b->data)
 		return -ENOMEM;
@@ -944,7 +953,8 @@ static int pump(struct hwt_fmt_session *s, uint64_t *err_offset)
 			size_t ret;
 
 			/* Drop what was consumed, then expand one more step. */
-			memmove(p->dout.data, p->dout.data + p->dpos, avail);
+			if (avail && p->dpos)
+				memmove(p->dout.data, p->dout.data + p->dpos, avail);
 			p->dout.len = avail;
 			p->dpos = 0;
 			err = hwt_buf_reserve(&p->dout, DSTEP);
@@ -1028,6 +1038,7 @@ static int read_file_header(struct hwt_fmt_session *s, uint64_t *where)
 		perf_warn(s, "perf.data header says the data section is empty (perf record "
 			     "did not finish?); reading to the end of the file");
 		dsize = p->file_size - doff;
+		p->lenient_end = true;
 	}
 	p->data_start = doff;
 	p->data_end = doff + dsize;
@@ -1138,7 +1149,7 @@ static int prescan(struct hwt_fmt_session *s, uint64_t *err_offset)
 			err = 0;
 			break;
 		}
-		if (err == -HWT_ETRUNC && p->pipe_fmt) {
+		if (err == -HWT_ETRUNC && p->lenient_end) {
 			/* A pipe recording cut short (perf record killed):
 			 * everything before the last record is good. */
 			perf_warn(s, "perf.data stream is truncated: the record at offset %llu is "
@@ -1246,14 +1257,18 @@ int fmt_perf_open(struct hwt_fmt_session *s, uint64_t *err_offset)
 	p->release = -1;
 	hwt_buf_init(&p->cin);
 	hwt_buf_init(&p->dout);
-	p->rbuf = malloc(RBUF_SIZE);
-	p->dctx = ZSTD_createDCtx();
-	if (!p->rbuf || !p->dctx)
-		return -ENOMEM;
+	hwt_buf_init(&p->event_desc);
 	if (fstat(s->fd, &st) < 0)
 		return -errno;
 	p->seekable = S_ISREG(st.st_mode) && lseek(s->fd, 0, SEEK_SET) == 0;
 	p->file_size = p->seekable ? (uint64_t)st.st_size : UINT64_MAX;
+	p->rcap = RBUF_SIZE;
+	if (p->seekable && p->file_size < RBUF_SIZE - RBUF_MIN)
+		p->rcap = RBUF_MIN + (size_t)p->file_size;
+	p->rbuf = malloc(p->rcap);
+	p->dctx = ZSTD_createDCtx();
+	if (!p->rbuf || !p->dctx)
+		return -ENOMEM;
 
 	/* The magic and the header size tell file mode from pipe mode. */
 	while (got < sizeof(h)) {
@@ -1268,6 +1283,8 @@ int fmt_perf_open(struct hwt_fmt_session *s, uint64_t *err_offset)
 	}
 	if (got >= 8 && !memcmp(h, FMT_PERF_MAGIC_SWAPPED, 8))
 		return -HWT_ENOTSUP; /* written on a big-endian machine */
+	if (got >= 8 && !memcmp(h, HWT_FMT_MAGIC, 8))
+		return -HWT_ENOTSUP; /* a container on stdin: it needs seeking */
 	if (got < 8 || memcmp(h, FMT_PERF_MAGIC, 8) != 0)
 		return got < 8 ? -HWT_ETRUNC : -HWT_EFORMAT;
 	if (got < 16) {
@@ -1276,6 +1293,7 @@ int fmt_perf_open(struct hwt_fmt_session *s, uint64_t *err_offset)
 	}
 	if (hwt_le64(h + 8) == FMT_PERF_PIPE_HEADER_SIZE) {
 		p->pipe_fmt = true;
+		p->lenient_end = true;
 		s->kind = HWT_FMT_KIND_PERF_PIPE;
 		p->data_start = FMT_PERF_PIPE_HEADER_SIZE;
 		p->data_end = p->file_size;
@@ -1332,14 +1350,15 @@ int fmt_perf_next(struct hwt_fmt_session *s, struct hwt_fmt_record *rec, uint64_
 	int err;
 
 	*err_offset = 0;
-	if (p->release >= 0) {
-		struct block *b = &p->blocks[p->release];
-
-		if (b->live && --b->live == 0 && (uint32_t)p->release != p->cur)
-			b->len = 0;
-		p->release = -1;
-	}
 	for (;;) {
+		/* The record returned last (or just found bad) frees its slot. */
+		if (p->release >= 0) {
+			struct block *b = &p->blocks[p->release];
+
+			if (b->live && --b->live == 0 && (uint32_t)p->release != p->cur)
+				b->len = 0;
+			p->release = -1;
+		}
 		if (deliverable(p)) {
 			struct qent e = p->heap[0];
 			const uint8_t *r = p->blocks[e.block].data + e.off;
@@ -1395,6 +1414,7 @@ void fmt_perf_close(struct fmt_perf *p)
 	ZSTD_freeDCtx(p->dctx);
 	hwt_buf_fini(&p->cin);
 	hwt_buf_fini(&p->dout);
+	hwt_buf_fini(&p->event_desc);
 	free(p->heap);
 	for (size_t i = 0; i < p->nblocks; i++)
 		free(p->blocks[i].data);

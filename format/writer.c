@@ -157,9 +157,12 @@ static void job_free(struct wjob *j)
 
 static void job_put(struct hwt_fmt_writer *w, struct wjob *j)
 {
-	/* Keep a few chunk buffers for reuse: steady-state writing allocates
-	 * nothing. */
-	if (j->cap == w->cfg.chunk_size && w->nfree < 2 + 2 * (size_t)w->nthreads) {
+	/* Keep chunk buffers for reuse, so that steady-state writing allocates
+	 * nothing and touches no fresh pages (page faults, not compression,
+	 * are what limits a producer on a VM). Up to 16 chunks, or the queue
+	 * bound when that is smaller. */
+	if (j->cap == w->cfg.chunk_size && w->nfree < 16 &&
+	    (w->nfree + 1) * w->cfg.chunk_size <= w->cfg.queue_bytes) {
 		j->next = w->free_jobs;
 		w->free_jobs = j;
 		w->nfree++;
@@ -881,7 +884,7 @@ static int flush_locked(struct hwt_fmt_writer *w)
 	if (err)
 		set_err(w, err);
 	target = w->next_seq;
-	while (w->write_seq != target && w->nthreads)
+	while (w->write_seq < target && w->nthreads)
 		pthread_cond_wait(&w->cond_written, &w->lock);
 	return w->err;
 }
