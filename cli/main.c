@@ -14,6 +14,7 @@ static const struct hwt_cli_cmd commands[] = {
 	{"record", hwt_cmd_record, "record a command (--pt=emulate: emulated Intel PT)"},
 	{"report", hwt_cmd_report, "top functions, call graphs (perf report layout), JSON"},
 	{"flame", hwt_cmd_flame, "flame graphs (SVG/HTML), folded stacks, pprof"},
+	{"trace", hwt_cmd_trace, "DTrace-style one-liners: probes, predicates, aggregations"},
 };
 
 static void usage(FILE *out)

@@ -12,7 +12,8 @@ PKGS="build-essential cmake ninja-build pkg-config git
       clang-14 llvm-14 lld-14 libclang-rt-14-dev
       binutils elfutils linux-perf qemu-user
       chromium chromium-driver python3
-      hyperfine time valgrind gdb bc"
+      hyperfine time valgrind gdb bc
+      bpftrace"
 
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,238 @@
+/*
+ * probe/offline.c - one-liners over recordings (.hwt or perf.data, through
+ * format/'s session): each probe is matched to the recording's events
+ * (profile probes take the timed and counting samples, a tracepoint probe
+ * the samples of its tracepoint, software/hardware probes those of their
+ * event), then the records are walked in time order: sideband feeds the
+ * runtime's address spaces and comms, every sample fires its probes.
+ * Probes that only exist live (uprobes, kprobes) are refused with the way
+ * to get the same answer offline; pt: probes need the PT decoder.
+ */
+#include "probe/probe_live_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/format.h"
+#include "pmc/pmc.h"
+
+static int odiag(struct hwt_probe_diag *diag, const struct hwt_probe_prog *prog, size_t pos,
+		 int err, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int odiag(struct hwt_probe_diag *diag, const struct hwt_probe_prog *prog, size_t pos,
+		 int err, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (diag)
+		hwt_probe_diag_at(diag, prog ? prog->text : NULL, pos, "%s", msg);
+	return err;
+}
+
+/* A sampling event that profile probes take: clocks and counters, not
+ * tracepoints, breakpoints or software events that count occurrences. */
+static bool is_profile_event(const struct perf_event_attr *a)
+{
+	if (a->type == PERF_TYPE_SOFTWARE)
+		return a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK;
+	if (a->type == PERF_TYPE_TRACEPOINT || a->type == PERF_TYPE_BREAKPOINT)
+		return false;
+	return a->sample_period != 0 || a->freq;
+}
+
+static bool matches(const struct prb_probe *p, const struct hwt_fmt_event *ev,
+		    const struct perf_event_attr *want)
+{
+	const struct perf_event_attr *a = &ev->attr;
+
+	switch (p->info.kind) {
+	case HWT_PROBE_PROFILE:
+		return is_profile_event(a);
+	case HWT_PROBE_TRACEPOINT: {
+		char name[512];
+
+		if (a->type != PERF_TYPE_TRACEPOINT)
+			return false;
+		snprintf(name, sizeof(name), "%s:%s", p->subsys, p->event);
+		/* ids differ across kernels: the name decides when there is one */
+		if (ev->name[0])
+			return !strcmp(ev->name, name);
+		return p->tp && a->config == p->tp->id;
+	}
+	case HWT_PROBE_SOFTWARE:
+	case HWT_PROBE_HARDWARE:
+		return want && a->type == want->type && a->config == want->config;
+	default:
+		return false;
+	}
+}
+
+static bool has_pt(struct hwt_fmt_session *s)
+{
+	const struct hwt_fmt_meta *m = hwt_fmt_session_meta_find(s, HWT_META_PT_EMULATED);
+
+	return hwt_fmt_session_naux(s) > 0 || (m && m->type == HWT_FMT_META_U64 && m->v.u64);
+}
+
+int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *session,
+			  struct hwt_probe_diag *diag)
+{
+	const struct hwt_probe_prog *prog;
+	const struct hwt_fmt_evlist *evl;
+	struct hwt_fmt_session_stats ss;
+	struct hwt_fmt_record rec;
+	uint8_t *match = NULL; /* nev x nprobes */
+	size_t nev, np;
+	uint64_t off = 0;
+	int err = 0;
+
+	if (diag)
+		memset(diag, 0, sizeof(*diag));
+	if (!rt || !session)
+		return -HWT_EINVAL;
+	prog = rt->prog;
+	evl = hwt_fmt_session_evlist(session);
+	nev = hwt_fmt_evlist_count(evl);
+	np = prog->nprobes;
+	if (nev && np && !(match = calloc(nev * np, 1)))
+		return -ENOMEM;
+
+	for (size_t i = 0; i < np; i++) {
+		const struct prb_probe *p = &prog->probes[i];
+		struct perf_event_attr want;
+		bool any = false;
+
+		switch (p->info.kind) {
+		case HWT_PROBE_BEGIN:
+		case HWT_PROBE_END:
+			continue;
+		case HWT_PROBE_UPROBE:
+		case HWT_PROBE_URETPROBE:
+		case HWT_PROBE_KPROBE:
+		case HWT_PROBE_KRETPROBE:
+			err = odiag(diag, prog, p->pos, -HWT_ENOTSUP,
+				    "%s is a live probe (drop -i, give -p PID or -- CMD); over a PT "
+				    "recording the same question is pt:OBJ:FUNC:entry / :return",
+				    p->text);
+			goto out;
+		case HWT_PROBE_PT_ENTRY:
+		case HWT_PROBE_PT_RETURN:
+		case HWT_PROBE_PT_INSN:
+			if (!has_pt(session))
+				err = odiag(diag, prog, p->pos, -HWT_ENOTSUP,
+					    "%s needs an Intel PT recording, and this one holds no PT "
+					    "data: record with 'hwtrace record --pt=emulate -o FILE -- CMD'",
+					    p->text);
+			else
+				err = odiag(diag, prog, p->pos, -HWT_ENOTSUP,
+					    "%s: this build has no PT decoder yet (decoder/ is not built "
+					    "in), so PT probes cannot fire; the probe hook is ready "
+					    "(hwt_probe_pt_flow)",
+					    p->text);
+			goto out;
+		default:
+			break;
+		}
+		if (p->info.kind == HWT_PROBE_SOFTWARE || p->info.kind == HWT_PROBE_HARDWARE) {
+			char *s = NULL;
+
+			if ((err = hwt_probe_live_attr(prog, i, &rt->cfg, &want, &s, diag)) < 0)
+				goto out;
+			free(s);
+		}
+		for (size_t e = 0; e < nev; e++) {
+			if (matches(p, hwt_fmt_evlist_event(evl, e), &want)) {
+				match[e * np + i] = 1;
+				any = true;
+			}
+		}
+		if (!any) {
+			char names[512] = "";
+			size_t used = 0;
+
+			for (size_t e = 0; e < nev && used < sizeof(names); e++) {
+				const struct hwt_fmt_event *ev = hwt_fmt_evlist_event(evl, e);
+
+				used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+							 used ? ", " : "", ev->name[0] ? ev->name : "?");
+			}
+			err = odiag(diag, prog, p->pos, -HWT_ENOEVENT,
+				    "%s matches no event of the recording, which holds: %s%s", p->text,
+				    names[0] ? names : "(no events)",
+				    p->info.kind == HWT_PROBE_PROFILE
+					    ? " (profile probes take cpu-clock, task-clock and counter "
+					      "samples: record with perf record -F or -c)"
+					    : "");
+			goto out;
+		}
+	}
+
+	if ((err = hwt_probe_rt_begin(rt)) < 0)
+		goto out;
+	while (!rt->exited && (err = hwt_fmt_session_next(session, &rec, &off)) >= 0) {
+		struct hwt_probe_hit hit;
+
+		switch (rec.type) {
+		case PERF_RECORD_SAMPLE:
+			if (rec.event < 0 || (size_t)rec.event >= nev) {
+				rt->stats.bad_samples++;
+				break;
+			}
+			for (size_t i = 0; i < np; i++) {
+				const struct prb_probe *p = &prog->probes[i];
+
+				if (!match[(size_t)rec.event * np + i])
+					continue;
+				prb_hit_from_sample(&rec, p->info.kind == HWT_PROBE_KPROBE ||
+								  p->info.kind == HWT_PROBE_KRETPROBE,
+						    &hit);
+				if ((err = hwt_probe_rt_fire(rt, i, &hit)) < 0)
+					goto out;
+			}
+			break;
+		case PERF_RECORD_MMAP:
+		case PERF_RECORD_MMAP2:
+			if (rec.u.mmap.filename &&
+			    (err = hwt_probe_rt_mmap(rt, (int32_t)rec.u.mmap.pid, rec.u.mmap.addr,
+						     rec.u.mmap.len, rec.u.mmap.pgoff,
+						     rec.u.mmap.filename)) < 0)
+				goto out;
+			break;
+		case PERF_RECORD_COMM:
+			if ((err = hwt_probe_rt_comm(rt, (int32_t)rec.u.comm.pid, (int32_t)rec.u.comm.tid,
+						     rec.u.comm.comm,
+						     rec.misc & PERF_RECORD_MISC_COMM_EXEC)) < 0)
+				goto out;
+			break;
+		case PERF_RECORD_FORK:
+			if ((err = hwt_probe_rt_fork(rt, (int32_t)rec.u.fork.ppid, (int32_t)rec.u.fork.pid,
+						     (int32_t)rec.u.fork.tid)) < 0)
+				goto out;
+			break;
+		case PERF_RECORD_EXIT:
+			hwt_probe_rt_exit(rt, (int32_t)rec.u.fork.pid, (int32_t)rec.u.fork.tid);
+			break;
+		}
+	}
+	if (err == -HWT_EEOS || rt->exited)
+		err = 0;
+	if (err < 0) {
+		err = odiag(diag, NULL, 0, err, "cannot read the recording at offset %" PRIu64 ": %s",
+			    off, hwt_strerror(err));
+		goto out;
+	}
+	hwt_fmt_session_stats(session, &ss);
+	rt->stats.bad_samples += ss.bad_records;
+	rt->stats.lost += ss.lost_samples + ss.lost_records;
+	err = hwt_probe_rt_end(rt);
+out:
+	free(match);
+	return err;
+}

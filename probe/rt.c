@@ -1,0 +1,721 @@
+/*
+ * probe/rt.c - the runtime: one run of a program. It interprets each
+ * clause's byte code for a probe hit on a fixed value stack, keeps
+ * thread-local variables in a hash keyed by (tid, variable), aggregates
+ * through report/ (keys interned in its dict, so strings compare as ids),
+ * formats printf() output and resolves func/ustack/kstack through the
+ * address-space tracker. Per hit it allocates nothing unless it meets a
+ * key, thread, string or ip it has not seen before.
+ */
+#include "probe/probe_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void hwt_probe_rt_free(struct hwt_probe_rt *rt)
+{
+	if (!rt)
+		return;
+	if (rt->aggs)
+		for (size_t i = 0; i < rt->prog->naggs; i++)
+			hwt_rep_agg_free(rt->aggs[i]);
+	free(rt->aggs);
+	free(rt->str_ids);
+	free(rt->probe_ids);
+	free(rt->func_ids);
+	free(rt->this_vals);
+	free(rt->pt);
+	prb_map_fini(&rt->self);
+	prb_syms_free(rt->syms);
+	hwt_rep_dict_free(rt->dict);
+	hwt_buf_fini(&rt->out);
+	free(rt);
+}
+
+static int intern(struct hwt_probe_rt *rt, const char *s, uint32_t *id)
+{
+	return hwt_rep_dict_str(rt->dict, s ? s : "", s ? strlen(s) : 0, id);
+}
+
+int hwt_probe_rt_alloc(struct hwt_probe_rt **out, const struct hwt_probe_prog *prog,
+		       const struct hwt_probe_config *cfg)
+{
+	struct hwt_probe_rt *rt;
+	int err = -ENOMEM;
+
+	if (!out || !prog || (cfg && cfg->size < sizeof(*cfg)))
+		return -HWT_EINVAL;
+	*out = NULL;
+	if (!(rt = calloc(1, sizeof(*rt))))
+		return -ENOMEM;
+	rt->prog = prog;
+	rt->cfg = cfg ? *cfg : prog->cfg;
+	hwt_buf_init(&rt->out);
+	if ((err = hwt_rep_dict_alloc(&rt->dict)) < 0)
+		goto error;
+	if ((err = prb_syms_alloc(&rt->syms, rt->dict, rt->cfg.proc_root, &rt->cfg.log)) < 0)
+		goto error;
+	err = -ENOMEM;
+	rt->aggs = calloc(prog->naggs + 1, sizeof(*rt->aggs));
+	rt->str_ids = calloc(prog->nstrs + 1, sizeof(*rt->str_ids));
+	rt->probe_ids = calloc(prog->nprobes + 1, sizeof(*rt->probe_ids));
+	rt->func_ids = calloc(prog->nprobes + 1, sizeof(*rt->func_ids));
+	rt->this_vals = calloc(prog->nthis + 1, sizeof(*rt->this_vals));
+	if (!rt->aggs || !rt->str_ids || !rt->probe_ids || !rt->func_ids || !rt->this_vals)
+		goto error;
+	for (size_t i = 0; i < prog->nstrs; i++)
+		if ((err = intern(rt, prog->strs[i], &rt->str_ids[i])) < 0)
+			goto error;
+	for (size_t i = 0; i < prog->nprobes; i++) {
+		if ((err = intern(rt, prog->probes[i].text, &rt->probe_ids[i])) < 0)
+			goto error;
+		if (prog->probes[i].func &&
+		    (err = intern(rt, prog->probes[i].func, &rt->func_ids[i])) < 0)
+			goto error;
+	}
+	for (size_t i = 0; i < prog->naggs; i++) {
+		const struct prb_agg *a = &prog->aggs[i];
+		struct hwt_rep_agg_config ac;
+
+		hwt_rep_agg_config_init(&ac);
+		ac.name = a->name;
+		ac.func = a->func;
+		ac.low = a->low;
+		ac.high = a->high;
+		ac.step = a->step;
+		ac.nkeys = a->nkeys;
+		for (size_t k = 0; k < a->nkeys; k++) {
+			ac.key_types[k] = a->key_types[k];
+			ac.key_names[k] = a->key_names[k];
+		}
+		ac.log = rt->cfg.log;
+		if ((err = hwt_rep_agg_alloc(&rt->aggs[i], rt->dict, &ac)) < 0)
+			goto error;
+	}
+	*out = rt;
+	return 0;
+error:
+	hwt_probe_rt_free(rt);
+	return err;
+}
+
+void hwt_probe_rt_set_target(struct hwt_probe_rt *rt, int32_t pid)
+{
+	if (rt)
+		rt->target = pid;
+}
+
+void hwt_probe_rt_set_live(struct hwt_probe_rt *rt, bool live)
+{
+	if (rt) {
+		rt->live = live;
+		prb_syms_set_live(rt->syms, live);
+	}
+}
+
+bool hwt_probe_rt_exited(const struct hwt_probe_rt *rt)
+{
+	return rt && rt->exited;
+}
+
+void hwt_probe_rt_stats(const struct hwt_probe_rt *rt, struct hwt_probe_stats *stats)
+{
+	if (rt && stats)
+		*stats = rt->stats;
+}
+
+void hwt_probe_rt_lost(struct hwt_probe_rt *rt, uint64_t n)
+{
+	if (rt)
+		rt->stats.lost += n;
+}
+
+int hwt_probe_rt_mmap(struct hwt_probe_rt *rt, int32_t pid, uint64_t start, uint64_t len,
+		      uint64_t pgoff, const char *path)
+{
+	return rt ? prb_syms_mmap(rt->syms, pid, start, len, pgoff, path) : -HWT_EINVAL;
+}
+
+int hwt_probe_rt_comm(struct hwt_probe_rt *rt, int32_t pid, int32_t tid, const char *comm,
+		      bool exec)
+{
+	return rt && comm ? prb_syms_comm(rt->syms, pid, tid, comm, exec) : -HWT_EINVAL;
+}
+
+int hwt_probe_rt_fork(struct hwt_probe_rt *rt, int32_t ppid, int32_t pid, int32_t tid)
+{
+	return rt ? prb_syms_fork(rt->syms, ppid, pid, tid) : -HWT_EINVAL;
+}
+
+void hwt_probe_rt_exit(struct hwt_probe_rt *rt, int32_t pid, int32_t tid)
+{
+	if (rt)
+		prb_syms_exit(rt->syms, pid, tid);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Builtins                                                                  */
+
+static uint64_t chain_at(const struct hwt_probe_hit *hit, uint64_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, (const uint8_t *)hit->callchain + i * 8, 8);
+	return v;
+}
+
+/* A stack id for the user (or kernel) part of the hit's stack. */
+static int stack_id(struct hwt_probe_rt *rt, const struct hwt_probe_hit *hit, bool user,
+		    int64_t *out)
+{
+	uint32_t ids[PRB_MAX_FRAMES], sid;
+	size_t n = 0;
+	bool known;
+	int err;
+
+	if (user && hit->stack) {
+		for (size_t i = 0; i < hit->stack_nr && n < PRB_MAX_FRAMES; i++) {
+			if ((err = prb_syms_frame(rt->syms, hit->pid, hit->stack[i], i > 0, &ids[n],
+						  &known)) < 0)
+				return err;
+			rt->stats.unsymbolized += !known;
+			n++;
+		}
+	} else if (hit->callchain) {
+		uint64_t ctx = 0;
+		bool first = true, dedup = false;
+
+		for (uint64_t i = 0; i < hit->callchain_nr && n < PRB_MAX_FRAMES; i++) {
+			uint64_t ip = chain_at(hit, i);
+
+			if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+				ctx = ip;
+				first = true;
+				continue;
+			}
+			if (user ? ctx != (uint64_t)PERF_CONTEXT_USER
+				 : ctx != (uint64_t)PERF_CONTEXT_KERNEL)
+				continue;
+			/* kernels from 6.16 put the entry's return address in
+			 * the chain themselves: keep it once */
+			if (user && n == 2 && hit->entry_ret && ip == hit->entry_ret && !dedup) {
+				dedup = true;
+				continue;
+			}
+			if ((err = prb_syms_frame(rt->syms, hit->pid, ip, !first, &ids[n], &known)) < 0)
+				return err;
+			rt->stats.unsymbolized += !known;
+			n++;
+			if (first && user && hit->entry_ret && n < PRB_MAX_FRAMES) {
+				if ((err = prb_syms_frame(rt->syms, hit->pid, hit->entry_ret, true,
+							  &ids[n], &known)) < 0)
+					return err;
+				rt->stats.unsymbolized += !known;
+				n++;
+			}
+			first = false;
+		}
+	}
+	if ((err = hwt_rep_dict_stack(rt->dict, ids, n, &sid)) < 0)
+		return err;
+	*out = sid;
+	return 0;
+}
+
+static int func_id(struct hwt_probe_rt *rt, const struct hwt_probe_hit *hit, int64_t *out)
+{
+	const struct hwt_rep_frame *f;
+	uint32_t fid, sid;
+	bool known;
+	int err;
+
+	if (hit->func) {
+		if ((err = intern(rt, hit->func, &sid)) < 0)
+			return err;
+		*out = sid;
+		return 0;
+	}
+	if (rt->func_ids[rt->probe]) {
+		*out = rt->func_ids[rt->probe];
+		return 0;
+	}
+	if (!hit->ip) {
+		*out = 0;
+		return 0;
+	}
+	if ((err = prb_syms_frame(rt->syms, hit->pid, hit->ip, false, &fid, &known)) < 0)
+		return err;
+	rt->stats.unsymbolized += !known;
+	f = hwt_rep_dict_frame_get(rt->dict, fid);
+	if (f && f->function) {
+		if ((err = intern(rt, f->function, &sid)) < 0)
+			return err;
+	} else {
+		/* DTrace's obj`0xOFF: the object's basename and the file offset,
+		 * stable across runs (ASLR), else the bare address */
+		char label[320];
+		const char *path, *base;
+		uint64_t start, pgoff;
+
+		if (!prb_syms_map_of(rt->syms, hit->pid, hit->ip, &path, &start, &pgoff)) {
+			base = strrchr(path, '/');
+			snprintf(label, sizeof(label), "%s+0x%" PRIx64, base ? base + 1 : path,
+				 hit->ip - start + pgoff);
+		} else {
+			snprintf(label, sizeof(label), "0x%" PRIx64, hit->ip);
+		}
+		if ((err = intern(rt, label, &sid)) < 0)
+			return err;
+	}
+	*out = sid;
+	return 0;
+}
+
+static int builtin(struct hwt_probe_rt *rt, unsigned b, int64_t *v)
+{
+	const struct hwt_probe_hit *hit = rt->hit;
+
+	switch (b) {
+	case PRB_B_PID: *v = hit->pid; return 0;
+	case PRB_B_TID: *v = hit->tid; return 0;
+	case PRB_B_CPU: *v = hit->cpu; return 0;
+	case PRB_B_NSECS: *v = (int64_t)hit->time; return 0;
+	case PRB_B_ELAPSED: *v = (int64_t)(hit->time - rt->t0); return 0;
+	case PRB_B_COMM:
+		if (hit->comm) {
+			uint32_t id;
+			int err = intern(rt, hit->comm, &id);
+
+			*v = id;
+			return err;
+		}
+		*v = prb_syms_comm_id(rt->syms, hit->pid, hit->tid);
+		return 0;
+	case PRB_B_FUNC: return func_id(rt, hit, v);
+	case PRB_B_PROBE: *v = rt->probe_ids[rt->probe]; return 0;
+	case PRB_B_USTACK: return stack_id(rt, hit, true, v);
+	case PRB_B_KSTACK: return stack_id(rt, hit, false, v);
+	case PRB_B_TARGET: *v = rt->target; return 0;
+	case PRB_B_IP: *v = (int64_t)hit->ip; return 0;
+	}
+	if (b >= PRB_B_ARG0 && b <= PRB_B_RETVAL) {
+		*v = hit->has_regs ? (int64_t)hit->regs[b - PRB_B_ARG0] : 0;
+		return 0;
+	}
+	return -HWT_EINTERNAL;
+}
+
+/* args->NAME of a tracepoint hit: bounds-checked against the raw record;
+ * a field the record is too short for reads as 0 or "". */
+static int field(struct hwt_probe_rt *rt, unsigned slot, int64_t *v)
+{
+	const struct prb_probe *p = &rt->prog->probes[rt->probe];
+	const struct hwt_probe_hit *hit = rt->hit;
+	const struct prb_tp_field *f;
+	const uint8_t *raw = hit->raw;
+	uint32_t size = hit->raw_size;
+	int32_t fi;
+
+	*v = 0;
+	if (!p->tp || !p->field_map || (fi = p->field_map[slot]) < 0)
+		return 0;
+	f = &p->tp->fields[fi];
+	if (f->is_string || f->data_loc) {
+		uint32_t off = f->offset, len = f->size, id = 0;
+		const char *s;
+
+		if (!raw || (uint64_t)f->offset + f->size > size)
+			return 0;
+		if (f->data_loc) {
+			uint32_t loc = hwt_le32(raw + f->offset);
+
+			off = loc & 0xffff;
+			len = loc >> 16;
+			if ((uint64_t)off + len > size)
+				return 0;
+		}
+		s = (const char *)raw + off;
+		{
+			int err = hwt_rep_dict_str(rt->dict, s, strnlen(s, len), &id);
+
+			*v = id;
+			return err;
+		}
+	}
+	if (!raw || (uint64_t)f->offset + f->size > size)
+		return 0;
+	switch (f->size) {
+	case 1: *v = f->is_signed ? (int64_t)(int8_t)raw[f->offset] : (int64_t)raw[f->offset]; break;
+	case 2: *v = f->is_signed ? (int64_t)(int16_t)hwt_le16(raw + f->offset) : (int64_t)hwt_le16(raw + f->offset); break;
+	case 4: *v = f->is_signed ? (int64_t)(int32_t)hwt_le32(raw + f->offset) : (int64_t)hwt_le32(raw + f->offset); break;
+	case 8: *v = (int64_t)hwt_le64(raw + f->offset); break;
+	default: *v = 0; /* an array of numbers: not one value */
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* printf                                                                    */
+
+/* The specs were rebuilt by the compiler from checked pieces (one
+ * conversion each, for an int64 or a string), so they are safe formats. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static int do_printf(struct hwt_probe_rt *rt, const struct prb_fmt *f, const int64_t *args)
+{
+	size_t a = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < f->npieces && err >= 0; i++) {
+		const struct prb_fmt_piece *p = &f->pieces[i];
+
+		if (!p->conv) {
+			err = hwt_buf_append(&rt->out, p->spec, strlen(p->spec));
+		} else if (p->conv == 's') {
+			const char *s = hwt_rep_dict_str_get(rt->dict, (uint32_t)args[a++]);
+
+			err = hwt_buf_printf(&rt->out, p->spec, s ? s : "");
+		} else if (p->conv == 'c') {
+			err = hwt_buf_printf(&rt->out, p->spec, (int)(unsigned char)args[a++]);
+		} else {
+			err = hwt_buf_printf(&rt->out, p->spec, (long long)args[a++]);
+		}
+	}
+	return err;
+}
+#pragma GCC diagnostic pop
+
+static int flush_out(struct hwt_probe_rt *rt)
+{
+	int err = 0;
+
+	if (rt->out.len && rt->cfg.output)
+		err = rt->cfg.output(rt->cfg.output_ctx, (const char *)rt->out.data, rt->out.len);
+	rt->out.len = 0;
+	return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The interpreter                                                           */
+
+static int64_t binop(unsigned op, int64_t a, int64_t b, bool *fault)
+{
+	uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+
+	switch (op) {
+	case PRB_OP_MUL: return (int64_t)(ua * ub);
+	case PRB_OP_DIV:
+		if (!b || (a == INT64_MIN && b == -1)) {
+			*fault = true;
+			return 0;
+		}
+		return a / b;
+	case PRB_OP_MOD:
+		if (!b || (a == INT64_MIN && b == -1)) {
+			*fault = true;
+			return 0;
+		}
+		return a % b;
+	case PRB_OP_ADD: return (int64_t)(ua + ub);
+	case PRB_OP_SUB: return (int64_t)(ua - ub);
+	case PRB_OP_SHL: return (int64_t)(ua << (ub & 63));
+	case PRB_OP_SHR: return a >> (ub & 63);
+	case PRB_OP_LT: return a < b;
+	case PRB_OP_LE: return a <= b;
+	case PRB_OP_GT: return a > b;
+	case PRB_OP_GE: return a >= b;
+	case PRB_OP_EQ: return a == b;
+	case PRB_OP_NE: return a != b;
+	case PRB_OP_BAND: return (int64_t)(ua & ub);
+	case PRB_OP_BXOR: return (int64_t)(ua ^ ub);
+	case PRB_OP_BOR: return (int64_t)(ua | ub);
+	}
+	*fault = true;
+	return 0;
+}
+
+static int run_clause(struct hwt_probe_rt *rt, const struct prb_clause *cl)
+{
+	const struct hwt_probe_prog *prog = rt->prog;
+	const struct prb_insn *code = prog->code;
+	int64_t st[PRB_STACK];
+	size_t sp = 0, pc = cl->code;
+	int err = 0;
+
+	for (;;) {
+		const struct prb_insn *in = &code[pc++];
+		bool fault = false;
+
+		switch (in->op) {
+		case PRB_I_INT:
+			st[sp++] = in->imm;
+			break;
+		case PRB_I_STR:
+			st[sp++] = rt->str_ids[in->a];
+			break;
+		case PRB_I_BUILTIN:
+			if ((err = builtin(rt, in->a, &st[sp++])) < 0)
+				return err;
+			break;
+		case PRB_I_FIELD:
+			if ((err = field(rt, in->a, &st[sp++])) < 0)
+				return err;
+			break;
+		case PRB_I_SELF: {
+			const uint64_t *v = prb_map_get(&rt->self, (uint32_t)rt->hit->tid, in->a);
+
+			st[sp++] = v ? (int64_t)*v : 0;
+			break;
+		}
+		case PRB_I_THIS:
+			st[sp++] = rt->this_vals[in->a];
+			break;
+		case PRB_I_NEG:
+			st[sp - 1] = (int64_t)(0 - (uint64_t)st[sp - 1]);
+			break;
+		case PRB_I_NOT:
+			st[sp - 1] = !st[sp - 1];
+			break;
+		case PRB_I_BNOT:
+			st[sp - 1] = ~st[sp - 1];
+			break;
+		case PRB_I_BIN:
+			st[sp - 2] = binop(in->a, st[sp - 2], st[sp - 1], &fault);
+			sp--;
+			if (fault) {
+				if (!rt->stats.faults)
+					hwt_log(&rt->cfg.log, HWT_LOG_WARN,
+						"division by zero in a clause of %s: that clause run "
+						"stops (counted as a fault)",
+						prog->probes[rt->probe].text);
+				rt->stats.faults++;
+				return 0;
+			}
+			break;
+		case PRB_I_BOOL:
+			st[sp - 1] = st[sp - 1] != 0;
+			break;
+		case PRB_I_JZ:
+			if (!st[--sp])
+				pc = in->b;
+			break;
+		case PRB_I_JNZ:
+			if (st[--sp])
+				pc = in->b;
+			break;
+		case PRB_I_JMP:
+			pc = in->b;
+			break;
+		case PRB_I_PRED:
+			if (!st[--sp]) {
+				rt->stats.filtered++;
+				return 0;
+			}
+			break;
+		case PRB_I_STORE_SELF: {
+			int64_t v = st[--sp];
+
+			if (v)
+				err = prb_map_put(&rt->self, (uint32_t)rt->hit->tid, in->a, (uint64_t)v);
+			else
+				prb_map_del(&rt->self, (uint32_t)rt->hit->tid, in->a);
+			if (err < 0)
+				return err;
+			break;
+		}
+		case PRB_I_STORE_THIS:
+			rt->this_vals[in->a] = st[--sp];
+			break;
+		case PRB_I_AGG: {
+			const struct prb_agg *a = &prog->aggs[in->a];
+			struct hwt_rep_val key[HWT_REP_MAX_KEYS];
+			int64_t value = 0;
+
+			if (a->func != HWT_REP_COUNT)
+				value = st[--sp];
+			sp -= a->nkeys;
+			for (size_t k = 0; k < a->nkeys; k++) {
+				key[k].type = a->key_types[k];
+				key[k].v = st[sp + k];
+			}
+			if ((err = hwt_rep_agg_update(rt->aggs[in->a], key, value, 1)) < 0)
+				return err;
+			break;
+		}
+		case PRB_I_PRINTF:
+			sp -= in->b;
+			if ((err = do_printf(rt, &prog->fmts[in->a], &st[sp])) < 0)
+				return err;
+			break;
+		case PRB_I_EXIT:
+			rt->exited = true;
+			return 0;
+		case PRB_I_CLEAR:
+			hwt_rep_agg_clear(rt->aggs[in->a]);
+			break;
+		case PRB_I_PRINT:
+			if ((err = hwt_rep_agg_print(rt->aggs[in->a], HWT_REP_FMT_TEXT, &rt->out)) < 0 ||
+			    (err = hwt_buf_append(&rt->out, "\n", 1)) < 0)
+				return err;
+			break;
+		case PRB_I_END:
+			return 0;
+		default:
+			return -HWT_EINTERNAL;
+		}
+	}
+}
+
+int hwt_probe_rt_fire(struct hwt_probe_rt *rt, size_t probe, const struct hwt_probe_hit *hit)
+{
+	const struct prb_probe *p;
+	int err = 0;
+
+	if (!rt || !hit || probe >= rt->prog->nprobes)
+		return -HWT_EINVAL;
+	if (rt->exited)
+		return 0;
+	p = &rt->prog->probes[probe];
+	rt->stats.hits++;
+	if (!rt->t0)
+		rt->t0 = hit->time;
+	rt->hit = hit;
+	rt->probe = probe;
+	if (rt->prog->nthis)
+		memset(rt->this_vals, 0, rt->prog->nthis * sizeof(*rt->this_vals));
+	for (size_t i = 0; i < p->nclauses && !rt->exited; i++)
+		if ((err = run_clause(rt, &rt->prog->clauses[p->clauses[i]])) < 0)
+			break;
+	rt->hit = NULL;
+	if (err >= 0)
+		err = flush_out(rt);
+	else
+		(void)flush_out(rt);
+	return err;
+}
+
+static int fire_kind(struct hwt_probe_rt *rt, enum hwt_probe_kind kind)
+{
+	struct hwt_probe_hit hit = {0};
+	bool exited = rt->exited;
+	int err;
+
+	hit.pid = (int32_t)getpid();
+	hit.tid = hit.pid;
+	hit.cpu = -1;
+	hit.time = mono_ns();
+	hit.comm = "hwtrace";
+	/* live: elapsed counts from BEGIN; offline from the first hit */
+	if (kind == HWT_PROBE_BEGIN && rt->live)
+		rt->t0 = hit.time;
+	/* END runs after exit() too (DTrace's order) */
+	rt->exited = false;
+	for (size_t i = 0; i < rt->prog->nprobes; i++) {
+		if (rt->prog->probes[i].info.kind != kind)
+			continue;
+		if ((err = hwt_probe_rt_fire(rt, i, &hit)) < 0)
+			return err;
+		rt->stats.hits--; /* BEGIN and END are not hits */
+	}
+	rt->exited = rt->exited || exited;
+	return 0;
+}
+
+int hwt_probe_rt_begin(struct hwt_probe_rt *rt)
+{
+	if (!rt)
+		return -HWT_EINVAL;
+	if (rt->began)
+		return 0;
+	rt->began = true;
+	return fire_kind(rt, HWT_PROBE_BEGIN);
+}
+
+int hwt_probe_rt_end(struct hwt_probe_rt *rt)
+{
+	if (!rt)
+		return -HWT_EINVAL;
+	if (rt->ended)
+		return 0;
+	rt->ended = true;
+	return fire_kind(rt, HWT_PROBE_END);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Results                                                                   */
+
+int hwt_probe_rt_print(struct hwt_probe_rt *rt, int format, struct hwt_buf *out)
+{
+	int err = 0;
+
+	if (!rt || !out)
+		return -HWT_EINVAL;
+	if (format == HWT_REP_FMT_TEXT) {
+		for (size_t i = 0; i < rt->prog->naggs && err >= 0; i++) {
+			if (i)
+				err = hwt_buf_append(out, "\n", 1);
+			if (err >= 0)
+				err = hwt_rep_agg_print(rt->aggs[i], HWT_REP_FMT_TEXT, out);
+		}
+		return err;
+	}
+	if (format != HWT_REP_FMT_JSON)
+		return -HWT_EINVAL;
+	err = hwt_buf_printf(out, "{\"aggregations\": [");
+	for (size_t i = 0; i < rt->prog->naggs && err >= 0; i++) {
+		if (i)
+			err = hwt_buf_printf(out, ", ");
+		if (err >= 0)
+			err = hwt_rep_agg_print(rt->aggs[i], HWT_REP_FMT_JSON, out);
+		/* report/ ends an object with a newline: fine inside an array */
+	}
+	if (err >= 0)
+		err = hwt_buf_printf(out,
+				     "], \"stats\": {\"hits\": %" PRIu64 ", \"filtered\": %" PRIu64
+				     ", \"faults\": %" PRIu64 ", \"lost\": %" PRIu64
+				     ", \"bad_samples\": %" PRIu64 ", \"unsymbolized\": %" PRIu64 "}}\n",
+				     rt->stats.hits, rt->stats.filtered, rt->stats.faults,
+				     rt->stats.lost, rt->stats.bad_samples, rt->stats.unsymbolized);
+	return err;
+}
+
+int hwt_probe_rt_agg_value(const struct hwt_probe_rt *rt, const char *name, const int64_t *key,
+			   size_t nkey, int64_t *value)
+{
+	struct hwt_rep_val k[HWT_REP_MAX_KEYS];
+	struct hwt_rep_agg_result res;
+
+	if (!rt || !name || !value || nkey > HWT_REP_MAX_KEYS)
+		return -HWT_EINVAL;
+	for (size_t i = 0; i < rt->prog->naggs; i++) {
+		if (strcmp(rt->prog->aggs[i].name, name))
+			continue;
+		if (rt->prog->aggs[i].nkeys != nkey)
+			return -HWT_ENOSYM;
+		for (size_t j = 0; j < nkey; j++) {
+			if (rt->prog->aggs[i].key_types[j] != HWT_REP_INT)
+				return -HWT_ENOSYM;
+			k[j].type = HWT_REP_INT;
+			k[j].v = key[j];
+		}
+		if (hwt_rep_agg_find(rt->aggs[i], k, &res) < 0)
+			return -HWT_ENOSYM;
+		*value = res.value;
+		return 0;
+	}
+	return -HWT_ENOSYM;
+}
