@@ -545,8 +545,14 @@ static void print_perf(const struct info *in)
 		json_cstr(in->path);
 		printf(",\n  \"kind\": \"%s\"", pipe ? "perf-pipe" : "perf-file");
 	} else {
+		const struct hwt_fmt_meta *cut = hwt_fmt_session_meta_find(in->s, "perf.truncated_at");
+
 		printf("file       %s\n", in->path);
 		printf("format     perf.data, %s mode\n", pipe ? "pipe" : "file");
+		if (cut && cut->type == HWT_FMT_META_U64)
+			printf("truncated  at offset %" PRIu64
+			       " (the recording was cut short; read up to there)\n",
+			       cut->v.u64);
 	}
 	print_meta(in);
 	print_events(in);

@@ -202,18 +202,22 @@ HWT_API int hwt_fmt_writer_meta_bytes(struct hwt_fmt_writer *writer, const char 
 /* Appends whole perf records (each a perf_event_header and its body; the
  * AUXTRACE convention of trailing data is not used in .hwt) to a RECORDS
  * stream. The bytes are copied; the caller may reuse buf at once. A record is
- * never split across chunks.
+ * never split across chunks. The framing of all of buf is checked first: a
+ * bad header means nothing is taken.
  * Returns 0, -HWT_EINVAL (unknown stream, wrong kind, a record header that
- * does not fit len), -HWT_EDROPPED (queue stayed full for wait_ms: the bytes
- * were dropped and counted as HWT_FMT_LOST_WRITER), or a stored I/O error
- * from the compression thread (-ENOSPC, ...). */
+ * does not fit len), -HWT_EDROPPED (the queue stayed full for wait_ms: the
+ * records from the first one that no longer fit in the open chunk to the
+ * end of buf were dropped and counted as HWT_FMT_LOST_WRITER; those before
+ * it are kept), or a stored I/O error from a compression thread (-ENOSPC,
+ * ...). */
 HWT_API int hwt_fmt_writer_records(struct hwt_fmt_writer *writer, uint32_t stream,
 				   const void *buf, size_t len);
 
 /* Appends AUX bytes that start at aux_offset (the kernel's running AUX head
  * offset) to an AUX stream. Contiguous calls share chunks; a discontinuity
  * (aux_offset not equal to the previous end) starts a new chunk, so gaps stay
- * visible. Errors as hwt_fmt_writer_records(). */
+ * visible. Errors as hwt_fmt_writer_records() (with -HWT_EDROPPED, the bytes
+ * that did not fit are dropped, which is itself a gap in AUX offsets). */
 HWT_API int hwt_fmt_writer_aux(struct hwt_fmt_writer *writer, uint32_t stream,
 			       uint64_t aux_offset, const void *buf, size_t len);
 
@@ -282,11 +286,14 @@ struct hwt_fmt_file_info {
 };
 
 /* Opens a container and lists its chunks (from the index, or by scanning
- * when there is none: a recorder that was killed). Metadata, stream and lost
- * chunks are loaded now; record and AUX payloads on demand.
- * A truncated last chunk is not an error: info->truncated tells.
+ * when there is none: a recorder that was killed; an index that fails any
+ * check is ignored, with a warning through cfg->log, and the file scanned).
+ * Metadata, stream and lost chunks are loaded now; record and AUX payloads
+ * on demand. A truncated last chunk is not an error: info->truncated and
+ * info->valid_end tell, and a warning is logged. cfg may be NULL.
  * Returns 0 and stores the reader, or:
  *   -errno         from open/read;
+ *   -HWT_EINVAL    path is not a regular file (chunk reads need pread);
  *   -HWT_EFORMAT   not a container (bad magic), or a corrupt header/chunk;
  *   -HWT_EVERSION  a major version this build does not read;
  *   -HWT_ETRUNC    shorter than a file header;
@@ -322,9 +329,13 @@ HWT_API const struct hwt_fmt_chunk *hwt_fmt_reader_chunk(const struct hwt_fmt_re
 							size_t i);
 
 /* Reads and decompresses a chunk's payload into dst (cap bytes; at least
- * chunk->raw_size). Thread-safe: uses pread, no shared buffer.
- * Returns the payload size, or -HWT_ETOOBIG (cap too small), -HWT_ECHECKSUM,
- * -HWT_ECOMPRESS (corrupt frame or size mismatch), -HWT_ETRUNC, -errno. */
+ * chunk->raw_size). The chunk header in the file is checked against *chunk
+ * first. Thread-safe: uses pread, no shared buffer.
+ * Returns the payload size, or -HWT_ETOOBIG (cap too small), -HWT_ECHECKSUM
+ * (header or payload CRC), -HWT_EFORMAT (the header in the file is not the
+ * one listed, or its magic is wrong), -HWT_ECOMPRESS (corrupt frame or size
+ * mismatch), -HWT_ETRUNC, -errno. The file offset of the problem is
+ * chunk->file_offset. */
 HWT_API int64_t hwt_fmt_reader_chunk_read(const struct hwt_fmt_reader *reader,
 					  const struct hwt_fmt_chunk *chunk, void *dst,
 					  size_t cap);
@@ -584,9 +595,18 @@ HWT_API void hwt_fmt_session_config_init(struct hwt_fmt_session_config *cfg);
 /* Opens a trace, detecting its kind from the first bytes ("-" reads a perf
  * pipe stream from stdin). Reads the attributes, metadata / feature sections
  * (perf.data features are presented under the same metadata keys as .hwt:
- * host, kernel.release, cmdline, cpu.desc, buildid.<path>, event.N.*).
- * Returns 0, or errors as hwt_fmt_reader_open(), with the file offset of the
- * problem in *err_offset when not NULL. */
+ * host, kernel.release, arch, cmdline, cpu.vendor/family/model/stepping,
+ * cpu.desc, cpu.count, time.start/end, time.shift/mult/zero (TIME_CONV),
+ * buildid.<path>, event.N.*, plus perf.version, perf.cpuid,
+ * perf.nrcpus_avail, perf.total_mem_kb, perf.features,
+ * perf.compressed.level, perf.auxtrace_info (the AUXTRACE_INFO record's
+ * bytes, for the PT decoder) and perf.truncated_at (a pipe recording cut
+ * short: readable up to there)). A seekable perf.data is pre-scanned here,
+ * so metadata and AUX segments are complete at open; on a real pipe they
+ * grow while records are read.
+ * Returns 0, or errors as hwt_fmt_reader_open(), plus -HWT_ENOTSUP
+ * (big-endian perf.data, file-mode perf.data or a .hwt on a pipe), with the
+ * file offset of the problem in *err_offset when not NULL. */
 HWT_API int hwt_fmt_session_open(struct hwt_fmt_session **session, const char *path,
 				 const struct hwt_fmt_session_config *cfg,
 				 uint64_t *err_offset);
@@ -610,14 +630,19 @@ HWT_API const struct hwt_fmt_reader *hwt_fmt_session_reader(const struct hwt_fmt
  * not returned, except AUXTRACE, which is returned (with data when
  * cfg.load_aux). Records that fail to parse are counted (see stats) and
  * skipped, never returned half-parsed.
- * Returns 0, -HWT_EEOS at the end, or a hard error (I/O, corrupt framing
- * that prevents going on) with the offset in *err_offset when not NULL. */
+ * Returns 0, -HWT_EEOS at the end, or an error with the offset in
+ * *err_offset when not NULL. For .hwt, a chunk that fails to read
+ * (-HWT_ECHECKSUM, -HWT_ECOMPRESS, ...) is reported once, at the chunk's
+ * offset, and the next call goes on with the chunk after it. For perf.data,
+ * broken framing (-HWT_EFORMAT, -HWT_ETRUNC: a record size smaller than a
+ * header, data that ends inside a record) ends the session. */
 HWT_API int hwt_fmt_session_next(struct hwt_fmt_session *session,
 				 struct hwt_fmt_record *rec, uint64_t *err_offset);
 
 /* Restarts hwt_fmt_session_next() from the first record (not for pipes:
  * -HWT_ENOTSUP). */
 HWT_API int hwt_fmt_session_rewind(struct hwt_fmt_session *session);
+/* (Rewinding also resets the stats.) */
 
 struct hwt_fmt_session_stats {
 	uint64_t records;       /* returned so far */
@@ -653,8 +678,14 @@ HWT_API const struct hwt_fmt_aux_segment *
 hwt_fmt_session_aux_segment(const struct hwt_fmt_session *session, size_t stream,
 			    size_t segment);
 /* Reads size bytes of a segment from offset `from` (relative to the
- * segment's start) into dst. Thread-safe. Returns bytes read or -errno,
- * -HWT_ETRUNC, -HWT_ECHECKSUM, -HWT_ECOMPRESS. */
+ * segment's start) into dst; a read past the segment's end is cut short.
+ * Thread-safe (for perf pipes read from stdin: not while
+ * hwt_fmt_session_next() is adding segments). Returns bytes read, or
+ * -HWT_EINVAL (no such stream or segment, from > size), -errno, -HWT_ETRUNC,
+ * -HWT_ECHECKSUM, -HWT_ECOMPRESS. For perf.data, a segment holds the
+ * AUXTRACE data as perf wrote it, minus perf's 8-byte alignment padding
+ * where the next record's AUX offset shows it; a run's last padding stays
+ * (zero bytes, PT PAD packets). */
 HWT_API int64_t hwt_fmt_session_aux_read(const struct hwt_fmt_session *session, size_t stream,
 					 size_t segment, uint64_t from, void *dst, size_t size);
 
@@ -670,7 +701,11 @@ HWT_API int hwt_fmt_perf_writer_open(struct hwt_fmt_perf_writer **writer, const 
 /* Appends one record (header + body) to the data section. */
 HWT_API int hwt_fmt_perf_writer_record(struct hwt_fmt_perf_writer *writer, const void *rec,
 				       size_t len);
-/* Appends a PERF_RECORD_AUXTRACE record followed by its data. */
+/* Appends a PERF_RECORD_AUXTRACE record followed by its data, padded with
+ * zeros to a multiple of 8 bytes as perf does (the record's size field
+ * counts the padding; the next call's offset is the true AUX offset).
+ * perf report refuses AUXTRACE without an AUXTRACE_INFO record, which only
+ * a PT recording's converter can supply. */
 HWT_API int hwt_fmt_perf_writer_auxtrace(struct hwt_fmt_perf_writer *writer, uint64_t offset,
 					 uint32_t idx, int32_t tid, int32_t cpu,
 					 const void *data, uint64_t size);

@@ -27,9 +27,11 @@
 #include <zstd.h>
 
 #define RBUF_SIZE (1u << 20)      /* read buffer: more than any record */
-#define BLOCK_SIZE (1u << 20)     /* queue arena block */
+#define RBUF_MIN (128u << 10)     /* ... for small files: still > 64 KiB + 8 */
+#define BLOCK_SIZE (1u << 20)     /* queue arena block, when busy */
+#define BLOCK_MIN (64u << 10)     /* the first blocks: small files stay small */
 #define QUEUE_MAX (256u << 20)    /* queued bytes that force delivery */
-#define DSTEP (256u << 10)        /* decompression step */
+#define DSTEP (64u << 10)         /* decompression step */
 #define MAX_ATTRS 65536u
 #define MISC_BUILD_ID_SIZE (1u << 15) /* PERF_RECORD_MISC_BUILD_ID_SIZE */
 #define EVENT_UPDATE_NAME 2u
@@ -61,6 +63,7 @@ struct fmt_perf {
 
 	/* sequential reader */
 	uint8_t *rbuf;
+	size_t rcap;
 	size_t rstart, rend;
 	uint64_t roff; /* file offset of rbuf[rstart] */
 
@@ -135,7 +138,7 @@ static int src_fill(struct fmt_perf *p, int fd, size_t n)
 		at = p->roff + p->rend; /* file offset of rbuf[rend] */
 		if (at >= p->data_end)
 			break;
-		want = RBUF_SIZE - p->rend;
+		want = p->rcap - p->rend;
 		if (want > p->data_end - at)
 			want = (size_t)(p->data_end - at);
 		k = read(fd, p->rbuf + p->rend, want);
@@ -180,7 +183,7 @@ static int src_skip(struct fmt_perf *p, int fd, uint64_t n)
 		return 0;
 	}
 	while (n) {
-		size_t step = n < RBUF_SIZE ? (size_t)n : RBUF_SIZE;
+		size_t step = n < p->rcap ? (size_t)n : p->rcap;
 		int err = src_fill(p, fd, step);
 
 		if (err)
@@ -197,7 +200,7 @@ static int src_skip(struct fmt_perf *p, int fd, uint64_t n)
 static int src_read(struct fmt_perf *p, int fd, uint64_t n, struct hwt_buf *out)
 {
 	while (n) {
-		size_t step = n < RBUF_SIZE ? (size_t)n : RBUF_SIZE;
+		size_t step = n < p->rcap ? (size_t)n : p->rcap;
 		int err = src_fill(p, fd, step);
 
 		if (err)
@@ -680,7 +683,10 @@ static int block_for(struct fmt_perf *p, size_t need, uint32_t *out)
 	p->blocks = b;
 	b = &p->blocks[p->nblocks];
 	memset(b, 0, sizeof(*b));
-	b->cap = need > BLOCK_SIZE ? need : BLOCK_SIZE;
+	/* Small blocks first, so that a small file stays cheap to read. */
+	b->cap = p->nblocks < 4 ? (size_t)BLOCK_MIN << p->nblocks : BLOCK_SIZE;
+	if (b->cap < need)
+		b->cap = need;
 	b->data = malloc(b->cap);
 	if (!b->data)
 		return -ENOMEM;
@@ -944,7 +950,8 @@ static int pump(struct hwt_fmt_session *s, uint64_t *err_offset)
 			size_t ret;
 
 			/* Drop what was consumed, then expand one more step. */
-			memmove(p->dout.data, p->dout.data + p->dpos, avail);
+			if (avail && p->dpos)
+				memmove(p->dout.data, p->dout.data + p->dpos, avail);
 			p->dout.len = avail;
 			p->dpos = 0;
 			err = hwt_buf_reserve(&p->dout, DSTEP);
@@ -1246,14 +1253,17 @@ int fmt_perf_open(struct hwt_fmt_session *s, uint64_t *err_offset)
 	p->release = -1;
 	hwt_buf_init(&p->cin);
 	hwt_buf_init(&p->dout);
-	p->rbuf = malloc(RBUF_SIZE);
-	p->dctx = ZSTD_createDCtx();
-	if (!p->rbuf || !p->dctx)
-		return -ENOMEM;
 	if (fstat(s->fd, &st) < 0)
 		return -errno;
 	p->seekable = S_ISREG(st.st_mode) && lseek(s->fd, 0, SEEK_SET) == 0;
 	p->file_size = p->seekable ? (uint64_t)st.st_size : UINT64_MAX;
+	p->rcap = RBUF_SIZE;
+	if (p->seekable && p->file_size < RBUF_SIZE - RBUF_MIN)
+		p->rcap = RBUF_MIN + (size_t)p->file_size;
+	p->rbuf = malloc(p->rcap);
+	p->dctx = ZSTD_createDCtx();
+	if (!p->rbuf || !p->dctx)
+		return -ENOMEM;
 
 	/* The magic and the header size tell file mode from pipe mode. */
 	while (got < sizeof(h)) {
@@ -1268,6 +1278,8 @@ int fmt_perf_open(struct hwt_fmt_session *s, uint64_t *err_offset)
 	}
 	if (got >= 8 && !memcmp(h, FMT_PERF_MAGIC_SWAPPED, 8))
 		return -HWT_ENOTSUP; /* written on a big-endian machine */
+	if (got >= 8 && !memcmp(h, HWT_FMT_MAGIC, 8))
+		return -HWT_ENOTSUP; /* a container on stdin: it needs seeking */
 	if (got < 8 || memcmp(h, FMT_PERF_MAGIC, 8) != 0)
 		return got < 8 ? -HWT_ETRUNC : -HWT_EFORMAT;
 	if (got < 16) {

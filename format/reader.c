@@ -22,6 +22,7 @@ struct hwt_fmt_reader {
 	struct hwt_fmt_reader_config cfg;
 	int fd;
 	uint64_t data_start; /* first chunk: the file header's size */
+	uint64_t index_off;  /* from an intact trailer, else 0 */
 	struct hwt_fmt_file_info info;
 	struct hwt_fmt_chunk *chunks;
 	size_t nchunks, capchunks;
@@ -279,6 +280,9 @@ static int load_index(struct hwt_fmt_reader *r)
 		return 0;
 	}
 	ioff = hwt_le64(tr + 8);
+	/* Even if the index itself is damaged, the data ends where it starts. */
+	if (ioff >= r->data_start && ioff <= size - HWT_FMT_TRAILER_SIZE)
+		r->index_off = ioff;
 	if (ioff < r->data_start ||
 	    ioff > size - HWT_FMT_TRAILER_SIZE - HWT_FMT_CHUNK_HEADER_SIZE)
 		goto bad;
@@ -354,6 +358,8 @@ static int scan(struct hwt_fmt_reader *r, uint64_t *err_offset)
 		struct hwt_fmt_chunk c;
 		int err;
 
+		if (r->index_off && pos == r->index_off)
+			break; /* the index of a closed file: the data ends here */
 		if (size - pos == HWT_FMT_TRAILER_SIZE) {
 			uint8_t tr[8];
 

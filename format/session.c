@@ -202,20 +202,20 @@ static int64_t piece_read(const struct hwt_fmt_session *s, const struct fmt_aux_
 	}
 	if (pc->chunk) {
 		const struct hwt_fmt_chunk *c = pc->chunk;
-		uint8_t *tmp;
+		struct hwt_buf tmp;
 		int64_t got;
 
+		/* A whole chunk goes straight into the caller's buffer; a part
+		 * goes through one that grows with the data actually there. */
 		if (from == 0 && n == c->raw_size)
 			return hwt_fmt_reader_chunk_read(s->reader, c, dst, n);
-		tmp = malloc(c->raw_size ? c->raw_size : 1);
-		if (!tmp)
-			return -ENOMEM;
-		got = hwt_fmt_reader_chunk_read(s->reader, c, tmp, c->raw_size);
+		hwt_buf_init(&tmp);
+		got = hwt_fmt_reader_chunk_load(s->reader, c, &tmp);
 		if (got >= 0) {
-			memcpy(dst, tmp + from, n);
+			memcpy(dst, tmp.data + from, n);
 			got = (int64_t)n;
 		}
-		free(tmp);
+		hwt_buf_fini(&tmp);
 		return got;
 	}
 	for (size_t done = 0; done < n;) {

@@ -881,7 +881,7 @@ static int flush_locked(struct hwt_fmt_writer *w)
 	if (err)
 		set_err(w, err);
 	target = w->next_seq;
-	while (w->write_seq != target && w->nthreads)
+	while (w->write_seq < target && w->nthreads)
 		pthread_cond_wait(&w->cond_written, &w->lock);
 	return w->err;
 }
