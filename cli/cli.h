@@ -31,6 +31,9 @@ int hwt_cmd_stat(int argc, char **argv);
 int hwt_cmd_record(int argc, char **argv);
 /* `record --pt=emulate ...`: the PT emulator's part of record. */
 int hwt_record_pt_emulate(int argc, char **argv);
+int hwt_cmd_script(int argc, char **argv);
+/* `hwtrace script` on a recording of samples (cli/script_samples.c). */
+int hwt_script_samples(int argc, char **argv);
 
 /* "hwtrace: error: <message>" on stderr. One line: say the cause and the fix. */
 void hwt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -629,3 +629,18 @@ bool hwt_coll_target_interrupted(const struct hwt_coll_target *t)
 {
 	return t && t->interrupted;
 }
+
+size_t hwt_coll_target_pollfds(const struct hwt_coll_target *t, int *fds, size_t max)
+{
+	size_t n = 0;
+
+	if (!t)
+		return 0;
+	if (t->sig_fd >= 0 && n < max)
+		fds[n++] = t->sig_fd;
+	for (size_t i = 0; i < t->npids && n < max; i++) {
+		if (t->pidfds[i] >= 0)
+			fds[n++] = t->pidfds[i];
+	}
+	return n;
+}
