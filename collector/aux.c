@@ -74,7 +74,9 @@ static bool all_zero(const uint8_t *p, uint64_t n)
 /* Copies the bytes just before pos (cyclically) as the wrap reference. */
 static void take_ref(struct hwt_coll_aux_snap *st, const uint8_t *buf, uint64_t pos)
 {
-	uint32_t n = (uint32_t)(st->size < sizeof(st->ref) ? st->size : sizeof(st->ref));
+	/* 64 bytes, or an eighth of a small area: a write that reaches them
+	 * counts as a wrap, so they must be a small part of the area. */
+	uint32_t n = (uint32_t)(st->size >= 8 * sizeof(st->ref) ? sizeof(st->ref) : st->size / 8);
 
 	for (uint32_t i = 0; i < n; i++)
 		st->ref[i] = buf[(pos - n + i) & (st->size - 1)];
