@@ -266,6 +266,13 @@ static void print_sideband(struct script *sc, const struct hwt_fmt_record *rec)
 
 /* --- samples -------------------------------------------------------------- */
 
+/* perf's kernel map names ("[kernel.kallsyms]_text") are shown as perf
+ * shows them. */
+static const char *object_name(const char *path)
+{
+	return strncmp(path, "[kernel.kallsyms]", 17) ? path : "[kernel.kallsyms]";
+}
+
 /* Prints "ADDR sym+0xOFF (object)" for one address; counts what is not
  * known. */
 static void print_addr(struct script *sc, uint32_t pid, uint64_t time, uint64_t ip,
@@ -283,7 +290,7 @@ static void print_addr(struct script *sc, uint32_t pid, uint64_t time, uint64_t 
 	}
 	if (!loc.obj || hwt_sym_func_at(loc.obj, loc.addr, 0, &sc->hint, &fn) < 0) {
 		sc->st.unsymbolized++;
-		printf("%s%16" PRIx64 " [unknown] (%s)\n", indent, ip, loc.path);
+		printf("%s%16" PRIx64 " [unknown] (%s)\n", indent, ip, object_name(loc.path));
 		return;
 	}
 	if (sc->inline_frames) {
@@ -297,7 +304,7 @@ static void print_addr(struct script *sc, uint32_t pid, uint64_t time, uint64_t 
 			       frames[i].func ? frames[i].func : "[unknown]");
 	}
 	printf("%s%16" PRIx64 " %s+%#" PRIx64 " (%s)\n", indent, ip, fn.name, loc.addr - fn.addr,
-	       loc.path);
+	       object_name(loc.path));
 }
 
 static const char *event_name(const struct script *sc, int ev)

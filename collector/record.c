@@ -1464,6 +1464,12 @@ int hwt_coll_rec_run(struct hwt_coll_rec *r)
 		return -HWT_EINVAL;
 	r->done = true;
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);
+	/* A launched command's events start at its exec (enable_on_exec), so
+	 * hwtrace's own start-up is not recorded; the others start now, before
+	 * a command launched with -a is released, so that its exec and
+	 * mappings are seen. */
+	if (hwt_coll_target_is_system(r->t) || hwt_coll_target_child(r->t) <= 0)
+		ioctl_all(r, PERF_EVENT_IOC_ENABLE);
 	err = hwt_coll_target_start(r->t);
 	if (err < 0) {
 		/* The command could not exec: the target says why. */
@@ -1472,10 +1478,6 @@ int hwt_coll_rec_run(struct hwt_coll_rec *r)
 		unlink(r->cfg.output);
 		return err;
 	}
-	/* A launched command's events start at its exec (enable_on_exec), so
-	 * hwtrace's own start-up is not recorded; the others start now. */
-	if (hwt_coll_target_is_system(r->t) || hwt_coll_target_child(r->t) <= 0)
-		ioctl_all(r, PERF_EVENT_IOC_ENABLE);
 	ntfds = hwt_coll_target_pollfds(r->t, tfds, HWT_ARRAY_SIZE(tfds));
 	for (size_t i = 0; i < ntfds; i++) {
 		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG_TARGET | i};

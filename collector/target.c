@@ -540,6 +540,7 @@ static int64_t now_ms(void)
 int hwt_coll_target_wait(struct hwt_coll_target *t, int timeout_ms)
 {
 	int64_t deadline;
+	bool polled = false;
 
 	if (!t || !t->started)
 		return -HWT_EINVAL;
@@ -579,14 +580,17 @@ int hwt_coll_target_wait(struct hwt_coll_target *t, int timeout_ms)
 		if (deadline >= 0) {
 			int64_t d = deadline - now_ms();
 
-			if (d <= 0)
+			/* Past the deadline, still look once (poll with 0): a
+			 * caller that polls with timeout 0 must see signals. */
+			if (d <= 0 && polled)
 				return HWT_COLL_WAIT_TIMEOUT;
-			left = (int)(d > 1000000 ? 1000000 : d);
+			left = d <= 0 ? 0 : (int)(d > 1000000 ? 1000000 : d);
 		}
 		/* Without pidfds (old kernels) or signalfd, look again soon. */
 		if ((poll_pids && nfd < 2) || t->sig_fd < 0)
 			left = left < 0 || left > 100 ? 100 : left;
 		r = poll(pfd, nfd, left);
+		polled = true;
 		if (r < 0 && errno != EINTR)
 			return -errno;
 		if (t->sig_fd >= 0) {
