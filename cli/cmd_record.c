@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "collector/collector.h"
@@ -292,6 +293,23 @@ static const char *summary_size(uint64_t b, char *buf, size_t len)
 	return buf;
 }
 
+/* The container writer makes its file private (mode 0600) even when it
+ * exists: an output that is a device (-o /dev/null, as root) would have its
+ * mode changed and a failed run would remove it. Only regular files (new
+ * or existing) are outputs. */
+static int check_output(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		hwt_cli_error("'%s' is not a regular file: give the path of a trace file to write "
+			      "with -o",
+			      path);
+		return HWT_EXIT_ERROR;
+	}
+	return HWT_EXIT_OK;
+}
+
 /* --- the PT emulator ------------------------------------------------------ */
 
 static int run_emulate(const struct rec_opts *o)
@@ -312,6 +330,8 @@ static int run_emulate(const struct rec_opts *o)
 		return hwt_cli_usage_error("record", "bad PT term '%s' in --pt", bad);
 	if (!o->argv)
 		return hwt_cli_usage_error("record", "no command to record: give it after '--'");
+	if (check_output(o->output) != HWT_EXIT_OK)
+		return HWT_EXIT_ERROR;
 	cfg.argv = (const char *const *)o->argv;
 	err = hwt_ptemu_record(&cfg, o->output, &res);
 	if (err < 0) {
@@ -443,6 +463,10 @@ static int record(struct rec_opts *o)
 	if (o->pids && parse_pids(o->pids, &pids, &npids) < 0)
 		return hwt_cli_usage_error("record", "-p takes PIDs separated by commas, not '%s'",
 					   o->pids);
+	if (check_output(o->output) != HWT_EXIT_OK) {
+		free(pids);
+		return HWT_EXIT_ERROR;
+	}
 
 	hwt_coll_rec_config_init(&cfg);
 	cfg.logger = *hwt_cli_logger();

@@ -100,6 +100,7 @@ struct rec_event {
 	uint64_t *ids;
 	size_t nids, capids;
 	bool user_mods;
+	bool user_only; /* fell back to user space (perf_event_paranoid) */
 };
 
 struct hwt_coll_rec {
@@ -153,6 +154,16 @@ static int fail(struct hwt_coll_rec *r, int err, const char *fmt, ...)
 		va_end(ap);
 	}
 	return err;
+}
+
+/* Removes an output that holds no recording, if it is a regular file
+ * ("-o /dev/null" must never remove /dev/null). */
+static void remove_output(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		unlink(path);
 }
 
 static int perf_open(struct perf_event_attr *attr, int pid, int cpu, int group)
@@ -521,9 +532,7 @@ static int open_event(struct hwt_coll_rec *r, struct rec_event *e, int pid, int 
 		    !(r->cfg.pt && r->ptc.user_set) && read_paranoid(r->cfg.paranoid_path) >= 2) {
 			e->attr.exclude_kernel = 1;
 			e->attr.exclude_hv = 1;
-			hwt_log(&r->cfg.logger, HWT_LOG_INFO,
-				"perf_event_paranoid is %d: recording user space only for '%s'",
-				read_paranoid(r->cfg.paranoid_path), e->name);
+			e->user_only = true; /* said once the open succeeds */
 			continue;
 		}
 		return fd;
@@ -781,6 +790,12 @@ static int open_events(struct hwt_coll_rec *r, struct hwt_coll_target *t)
 			    "PID with 'ps'");
 	r->st.fds = r->nfds;
 	r->st.buffers = r->nrings;
+	for (size_t e = 0; e < r->nev; e++) {
+		if (r->ev[e].user_only)
+			hwt_log(&r->cfg.logger, HWT_LOG_INFO,
+				"perf_event_paranoid is %d: recording user space only for '%s'",
+				read_paranoid(r->cfg.paranoid_path), r->ev[e].name);
+	}
 	return 0;
 }
 
@@ -1475,7 +1490,7 @@ int hwt_coll_rec_run(struct hwt_coll_rec *r)
 		/* The command could not exec: the target says why. */
 		hwt_fmt_writer_close(r->w);
 		r->w = NULL;
-		unlink(r->cfg.output);
+		remove_output(r->cfg.output);
 		return err;
 	}
 	ntfds = hwt_coll_target_pollfds(r->t, tfds, HWT_ARRAY_SIZE(tfds));
@@ -1572,7 +1587,7 @@ void hwt_coll_rec_free(struct hwt_coll_rec *r)
 		/* Opened but never run (or run failed early): keep no empty file
 		 * that looks like a recording. */
 		hwt_fmt_writer_close(r->w);
-		unlink(r->cfg.output);
+		remove_output(r->cfg.output);
 	}
 	for (size_t i = 0; i < r->nrings; i++) {
 		struct rec_ring *rg = &r->rings[i];

@@ -339,17 +339,17 @@ static void test_cli(void **state)
 	struct hwt_test_run r;
 
 	(void)state;
-	hwt_test_run(&r, "%s record --pt -o /dev/null -- true", hwt_test_hwtrace());
+	hwt_test_run(&r, "%s record --pt -o /tmp/hwt-test-pt-unused.hwt -- true", hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	assert_true(hwt_test_contains(r.err, "no Intel PT on this machine"));
 	assert_true(hwt_test_contains(r.err, "record emulated PT with --pt=emulate\n"));
 	assert_int_equal(strchr(r.err, '\n') - r.err + 1, (long)strlen(r.err)); /* one line */
 	hwt_test_run_free(&r);
-	hwt_test_run(&r, "%s record -e intel_pt//u -o /dev/null -- true", hwt_test_hwtrace());
+	hwt_test_run(&r, "%s record -e intel_pt//u -o /tmp/hwt-test-pt-unused.hwt -- true", hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	assert_true(hwt_test_contains(r.err, "no Intel PT on this machine"));
 	hwt_test_run_free(&r);
-	hwt_test_run(&r, "HWT_SYSFS_ROOT=%s %s record --pt=ptw -o /dev/null -- true", skl,
+	hwt_test_run(&r, "HWT_SYSFS_ROOT=%s %s record --pt=ptw -o /tmp/hwt-test-pt-unused.hwt -- true", skl,
 		     hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	assert_string_equal(r.err, "hwtrace: error: intel_pt term 'ptw' is not supported by this "
@@ -357,16 +357,16 @@ static void test_cli(void **state)
 	hwt_test_run_free(&r);
 	/* A valid configuration reaches perf_event_open, which has no such PMU
 	 * here: the open error, not a crash. */
-	hwt_test_run(&r, "HWT_SYSFS_ROOT=%s %s record --pt=cyc -o /dev/null -- true", icl,
+	hwt_test_run(&r, "HWT_SYSFS_ROOT=%s %s record --pt=cyc -o /tmp/hwt-test-pt-unused.hwt -- true", icl,
 		     hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	assert_true(hwt_test_contains(r.err, "intel_pt//"));
 	assert_true(hwt_test_contains(r.err, "not supported on this CPU/VM"));
 	hwt_test_run_free(&r);
-	hwt_test_run(&r, "%s record -S -o /dev/null -- true", hwt_test_hwtrace());
+	hwt_test_run(&r, "%s record -S -o /tmp/hwt-test-pt-unused.hwt -- true", hwt_test_hwtrace());
 	assert_int_equal(r.status, 2);
 	hwt_test_run_free(&r);
-	hwt_test_run(&r, "%s record --pt -e cpu-clock -o /dev/null -- true", hwt_test_hwtrace());
+	hwt_test_run(&r, "%s record --pt -e cpu-clock -o /tmp/hwt-test-pt-unused.hwt -- true", hwt_test_hwtrace());
 	assert_int_equal(r.status, 2);
 	hwt_test_run_free(&r);
 }
