@@ -51,6 +51,7 @@ struct hwt_coll_target {
 	pid_t child;
 	int go_fd;   /* write end of the "go" pipe, -1 once released */
 	int err_fd;  /* read end of the exec-error pipe */
+	char *cmd;   /* the command's name, for messages */
 	bool started, exited, interrupted;
 	int status;  /* shell-style once exited */
 	struct rusage ru;
@@ -160,6 +161,7 @@ void hwt_coll_target_free(struct hwt_coll_target *t)
 	free(t->cpus);
 	free(t->pids);
 	free(t->pidfds);
+	free(t->cmd);
 	free(t);
 }
 
@@ -257,6 +259,8 @@ int hwt_coll_target_launch(struct hwt_coll_target *t, char *const argv[])
 	close(errp[1]);
 	t->child = pid;
 	t->go_fd = go[1];
+	free(t->cmd);
+	t->cmd = strdup(argv[0]);
 	t->err_fd = errp[0];
 	free(t->tids);
 	t->tids = malloc(sizeof(int));
@@ -498,7 +502,11 @@ int hwt_coll_target_start(struct hwt_coll_target *t)
 	t->err_fd = -1;
 	if (n == (ssize_t)sizeof(e)) {
 		reap(t, 0);
-		return fail(t, -e, "cannot execute the command: %s", strerror(e));
+		if (e == ENOEXEC)
+			return fail(t, -e, "cannot execute '%s': it is not a program this machine "
+				    "can run (%s)", t->cmd ? t->cmd : "the command", strerror(e));
+		return fail(t, -e, "cannot execute '%s': %s", t->cmd ? t->cmd : "the command",
+			    strerror(e));
 	}
 	return 0;
 }
