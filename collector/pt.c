@@ -132,7 +132,7 @@ int hwt_coll_pt_pmu_read(const char *root, struct hwt_coll_pt_pmu *pmu, char *er
 			   strerror(errno));
 	while ((de = readdir(d)) && pmu->nfmt < HWT_COLL_PT_MAX_FMT) {
 		struct hwt_coll_pt_fmt *f = &pmu->fmt[pmu->nfmt];
-		char file[PATH_MAX + 128];
+		char file[PATH_MAX + 64 + 260];
 
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(f->name))
 			continue;
@@ -143,7 +143,7 @@ int hwt_coll_pt_pmu_read(const char *root, struct hwt_coll_pt_pmu *pmu, char *er
 			closedir(d);
 			return msg(errmsg, errlen, -HWT_EFORMAT, "%s: cannot parse '%s'", file, text);
 		}
-		snprintf(f->name, sizeof(f->name), "%s", de->d_name);
+		memcpy(f->name, de->d_name, strlen(de->d_name) + 1); /* length checked above */
 		pmu->nfmt++;
 	}
 	closedir(d);
@@ -155,7 +155,7 @@ int hwt_coll_pt_pmu_read(const char *root, struct hwt_coll_pt_pmu *pmu, char *er
 	if (d) {
 		while ((de = readdir(d)) && pmu->ncaps < HWT_COLL_PT_MAX_CAPS) {
 			struct hwt_coll_pt_cap *c = &pmu->caps[pmu->ncaps];
-			char file[PATH_MAX + 128];
+			char file[PATH_MAX + 64 + 260];
 
 			if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(c->name))
 				continue;
@@ -169,7 +169,7 @@ int hwt_coll_pt_pmu_read(const char *root, struct hwt_coll_pt_pmu *pmu, char *er
 				return msg(errmsg, errlen, -HWT_EFORMAT,
 					   "%s: not a hex number: '%s'", file, text);
 			}
-			snprintf(c->name, sizeof(c->name), "%s", de->d_name);
+			memcpy(c->name, de->d_name, strlen(de->d_name) + 1); /* checked above */
 			pmu->ncaps++;
 		}
 		closedir(d);

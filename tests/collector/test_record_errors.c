@@ -176,7 +176,11 @@ static void test_command(void **state)
 		assert_false(exists("nx.hwt"));
 		/* Executable, but not a program. */
 		chmod(txt, 0755);
-		hwt_test_write_file(txt, "\x01\x02 not a script, not ELF\n", 27);
+		{
+			static const char junk[] = "\x01\x02 not a script, not ELF\n";
+
+			hwt_test_write_file(txt, junk, sizeof(junk) - 1);
+		}
 		hwt_test_run(&r, "cd %s && %s record -e cpu-clock -o nx.hwt -- ./notes.txt", dir,
 			     hwt_test_hwtrace());
 		assert_int_equal(r.status, 1);
