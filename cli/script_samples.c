@@ -526,10 +526,11 @@ int hwt_script_samples(int argc, char **argv)
 		goto out;
 	}
 	sc.ev = hwt_fmt_session_evlist(sc.s);
-	if (hwt_fmt_session_naux(sc.s) && !hwt_fmt_evlist_count(sc.ev)) {
-		hwt_cli_error("%s holds Intel PT, not samples: decode it with 'hwtrace script "
-			      "--pt'",
-			      input);
+	if (hwt_fmt_session_naux(sc.s)) {
+		/* A trace, not samples: the decoder's mode reads it. */
+		hwt_cli_error("%s holds an Intel PT trace (%zu AUX stream(s)), not samples: decode it "
+			      "with 'hwtrace script --pt'",
+			      input, hwt_fmt_session_naux(sc.s));
 		goto out;
 	}
 	hwt_sym_config_init(&ycfg);

@@ -22,6 +22,7 @@
 #include <linux/perf_event.h>
 #include <unistd.h>
 
+#include "format/format.h"
 #include "tests/lib/testutil.h"
 
 static char *dir;
@@ -408,6 +409,25 @@ static void test_script_files(void **state)
 	hwt_test_run(&r, "%s script extra-arg", hwt_test_hwtrace());
 	assert_int_equal(r.status, 2);
 	hwt_test_run_free(&r);
+	/* A PT trace is for the decoder's mode. */
+	{
+		struct hwt_fmt_writer *w;
+		uint8_t pt[64] = {0x02, 0x82};
+		int sid;
+
+		snprintf(path, sizeof(path), "%s/pt.hwt", dir);
+		assert_int_equal(hwt_fmt_writer_open(&w, path, NULL), 0);
+		sid = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_AUX, 0, -1, "pt.cpu0");
+		assert_true(sid >= 0);
+		assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)sid, 0, pt, sizeof(pt)), 0);
+		assert_int_equal(hwt_fmt_writer_close(w), 0);
+		hwt_test_run(&r, "%s script -i %s", hwt_test_hwtrace(), path);
+		assert_int_equal(r.status, 1);
+		assert_true(hwt_test_contains(error_line(r.err), "holds an Intel PT trace (1 AUX "
+								 "stream(s)), not samples: decode it "
+								 "with 'hwtrace script --pt'"));
+		hwt_test_run_free(&r);
+	}
 	/* A recording cut short (the recorder was killed): what is complete is
 	 * read, the rest is reported. */
 	hwt_test_run(&r, "cd %s && %s record -q -e cpu-clock -F 999 -g -o cut.hwt -- %s 0.3 && "
