@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -509,6 +510,131 @@ static void test_lost(void **state)
 	hwt_test_run_free(&r);
 }
 
+/* nm's address of sym in prog. */
+static uint64_t nm_addr(const char *prog, const char *sym)
+{
+	struct hwt_test_run r;
+	unsigned long long a = 0;
+
+	hwt_test_run(&r, "nm '%s' | awk '$3 == \"%s\" {print $1}'", prog, sym);
+	assert_int_equal(sscanf(r.out, "%llx", &a), 1);
+	hwt_test_run_free(&r);
+	return a;
+}
+
+static void put64(uint8_t **p, uint64_t v)
+{
+	hwt_put_le64(*p, v);
+	*p += 8;
+}
+
+/* LBR call stacks cannot be recorded here; a file holding one (as the
+ * kernel writes it: the kernel part of the chain by frame pointers, the
+ * user part as the LBR's call sites) must be printed as one chain. */
+static void test_lbr_rendering(void **state)
+{
+	const char *file = path_in("lbr.hwt"), *prog = hwt_test_prog("rec_hot");
+	const uint64_t base = 0x555555554000ull, id = 42;
+	struct hwt_fmt_writer *w;
+	struct perf_event_attr attr;
+	uint8_t rec[512], *p, ids[8];
+	char real[PATH_MAX];
+	struct sp_sample *s;
+	size_t n, len;
+	struct stat st;
+	int sid;
+
+	(void)state;
+	assert_non_null(realpath(prog, real));
+	assert_int_equal(stat(real, &st), 0);
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_HARDWARE;
+	attr.config = PERF_COUNT_HW_CPU_CYCLES;
+	attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			   PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+			   PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_BRANCH_STACK;
+	attr.branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK;
+	attr.sample_id_all = 1;
+	assert_int_equal(hwt_fmt_writer_open(&w, file, NULL), 0);
+	hwt_put_le64(ids, id);
+	hwt_fmt_writer_meta_u64(w, HWT_META_EVENT_COUNT, 1);
+	hwt_fmt_writer_meta_bytes(w, "event.0.attr", &attr, sizeof(attr));
+	hwt_fmt_writer_meta_str(w, "event.0.name", "cycles");
+	hwt_fmt_writer_meta_bytes(w, "event.0.ids", ids, 8);
+	sid = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, 0, -1, "cpu0");
+	assert_true(sid >= 0);
+	/* MMAP2 of the whole program at base (trailer: pid/tid, time, cpu, id) */
+	p = rec + 8;
+	hwt_put_le32(p, 77);
+	hwt_put_le32(p + 4, 77);
+	p += 8;
+	put64(&p, base);
+	put64(&p, ((uint64_t)st.st_size + 4095) & ~4095ull);
+	put64(&p, 0);
+	memset(p, 0, 24);
+	p += 24;
+	hwt_put_le32(p, PROT_READ | PROT_EXEC);
+	hwt_put_le32(p + 4, MAP_PRIVATE);
+	p += 8;
+	len = strlen(real) + 1;
+	memset(p, 0, (len + 7) & ~(size_t)7);
+	memcpy(p, real, len);
+	p += (len + 7) & ~(size_t)7;
+	hwt_put_le32(p, 77);
+	hwt_put_le32(p + 4, 77);
+	p += 8;
+	put64(&p, 1000);
+	put64(&p, 0);
+	put64(&p, id);
+	hwt_put_le32(rec, PERF_RECORD_MMAP2);
+	hwt_put_le16(rec + 4, PERF_RECORD_MISC_USER);
+	hwt_put_le16(rec + 6, (uint16_t)(p - rec));
+	assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)sid, rec, (size_t)(p - rec)), 0);
+	/* The sample: in hot_b; the chain as the kernel gives it with LBR
+	 * (a kernel part, then the user marker and the ip); the call stack
+	 * in the branch entries: call sites in middle_b, path_b, main. */
+	p = rec + 8;
+	put64(&p, id);
+	put64(&p, base + nm_addr(prog, "hot_b") + 8);
+	hwt_put_le32(p, 77);
+	hwt_put_le32(p + 4, 77);
+	p += 8;
+	put64(&p, 2000);
+	put64(&p, 0);
+	put64(&p, 100000);
+	put64(&p, 2);
+	put64(&p, (uint64_t)PERF_CONTEXT_USER);
+	put64(&p, base + nm_addr(prog, "hot_b") + 8);
+	put64(&p, 3);
+	{
+		const char *callers[] = {"middle_b", "path_b", "main"};
+
+		for (int i = 0; i < 3; i++) {
+			put64(&p, base + nm_addr(prog, callers[i]) + 4); /* from */
+			put64(&p, base + nm_addr(prog, i ? callers[i - 1] : "hot_b")); /* to */
+			put64(&p, 0);
+		}
+	}
+	hwt_put_le32(rec, PERF_RECORD_SAMPLE);
+	hwt_put_le16(rec + 4, PERF_RECORD_MISC_USER);
+	hwt_put_le16(rec + 6, (uint16_t)(p - rec));
+	assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)sid, rec, (size_t)(p - rec)), 0);
+	assert_int_equal(hwt_fmt_writer_close(w), 0);
+
+	n = script(file, NULL, &s);
+	assert_int_equal(n, 1);
+	assert_string_equal(s[0].sym, "hot_b");
+	assert_string_equal(s[0].event, "cycles");
+	{
+		static const char *const chain[] = {"hot_b", "middle_b", "path_b", "main"};
+
+		assert_int_equal(s[0].nframes, 4);
+		assert_true(sp_chain_is(&s[0], chain, 4));
+	}
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -523,6 +649,7 @@ int main(void)
 		cmocka_unit_test(test_old_output),
 		cmocka_unit_test(test_switch_events),
 		cmocka_unit_test(test_lost),
+		cmocka_unit_test(test_lbr_rendering),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
