@@ -409,8 +409,11 @@ static void test_signals(void **state)
 	assert_true(hwt_test_contains(r.out, "status=143"));
 	assert_true(hwt_test_contains(r.err, " samples of "));
 	hwt_test_run_free(&r);
+	/* Samples up to the signal (their number depends on how much CPU the
+	 * program got in 0.7 s on a shared machine). */
 	n = script(file, NULL, &s);
-	assert_true(n >= 100);
+	assert_true(n >= 20);
+	assert_true(count_sym(s, n, "hot_a") > 0);
 	free(s);
 	hwt_test_run(&r, "%s info %s", hwt_test_hwtrace(), file);
 	assert_true(hwt_test_contains(r.out, "index      present"));
@@ -422,7 +425,8 @@ static void test_signals(void **state)
 	assert_true(hwt_test_contains(r.out, "status=0"));
 	hwt_test_run_free(&r);
 	n = script(path_in("int.hwt"), NULL, &s);
-	assert_true(n >= 100);
+	assert_true(n >= 20);
+	assert_true(count_sym(s, n, "hot_a") > 0);
 	free(s);
 }
 
