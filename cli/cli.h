@@ -40,6 +40,9 @@ int hwt_cmd_trace(int argc, char **argv);
  * or HWT_EXIT_ERROR. */
 struct hwt_rep_profile;
 int hwt_cli_load_folded(const char *path, const char *event, struct hwt_rep_profile **out);
+int hwt_cmd_script(int argc, char **argv);
+/* `hwtrace script` on a recording of samples (cli/script_samples.c). */
+int hwt_script_samples(int argc, char **argv);
 
 /* "hwtrace: error: <message>" on stderr. One line: say the cause and the fix. */
 void hwt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -11,10 +11,11 @@ static const struct hwt_cli_cmd commands[] = {
 	{"addr2line", hwt_cmd_addr2line, "addresses to functions, inline chains and lines"},
 	{"list", hwt_cmd_list, "list the events this machine can count"},
 	{"stat", hwt_cmd_stat, "count events for a command, processes or the system"},
-	{"record", hwt_cmd_record, "record a command (--pt=emulate: emulated Intel PT)"},
 	{"report", hwt_cmd_report, "top functions, call graphs (perf report layout), JSON"},
 	{"flame", hwt_cmd_flame, "flame graphs (SVG/HTML), folded stacks, pprof"},
 	{"trace", hwt_cmd_trace, "DTrace-style one-liners: probes, predicates, aggregations"},
+	{"record", hwt_cmd_record, "sample a command, processes or the system (or Intel PT)"},
+	{"script", hwt_cmd_script, "print every sample of a recording with its call chain"},
 };
 
 static void usage(FILE *out)

@@ -136,6 +136,148 @@ HWT_API void hwt_coll_target_rusage(const struct hwt_coll_target *t, double *use
 /* True when a SIGINT/SIGTERM arrived during the waits. */
 HWT_API bool hwt_coll_target_interrupted(const struct hwt_coll_target *t);
 
+/* For callers that multiplex the target with their own descriptors (the
+ * recorder's epoll): after start, the descriptors that become readable when
+ * hwt_coll_target_wait(t, 0) may have news (the signalfd for SIGINT, SIGTERM
+ * and SIGCHLD; a pidfd per attached process). Writes at most max into fds
+ * (owned by the target) and returns how many. */
+HWT_API size_t hwt_coll_target_pollfds(const struct hwt_coll_target *t, int *fds, size_t max);
+
+
+/* ------------------------------------------------------------------------ */
+/* Recording: samples (and Intel PT) into a container                        */
+/*
+ * The recorder opens the events on a target, reads the kernel's ring
+ * buffers (one per CPU, or one per thread) with epoll, and hands the records
+ * to format/'s writer thread, which compresses them into a .hwt file: one
+ * RECORDS stream per ring buffer (samples and sideband as the kernel wrote
+ * them), one AUX stream per ring buffer for Intel PT, metadata (machine,
+ * events, clock conversion, vDSO image, build-ids of the objects samples
+ * hit) and what was lost. It stops when the target ends (command exit, all
+ * attached processes gone) or on SIGINT/SIGTERM.
+ *
+ * Usage:
+ *
+ *   struct hwt_coll_rec_config cfg;
+ *   hwt_coll_rec_config_init(&cfg);
+ *   cfg.output = "hwtrace.hwt"; cfg.freq = 999; cfg.callgraph = HWT_COLL_CG_FP;
+ *   cfg.errmsg = msg; cfg.errmsg_len = sizeof(msg);
+ *   err = hwt_coll_rec_alloc(&rec, &cfg);      // events checked, nothing opened
+ *   ... hwt_coll_target_launch/attach/system(t, ...) ...
+ *   err = hwt_coll_rec_open(rec, t);           // events, buffers, output file
+ *   err = hwt_coll_rec_run(rec);               // starts t, records until the end
+ *   hwt_coll_rec_stats(rec, &st);
+ *   hwt_coll_rec_free(rec);
+ *
+ * Errors come with a one-line explanation and its fix in cfg.errmsg.
+ */
+
+enum hwt_coll_callgraph {
+	HWT_COLL_CG_NONE = 0,
+	HWT_COLL_CG_FP = 1,  /* frame pointers: user and kernel call chains */
+	HWT_COLL_CG_LBR = 2, /* LBR call stack (Intel, Haswell and later) for
+				user space, frame pointers for the kernel */
+};
+
+struct hwt_coll_rec_config {
+	size_t size;              /* sizeof(struct hwt_coll_rec_config) */
+	struct hwt_logger logger; /* notices (default event fallback, throttling) */
+	const char *output;       /* the .hwt file (required) */
+	bool rename_old;          /* an existing output becomes OUTPUT.old */
+	/* Events to sample (pmc's -e syntax). NULL: cycles, or cpu-clock with
+	 * a notice where the machine has no hardware counters. */
+	const char *events;
+	uint64_t period;          /* sample every N events (-c) */
+	uint64_t freq;            /* ... or N times a second (-F); default 4000
+				     (1 for tracepoints: every hit); capped at
+				     kernel.perf_event_max_sample_rate */
+	enum hwt_coll_callgraph callgraph;
+	bool switch_events;       /* PERF_RECORD_SWITCH(_CPU_WIDE) */
+	bool per_thread;          /* one buffer per thread, no inheritance
+				     (default: one per CPU, following new
+				     threads and processes) */
+	bool no_inherit;          /* do not follow new threads/processes */
+	size_t mmap_bytes;        /* data area per buffer; 0: 1 MiB (rounded
+				     up to a power of two pages) */
+	int level;                /* zstd level; 0: the writer's default (3) */
+	const char *cmdline;      /* hwtrace's command line, for metadata */
+	const char *target_cmdline; /* the traced command, for metadata */
+	/* Intel PT instead of samples: events is then ignored. */
+	bool pt;
+	const char *pt_spec;      /* "intel_pt/TERMS/MODS" or "TERMS" */
+	bool pt_snapshot;         /* overwrite mode; snapshots on SIGUSR2 and
+				     at the end */
+	size_t aux_bytes;         /* AUX area per buffer; 0: 4 MiB */
+	const char *pt_filter;    /* IP filters, see docs/record.md */
+	/* Test seams: sysfs and perf_event_paranoid (NULL: the real ones). */
+	const char *sysfs_root;
+	const char *paranoid_path;
+	/* On failure a one-line explanation with the fix (optional). */
+	char *errmsg;
+	size_t errmsg_len;
+};
+
+/* Zeroes cfg and sets its size. */
+HWT_API void hwt_coll_rec_config_init(struct hwt_coll_rec_config *cfg);
+
+struct hwt_coll_rec;
+
+/* Checks the configuration and builds the events' attributes; opens
+ * nothing. cfg is copied (its strings must outlive the recorder). Returns
+ * 0, or with errmsg set:
+ *   -HWT_EINVAL   bad config (no output, both period and freq, ...);
+ *   -HWT_ENOEVENT, -HWT_EPARSE  an unknown or malformed event;
+ *   -HWT_ENOPT    PT asked for on a machine without Intel PT;
+ *   -HWT_ENOTSUP  a PT term or filter this CPU/kernel does not support;
+ *   -ENOMEM. */
+HWT_API int hwt_coll_rec_alloc(struct hwt_coll_rec **out, const struct hwt_coll_rec_config *cfg);
+
+/* Opens the events on t (launched and not yet started, attached, or
+ * system-wide), maps their buffers, creates the output file (renaming an
+ * old one first when asked) and writes the metadata and, for processes that
+ * already ran, their synthesized sideband. Returns 0, or with errmsg set:
+ *   -EACCES/-EPERM  perf_event_paranoid or permissions (the needed level);
+ *   -HWT_ENOTSUP    an event is not supported on this CPU/VM;
+ *   -ESRCH          the target's threads are gone;
+ *   -EMFILE         too many open files (how many are needed);
+ *   -errno          the output cannot be created, or another failure. */
+HWT_API int hwt_coll_rec_open(struct hwt_coll_rec *rec, struct hwt_coll_target *t);
+
+/* Starts the target and records until it ends or SIGINT/SIGTERM arrives
+ * (SIGUSR2 takes a PT snapshot), then drains the buffers, writes the
+ * build-ids, losses and times, and closes the file. Returns 0, or an error
+ * (the target failed to exec, the disk filled up, ...) with errmsg set;
+ * what was recorded until then is in the file. */
+HWT_API int hwt_coll_rec_run(struct hwt_coll_rec *rec);
+
+struct hwt_coll_rec_stats {
+	uint64_t samples;          /* PERF_RECORD_SAMPLE records */
+	uint64_t records;          /* all records from the kernel */
+	uint64_t lost_records;     /* PERF_RECORD_LOST: ring buffer overflow */
+	uint64_t lost_samples;     /* PERF_RECORD_LOST_SAMPLES */
+	uint64_t throttled;        /* PERF_RECORD_THROTTLE */
+	uint64_t writer_dropped;   /* bytes the writer could not take in time */
+	uint64_t aux_bytes;        /* Intel PT bytes recorded */
+	uint64_t aux_lost;         /* ... known lost (bytes) */
+	uint64_t aux_gaps;         /* AUX records with TRUNCATED/PARTIAL/COLLISION */
+	uint64_t snapshots;        /* PT snapshots taken */
+	uint64_t raw_bytes;        /* uncompressed bytes in the file */
+	uint64_t file_bytes;       /* size of the file */
+	uint64_t wakeups;          /* loop iterations that found data */
+	size_t buffers;            /* ring buffers */
+	size_t fds;                /* event descriptors */
+	double seconds;            /* wall time from start to end */
+	int exit_status;           /* of a launched command, -1 if none */
+	bool interrupted;          /* ended by SIGINT/SIGTERM */
+	char event[64];            /* the first event's name */
+};
+
+/* Fills *st (valid after run, and partly during). */
+HWT_API void hwt_coll_rec_stats(const struct hwt_coll_rec *rec, struct hwt_coll_rec_stats *st);
+
+/* Closes everything (and the file, if run did not). Accepts NULL. */
+HWT_API void hwt_coll_rec_free(struct hwt_coll_rec *rec);
+
 /* ------------------------------------------------------------------------ */
 /* The PT emulator.
  *

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/format.h"
@@ -71,6 +72,7 @@ int hwt_ptemu_record(const struct hwt_ptemu_config *cfg, const char *path,
 		.stream = rs_stream,
 		.aux = rs_aux,
 	};
+	struct stat st;
 	int err, cerr;
 
 	if (res)
@@ -91,8 +93,10 @@ int hwt_ptemu_record(const struct hwt_ptemu_config *cfg, const char *path,
 	if (err >= 0)
 		err = hwt_ptemu_run(cfg, &sink, res);
 	cerr = hwt_fmt_writer_close(s.w);
-	/* Nothing ran: leave no empty trace behind. */
-	if (err == -ENOENT || err == -EACCES || err == -HWT_ENOTSUP || err == -HWT_EINVAL)
+	/* Nothing ran: leave no empty trace behind (only a regular file:
+	 * "-o /dev/null" must never remove /dev/null). */
+	if ((err == -ENOENT || err == -EACCES || err == -HWT_ENOTSUP || err == -HWT_EINVAL) &&
+	    stat(path, &st) == 0 && S_ISREG(st.st_mode))
 		unlink(path);
 	return err < 0 ? err : cerr;
 }

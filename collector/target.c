@@ -51,6 +51,7 @@ struct hwt_coll_target {
 	pid_t child;
 	int go_fd;   /* write end of the "go" pipe, -1 once released */
 	int err_fd;  /* read end of the exec-error pipe */
+	char *cmd;   /* the command's name, for messages */
 	bool started, exited, interrupted;
 	int status;  /* shell-style once exited */
 	struct rusage ru;
@@ -160,6 +161,7 @@ void hwt_coll_target_free(struct hwt_coll_target *t)
 	free(t->cpus);
 	free(t->pids);
 	free(t->pidfds);
+	free(t->cmd);
 	free(t);
 }
 
@@ -257,6 +259,8 @@ int hwt_coll_target_launch(struct hwt_coll_target *t, char *const argv[])
 	close(errp[1]);
 	t->child = pid;
 	t->go_fd = go[1];
+	free(t->cmd);
+	t->cmd = strdup(argv[0]);
 	t->err_fd = errp[0];
 	free(t->tids);
 	t->tids = malloc(sizeof(int));
@@ -498,7 +502,11 @@ int hwt_coll_target_start(struct hwt_coll_target *t)
 	t->err_fd = -1;
 	if (n == (ssize_t)sizeof(e)) {
 		reap(t, 0);
-		return fail(t, -e, "cannot execute the command: %s", strerror(e));
+		if (e == ENOEXEC)
+			return fail(t, -e, "cannot execute '%s': it is not a program this machine "
+				    "can run (%s)", t->cmd ? t->cmd : "the command", strerror(e));
+		return fail(t, -e, "cannot execute '%s': %s", t->cmd ? t->cmd : "the command",
+			    strerror(e));
 	}
 	return 0;
 }
@@ -540,6 +548,7 @@ static int64_t now_ms(void)
 int hwt_coll_target_wait(struct hwt_coll_target *t, int timeout_ms)
 {
 	int64_t deadline;
+	bool polled = false;
 
 	if (!t || !t->started)
 		return -HWT_EINVAL;
@@ -579,14 +588,17 @@ int hwt_coll_target_wait(struct hwt_coll_target *t, int timeout_ms)
 		if (deadline >= 0) {
 			int64_t d = deadline - now_ms();
 
-			if (d <= 0)
+			/* Past the deadline, still look once (poll with 0): a
+			 * caller that polls with timeout 0 must see signals. */
+			if (d <= 0 && polled)
 				return HWT_COLL_WAIT_TIMEOUT;
-			left = (int)(d > 1000000 ? 1000000 : d);
+			left = d <= 0 ? 0 : (int)(d > 1000000 ? 1000000 : d);
 		}
 		/* Without pidfds (old kernels) or signalfd, look again soon. */
 		if ((poll_pids && nfd < 2) || t->sig_fd < 0)
 			left = left < 0 || left > 100 ? 100 : left;
 		r = poll(pfd, nfd, left);
+		polled = true;
 		if (r < 0 && errno != EINTR)
 			return -errno;
 		if (t->sig_fd >= 0) {
@@ -628,4 +640,19 @@ void hwt_coll_target_rusage(const struct hwt_coll_target *t, double *user_s, dou
 bool hwt_coll_target_interrupted(const struct hwt_coll_target *t)
 {
 	return t && t->interrupted;
+}
+
+size_t hwt_coll_target_pollfds(const struct hwt_coll_target *t, int *fds, size_t max)
+{
+	size_t n = 0;
+
+	if (!t)
+		return 0;
+	if (t->sig_fd >= 0 && n < max)
+		fds[n++] = t->sig_fd;
+	for (size_t i = 0; i < t->npids && n < max; i++) {
+		if (t->pidfds[i] >= 0)
+			fds[n++] = t->pidfds[i];
+	}
+	return n;
 }

@@ -562,10 +562,20 @@ int hwt_fmt_writer_open(struct hwt_fmt_writer **writer, const char *path,
 		goto error;
 	}
 	/* An existing file keeps its mode through O_TRUNC; traces hold
-	 * command lines and code, so make it private either way. */
-	if (fchmod(w->fd, 0600) < 0) {
-		err = -errno;
-		goto error;
+	 * command lines and code, so make it private either way. Only a
+	 * regular file: a device or FIFO given as output (/dev/null, a pipe)
+	 * is not ours to change. */
+	{
+		struct stat st;
+
+		if (fstat(w->fd, &st) < 0) {
+			err = -errno;
+			goto error;
+		}
+		if (S_ISREG(st.st_mode) && fchmod(w->fd, 0600) < 0) {
+			err = -errno;
+			goto error;
+		}
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	fmt_file_header_encode(fh, w->cfg.flags,

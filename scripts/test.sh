@@ -22,7 +22,7 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHWT_SANITIZE=ON \
 ninja -C build-asan -j "$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-     ctest --output-on-failure -j "$jobs" -LE no-asan)
+     ctest --output-on-failure -j "$jobs" -LE "no-asan|slow")
 
 if [ "${HWT_FUZZ_SECONDS:-45}" != 0 ]; then
     echo "== fuzz harnesses (${HWT_FUZZ_SECONDS:-45}s each)"

@@ -283,4 +283,179 @@ HWT_API int hwt_sym_find(struct hwt_sym_obj *obj, const char *name, struct hwt_s
  * mangled name. */
 HWT_API char *hwt_sym_demangle(const char *name);
 
+
+/* ------------------------------------------------------------------------ */
+/* Build-ids                                                                 */
+
+/* Reads the GNU build-id (NT_GNU_BUILD_ID note) of the ELF file at path into
+ * id (cap bytes; 20 for SHA-1 ids, at most 64). Only the ELF header, the
+ * program or section headers and the notes are read, not the whole file.
+ * Returns the id's length, 0 when the file has no build-id, or -errno
+ * (cannot open/read), -HWT_EFORMAT (not ELF, or malformed headers),
+ * -HWT_ETOOBIG (the id is longer than cap). */
+HWT_API int hwt_sym_build_id_read(const char *path, uint8_t *id, size_t cap);
+
+/* Finds the GNU build-id in a buffer of ELF notes (4-byte aligned, as in
+ * /sys/kernel/notes or a PT_NOTE segment). Returns as hwt_sym_build_id_read(),
+ * without the file errors. */
+HWT_API int hwt_sym_build_id_notes(const void *notes, size_t len, uint8_t *id, size_t cap);
+
+/* ------------------------------------------------------------------------ */
+/* Address spaces: which object was mapped where, in which process, when     */
+
+/* The process map of a recording, rebuilt from its sideband (MMAP/MMAP2,
+ * COMM, FORK, EXIT), answers: in process pid at time t, which object held
+ * address ip, and at which object address? It serves sample scripts and
+ * reports (symbolizing IPs and call chains), the decoder (which code ran)
+ * and the recorder (which objects samples hit, for their build-ids).
+ *
+ * The events are plain structs, not perf records, so any producer can feed
+ * them; they may arrive out of time order (records of different CPUs' ring
+ * buffers interleave loosely). Rules, as the kernel behaves:
+ *   - a mapping is valid from its time; a later mapping that overlaps it
+ *     hides it where they overlap (munmap is not recorded: a later mapping
+ *     is the only end a mapping has);
+ *   - an exec (COMM with exec set) starts an empty address space;
+ *   - a process created by FORK (pid != ppid) sees its parent's mappings as
+ *     they were at the fork, until it maps over them or execs; a thread
+ *     (pid == ppid) shares its process's mappings;
+ *   - pid UINT32_MAX (-1) maps kernel objects; kernel addresses (the upper
+ *     half, top bit set) are looked up among those for every process, and
+ *     symbolized through cfg->kallsyms;
+ *   - mappings synthesized for processes that existed before recording
+ *     carry time 0 and are valid from the start.
+ * A lookup at a time before every mapping that contains ip (time stamps
+ * of different CPUs can disagree slightly) falls back to the earliest such
+ * mapping of the same address space rather than failing.
+ *
+ * Usage:
+ *
+ *   struct hwt_sym_aspace_config cfg;
+ *   hwt_sym_aspace_config_init(&cfg);
+ *   cfg.cache = cache;                    // lookups then open objects
+ *   err = hwt_sym_aspace_alloc(&cfg, &as);
+ *   ... for each sideband record: hwt_sym_aspace_mmap/comm/fork/exit() ...
+ *   err = hwt_sym_aspace_lookup(as, pid, time, ip, &loc);
+ *   if (err == 0 && loc.obj) hwt_sym_func_at(loc.obj, loc.addr, 0, &hint, &fn);
+ *   hwt_sym_aspace_free(as);
+ *
+ * Threads: an address space is used by one thread at a time. Feeding and
+ * opening objects allocate; a lookup of an object already opened (or with
+ * no cache) allocates nothing. */
+struct hwt_sym_aspace;
+
+struct hwt_sym_aspace_config {
+	size_t size;               /* sizeof(struct hwt_sym_aspace_config) */
+	struct hwt_logger logger;  /* an object that cannot be opened is
+				      reported once, as a warning */
+	/* Lookups open the objects they hit in this cache (borrowed; it must
+	 * outlive the address space). NULL: lookups give mappings only. */
+	struct hwt_sym_cache *cache;
+	/* Kernel symbols: a kallsyms file (e.g. "/proc/kallsyms"), opened on
+	 * the first kernel lookup. NULL: kernel addresses are not symbolized.
+	 * Copied. */
+	const char *kallsyms;
+};
+
+/* Zeroes cfg and sets its size. */
+HWT_API void hwt_sym_aspace_config_init(struct hwt_sym_aspace_config *cfg);
+
+/* Allocates an empty address-space map. cfg may be NULL; it is copied.
+ * Returns 0, -HWT_EINVAL (cfg->size too small), -ENOMEM. */
+HWT_API int hwt_sym_aspace_alloc(const struct hwt_sym_aspace_config *cfg,
+				 struct hwt_sym_aspace **out);
+
+/* Frees everything (objects opened stay in the cache). Accepts NULL. */
+HWT_API void hwt_sym_aspace_free(struct hwt_sym_aspace *as);
+
+/* A mapping (PERF_RECORD_MMAP2 or MMAP fields). Strings and bytes are
+ * copied. */
+struct hwt_sym_mmap_event {
+	uint32_t pid, tid;       /* pid UINT32_MAX: a kernel mapping */
+	uint64_t time;           /* perf clock ns; 0 for synthesized ones */
+	uint64_t start, len, pgoff;
+	uint32_t prot;           /* PROT_* bits; a mapping without PROT_EXEC
+				    is ignored (MMAP records: pass PROT_EXEC
+				    unless misc has PERF_RECORD_MISC_MMAP_DATA) */
+	const char *filename;    /* "/usr/bin/x", "[vdso]", "//anon", ... */
+	const uint8_t *build_id; /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID,
+				    else NULL */
+	size_t build_id_len;
+};
+
+/* A command name (PERF_RECORD_COMM); exec is PERF_RECORD_MISC_COMM_EXEC. */
+struct hwt_sym_comm_event {
+	uint32_t pid, tid;
+	uint64_t time;
+	const char *comm;        /* copied */
+	bool exec;
+};
+
+/* A task created or ended (PERF_RECORD_FORK / PERF_RECORD_EXIT). */
+struct hwt_sym_task_event {
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
+/* Feed the address space. Each returns 0, -HWT_EINVAL (NULL arguments, an
+ * empty or wrapping mapping, a NULL string), or -ENOMEM. */
+HWT_API int hwt_sym_aspace_mmap(struct hwt_sym_aspace *as, const struct hwt_sym_mmap_event *ev);
+HWT_API int hwt_sym_aspace_comm(struct hwt_sym_aspace *as, const struct hwt_sym_comm_event *ev);
+HWT_API int hwt_sym_aspace_fork(struct hwt_sym_aspace *as, const struct hwt_sym_task_event *ev);
+HWT_API int hwt_sym_aspace_exit(struct hwt_sym_aspace *as, const struct hwt_sym_task_event *ev);
+
+/* The expected build-id of the object at path (a recording's
+ * "buildid.<path>" metadata). An object whose file has another build-id is
+ * not symbolized (it changed since the recording). Copied. Returns 0,
+ * -HWT_EINVAL, -ENOMEM. */
+HWT_API int hwt_sym_aspace_build_id(struct hwt_sym_aspace *as, const char *path,
+				    const uint8_t *id, size_t len);
+
+/* An in-memory image for mappings named name (the recording's copy of
+ * "[vdso]"). data is copied. Returns 0, -HWT_EINVAL, -ENOMEM. */
+HWT_API int hwt_sym_aspace_image(struct hwt_sym_aspace *as, const char *name, const void *data,
+				 size_t size);
+
+/* Where an address was. */
+struct hwt_sym_loc {
+	const char *path;     /* the mapped object's name ("[vdso]", "//anon",
+				 "[kernel.kallsyms]"); NULL when unmapped.
+				 Owned by the address space. */
+	uint64_t map_start, map_end, map_pgoff;
+	uint64_t map_time;
+	uint32_t object;      /* index of the object, see hwt_sym_aspace_object() */
+	bool kernel;          /* a kernel address */
+	/* The opened object (in cfg->cache), or NULL: no cache, or it could
+	 * not be opened (missing, changed build-id, not ELF, anonymous). */
+	struct hwt_sym_obj *obj;
+	/* With obj: the object address for hwt_sym_lookup()/func_at(). Without:
+	 * the file offset (ip - map_start + map_pgoff); for the kernel, ip. */
+	uint64_t addr;
+};
+
+/* Looks up ip in process pid at time. Returns 0 (loc filled), -HWT_ENOSYM
+ * (no mapping holds ip: loc->path is NULL, loc->addr is ip), -HWT_EINVAL. */
+HWT_API int hwt_sym_aspace_lookup(struct hwt_sym_aspace *as, uint32_t pid, uint64_t time,
+				  uint64_t ip, struct hwt_sym_loc *loc);
+
+/* The command name of thread tid at time (its last COMM before, or the one
+ * inherited from its creator at FORK), or NULL when none is known. Owned by
+ * the address space. */
+HWT_API const char *hwt_sym_aspace_comm_of(struct hwt_sym_aspace *as, uint32_t tid,
+					   uint64_t time);
+
+/* An object (distinct mapped path) seen so far. */
+struct hwt_sym_aspace_object {
+	const char *path;
+	const uint8_t *build_id; /* from the sideband or hwt_sym_aspace_build_id() */
+	size_t build_id_len;     /* 0: none known */
+	bool kernel;             /* the kernel or a module */
+	int open_status;         /* 0 not tried or opened, else the open error */
+};
+
+HWT_API size_t hwt_sym_aspace_nobjects(const struct hwt_sym_aspace *as);
+/* Fills *out for object i (< nobjects). Returns 0 or -HWT_EINVAL. */
+HWT_API int hwt_sym_aspace_object(const struct hwt_sym_aspace *as, uint32_t i,
+				  struct hwt_sym_aspace_object *out);
+
 #endif /* HWT_SYMBOLIZE_SYMBOLIZE_H */

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <sys/stat.h>
+
 #include "tests/collector/ptemu_check.h"
 #include "format/format.h"
 #include "tests/lib/testutil.h"
@@ -177,14 +179,39 @@ static void test_cli_errors(void **state)
 	assert_string_equal(run.err, "hwtrace record: bad PT term 'bogus=1' in --pt "
 				     "(see 'hwtrace record --help')\n");
 	hwt_test_run_free(&run);
+	/* Any other --pt value asks for real PT (terms); this machine may
+	 * have none. */
 	hwt_test_run(&run, "%s record --pt=hardware -- true", hwt_test_hwtrace());
-	assert_int_equal(run.status, 2);
+	assert_int_equal(run.status, 1);
+	assert_true(hwt_test_contains(run.err, "no Intel PT") ||
+		    hwt_test_contains(run.err, "unknown intel_pt term 'hardware'"));
 	hwt_test_run_free(&run);
-	hwt_test_run(&run, "%s record --pt=emulate -o /dev/null -- /nonexistent/prog",
+	hwt_test_run(&run, "%s record --pt=emulate -o /tmp/hwt-ptemu-unused.hwt -- "
+			   "/nonexistent/prog",
 		     hwt_test_hwtrace());
 	assert_int_equal(run.status, 1);
 	assert_true(hwt_test_contains(run.err, "cannot run /nonexistent/prog"));
 	hwt_test_run_free(&run);
+	/* A failed run leaves no empty output behind. */
+	{
+		struct stat st;
+
+		assert_int_equal(stat("/tmp/hwt-ptemu-unused.hwt", &st), -1);
+	}
+	/* A device is no output (the writer would make it private, and a
+	 * failed run would remove it). */
+	hwt_test_run(&run, "%s record --pt=emulate -o /dev/null -- true", hwt_test_hwtrace());
+	assert_int_equal(run.status, 1);
+	assert_string_equal(run.err, "hwtrace: error: '/dev/null' is not a regular file: give the "
+				     "path of a trace file to write with -o\n");
+	hwt_test_run_free(&run);
+	{
+		struct stat st;
+
+		assert_int_equal(stat("/dev/null", &st), 0);
+		assert_true(S_ISCHR(st.st_mode));
+		assert_int_equal(st.st_mode & 0777, 0666);
+	}
 	hwt_test_run(&run, "%s record --pt=emulate -o /nonexistent-dir/x.hwt -- true",
 		     hwt_test_hwtrace());
 	assert_int_equal(run.status, 1);

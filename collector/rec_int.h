@@ -1,0 +1,253 @@
+/*
+ * collector/rec_int.h - internals of the recorder (hwt_coll_rec_*), shared by
+ * its source files and its unit tests, never by other modules:
+ *
+ *   ring.c   reading whole records out of a perf ring buffer (pure: takes
+ *            the buffer and the head/tail positions);
+ *   aux.c    what to copy out of an AUX area in full-trace and snapshot
+ *            mode, and what PERF_RECORD_AUX flags mean for loss (pure);
+ *   pt.c     the intel_pt PMU from sysfs (type, format bits, caps), user
+ *            terms to perf_event_attr.config, IP filters to the kernel's
+ *            filter string;
+ *   synth.c  COMM/MMAP2 records for processes that existed before
+ *            recording (from /proc), as perf synthesizes them;
+ *   sysinfo.c the machine: CPU identity, the vDSO image, the kernel's
+ *            build-id;
+ *   record.c the session: events, ring buffers, the poll loop, the writer.
+ */
+#ifndef HWT_COLLECTOR_REC_INT_H
+#define HWT_COLLECTOR_REC_INT_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector/collector.h"
+#include "common/hwt.h"
+
+/* The largest perf record (perf_event_header.size is 16 bits). */
+#define HWT_COLL_RECORD_MAX 65536u
+
+/* ------------------------------------------------------------------------ */
+/* ring.c: the data area of a perf ring buffer                               */
+
+/* Returns the next run of whole records between *pos and head (running
+ * byte positions, as data_tail and data_head) of the data area `data` of
+ * `size` bytes (a power of two). A run is contiguous in memory: either in
+ * place in the ring, or, for the one record that wraps around the end of
+ * the area, a copy of it in scratch (HWT_COLL_RECORD_MAX bytes). *out gets
+ * the run, *pos moves past it.
+ * Returns the run's length, 0 when *pos == head, or -HWT_EFORMAT when a
+ * header is impossible (size < 8, or a record ending beyond head: the
+ * kernel never writes that, so the area is not a ring or was overwritten),
+ * -HWT_EINVAL when head - *pos exceeds size. */
+int64_t hwt_coll_ring_next(const uint8_t *data, uint64_t size, uint64_t *pos, uint64_t head,
+			   uint8_t *scratch, const uint8_t **out);
+
+/* ------------------------------------------------------------------------ */
+/* aux.c: the AUX area (Intel PT bytes)                                      */
+
+/* A contiguous piece of the AUX area to copy, and the AUX offset (position
+ * in the stream of trace bytes) its first byte has. */
+struct hwt_coll_aux_span {
+	uint64_t aux_offset;
+	uint64_t buf_off; /* into the AUX area */
+	uint64_t len;
+};
+
+/* What one read of the AUX area gives: up to two spans (the second when
+ * the data wraps), in stream order. */
+struct hwt_coll_aux_read {
+	struct hwt_coll_aux_span span[2];
+	unsigned nspans;
+	uint64_t new_tail;  /* full mode: the value to store in aux_tail */
+	uint64_t lost;      /* bytes known to be lost before span[0] */
+	bool gap;           /* span[0] does not continue the previous read */
+};
+
+/* Full-trace mode: the kernel's aux_head is a running byte count and it
+ * never overwrites what we have not released through aux_tail (when full,
+ * the PMU stops and a PERF_RECORD_AUX with TRUNCATED says so). The data is
+ * [tail, head). A head more than size ahead (which the protocol excludes)
+ * keeps the newest size bytes and counts the rest as lost. size is a power
+ * of two. Returns 0, or -HWT_EINVAL (size not a power of two, head < tail). */
+int hwt_coll_aux_full(uint64_t size, uint64_t tail, uint64_t head, struct hwt_coll_aux_read *out);
+
+/* Snapshot (overwrite) mode: the PMU writes around the area forever and,
+ * for Intel PT, the aux_head the kernel shows is only the position inside
+ * the area where it stopped. Whether it wrapped since the last snapshot is
+ * found from the contents: before the first wrap the area beyond the head
+ * is still zero (the kernel hands out zeroed pages); later, from a copy of
+ * the bytes just before the previous snapshot's head, which only a wrap
+ * overwrites. A snapshot without wrap continues the previous one's stream
+ * offsets; one with a wrap is the whole area, after a gap. */
+struct hwt_coll_aux_snap {
+	uint64_t size;       /* area size, a power of two */
+	uint64_t old;        /* position of the previous snapshot's head */
+	uint64_t stream_end; /* AUX offset after the last byte taken so far */
+	bool taken;          /* a snapshot was taken before */
+	uint8_t ref[64];     /* the bytes before `old` when it was taken */
+	uint32_t ref_len;
+};
+
+void hwt_coll_aux_snap_init(struct hwt_coll_aux_snap *st, uint64_t size);
+
+/* Takes a snapshot of buf (st->size bytes) whose PMU stopped at position
+ * head (0 <= head < size; head == size is read as 0). Fills out (new_tail
+ * is unused) and updates st. Returns 0, or -HWT_EINVAL. */
+int hwt_coll_aux_snapshot(struct hwt_coll_aux_snap *st, const uint8_t *buf, uint64_t head,
+			  struct hwt_coll_aux_read *out);
+
+/* Counters of what PERF_RECORD_AUX records said. */
+struct hwt_coll_aux_stats {
+	uint64_t records;   /* AUX records */
+	uint64_t bytes;     /* aux_size summed */
+	uint64_t truncated; /* TRUNCATED: the area was full, trace stopped */
+	uint64_t partial;   /* PARTIAL: a snapshot of a partial record */
+	uint64_t collision; /* COLLISION: sample collided with another */
+	uint64_t overwrite; /* OVERWRITE: snapshot-mode data */
+	uint64_t gaps;      /* records that mean a gap in the trace */
+};
+
+/* Accounts one PERF_RECORD_AUX (its flags are PERF_AUX_FLAG_*). Returns
+ * true when it is a gap (TRUNCATED, PARTIAL or COLLISION). */
+bool hwt_coll_aux_account(struct hwt_coll_aux_stats *st, uint64_t aux_offset, uint64_t aux_size,
+			  uint64_t flags);
+
+/* ------------------------------------------------------------------------ */
+/* pt.c: the intel_pt PMU                                                    */
+
+#define HWT_COLL_PT_MAX_FMT 32
+#define HWT_COLL_PT_MAX_CAPS 32
+
+/* A format term: bits lo..hi of config (0), config1 (1) or config2 (2). */
+struct hwt_coll_pt_fmt {
+	char name[32];
+	uint8_t field, lo, hi;
+};
+
+struct hwt_coll_pt_cap {
+	char name[32];
+	uint64_t value; /* the file's hex number */
+};
+
+/* /sys/bus/event_source/devices/intel_pt/ */
+struct hwt_coll_pt_pmu {
+	uint32_t type;
+	struct hwt_coll_pt_fmt fmt[HWT_COLL_PT_MAX_FMT];
+	size_t nfmt;
+	struct hwt_coll_pt_cap caps[HWT_COLL_PT_MAX_CAPS];
+	size_t ncaps;
+	uint32_t max_nonturbo_ratio; /* 0 when absent */
+	uint32_t tsc_art_num, tsc_art_den; /* CPUID.15H EBX, EAX; 0 when absent */
+};
+
+/* Reads the PMU from root (NULL: "/sys"). Returns 0, -HWT_ENOPT (no
+ * intel_pt PMU: not an Intel CPU with PT, or a VM that hides it),
+ * -HWT_EFORMAT (a file that does not parse; errmsg says which), -errno. */
+int hwt_coll_pt_pmu_read(const char *root, struct hwt_coll_pt_pmu *pmu, char *errmsg,
+			 size_t errlen);
+
+/* A cap's value, or -1 when the file is absent. */
+int64_t hwt_coll_pt_cap(const struct hwt_coll_pt_pmu *pmu, const char *name);
+const struct hwt_coll_pt_fmt *hwt_coll_pt_fmt(const struct hwt_coll_pt_pmu *pmu, const char *name);
+
+/* The configuration that terms gave (after defaults and checks). */
+struct hwt_coll_pt_conf {
+	uint64_t config;      /* attr.config */
+	bool tsc, mtc, cyc, noretcomp, branch, ptw, fup_on_ptw, pwr_evt, notnt, event;
+	uint32_t mtc_period, cyc_thresh, psb_period;
+	bool user, kernel;    /* privilege levels traced */
+	bool user_set;        /* the user named u/k explicitly */
+};
+
+/* Builds the intel_pt configuration from spec, which is either
+ * "intel_pt/TERMS/MODS" (perf's -e syntax) or bare "TERMS" (--pt=TERMS).
+ * TERMS: comma-separated cyc, cyc_thresh=N, mtc, mtc_period=N, tsc,
+ * noretcomp, psb_period=N, branch, ptw, pwr_evt, fup_on_ptw, notnt, event,
+ * pt, each optionally =0/=1 for the flags, plus user / kernel (also as the
+ * MODS u and k). Defaults as perf's: pt, branch, tsc, mtc with mtc_period 3
+ * (or the nearest lower valid) when the CPU has MTC, psb_period 3 (or the
+ * nearest lower valid) when it has configurable PSB, user and kernel.
+ * Returns 0, -HWT_EPARSE (syntax: errmsg names the term), -HWT_ENOTSUP (a
+ * term this CPU's caps or this kernel's format does not support: errmsg
+ * says which cap and what values are valid). */
+int hwt_coll_pt_conf_parse(const struct hwt_coll_pt_pmu *pmu, const char *spec,
+			   struct hwt_coll_pt_conf *conf, char *errmsg, size_t errlen);
+
+/* Fills attr for the intel_pt event of conf (type, config, exclude_*). */
+void hwt_coll_pt_attr(const struct hwt_coll_pt_pmu *pmu, const struct hwt_coll_pt_conf *conf,
+		      struct perf_event_attr *attr);
+
+/* Translates a filter spec into the string PERF_EVENT_IOC_SET_FILTER takes.
+ * spec is perf's syntax, filters separated by commas:
+ *   filter|start|stop|tracestop SYM|ADDR[/SIZE] [@ FILE]
+ * A symbol is looked up in FILE (which is required for symbols and for user
+ * addresses) with the symbolizer and becomes its file offset and size; an
+ * address in FILE becomes its file offset; without FILE the address is a
+ * kernel address. nranges_max is caps/num_address_ranges.
+ * Returns the number of filters, -HWT_EPARSE (syntax), -HWT_ENOSYM (no such
+ * symbol), -HWT_ENOTSUP (more filters than the CPU has address ranges, or
+ * none), -errno (FILE), with errmsg set. */
+int hwt_coll_pt_filter(const char *spec, unsigned nranges_max, char *out, size_t outlen,
+		       char *errmsg, size_t errlen);
+
+/* Writes the pt.* metadata keys of a real PT recording through fn (the
+ * emulator's keys, docs/pt-emulator.md, plus pt.caps.*). */
+typedef int (*hwt_coll_meta_u64_fn)(void *ctx, const char *key, uint64_t v);
+int hwt_coll_pt_meta(const struct hwt_coll_pt_pmu *pmu, const struct hwt_coll_pt_conf *conf,
+		     hwt_coll_meta_u64_fn fn, void *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* synth.c: records for what existed before recording                       */
+
+/* How synthesized records end: the sample_id_all trailer of the event they
+ * are attributed to. */
+struct hwt_coll_synth {
+	uint64_t sample_type; /* of the tracking event */
+	uint64_t id;          /* its sample id (PERF_EVENT_IOC_ID) */
+	const char *proc_root; /* NULL: "/proc" */
+	/* Called with each record (whole, kernel layout). */
+	int (*emit)(void *ctx, const void *rec, size_t len);
+	void *ctx;
+};
+
+/* COMM for each thread and MMAP2 for each executable mapping of process
+ * pid, from /proc/pid/{task,maps}. Returns 0, -ESRCH (gone), -errno, or
+ * emit's error. */
+int hwt_coll_synth_process(const struct hwt_coll_synth *s, int pid);
+/* The same for every process in /proc (system-wide recording). */
+int hwt_coll_synth_all(const struct hwt_coll_synth *s);
+
+/* Builds one record into buf (cap bytes): header, body, trailer. Returns
+ * its length or -HWT_ETOOBIG. */
+int hwt_coll_synth_comm(const struct hwt_coll_synth *s, uint8_t *buf, size_t cap, uint32_t pid,
+			uint32_t tid, const char *comm);
+int hwt_coll_synth_mmap2(const struct hwt_coll_synth *s, uint8_t *buf, size_t cap, uint32_t pid,
+			 uint64_t start, uint64_t len, uint64_t pgoff, uint32_t maj, uint32_t min,
+			 uint64_t ino, uint32_t prot, const char *file);
+
+/* ------------------------------------------------------------------------ */
+/* sysinfo.c                                                                 */
+
+struct hwt_coll_cpuinfo {
+	char vendor[32];
+	char desc[128];
+	uint32_t family, model, stepping;
+	bool known;
+};
+
+/* From /proc/cpuinfo (root NULL: "/proc"). Returns 0 or -errno. */
+int hwt_coll_cpuinfo(const char *proc_root, struct hwt_coll_cpuinfo *ci);
+
+/* A copy of this process's vDSO (the same image every process of this
+ * kernel maps). *image is malloc'd. Returns its size, 0 when there is no
+ * vDSO, -errno. */
+int64_t hwt_coll_vdso(void **image, uint64_t *start);
+
+/* The running kernel's build-id from /sys/kernel/notes (root NULL: "/sys").
+ * Returns its length, 0 when unknown. */
+int hwt_coll_kernel_build_id(const char *sys_root, uint8_t *id, size_t cap);
+
+#endif /* HWT_COLLECTOR_REC_INT_H */
