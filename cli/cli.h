@@ -25,6 +25,10 @@ struct hwt_cli_cmd {
 
 /* Subcommands (one file each: cli/cmd_<name>.c). */
 int hwt_cmd_info(int argc, char **argv);
+int hwt_cmd_script(int argc, char **argv);
+
+/* `hwtrace script --pt ...`: raw Intel PT, ptxed-compatible (cli/script_pt.c). */
+int hwt_script_pt(int argc, char **argv);
 
 /* "hwtrace: error: <message>" on stderr. One line: say the cause and the fix. */
 void hwt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

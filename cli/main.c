@@ -8,6 +8,7 @@
 
 static const struct hwt_cli_cmd commands[] = {
 	{"info", hwt_cmd_info, "show what a trace file holds"},
+	{"script", hwt_cmd_script, "print the decoded trace: instructions, branches, calls"},
 };
 
 static void usage(FILE *out)
