@@ -203,6 +203,11 @@ static int load_raw(struct hwt_dec_image *img, char *arg)
 		return -1;
 	}
 	err = hwt_dec_image_add_file(img, arg, from, size ? size : UINT64_MAX, base);
+	if (err == -HWT_EINVAL) {
+		hwt_cli_error("script: cannot map --raw '%s' at 0x%" PRIx64 ": the file is empty, "
+			      "not a regular file, or shorter than offset 0x%" PRIx64, arg, base, from);
+		return -1;
+	}
 	if (err < 0) {
 		hwt_cli_error("script: cannot map --raw '%s' at 0x%" PRIx64 ": %s", arg, base,
 			      err > -HWT_EBASE ? strerror(-err) : hwt_strerror(err));
@@ -919,7 +924,7 @@ int hwt_script_pt(int argc, char **argv)
 	struct pt_file pt;
 	struct printer pr;
 	struct hwt_dec_sink sink;
-	bool have_code = false, engine_set = false;
+	bool have_code = false, engine_set = false, itrace_set = false;
 	char *pt_arg = NULL;
 	int c, err, ret = HWT_EXIT_ERROR;
 
@@ -1013,6 +1018,7 @@ int hwt_script_pt(int argc, char **argv)
 			}
 			break;
 		case OPT_ITRACE:
+			itrace_set = true;
 			if (parse_itrace(&o, optarg) < 0) {
 				ret = hwt_cli_usage_error("script", "unknown letter in --itrace=%s "
 							  "(use i, b, c, r, e, v)", optarg);
@@ -1021,6 +1027,8 @@ int hwt_script_pt(int argc, char **argv)
 			break;
 		case OPT_FLOW:
 			o.flow = true;
+			if (!itrace_set)
+				o.view_branch = o.view_error = false;
 			break;
 		case OPT_ENGINE:
 			engine_set = true;

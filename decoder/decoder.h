@@ -284,6 +284,10 @@ struct hwt_dec_rec {
 	uint32_t flags;     /* HWT_DEC_RF_* */
 	int32_t pid, tid;   /* -1 when unknown */
 	uint32_t depth;     /* the thread's call depth after this record */
+	uint64_t insns;     /* the thread's instructions so far, this
+			     * record's included (canonical engines): a
+			     * consumer attributes the difference to the
+			     * previous record's stack */
 	uint64_t tsc;       /* estimated TSC (HWT_DEC_RF_TIME) */
 	uint64_t time;      /* perf clock ns, when the conversion is valid */
 	uint64_t offset;    /* PT stream offset of the decoder (libipt's

@@ -14,6 +14,10 @@ void hwt_dec_flow_free(struct hwt_dec_flow *flow);
 void hwt_dec_flow_gap(struct hwt_dec_flow *flow);
 void hwt_dec_flow_stats(const struct hwt_dec_flow *flow, struct hwt_dec_stats *stats);
 
+struct seg;
+/* Replays a decoded segment into stacks, the profile and records. */
+int hwt_dec_flow_replay(struct hwt_dec_flow *flow, struct seg *s);
+
 /* Splits buf at PSBs and decodes the segments with the canonical engines. */
 int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len);
 

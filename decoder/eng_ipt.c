@@ -1,0 +1,482 @@
+/*
+ * decoder/eng_ipt.c - phase 1 with libipt's block decoder: one PSB segment
+ * decoded by pt_blk_*, its blocks converted to the canonical log (basic
+ * blocks of our block cache, seg.h), and the segment tail shared with the
+ * fast engine.
+ *
+ * libipt's blocks follow direct jumps and calls and end at instructions that
+ * need trace, at events, at section changes and at 64Ki instructions; the
+ * converter splits them at every branch and joins pieces that libipt split
+ * for its own reasons, so the log does not depend on how libipt cut its
+ * blocks.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "decoder/pkt.h"
+#include "decoder/seg.h"
+
+struct conv {
+	struct hwt_dec *dec;
+	struct seg *s;
+	struct pt_block_decoder *blk;
+	struct hwt_dec_context ctx;
+	size_t tcur;               /* timeline cursor */
+	/* A basic block being run, not yet complete. */
+	struct hwt_dec_bb *open;
+	uint32_t open_k;
+	uint8_t open_flags;
+	/* The last complete block whose successor needs the next block. */
+	long pending;
+	bool enabled;
+};
+
+static bool needs_trace(uint8_t br)
+{
+	switch (br) {
+	case HWT_DEC_BR_COND:
+	case HWT_DEC_BR_IND_JUMP:
+	case HWT_DEC_BR_IND_CALL:
+	case HWT_DEC_BR_RETURN:
+	case HWT_DEC_BR_FAR_CALL:
+	case HWT_DEC_BR_FAR_RETURN:
+	case HWT_DEC_BR_FAR_JUMP:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static uint64_t direct_next(const struct hwt_dec_bb *bb)
+{
+	return (bb->branch == HWT_DEC_BR_JUMP || bb->branch == HWT_DEC_BR_CALL) ? bb->target
+										 : bb->fallthrough;
+}
+
+void seg_find_end_ip(struct seg *s)
+{
+	uint64_t off = s->end, last_ip = 0;
+
+	s->has_end_ip = false;
+	if (s->last || s->end + HWT_PKT_PSB_SIZE > s->buf_len)
+		return;
+	while (off < s->buf_len) {
+		struct hwt_pkt p;
+		int n = hwt_pkt_decode(s->buf + off, (size_t)(s->buf_len - off), 0, &p);
+
+		if (n <= 0 || p.type == HWT_PKT_PSBEND)
+			return;
+		if (p.type == HWT_PKT_FUP) {
+			if (hwt_pkt_ip(&p, &last_ip) == 0) {
+				s->has_end_ip = true;
+				s->end_ip = last_ip;
+			}
+			return;
+		}
+		off += (uint64_t)n;
+	}
+}
+
+int seg_tail(struct hwt_dec *dec, struct seg *s, const struct hwt_dec_image *img, uint64_t ip,
+	     enum hwt_dec_mode mode, uint64_t pos, uint8_t flags)
+{
+	int steps = 0;
+
+	if (!img || !s->has_end_ip)
+		return 0;
+	for (;;) {
+		struct hwt_dec_bb *bb;
+		struct seg_item *it;
+		int err, k = -1;
+
+		if (ip == s->end_ip)
+			return 0;
+		/* Bounded: a straight run of direct branches is short. */
+		if (++steps > 256)
+			return 0;
+		err = hwt_dec_bb_get(dec->icache, img, ip, mode, &bb);
+		if (err < 0)
+			return seg_add_gap(s, HWT_DEC_GAP_ERROR, err, "no code at the trace's end", ip,
+					   0, pos) < 0 ? s->err : 0;
+		k = hwt_dec_bb_index(bb, s->end_ip);
+		it = seg_add(s, SEG_BB);
+		if (!it)
+			return s->err;
+		it->bb = bb;
+		it->pos = pos;
+		it->flags = flags;
+		if (k >= 0) {
+			/* k > 0 here: ip == end_ip was checked above. */
+			it->ninsn = (uint32_t)k;
+			it->flags |= SEG_F_PARTIAL;
+			s->insns += (uint64_t)k;
+			return 0;
+		}
+		it->ninsn = bb->ninsn;
+		s->insns += bb->ninsn;
+		if (needs_trace(bb->branch) || (bb->flags & (HWT_DEC_BBF_ERROR |
+							     HWT_DEC_BBF_TRUNCATED))) {
+			/* The trace ends before this branch's outcome. */
+			it->flags |= SEG_F_PARTIAL;
+			return 0;
+		}
+		ip = direct_next(bb);
+		it->next_ip = ip;
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+
+static uint64_t conv_pos(struct conv *c)
+{
+	uint64_t off = 0;
+
+	if (pt_blk_get_offset(c->blk, &off) < 0)
+		return c->s->end;
+	return c->s->start + off;
+}
+
+/* Where decoding failed: as ptxed reports it, the block's last
+ * instruction, or for unmapped or undecodable code the instruction after
+ * it. */
+static uint64_t error_ip(struct conv *c, int pterr, const struct pt_block *b)
+{
+	struct hwt_dec_insn insn;
+
+	if (!b->ninsn)
+		return b->ip;
+	if ((pterr == -pte_nomap || pterr == -pte_bad_insn) && c->ctx.image &&
+	    hwt_dec_insn_decode(c->ctx.image, b->end_ip, hwt_dec_mode_from_pt(b->mode),
+				&insn) == 0)
+		return insn.has_target ? insn.target : b->end_ip + insn.size;
+	return b->end_ip;
+}
+
+static int conv_gap(struct conv *c, int pterr, uint64_t ip, uint64_t pos)
+{
+	return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, hwt_dec_err_from_pt(pterr),
+			   pt_errstr(pt_errcode(pterr)), ip, c->s->end > pos ? c->s->end - pos : 0,
+			   pos);
+}
+
+/* Closes a partially run block (it stopped early). */
+static int conv_close_open(struct conv *c, uint64_t pos)
+{
+	struct seg_item *it;
+
+	if (!c->open)
+		return 0;
+	it = seg_add(c->s, SEG_BB);
+	if (!it)
+		return c->s->err;
+	it->bb = c->open;
+	it->ninsn = c->open_k;
+	it->flags = (uint8_t)(c->open_flags | SEG_F_PARTIAL);
+	it->pos = pos;
+	c->s->insns += c->open_k;
+	c->open = NULL;
+	return 0;
+}
+
+static void conv_resolve(struct conv *c, uint64_t next_ip)
+{
+	struct seg_item *it;
+
+	if (c->pending < 0)
+		return;
+	it = &c->s->items[c->pending];
+	it->next_ip = next_ip;
+	if (it->bb->branch == HWT_DEC_BR_COND && next_ip == it->bb->target && next_ip)
+		it->flags |= SEG_F_TAKEN;
+	c->pending = -1;
+}
+
+/* A context change (sideband) at pos. */
+static int conv_context(struct conv *c, uint64_t pos, bool first)
+{
+	struct hwt_dec_context ctx;
+	uint64_t tsc = 0;
+	bool has = seg_time_at(c->s, pos, &c->tcur, &tsc);
+	int err;
+
+	if (!first && !c->dec->cfg.context)
+		return 0;
+	err = hwt_dec_context_at(c->dec, tsc, has, &ctx);
+	if (err < 0)
+		return err;
+	if (!first && ctx.image == c->ctx.image && ctx.pid == c->ctx.pid && ctx.tid == c->ctx.tid)
+		return 0;
+	c->ctx = ctx;
+	if (ctx.image) {
+		err = pt_blk_set_image(c->blk, ctx.image->ipt);
+		if (err < 0)
+			return hwt_dec_err_from_pt(err);
+	}
+	return seg_add_ctx(c->s, &ctx, pos);
+}
+
+static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
+{
+	enum hwt_dec_mode mode = hwt_dec_mode_from_pt(b->mode);
+	uint64_t ip = b->ip;
+	uint32_t n = b->ninsn;
+	uint8_t flags = b->speculative ? SEG_F_SPECULATIVE : 0;
+	int err;
+
+	if (!n)
+		return 0;
+	conv_resolve(c, ip);
+	while (n) {
+		struct hwt_dec_bb *bb;
+		uint32_t take;
+
+		if (c->open && (ip != hwt_dec_bb_insn_ip(c->open, c->open_k) ||
+				c->open_flags != flags)) {
+			err = conv_close_open(c, pos);
+			if (err < 0)
+				return err;
+		}
+		if (!c->open) {
+			if (!c->ctx.image)
+				return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_ENOSYM,
+						   "no code image", ip, 0, pos);
+			err = hwt_dec_bb_get(c->dec->icache, c->ctx.image, ip, mode, &bb);
+			if (err < 0)
+				return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_EINTERNAL,
+						   "instruction decoding disagrees with libipt", ip,
+						   0, pos) < 0 ? c->s->err : 1;
+			c->open = bb;
+			c->open_k = 0;
+			c->open_flags = flags;
+		}
+		bb = c->open;
+		take = bb->ninsn - c->open_k;
+		if (take > n)
+			take = n;
+		c->open_k += take;
+		n -= take;
+		if (c->open_k < bb->ninsn) {
+			ip = hwt_dec_bb_insn_ip(bb, c->open_k);
+			continue;
+		}
+		/* The block ran to its end. */
+		{
+			struct seg_item *it = seg_add(c->s, SEG_BB);
+
+			if (!it)
+				return c->s->err;
+			it->bb = bb;
+			it->ninsn = bb->ninsn;
+			it->flags = flags;
+			it->pos = pos;
+			c->s->insns += bb->ninsn;
+			c->open = NULL;
+			if (needs_trace(bb->branch)) {
+				if (n)
+					return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_EINTERNAL,
+							   "block structure disagrees with libipt",
+							   bb->end_ip, 0, pos) < 0 ? c->s->err : 1;
+				c->pending = (long)(c->s->nitems - 1);
+			} else {
+				ip = direct_next(bb);
+				it->next_ip = ip;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Events that bind to a place in the instruction flow end a run there;
+ * others (timing, power) happen beside it. */
+static bool event_breaks_flow(enum pt_event_type t)
+{
+	switch (t) {
+	case ptev_tick:
+	case ptev_cbr:
+	case ptev_mnt:
+	case ptev_pwre:
+	case ptev_pwrx:
+		return false;
+	default:
+		return true;
+	}
+}
+
+static int conv_event(struct conv *c, const struct pt_event *ev, uint64_t pos)
+{
+	struct hwt_dec_event e;
+	uint8_t flags = 0;
+	int err;
+
+	if (ev->type == ptev_tick)
+		return 0; /* canonical engines keep time by the timeline */
+	if (ev->status_update)
+		flags |= SEG_F_STATUS;
+	if (ev->ip_suppressed)
+		flags |= SEG_F_IP_SUPPRESSED;
+	if (!ev->status_update && event_breaks_flow(ev->type)) {
+		err = conv_close_open(c, pos);
+		if (err < 0)
+			return err;
+		switch (ev->type) {
+		case ptev_async_branch:
+			conv_resolve(c, ev->variant.async_branch.from);
+			break;
+		case ptev_async_disabled:
+			conv_resolve(c, ev->variant.async_disabled.at);
+			break;
+		case ptev_disabled:
+			conv_resolve(c, ev->ip_suppressed ? 0 : ev->variant.disabled.ip);
+			break;
+		case ptev_exec_mode:
+			if (!ev->ip_suppressed)
+				conv_resolve(c, ev->variant.exec_mode.ip);
+			break;
+		case ptev_enabled:
+		case ptev_overflow:
+			conv_resolve(c, 0);
+			break;
+		default:
+			break;
+		}
+	}
+	if (ev->type == ptev_enabled)
+		c->enabled = true;
+	else if (ev->type == ptev_disabled || ev->type == ptev_async_disabled)
+		c->enabled = false;
+	hwt_dec_event_from_pt(&e, ev);
+	err = seg_add_event(c->s, &e, flags, pos);
+	if (err < 0)
+		return err;
+	return conv_context(c, pos, false);
+}
+
+/* Out of trace with tracing on: the run from the block's start goes on to
+ * where the next segment begins (seg_tail); in the stream's last segment
+ * it is not followed (libipt does not either). */
+static int conv_tail(struct conv *c, const struct pt_block *b, uint64_t pos)
+{
+	struct hwt_dec_bb *bb = c->open;
+	int err;
+
+	conv_resolve(c, b->ip);
+	if (bb && b->ip != hwt_dec_bb_insn_ip(bb, c->open_k)) {
+		err = conv_close_open(c, pos);
+		if (err < 0)
+			return err;
+		bb = NULL;
+	}
+	if (!c->s->has_end_ip) {
+		/* Nothing follows: what ran of an open block stops here. */
+		return conv_close_open(c, pos);
+	}
+	if (bb) {
+		/* Re-run the open block from its start: the tail counts
+		 * what already ran. */
+		c->open = NULL;
+		return seg_tail(c->dec, c->s, c->ctx.image, bb->ip, (enum hwt_dec_mode)bb->mode,
+				pos, c->open_flags);
+	}
+	return seg_tail(c->dec, c->s, c->ctx.image, b->ip, hwt_dec_mode_from_pt(b->mode), pos,
+			b->speculative ? SEG_F_SPECULATIVE : 0);
+}
+
+int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
+{
+	struct pt_config cfg = dec->ptcfg;
+	struct pt_block block;
+	struct conv c;
+	int status, err = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.dec = dec;
+	c.s = s;
+	c.pending = -1;
+	cfg.begin = (uint8_t *)s->buf + s->start;
+	cfg.end = (uint8_t *)s->buf + s->end;
+	/* ptxed-only flags do not apply to the canonical log. */
+	memset(&cfg.flags, 0, sizeof(cfg.flags));
+	c.blk = pt_blk_alloc_decoder(&cfg);
+	if (!c.blk)
+		return -ENOMEM;
+	err = conv_context(&c, s->start, true);
+	if (err < 0)
+		goto out;
+	memset(&block, 0, sizeof(block));
+	status = pt_blk_sync_set(c.blk, 0);
+	if (status == -pte_eos) {
+		/* A PSB+ and nothing after it: nothing to decode. */
+		err = 0;
+		goto out;
+	}
+	if (status < 0) {
+		err = seg_add_gap(s, HWT_DEC_GAP_SYNC, hwt_dec_err_from_pt(status),
+				  pt_errstr(pt_errcode(status)), 0, s->end - s->start, s->start);
+		goto out;
+	}
+	c.enabled = !(status & pts_ip_suppressed);
+	for (;;) {
+		uint64_t pos;
+
+		while (status & pts_event_pending) {
+			struct pt_event ev;
+
+			status = pt_blk_event(c.blk, &ev, sizeof(ev));
+			if (status < 0)
+				break;
+			err = conv_event(&c, &ev, conv_pos(&c));
+			if (err < 0)
+				goto out;
+		}
+		if (status < 0) {
+			pos = conv_pos(&c);
+			err = conv_close_open(&c, pos);
+			if (err == 0)
+				err = conv_gap(&c, status, error_ip(&c, status, &block), pos);
+			goto out;
+		}
+		if (status & pts_eos) {
+			if (!(status & pts_ip_suppressed) && !s->last && s->has_end_ip) {
+				/* Ask for the next block only to learn where
+				 * the run goes on; the tail is ours. */
+				pt_blk_next(c.blk, &block, sizeof(block));
+				err = conv_tail(&c, &block, conv_pos(&c));
+				goto out;
+			}
+			err = conv_close_open(&c, conv_pos(&c));
+			if (err == 0 && s->last && !(status & pts_ip_suppressed)) {
+				struct hwt_dec_event e;
+
+				memset(&e, 0, sizeof(e));
+				e.type = HWT_DEC_EV_END;
+				err = seg_add_event(s, &e, 0, conv_pos(&c));
+			}
+			goto out;
+		}
+		status = pt_blk_next(c.blk, &block, sizeof(block));
+		pos = conv_pos(&c);
+		if (status < 0) {
+			if (status == -pte_eos) {
+				err = conv_tail(&c, &block, pos);
+				goto out;
+			}
+			if (block.ninsn) {
+				err = conv_block(&c, &block, pos);
+				if (err)
+					goto out;
+			}
+			err = conv_close_open(&c, pos);
+			if (err == 0)
+				err = conv_gap(&c, status, error_ip(&c, status, &block), pos);
+			goto out;
+		}
+		err = conv_block(&c, &block, pos);
+		if (err)
+			goto out;
+	}
+out:
+	if (err > 0)
+		err = 0;
+	pt_blk_free_decoder(c.blk);
+	return err < 0 ? err : s->err;
+}

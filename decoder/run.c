@@ -1,0 +1,262 @@
+/*
+ * decoder/run.c - splitting a stream into PSB segments and running the
+ * canonical engines over them, sequentially or on worker threads.
+ *
+ * Phase 1 (an engine filling a segment's log) runs on any thread, segments
+ * in any order; phase 2 (flow.c) replays the logs strictly in stream order
+ * on the calling thread, so sinks see the same records in the same order
+ * however many threads decode: parallel output equals sequential output by
+ * construction, and a test checks it. At most `window` segments are in
+ * flight, which bounds memory however long the stream is.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/flow.h"
+#include "decoder/pkt.h"
+#include "decoder/seg.h"
+
+/* Phase 1 for one segment: the fast engine, or libipt when it declines. */
+static int decode_seg(struct hwt_dec *dec, struct seg *s, void *scratch)
+{
+	int err;
+
+	seg_find_end_ip(s);
+	seg_timeline(s, dec);
+	if (dec->cfg.engine == HWT_DEC_ENGINE_FAST && scratch) {
+		err = hwt_dec_seg_fast(dec, s, scratch);
+		if (err != -HWT_ENOTSUP)
+			return err;
+		/* Declined: libipt decodes it. */
+		seg_reset(s);
+		seg_timeline(s, dec);
+		s->fallback = true;
+	}
+	return hwt_dec_seg_ipt(dec, s);
+}
+
+static int config_gap(struct hwt_dec *dec)
+{
+	struct hwt_dec_rec rec;
+
+	if (dec->errata_err >= 0 || dec->errata_reported)
+		return 0;
+	dec->errata_reported = true;
+	memset(&rec, 0, sizeof(rec));
+	rec.type = HWT_DEC_REC_GAP;
+	rec.pid = rec.tid = -1;
+	rec.u.gap.kind = HWT_DEC_GAP_CONFIG;
+	rec.u.gap.err = hwt_dec_err_from_pt(dec->errata_err);
+	rec.u.gap.what = pt_errstr(pt_errcode(dec->errata_err));
+	return hwt_dec_emit(dec, &rec);
+}
+
+static int sync_gap(struct hwt_dec *dec, uint64_t off, uint64_t size)
+{
+	struct hwt_dec_rec rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = HWT_DEC_REC_GAP;
+	rec.pid = rec.tid = -1;
+	rec.offset = off;
+	rec.u.gap.kind = HWT_DEC_GAP_SYNC;
+	rec.u.gap.err = -HWT_EDECODE;
+	rec.u.gap.what = "no synchronization point (PSB) in these bytes";
+	rec.u.gap.size = size;
+	rec.u.gap.sync = true;
+	dec->stats.gap_bytes += size;
+	return hwt_dec_emit(dec, &rec);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Parallel                                                                  */
+
+struct par {
+	struct hwt_dec *dec;
+	const uint8_t *buf;
+	size_t len;
+	pthread_mutex_t lock;
+	pthread_cond_t cv_work, cv_done;
+	size_t window;
+	struct seg *slots;
+	uint8_t *state;      /* per slot: 0 free, 1 claimed, 2 done */
+	uint64_t next_psb;   /* start of the next unclaimed segment */
+	size_t claimed;      /* segments claimed (index of the next) */
+	size_t replayed;     /* segments replayed */
+	bool stop;
+	int err;
+};
+
+/* Claims the next segment; locked. Returns its index or -1. */
+static long par_claim(struct par *p)
+{
+	uint64_t start, end;
+	struct seg *s;
+	size_t i;
+
+	if (p->stop || p->next_psb >= p->len || p->claimed >= p->replayed + p->window)
+		return -1;
+	i = p->claimed % p->window;
+	if (p->state[i] != 0)
+		return -1;
+	start = p->next_psb;
+	end = hwt_pkt_find_psb(p->buf, p->len, (size_t)start + HWT_PKT_PSB_SIZE);
+	p->next_psb = end;
+	s = &p->slots[i];
+	seg_init(s, p->buf, p->len, start, end, end >= p->len);
+	p->state[i] = 1;
+	return (long)p->claimed++;
+}
+
+static void *par_worker(void *arg)
+{
+	struct par *p = arg;
+	void *scratch = NULL;
+
+	if (p->dec->cfg.engine == HWT_DEC_ENGINE_FAST)
+		hwt_dec_fast_scratch_alloc(&scratch);
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		long idx = par_claim(p);
+		struct seg *s;
+		int err;
+
+		if (idx < 0) {
+			if (p->stop || p->next_psb >= p->len)
+				break;
+			pthread_cond_wait(&p->cv_work, &p->lock);
+			continue;
+		}
+		s = &p->slots[(size_t)idx % p->window];
+		pthread_mutex_unlock(&p->lock);
+		err = decode_seg(p->dec, s, scratch);
+		pthread_mutex_lock(&p->lock);
+		if (err < 0)
+			s->err = err;
+		p->state[(size_t)idx % p->window] = 2;
+		pthread_cond_broadcast(&p->cv_done);
+	}
+	pthread_mutex_unlock(&p->lock);
+	hwt_dec_fast_scratch_free(scratch);
+	return NULL;
+}
+
+static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64_t first)
+{
+	struct par p;
+	pthread_t *tids;
+	unsigned int nthreads = dec->cfg.threads, started = 0;
+	int err = 0;
+
+	memset(&p, 0, sizeof(p));
+	p.dec = dec;
+	p.buf = buf;
+	p.len = len;
+	p.window = dec->cfg.window < 2 ? 2 : dec->cfg.window;
+	p.next_psb = first;
+	p.slots = calloc(p.window, sizeof(*p.slots));
+	p.state = calloc(p.window, 1);
+	tids = calloc(nthreads, sizeof(*tids));
+	if (!p.slots || !p.state || !tids) {
+		free(p.slots);
+		free(p.state);
+		free(tids);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.cv_work, NULL);
+	pthread_cond_init(&p.cv_done, NULL);
+	for (unsigned int i = 0; i < nthreads; i++) {
+		if (pthread_create(&tids[i], NULL, par_worker, &p) != 0)
+			break;
+		started++;
+	}
+	if (!started) {
+		err = -EAGAIN;
+		goto out;
+	}
+	/* Replay in order. */
+	pthread_mutex_lock(&p.lock);
+	for (;;) {
+		size_t i = p.replayed % p.window;
+		struct seg *s = &p.slots[i];
+
+		if (p.replayed == p.claimed && p.next_psb >= p.len)
+			break;
+		while (p.state[i] != 2)
+			pthread_cond_wait(&p.cv_done, &p.lock);
+		pthread_mutex_unlock(&p.lock);
+		err = s->err;
+		if (err == 0)
+			err = hwt_dec_flow_replay(dec->flow, s);
+		seg_reset(s);
+		pthread_mutex_lock(&p.lock);
+		p.state[i] = 0;
+		p.replayed++;
+		if (err < 0) {
+			p.stop = true;
+			pthread_cond_broadcast(&p.cv_work);
+			break;
+		}
+		pthread_cond_broadcast(&p.cv_work);
+	}
+	p.stop = true;
+	pthread_cond_broadcast(&p.cv_work);
+	pthread_mutex_unlock(&p.lock);
+out:
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	for (size_t i = 0; i < p.window; i++)
+		seg_fini(&p.slots[i]);
+	pthread_cond_destroy(&p.cv_work);
+	pthread_cond_destroy(&p.cv_done);
+	pthread_mutex_destroy(&p.lock);
+	free(p.slots);
+	free(p.state);
+	free(tids);
+	return err;
+}
+
+int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len)
+{
+	struct seg s;
+	void *scratch = NULL;
+	size_t first;
+	uint64_t start;
+	int err;
+
+	err = config_gap(dec);
+	if (err < 0 || !len)
+		return err;
+	first = hwt_pkt_find_psb(buf, len, 0);
+	if (first > 0) {
+		err = sync_gap(dec, dec->stream_pos, first);
+		if (err < 0 || first >= len)
+			return err;
+	}
+	if (dec->cfg.threads > 1)
+		return run_parallel(dec, buf, len, first);
+
+	if (dec->cfg.engine == HWT_DEC_ENGINE_FAST) {
+		err = hwt_dec_fast_scratch_alloc(&scratch);
+		if (err < 0)
+			return err;
+	}
+	memset(&s, 0, sizeof(s));
+	for (start = first; start < len;) {
+		uint64_t end = hwt_pkt_find_psb(buf, len, (size_t)start + HWT_PKT_PSB_SIZE);
+
+		seg_init(&s, buf, len, start, end, end >= len);
+		err = decode_seg(dec, &s, scratch);
+		if (err == 0)
+			err = hwt_dec_flow_replay(dec->flow, &s);
+		if (err < 0)
+			break;
+		start = end;
+	}
+	seg_fini(&s);
+	hwt_dec_fast_scratch_free(scratch);
+	return err;
+}
