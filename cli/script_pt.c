@@ -582,6 +582,49 @@ after:
 	return ferror(p->out) ? -EIO : 0;
 }
 
+/* --format=records: every record with every field, one line each: for
+ * comparing engines and for tests. */
+static int records_rec(void *ctx, const struct hwt_dec_rec *rec)
+{
+	struct printer *p = ctx;
+	FILE *out = p->out;
+
+	fprintf(out, "%u f=%x tid=%d d=%u n=%" PRIu64 " t=%" PRIx64 " off=%" PRIx64, rec->type,
+		rec->flags, rec->tid, rec->depth, rec->insns, rec->tsc, rec->offset);
+	switch (rec->type) {
+	case HWT_DEC_REC_BLOCK:
+		fprintf(out, " block %" PRIx64 "-%" PRIx64 " n=%u next=%" PRIx64 " br=%u m=%u\n",
+			rec->u.block.ip, rec->u.block.end_ip, rec->u.block.ninsn,
+			rec->u.block.next_ip, rec->u.block.branch, rec->u.block.mode);
+		break;
+	case HWT_DEC_REC_CALL:
+		fprintf(out, " call %" PRIx64 "->%" PRIx64 " ret=%" PRIx64 "\n", rec->u.call.from,
+			rec->u.call.to, rec->u.call.ret_addr);
+		break;
+	case HWT_DEC_REC_RETURN:
+		fprintf(out, " ret %" PRIx64 "->%" PRIx64 " func=%" PRIx64 " ct=%" PRIx64
+			" n=%" PRIu64 "\n", rec->u.ret.from, rec->u.ret.to, rec->u.ret.func,
+			rec->u.ret.call_tsc, rec->u.ret.insns);
+		break;
+	case HWT_DEC_REC_EVENT:
+		fprintf(out, " event %u ip=%" PRIx64 " at=%" PRIx64 " p=%" PRIx64 " m=%u r=%u\n",
+			rec->u.event.type, rec->u.event.ip, rec->u.event.at, rec->u.event.payload,
+			rec->u.event.mode, rec->u.event.resumed);
+		break;
+	case HWT_DEC_REC_GAP:
+		fprintf(out, " gap %u %s ip=%" PRIx64 " size=%" PRIu64 "\n", rec->u.gap.kind,
+			rec->u.gap.what, rec->u.gap.ip, rec->u.gap.size);
+		break;
+	case HWT_DEC_REC_SWITCH:
+		fprintf(out, " switch %d/%d\n", rec->u.sw.prev_pid, rec->u.sw.prev_tid);
+		break;
+	default:
+		fputc('\n', out);
+		break;
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
 /* hwtrace's views. */
 
 static void print_time(struct printer *p, const struct hwt_dec_rec *rec)
@@ -1009,6 +1052,8 @@ int hwt_script_pt(int argc, char **argv)
 		case OPT_FORMAT:
 			if (!strcmp(optarg, "ptxed")) {
 				o.ptxed = true;
+			} else if (!strcmp(optarg, "records")) {
+				o.records = true;
 			} else if (!strcmp(optarg, "hwtrace")) {
 				o.ptxed = false;
 			} else {
@@ -1175,9 +1220,9 @@ int hwt_script_pt(int argc, char **argv)
 	pr.sb = script_sb_active(o.sb) ? o.sb : NULL;
 	memset(&sink, 0, sizeof(sink));
 	sink.size = sizeof(sink);
-	sink.rec = o.ptxed ? ptxed_rec : view_rec;
+	sink.rec = o.ptxed ? ptxed_rec : o.records ? records_rec : view_rec;
 	sink.ctx = &pr;
-	if (!o.ptxed) {
+	if (!o.ptxed && !o.records) {
 		sink.want = HWT_DEC_WANT(HWT_DEC_REC_GAP) | HWT_DEC_WANT(HWT_DEC_REC_EVENT);
 		if (o.view_insn || o.view_branch)
 			sink.want |= HWT_DEC_WANT(HWT_DEC_REC_BLOCK);

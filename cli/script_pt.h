@@ -16,6 +16,7 @@ struct script_sb;
 struct script_opts {
 	struct hwt_dec_config cfg;
 	bool ptxed;          /* --format=ptxed */
+	bool records;        /* --format=records */
 	bool no_inst, quiet, offset, time, raw_insn, event_time, event_ip, show_blocks;
 	bool insn_decoder;
 	bool stat;

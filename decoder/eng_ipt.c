@@ -28,6 +28,10 @@ struct conv {
 	uint8_t open_flags;
 	/* The last complete block whose successor needs the next block. */
 	long pending;
+	/* Items from here on wait for their position: the one after the
+	 * next decision or event. libipt sometimes ends a block after a
+	 * direct call (depending on its block cache), which must not show. */
+	size_t unposed;
 	bool enabled;
 };
 
@@ -152,8 +156,20 @@ static uint64_t error_ip(struct conv *c, int pterr, const struct pt_block *b)
 	return b->end_ip;
 }
 
+static void conv_snapshot(struct conv *c, uint64_t pos)
+{
+	struct seg *s = c->s;
+
+	for (size_t i = c->unposed; i < s->nitems; i++) {
+		if (s->items[i].kind == SEG_BB)
+			s->items[i].pos = pos;
+	}
+	c->unposed = s->nitems;
+}
+
 static int conv_gap(struct conv *c, int pterr, uint64_t ip, uint64_t pos)
 {
+	conv_snapshot(c, pos);
 	return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, hwt_dec_err_from_pt(pterr),
 			   pt_errstr(pt_errcode(pterr)), ip, c->s->end > pos ? c->s->end - pos : 0,
 			   pos);
@@ -268,7 +284,6 @@ static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
 			it->bb = bb;
 			it->ninsn = bb->ninsn;
 			it->flags = flags;
-			it->pos = pos;
 			c->s->insns += bb->ninsn;
 			c->open = NULL;
 			if (needs_trace(bb->branch)) {
@@ -318,6 +333,7 @@ static int conv_event(struct conv *c, const struct pt_event *ev, uint64_t pos)
 		err = conv_close_open(c, pos);
 		if (err < 0)
 			return err;
+		conv_snapshot(c, pos);
 		switch (ev->type) {
 		case ptev_async_branch:
 			conv_resolve(c, ev->variant.async_branch.from);
@@ -345,6 +361,7 @@ static int conv_event(struct conv *c, const struct pt_event *ev, uint64_t pos)
 	else if (ev->type == ptev_disabled || ev->type == ptev_async_disabled)
 		c->enabled = false;
 	hwt_dec_event_from_pt(&e, ev);
+	conv_snapshot(c, pos);
 	err = seg_add_event(c->s, &e, flags, pos);
 	if (err < 0)
 		return err;
@@ -359,6 +376,7 @@ static int conv_tail(struct conv *c, const struct pt_block *b, uint64_t pos)
 	struct hwt_dec_bb *bb = c->open;
 	int err;
 
+	conv_snapshot(c, pos);
 	conv_resolve(c, b->ip);
 	if (bb && b->ip != hwt_dec_bb_insn_ip(bb, c->open_k)) {
 		err = conv_close_open(c, pos);
@@ -443,7 +461,14 @@ int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
 				err = conv_tail(&c, &block, conv_pos(&c));
 				goto out;
 			}
+			if (!(status & pts_ip_suppressed) && c.pending >= 0) {
+				/* Where the last branch went: the start of
+				 * the block libipt would decode next. */
+				pt_blk_next(c.blk, &block, sizeof(block));
+				conv_resolve(&c, block.ip);
+			}
 			err = conv_close_open(&c, conv_pos(&c));
+			conv_snapshot(&c, conv_pos(&c));
 			if (err == 0 && s->last && !(status & pts_ip_suppressed)) {
 				struct hwt_dec_event e;
 
@@ -473,8 +498,11 @@ int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
 		err = conv_block(&c, &block, pos);
 		if (err)
 			goto out;
+		if ((status & pts_event_pending) || c.pending >= 0)
+			conv_snapshot(&c, pos);
 	}
 out:
+	conv_snapshot(&c, c.blk ? conv_pos(&c) : s->end);
 	if (err > 0)
 		err = 0;
 	pt_blk_free_decoder(c.blk);
