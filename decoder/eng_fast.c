@@ -1124,6 +1124,41 @@ static int deliver_event(struct fast *f)
 	return st;
 }
 
+/* Erratum BDM70: a PSB+ may carry a FUP (and MODE.Exec) that belongs to a
+ * TIP.PGE that follows it; libipt then ignores the FUP. Looks past the
+ * header for that TIP.PGE (pt_qry_header_fup's check_erratum_bdm70). */
+static bool bdm70_applies(struct fast *f, uint64_t off)
+{
+	while (off < f->end) {
+		struct hwt_pkt p;
+		int n = hwt_pkt_decode(f->buf + off, (size_t)(f->end - off), f->skz84, &p);
+
+		if (n <= 0)
+			return false;
+		switch (p.type) {
+		case HWT_PKT_TIP_PGE:
+			return true;
+		case HWT_PKT_PAD:
+		case HWT_PKT_TSC:
+		case HWT_PKT_CBR:
+		case HWT_PKT_PSBEND:
+		case HWT_PKT_PIP:
+		case HWT_PKT_MODE_EXEC:
+		case HWT_PKT_MODE_TSX:
+		case HWT_PKT_VMCS:
+		case HWT_PKT_TMA:
+		case HWT_PKT_MTC:
+		case HWT_PKT_CYC:
+		case HWT_PKT_MNT:
+			off += (uint64_t)n;
+			continue;
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
 /* PSB+ at the segment start (pt_qry_start and pt_blk_start). */
 static int start(struct fast *f)
 {
@@ -1143,8 +1178,9 @@ static int start(struct fast *f)
 		case HWT_PKT_PSBEND:
 			goto header_done;
 		case HWT_PKT_FUP:
-			if (f->dec->ptcfg.errata.bdm70)
-				return DECLINE;
+			if (f->dec->ptcfg.errata.bdm70 && !f->q_enabled &&
+			    bdm70_applies(f, f->pos + (uint64_t)n))
+				break; /* the FUP is ignored */
 			err = update_ip(f);
 			if (err < 0)
 				return err;
