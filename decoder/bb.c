@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoder/dec_int.h"
+#include "decoder/seg.h"
 
 struct bb_key {
 	const struct hwt_dec_section *sec;
@@ -201,6 +201,7 @@ static int bb_decode(struct hwt_dec_icache *ic, const struct hwt_dec_image *imag
 	bb->ip = ip;
 	bb->sec = piece->sec;
 	bb->limit = piece->hi;
+	bb->piece_lo = piece->lo;
 	bb->mode = (uint8_t)mode;
 	for (;;) {
 		struct hwt_dec_insn insn;
@@ -263,6 +264,25 @@ static int bb_decode(struct hwt_dec_icache *ic, const struct hwt_dec_image *imag
 			bb->target = insn.target;
 			if (insn.branch == HWT_DEC_BR_CALL && insn.target == bb->fallthrough)
 				bb->flags |= HWT_DEC_BBF_PIC_CALL;
+			switch (insn.branch) {
+			case HWT_DEC_BR_CALL:
+				if (!(bb->flags & HWT_DEC_BBF_PIC_CALL))
+					bb->flags |= HWT_DEC_BBF_LOG_STACK;
+				break;
+			case HWT_DEC_BR_IND_CALL:
+			case HWT_DEC_BR_RETURN:
+				bb->flags |= HWT_DEC_BBF_LOG_STACK | HWT_DEC_BBF_LOG_TARGET;
+				break;
+			case HWT_DEC_BR_FAR_CALL:
+			case HWT_DEC_BR_FAR_RETURN:
+				bb->flags |= HWT_DEC_BBF_LOG_STACK;
+				break;
+			case HWT_DEC_BR_IND_JUMP:
+				bb->flags |= HWT_DEC_BBF_LOG_TARGET;
+				break;
+			default:
+				break;
+			}
 			break;
 		}
 		if (bb->flags & HWT_DEC_BBF_TRUNCATED)
@@ -341,18 +361,30 @@ int hwt_dec_bb_succ(struct hwt_dec_icache *ic, const struct hwt_dec_image *image
 		    struct hwt_dec_bb *bb, int dir, struct hwt_dec_bb **out)
 {
 	struct hwt_dec_bb_table *t = ic->bbs;
-	struct hwt_dec_edge *e = atomic_load_explicit(&bb->succ[dir], memory_order_acquire);
-	struct hwt_dec_bb *next;
+	struct hwt_dec_bb *next = atomic_load_explicit(&bb->near[dir], memory_order_acquire);
+	struct hwt_dec_edge *e;
+	uint64_t ip = dir ? bb->target : bb->fallthrough;
 	int err;
 
+	if (next) {
+		*out = next;
+		return 0;
+	}
+	e = atomic_load_explicit(&bb->succ[dir], memory_order_acquire);
 	if (e && e->image_id == image->id) {
 		*out = e->bb;
 		return 0;
 	}
-	err = hwt_dec_bb_get(ic, image, dir ? bb->target : bb->fallthrough,
-			     (enum hwt_dec_mode)bb->mode, &next);
+	err = hwt_dec_bb_get(ic, image, ip, (enum hwt_dec_mode)bb->mode, &next);
 	if (err < 0)
 		return err;
+	if (ip >= bb->piece_lo && ip < bb->limit && next->sec == bb->sec &&
+	    next->limit == bb->limit) {
+		/* Same piece: the same block wherever this one is mapped. */
+		atomic_store_explicit(&bb->near[dir], next, memory_order_release);
+		*out = next;
+		return 0;
+	}
 	pthread_mutex_lock(&t->lock);
 	if (!t->edges || t->edges->used == HWT_ARRAY_SIZE(t->edges->edges)) {
 		struct edge_chunk *c = calloc(1, sizeof(*c));

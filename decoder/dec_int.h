@@ -110,6 +110,8 @@ struct hwt_dec_edge {
 #define HWT_DEC_BBF_ERROR      (1u << 2) /* ended at an undecodable insn:
 					  * ninsn counts the good ones */
 #define HWT_DEC_BBF_PIC_CALL   (1u << 3) /* direct call to the next insn */
+#define HWT_DEC_BBF_LOG_STACK  (1u << 4) /* its branch changes a call stack */
+#define HWT_DEC_BBF_LOG_TARGET (1u << 5) /* indirect: has a target histogram */
 
 struct hwt_dec_bb {
 	uint64_t ip;          /* first instruction */
@@ -127,7 +129,12 @@ struct hwt_dec_bb {
 	uint16_t *offs;       /* offsets of insns 1..ninsn-1 from ip (NULL
 			       * when ninsn == 1); the first is at 0 */
 	uint32_t *offs32;     /* used instead when the block spans >64 KiB */
-	/* Cached successors (taken/target and fall-through). */
+	uint64_t piece_lo;    /* start of the piece it was decoded in */
+	/* Cached successors (fall-through, branch target). A successor in
+	 * the same piece is the same block in every image that maps this
+	 * one, so it is cached as a plain pointer (near); one in another
+	 * piece depends on the image: an edge tagged with the image. */
+	_Atomic(struct hwt_dec_bb *) near[2];
 	_Atomic(struct hwt_dec_edge *) succ[2];
 };
 

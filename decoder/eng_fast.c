@@ -122,12 +122,44 @@ struct fast {
 
 static int peek(struct fast *f)
 {
+	uint8_t c;
+
 	if (f->next_pos == f->pos)
 		return f->next_n;
 	f->next_pos = f->pos;
 	if (f->pos >= f->end) {
 		f->next_n = 0;
 		return 0;
+	}
+	/* The most common packets, a short TNT and TIP, without the general
+	 * decoder. */
+	c = f->buf[f->pos];
+	if ((c & 0x1f) == 0x0d) {
+		static const uint8_t sizes[8] = {0, 2, 4, 6, 6, 0, 8, 0};
+		unsigned int ipc = c >> 5, n = sizes[ipc];
+
+		if ((n || ipc == 0) && f->pos + 1 + n <= f->end) {
+			uint64_t v = 0;
+
+			for (unsigned int i = 0; i < n; i++)
+				v |= (uint64_t)f->buf[f->pos + 1 + i] << (8 * i);
+			f->next.type = HWT_PKT_TIP;
+			f->next.size = (uint8_t)(1 + n);
+			f->next.ipc = (uint8_t)ipc;
+			f->next.payload = v;
+			f->next_n = (int)(1 + n);
+			return f->next_n;
+		}
+	}
+	if (!(c & 1) && c > 2) {
+		unsigned int bits = 31 - (unsigned int)__builtin_clz((unsigned int)c >> 1);
+
+		f->next.type = HWT_PKT_TNT_8;
+		f->next.size = 1;
+		f->next.tnt_bits = (uint8_t)bits;
+		f->next.payload = (c >> 1) & ~(1u << bits);
+		f->next_n = 1;
+		return 1;
 	}
 	f->next_n = hwt_pkt_decode(f->buf + f->pos, (size_t)(f->end - f->pos), f->skz84, &f->next);
 	if (f->next_n < 0)
@@ -618,52 +650,41 @@ static struct hwt_dec_bb *bb_at(struct fast *f, uint64_t ip, int *err)
 	return bb;
 }
 
-static struct hwt_dec_bb *succ(struct fast *f, struct hwt_dec_bb *bb, int dir, int *err)
+static inline __attribute__((always_inline)) struct hwt_dec_bb *succ(struct fast *f, struct hwt_dec_bb *bb, int dir, int *err)
 {
-	struct hwt_dec_edge *e = atomic_load_explicit(&bb->succ[dir], memory_order_acquire);
-	struct hwt_dec_bb *n;
+	struct hwt_dec_bb *n = atomic_load_explicit(&bb->near[dir], memory_order_acquire);
+	struct hwt_dec_edge *e;
 
-	if (e && e->image_id == f->ctx.image->id && e->bb->mode == f->mode)
+	/* Successors share the block's mode (a mode change is an event). */
+	if (__builtin_expect(n != NULL, 1))
+		return n;
+	e = atomic_load_explicit(&bb->succ[dir], memory_order_acquire);
+	if (e && e->image_id == f->ctx.image->id)
 		return e->bb;
-	if (hwt_dec_bb_succ(f->dec->icache, f->ctx.image, bb, dir, &n) < 0 || n->mode != f->mode) {
+	if (hwt_dec_bb_succ(f->dec->icache, f->ctx.image, bb, dir, &n) < 0) {
 		*err = DECLINE;
 		return NULL;
 	}
 	return n;
 }
 
-static int add_item(struct fast *f, struct hwt_dec_bb *bb, uint32_t ninsn, uint8_t flags,
-		    uint64_t next_ip)
+static inline __attribute__((always_inline)) int add_item(struct fast *f, struct hwt_dec_bb *bb,
+							 uint32_t ninsn, uint8_t flags,
+							 uint64_t next_ip)
 {
-	struct seg *s = f->s;
-	struct seg_item *it;
-
-	if (s->nitems == s->cap_items) {
-		it = seg_add(s, SEG_BB);
-		if (!it)
-			return s->err;
-	} else {
-		it = &s->items[s->nitems++];
-		it->kind = SEG_BB;
-		it->reserved = 0;
-	}
-	it->bb = bb;
-	it->ninsn = ninsn;
-	it->flags = flags;
-	it->next_ip = next_ip;
-	it->pos = 0;
-	s->insns += ninsn;
-	return 0;
+	return seg_bb(f->s, bb, ninsn, flags, next_ip, SEG_UNPOSED);
 }
 
 /* Gives the items since the last snapshot the current position. */
-static void snapshot(struct fast *f)
+static inline __attribute__((always_inline)) void snapshot(struct fast *f)
 {
 	struct seg *s = f->s;
+	size_t n = s->nitems;
 
-	for (size_t i = f->unposed; i < s->nitems; i++)
+	/* Every item the fast engine logs waits for its position. */
+	for (size_t i = f->unposed; i < n; i++)
 		s->items[i].pos = f->pos;
-	f->unposed = s->nitems;
+	f->unposed = n;
 }
 
 static int close_open(struct fast *f)
@@ -1331,6 +1352,10 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 		f->decided = false;
 	}
 out:
+	if (err == 0) {
+		snapshot(f);
+		err = seg_flush_delta(s, f->pos);
+	}
 	if (err == 0 && s->err)
 		err = s->err;
 	free(f);

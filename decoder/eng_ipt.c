@@ -26,8 +26,10 @@ struct conv {
 	struct hwt_dec_bb *open;
 	uint32_t open_k;
 	uint8_t open_flags;
-	/* The last complete block whose successor needs the next block. */
-	long pending;
+	/* The last complete block whose successor needs the next block: its
+	 * item (if logged) gets next_ip and the taken flag then. */
+	struct hwt_dec_bb *pending;
+	size_t pending_item;
 	/* Items from here on wait for their position: the one after the
 	 * next decision or event. libipt sometimes ends a block after a
 	 * direct call (depending on its block cache), which must not show. */
@@ -90,8 +92,7 @@ int seg_tail(struct hwt_dec *dec, struct seg *s, const struct hwt_dec_image *img
 		return 0;
 	for (;;) {
 		struct hwt_dec_bb *bb;
-		struct seg_item *it;
-		int err, k = -1;
+		int err, k;
 
 		if (ip == s->end_ip)
 			return 0;
@@ -103,29 +104,19 @@ int seg_tail(struct hwt_dec *dec, struct seg *s, const struct hwt_dec_image *img
 			return seg_add_gap(s, HWT_DEC_GAP_ERROR, err, "no code at the trace's end", ip,
 					   0, pos) < 0 ? s->err : 0;
 		k = hwt_dec_bb_index(bb, s->end_ip);
-		it = seg_add(s, SEG_BB);
-		if (!it)
-			return s->err;
-		it->bb = bb;
-		it->pos = pos;
-		it->flags = flags;
 		if (k >= 0) {
 			/* k > 0 here: ip == end_ip was checked above. */
-			it->ninsn = (uint32_t)k;
-			it->flags |= SEG_F_PARTIAL;
-			s->insns += (uint64_t)k;
-			return 0;
+			return seg_bb(s, bb, (uint32_t)k, flags | SEG_F_PARTIAL, 0, pos);
 		}
-		it->ninsn = bb->ninsn;
-		s->insns += bb->ninsn;
 		if (needs_trace(bb->branch) || (bb->flags & (HWT_DEC_BBF_ERROR |
 							     HWT_DEC_BBF_TRUNCATED))) {
 			/* The trace ends before this branch's outcome. */
-			it->flags |= SEG_F_PARTIAL;
-			return 0;
+			return seg_bb(s, bb, bb->ninsn, flags | SEG_F_PARTIAL, 0, pos);
 		}
 		ip = direct_next(bb);
-		it->next_ip = ip;
+		err = seg_bb(s, bb, bb->ninsn, flags, ip, pos);
+		if (err < 0)
+			return err;
 	}
 }
 
@@ -161,7 +152,7 @@ static void conv_snapshot(struct conv *c, uint64_t pos)
 	struct seg *s = c->s;
 
 	for (size_t i = c->unposed; i < s->nitems; i++) {
-		if (s->items[i].kind == SEG_BB)
+		if (s->items[i].pos == SEG_UNPOSED)
 			s->items[i].pos = pos;
 	}
 	c->unposed = s->nitems;
@@ -178,33 +169,33 @@ static int conv_gap(struct conv *c, int pterr, uint64_t ip, uint64_t pos)
 /* Closes a partially run block (it stopped early). */
 static int conv_close_open(struct conv *c, uint64_t pos)
 {
-	struct seg_item *it;
+	struct hwt_dec_bb *bb = c->open;
 
-	if (!c->open)
+	if (!bb)
 		return 0;
-	it = seg_add(c->s, SEG_BB);
-	if (!it)
-		return c->s->err;
-	it->bb = c->open;
-	it->ninsn = c->open_k;
-	it->flags = (uint8_t)(c->open_flags | SEG_F_PARTIAL);
-	it->pos = pos;
-	c->s->insns += c->open_k;
 	c->open = NULL;
-	return 0;
+	return seg_bb(c->s, bb, c->open_k, (uint8_t)(c->open_flags | SEG_F_PARTIAL), 0, pos);
 }
 
-static void conv_resolve(struct conv *c, uint64_t next_ip)
+static int conv_resolve(struct conv *c, uint64_t next_ip)
 {
-	struct seg_item *it;
+	struct hwt_dec_bb *bb = c->pending;
+	bool taken;
 
-	if (c->pending < 0)
-		return;
-	it = &c->s->items[c->pending];
-	it->next_ip = next_ip;
-	if (it->bb->branch == HWT_DEC_BR_COND && next_ip == it->bb->target && next_ip)
-		it->flags |= SEG_F_TAKEN;
-	c->pending = -1;
+	if (!bb)
+		return 0;
+	c->pending = NULL;
+	taken = bb->branch == HWT_DEC_BR_COND && next_ip == bb->target && next_ip;
+	if (c->pending_item != SEG_NOT_LOGGED) {
+		struct seg_item *it = &c->s->items[c->pending_item];
+
+		it->next_ip = next_ip;
+		if (taken)
+			it->flags |= SEG_F_TAKEN;
+	}
+	if (taken && c->s->profile)
+		c->s->work->c[bb->id].taken++;
+	return 0;
 }
 
 /* A context change (sideband) at pos. */
@@ -241,7 +232,9 @@ static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
 
 	if (!n)
 		return 0;
-	conv_resolve(c, ip);
+	err = conv_resolve(c, ip);
+	if (err < 0)
+		return err;
 	while (n) {
 		struct hwt_dec_bb *bb;
 		uint32_t take;
@@ -276,26 +269,22 @@ static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
 			continue;
 		}
 		/* The block ran to its end. */
-		{
-			struct seg_item *it = seg_add(c->s, SEG_BB);
-
-			if (!it)
-				return c->s->err;
-			it->bb = bb;
-			it->ninsn = bb->ninsn;
-			it->flags = flags;
-			c->s->insns += bb->ninsn;
-			c->open = NULL;
-			if (needs_trace(bb->branch)) {
-				if (n)
-					return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_EINTERNAL,
-							   "block structure disagrees with libipt",
-							   bb->end_ip, 0, pos) < 0 ? c->s->err : 1;
-				c->pending = (long)(c->s->nitems - 1);
-			} else {
-				ip = direct_next(bb);
-				it->next_ip = ip;
-			}
+		c->open = NULL;
+		if (needs_trace(bb->branch)) {
+			if (n)
+				return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_EINTERNAL,
+						   "block structure disagrees with libipt",
+						   bb->end_ip, 0, pos) < 0 ? c->s->err : 1;
+			err = seg_bb(c->s, bb, bb->ninsn, flags, 0, SEG_UNPOSED);
+			if (err < 0)
+				return err;
+			c->pending = bb;
+			c->pending_item = c->s->last_logged;
+		} else {
+			ip = direct_next(bb);
+			err = seg_bb(c->s, bb, bb->ninsn, flags, ip, SEG_UNPOSED);
+			if (err < 0)
+				return err;
 		}
 	}
 	return 0;
@@ -336,25 +325,27 @@ static int conv_event(struct conv *c, const struct pt_event *ev, uint64_t pos)
 		conv_snapshot(c, pos);
 		switch (ev->type) {
 		case ptev_async_branch:
-			conv_resolve(c, ev->variant.async_branch.from);
+			err = conv_resolve(c, ev->variant.async_branch.from);
 			break;
 		case ptev_async_disabled:
-			conv_resolve(c, ev->variant.async_disabled.at);
+			err = conv_resolve(c, ev->variant.async_disabled.at);
 			break;
 		case ptev_disabled:
-			conv_resolve(c, ev->ip_suppressed ? 0 : ev->variant.disabled.ip);
+			err = conv_resolve(c, ev->ip_suppressed ? 0 : ev->variant.disabled.ip);
 			break;
 		case ptev_exec_mode:
-			if (!ev->ip_suppressed)
-				conv_resolve(c, ev->variant.exec_mode.ip);
+			err = ev->ip_suppressed ? 0 : conv_resolve(c, ev->variant.exec_mode.ip);
 			break;
 		case ptev_enabled:
 		case ptev_overflow:
-			conv_resolve(c, 0);
+			err = conv_resolve(c, 0);
 			break;
 		default:
+			err = 0;
 			break;
 		}
+		if (err < 0)
+			return err;
 	}
 	if (ev->type == ptev_enabled)
 		c->enabled = true;
@@ -377,7 +368,9 @@ static int conv_tail(struct conv *c, const struct pt_block *b, uint64_t pos)
 	int err;
 
 	conv_snapshot(c, pos);
-	conv_resolve(c, b->ip);
+	err = conv_resolve(c, b->ip);
+	if (err < 0)
+		return err;
 	if (bb && b->ip != hwt_dec_bb_insn_ip(bb, c->open_k)) {
 		err = conv_close_open(c, pos);
 		if (err < 0)
@@ -409,7 +402,6 @@ int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
 	memset(&c, 0, sizeof(c));
 	c.dec = dec;
 	c.s = s;
-	c.pending = -1;
 	cfg.begin = (uint8_t *)s->buf + s->start;
 	cfg.end = (uint8_t *)s->buf + s->end;
 	/* ptxed-only flags do not apply to the canonical log. */
@@ -461,11 +453,13 @@ int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
 				err = conv_tail(&c, &block, conv_pos(&c));
 				goto out;
 			}
-			if (!(status & pts_ip_suppressed) && c.pending >= 0) {
+			if (!(status & pts_ip_suppressed) && c.pending) {
 				/* Where the last branch went: the start of
 				 * the block libipt would decode next. */
 				pt_blk_next(c.blk, &block, sizeof(block));
-				conv_resolve(&c, block.ip);
+				err = conv_resolve(&c, block.ip);
+				if (err < 0)
+					goto out;
 			}
 			err = conv_close_open(&c, conv_pos(&c));
 			conv_snapshot(&c, conv_pos(&c));
@@ -498,11 +492,22 @@ int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
 		err = conv_block(&c, &block, pos);
 		if (err)
 			goto out;
-		if ((status & pts_event_pending) || c.pending >= 0)
+		if ((status & pts_event_pending) || c.pending)
 			conv_snapshot(&c, pos);
 	}
 out:
-	conv_snapshot(&c, c.blk ? conv_pos(&c) : s->end);
+	if (err >= 0) {
+		uint64_t endpos = c.blk ? conv_pos(&c) : s->end;
+		int e2;
+
+		conv_snapshot(&c, endpos);
+		/* A branch whose outcome never came. */
+		e2 = conv_resolve(&c, 0);
+		if (e2 == 0)
+			e2 = seg_flush_delta(s, endpos);
+		if (e2 < 0)
+			err = e2;
+	}
 	if (err > 0)
 		err = 0;
 	pt_blk_free_decoder(c.blk);

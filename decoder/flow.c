@@ -13,6 +13,7 @@
  * code fetching its address, not a call.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,13 +285,28 @@ static void rec_base(struct replay *r, struct hwt_dec_rec *rec, uint32_t type, u
 	struct thread *t = r->f->cur;
 	uint64_t tsc;
 
-	memset(rec, 0, sizeof(*rec));
+	/* The header, and the union part of this type (hot records are
+	 * calls and returns: no memset of the whole record). */
+	switch (type) {
+	case HWT_DEC_REC_CALL:
+		memset(&rec->u.call, 0, sizeof(rec->u.call));
+		break;
+	case HWT_DEC_REC_RETURN:
+		memset(&rec->u.ret, 0, sizeof(rec->u.ret));
+		break;
+	default:
+		memset(&rec->u, 0, sizeof(rec->u));
+		break;
+	}
 	rec->type = type;
+	rec->flags = 0;
 	rec->pid = t ? t->pid : -1;
 	rec->tid = t ? t->tid : -1;
 	rec->depth = t ? (uint32_t)t->depth : 0;
 	rec->insns = t ? t->insns : 0;
 	rec->offset = r->f->dec->stream_pos + pos;
+	rec->time = 0;
+	rec->tsc = 0;
 	if (seg_time_at(r->s, pos, &r->tcur, &tsc)) {
 		rec->tsc = tsc;
 		rec->flags |= HWT_DEC_RF_TIME;
@@ -304,6 +320,8 @@ static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr,
 	struct thread *t = f->cur;
 	struct hwt_dec_rec rec;
 	struct frame *fr;
+	uint64_t tsc = 0;
+	bool has_time = false;
 
 	if (!t)
 		return 0;
@@ -323,18 +341,20 @@ static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr,
 			t->cap = ncap;
 		}
 	}
-	rec_base(r, &rec, HWT_DEC_REC_CALL, pos);
+	/* The entry time is only needed for records (durations). */
+	if (r->want_call || r->want_ret)
+		has_time = seg_time_at(r->s, pos, &r->tcur, &tsc);
 	fr = &t->stack[t->depth++];
 	fr->ret_addr = ret_addr;
 	fr->func = to;
 	fr->kind = kind;
 	fr->insns = t->insns;
-	fr->has_time = rec.flags & HWT_DEC_RF_TIME;
-	fr->call_tsc = rec.tsc;
+	fr->has_time = has_time;
+	fr->call_tsc = tsc;
 	f->calls++;
 	if (!r->want_call)
 		return 0;
-	rec.depth = (uint32_t)t->depth;
+	rec_base(r, &rec, HWT_DEC_REC_CALL, pos);
 	if (kind == FRAME_ASYNC)
 		rec.flags |= HWT_DEC_RF_ASYNC;
 	rec.u.call.from = from;
@@ -446,62 +466,54 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 	return 0;
 }
 
-static int do_bb(struct replay *r, const struct seg_item *it)
+static int do_bb_record(struct replay *r, const struct seg_item *it, bool full)
 {
-	struct hwt_dec_flow *f = r->f;
-	struct thread *t = f->cur;
 	const struct hwt_dec_bb *bb = it->bb;
-	bool full = !(it->flags & SEG_F_PARTIAL);
-	int err;
+	struct hwt_dec_rec rec;
 
-	if (t)
-		t->insns += it->ninsn;
-	f->dec->stats.insns += it->ninsn;
-	f->dec->stats.blocks++;
-	if (f->dec->cfg.flags & HWT_DEC_F_PROFILE) {
-		err = profile_grow(f, bb->id);
-		if (err < 0)
-			return err;
-		if (full) {
-			f->count[bb->id]++;
-			if (it->flags & SEG_F_TAKEN)
-				f->taken[bb->id]++;
-			if (it->next_ip && (bb->branch == HWT_DEC_BR_IND_JUMP ||
-					    bb->branch == HWT_DEC_BR_IND_CALL ||
-					    bb->branch == HWT_DEC_BR_RETURN)) {
-				err = target_add(f, bb->end_ip, it->next_ip);
-				if (err < 0)
-					return err;
-			}
-		} else {
-			f->partial[bb->id]++;
-			f->partial_insns[bb->id] += it->ninsn;
-		}
-	}
-	if (r->want_block) {
-		struct hwt_dec_rec rec;
-
-		rec_base(r, &rec, HWT_DEC_REC_BLOCK, it->pos);
-		if (it->flags & SEG_F_TAKEN)
-			rec.flags |= HWT_DEC_RF_TAKEN;
-		if (!full)
-			rec.flags |= HWT_DEC_RF_PARTIAL;
-		if (it->flags & SEG_F_SPECULATIVE)
-			rec.flags |= HWT_DEC_RF_SPECULATIVE;
-		rec.u.block.ip = bb->ip;
-		rec.u.block.ninsn = it->ninsn;
-		rec.u.block.end_ip = it->ninsn ? hwt_dec_bb_insn_ip(bb, it->ninsn - 1) : bb->ip;
-		rec.u.block.next_ip = full ? it->next_ip : 0;
-		rec.u.block.branch = full ? bb->branch : HWT_DEC_BR_NONE;
-		rec.u.block.mode = bb->mode;
-		rec.u.block.bb = bb;
-		rec.u.block.image = f->image;
-		err = hwt_dec_emit(f->dec, &rec);
-		if (err < 0)
-			return err;
-	}
+	rec_base(r, &rec, HWT_DEC_REC_BLOCK, it->pos);
+	if (it->flags & SEG_F_TAKEN)
+		rec.flags |= HWT_DEC_RF_TAKEN;
 	if (!full)
-		return 0;
+		rec.flags |= HWT_DEC_RF_PARTIAL;
+	if (it->flags & SEG_F_SPECULATIVE)
+		rec.flags |= HWT_DEC_RF_SPECULATIVE;
+	rec.u.block.ip = bb->ip;
+	rec.u.block.ninsn = it->ninsn;
+	rec.u.block.end_ip = it->ninsn ? hwt_dec_bb_insn_ip(bb, it->ninsn - 1) : bb->ip;
+	rec.u.block.next_ip = full ? it->next_ip : 0;
+	rec.u.block.branch = full ? bb->branch : HWT_DEC_BR_NONE;
+	rec.u.block.mode = bb->mode;
+	rec.u.block.bb = bb;
+	rec.u.block.image = r->f->image;
+	return hwt_dec_emit(r->f->dec, &rec);
+}
+
+/* The segment's block counts into the profile. */
+static int apply_counts(struct hwt_dec_flow *f, const struct seg *s)
+{
+	for (size_t i = 0; i < s->ncounts; i++) {
+		const struct seg_count *c = &s->counts[i];
+
+		if (c->id >= f->ncount) {
+			int err = profile_grow(f, c->id);
+
+			if (err < 0)
+				return err;
+		}
+		f->count[c->id] += c->count;
+		f->taken[c->id] += c->taken;
+		f->partial[c->id] += c->partial;
+		f->partial_insns[c->id] += c->pinsns;
+	}
+	return 0;
+}
+
+/* A block's effect on the stack (the block ran to its branch). */
+static int do_bb_branch(struct replay *r, const struct seg_item *it)
+{
+	const struct hwt_dec_bb *bb = it->bb;
+
 	switch (bb->branch) {
 	case HWT_DEC_BR_CALL:
 		if (bb->flags & HWT_DEC_BBF_PIC_CALL)
@@ -565,9 +577,17 @@ static int do_event(struct replay *r, const struct seg_item *it)
 	}
 }
 
+/* Whether a branch class changes the stack. */
+static inline bool stack_branch(uint8_t br)
+{
+	return br == HWT_DEC_BR_CALL || br == HWT_DEC_BR_IND_CALL || br == HWT_DEC_BR_RETURN ||
+	       br == HWT_DEC_BR_FAR_CALL || br == HWT_DEC_BR_FAR_RETURN;
+}
+
 int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 {
 	struct replay r;
+	bool profile = f->dec->cfg.flags & HWT_DEC_F_PROFILE;
 	int err = 0;
 
 	memset(&r, 0, sizeof(r));
@@ -582,20 +602,41 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 	for (size_t i = 0; i < s->nitems && err >= 0; i++) {
 		const struct seg_item *it = &s->items[i];
 
+		if (it->kind == SEG_BB && f->cur) {
+			/* The hot path: a block, no callbacks unless asked. */
+			bool full = !(it->flags & SEG_F_PARTIAL);
+			const struct hwt_dec_bb *bb = it->bb;
+
+			f->cur->insns += it->delta;
+			if (profile && full && it->next_ip && (bb->flags & HWT_DEC_BBF_LOG_TARGET)) {
+				err = target_add(f, bb->end_ip, it->next_ip);
+				if (err < 0)
+					break;
+			}
+			if (r.want_block) {
+				err = do_bb_record(&r, it, full);
+				if (err < 0)
+					break;
+			}
+			if (full && stack_branch(it->bb->branch))
+				err = do_bb_branch(&r, it);
+			continue;
+		}
 		switch (it->kind) {
 		case SEG_CTX:
 			err = do_ctx(&r, &s->ctxs[it->ninsn], it->pos);
 			break;
-		case SEG_BB:
-			if (!f->cur) {
-				struct seg_ctx none = {-1, -1, NULL};
-
-				err = do_ctx(&r, &none, it->pos);
-				if (err < 0)
-					break;
-			}
-			err = do_bb(&r, it);
+		case SEG_INSNS:
+			if (f->cur)
+				f->cur->insns += it->delta;
 			break;
+		case SEG_BB: {
+			struct seg_ctx none = {-1, -1, NULL};
+
+			err = do_ctx(&r, &none, it->pos);
+			i--; /* again, now with a thread */
+			break;
+		}
 		case SEG_EVENT:
 			err = do_event(&r, it);
 			break;
@@ -615,5 +656,9 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 		}
 		}
 	}
+	if (err >= 0 && profile)
+		err = apply_counts(f, s);
+	f->dec->stats.insns += s->insns;
+	f->dec->stats.blocks += s->nbbs;
 	return err;
 }

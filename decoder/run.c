@@ -18,23 +18,53 @@
 #include "decoder/pkt.h"
 #include "decoder/seg.h"
 
+/* What a decoding thread keeps between segments. */
+struct worker {
+	void *fast;            /* the fast engine's caches */
+	struct seg_work work;  /* block counts */
+};
+
+static int worker_init(struct hwt_dec *dec, struct worker *w)
+{
+	memset(w, 0, sizeof(*w));
+	if (dec->cfg.engine == HWT_DEC_ENGINE_FAST)
+		return hwt_dec_fast_scratch_alloc(&w->fast);
+	return 0;
+}
+
+static void worker_fini(struct worker *w)
+{
+	hwt_dec_fast_scratch_free(w->fast);
+	seg_work_fini(&w->work);
+}
+
 /* Phase 1 for one segment: the fast engine, or libipt when it declines. */
-static int decode_seg(struct hwt_dec *dec, struct seg *s, void *scratch)
+static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 {
 	int err;
 
+	s->log_all = dec->want & HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
+	s->profile = dec->cfg.flags & HWT_DEC_F_PROFILE;
+	s->work = &w->work;
 	seg_find_end_ip(s);
 	seg_timeline(s, dec);
-	if (dec->cfg.engine == HWT_DEC_ENGINE_FAST && scratch) {
-		err = hwt_dec_seg_fast(dec, s, scratch);
+	if (dec->cfg.engine == HWT_DEC_ENGINE_FAST && w->fast) {
+		err = hwt_dec_seg_fast(dec, s, w->fast);
 		if (err != -HWT_ENOTSUP)
-			return err;
+			goto done;
 		/* Declined: libipt decodes it. */
+		seg_drop_counts(s);
 		seg_reset(s);
 		seg_timeline(s, dec);
 		s->fallback = true;
 	}
-	return hwt_dec_seg_ipt(dec, s);
+	err = hwt_dec_seg_ipt(dec, s);
+done:
+	if (err < 0) {
+		seg_drop_counts(s);
+		return err;
+	}
+	return seg_commit_counts(s);
 }
 
 static int config_gap(struct hwt_dec *dec)
@@ -113,10 +143,15 @@ static long par_claim(struct par *p)
 static void *par_worker(void *arg)
 {
 	struct par *p = arg;
-	void *scratch = NULL;
+	struct worker w;
 
-	if (p->dec->cfg.engine == HWT_DEC_ENGINE_FAST)
-		hwt_dec_fast_scratch_alloc(&scratch);
+	if (worker_init(p->dec, &w) < 0) {
+		pthread_mutex_lock(&p->lock);
+		p->err = -ENOMEM;
+		pthread_mutex_unlock(&p->lock);
+		worker_fini(&w);
+		return NULL;
+	}
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		long idx = par_claim(p);
@@ -131,7 +166,7 @@ static void *par_worker(void *arg)
 		}
 		s = &p->slots[(size_t)idx % p->window];
 		pthread_mutex_unlock(&p->lock);
-		err = decode_seg(p->dec, s, scratch);
+		err = decode_seg(p->dec, s, &w);
 		pthread_mutex_lock(&p->lock);
 		if (err < 0)
 			s->err = err;
@@ -139,7 +174,7 @@ static void *par_worker(void *arg)
 		pthread_cond_broadcast(&p->cv_done);
 	}
 	pthread_mutex_unlock(&p->lock);
-	hwt_dec_fast_scratch_free(scratch);
+	worker_fini(&w);
 	return NULL;
 }
 
@@ -222,7 +257,7 @@ out:
 int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len)
 {
 	struct seg s;
-	void *scratch = NULL;
+	struct worker w;
 	size_t first;
 	uint64_t start;
 	int err;
@@ -239,17 +274,17 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len)
 	if (dec->cfg.threads > 1)
 		return run_parallel(dec, buf, len, first);
 
-	if (dec->cfg.engine == HWT_DEC_ENGINE_FAST) {
-		err = hwt_dec_fast_scratch_alloc(&scratch);
-		if (err < 0)
-			return err;
+	err = worker_init(dec, &w);
+	if (err < 0) {
+		worker_fini(&w);
+		return err;
 	}
 	memset(&s, 0, sizeof(s));
 	for (start = first; start < len;) {
 		uint64_t end = hwt_pkt_find_psb(buf, len, (size_t)start + HWT_PKT_PSB_SIZE);
 
 		seg_init(&s, buf, len, start, end, end >= len);
-		err = decode_seg(dec, &s, scratch);
+		err = decode_seg(dec, &s, &w);
 		if (err == 0)
 			err = hwt_dec_flow_replay(dec->flow, &s);
 		if (err < 0)
@@ -257,6 +292,6 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len)
 		start = end;
 	}
 	seg_fini(&s);
-	hwt_dec_fast_scratch_free(scratch);
+	worker_fini(&w);
 	return err;
 }

@@ -33,7 +33,10 @@ void seg_reset(struct seg *s)
 	for (size_t i = 0; i < s->nctxs; i++)
 		hwt_dec_image_put(s->ctxs[i].image);
 	s->nitems = s->nevents = s->ngaps = s->nctxs = s->ntl = 0;
-	s->insns = s->overflows = 0;
+	s->ncounts = 0;
+	s->delta = 0;
+	s->last_logged = SEG_NOT_LOGGED;
+	s->insns = s->overflows = s->nbbs = 0;
 	s->fallback = false;
 	s->err = 0;
 }
@@ -46,6 +49,7 @@ void seg_fini(struct seg *s)
 	free(s->gaps);
 	free(s->ctxs);
 	free(s->tl);
+	free(s->counts);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -79,10 +83,99 @@ struct seg_item *seg_add(struct seg *s, uint8_t kind)
 	return it;
 }
 
+int seg_flush_delta(struct seg *s, uint64_t pos)
+{
+	struct seg_item *it;
+
+	if (!s->delta)
+		return 0;
+	it = seg_add(s, SEG_INSNS);
+	if (!it)
+		return s->err;
+	it->delta = s->delta;
+	it->pos = pos;
+	s->delta = 0;
+	return 0;
+}
+
+int seg_work_grow(struct seg_work *w, uint32_t id)
+{
+	if (id == UINT32_MAX) {
+		size_t ncap = w->cap_touched ? w->cap_touched * 2 : 1024;
+		uint32_t *t = realloc(w->touched, ncap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		w->touched = t;
+		w->cap_touched = ncap;
+		return 0;
+	}
+	if (id < w->size)
+		return 0;
+	{
+		size_t n = w->size ? w->size : 1024;
+		struct seg_cnt *p;
+
+		while (n <= id)
+			n *= 2;
+		p = realloc(w->c, n * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		memset(p + w->size, 0, (n - w->size) * sizeof(*p));
+		w->c = p;
+		w->size = n;
+	}
+	return 0;
+}
+
+void seg_work_fini(struct seg_work *w)
+{
+	if (!w)
+		return;
+	free(w->c);
+	free(w->touched);
+	memset(w, 0, sizeof(*w));
+}
+
+int seg_commit_counts(struct seg *s)
+{
+	struct seg_work *w = s->work;
+
+	if (!w)
+		return 0;
+	for (size_t i = 0; i < w->ntouched; i++) {
+		uint32_t id = w->touched[i];
+
+		if (!grow((void **)&s->counts, &s->cap_counts, s->ncounts, sizeof(*s->counts)))
+			return s->err = -ENOMEM;
+		struct seg_cnt *c = &w->c[id];
+
+		s->counts[s->ncounts++] = (struct seg_count){id, c->count, c->taken, c->partial,
+							     c->pinsns};
+		memset(c, 0, sizeof(*c));
+	}
+	w->ntouched = 0;
+	return 0;
+}
+
+void seg_drop_counts(struct seg *s)
+{
+	struct seg_work *w = s->work;
+
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->ntouched; i++) {
+		memset(&w->c[w->touched[i]], 0, sizeof(w->c[0]));
+	}
+	w->ntouched = 0;
+}
+
 int seg_add_event(struct seg *s, const struct hwt_dec_event *ev, uint8_t flags, uint64_t pos)
 {
 	struct seg_item *it;
 
+	if (seg_flush_delta(s, pos) < 0)
+		return s->err;
 	if (!grow((void **)&s->events, &s->cap_events, s->nevents, sizeof(*s->events)))
 		return s->err = -ENOMEM;
 	it = seg_add(s, SEG_EVENT);
@@ -102,6 +195,8 @@ int seg_add_gap(struct seg *s, uint32_t kind, int err, const char *what, uint64_
 {
 	struct seg_item *it;
 
+	if (seg_flush_delta(s, pos) < 0)
+		return s->err;
 	if (!grow((void **)&s->gaps, &s->cap_gaps, s->ngaps, sizeof(*s->gaps)))
 		return s->err = -ENOMEM;
 	it = seg_add(s, SEG_GAP);
@@ -117,6 +212,8 @@ int seg_add_ctx(struct seg *s, const struct hwt_dec_context *ctx, uint64_t pos)
 {
 	struct seg_item *it;
 
+	if (seg_flush_delta(s, pos) < 0)
+		return s->err;
 	if (!grow((void **)&s->ctxs, &s->cap_ctxs, s->nctxs, sizeof(*s->ctxs)))
 		return s->err = -ENOMEM;
 	it = seg_add(s, SEG_CTX);
@@ -434,7 +531,7 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 	}
 }
 
-bool seg_time_at(const struct seg *s, uint64_t pos, size_t *cursor, uint64_t *tsc)
+bool seg_time_at_slow(const struct seg *s, uint64_t pos, size_t *cursor, uint64_t *tsc)
 {
 	size_t i = *cursor;
 

@@ -23,6 +23,8 @@
 #ifndef HWT_DECODER_SEG_H
 #define HWT_DECODER_SEG_H
 
+#include <stddef.h>
+
 #include "decoder/dec_int.h"
 
 enum seg_kind {
@@ -30,6 +32,7 @@ enum seg_kind {
 	SEG_EVENT,
 	SEG_GAP,
 	SEG_CTX,     /* the thread/image of what follows */
+	SEG_INSNS,   /* instructions of blocks not logged (delta) */
 };
 
 #define SEG_F_TAKEN       (1u << 0)
@@ -39,16 +42,46 @@ enum seg_kind {
 #define SEG_F_STATUS      (1u << 4) /* event: status update */
 #define SEG_F_IP_SUPPRESSED (1u << 5)
 
+/* A block is logged when phase 2 needs it: always when the sinks want
+ * block records; else only when it changes a call stack or (with the
+ * profile) ends at an indirect branch. The others are counted in the
+ * worker's table (seg_work) and their instructions carried in the next
+ * item's delta. */
 struct seg_item {
 	struct hwt_dec_bb *bb;  /* SEG_BB */
 	uint64_t next_ip;       /* SEG_BB: where control went, or 0 */
 	uint64_t pos;           /* stream offset (for time and records) */
 	uint32_t ninsn;         /* SEG_BB: instructions run; else: index into
 				 * the segment's events/gaps/ctxs */
+	uint32_t delta;         /* SEG_BB, SEG_INSNS: instructions since the
+				 * previous item, this one's included */
 	uint8_t kind;           /* enum seg_kind */
 	uint8_t flags;          /* SEG_F_* */
 	uint16_t reserved;
 };
+
+/* Per-worker block counts for the profile: dense by block id, with the
+ * ids touched since the last commit. */
+struct seg_cnt {
+	uint64_t count, taken, pinsns;
+	uint32_t partial;
+	uint32_t touched;
+};
+
+struct seg_work {
+	struct seg_cnt *c;
+	size_t size;
+	uint32_t *touched;
+	size_t ntouched, cap_touched;
+};
+
+struct seg_count {
+	uint32_t id;
+	uint64_t count, taken, partial, pinsns;
+};
+
+int seg_work_grow(struct seg_work *w, uint32_t id);
+void seg_work_fini(struct seg_work *w);
 
 struct seg_gap {
 	uint32_t kind;          /* enum hwt_dec_gap_kind */
@@ -92,7 +125,17 @@ struct seg {
 	size_t ntl, cap_tl;
 
 	uint64_t insns;         /* instructions in BB items */
+	uint64_t nbbs;          /* blocks run (logged or not) */
 	uint64_t overflows;
+
+	/* Logging mode (set before phase 1). */
+	bool log_all;           /* every block (block records wanted) */
+	bool profile;           /* count blocks */
+	struct seg_work *work;  /* the worker's counts */
+	uint32_t delta;         /* instructions not yet carried by an item */
+	size_t last_logged;     /* index of seg_bb()'s item, or SEG_NOT_LOGGED */
+	struct seg_count *counts; /* committed counts of this segment */
+	size_t ncounts, cap_counts;
 
 	/* Where the next segment starts executing (its PSB+ FUP), when
 	 * tracing is enabled there. */
@@ -108,6 +151,76 @@ void seg_fini(struct seg *s);
 
 /* Appends; return the new item (NULL: ENOMEM, also stored in s->err). */
 struct seg_item *seg_add(struct seg *s, uint8_t kind);
+
+/* Carries pending instructions in a SEG_INSNS item (before events, gaps,
+ * context changes and at the end). */
+int seg_flush_delta(struct seg *s, uint64_t pos);
+/* Moves the worker's counts into the segment (phase 1 succeeded), or drops
+ * them (the engine declined). */
+int seg_commit_counts(struct seg *s);
+void seg_drop_counts(struct seg *s);
+
+/* A block ran: ninsn instructions (flags SEG_F_PARTIAL when it stopped
+ * early). Counts it and logs it when needed; the item's position is set
+ * later (the engines' snapshot rule). Returns 0 or -ENOMEM. */
+#define SEG_UNPOSED UINT64_MAX
+#define SEG_NOT_LOGGED SIZE_MAX
+
+static inline int seg_bb(struct seg *s, struct hwt_dec_bb *bb, uint32_t ninsn, uint8_t flags,
+			 uint64_t next_ip, uint64_t pos)
+{
+	bool full = !(flags & SEG_F_PARTIAL);
+	struct seg_item *it;
+
+	s->insns += ninsn;
+	s->nbbs++;
+	s->delta += ninsn;
+	if (s->profile) {
+		struct seg_work *w = s->work;
+		uint32_t id = bb->id;
+
+		struct seg_cnt *c;
+
+		if (__builtin_expect(id >= w->size, 0) && seg_work_grow(w, id) < 0)
+			return s->err = -ENOMEM;
+		c = &w->c[id];
+		if (full) {
+			c->count++;
+			c->taken += flags & SEG_F_TAKEN;
+		} else {
+			c->partial++;
+			c->pinsns += ninsn;
+		}
+		if (__builtin_expect(!c->touched, 0)) {
+			if (w->ntouched == w->cap_touched && seg_work_grow(w, UINT32_MAX) < 0)
+				return s->err = -ENOMEM;
+			c->touched = 1;
+			w->touched[w->ntouched++] = id;
+		}
+	}
+	s->last_logged = SEG_NOT_LOGGED;
+	if (!s->log_all && !(full && ((bb->flags & HWT_DEC_BBF_LOG_STACK) ||
+				      (s->profile && (bb->flags & HWT_DEC_BBF_LOG_TARGET)))))
+		return 0;
+	if (__builtin_expect(s->nitems == s->cap_items, 0)) {
+		it = seg_add(s, SEG_BB);
+		if (!it)
+			return s->err;
+	} else {
+		it = &s->items[s->nitems++];
+		it->kind = SEG_BB;
+		it->reserved = 0;
+	}
+	it->bb = bb;
+	it->ninsn = ninsn;
+	it->flags = flags;
+	it->next_ip = next_ip;
+	it->pos = pos;
+	it->delta = s->delta;
+	s->delta = 0;
+	s->last_logged = s->nitems - 1;
+	return 0;
+}
 int seg_add_event(struct seg *s, const struct hwt_dec_event *ev, uint8_t flags, uint64_t pos);
 int seg_add_gap(struct seg *s, uint32_t kind, int err, const char *what, uint64_t ip,
 		uint64_t size, uint64_t pos);
@@ -120,7 +233,19 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec);
 /* The TSC at offset pos (after the timing packets ending at or before
  * it); false when no TSC is known yet. *cursor speeds up ascending
  * queries (start at 0). */
-bool seg_time_at(const struct seg *s, uint64_t pos, size_t *cursor, uint64_t *tsc);
+bool seg_time_at_slow(const struct seg *s, uint64_t pos, size_t *cursor, uint64_t *tsc);
+
+static inline bool seg_time_at(const struct seg *s, uint64_t pos, size_t *cursor, uint64_t *tsc)
+{
+	size_t i = *cursor;
+
+	/* The common case: pos in the same interval as last time. */
+	if (i < s->ntl && s->tl[i].off <= pos && (i + 1 == s->ntl || s->tl[i + 1].off > pos)) {
+		*tsc = s->tl[i].tsc;
+		return true;
+	}
+	return seg_time_at_slow(s, pos, cursor, tsc);
+}
 
 /* Finds the next segment's PSB+ FUP (s->has_end_ip, s->end_ip). */
 void seg_find_end_ip(struct seg *s);
