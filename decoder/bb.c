@@ -270,8 +270,12 @@ static int bb_decode(struct hwt_dec_icache *ic, const struct hwt_dec_image *imag
 					bb->flags |= HWT_DEC_BBF_LOG_STACK;
 				break;
 			case HWT_DEC_BR_IND_CALL:
-			case HWT_DEC_BR_RETURN:
 				bb->flags |= HWT_DEC_BBF_LOG_STACK | HWT_DEC_BBF_LOG_TARGET;
+				break;
+			case HWT_DEC_BR_RETURN:
+				/* Where returns go is the call stack's business,
+				 * not a target histogram's. */
+				bb->flags |= HWT_DEC_BBF_LOG_STACK;
 				break;
 			case HWT_DEC_BR_FAR_CALL:
 			case HWT_DEC_BR_FAR_RETURN:

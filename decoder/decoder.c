@@ -217,6 +217,8 @@ int hwt_dec_emit(struct hwt_dec *dec, struct hwt_dec_rec *rec)
 		return 0;
 	if ((rec->flags & HWT_DEC_RF_TIME) && dec->cfg.tconv.valid)
 		rec->time = hwt_dec_tsc_to_perf(&dec->cfg.tconv, rec->tsc);
+	if (dec->nsinks == 1)
+		return dec->sinks[0].rec(dec->sinks[0].ctx, rec);
 	for (size_t i = 0; i < dec->nsinks; i++) {
 		int err;
 
@@ -384,6 +386,8 @@ int hwt_dec_decode(struct hwt_dec *dec, const uint8_t *buf, size_t len)
 		err = hwt_dec_run_ptxed(dec, buf, len);
 	else
 		err = hwt_dec_run_segments(dec, buf, len);
+	if (err == 0)
+		err = hwt_dec_flow_finish(dec->flow);
 	dec->stream_pos += len;
 	return err;
 }

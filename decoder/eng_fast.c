@@ -55,8 +55,33 @@ struct l1_entry {
 	struct hwt_dec_bb *bb;
 };
 
+/* A run: from a conditional branch's block and the next TNT bits (up to
+ * RUN_BITS), the path those bits take through the block cache, up to the
+ * next branch that is not a conditional with a bit in hand. Runs are
+ * static (direct calls push known return addresses; returns end a run), so
+ * they are cached per worker and replayed without a decision per bit. */
+#define RUN_BITS 8
+#define RUN_MAX 16
+#define RUN_CACHE 2048
+
+/* An entry: the block, with bit 0 set when its conditional was taken
+ * (blocks are 8-byte aligned). */
+typedef uintptr_t run_ent;
+
+struct run {
+	const struct hwt_dec_bb *bb;   /* key: the start */
+	uint64_t image_id;             /* key: the image it was built in */
+	uint16_t key;                  /* key: bit count << 8 | bits */
+	uint8_t used;                  /* bits consumed */
+	uint8_t n;
+	struct hwt_dec_bb *end;        /* where to go on (not run yet) */
+	uint64_t end_ip;
+	run_ent ent[RUN_MAX];
+};
+
 struct fast_scratch {
 	struct l1_entry l1[L1_SIZE];
+	struct run runs[RUN_CACHE];
 };
 
 int hwt_dec_fast_scratch_alloc(void **out)
@@ -80,9 +105,7 @@ struct fast {
 
 	/* Query decoder mirror. */
 	uint64_t pos;          /* next packet to decode */
-	struct hwt_pkt next;   /* the packet at pos */
-	int next_n;            /* its size; 0 at the end */
-	uint64_t next_pos;     /* pos the peek is for, or UINT64_MAX */
+	const struct seg_pkt *np; /* the packet at pos (after peek()) */
 	uint64_t last_ip;
 	bool last_ip_valid;    /* some IP was seen since PSB */
 	bool last_ip_suppressed;
@@ -102,11 +125,15 @@ struct fast {
 	int status;
 	bool process_event;
 	struct fev ev;
-	uint64_t retstack[64];
+	/* libipt's return stack holds addresses; ours holds the calls'
+	 * blocks, whose fall-through successor is the return's block. */
+	struct hwt_dec_bb *retstack[64];
+	struct hwt_dec_bb *next_bb; /* complete_with_trace(): f->ip's block, if known */
 	unsigned int rs_top, rs_n;
 
 	/* Context. */
 	struct hwt_dec_context ctx;
+	uint64_t image_id;         /* ctx.image's id, or 0 */
 	size_t tcur;
 
 	/* Log bookkeeping: items wait for the position after the next
@@ -120,51 +147,25 @@ struct fast {
 /* ------------------------------------------------------------------------ */
 /* Packets                                                                   */
 
-static int peek(struct fast *f)
+/* The packet at pos, from the segment's decoded packets (np always points
+ * at the packet that starts at pos). Returns its size, 0 at the end, -1
+ * for a bad packet. */
+static inline int peek(struct fast *f)
 {
-	uint8_t c;
+	uint8_t t = f->np->type;
 
-	if (f->next_pos == f->pos)
-		return f->next_n;
-	f->next_pos = f->pos;
-	if (f->pos >= f->end) {
-		f->next_n = 0;
+	if (__builtin_expect(t == SEG_PKT_END, 0))
 		return 0;
-	}
-	/* The most common packets, a short TNT and TIP, without the general
-	 * decoder. */
-	c = f->buf[f->pos];
-	if ((c & 0x1f) == 0x0d) {
-		static const uint8_t sizes[8] = {0, 2, 4, 6, 6, 0, 8, 0};
-		unsigned int ipc = c >> 5, n = sizes[ipc];
+	if (__builtin_expect(t == HWT_PKT_BAD, 0))
+		return -1;
+	return f->np->size;
+}
 
-		if ((n || ipc == 0) && f->pos + 1 + n <= f->end) {
-			uint64_t v = 0;
-
-			for (unsigned int i = 0; i < n; i++)
-				v |= (uint64_t)f->buf[f->pos + 1 + i] << (8 * i);
-			f->next.type = HWT_PKT_TIP;
-			f->next.size = (uint8_t)(1 + n);
-			f->next.ipc = (uint8_t)ipc;
-			f->next.payload = v;
-			f->next_n = (int)(1 + n);
-			return f->next_n;
-		}
-	}
-	if (!(c & 1) && c > 2) {
-		unsigned int bits = 31 - (unsigned int)__builtin_clz((unsigned int)c >> 1);
-
-		f->next.type = HWT_PKT_TNT_8;
-		f->next.size = 1;
-		f->next.tnt_bits = (uint8_t)bits;
-		f->next.payload = (c >> 1) & ~(1u << bits);
-		f->next_n = 1;
-		return 1;
-	}
-	f->next_n = hwt_pkt_decode(f->buf + f->pos, (size_t)(f->end - f->pos), f->skz84, &f->next);
-	if (f->next_n < 0)
-		f->next_n = -1;
-	return f->next_n;
+/* Consumes the packet at pos. */
+static inline void advance(struct fast *f)
+{
+	f->np++;
+	f->pos = f->s->start + f->np->off;
 }
 
 static bool is_event_packet(uint8_t t)
@@ -207,7 +208,7 @@ static bool unsupported(uint8_t t)
 /* pt_qry_will_event() for the peeked packet. */
 static bool will_event(struct fast *f)
 {
-	uint8_t t = f->next.type;
+	uint8_t t = f->np->type;
 
 	if (is_event_packet(t))
 		return true;
@@ -220,12 +221,33 @@ static bool will_event(struct fast *f)
 
 static int update_ip(struct fast *f)
 {
-	if (f->next.ipc == HWT_IPC_SUPPRESSED) {
+	uint64_t ip = f->last_ip, v = f->np->payload;
+
+	switch (f->np->ipc) {
+	case HWT_IPC_SUPPRESSED:
 		f->last_ip_suppressed = true;
 		return 0;
-	}
-	if (hwt_pkt_ip(&f->next, &f->last_ip) < 0)
+	case HWT_IPC_UPDATE_16:
+		ip = (ip & ~0xffffull) | (v & 0xffffull);
+		break;
+	case HWT_IPC_UPDATE_32:
+		ip = (ip & ~0xffffffffull) | (v & 0xffffffffull);
+		break;
+	case HWT_IPC_SEXT_48:
+		ip = v & 0xffffffffffffull;
+		if (ip & (1ull << 47))
+			ip |= 0xffff000000000000ull;
+		break;
+	case HWT_IPC_UPDATE_48:
+		ip = (ip & ~0xffffffffffffull) | (v & 0xffffffffffffull);
+		break;
+	case HWT_IPC_FULL:
+		ip = v;
+		break;
+	default:
 		return DECLINE;
+	}
+	f->last_ip = ip;
 	f->last_ip_valid = true;
 	f->last_ip_suppressed = false;
 	return 0;
@@ -282,21 +304,21 @@ static int decode_fup(struct fast *f)
 	err = tip_enqueue(f, &ev);
 	if (err < 0)
 		return err;
-	f->pos += (uint64_t)f->next_n;
+	advance(f);
 	return 0;
 }
 
 /* Decodes a status packet during read-ahead. */
 static int decode_status(struct fast *f)
 {
-	switch (f->next.type) {
+	switch (f->np->type) {
 	case HWT_PKT_PAD:
 	case HWT_PKT_TSC:
 	case HWT_PKT_TMA:
 	case HWT_PKT_MTC:
 	case HWT_PKT_CYC:
 	case HWT_PKT_PSBEND:
-		f->pos += (uint64_t)f->next_n;
+		advance(f);
 		return 0;
 	case HWT_PKT_FUP:
 		return decode_fup(f);
@@ -314,10 +336,10 @@ static int read_ahead(struct fast *f)
 
 		if (n == 0)
 			return Q_EOS;
-		if (n < 0 || unsupported(f->next.type))
+		if (n < 0 || unsupported(f->np->type))
 			return DECLINE;
-		if (f->next.type == HWT_PKT_TIP || f->next.type == HWT_PKT_TNT_8 ||
-		    f->next.type == HWT_PKT_TNT_64)
+		if (f->np->type == HWT_PKT_TIP || f->np->type == HWT_PKT_TNT_8 ||
+		    f->np->type == HWT_PKT_TNT_64)
 			return 0;
 		if (will_event(f))
 			return 0;
@@ -336,7 +358,7 @@ static int status_flags(struct fast *f)
 	if (f->ntnt == 0) {
 		int n = peek(f);
 
-		if (n < 0 || (n > 0 && unsupported(f->next.type)))
+		if (n < 0 || (n > 0 && unsupported(f->np->type)))
 			return DECLINE;
 		if (n > 0 && will_event(f))
 			flags |= ST_EVENT;
@@ -361,15 +383,15 @@ static int q_cond(struct fast *f, bool *taken)
 
 		if (n == 0)
 			return Q_EOS;
-		if (n < 0 || unsupported(f->next.type))
+		if (n < 0 || unsupported(f->np->type))
 			return DECLINE;
-		if (will_event(f) || f->next.type == HWT_PKT_TIP)
+		if (will_event(f) || f->np->type == HWT_PKT_TIP)
 			return Q_BADQUERY;
-		if (f->next.type != HWT_PKT_TNT_8 && f->next.type != HWT_PKT_TNT_64)
+		if (f->np->type != HWT_PKT_TNT_8 && f->np->type != HWT_PKT_TNT_64)
 			return DECLINE;
-		f->tnt = f->next.payload;
-		f->ntnt = f->next.tnt_bits;
-		f->pos += (uint64_t)n;
+		f->tnt = f->np->payload;
+		f->ntnt = f->np->aux;
+		advance(f);
 		if (f->ntnt == 0)
 			return DECLINE;
 		err = ra_tolerant(f);
@@ -391,28 +413,28 @@ static int q_indirect(struct fast *f, uint64_t *ip)
 
 		if (n == 0)
 			return Q_EOS;
-		if (n < 0 || unsupported(f->next.type))
+		if (n < 0 || unsupported(f->np->type))
 			return DECLINE;
 		if (will_event(f))
 			return Q_BADQUERY;
-		if (f->next.type == HWT_PKT_TNT_8 || f->next.type == HWT_PKT_TNT_64) {
+		if (f->np->type == HWT_PKT_TNT_8 || f->np->type == HWT_PKT_TNT_64) {
 			if (f->ntnt)
 				return Q_BADQUERY;
-			f->tnt = f->next.payload;
-			f->ntnt = f->next.tnt_bits;
-			f->pos += (uint64_t)n;
+			f->tnt = f->np->payload;
+			f->ntnt = f->np->aux;
+			advance(f);
 			err = read_ahead(f);
 			if (err < 0)
 				return err == Q_EOS ? Q_EOS : err;
 			continue;
 		}
-		if (f->next.type == HWT_PKT_TIP) {
+		if (f->np->type == HWT_PKT_TIP) {
 			err = update_ip(f);
 			if (err < 0)
 				return err;
 			if (!query_ip(f, ip))
 				flags |= ST_IPSUP;
-			f->pos += (uint64_t)n;
+			advance(f);
 			break;
 		}
 		err = decode_status(f);
@@ -434,11 +456,11 @@ static int q_indirect(struct fast *f, uint64_t *ip)
 static int decode_event(struct fast *f, struct fev *out, bool *got)
 {
 	struct fev ev;
-	int n = f->next_n, err;
+	int err;
 
 	*got = false;
 	memset(&ev, 0, sizeof(ev));
-	switch (f->next.type) {
+	switch (f->np->type) {
 	case HWT_PKT_TIP_PGE:
 		err = update_ip(f);
 		if (err < 0)
@@ -464,7 +486,7 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 		if (f->ntipq)
 			return 0;
 		f->consume_packet = false;
-		f->pos += (uint64_t)n;
+		advance(f);
 		return 0;
 	case HWT_PKT_TIP_PGD:
 		err = update_ip(f);
@@ -491,7 +513,7 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 		if (f->ntipq)
 			return 0;
 		f->q_enabled = false;
-		f->pos += (uint64_t)n;
+		advance(f);
 		return 0;
 	case HWT_PKT_TIP:
 		/* Only with TIP-bound events pending (else not an event). */
@@ -514,22 +536,22 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 		if (f->ntipq || !f->consume_packet)
 			return 0;
 		f->consume_packet = false;
-		f->pos += (uint64_t)n;
+		advance(f);
 		return 0;
 	case HWT_PKT_MODE_EXEC:
 		ev.type = HWT_DEC_EV_EXEC_MODE;
-		ev.mode = exec_mode(f->next.mode);
+		ev.mode = exec_mode(f->np->aux);
 		err = tip_enqueue(f, &ev);
 		if (err < 0)
 			return err;
-		f->pos += (uint64_t)n;
+		advance(f);
 		return 0;
 	case HWT_PKT_CBR:
 		ev.type = HWT_DEC_EV_CBR;
-		ev.payload = f->next.payload;
+		ev.payload = f->np->payload;
 		*out = ev;
 		*got = true;
-		f->pos += (uint64_t)n;
+		advance(f);
 		return 0;
 	case HWT_PKT_PSBEND:
 		if (f->npsbq > f->psbq_head) {
@@ -540,7 +562,7 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 			*got = true;
 			return 0;
 		}
-		f->pos += (uint64_t)n;
+		advance(f);
 		return 0;
 	default:
 		return decode_status(f);
@@ -560,10 +582,10 @@ static int q_event(struct fast *f, struct fev *out)
 
 		if (n == 0)
 			return DECLINE; /* -pte_eos: an error for libipt */
-		if (n < 0 || unsupported(f->next.type))
+		if (n < 0 || unsupported(f->np->type))
 			return DECLINE;
-		if ((f->next.type == HWT_PKT_TIP || f->next.type == HWT_PKT_TNT_8 ||
-		     f->next.type == HWT_PKT_TNT_64) && !will_event(f))
+		if ((f->np->type == HWT_PKT_TIP || f->np->type == HWT_PKT_TNT_8 ||
+		     f->np->type == HWT_PKT_TNT_64) && !will_event(f))
 			return DECLINE;
 		err = decode_event(f, out, &got);
 		if (err < 0)
@@ -608,25 +630,24 @@ static int fetch_event(struct fast *f)
 	return 1;
 }
 
-static void rs_push(struct fast *f, uint64_t ip)
+static void rs_push(struct fast *f, struct hwt_dec_bb *call)
 {
-	f->retstack[f->rs_top] = ip;
+	f->retstack[f->rs_top] = call;
 	f->rs_top = (f->rs_top + 1) % 64;
 	if (f->rs_n < 64)
 		f->rs_n++;
 }
 
-static bool rs_pop(struct fast *f, uint64_t *ip)
+static struct hwt_dec_bb *rs_pop(struct fast *f)
 {
 	if (!f->rs_n)
-		return false;
+		return NULL;
 	f->rs_top = (f->rs_top + 63) % 64;
 	f->rs_n--;
-	*ip = f->retstack[f->rs_top];
-	return true;
+	return f->retstack[f->rs_top];
 }
 
-static struct hwt_dec_bb *bb_at(struct fast *f, uint64_t ip, int *err)
+static struct hwt_dec_bb *bb_at_slow(struct fast *f, uint64_t ip, int *err)
 {
 	const struct hwt_dec_image *img = f->ctx.image;
 	struct l1_entry *e;
@@ -637,8 +658,6 @@ static struct hwt_dec_bb *bb_at(struct fast *f, uint64_t ip, int *err)
 		return NULL;
 	}
 	e = &f->sc->l1[(ip ^ (ip >> 12)) & (L1_SIZE - 1)];
-	if (e->bb && e->ip == ip && e->image_id == img->id && e->mode == f->mode)
-		return e->bb;
 	if (hwt_dec_bb_get(f->dec->icache, img, ip, (enum hwt_dec_mode)f->mode, &bb) < 0) {
 		*err = DECLINE;
 		return NULL;
@@ -648,6 +667,18 @@ static struct hwt_dec_bb *bb_at(struct fast *f, uint64_t ip, int *err)
 	e->mode = f->mode;
 	e->bb = bb;
 	return bb;
+}
+
+/* The block at ip: a small direct-mapped cache in front of the shared
+ * table. */
+static inline struct hwt_dec_bb *bb_at(struct fast *f, uint64_t ip, int *err)
+{
+	const struct l1_entry *e = &f->sc->l1[(ip ^ (ip >> 12)) & (L1_SIZE - 1)];
+
+	if (__builtin_expect(e->ip == ip && e->bb && e->image_id == f->image_id &&
+			     e->mode == f->mode, 1))
+		return e->bb;
+	return bb_at_slow(f, ip, err);
 }
 
 static inline __attribute__((always_inline)) struct hwt_dec_bb *succ(struct fast *f, struct hwt_dec_bb *bb, int dir, int *err)
@@ -746,7 +777,7 @@ static int proceed_to_ip(struct fast *f, uint64_t to, struct hwt_dec_bb **last)
 			uint64_t next = bb->branch == HWT_DEC_BR_NONE ? bb->fallthrough : bb->target;
 
 			if (bb->branch == HWT_DEC_BR_CALL && !(bb->flags & HWT_DEC_BBF_PIC_CALL))
-				rs_push(f, bb->fallthrough);
+				rs_push(f, bb);
 			f->open = NULL;
 			err = add_item(f, bb, bb->ninsn, 0, next);
 			if (err < 0)
@@ -770,6 +801,7 @@ static int complete_with_trace(struct fast *f, struct hwt_dec_bb *bb)
 	bool taken;
 	int st, err;
 
+	f->next_bb = NULL;
 	switch (bb->branch) {
 	case HWT_DEC_BR_COND:
 		st = q_cond(f, &taken);
@@ -782,14 +814,18 @@ static int complete_with_trace(struct fast *f, struct hwt_dec_bb *bb)
 		if (st == Q_BADQUERY) {
 			st = q_indirect(f, &next);
 		} else if (st >= 0) {
-			if (!taken || !rs_pop(f, &next))
+			struct hwt_dec_bb *call = taken ? rs_pop(f) : NULL;
+
+			if (!call)
 				return DECLINE;
+			next = call->fallthrough;
+			f->next_bb = succ(f, call, 0, &err);
 		}
 		if (st < 0)
 			return st;
 		break;
 	case HWT_DEC_BR_IND_CALL:
-		rs_push(f, bb->fallthrough);
+		rs_push(f, bb);
 		/* fall through */
 	default:
 		st = q_indirect(f, &next);
@@ -806,6 +842,81 @@ static int complete_with_trace(struct fast *f, struct hwt_dec_bb *bb)
 		return err;
 	f->ip = next;
 	return 0;
+}
+
+/* Builds the run from bb with k bits. Returns false when something on
+ * the way needs the slow path (no run then). */
+static bool run_build(struct fast *f, struct hwt_dec_bb *bb, unsigned int k, unsigned int bits,
+		      struct run *r)
+{
+	unsigned int used = 0;
+	int err = 0;
+
+	r->bb = bb;
+	r->image_id = f->ctx.image->id;
+	r->key = (uint16_t)(k << 8 | bits);
+	r->n = 0;
+	for (;;) {
+		struct hwt_dec_bb *nb;
+		uint64_t next;
+
+		if ((bb->flags & (HWT_DEC_BBF_ERROR | HWT_DEC_BBF_TRUNCATED)) || r->n == RUN_MAX)
+			break;
+		if (bb->branch == HWT_DEC_BR_COND) {
+			bool taken;
+
+			if (used == k)
+				break;
+			taken = (bits >> (k - 1 - used)) & 1;
+			used++;
+			next = taken ? bb->target : bb->fallthrough;
+			r->ent[r->n++] = (run_ent)bb | (taken ? 1u : 0u);
+			nb = succ(f, bb, taken, &err);
+			if (!nb)
+				return false;
+			bb = nb;
+			if (used == k) {
+				/* The status is due where the bits end. */
+				r->end = bb;
+				r->end_ip = next;
+				r->used = (uint8_t)used;
+				return true;
+			}
+			continue;
+		}
+		if (bb->branch != HWT_DEC_BR_JUMP && bb->branch != HWT_DEC_BR_CALL &&
+		    bb->branch != HWT_DEC_BR_NONE)
+			break;
+		r->ent[r->n++] = (run_ent)bb;
+		nb = succ(f, bb, bb->branch != HWT_DEC_BR_NONE, &err);
+		if (!nb)
+			return false;
+		bb = nb;
+	}
+	if (!used)
+		return false;
+	r->end = bb;
+	r->end_ip = bb->ip;
+	r->used = (uint8_t)used;
+	return true;
+}
+
+/* Finds or builds the run for bb and the cached TNT bits. */
+static const struct run *run_get(struct fast *f, struct hwt_dec_bb *bb)
+{
+	unsigned int k = f->ntnt < RUN_BITS ? f->ntnt : RUN_BITS;
+	unsigned int bits = (unsigned int)(f->tnt >> (f->ntnt - k)) & ((1u << k) - 1);
+	uint16_t key = (uint16_t)(k << 8 | bits);
+	uintptr_t h = ((uintptr_t)bb >> 4) * 0x9e3779b1u ^ key * 0x85ebca6bu;
+	struct run *r = &f->sc->runs[(h ^ (h >> 15)) & (RUN_CACHE - 1)];
+
+	if (r->bb == bb && r->key == key && r->image_id == f->ctx.image->id)
+		return r;
+	if (!run_build(f, bb, k, bits, r)) {
+		r->bb = NULL;
+		return NULL;
+	}
+	return r;
 }
 
 /* pt_blk_proceed_no_event(), repeated while nothing happens between
@@ -838,6 +949,52 @@ static int proceed_no_event(struct fast *f)
 			return DECLINE;
 		switch (bb->branch) {
 		case HWT_DEC_BR_COND:
+			if (f->ntnt && !f->s->log_all) {
+				const struct run *r = run_get(f, bb);
+
+				if (r) {
+					for (unsigned int i = 0; i < r->n; i++) {
+						struct hwt_dec_bb *eb =
+							(struct hwt_dec_bb *)(r->ent[i] & ~(run_ent)7);
+						bool tk = r->ent[i] & 1;
+						uint64_t nip;
+						uint8_t fl = 0;
+
+						switch (eb->branch) {
+						case HWT_DEC_BR_COND:
+							nip = tk ? eb->target : eb->fallthrough;
+							fl = nip == eb->target ? SEG_F_TAKEN : 0;
+							break;
+						case HWT_DEC_BR_NONE:
+							nip = eb->fallthrough;
+							break;
+						case HWT_DEC_BR_CALL:
+							if (!(eb->flags & HWT_DEC_BBF_PIC_CALL))
+								rs_push(f, eb);
+							/* fall through */
+						default:
+							nip = eb->target;
+							break;
+						}
+						err = add_item(f, eb, eb->ninsn, fl, nip);
+						if (err < 0)
+							return err;
+					}
+					f->ntnt -= r->used;
+					f->ip = r->end_ip;
+					bb = r->end;
+					st = f->ntnt ? 0 : status_flags(f);
+					if (st < 0)
+						return st;
+					f->status = st;
+					if (st) {
+						f->decided = true;
+						return 0;
+					}
+					snapshot(f);
+					continue;
+				}
+			}
 			if (f->ntnt) {
 				/* A cached TNT bit: status flags are only
 				 * computed once the cache runs dry. */
@@ -876,7 +1033,7 @@ static int proceed_no_event(struct fast *f)
 		case HWT_DEC_BR_CALL:
 			next = bb->branch == HWT_DEC_BR_NONE ? bb->fallthrough : bb->target;
 			if (bb->branch == HWT_DEC_BR_CALL && !(bb->flags & HWT_DEC_BBF_PIC_CALL))
-				rs_push(f, bb->fallthrough);
+				rs_push(f, bb);
 			err = add_item(f, bb, bb->ninsn, 0, next);
 			if (err < 0)
 				return err;
@@ -897,7 +1054,7 @@ static int proceed_no_event(struct fast *f)
 				return 0;
 			}
 			snapshot(f);
-			bb = bb_at(f, f->ip, &err);
+			bb = f->next_bb ? f->next_bb : bb_at(f, f->ip, &err);
 			if (!bb)
 				return err;
 			continue;
@@ -964,7 +1121,7 @@ static int proceed_event(struct fast *f)
 				return DECLINE;
 			if (last->branch == HWT_DEC_BR_IND_CALL || last->branch == HWT_DEC_BR_FAR_CALL) {
 				if (last->branch == HWT_DEC_BR_IND_CALL)
-					rs_push(f, last->fallthrough);
+					rs_push(f, last);
 				f->ip = last->fallthrough;
 			} else {
 				f->ip = 0;
@@ -1051,6 +1208,7 @@ static int context(struct fast *f, uint64_t pos, bool first)
 	if (!first && ctx.image == f->ctx.image && ctx.pid == f->ctx.pid && ctx.tid == f->ctx.tid)
 		return 0;
 	f->ctx = ctx;
+	f->image_id = ctx.image ? ctx.image->id : 0;
 	return seg_add_ctx(f->s, &ctx, pos);
 }
 
@@ -1188,14 +1346,14 @@ static int start(struct fast *f)
 
 	f->pos = f->s->start;
 	n = peek(f);
-	if (n <= 0 || f->next.type != HWT_PKT_PSB)
+	if (n <= 0 || f->np->type != HWT_PKT_PSB)
 		return DECLINE;
-	f->pos += (uint64_t)n;
+	advance(f);
 	for (;;) {
 		n = peek(f);
 		if (n <= 0)
 			return DECLINE;
-		switch (f->next.type) {
+		switch (f->np->type) {
 		case HWT_PKT_PSBEND:
 			goto header_done;
 		case HWT_PKT_FUP:
@@ -1205,7 +1363,7 @@ static int start(struct fast *f)
 			err = update_ip(f);
 			if (err < 0)
 				return err;
-			if (f->next.ipc != HWT_IPC_SUPPRESSED)
+			if (f->np->ipc != HWT_IPC_SUPPRESSED)
 				f->q_enabled = true;
 			have_fup = true;
 			break;
@@ -1217,7 +1375,7 @@ static int start(struct fast *f)
 			memset(&ev, 0, sizeof(ev));
 			ev.type = HWT_DEC_EV_EXEC_MODE;
 			ev.status = 1;
-			ev.mode = exec_mode(f->next.mode);
+			ev.mode = exec_mode(f->np->aux);
 			f->psbq[f->npsbq++] = ev;
 			break;
 		}
@@ -1229,7 +1387,7 @@ static int start(struct fast *f)
 			memset(&ev, 0, sizeof(ev));
 			ev.type = HWT_DEC_EV_CBR;
 			ev.status = 1;
-			ev.payload = f->next.payload;
+			ev.payload = f->np->payload;
 			f->psbq[f->npsbq++] = ev;
 			break;
 		}
@@ -1242,7 +1400,7 @@ static int start(struct fast *f)
 		default:
 			return DECLINE;
 		}
-		f->pos += (uint64_t)n;
+		advance(f);
 	}
 header_done:
 	(void)have_fup;
@@ -1283,7 +1441,11 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 	f->buf = s->buf;
 	f->end = s->end;
 	f->skz84 = dec->ptcfg.errata.skz84;
-	f->next_pos = UINT64_MAX;
+	if (!s->want_pkts || !s->npkts) {
+		err = DECLINE;
+		goto out;
+	}
+	f->np = s->pkts;
 	f->mode = HWT_DEC_MODE_UNKNOWN;
 	if (dec->ptcfg.errata.skd007 || dec->ptcfg.errata.skz84) {
 		err = DECLINE;

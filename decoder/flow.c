@@ -61,6 +61,9 @@ struct hwt_dec_flow {
 	size_t ncount;
 	struct target_count *targets; /* open addressing on (from, target) */
 	size_t cap_targets, ntargets;
+	/* Per block id: the last target and its count, folded into the
+	 * table when the target changes (most indirect branches have one). */
+	struct target_count *tcache;
 };
 
 int hwt_dec_flow_alloc(struct hwt_dec *dec, struct hwt_dec_flow **out)
@@ -94,6 +97,7 @@ void hwt_dec_flow_free(struct hwt_dec_flow *f)
 	free(f->partial);
 	free(f->partial_insns);
 	free(f->targets);
+	free(f->tcache);
 	free(f);
 }
 
@@ -139,6 +143,7 @@ static int profile_grow(struct hwt_dec_flow *f, uint32_t id)
 {
 	size_t n = f->ncount ? f->ncount : 1024;
 	uint64_t **arrs[] = {&f->count, &f->taken, &f->partial, &f->partial_insns};
+	struct target_count *tc;
 
 	if (id < f->ncount)
 		return 0;
@@ -152,6 +157,11 @@ static int profile_grow(struct hwt_dec_flow *f, uint32_t id)
 		memset(p + f->ncount, 0, (n - f->ncount) * sizeof(*p));
 		*arrs[i] = p;
 	}
+	tc = realloc(f->tcache, n * sizeof(*tc));
+	if (!tc)
+		return -ENOMEM;
+	memset(tc + f->ncount, 0, (n - f->ncount) * sizeof(*tc));
+	f->tcache = tc;
 	f->ncount = n;
 	return 0;
 }
@@ -163,7 +173,7 @@ static uint64_t target_hash(uint64_t from, uint64_t target)
 	return h ^ (h >> 31);
 }
 
-static int target_add(struct hwt_dec_flow *f, uint64_t from, uint64_t target)
+static int target_add(struct hwt_dec_flow *f, uint64_t from, uint64_t target, uint64_t count)
 {
 	size_t mask, i;
 
@@ -192,15 +202,56 @@ static int target_add(struct hwt_dec_flow *f, uint64_t from, uint64_t target)
 		struct target_count *t = &f->targets[i];
 
 		if (!t->count) {
-			*t = (struct target_count){from, target, 1};
+			*t = (struct target_count){from, target, count};
 			f->ntargets++;
 			return 0;
 		}
 		if (t->from == from && t->target == target) {
-			t->count++;
+			t->count += count;
 			return 0;
 		}
 	}
+}
+
+/* An indirect branch of block bb went to target. */
+static int target_seen(struct hwt_dec_flow *f, const struct hwt_dec_bb *bb, uint64_t target)
+{
+	struct target_count *c;
+	int err;
+
+	if (bb->id >= f->ncount) {
+		err = profile_grow(f, bb->id);
+		if (err < 0)
+			return err;
+	}
+	c = &f->tcache[bb->id];
+	if (c->count && c->target == target) {
+		c->count++;
+		return 0;
+	}
+	if (c->count) {
+		err = target_add(f, c->from, c->target, c->count);
+		if (err < 0)
+			return err;
+	}
+	*c = (struct target_count){bb->end_ip, target, 1};
+	return 0;
+}
+
+int hwt_dec_flow_finish(struct hwt_dec_flow *f)
+{
+	for (size_t i = 0; i < f->ncount; i++) {
+		struct target_count *c = &f->tcache[i];
+
+		if (c->count) {
+			int err = target_add(f, c->from, c->target, c->count);
+
+			if (err < 0)
+				return err;
+			c->count = 0;
+		}
+	}
+	return 0;
 }
 
 int hwt_dec_profile_next(const struct hwt_dec *dec, size_t *iter, struct hwt_dec_bb_count *out)
@@ -280,6 +331,22 @@ struct replay {
 	bool want_block, want_call, want_ret;
 };
 
+static void rec_head(struct replay *r, struct hwt_dec_rec *rec, uint32_t type, uint64_t pos,
+		     bool has_time, uint64_t tsc)
+{
+	struct thread *t = r->f->cur;
+
+	rec->type = type;
+	rec->flags = has_time ? HWT_DEC_RF_TIME : 0;
+	rec->pid = t ? t->pid : -1;
+	rec->tid = t ? t->tid : -1;
+	rec->depth = t ? (uint32_t)t->depth : 0;
+	rec->insns = t ? t->insns : 0;
+	rec->offset = r->f->dec->stream_pos + pos;
+	rec->time = 0;
+	rec->tsc = has_time ? tsc : 0;
+}
+
 static void rec_base(struct replay *r, struct hwt_dec_rec *rec, uint32_t type, uint64_t pos)
 {
 	struct thread *t = r->f->cur;
@@ -354,7 +421,7 @@ static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr,
 	f->calls++;
 	if (!r->want_call)
 		return 0;
-	rec_base(r, &rec, HWT_DEC_REC_CALL, pos);
+	rec_head(r, &rec, HWT_DEC_REC_CALL, pos, has_time, tsc);
 	if (kind == FRAME_ASYNC)
 		rec.flags |= HWT_DEC_RF_ASYNC;
 	rec.u.call.from = from;
@@ -608,8 +675,9 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 			const struct hwt_dec_bb *bb = it->bb;
 
 			f->cur->insns += it->delta;
-			if (profile && full && it->next_ip && (bb->flags & HWT_DEC_BBF_LOG_TARGET)) {
-				err = target_add(f, bb->end_ip, it->next_ip);
+			if (profile && full && it->next_ip && (bb->flags & HWT_DEC_BBF_LOG_TARGET) &&
+			    bb->branch != HWT_DEC_BR_RETURN) {
+				err = target_seen(f, bb, it->next_ip);
 				if (err < 0)
 					break;
 			}

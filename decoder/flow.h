@@ -15,6 +15,8 @@ void hwt_dec_flow_gap(struct hwt_dec_flow *flow);
 void hwt_dec_flow_stats(const struct hwt_dec_flow *flow, struct hwt_dec_stats *stats);
 
 struct seg;
+/* Folds caches into the profile (after each decode call). */
+int hwt_dec_flow_finish(struct hwt_dec_flow *flow);
 /* Replays a decoded segment into stacks, the profile and records. */
 int hwt_dec_flow_replay(struct hwt_dec_flow *flow, struct seg *s);
 

@@ -46,16 +46,16 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 	s->log_all = dec->want & HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
 	s->profile = dec->cfg.flags & HWT_DEC_F_PROFILE;
 	s->work = &w->work;
+	s->want_pkts = dec->cfg.engine == HWT_DEC_ENGINE_FAST && w->fast;
 	seg_find_end_ip(s);
 	seg_timeline(s, dec);
-	if (dec->cfg.engine == HWT_DEC_ENGINE_FAST && w->fast) {
+	if (s->want_pkts) {
 		err = hwt_dec_seg_fast(dec, s, w->fast);
 		if (err != -HWT_ENOTSUP)
 			goto done;
-		/* Declined: libipt decodes it. */
+		/* Declined: libipt decodes it (the timeline stays). */
 		seg_drop_counts(s);
 		seg_reset(s);
-		seg_timeline(s, dec);
 		s->fallback = true;
 	}
 	err = hwt_dec_seg_ipt(dec, s);

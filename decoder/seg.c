@@ -32,7 +32,7 @@ void seg_reset(struct seg *s)
 {
 	for (size_t i = 0; i < s->nctxs; i++)
 		hwt_dec_image_put(s->ctxs[i].image);
-	s->nitems = s->nevents = s->ngaps = s->nctxs = s->ntl = 0;
+	s->nitems = s->nevents = s->ngaps = s->nctxs = 0;
 	s->ncounts = 0;
 	s->delta = 0;
 	s->last_logged = SEG_NOT_LOGGED;
@@ -49,6 +49,7 @@ void seg_fini(struct seg *s)
 	free(s->gaps);
 	free(s->ctxs);
 	free(s->tl);
+	free(s->pkts);
 	free(s->counts);
 	memset(s, 0, sizeof(*s));
 }
@@ -486,10 +487,73 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 	memset(&t, 0, sizeof(t));
 	tcal_init(&t.cal);
 	s->ntl = 0;
-	while (off < s->end) {
+	s->npkts = 0;
+	if (s->want_pkts && s->end - s->start > UINT32_MAX)
+		s->want_pkts = false; /* offsets would not fit: no fast engine */
+	for (;;) {
 		struct hwt_pkt p;
-		int n = hwt_pkt_decode(s->buf + off, (size_t)(s->end - off), skz84, &p);
+		int n;
 
+		/* The common packets first: short TNT and the IP packets (no
+		 * timing in either). */
+		if (off < s->end && s->want_pkts && s->npkts < s->cap_pkts) {
+			static const uint8_t ipsz[8] = {0, 2, 4, 6, 6, 0, 8, 0};
+			uint8_t c = s->buf[off], lo = c & 0x1f;
+			struct seg_pkt *q = &s->pkts[s->npkts];
+
+			if (!(c & 1) && c > 2) {
+				unsigned int bits = 31 - (unsigned int)__builtin_clz((unsigned int)c >> 1);
+
+				q->off = (uint32_t)(off - s->start);
+				q->payload = (c >> 1) & ~(1u << bits);
+				q->type = HWT_PKT_TNT_8;
+				q->size = 1;
+				q->ipc = 0;
+				q->aux = (uint8_t)bits;
+				s->npkts++;
+				off++;
+				continue;
+			}
+			if ((lo == 0x0d || lo == 0x11 || lo == 0x01 || lo == 0x1d) &&
+			    (ipsz[c >> 5] || !(c >> 5)) && off + 1 + ipsz[c >> 5] <= s->end) {
+				unsigned int nb = ipsz[c >> 5];
+				uint64_t v = 0;
+
+				for (unsigned int i = 0; i < nb; i++)
+					v |= (uint64_t)s->buf[off + 1 + i] << (8 * i);
+				q->off = (uint32_t)(off - s->start);
+				q->payload = v;
+				q->type = lo == 0x0d ? HWT_PKT_TIP : lo == 0x11 ? HWT_PKT_TIP_PGE :
+					  lo == 0x01 ? HWT_PKT_TIP_PGD : HWT_PKT_FUP;
+				q->size = (uint8_t)(1 + nb);
+				q->ipc = c >> 5;
+				q->aux = 0;
+				s->npkts++;
+				off += 1 + nb;
+				continue;
+			}
+		}
+		memset(&p, 0, sizeof(p));
+		n = off < s->end ? hwt_pkt_decode(s->buf + off, (size_t)(s->end - off), skz84, &p)
+				 : 0;
+
+		if (s->want_pkts) {
+			struct seg_pkt *q;
+
+			if (!grow((void **)&s->pkts, &s->cap_pkts, s->npkts, sizeof(*s->pkts))) {
+				s->err = -ENOMEM;
+				s->want_pkts = false;
+			} else {
+				q = &s->pkts[s->npkts++];
+				q->off = (uint32_t)(off - s->start);
+				q->payload = p.payload;
+				q->type = n > 0 ? p.type : off >= s->end ? SEG_PKT_END : HWT_PKT_BAD;
+				q->size = n > 0 ? (uint8_t)n : 0;
+				q->ipc = p.ipc;
+				q->aux = p.type == HWT_PKT_TNT_8 || p.type == HWT_PKT_TNT_64 ? p.tnt_bits
+											     : p.mode;
+			}
+		}
 		if (n <= 0)
 			break;
 		switch (p.type) {
@@ -526,7 +590,9 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 			break;
 		}
 		off += (uint64_t)n;
-		if (t.have_tsc)
+		if (t.have_tsc && (p.type == HWT_PKT_TSC || p.type == HWT_PKT_TMA ||
+				   p.type == HWT_PKT_MTC || p.type == HWT_PKT_CYC ||
+				   p.type == HWT_PKT_CBR || p.type == HWT_PKT_OVF))
 			tl_push(s, off, t.tsc);
 	}
 }

@@ -96,6 +96,20 @@ struct seg_ctx {
 	struct hwt_dec_image *image; /* a reference */
 };
 
+/* A packet of the segment, decoded once (by seg_timeline) for the fast
+ * engine. */
+struct seg_pkt {
+	uint64_t payload;       /* as struct hwt_pkt */
+	uint32_t off;           /* from the segment's start */
+	uint8_t type;           /* enum hwt_pkt_type; 0 (BAD) ends the list
+				 * at a bad packet, SEG_PKT_END at the end */
+	uint8_t size;
+	uint8_t ipc;
+	uint8_t aux;            /* TNT: bits; MODE: bits */
+};
+
+#define SEG_PKT_END 0xff
+
 struct tl_point {
 	uint64_t off;           /* after this stream offset ... */
 	uint64_t tsc;           /* ... the time is this */
@@ -123,6 +137,12 @@ struct seg {
 	 * first TSC. */
 	struct tl_point *tl;
 	size_t ntl, cap_tl;
+
+	/* The packets, when want_pkts (for the fast engine); the last entry
+	 * is SEG_PKT_END or BAD. */
+	bool want_pkts;
+	struct seg_pkt *pkts;
+	size_t npkts, cap_pkts;
 
 	uint64_t insns;         /* instructions in BB items */
 	uint64_t nbbs;          /* blocks run (logged or not) */
@@ -166,7 +186,7 @@ void seg_drop_counts(struct seg *s);
 #define SEG_UNPOSED UINT64_MAX
 #define SEG_NOT_LOGGED SIZE_MAX
 
-static inline int seg_bb(struct seg *s, struct hwt_dec_bb *bb, uint32_t ninsn, uint8_t flags,
+static inline __attribute__((always_inline)) int seg_bb(struct seg *s, struct hwt_dec_bb *bb, uint32_t ninsn, uint8_t flags,
 			 uint64_t next_ip, uint64_t pos)
 {
 	bool full = !(flags & SEG_F_PARTIAL);

@@ -47,6 +47,7 @@ struct out {
 
 struct frame {
 	uint32_t func, block;
+	uint32_t loop_block, loop_left; /* the caller's loop state */
 };
 
 struct sim {
@@ -66,6 +67,7 @@ struct sim {
 	uint64_t ctc_last_mtc;
 	bool traced;          /* false while an overflow drops trace */
 	uint64_t lost_blocks;
+	uint32_t loop_block, loop_left; /* the current function's loop */
 };
 
 static uint64_t rnd(struct sim *s)
@@ -300,6 +302,8 @@ static int layout(struct sim *s)
 
 			bl->nfill = rnd_below(s, 7);
 			bl->prob = (uint8_t)(10 + rnd_below(s, 81));
+			if (cfg->biased)
+				bl->prob = rnd_below(s, 2) ? 98 : 2;
 			if (b + 1 == nb) {
 				bl->term = T_RET;
 			} else if (pick < 30) {
@@ -309,6 +313,8 @@ static int layout(struct sim *s)
 				bl->term = T_LOOP;
 				bl->target = rnd_below(s, b + 1);
 				bl->prob = (uint8_t)(50 + rnd_below(s, 40));
+				if (cfg->biased)
+					bl->prob = (uint8_t)(2 + rnd_below(s, 31)); /* trip count */
 			} else if (pick < 60 && !last) {
 				bl->term = T_CALL;
 				bl->target = i + 1 + rnd_below(s, nf - i - 1);
@@ -452,6 +458,8 @@ static int layout(struct sim *s)
 
 static int push(struct sim *s, uint32_t func, uint32_t block)
 {
+	uint32_t lb = s->loop_block, ll = s->loop_left;
+
 	if (s->depth == s->cap) {
 		size_t ncap = s->cap ? s->cap * 2 : 64;
 		struct frame *p = realloc(s->stack, ncap * sizeof(*p));
@@ -461,7 +469,9 @@ static int push(struct sim *s, uint32_t func, uint32_t block)
 		s->stack = p;
 		s->cap = ncap;
 	}
-	s->stack[s->depth++] = (struct frame){func, block};
+	s->stack[s->depth++] = (struct frame){func, block, lb, ll};
+	s->loop_block = UINT32_MAX;
+	s->loop_left = 0;
 	if (s->depth > s->res->truth.max_depth)
 		s->res->truth.max_depth = s->depth;
 	return 0;
@@ -550,7 +560,21 @@ static int run(struct sim *s)
 			break;
 		case T_COND:
 		case T_LOOP: {
-			bool taken = rnd_below(s, 100) < bl->prob;
+			bool taken;
+
+			if (bl->term == T_LOOP && cfg->biased) {
+				/* A counted loop: the back edge is taken
+				 * trip - 1 times, then falls through. */
+				if (s->loop_block != b) {
+					s->loop_block = b;
+					s->loop_left = bl->prob;
+				}
+				taken = --s->loop_left > 0;
+				if (!taken)
+					s->loop_block = UINT32_MAX;
+			} else {
+				taken = rnd_below(s, 100) < bl->prob;
+			}
 
 			if (s->traced) {
 				tnt(s, taken);
@@ -622,6 +646,8 @@ static int run(struct sim *s)
 			} else if (s->comp_depth) {
 				s->comp_depth--;
 			}
+			s->loop_block = fr.loop_block;
+			s->loop_left = fr.loop_left;
 			if (fr.func == UINT32_MAX) {
 				/* Back in the driver: the jmp, then the call. */
 				executed++;
@@ -638,6 +664,10 @@ static int run(struct sim *s)
 		}
 		}
 	}
+	/* Tracing stops where the next block would start: a TIP.PGD with
+	 * that address lets a decoder stop exactly there. */
+	if (s->traced)
+		put_ip(s, ppt_tip_pgd, in_driver ? cfg->base : s->funcs[f].blocks[b].addr, false);
 	flush_tnt(s);
 	return s->out.err;
 }

@@ -31,6 +31,10 @@ struct ptsynth_config {
 	unsigned int interrupt_ppm; /* interrupts per million blocks */
 	unsigned int overflow_ppm;  /* overflows per million blocks */
 	bool no_retcomp;            /* never compress returns */
+	bool biased;                /* typical code: conditional branches go
+				     * one way 98% of the time, loops run a
+				     * fixed trip count (else: coin flips
+				     * with random odds, the hard case) */
 };
 
 /* Counts of what the program did; "traced" ones exclude what ran while an
