@@ -33,7 +33,7 @@ enum {
 	OPT_STAT_INSN, OPT_STAT_BLOCKS, OPT_NO_INST, OPT_QUIET, OPT_OFFSET, OPT_TIME,
 	OPT_RAW_INSN, OPT_CHECK, OPT_EVENT_TIME, OPT_EVENT_IP, OPT_EVENT_TICK, OPT_BLOCK_DEC,
 	OPT_INSN_DEC, OPT_SHOW_BLOCKS, OPT_END_ON_CALL, OPT_END_ON_JUMP, OPT_ISCACHE_LIMIT,
-	OPT_ATT, OPT_HELP, OPT_FILTER, /* OPT_FILTER + 3*n + {0 cfg, 1 a, 2 b} */
+	OPT_ATT, OPT_HELP, OPT_TIME_CONV, OPT_FILTER, /* OPT_FILTER + 3*n + {0 cfg, 1 a, 2 b} */
 	OPT_PEVENT = OPT_FILTER + 12, /* the --pevent:* and --sb:* family */
 };
 
@@ -65,6 +65,9 @@ static void usage(FILE *out)
 "trace configuration:\n"
 "  --cpu none|F/M[/S]           CPU the trace was recorded on (errata)\n"
 "  --mtc-freq N --nom-freq N --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
+"  --time-conv SHIFT,MULT,ZERO  TSC to perf clock (perf's time_shift,\n"
+"                               time_mult, time_zero; default: the primary\n"
+"                               --pevent stream's)\n"
 "  --filter:addrN_cfg N --filter:addrN_a ADDR --filter:addrN_b ADDR\n"
 "output:\n"
 "  --format=hwtrace|ptxed       hwtrace's views (default) or ptxed's output\n"
@@ -558,8 +561,11 @@ static int ptxed_rec(void *ctx, const struct hwt_dec_rec *rec)
 {
 	struct printer *p = ctx;
 
-	if (p->sb)
-		script_sb_before(p->sb, rec);
+	if (rec->type == HWT_DEC_REC_NOTE) {
+		if (p->sb)
+			script_sb_note(p->sb, rec, p->out);
+		return ferror(p->out) ? -EIO : 0;
+	}
 	if (p->o->quiet)
 		goto after;
 	switch (rec->type) {
@@ -577,8 +583,6 @@ static int ptxed_rec(void *ctx, const struct hwt_dec_rec *rec)
 		break;
 	}
 after:
-	if (p->sb)
-		script_sb_after(p->sb, rec);
 	return ferror(p->out) ? -EIO : 0;
 }
 
@@ -617,6 +621,11 @@ static int records_rec(void *ctx, const struct hwt_dec_rec *rec)
 		break;
 	case HWT_DEC_REC_SWITCH:
 		fprintf(out, " switch %d/%d\n", rec->u.sw.prev_pid, rec->u.sw.prev_tid);
+		break;
+	case HWT_DEC_REC_NOTE:
+		fputs(" note\n", out);
+		if (p->sb)
+			script_sb_note(p->sb, rec, out);
 		break;
 	default:
 		fputc('\n', out);
@@ -711,9 +720,11 @@ static int view_rec(void *ctx, const struct hwt_dec_rec *rec)
 	struct printer *p = ctx;
 	const struct script_opts *o = p->o;
 
-	if (p->sb)
-		script_sb_before(p->sb, rec);
 	switch (rec->type) {
+	case HWT_DEC_REC_NOTE:
+		if (p->sb)
+			script_sb_note(p->sb, rec, p->out);
+		break;
 	case HWT_DEC_REC_BLOCK:
 		if (o->view_insn && rec->u.block.ninsn) {
 			uint64_t *ips = NULL;
@@ -834,8 +845,6 @@ static int view_rec(void *ctx, const struct hwt_dec_rec *rec)
 		}
 		break;
 	}
-	if (p->sb)
-		script_sb_after(p->sb, rec);
 	return ferror(p->out) ? -EIO : 0;
 }
 
@@ -899,6 +908,7 @@ static struct option *build_options(void)
 		{"raw", required_argument, NULL, OPT_RAW},
 		{"elf", required_argument, NULL, OPT_ELF},
 		{"cpu", required_argument, NULL, OPT_CPU},
+		{"time-conv", required_argument, NULL, OPT_TIME_CONV},
 		{"mtc-freq", required_argument, NULL, OPT_MTC_FREQ},
 		{"nom-freq", required_argument, NULL, OPT_NOM_FREQ},
 		{"cpuid-0x15.eax", required_argument, NULL, OPT_CPUID_EAX},
@@ -1029,6 +1039,24 @@ int hwt_script_pt(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case OPT_TIME_CONV: {
+			unsigned int shift;
+			uint32_t mult;
+			uint64_t zero;
+			int n = -1;
+
+			if (sscanf(optarg, "%u,%" SCNu32 ",%" SCNu64 "%n", &shift, &mult, &zero, &n) != 3 ||
+			    n < 0 || optarg[n] || shift > 63 || !mult) {
+				ret = hwt_cli_usage_error("script", "--time-conv must be SHIFT,MULT,ZERO "
+							  "(decimal), not '%s'", optarg);
+				goto out;
+			}
+			o.cfg.tconv.valid = true;
+			o.cfg.tconv.time_shift = (uint16_t)shift;
+			o.cfg.tconv.time_mult = mult;
+			o.cfg.tconv.time_zero = zero;
+			break;
+		}
 		case OPT_MTC_FREQ:
 			if (parse_u64("--mtc-freq", optarg, UINT8_MAX, &v) < 0)
 				goto usage;
@@ -1233,7 +1261,7 @@ int hwt_script_pt(int argc, char **argv)
 		if (o.flow || o.view_events)
 			sink.want |= HWT_DEC_WANT(HWT_DEC_REC_SWITCH);
 		if (pr.sb)
-			sink.want = HWT_DEC_WANT_ALL;
+			sink.want |= HWT_DEC_WANT(HWT_DEC_REC_NOTE);
 	}
 	err = hwt_dec_add_sink(dec, &sink);
 	if (err == 0)

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "decoder/decoder.h"
 
@@ -44,10 +45,11 @@ int script_sb_setup(struct script_sb *sb, struct hwt_dec_image *img,
 		    struct hwt_dec_config *cfg);
 /* True when sideband files were given. */
 bool script_sb_active(const struct script_sb *sb);
-/* Called around each printed record (ptxed prints sideband records as it
- * applies them), and at the end. */
-void script_sb_before(struct script_sb *sb, const struct hwt_dec_rec *rec);
-void script_sb_after(struct script_sb *sb, const struct hwt_dec_rec *rec);
+/* Prints the sideband output of a HWT_DEC_REC_NOTE record (what the
+ * sideband printed where the decoder asked for the context); other
+ * records are ignored. */
+void script_sb_note(struct script_sb *sb, const struct hwt_dec_rec *rec, FILE *out);
+/* Called at the end. */
 void script_sb_finish(struct script_sb *sb);
 
 #endif

@@ -195,8 +195,8 @@ struct hwt_dec {
  * negative sink return. */
 int hwt_dec_emit(struct hwt_dec *dec, struct hwt_dec_rec *rec);
 
-/* The context at tsc (hook or default). */
-int hwt_dec_context_at(struct hwt_dec *dec, uint64_t tsc, bool has_tsc,
+/* The context for a query (hook or default). */
+int hwt_dec_context_at(struct hwt_dec *dec, const struct hwt_dec_context_query *q,
 		       struct hwt_dec_context *out);
 
 /* Converts libipt's event to ours. */

@@ -174,16 +174,24 @@ int hwt_dec_set_context(struct hwt_dec *dec, int32_t pid, int32_t tid,
 	return 0;
 }
 
-int hwt_dec_context_at(struct hwt_dec *dec, uint64_t tsc, bool has_tsc,
+int hwt_dec_context_at(struct hwt_dec *dec, const struct hwt_dec_context_query *q,
 		       struct hwt_dec_context *out)
 {
-	if (dec->cfg.context) {
-		int err = dec->cfg.context(dec->cfg.context_ctx, tsc, has_tsc, out);
+	uint64_t note = 0;
 
-		if (err == 0 && out->image)
+	if (dec->cfg.context) {
+		int err;
+
+		memset(out, 0, sizeof(*out));
+		err = dec->cfg.context(dec->cfg.context_ctx, q, out);
+		if (err < 0)
+			return err;
+		if (out->image)
 			return 0;
+		note = out->note;
 	}
 	*out = dec->ctx;
+	out->note = note;
 	return 0;
 }
 

@@ -207,6 +207,8 @@ enum hwt_dec_rec_type {
 	HWT_DEC_REC_EVENT,     /* a trace event, see enum hwt_dec_event_type */
 	HWT_DEC_REC_GAP,       /* trace lost or undecodable; decoding resumed */
 	HWT_DEC_REC_SWITCH,    /* the trace now belongs to another thread */
+	HWT_DEC_REC_NOTE,      /* a sideband note (hwt_dec_context.note) at
+				* its place in the record order */
 };
 
 #define HWT_DEC_WANT(type) (1u << (type))
@@ -335,6 +337,9 @@ struct hwt_dec_rec {
 		struct {
 			int32_t prev_pid, prev_tid;
 		} sw;
+		struct {
+			uint64_t cookie; /* the hook's hwt_dec_context.note */
+		} note;
 	} u;
 };
 
@@ -373,12 +378,29 @@ struct hwt_dec_context {
 	struct hwt_dec_image *image; /* borrowed; must stay valid until the
 				      * decoder is freed or the context
 				      * changes */
+	uint64_t note;               /* hook output: nonzero asks for a
+				      * HWT_DEC_REC_NOTE record with this
+				      * cookie where the query was made in
+				      * the record order (to interleave
+				      * sideband output with the flow) */
 };
 
-/* Sideband hook: fills *out with the context current at TSC value tsc
- * (has_tsc false: time unknown, give the latest). Called from decoding
- * threads, possibly concurrently. Returns 0 or a negative error. */
-typedef int (*hwt_dec_context_fn)(void *ctx, uint64_t tsc, bool has_tsc,
+/* What the decoder knows when it asks the sideband hook for the context:
+ * the time, and the event just decoded (NULL at the start of a segment). */
+struct hwt_dec_context_query {
+	uint64_t tsc;
+	bool has_tsc;                      /* false: time unknown */
+	const struct hwt_dec_event *event; /* NULL: none */
+	bool ip_suppressed;                /* the event's ip is unknown */
+	bool status_update;                /* the event restates state (PSB+) */
+};
+
+/* Sideband hook: fills *out with the context current at the query's time
+ * (out->image NULL: none known yet, the decoder keeps the default context
+ * of hwt_dec_set_context). Called at the start of every segment and after
+ * every event, in decode order; with cfg.threads > 1 possibly from several
+ * threads at once. Returns 0 or a negative error. */
+typedef int (*hwt_dec_context_fn)(void *ctx, const struct hwt_dec_context_query *q,
 				  struct hwt_dec_context *out);
 
 struct hwt_dec_addr_filter {

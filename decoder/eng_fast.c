@@ -1196,16 +1196,17 @@ static int blk_next(struct fast *f)
 static int context(struct fast *f, uint64_t pos, bool first)
 {
 	struct hwt_dec_context ctx;
-	uint64_t tsc = 0;
-	bool has = seg_time_at(f->s, pos, &f->tcur, &tsc);
+	struct hwt_dec_context_query q = {0, false, NULL, false, false};
 	int err;
 
 	if (!first && !f->dec->cfg.context)
 		return 0;
-	err = hwt_dec_context_at(f->dec, tsc, has, &ctx);
+	q.has_tsc = seg_time_at(f->s, pos, &f->tcur, &q.tsc);
+	err = hwt_dec_context_at(f->dec, &q, &ctx);
 	if (err < 0)
 		return err;
-	if (!first && ctx.image == f->ctx.image && ctx.pid == f->ctx.pid && ctx.tid == f->ctx.tid)
+	if (!first && !ctx.note && ctx.image == f->ctx.image && ctx.pid == f->ctx.pid &&
+	    ctx.tid == f->ctx.tid)
 		return 0;
 	f->ctx = ctx;
 	f->image_id = ctx.image ? ctx.image->id : 0;
@@ -1430,7 +1431,7 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 	int status, err;
 
 	/* Outside the subset from the start. */
-	if (dec->cfg.filter.addr_cfg || dec->cfg.context)
+	if (dec->cfg.filter.addr_cfg || dec->cfg.context || (dec->cfg.flags & HWT_DEC_F_TICK))
 		return DECLINE;
 	f = calloc(1, sizeof(*f));
 	if (!f)

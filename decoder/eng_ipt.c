@@ -198,20 +198,33 @@ static int conv_resolve(struct conv *c, uint64_t next_ip)
 	return 0;
 }
 
-/* A context change (sideband) at pos. */
-static int conv_context(struct conv *c, uint64_t pos, bool first)
+/* A context change (sideband) at pos, after event e (NULL at the start). */
+static int conv_context(struct conv *c, uint64_t pos, bool first, const struct hwt_dec_event *e,
+			uint8_t flags, const struct pt_event *ev)
 {
 	struct hwt_dec_context ctx;
-	uint64_t tsc = 0;
-	bool has = seg_time_at(c->s, pos, &c->tcur, &tsc);
+	struct hwt_dec_context_query q;
 	int err;
 
 	if (!first && !c->dec->cfg.context)
 		return 0;
-	err = hwt_dec_context_at(c->dec, tsc, has, &ctx);
+	q.tsc = 0;
+	if (ev) {
+		/* libipt's time of the event, as libipt-sb goes by (relative
+		 * time without wall-clock time). */
+		q.tsc = ev->tsc;
+		q.has_tsc = ev->has_tsc;
+	} else {
+		q.has_tsc = seg_time_at(c->s, pos, &c->tcur, &q.tsc);
+	}
+	q.event = e;
+	q.ip_suppressed = flags & SEG_F_IP_SUPPRESSED;
+	q.status_update = flags & SEG_F_STATUS;
+	err = hwt_dec_context_at(c->dec, &q, &ctx);
 	if (err < 0)
 		return err;
-	if (!first && ctx.image == c->ctx.image && ctx.pid == c->ctx.pid && ctx.tid == c->ctx.tid)
+	if (!first && !ctx.note && ctx.image == c->ctx.image && ctx.pid == c->ctx.pid &&
+	    ctx.tid == c->ctx.tid)
 		return 0;
 	c->ctx = ctx;
 	if (ctx.image) {
@@ -312,8 +325,19 @@ static int conv_event(struct conv *c, const struct pt_event *ev, uint64_t pos)
 	uint8_t flags = 0;
 	int err;
 
-	if (ev->type == ptev_tick)
-		return 0; /* canonical engines keep time by the timeline */
+	if (ev->type == ptev_tick) {
+		/* Ticks are on only for sideband (the context may change
+		 * with time) or when asked for; time itself is kept by the
+		 * timeline. */
+		hwt_dec_event_from_pt(&e, ev);
+		if (c->dec->cfg.flags & HWT_DEC_F_TICK) {
+			conv_snapshot(c, pos);
+			err = seg_add_event(c->s, &e, flags, pos);
+			if (err < 0)
+				return err;
+		}
+		return conv_context(c, pos, false, &e, flags, ev);
+	}
 	if (ev->status_update)
 		flags |= SEG_F_STATUS;
 	if (ev->ip_suppressed)
@@ -356,7 +380,7 @@ static int conv_event(struct conv *c, const struct pt_event *ev, uint64_t pos)
 	err = seg_add_event(c->s, &e, flags, pos);
 	if (err < 0)
 		return err;
-	return conv_context(c, pos, false);
+	return conv_context(c, pos, false, &e, flags, ev);
 }
 
 /* Out of trace with tracing on: the run from the block's start goes on to
@@ -406,10 +430,12 @@ int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
 	cfg.end = (uint8_t *)s->buf + s->end;
 	/* ptxed-only flags do not apply to the canonical log. */
 	memset(&cfg.flags, 0, sizeof(cfg.flags));
+	if ((dec->cfg.flags & HWT_DEC_F_TICK) || dec->cfg.context)
+		cfg.flags.variant.block.enable_tick_events = 1;
 	c.blk = pt_blk_alloc_decoder(&cfg);
 	if (!c.blk)
 		return -ENOMEM;
-	err = conv_context(&c, s->start, true);
+	err = conv_context(&c, s->start, true, NULL, 0, NULL);
 	if (err < 0)
 		goto out;
 	memset(&block, 0, sizeof(block));

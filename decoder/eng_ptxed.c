@@ -77,15 +77,35 @@ static int diagnose(struct ptxed_run *r, bool sync, int status, const struct pt_
 	return hwt_dec_emit(r->dec, &rec);
 }
 
+/* A sideband note where the hook was asked. */
+static int emit_note(struct ptxed_run *r, uint64_t note)
+{
+	struct hwt_dec_rec rec;
+
+	if (!note)
+		return 0;
+	rec_init(r, &rec, HWT_DEC_REC_NOTE);
+	rec.u.note.cookie = note;
+	return hwt_dec_emit(r->dec, &rec);
+}
+
 /* Applies the context current at an event's time (sideband). */
-static int apply_context(struct ptxed_run *r, const struct pt_event *ev)
+static int apply_context(struct ptxed_run *r, const struct pt_event *ev,
+			 const struct hwt_dec_event *e)
 {
 	struct hwt_dec_context ctx;
+	struct hwt_dec_context_query q;
 	int err;
 
 	if (!r->dec->cfg.context)
 		return 0;
-	err = hwt_dec_context_at(r->dec, ev->tsc, ev->has_tsc, &ctx);
+	/* libipt-sb goes by the event's tsc even without wall-clock time. */
+	q.tsc = ev->tsc;
+	q.has_tsc = ev->has_tsc;
+	q.event = e;
+	q.ip_suppressed = ev->ip_suppressed;
+	q.status_update = ev->status_update;
+	err = hwt_dec_context_at(r->dec, &q, &ctx);
 	if (err < 0)
 		return err;
 	if (ctx.image != r->ctx.image && ctx.image) {
@@ -94,7 +114,7 @@ static int apply_context(struct ptxed_run *r, const struct pt_event *ev)
 			return hwt_dec_err_from_pt(err);
 	}
 	r->ctx = ctx;
-	return 0;
+	return emit_note(r, ctx.note);
 }
 
 /* ptxed's drain_events_block(). Returns the libipt status or a negative
@@ -126,7 +146,7 @@ static int drain(struct ptxed_run *r, int status, int *serr)
 		*serr = hwt_dec_emit(r->dec, &rec);
 		if (*serr < 0)
 			return -pte_internal;
-		*serr = apply_context(r, &ev);
+		*serr = apply_context(r, &ev, &rec.u.event);
 		if (*serr < 0)
 			return -pte_internal;
 	}
@@ -190,7 +210,13 @@ int hwt_dec_run_ptxed(struct hwt_dec *dec, const uint8_t *buf, size_t len)
 	r.blk = pt_blk_alloc_decoder(&cfg);
 	if (!r.blk)
 		return -ENOMEM;
-	err = hwt_dec_context_at(dec, 0, false, &r.ctx);
+	{
+		struct hwt_dec_context_query q = {0, false, NULL, false, false};
+
+		err = hwt_dec_context_at(dec, &q, &r.ctx);
+		if (err == 0)
+			err = emit_note(&r, r.ctx.note);
+	}
 	if (err < 0)
 		goto out;
 	if (r.ctx.image) {

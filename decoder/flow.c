@@ -525,9 +525,20 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 	if (prev && prev != t) {
 		struct hwt_dec_rec rec;
 
+		int err;
+
 		rec_base(r, &rec, HWT_DEC_REC_SWITCH, pos);
 		rec.u.sw.prev_pid = prev->pid;
 		rec.u.sw.prev_tid = prev->tid;
+		err = hwt_dec_emit(f->dec, &rec);
+		if (err < 0)
+			return err;
+	}
+	if (c->note) {
+		struct hwt_dec_rec rec;
+
+		rec_base(r, &rec, HWT_DEC_REC_NOTE, pos);
+		rec.u.note.cookie = c->note;
 		return hwt_dec_emit(f->dec, &rec);
 	}
 	return 0;
@@ -699,7 +710,7 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 				f->cur->insns += it->delta;
 			break;
 		case SEG_BB: {
-			struct seg_ctx none = {-1, -1, NULL};
+			struct seg_ctx none = {-1, -1, NULL, 0};
 
 			err = do_ctx(&r, &none, it->pos);
 			i--; /* again, now with a thread */

@@ -300,6 +300,9 @@ static int image_add_section(struct hwt_dec_image *img, const char *path, const 
 	err = pt_image_add_cached(img->ipt, img->icache->ipt, sec->isid, NULL);
 	if (err < 0)
 		return hwt_dec_err_from_pt(err);
+	/* A changed image gets a new id: successor edges cached for the old
+	 * one must not be used. */
+	img->id = atomic_fetch_add(&img->icache->next_image_id, 1);
 	return image_map(img, sec, vaddr, end);
 }
 
@@ -362,6 +365,7 @@ int hwt_dec_image_copy(struct hwt_dec_image *img, const struct hwt_dec_image *sr
 	err = pt_image_copy(img->ipt, src->ipt);
 	if (err < 0)
 		return hwt_dec_err_from_pt(err);
+	img->id = atomic_fetch_add(&img->icache->next_image_id, 1);
 	for (size_t i = 0; i < src->npieces; i++) {
 		err = image_map(img, src->pieces[i].sec, src->pieces[i].lo, src->pieces[i].hi);
 		if (err < 0)

@@ -220,7 +220,8 @@ int seg_add_ctx(struct seg *s, const struct hwt_dec_context *ctx, uint64_t pos)
 	it = seg_add(s, SEG_CTX);
 	if (!it)
 		return s->err;
-	s->ctxs[s->nctxs] = (struct seg_ctx){ctx->pid, ctx->tid, hwt_dec_image_get(ctx->image)};
+	s->ctxs[s->nctxs] = (struct seg_ctx){ctx->pid, ctx->tid, hwt_dec_image_get(ctx->image),
+					     ctx->note};
 	it->ninsn = (uint32_t)s->nctxs++;
 	it->pos = pos;
 	return 0;

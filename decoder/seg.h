@@ -94,6 +94,7 @@ struct seg_gap {
 struct seg_ctx {
 	int32_t pid, tid;
 	struct hwt_dec_image *image; /* a reference */
+	uint64_t note;               /* hwt_dec_context.note */
 };
 
 /* A packet of the segment, decoded once (by seg_timeline) for the fast
