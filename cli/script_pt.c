@@ -549,6 +549,8 @@ static void ptxed_gap(struct printer *p, const struct hwt_dec_rec *rec)
 		fprintf(p->out, "[%" PRIx64 ", 0: error: trace data lost]\n", rec->offset);
 		return;
 	}
+	if (rec->u.gap.kind == HWT_DEC_GAP_OVERFLOW)
+		return; /* ptxed shows the [overflow] event */
 	if (rec->flags & HWT_DEC_RF_IP_SUPPRESSED)
 		fprintf(p->out, "[?, %" PRIx64 ": %s: %s]\n", rec->u.gap.ip,
 			rec->u.gap.sync ? "sync error" : "error", rec->u.gap.what);
@@ -811,12 +813,7 @@ static int view_rec(void *ctx, const struct hwt_dec_rec *rec)
 		}
 		break;
 	case HWT_DEC_REC_EVENT:
-		if (o->view_error && !(rec->flags & HWT_DEC_RF_STATUS) &&
-		    rec->u.event.type == HWT_DEC_EV_OVERFLOW) {
-			print_time(p, rec);
-			print_tid(p, rec);
-			fprintf(p->out, "overflow at offset 0x%" PRIx64 ": trace lost\n", rec->offset);
-		} else if (o->view_events && !(rec->flags & HWT_DEC_RF_STATUS)) {
+		if (o->view_events && !(rec->flags & HWT_DEC_RF_STATUS)) {
 			print_time(p, rec);
 			print_tid(p, rec);
 			fprintf(p->out, "event  %s", event_name(rec->u.event.type));
@@ -831,6 +828,9 @@ static int view_rec(void *ctx, const struct hwt_dec_rec *rec)
 			print_tid(p, rec);
 			if (rec->u.gap.kind == HWT_DEC_GAP_CONFIG)
 				fprintf(p->out, "error  configuration: %s\n", rec->u.gap.what);
+			else if (rec->u.gap.kind == HWT_DEC_GAP_OVERFLOW)
+				fprintf(p->out, "gap    offset 0x%" PRIx64 " overflow, resumed at %016"
+					PRIx64 ": trace lost\n", rec->offset, rec->u.gap.ip);
 			else
 				fprintf(p->out, "gap    offset 0x%" PRIx64 " size %" PRIu64 " ip %016" PRIx64
 					": %s\n", rec->offset, rec->u.gap.size, rec->u.gap.ip,
@@ -1287,11 +1287,11 @@ int hwt_script_pt(int argc, char **argv)
 			printf("insns: %" PRIu64 "  blocks: %" PRIu64 "  segments: %" PRIu64
 			       " (libipt: %" PRIu64 ")  gaps: %" PRIu64 " (%" PRIu64 " bytes)  "
 			       "overflows: %" PRIu64 "  calls: %" PRIu64 "  returns: %" PRIu64
-			       " (unknown frame: %" PRIu64 ")\n",
+			       " (unknown frame: %" PRIu64 ", unwound: %" PRIu64 ")\n",
 			       pr.stats.insns, pr.stats.blocks, pr.stats.segments,
 			       pr.stats.segments_fallback, pr.stats.gaps, pr.stats.gap_bytes,
 			       pr.stats.overflows, pr.stats.calls, pr.stats.returns,
-			       pr.stats.unknown_returns);
+			       pr.stats.unknown_returns, pr.stats.unwound);
 		}
 	}
 	fflush(stdout);

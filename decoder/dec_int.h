@@ -189,6 +189,11 @@ struct hwt_dec {
 	struct hwt_dec_stats stats;
 	struct hwt_dec_flow *flow;
 	uint64_t stream_pos;          /* bytes of the stream given so far */
+	uint64_t base_pos;            /* stream offset of the buffer being
+				       * decoded */
+	uint8_t *carry;               /* undecoded end of the stream given
+				       * so far (hwt_dec_feed) */
+	size_t carry_len, carry_cap;
 };
 
 /* Delivers a record to every sink that wants it. Returns 0 or the first

@@ -75,13 +75,16 @@ uint64_t hwt_dec_tsc_to_perf(const struct hwt_dec_tconv *c, uint64_t tsc)
 uint64_t hwt_dec_perf_to_tsc(const struct hwt_dec_tconv *c, uint64_t time)
 {
 	uint64_t t, quot, rem;
+	unsigned __int128 frac;
 
 	if (!c || !c->valid || !c->time_mult || c->time_shift >= 64)
 		return time;
 	t = time - c->time_zero;
 	quot = t / c->time_mult;
 	rem = t % c->time_mult;
-	return (quot << c->time_shift) + (rem << c->time_shift) / c->time_mult;
+	/* Rounded up: the first TSC value at or after time. */
+	frac = ((unsigned __int128)rem << c->time_shift) + c->time_mult - 1;
+	return (quot << c->time_shift) + (uint64_t)(frac / c->time_mult);
 }
 
 int hwt_dec_alloc(struct hwt_dec **out, const struct hwt_dec_config *cfg,
@@ -158,6 +161,7 @@ void hwt_dec_free(struct hwt_dec *dec)
 	hwt_dec_flow_free(dec->flow);
 	hwt_dec_image_put(dec->ctx.image);
 	free(dec->sinks);
+	free(dec->carry);
 	free(dec);
 }
 
@@ -383,6 +387,99 @@ void hwt_dec_event_from_pt(struct hwt_dec_event *out, const struct pt_event *ev)
 	}
 }
 
+/* Appends bytes to the carry. */
+static int carry_add(struct hwt_dec *dec, const uint8_t *buf, size_t len)
+{
+	if (dec->carry_len + len > dec->carry_cap) {
+		size_t cap = dec->carry_cap ? dec->carry_cap : 65536;
+		uint8_t *p;
+
+		while (cap < dec->carry_len + len)
+			cap *= 2;
+		p = realloc(dec->carry, cap);
+		if (!p)
+			return -ENOMEM;
+		dec->carry = p;
+		dec->carry_cap = cap;
+	}
+	if (len)
+		memcpy(dec->carry + dec->carry_len, buf, len);
+	dec->carry_len += len;
+	return 0;
+}
+
+/* Decodes the carry (and buf after it) as far as final says. */
+static int run(struct hwt_dec *dec, const uint8_t *buf, size_t len, bool final)
+{
+	const uint8_t *work = buf;
+	size_t wlen = len, keep = 0;
+	int err;
+
+	if (dec->cfg.engine == HWT_DEC_ENGINE_PTXED) {
+		/* ptxed decodes one continuous buffer. */
+		if (!final || dec->carry_len) {
+			err = carry_add(dec, buf, len);
+			if (err < 0 || !final)
+				return err;
+			work = dec->carry;
+			wlen = dec->carry_len;
+		}
+		err = hwt_dec_run_ptxed(dec, work, wlen);
+		dec->base_pos += wlen;
+		dec->carry_len = 0;
+		return err;
+	}
+	if (dec->carry_len) {
+		err = carry_add(dec, buf, len);
+		if (err < 0)
+			return err;
+		work = dec->carry;
+		wlen = dec->carry_len;
+	}
+	err = hwt_dec_run_segments(dec, work, wlen, final, &keep);
+	if (err < 0)
+		return err;
+	if (final)
+		keep = wlen;
+	/* Keep what was not decoded. */
+	if (work == dec->carry) {
+		memmove(dec->carry, dec->carry + keep, wlen - keep);
+		dec->carry_len = wlen - keep;
+	} else {
+		err = carry_add(dec, work + keep, wlen - keep);
+		if (err < 0)
+			return err;
+	}
+	dec->base_pos += keep;
+	return 0;
+}
+
+int hwt_dec_feed(struct hwt_dec *dec, const uint8_t *buf, size_t len)
+{
+	int err;
+
+	if (!dec || (!buf && len))
+		return -HWT_EINVAL;
+	dec->stats.bytes += len;
+	dec->stream_pos += len;
+	err = run(dec, buf, len, false);
+	if (err == 0)
+		err = hwt_dec_flow_finish(dec->flow);
+	return err;
+}
+
+int hwt_dec_finish(struct hwt_dec *dec)
+{
+	int err;
+
+	if (!dec)
+		return -HWT_EINVAL;
+	err = run(dec, NULL, 0, true);
+	if (err == 0)
+		err = hwt_dec_flow_finish(dec->flow);
+	return err;
+}
+
 int hwt_dec_decode(struct hwt_dec *dec, const uint8_t *buf, size_t len)
 {
 	int err;
@@ -390,13 +487,10 @@ int hwt_dec_decode(struct hwt_dec *dec, const uint8_t *buf, size_t len)
 	if (!dec || (!buf && len))
 		return -HWT_EINVAL;
 	dec->stats.bytes += len;
-	if (dec->cfg.engine == HWT_DEC_ENGINE_PTXED)
-		err = hwt_dec_run_ptxed(dec, buf, len);
-	else
-		err = hwt_dec_run_segments(dec, buf, len);
+	dec->stream_pos += len;
+	err = run(dec, buf, len, true);
 	if (err == 0)
 		err = hwt_dec_flow_finish(dec->flow);
-	dec->stream_pos += len;
 	return err;
 }
 
@@ -404,8 +498,14 @@ int hwt_dec_lost(struct hwt_dec *dec, uint64_t size)
 {
 	struct hwt_dec_rec rec;
 
+	int err;
+
 	if (!dec)
 		return -HWT_EINVAL;
+	/* What was given before the loss ends there. */
+	err = hwt_dec_finish(dec);
+	if (err < 0)
+		return err;
 	memset(&rec, 0, sizeof(rec));
 	rec.type = HWT_DEC_REC_GAP;
 	rec.pid = rec.tid = -1;

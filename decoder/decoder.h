@@ -80,7 +80,8 @@ struct hwt_dec_tconv {
 /* perf clock nanoseconds of a TSC value (the kernel's formula). With an
  * invalid conversion, returns tsc unchanged. */
 HWT_API uint64_t hwt_dec_tsc_to_perf(const struct hwt_dec_tconv *conv, uint64_t tsc);
-/* The TSC value of a perf clock time (inverse of the above, rounded down). */
+/* The first TSC value whose perf clock time is at or after time (the
+ * inverse of the above, rounded up). */
 HWT_API uint64_t hwt_dec_perf_to_tsc(const struct hwt_dec_tconv *conv, uint64_t time);
 
 /* ------------------------------------------------------------------------ */
@@ -229,6 +230,11 @@ enum hwt_dec_rec_type {
 					    * the trace (or a gap) */
 #define HWT_DEC_RF_ASYNC      (1u << 8) /* call/return: an interrupt entry,
 					 * or the far return leaving it */
+#define HWT_DEC_RF_UNWOUND    (1u << 9) /* return: the frame was left
+					 * without its own return (a return
+					 * to an older frame: longjmp,
+					 * exceptions, or returns lost in an
+					 * overflow); closed here */
 
 enum hwt_dec_event_type {
 	HWT_DEC_EV_ENABLED = 1,   /* tracing (re)started at ip */
@@ -451,16 +457,26 @@ HWT_API int hwt_dec_set_context(struct hwt_dec *dec, int32_t pid, int32_t tid,
 /* Adds a sink (copied). Returns 0, -HWT_EINVAL or -ENOMEM. */
 HWT_API int hwt_dec_add_sink(struct hwt_dec *dec, const struct hwt_dec_sink *sink);
 
-/* Decodes len bytes of PT data (borrowed for the call). Call again for the
- * next piece of the same stream; per-thread call stacks carry over. Pieces
- * that are not contiguous should be separated by hwt_dec_lost().
- * Corrupt trace is not an error: it gives GAP records and decoding goes on
- * at the next PSB.
+/* Decodes len bytes of PT data (borrowed for the call) that end the stream
+ * given so far: hwt_dec_feed() then hwt_dec_finish(). Call again for more
+ * of the same stream; per-thread call stacks carry over. Corrupt trace is
+ * not an error: it gives GAP records and decoding goes on at the next PSB.
  * Returns 0, a sink's negative return, -ENOMEM, or -HWT_EINTERNAL. */
 HWT_API int hwt_dec_decode(struct hwt_dec *dec, const uint8_t *buf, size_t len);
 
-/* Reports that size bytes (0: unknown) of the stream were lost before the
- * next hwt_dec_decode(): emits a GAP record. Returns 0 or a sink's error. */
+/* Streaming: appends len bytes (copied as needed) to the stream and decodes
+ * every PSB segment that is complete; the rest waits for more bytes or
+ * hwt_dec_finish(). Memory stays bounded by the largest segment (the PTXED
+ * engine keeps everything until hwt_dec_finish). The records are those of
+ * one hwt_dec_decode() of the whole stream, however it is cut. Returns as
+ * hwt_dec_decode(). */
+HWT_API int hwt_dec_feed(struct hwt_dec *dec, const uint8_t *buf, size_t len);
+/* Decodes what hwt_dec_feed() kept: the stream ends here (for now). */
+HWT_API int hwt_dec_finish(struct hwt_dec *dec);
+
+/* Reports that size bytes (0: unknown) of the stream were lost after what
+ * was given (which is finished first): emits a GAP record. Pieces that are
+ * not contiguous must be separated by it. Returns 0 or a sink's error. */
 HWT_API int hwt_dec_lost(struct hwt_dec *dec, uint64_t size);
 
 /* Counters; every report should print the losses. */
@@ -475,6 +491,8 @@ struct hwt_dec_stats {
 	uint64_t overflows;      /* OVF packets */
 	uint64_t calls, returns;
 	uint64_t unknown_returns;/* returns from frames older than the trace */
+	uint64_t unwound;        /* RETURN records of frames left without
+				  * their own return (HWT_DEC_RF_UNWOUND) */
 	uint64_t events;
 	uint64_t threads;        /* threads seen */
 };
@@ -491,8 +509,10 @@ struct hwt_dec_bb_count {
 	uint64_t count;          /* complete executions */
 	uint64_t partial;        /* executions stopped early (events, gaps) */
 	uint64_t partial_insns;  /* instructions of those */
-	uint64_t taken;          /* conditional branch: taken (count - taken
-				  * were not taken) */
+	uint64_t taken;          /* conditional branch: went to the target
+				  * (count - taken fell through). A jcc
+				  * whose target is the next instruction
+				  * counts as taken: the flow cannot tell */
 };
 
 /* Iterates over blocks executed at least once: start with *iter = 0.

@@ -124,6 +124,7 @@ static int drain(struct ptxed_run *r, int status, int *serr)
 	while (status & pts_event_pending) {
 		struct pt_event ev;
 		struct hwt_dec_rec rec;
+		struct hwt_dec_event e;
 		uint64_t off = blk_offset(r, NULL);
 
 		status = pt_blk_event(r->blk, &ev, sizeof(ev));
@@ -146,7 +147,20 @@ static int drain(struct ptxed_run *r, int status, int *serr)
 		*serr = hwt_dec_emit(r->dec, &rec);
 		if (*serr < 0)
 			return -pte_internal;
-		*serr = apply_context(r, &ev, &rec.u.event);
+		e = rec.u.event;
+		if (ev.type == ptev_overflow && !ev.status_update) {
+			/* Trace was lost: a gap of unknown size. */
+			rec.type = HWT_DEC_REC_GAP;
+			rec.flags &= ~(uint32_t)(HWT_DEC_RF_STATUS | HWT_DEC_RF_IP_SUPPRESSED);
+			memset(&rec.u, 0, sizeof(rec.u));
+			rec.u.gap.kind = HWT_DEC_GAP_OVERFLOW;
+			rec.u.gap.what = "trace lost (overflow)";
+			rec.u.gap.ip = ev.ip_suppressed ? 0 : ev.variant.overflow.ip;
+			*serr = hwt_dec_emit(r->dec, &rec);
+			if (*serr < 0)
+				return -pte_internal;
+		}
+		*serr = apply_context(r, &ev, &e);
 		if (*serr < 0)
 			return -pte_internal;
 	}

@@ -55,7 +55,7 @@ struct hwt_dec_flow {
 	struct thread *cur;
 	bool have_ctx;
 	const struct hwt_dec_image *image;
-	uint64_t calls, returns, unknown_returns, nthreads;
+	uint64_t calls, returns, unknown_returns, unwound, nthreads;
 	/* Profile, by block id. */
 	uint64_t *count, *taken, *partial, *partial_insns;
 	size_t ncount;
@@ -106,6 +106,7 @@ void hwt_dec_flow_stats(const struct hwt_dec_flow *f, struct hwt_dec_stats *st)
 	st->calls = f->calls;
 	st->returns = f->returns;
 	st->unknown_returns = f->unknown_returns;
+	st->unwound = f->unwound;
 	st->threads = f->nthreads;
 }
 
@@ -342,7 +343,7 @@ static void rec_head(struct replay *r, struct hwt_dec_rec *rec, uint32_t type, u
 	rec->tid = t ? t->tid : -1;
 	rec->depth = t ? (uint32_t)t->depth : 0;
 	rec->insns = t ? t->insns : 0;
-	rec->offset = r->f->dec->stream_pos + pos;
+	rec->offset = r->f->dec->base_pos + pos;
 	rec->time = 0;
 	rec->tsc = has_time ? tsc : 0;
 }
@@ -371,7 +372,7 @@ static void rec_base(struct replay *r, struct hwt_dec_rec *rec, uint32_t type, u
 	rec->tid = t ? t->tid : -1;
 	rec->depth = t ? (uint32_t)t->depth : 0;
 	rec->insns = t ? t->insns : 0;
-	rec->offset = r->f->dec->stream_pos + pos;
+	rec->offset = r->f->dec->base_pos + pos;
 	rec->time = 0;
 	rec->tsc = 0;
 	if (seg_time_at(r->s, pos, &r->tcur, &tsc)) {
@@ -442,13 +443,17 @@ static int pop_to(struct replay *r, size_t k, uint64_t from, uint64_t to, uint8_
 	while (t->depth > k) {
 		struct frame fr = t->stack[--t->depth];
 		struct hwt_dec_rec rec;
+		bool unwound = t->depth > k;
 
 		f->returns++;
+		f->unwound += unwound;
 		if (!r->want_ret)
 			continue;
 		rec_base(r, &rec, HWT_DEC_REC_RETURN, pos);
 		if (fr.kind == FRAME_ASYNC)
 			rec.flags |= HWT_DEC_RF_ASYNC;
+		if (unwound)
+			rec.flags |= HWT_DEC_RF_UNWOUND;
 		rec.u.ret.from = from;
 		rec.u.ret.to = to;
 		rec.u.ret.func = fr.func;
@@ -638,6 +643,18 @@ static int do_event(struct replay *r, const struct seg_item *it)
 	err = hwt_dec_emit(f->dec, &rec);
 	if (err < 0 || (it->flags & SEG_F_STATUS))
 		return err;
+	if (ev->type == HWT_DEC_EV_OVERFLOW) {
+		/* Trace was lost: a gap of unknown size. */
+		rec.type = HWT_DEC_REC_GAP;
+		rec.flags &= ~(uint32_t)HWT_DEC_RF_IP_SUPPRESSED;
+		memset(&rec.u, 0, sizeof(rec.u));
+		rec.u.gap.kind = HWT_DEC_GAP_OVERFLOW;
+		rec.u.gap.what = "trace lost (overflow)";
+		rec.u.gap.ip = (it->flags & SEG_F_IP_SUPPRESSED) ? 0 : ev->ip;
+		err = hwt_dec_emit(f->dec, &rec);
+		if (err < 0)
+			return err;
+	}
 	switch (ev->type) {
 	case HWT_DEC_EV_ASYNC_BRANCH:
 		if (it->flags & SEG_F_IP_SUPPRESSED)

@@ -20,7 +20,12 @@ int hwt_dec_flow_finish(struct hwt_dec_flow *flow);
 /* Replays a decoded segment into stacks, the profile and records. */
 int hwt_dec_flow_replay(struct hwt_dec_flow *flow, struct seg *s);
 
-/* Splits buf at PSBs and decodes the segments with the canonical engines. */
-int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len);
+/* Splits buf (at stream offset dec->base_pos) at PSBs and decodes the
+ * segments with the canonical engines: all of them when final; else those
+ * whose end and following PSB+ are in buf, and *keep receives where the
+ * rest begins (a PSB, or len - 15 when no PSB was found: a PSB may begin
+ * in its last bytes). Bytes before the first PSB are reported as a gap. */
+int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bool final,
+			 size_t *keep);
 
 #endif

@@ -96,9 +96,18 @@ static int ext_packet(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt
 	case 0x73: /* TMA */
 		if (n < 7)
 			return 0;
-		pkt->payload = le(p + 2, 2) | (le(p + 5, 2) & 0x1ff) << 16;
-		if (skz84)
-			return fixed(n, 8, HWT_PKT_TMA, pkt);
+		/* libipt rejects a reserved byte that is not zero and
+		 * FastCounter bits above bit 8; with SKZ84
+		 * such a TMA is a corrupted packet one byte longer, skipped
+		 * (its size is not checked against the end, as libipt). */
+		if ((le(p + 5, 2) & ~0x1ffull) || p[4]) {
+			if (!skz84)
+				return -1;
+			pkt->type = HWT_PKT_INVALID;
+			pkt->size = 8;
+			return 8;
+		}
+		pkt->payload = le(p + 2, 2) | le(p + 5, 2) << 16;
 		return fixed(n, 7, HWT_PKT_TMA, pkt);
 	case 0xc8: /* VMCS */
 		if (n < 7)
@@ -207,19 +216,25 @@ int hwt_pkt_decode(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt)
 		if ((opc & 3) == 3) { /* CYC */
 			uint64_t v = opc >> 3;
 			size_t i = 1;
-			unsigned int shift = 5;
+			unsigned int shl = 5;
 
 			if (opc & 4) {
+				/* As libipt: payload bits beyond 64 (a ninth
+				 * extension byte) make a bad packet. */
 				for (;;) {
+					uint8_t b;
+					uint64_t x;
+
 					if (i >= n)
 						return 0;
-					if (shift < 64)
-						v |= (uint64_t)(p[i] >> 1) << shift;
-					shift += 7;
-					if (!(p[i++] & 1))
-						break;
-					if (i >= 16)
+					b = p[i++];
+					x = (uint64_t)(b >> 1) << shl;
+					shl += 7;
+					if (shl > 64)
 						return -1;
+					v |= x;
+					if (!(b & 1))
+						break;
 				}
 			}
 			pkt->payload = v;

@@ -40,6 +40,7 @@ enum hwt_pkt_type {
 	HWT_PKT_PWRE,
 	HWT_PKT_PWRX,
 	HWT_PKT_PTW,
+	HWT_PKT_INVALID,   /* skz84: a corrupted TMA, skipped (8 bytes) */
 };
 
 /* IP compression of TIP/FUP packets (bits 7:5 of the opcode). */
@@ -66,10 +67,12 @@ struct hwt_pkt {
 	uint64_t payload2; /* MWAIT ext, PWRX/PWRE details */
 };
 
-/* Decodes the packet at p (n bytes left). skz84: the CPU erratum that adds a
- * bogus byte after TMA. Returns the packet size (> 0), 0 for a truncated
- * packet at the end (pkt->type HWT_PKT_BAD), or -1 for a bad opcode or
- * payload (pkt->type HWT_PKT_BAD, size 0). */
+/* Decodes the packet at p (n bytes left). skz84: the CPU erratum that
+ * corrupts TMA packets (a TMA with reserved bits set is then an INVALID
+ * packet of 8 bytes, as libipt has it; that size may exceed n). Returns the
+ * packet size (> 0), 0 for a truncated packet at the end (pkt->type
+ * HWT_PKT_BAD), or -1 for a bad opcode or payload (pkt->type HWT_PKT_BAD,
+ * size 0). */
 int hwt_pkt_decode(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt);
 
 /* Last-IP decompression (SDM): applies a TIP/FUP payload to *last_ip.

@@ -107,6 +107,8 @@ struct par {
 	struct hwt_dec *dec;
 	const uint8_t *buf;
 	size_t len;
+	size_t limit;        /* decode segments starting before this */
+	bool final;
 	pthread_mutex_t lock;
 	pthread_cond_t cv_work, cv_done;
 	size_t window;
@@ -126,7 +128,7 @@ static long par_claim(struct par *p)
 	struct seg *s;
 	size_t i;
 
-	if (p->stop || p->next_psb >= p->len || p->claimed >= p->replayed + p->window)
+	if (p->stop || p->next_psb >= p->limit || p->claimed >= p->replayed + p->window)
 		return -1;
 	i = p->claimed % p->window;
 	if (p->state[i] != 0)
@@ -135,7 +137,7 @@ static long par_claim(struct par *p)
 	end = hwt_pkt_find_psb(p->buf, p->len, (size_t)start + HWT_PKT_PSB_SIZE);
 	p->next_psb = end;
 	s = &p->slots[i];
-	seg_init(s, p->buf, p->len, start, end, end >= p->len);
+	seg_init(s, p->buf, p->len, start, end, end >= p->len && p->final);
 	p->state[i] = 1;
 	return (long)p->claimed++;
 }
@@ -159,7 +161,7 @@ static void *par_worker(void *arg)
 		int err;
 
 		if (idx < 0) {
-			if (p->stop || p->next_psb >= p->len)
+			if (p->stop || p->next_psb >= p->limit)
 				break;
 			pthread_cond_wait(&p->cv_work, &p->lock);
 			continue;
@@ -178,7 +180,8 @@ static void *par_worker(void *arg)
 	return NULL;
 }
 
-static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64_t first)
+static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64_t first,
+			size_t limit, bool final)
 {
 	struct par p;
 	pthread_t *tids;
@@ -189,6 +192,8 @@ static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uin
 	p.dec = dec;
 	p.buf = buf;
 	p.len = len;
+	p.limit = limit;
+	p.final = final;
 	p.window = dec->cfg.window < 2 ? 2 : dec->cfg.window;
 	p.next_psb = first;
 	p.slots = calloc(p.window, sizeof(*p.slots));
@@ -218,7 +223,7 @@ static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uin
 		size_t i = p.replayed % p.window;
 		struct seg *s = &p.slots[i];
 
-		if (p.replayed == p.claimed && p.next_psb >= p.len)
+		if (p.replayed == p.claimed && p.next_psb >= p.limit)
 			break;
 		while (p.state[i] != 2)
 			pthread_cond_wait(&p.cv_done, &p.lock);
@@ -254,25 +259,67 @@ out:
 	return err;
 }
 
-int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len)
+/* Where the segments that can be decoded now end: at the last PSB whose
+ * PSB+ is complete (a segment's end needs the next PSB+), or len when
+ * final. */
+static size_t decodable_end(const uint8_t *buf, size_t len, size_t first, bool final)
+{
+	size_t last = first, prev = first;
+
+	if (final)
+		return len;
+	for (size_t p = first; p < len; p = hwt_pkt_find_psb(buf, len, p + HWT_PKT_PSB_SIZE)) {
+		prev = last;
+		last = p;
+	}
+	/* Is the last PSB+ complete? */
+	for (size_t off = last; off < len;) {
+		struct hwt_pkt pkt;
+		int n = hwt_pkt_decode(buf + off, len - off, 0, &pkt);
+
+		if (n <= 0)
+			break;
+		if (pkt.type == HWT_PKT_PSBEND)
+			return last;
+		off += (size_t)n;
+	}
+	return prev;
+}
+
+int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bool final,
+			 size_t *keep)
 {
 	struct seg s;
 	struct worker w;
-	size_t first;
+	size_t first, limit;
 	uint64_t start;
 	int err;
 
+	if (keep)
+		*keep = len;
 	err = config_gap(dec);
 	if (err < 0 || !len)
 		return err;
 	first = hwt_pkt_find_psb(buf, len, 0);
+	if (first >= len && !final) {
+		/* No PSB: a gap, but a PSB may begin in the last bytes. */
+		first = len > HWT_PKT_PSB_SIZE - 1 ? len - (HWT_PKT_PSB_SIZE - 1) : 0;
+		if (keep)
+			*keep = first;
+		return first ? sync_gap(dec, dec->base_pos, first) : 0;
+	}
 	if (first > 0) {
-		err = sync_gap(dec, dec->stream_pos, first);
+		err = sync_gap(dec, dec->base_pos, first);
 		if (err < 0 || first >= len)
 			return err;
 	}
+	limit = decodable_end(buf, len, first, final);
+	if (keep)
+		*keep = limit;
+	if (limit <= first)
+		return 0;
 	if (dec->cfg.threads > 1)
-		return run_parallel(dec, buf, len, first);
+		return run_parallel(dec, buf, len, first, limit, final);
 
 	err = worker_init(dec, &w);
 	if (err < 0) {
@@ -280,10 +327,10 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len)
 		return err;
 	}
 	memset(&s, 0, sizeof(s));
-	for (start = first; start < len;) {
+	for (start = first; start < limit;) {
 		uint64_t end = hwt_pkt_find_psb(buf, len, (size_t)start + HWT_PKT_PSB_SIZE);
 
-		seg_init(&s, buf, len, start, end, end >= len);
+		seg_init(&s, buf, len, start, end, end >= len && final);
 		err = decode_seg(dec, &s, &w);
 		if (err == 0)
 			err = hwt_dec_flow_replay(dec->flow, &s);

@@ -1,3 +1,4 @@
+#include <stdio.h>
 /*
  * tests/lib/ptsynth.c - the synthetic PT workload (see ptsynth.h): program
  * layout, a simulated run, and the packets libipt's encoder writes for it.
@@ -477,6 +478,22 @@ static int push(struct sim *s, uint32_t func, uint32_t block)
 	return 0;
 }
 
+/* An overflow begins right after a branch whose packet was written: what
+ * follows is lost until the overflow resolves (lost_blocks blocks later,
+ * with OVF and a FUP). A decoder (libipt) stops at the OVF right after
+ * that branch, so the ground truth is exact. (Beginning an overflow
+ * elsewhere leaves what ran since the last packet undecidable.) */
+static bool overflow_here(struct sim *s)
+{
+	if (!s->cfg->overflow_ppm || !s->traced ||
+	    rnd_below(s, 1000000) >= s->cfg->overflow_ppm)
+		return false;
+	flush_tnt(s);
+	s->traced = false;
+	s->lost_blocks = 1 + rnd_below(s, 64);
+	return true;
+}
+
 static int run(struct sim *s)
 {
 	const struct ptsynth_config *cfg = s->cfg;
@@ -524,18 +541,14 @@ static int run(struct sim *s)
 		if (s->out.len - s->since_psb >= cfg->psb_period && s->traced)
 			psb(s, ip);
 		/* Asynchronous happenings at the block start. */
-		if (cfg->overflow_ppm && s->traced && rnd_below(s, 1000000) < cfg->overflow_ppm) {
-			flush_tnt(s);
-			s->traced = false;
-			s->lost_blocks = 1 + rnd_below(s, 64);
-			t->overflows++;
-		} else if (!s->traced && s->lost_blocks && --s->lost_blocks == 0) {
+		if (!s->traced && s->lost_blocks && --s->lost_blocks == 0) {
 			/* The overflow resolves: OVF, FUP where we are. */
 			s->traced = true;
 			s->comp_depth = 0;
 			put_simple(s, ppt_ovf);
 			s->last_ip = 0; /* OVF resets IP compression */
 			put_ip(s, ppt_fup, ip, false);
+			t->overflows++;
 		}
 		if (cfg->interrupt_ppm && s->traced &&
 		    rnd_below(s, 1000000) < cfg->interrupt_ppm) {
@@ -548,6 +561,7 @@ static int run(struct sim *s)
 			t->interrupts++;
 		}
 		n = bl->nfill + (bl->term == T_NONE ? 0 : 1);
+		if (getenv("PTSYNTH_LOG")) fprintf(stderr, "%s %lx n=%u term=%u\n", s->traced ? "T" : "L", (unsigned long)ip, n, bl->term);
 		executed += n;
 		if (s->traced)
 			t->insns += n;
@@ -580,6 +594,9 @@ static int run(struct sim *s)
 				tnt(s, taken);
 				t->cond++;
 				t->cond_taken += taken;
+				t->cond_to_target +=
+					taken || s->funcs[f].blocks[bl->target].addr == bl->next_addr;
+				overflow_here(s);
 			}
 			b = taken ? bl->target : b + 1;
 			break;
@@ -615,6 +632,7 @@ static int run(struct sim *s)
 			if (s->traced) {
 				put_ip(s, ppt_tip, s->funcs[f].blocks[to].addr, false);
 				t->indirect++;
+				overflow_here(s);
 			}
 			b = to;
 			break;

@@ -29,7 +29,8 @@ struct ptsynth_config {
 	unsigned int mtc_freq;      /* as IA32_RTIT_CTL.MTCFreq */
 	unsigned int syscall_ppm;   /* system calls per million blocks */
 	unsigned int interrupt_ppm; /* interrupts per million blocks */
-	unsigned int overflow_ppm;  /* overflows per million blocks */
+	unsigned int overflow_ppm;  /* overflows per million conditional and
+				     * indirect jumps */
 	bool no_retcomp;            /* never compress returns */
 	bool biased;                /* typical code: conditional branches go
 				     * one way 98% of the time, loops run a
@@ -46,10 +47,14 @@ struct ptsynth_truth {
 	uint64_t returns;           /* near returns traced */
 	uint64_t cond;              /* conditional branches traced */
 	uint64_t cond_taken;
+	uint64_t cond_to_target;    /* ... that went to the branch target
+				     * (taken, or a jcc to the next
+				     * instruction, which goes there either
+				     * way) */
 	uint64_t indirect;          /* indirect jumps and calls traced */
 	uint64_t syscalls;
 	uint64_t interrupts;
-	uint64_t overflows;
+	uint64_t overflows;          /* OVF packets (overflows that ended) */
 	uint64_t psbs;
 	uint64_t f0_calls;          /* calls of function 0 (the entry) */
 	uint64_t max_depth;
