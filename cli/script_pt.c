@@ -192,19 +192,19 @@ static int load_pt(struct pt_file *f, char *arg)
 	return 0;
 }
 
+/* Returns 0, -1 (the file: message printed) or HWT_EXIT_USAGE (the
+ * argument: message printed). */
 static int load_raw(struct hwt_dec_image *img, char *arg)
 {
 	uint64_t base = 0, from, size;
 	int err;
 
-	if (!split_base(arg, &base)) {
-		hwt_cli_error("script: --raw '%s' needs a load address: use FILE:BASE", arg);
-		return -1;
-	}
-	if (split_range(arg, &from, &size) < 0) {
-		hwt_cli_error("script: bad range in --raw '%s': TO must be above FROM", arg);
-		return -1;
-	}
+	if (!split_base(arg, &base))
+		return hwt_cli_usage_error("script", "--raw '%s' needs a load address: use "
+					   "FILE:BASE", arg);
+	if (split_range(arg, &from, &size) < 0)
+		return hwt_cli_usage_error("script", "bad range in --raw '%s': TO must be above "
+					   "FROM", arg);
 	err = hwt_dec_image_add_file(img, arg, from, size ? size : UINT64_MAX, base);
 	if (err == -HWT_EINVAL) {
 		hwt_cli_error("script: cannot map --raw '%s' at 0x%" PRIx64 ": the file is empty, "
@@ -803,13 +803,16 @@ static int view_rec(void *ctx, const struct hwt_dec_rec *rec)
 			}
 			if (!(rec->flags & HWT_DEC_RF_UNKNOWN_FRAME))
 				fprintf(p->out, ", %" PRIu64 " insns", rec->u.ret.insns);
+			if (rec->flags & HWT_DEC_RF_UNWOUND)
+				fprintf(p->out, " (unwound)");
 			fputc('\n', p->out);
 		} else if (o->view_return) {
 			print_time(p, rec);
 			print_tid(p, rec);
-			fprintf(p->out, "return %016" PRIx64 " -> %016" PRIx64 " depth %u%s\n",
+			fprintf(p->out, "return %016" PRIx64 " -> %016" PRIx64 " depth %u%s%s\n",
 				rec->u.ret.from, rec->u.ret.to, rec->depth,
-				(rec->flags & HWT_DEC_RF_UNKNOWN_FRAME) ? " unknown-frame" : "");
+				(rec->flags & HWT_DEC_RF_UNKNOWN_FRAME) ? " unknown-frame" : "",
+				(rec->flags & HWT_DEC_RF_UNWOUND) ? " unwound" : "");
 		}
 		break;
 	case HWT_DEC_REC_EVENT:
@@ -1019,7 +1022,12 @@ int hwt_script_pt(int argc, char **argv)
 			pt_arg = optarg;
 			break;
 		case OPT_RAW:
-			if (load_raw(img, optarg) < 0)
+			v = (uint64_t)load_raw(img, optarg);
+			if ((int)v == HWT_EXIT_USAGE) {
+				ret = HWT_EXIT_USAGE;
+				goto out;
+			}
+			if ((int)v < 0)
 				goto out;
 			have_code = true;
 			break;

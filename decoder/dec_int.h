@@ -97,6 +97,19 @@ int hwt_dec_ild(struct hwt_dec_icache *icache, const uint8_t *bytes, size_t len,
  * blocks ending with HWT_DEC_BR_NONE. */
 #define HWT_DEC_BB_MAX_INSNS 4096u
 
+/* Direct jumps and calls in a row, with no trace used, after which the
+ * code is taken to loop forever (`jmp .`, reached by corrupt trace or a
+ * spinning program): decoding stops there with a gap until the next PSB.
+ * libipt would walk such a loop for ever (2.0.5 recurses until its stack
+ * overflows); real code has no such runs this long. */
+#define HWT_DEC_MAX_DIRECT_RUN 4096u
+/* Whether libipt may run with end-on-jump/call (the guard above needs it):
+ * not where it changes libipt's SKL014 workaround (address filters on an
+ * affected CPU), which then goes without the guard. */
+#define HWT_DEC_CAN_END_ON_JUMP(ptcfg) \
+	(!(ptcfg)->errata.skl014 || !(ptcfg)->addr_filter.config.addr_cfg)
+#define HWT_DEC_ENDLESS_WHAT "endless loop of direct branches (no trace to follow)"
+
 /* A cached successor: valid for the image with id image_id. Immutable once
  * published; replaced (never freed before the icache) when another image
  * needs a different one. */
@@ -194,6 +207,8 @@ struct hwt_dec {
 	uint8_t *carry;               /* undecoded end of the stream given
 				       * so far (hwt_dec_feed) */
 	size_t carry_len, carry_cap;
+	/* Bytes without a PSB, reported as one gap once it ends. */
+	uint64_t nosync_pos, nosync_size;
 };
 
 /* Delivers a record to every sink that wants it. Returns 0 or the first

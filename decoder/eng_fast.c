@@ -926,6 +926,7 @@ static const struct run *run_get(struct fast *f, struct hwt_dec_bb *bb)
 static int proceed_no_event(struct fast *f)
 {
 	struct hwt_dec_bb *bb;
+	unsigned int direct = 0; /* direct jumps and calls in a row */
 	int err = 0;
 
 	if (f->open) {
@@ -949,6 +950,7 @@ static int proceed_no_event(struct fast *f)
 			return DECLINE;
 		switch (bb->branch) {
 		case HWT_DEC_BR_COND:
+			direct = 0;
 			if (f->ntnt && !f->s->log_all) {
 				const struct run *r = run_get(f, bb);
 
@@ -1031,6 +1033,9 @@ static int proceed_no_event(struct fast *f)
 		case HWT_DEC_BR_JUMP:
 		case HWT_DEC_BR_NONE:
 		case HWT_DEC_BR_CALL:
+			/* An endless loop: libipt's engine reports it. */
+			if (bb->branch != HWT_DEC_BR_NONE && ++direct > HWT_DEC_MAX_DIRECT_RUN)
+				return DECLINE;
 			next = bb->branch == HWT_DEC_BR_NONE ? bb->fallthrough : bb->target;
 			if (bb->branch == HWT_DEC_BR_CALL && !(bb->flags & HWT_DEC_BBF_PIC_CALL))
 				rs_push(f, bb);
@@ -1044,6 +1049,7 @@ static int proceed_no_event(struct fast *f)
 			bb = nb;
 			continue;
 		default:
+			direct = 0;
 			f->open = bb;
 			f->open_k = bb->ninsn;
 			err = complete_with_trace(f, bb);

@@ -35,6 +35,10 @@ struct conv {
 	 * direct call (depending on its block cache), which must not show. */
 	size_t unposed;
 	bool enabled;
+	/* Blocks in a row that ended at a direct jump or call, the trace
+	 * offset where that run began. */
+	unsigned int direct_run;
+	uint64_t run_pos;
 };
 
 static bool needs_trace(uint8_t br)
@@ -266,7 +270,8 @@ static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
 			if (err < 0)
 				return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_EINTERNAL,
 						   "instruction decoding disagrees with libipt", ip,
-						   0, pos) < 0 ? c->s->err : 1;
+						   c->s->end > pos ? c->s->end - pos : 0, pos) < 0
+					       ? c->s->err : 1;
 			c->open = bb;
 			c->open_k = 0;
 			c->open_flags = flags;
@@ -287,7 +292,8 @@ static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
 			if (n)
 				return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_EINTERNAL,
 						   "block structure disagrees with libipt",
-						   bb->end_ip, 0, pos) < 0 ? c->s->err : 1;
+						   bb->end_ip, c->s->end > pos ? c->s->end - pos : 0,
+						   pos) < 0 ? c->s->err : 1;
 			err = seg_bb(c->s, bb, bb->ninsn, flags, 0, SEG_UNPOSED);
 			if (err < 0)
 				return err;
@@ -432,6 +438,13 @@ int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
 	memset(&cfg.flags, 0, sizeof(cfg.flags));
 	if ((dec->cfg.flags & HWT_DEC_F_TICK) || dec->cfg.context)
 		cfg.flags.variant.block.enable_tick_events = 1;
+	/* Blocks end at direct jumps and calls, so that an endless loop of
+	 * them comes back to us (the log does not depend on libipt's block
+	 * boundaries). */
+	if (HWT_DEC_CAN_END_ON_JUMP(&cfg)) {
+		cfg.flags.variant.block.end_on_call = 1;
+		cfg.flags.variant.block.end_on_jump = 1;
+	}
 	c.blk = pt_blk_alloc_decoder(&cfg);
 	if (!c.blk)
 		return -ENOMEM;
@@ -520,6 +533,18 @@ int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
 			goto out;
 		if ((status & pts_event_pending) || c.pending)
 			conv_snapshot(&c, pos);
+		/* A run of direct jumps and calls without trace. */
+		if (c.pending || (status & pts_event_pending) || !block.ninsn ||
+		    (block.iclass != ptic_jump && block.iclass != ptic_call) || pos != c.run_pos) {
+			c.direct_run = 0;
+			c.run_pos = pos;
+		} else if (++c.direct_run > HWT_DEC_MAX_DIRECT_RUN) {
+			err = conv_close_open(&c, pos);
+			if (err == 0)
+				err = seg_add_gap(s, HWT_DEC_GAP_ERROR, -HWT_EDECODE, HWT_DEC_ENDLESS_WHAT,
+						  block.end_ip, s->end > pos ? s->end - pos : 0, pos);
+			goto out;
+		}
 	}
 out:
 	if (err >= 0) {

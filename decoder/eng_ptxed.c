@@ -16,7 +16,18 @@ struct ptxed_run {
 	struct hwt_dec_context ctx;
 	uint64_t time;            /* the last event's tsc (ptxed's `time`) */
 	bool time_valid;
+	/* libipt runs with end-on-jump/call (which the user may not have
+	 * asked for) so that an endless loop of direct branches comes back to
+	 * us; blocks it ended only for that are joined again (held) to give
+	 * ptxed's blocks. */
+	bool own_jump, own_call;
+	struct pt_block held;
+	uint64_t held_off;
+	bool have_held;
+	unsigned int direct_run;
 };
+
+static int flush_held(struct ptxed_run *r);
 
 static void rec_init(struct ptxed_run *r, struct hwt_dec_rec *rec, uint32_t type)
 {
@@ -127,6 +138,9 @@ static int drain(struct ptxed_run *r, int status, int *serr)
 		struct hwt_dec_event e;
 		uint64_t off = blk_offset(r, NULL);
 
+		*serr = flush_held(r);
+		if (*serr < 0)
+			return -pte_internal;
 		status = pt_blk_event(r->blk, &ev, sizeof(ev));
 		if (status < 0)
 			return status;
@@ -165,6 +179,71 @@ static int drain(struct ptxed_run *r, int status, int *serr)
 			return -pte_internal;
 	}
 	return status;
+}
+
+static int emit_block(struct ptxed_run *r, const struct pt_block *b, uint64_t off);
+
+/* The target of b's last instruction when it is a direct jump or call
+ * that ended b only because of our flags, else 0. */
+static uint64_t own_end(struct ptxed_run *r, const struct pt_block *b)
+{
+	struct hwt_dec_insn insn;
+
+	if (!b->ninsn || b->truncated || !r->ctx.image ||
+	    !((b->iclass == ptic_jump && r->own_jump) || (b->iclass == ptic_call && r->own_call)))
+		return 0;
+	if (hwt_dec_insn_decode(r->ctx.image, b->end_ip, hwt_dec_mode_from_pt(b->mode), &insn) < 0)
+		return 0;
+	if ((insn.branch != HWT_DEC_BR_JUMP && insn.branch != HWT_DEC_BR_CALL) || !insn.has_target)
+		return 0;
+	return insn.target;
+}
+
+static int flush_held(struct ptxed_run *r)
+{
+	if (!r->have_held)
+		return 0;
+	r->have_held = false;
+	return emit_block(r, &r->held, r->held_off);
+}
+
+/* A block from libipt: joined to the held one when libipt would have
+ * gone on (same section and mode, the held one ended at a direct branch
+ * to here); held when it may go on. */
+static int take_block(struct ptxed_run *r, const struct pt_block *b, uint64_t off)
+{
+	uint64_t target;
+
+	if (r->have_held) {
+		target = own_end(r, &r->held);
+		if (target && b->ip == target && b->isid == r->held.isid &&
+		    b->mode == r->held.mode && b->speculative == r->held.speculative &&
+		    (uint32_t)r->held.ninsn + b->ninsn <= UINT16_MAX) {
+			r->held.ninsn = (uint16_t)(r->held.ninsn + b->ninsn);
+			r->held.end_ip = b->end_ip;
+			r->held.iclass = b->iclass;
+			r->held.truncated = b->truncated;
+			r->held.size = b->size;
+			memcpy(r->held.raw, b->raw, sizeof(b->raw));
+			r->direct_run++;
+		} else {
+			int err = flush_held(r);
+
+			if (err < 0)
+				return err;
+			r->held = *b;
+			r->held_off = off;
+			r->direct_run = 0;
+		}
+	} else {
+		r->held = *b;
+		r->held_off = off;
+		r->direct_run = 0;
+	}
+	r->have_held = true;
+	if (own_end(r, &r->held) && r->held.ninsn < UINT16_MAX)
+		return 0;
+	return flush_held(r);
 }
 
 static int emit_block(struct ptxed_run *r, const struct pt_block *b, uint64_t off)
@@ -221,6 +300,12 @@ int hwt_dec_run_ptxed(struct hwt_dec *dec, const uint8_t *buf, size_t len)
 		return 0;
 	cfg.begin = (uint8_t *)buf;
 	cfg.end = (uint8_t *)buf + len;
+	if (HWT_DEC_CAN_END_ON_JUMP(&cfg)) {
+		r.own_jump = !cfg.flags.variant.block.end_on_jump;
+		r.own_call = !cfg.flags.variant.block.end_on_call;
+		cfg.flags.variant.block.end_on_jump = 1;
+		cfg.flags.variant.block.end_on_call = 1;
+	}
 	r.blk = pt_blk_alloc_decoder(&cfg);
 	if (!r.blk)
 		return -ENOMEM;
@@ -273,6 +358,9 @@ int hwt_dec_run_ptxed(struct hwt_dec *dec, const uint8_t *buf, size_t len)
 			if (status < 0)
 				break;
 			if (status & pts_eos) {
+				err = flush_held(&r);
+				if (err < 0)
+					goto out;
 				if (!(status & pts_ip_suppressed)) {
 					struct hwt_dec_rec rec;
 
@@ -288,20 +376,48 @@ int hwt_dec_run_ptxed(struct hwt_dec *dec, const uint8_t *buf, size_t len)
 			off = blk_offset(&r, NULL);
 			status = pt_blk_next(r.blk, &block, sizeof(block));
 			if (status < 0) {
-				/* Some instructions may have decoded. */
+				/* Some instructions may have decoded; ptxed
+				 * shows the block they make. */
 				if (block.ninsn) {
-					err = emit_block(&r, &block, off);
+					err = take_block(&r, &block, off);
+					if (err < 0)
+						goto out;
+				}
+				if (r.have_held) {
+					block = r.held;
+					err = flush_held(&r);
 					if (err < 0)
 						goto out;
 				}
 				break;
 			}
-			err = emit_block(&r, &block, off);
+			err = take_block(&r, &block, off);
 			if (err < 0)
 				goto out;
+			if (r.direct_run > HWT_DEC_MAX_DIRECT_RUN) {
+				/* Where ptxed would never come back. */
+				struct hwt_dec_rec rec;
+
+				block = r.held;
+				err = flush_held(&r);
+				if (err < 0)
+					goto out;
+				rec_init(&r, &rec, HWT_DEC_REC_GAP);
+				rec.offset = blk_offset(&r, NULL);
+				rec.u.gap.kind = HWT_DEC_GAP_ERROR;
+				rec.u.gap.err = -HWT_EDECODE;
+				rec.u.gap.what = HWT_DEC_ENDLESS_WHAT;
+				rec.u.gap.ip = block.end_ip;
+				err = hwt_dec_emit(dec, &rec);
+				if (err < 0)
+					goto out;
+				status = 0;
+				break;
+			}
 		}
-		if (!status)
-			status = -pte_internal;
+		r.direct_run = 0;
+		if (status == 0)
+			continue; /* resynchronize at the next PSB */
 		if (status == -pte_eos)
 			break;
 		err = diagnose(&r, false, status, &block);

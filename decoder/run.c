@@ -83,10 +83,15 @@ static int config_gap(struct hwt_dec *dec)
 	return hwt_dec_emit(dec, &rec);
 }
 
-static int sync_gap(struct hwt_dec *dec, uint64_t off, uint64_t size)
+/* Reports the bytes without a PSB noted so far. */
+static int sync_gap_flush(struct hwt_dec *dec)
 {
 	struct hwt_dec_rec rec;
+	uint64_t off = dec->nosync_pos, size = dec->nosync_size;
 
+	if (!size)
+		return 0;
+	dec->nosync_size = 0;
 	memset(&rec, 0, sizeof(rec));
 	rec.type = HWT_DEC_REC_GAP;
 	rec.pid = rec.tid = -1;
@@ -98,6 +103,22 @@ static int sync_gap(struct hwt_dec *dec, uint64_t off, uint64_t size)
 	rec.u.gap.sync = true;
 	dec->stats.gap_bytes += size;
 	return hwt_dec_emit(dec, &rec);
+}
+
+/* Notes size bytes without a PSB at stream offset off (one gap however
+ * the stream is cut). */
+static int sync_gap(struct hwt_dec *dec, uint64_t off, uint64_t size)
+{
+	if (dec->nosync_size && dec->nosync_pos + dec->nosync_size != off) {
+		int err = sync_gap_flush(dec);
+
+		if (err < 0)
+			return err;
+	}
+	if (!dec->nosync_size)
+		dec->nosync_pos = off;
+	dec->nosync_size += size;
+	return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -298,8 +319,10 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bo
 	if (keep)
 		*keep = len;
 	err = config_gap(dec);
-	if (err < 0 || !len)
+	if (err < 0)
 		return err;
+	if (!len)
+		return final ? sync_gap_flush(dec) : 0;
 	first = hwt_pkt_find_psb(buf, len, 0);
 	if (first >= len && !final) {
 		/* No PSB: a gap, but a PSB may begin in the last bytes. */
@@ -310,9 +333,13 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bo
 	}
 	if (first > 0) {
 		err = sync_gap(dec, dec->base_pos, first);
-		if (err < 0 || first >= len)
+		if (err < 0)
 			return err;
 	}
+	/* A PSB (or the end): the bytes before it are one gap. */
+	err = sync_gap_flush(dec);
+	if (err < 0 || first >= len)
+		return err;
 	limit = decodable_end(buf, len, first, final);
 	if (keep)
 		*keep = limit;

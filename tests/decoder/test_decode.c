@@ -32,7 +32,7 @@ static void synth(struct ptsynth *w, uint64_t seed, uint64_t insns, bool biased,
 	ptsynth_config_init(&c);
 	c.psb_period = psb_period;
 	c.seed = seed;
-	c.insns = insns;
+	c.insns = insns / DECTEST_SCALE;
 	c.biased = biased;
 	c.syscall_ppm = syscall_ppm;
 	c.interrupt_ppm = irq_ppm;
@@ -139,8 +139,8 @@ static void test_synth_random(void **state)
 		struct ptsynth w;
 
 		synth(&w, seed, 150000, false, 0, 0, 0);
-		assert_true(w.truth.calls > 1000);
-		assert_true(w.truth.indirect > 100);
+		assert_true(w.truth.calls > 1000 / DECTEST_SCALE);
+		assert_true(w.truth.indirect > 100 / DECTEST_SCALE);
 		check_truth(&w);
 		ptsynth_free(&w);
 	}
@@ -164,8 +164,8 @@ static void test_synth_syscalls_interrupts(void **state)
 
 	(void)state;
 	synth(&w, 11, 150000, false, 20000, 10000, 0);
-	assert_true(w.truth.syscalls > 10);
-	assert_true(w.truth.interrupts > 10);
+	assert_true(w.truth.syscalls > 10 / DECTEST_SCALE);
+	assert_true(w.truth.interrupts > 10 / DECTEST_SCALE);
 	check_truth(&w);
 	ptsynth_free(&w);
 }
@@ -178,7 +178,7 @@ static void test_synth_overflows(void **state)
 
 	(void)state;
 	synth(&w, 5, 150000, false, 0, 0, 3000);
-	assert_true(w.truth.overflows > 3);
+	assert_true(w.truth.overflows > 3 / DECTEST_SCALE);
 	assert_true(w.truth.insns_lost > 0);
 	check_truth(&w);
 	ptsynth_free(&w);
@@ -192,7 +192,7 @@ static void test_parallel_and_pieces(void **state)
 	uint32_t engines[] = {HWT_DEC_ENGINE_FAST, HWT_DEC_ENGINE_LIBIPT};
 
 	(void)state;
-	psb_period = 1024;
+	psb_period = 1024 / DECTEST_SCALE;
 	synth(&w, 3, 150000, false, 5000, 5000, 1000);
 	psb_period = 4096;
 	for (size_t e = 0; e < 2; e++) {
@@ -201,7 +201,7 @@ static void test_parallel_and_pieces(void **state)
 
 		opts_for(&o, &w, engines[e]);
 		decode(&w, &o, &seq);
-		assert_true(seq.stats.segments > 20);
+		assert_true(seq.stats.segments > 20 / DECTEST_SCALE);
 		o.threads = 2;
 		decode(&w, &o, &par);
 		o.window = 3;
@@ -254,7 +254,9 @@ static void test_unknown_frames(void **state)
 	uint64_t unknown = 0;
 
 	(void)state;
+	psb_period = 1024 / DECTEST_SCALE;
 	synth(&w, 2, 100000, false, 0, 0, 0);
+	psb_period = 4096;
 	off = nth_psb(w.pt, w.pt_len, 3);
 	assert_true(off < w.pt_len);
 	opts_for(&o, &w, HWT_DEC_ENGINE_FAST);
@@ -316,7 +318,7 @@ static void test_gap_and_resync(void **state)
 	const char *g, *tail_good, *tail_bad;
 
 	(void)state;
-	psb_period = 1024;
+	psb_period = 1024 / DECTEST_SCALE;
 	synth(&w, 4, 100000, false, 0, 0, 0);
 	psb_period = 4096;
 	p4 = nth_psb(w.pt, w.pt_len, 4);
@@ -352,7 +354,7 @@ static void test_gap_and_resync(void **state)
 		 * (counts and depths aside). */
 		tail_good = tail_from(good.text, p5);
 		tail_bad = tail_from(bad.text, p5);
-		assert_true(strlen(tail_good) > 1000);
+		assert_true(strlen(tail_good) > 1000 / DECTEST_SCALE);
 		assert_same_text(tail_good, tail_bad);
 		free((char *)tail_good);
 		free((char *)tail_bad);
@@ -373,7 +375,7 @@ static void test_corrupt_streams(void **state)
 
 	(void)state;
 	synth(&w, 9, 20000, false, 20000, 20000, 5000);
-	for (int i = 0; i < 60; i++) {
+	for (int i = 0; i < 60 / DECTEST_SCALE; i++) {
 		uint8_t *copy = malloc(w.pt_len);
 		size_t len = w.pt_len;
 		struct dectest_opts o;
@@ -422,7 +424,7 @@ static void test_corrupt_streams(void **state)
 		dectest_result_free(&ipt);
 		free(copy);
 	}
-	assert_true(gaps > 20);
+	assert_true(gaps > 20 / DECTEST_SCALE);
 	ptsynth_free(&w);
 }
 
@@ -456,7 +458,7 @@ static void test_time(void **state)
 			last = tsc;
 		}
 	}
-	assert_true(blocks > 1000);
+	assert_true(blocks > 1000 / DECTEST_SCALE);
 	assert_int_equal(timed, r.nrec[1] + r.nrec[2] + r.nrec[3] + r.nrec[4] + r.nrec[5] +
 				r.nrec[6]);
 	assert_true(last > 0);
@@ -589,6 +591,86 @@ static void test_no_image(void **state)
 	ptsynth_free(&w);
 }
 
+/* Every conformance trace (each CPU it names), both canonical engines:
+ * identical records, and in pieces too. */
+static void test_conformance_traces_engines_agree(void **state)
+{
+	char path[1024], *text, *line, *save = NULL;
+	unsigned int runs = 0, fallback = 0;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/libipt-conformance/MANIFEST.tsv", hwt_test_testdata());
+	text = hwt_test_read_file(path, NULL);
+	if (!text)
+		hwt_test_skip("no conformance suite in %s", hwt_test_testdata());
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[128], *f[5] = {0}, *s2 = NULL, cpus[512];
+		struct dectest_opts o;
+		uint8_t *code, *pt;
+		size_t code_len, pt_len;
+		uint64_t org;
+		int k = 0;
+
+		for (char *x = strtok_r(line, "\t", &s2); x && k < 5; x = strtok_r(NULL, "\t", &s2))
+			f[k++] = x;
+		assert_true(k >= 5);
+		snprintf(name, sizeof(name), "%s", f[0]);
+		org = strtoull(f[1] + 4, NULL, 0);
+		snprintf(path, sizeof(path), "%s/libipt-conformance/gen/%s.pt", hwt_test_testdata(),
+			 name);
+		pt = (uint8_t *)hwt_test_read_file(path, &pt_len);
+		if (!pt)
+			continue; /* with sideband: test_conformance.c */
+		snprintf(path, sizeof(path), "%s/libipt-conformance/gen/%s.bin", hwt_test_testdata(),
+			 name);
+		code = (uint8_t *)hwt_test_read_file(path, &code_len);
+		assert_non_null(code);
+		dectest_opts_init(&o);
+		o.flags = HWT_DEC_F_PROFILE;
+		{
+			const char *a;
+
+			if ((a = strstr(f[2], "--filter:addr0_cfg ")))
+				o.filter.addr_cfg = strtoull(a + 19, NULL, 0);
+			if ((a = strstr(f[2], "--filter:addr0_a ")))
+				o.filter.addr_a[0] = strtoull(a + 17, NULL, 0);
+			if ((a = strstr(f[2], "--filter:addr0_b ")))
+				o.filter.addr_b[0] = strtoull(a + 17, NULL, 0);
+		}
+		snprintf(cpus, sizeof(cpus), "%s", f[4] + 5);
+		for (char *s3 = NULL, *c = strtok_r(cpus[0] ? cpus : (char[]){"none"}, " ", &s3); c;
+		     c = strtok_r(NULL, " ", &s3)) {
+			struct dectest_result fast, ipt, pieces;
+
+			assert_int_equal(hwt_dec_cpu_parse(&o.cpu, c), 0);
+			o.engine = HWT_DEC_ENGINE_FAST;
+			o.piece = 0;
+			assert_int_equal(dectest_decode(&o, code, code_len, org, pt, pt_len, &fast), 0);
+			o.piece = 7;
+			assert_int_equal(dectest_decode(&o, code, code_len, org, pt, pt_len, &pieces),
+					 0);
+			o.piece = 0;
+			o.engine = HWT_DEC_ENGINE_LIBIPT;
+			assert_int_equal(dectest_decode(&o, code, code_len, org, pt, pt_len, &ipt), 0);
+			if (strcmp(fast.text, ipt.text))
+				fprintf(stderr, "%s (cpu %s):\n", name, c);
+			assert_same_text(fast.text, ipt.text);
+			assert_same_text(fast.text, pieces.text);
+			runs++;
+			fallback += fast.stats.segments_fallback > 0;
+			dectest_result_free(&fast);
+			dectest_result_free(&ipt);
+			dectest_result_free(&pieces);
+		}
+		free(code);
+		free(pt);
+	}
+	free(text);
+	fprintf(stderr, "conformance traces: %u decodes agree (%u with libipt fallback)\n", runs,
+		fallback);
+	assert_true(runs > 300);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -604,6 +686,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_parse),
 		cmocka_unit_test(test_image_and_insn),
 		cmocka_unit_test(test_no_image),
+		cmocka_unit_test(test_conformance_traces_engines_agree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -157,6 +157,7 @@ int dectest_decode(const struct dectest_opts *o, const uint8_t *code, size_t cod
 	cfg.cpuid_0x15_ebx = o->cpuid_0x15_ebx;
 	cfg.mtc_freq = o->mtc_freq;
 	cfg.nom_freq = o->nom_freq;
+	cfg.filter = o->filter;
 	err = hwt_dec_alloc(&dec, &cfg, ic);
 	if (err < 0)
 		goto out;
@@ -207,7 +208,8 @@ int dectest_decode(const struct dectest_opts *o, const uint8_t *code, size_t cod
 				froms[nfrom++] = info.end_ip;
 			}
 		}
-		qsort(froms, nfrom, sizeof(*froms), cmp_u64);
+		if (nfrom)
+			qsort(froms, nfrom, sizeof(*froms), cmp_u64);
 		for (size_t i = 0; i < nfrom; i++) {
 			struct hwt_dec_target_count tc[64];
 			size_t n;

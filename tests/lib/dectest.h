@@ -13,6 +13,14 @@
 
 #include "decoder/decoder.h"
 
+/* Sanitizer and unoptimized builds run the tests on smaller workloads
+ * (the same code paths, a fraction of the data). */
+#if defined(__SANITIZE_ADDRESS__) || !defined(__OPTIMIZE__)
+#define DECTEST_SCALE 5
+#else
+#define DECTEST_SCALE 1
+#endif
+
 struct dectest_opts {
 	uint32_t engine;          /* enum hwt_dec_engine */
 	unsigned int threads;
@@ -21,6 +29,7 @@ struct dectest_opts {
 	struct hwt_dec_cpu cpu;
 	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx;
 	uint8_t mtc_freq, nom_freq;
+	struct hwt_dec_addr_filter filter;
 	size_t piece;             /* >0: feed the stream in pieces of this
 				   * many bytes (hwt_dec_decode per piece) */
 	bool no_text;             /* count only, no serialisation */
