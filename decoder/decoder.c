@@ -9,6 +9,7 @@
 
 #include "decoder/dec_int.h"
 #include "decoder/flow.h"
+#include "decoder/pkt.h"
 
 void hwt_dec_config_init(struct hwt_dec_config *cfg)
 {
@@ -430,9 +431,18 @@ static int run(struct hwt_dec *dec, const uint8_t *buf, size_t len, bool final)
 		return err;
 	}
 	if (dec->carry_len) {
+		size_t from = dec->carry_len > HWT_PKT_PSB_SIZE ? dec->carry_len - HWT_PKT_PSB_SIZE : 0;
+		bool in_seg = dec->carry_len >= HWT_PKT_PSB_SIZE &&
+			      hwt_pkt_find_psb(dec->carry, HWT_PKT_PSB_SIZE, 0) == 0;
+
 		err = carry_add(dec, buf, len);
 		if (err < 0)
 			return err;
+		/* Inside a segment and no new PSB: nothing more can be
+		 * decoded yet. */
+		if (!final && in_seg &&
+		    hwt_pkt_find_psb(dec->carry, dec->carry_len, from) >= dec->carry_len)
+			return 0;
 		work = dec->carry;
 		wlen = dec->carry_len;
 	}

@@ -15,8 +15,12 @@
  *                          blocks. Thread-safe; share one per session.
  *   struct hwt_dec_image   one address space (a process at some point in
  *                          time): sections mapped at virtual addresses.
- *                          Reference counted; immutable once handed to a
- *                          decoder (build a new one for a later mmap/exec).
+ *                          Reference counted. Treat it as immutable once
+ *                          handed to a decoder (build a new one for a
+ *                          later mmap/exec), except from the context hook
+ *                          of a one-thread decode (libipt-sb's way: a
+ *                          changed image gets a new id, so nothing cached
+ *                          for the old one is used).
  *   struct hwt_dec         decodes one PT stream (one CPU's or one thread's
  *                          AUX data) and delivers records to sinks.
  *
@@ -403,9 +407,11 @@ struct hwt_dec_context_query {
 
 /* Sideband hook: fills *out with the context current at the query's time
  * (out->image NULL: none known yet, the decoder keeps the default context
- * of hwt_dec_set_context). Called at the start of every segment and after
- * every event, in decode order; with cfg.threads > 1 possibly from several
- * threads at once. Returns 0 or a negative error. */
+ * of hwt_dec_set_context). Called at the start of every segment, after
+ * every event and whenever time advances at a branch (libipt's tick), in
+ * decode order; with cfg.threads > 1 possibly from several threads at
+ * once. Segments with a hook are decoded by libipt (the fast engine does
+ * not place ticks yet). Returns 0 or a negative error. */
 typedef int (*hwt_dec_context_fn)(void *ctx, const struct hwt_dec_context_query *q,
 				  struct hwt_dec_context *out);
 

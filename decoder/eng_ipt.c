@@ -39,6 +39,11 @@ struct conv {
 	 * offset where that run began. */
 	unsigned int direct_run;
 	uint64_t run_pos;
+	/* The stream offset before the current pt_blk_next(): where errors
+	 * are placed (how far libipt read before failing depends on its
+	 * block cache, which other decoders share). */
+	uint64_t prepos;
+	bool stopped;
 };
 
 static bool needs_trace(uint8_t br)
@@ -267,11 +272,17 @@ static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
 				return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_ENOSYM,
 						   "no code image", ip, 0, pos);
 			err = hwt_dec_bb_get(c->dec->icache, c->ctx.image, ip, mode, &bb);
-			if (err < 0)
+			if (err < 0) {
+				pos = c->prepos;
+				c->stopped = true;
+				err = conv_close_open(c, pos);
+				if (err < 0)
+					return err;
 				return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_EINTERNAL,
 						   "instruction decoding disagrees with libipt", ip,
 						   c->s->end > pos ? c->s->end - pos : 0, pos) < 0
 					       ? c->s->err : 1;
+			}
 			c->open = bb;
 			c->open_k = 0;
 			c->open_flags = flags;
@@ -289,11 +300,14 @@ static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
 		/* The block ran to its end. */
 		c->open = NULL;
 		if (needs_trace(bb->branch)) {
-			if (n)
+			if (n) {
+				pos = c->prepos;
+				c->stopped = true;
 				return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_EINTERNAL,
 						   "block structure disagrees with libipt",
 						   bb->end_ip, c->s->end > pos ? c->s->end - pos : 0,
 						   pos) < 0 ? c->s->err : 1;
+			}
 			err = seg_bb(c->s, bb, bb->ninsn, flags, 0, SEG_UNPOSED);
 			if (err < 0)
 				return err;
@@ -511,6 +525,7 @@ int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
 			}
 			goto out;
 		}
+		c.prepos = conv_pos(&c);
 		status = pt_blk_next(c.blk, &block, sizeof(block));
 		pos = conv_pos(&c);
 		if (status < 0) {
@@ -518,6 +533,8 @@ int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
 				err = conv_tail(&c, &block, pos);
 				goto out;
 			}
+			pos = c.prepos;
+			c.stopped = true;
 			if (block.ninsn) {
 				err = conv_block(&c, &block, pos);
 				if (err)
@@ -548,7 +565,7 @@ int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
 	}
 out:
 	if (err >= 0) {
-		uint64_t endpos = c.blk ? conv_pos(&c) : s->end;
+		uint64_t endpos = c.stopped ? c.prepos : c.blk ? conv_pos(&c) : s->end;
 		int e2;
 
 		conv_snapshot(&c, endpos);
