@@ -79,7 +79,8 @@ void seg_find_end_ip(struct seg *s)
 		struct hwt_pkt p;
 		int n = hwt_pkt_decode(s->buf + off, (size_t)(s->buf_len - off), 0, &p);
 
-		if (n <= 0 || p.type == HWT_PKT_PSBEND)
+		/* The PSB+ ends at PSBEND, or broken at another PSB. */
+		if (n <= 0 || p.type == HWT_PKT_PSBEND || (p.type == HWT_PKT_PSB && off != s->end))
 			return;
 		if (p.type == HWT_PKT_FUP) {
 			if (hwt_pkt_ip(&p, &last_ip) == 0) {

@@ -3,7 +3,10 @@
  * the whole stream exactly as the `ptxed` tool runs it (sync forward, drain
  * events, next block, diagnose and resync on error), so that `hwtrace script
  * --format=ptxed` reproduces ptxed's output. Blocks are libipt's blocks;
- * there are no call stacks in this mode.
+ * there are no call stacks in this mode. libipt's block boundaries depend
+ * on its block cache, which lives in the shared image sections: decoders
+ * sharing an icache may see different block boundaries (the instructions
+ * are the same); one decoder per process, as the CLI runs it, is ptxed.
  */
 #include <errno.h>
 #include <string.h>
@@ -264,7 +267,17 @@ static int emit_block(struct ptxed_run *r, const struct pt_block *b, uint64_t of
 	rec.u.block.ip = b->ip;
 	rec.u.block.end_ip = b->end_ip;
 	rec.u.block.ninsn = b->ninsn;
+	/* libipt's iclass depends on its block cache (shared, so on what
+	 * was decoded before): classify the last instruction ourselves. */
 	rec.u.block.branch = (uint8_t)hwt_dec_branch_from_iclass(b->iclass);
+	if (b->ninsn && !b->truncated && r->ctx.image) {
+		struct hwt_dec_insn insn;
+
+		if (hwt_dec_insn_decode(r->ctx.image, b->end_ip, hwt_dec_mode_from_pt(b->mode),
+					&insn) == 0)
+			rec.u.block.branch = insn.branch == HWT_DEC_BR_NONE ? HWT_DEC_BR_OTHER
+									: insn.branch;
+	}
 	rec.u.block.mode = (uint8_t)hwt_dec_mode_from_pt(b->mode);
 	rec.u.block.image = r->ctx.image;
 	if (b->truncated) {

@@ -293,15 +293,18 @@ static size_t decodable_end(const uint8_t *buf, size_t len, size_t first, bool f
 		prev = last;
 		last = p;
 	}
-	/* Is the last PSB+ complete? */
+	/* Does buf hold what the segment before the last PSB needs of its
+	 * PSB+ (seg_find_end_ip reads up to the FUP or PSBEND, or a bad
+	 * packet)? */
 	for (size_t off = last; off < len;) {
 		struct hwt_pkt pkt;
 		int n = hwt_pkt_decode(buf + off, len - off, 0, &pkt);
 
-		if (n <= 0)
-			break;
-		if (pkt.type == HWT_PKT_PSBEND)
+		if (n < 0 || (n > 0 && (pkt.type == HWT_PKT_PSBEND || pkt.type == HWT_PKT_FUP ||
+					(pkt.type == HWT_PKT_PSB && off != last))))
 			return last;
+		if (n == 0)
+			break;
 		off += (size_t)n;
 	}
 	return prev;
