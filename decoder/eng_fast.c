@@ -1448,7 +1448,7 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 	f->buf = s->buf;
 	f->end = s->end;
 	f->skz84 = dec->ptcfg.errata.skz84;
-	if (!s->want_pkts || !s->npkts) {
+	if (!s->want_pkts || !s->npkts || s->time_error) {
 		err = DECLINE;
 		goto out;
 	}

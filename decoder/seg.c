@@ -336,18 +336,20 @@ static void on_cbr(struct tstate *t, const struct tctx *x, uint8_t cbr, bool hea
 		tcal_set_fcr(&t->cal, ((uint64_t)x->nom_freq << FCR_SHR) / cbr);
 }
 
-static void on_tma(struct tstate *t, const struct tctx *x, uint32_t ctc, uint32_t fc)
+/* Returns false for a TMA libipt rejects (its query fails there). */
+static bool on_tma(struct tstate *t, const struct tctx *x, uint32_t ctc, uint32_t fc)
 {
 	uint32_t mtc_hi = x->mtc_freq + MTC_BITS;
 
 	if (!t->have_tsc || t->have_tma || t->have_mtc)
-		return;
+		return false;
 	t->have_tma = true;
 	t->base -= fc;
 	t->fc += fc;
 	if (mtc_hi <= TMA_CTC_BITS)
 		t->have_mtc = true;
 	t->ctc = t->ctc_cyc = ctc & ((1u << mtc_hi) - 1u);
+	return true;
 }
 
 static void on_mtc(struct tstate *t, const struct tctx *x, uint8_t payload)
@@ -488,6 +490,7 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 	memset(&t, 0, sizeof(t));
 	tcal_init(&t.cal);
 	s->ntl = 0;
+	s->time_error = false;
 	s->npkts = 0;
 	if (s->want_pkts && s->end - s->start > UINT32_MAX)
 		s->want_pkts = false; /* offsets would not fit: no fast engine */
@@ -579,7 +582,8 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 			on_cbr(&t, &x, (uint8_t)p.payload, header);
 			break;
 		case HWT_PKT_TMA:
-			on_tma(&t, &x, (uint32_t)(p.payload & 0xffff), (uint32_t)(p.payload >> 16));
+			if (!on_tma(&t, &x, (uint32_t)(p.payload & 0xffff), (uint32_t)(p.payload >> 16)))
+				s->time_error = true;
 			break;
 		case HWT_PKT_MTC:
 			on_mtc(&t, &x, (uint8_t)p.payload);

@@ -121,6 +121,9 @@ struct seg {
 	const uint8_t *buf;     /* the stream; buf + start is the PSB */
 	size_t buf_len;         /* bytes of the whole stream piece */
 	bool last;              /* the stream's last segment */
+	bool time_error;        /* a timing packet libipt rejects (a TMA
+				 * not right after a TSC): decoding fails
+				 * there, which only libipt reproduces */
 	bool fallback;          /* decoded by libipt after the fast engine
 				 * declined */
 	int err;                /* a hard error (ENOMEM, sink) */
