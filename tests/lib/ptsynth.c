@@ -1,4 +1,3 @@
-#include <stdio.h>
 /*
  * tests/lib/ptsynth.c - the synthetic PT workload (see ptsynth.h): program
  * layout, a simulated run, and the packets libipt's encoder writes for it.
@@ -561,7 +560,6 @@ static int run(struct sim *s)
 			t->interrupts++;
 		}
 		n = bl->nfill + (bl->term == T_NONE ? 0 : 1);
-		if (getenv("PTSYNTH_LOG")) fprintf(stderr, "%s %lx n=%u term=%u\n", s->traced ? "T" : "L", (unsigned long)ip, n, bl->term);
 		executed += n;
 		if (s->traced)
 			t->insns += n;
