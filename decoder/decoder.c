@@ -452,10 +452,10 @@ static int run(struct hwt_dec *dec, const uint8_t *buf, size_t len, bool final)
 	if (final)
 		keep = wlen;
 	/* Keep what was not decoded. */
-	if (work == dec->carry) {
+	if (work && work == dec->carry) {
 		memmove(dec->carry, dec->carry + keep, wlen - keep);
 		dec->carry_len = wlen - keep;
-	} else {
+	} else if (wlen > keep) {
 		err = carry_add(dec, work + keep, wlen - keep);
 		if (err < 0)
 			return err;

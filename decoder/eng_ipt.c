@@ -44,7 +44,41 @@ struct conv {
 	 * block cache, which other decoders share). */
 	uint64_t prepos;
 	bool stopped;
+	/* Cold run: libipt reads the code through sections of its own (see
+	 * hwt_dec_seg_ipt). */
+	bool cold;
+	const struct hwt_dec_image *cold_of;
+	struct pt_image *cold_image;
 };
+
+/* A pt_image of img's pieces in new sections: libipt's block cache, which
+ * lives in the sections, starts empty. */
+static struct pt_image *cold_image(struct conv *c, const struct hwt_dec_image *img)
+{
+	struct pt_image *pi;
+
+	if (c->cold_of == img && c->cold_image)
+		return c->cold_image;
+	pt_image_free(c->cold_image);
+	c->cold_image = NULL;
+	c->cold_of = NULL;
+	pi = pt_image_alloc(NULL);
+	if (!pi)
+		return NULL;
+	for (size_t i = 0; i < img->npieces; i++) {
+		const struct hwt_dec_piece *p = &img->pieces[i];
+		const struct hwt_dec_section *sec = p->sec;
+
+		if (pt_image_add_file(pi, sec->path, sec->offset + (p->lo - sec->vaddr), p->hi - p->lo,
+				      NULL, p->lo) < 0) {
+			pt_image_free(pi);
+			return NULL;
+		}
+	}
+	c->cold_image = pi;
+	c->cold_of = img;
+	return pi;
+}
 
 static bool needs_trace(uint8_t br)
 {
@@ -238,7 +272,11 @@ static int conv_context(struct conv *c, uint64_t pos, bool first, const struct h
 		return 0;
 	c->ctx = ctx;
 	if (ctx.image) {
-		err = pt_blk_set_image(c->blk, ctx.image->ipt);
+		struct pt_image *pi = c->cold ? cold_image(c, ctx.image) : ctx.image->ipt;
+
+		if (!pi)
+			return -ENOMEM;
+		err = pt_blk_set_image(c->blk, pi);
 		if (err < 0)
 			return hwt_dec_err_from_pt(err);
 	}
@@ -437,7 +475,7 @@ static int conv_tail(struct conv *c, const struct pt_block *b, uint64_t pos)
 			b->speculative ? SEG_F_SPECULATIVE : 0);
 }
 
-int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
+static int seg_ipt(struct hwt_dec *dec, struct seg *s, bool cold)
 {
 	struct pt_config cfg = dec->ptcfg;
 	struct pt_block block;
@@ -447,6 +485,7 @@ int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
 	memset(&c, 0, sizeof(c));
 	c.dec = dec;
 	c.s = s;
+	c.cold = cold;
 	cfg.begin = (uint8_t *)s->buf + s->start;
 	cfg.end = (uint8_t *)s->buf + s->end;
 	/* ptxed-only flags do not apply to the canonical log. */
@@ -530,6 +569,16 @@ int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
 		status = pt_blk_next(c.blk, &block, sizeof(block));
 		pos = conv_pos(&c);
 		if (status < 0) {
+			if (status == -pte_eos && block.ninsn) {
+				/* The trace ended at a branch: what ran up to
+				 * it counts, however libipt's block cache cut
+				 * the blocks before; where it went is not
+				 * known. */
+				err = conv_block(&c, &block, pos);
+				if (err == 0)
+					err = conv_close_open(&c, pos);
+				goto out;
+			}
 			if (status == -pte_eos) {
 				err = conv_tail(&c, &block, pos);
 				goto out;
@@ -580,5 +629,23 @@ out:
 	if (err > 0)
 		err = 0;
 	pt_blk_free_decoder(c.blk);
+	pt_image_free(c.cold_image);
 	return err < 0 ? err : s->err;
+}
+
+int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
+{
+	int err = seg_ipt(dec, s, false);
+
+	/* On damaged trace, where libipt fails can depend on its block
+	 * cache, which lives in the shared sections and so on whatever was
+	 * decoded before (libipt 2.0.5). A segment that failed is decoded
+	 * again with sections of its own, so that its records depend on
+	 * its bytes only (with a sideband hook it is not: the hook would
+	 * see every query twice). */
+	if (err < 0 || !s->ngaps || dec->cfg.context)
+		return err;
+	seg_drop_counts(s);
+	seg_reset(s);
+	return seg_ipt(dec, s, true);
 }
