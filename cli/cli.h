@@ -44,6 +44,9 @@ int hwt_cmd_script(int argc, char **argv);
 /* `hwtrace script` on a recording of samples (cli/script_samples.c). */
 int hwt_script_samples(int argc, char **argv);
 
+/* `hwtrace script --pt ...`: raw Intel PT, ptxed-compatible (cli/script_pt.c). */
+int hwt_script_pt(int argc, char **argv);
+
 /* "hwtrace: error: <message>" on stderr. One line: say the cause and the fix. */
 void hwt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "hwtrace: warning: <message>". */

@@ -15,7 +15,7 @@ static const struct hwt_cli_cmd commands[] = {
 	{"flame", hwt_cmd_flame, "flame graphs (SVG/HTML), folded stacks, pprof"},
 	{"trace", hwt_cmd_trace, "DTrace-style one-liners: probes, predicates, aggregations"},
 	{"record", hwt_cmd_record, "sample a command, processes or the system (or Intel PT)"},
-	{"script", hwt_cmd_script, "print every sample of a recording with its call chain"},
+	{"script", hwt_cmd_script, "print samples, or the decoded PT trace (--pt)"},
 };
 
 static void usage(FILE *out)

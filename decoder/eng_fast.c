@@ -1,0 +1,1532 @@
+/*
+ * decoder/eng_fast.c - the fast engine: phase 1 for one PSB segment without
+ * libipt, walking the basic-block cache with our own packet parser.
+ *
+ * libipt's block decoder proceeds instruction by instruction through its
+ * query decoder, one call per conditional branch. Here a block's successors
+ * are cached pointers and a TNT bit picks one, so the common path is a
+ * handful of loads per basic block (libxdc's idea). The output must be the
+ * canonical log libipt's engine (eng_ipt.c) writes for the same segment, so
+ * the engine mirrors libipt's semantics where they show: the query
+ * decoder's read-ahead and status flags (which decide the stream offsets the
+ * log carries), event binding (enable, disable, interrupts, exec mode, CBR),
+ * return compression with libipt's 64-entry return stack, and ptxed's loop.
+ *
+ * Anything outside that subset makes the engine decline the segment
+ * (-HWT_ENOTSUP) and libipt decodes it instead: overflows, TSX, paging and
+ * VMCS packets, power events, PTWRITE, MNT, address filters, errata that
+ * change decoding, decode errors of any kind. Declining is cheap and always
+ * correct; the differential tests (fast == libipt on every test and fuzz
+ * input) keep the subset honest.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/pkt.h"
+#include "decoder/seg.h"
+
+#define DECLINE (-HWT_ENOTSUP)
+
+/* libipt status flags and the query errors the block decoder handles. */
+enum {
+	ST_EVENT = 1 << 0,
+	ST_IPSUP = 1 << 1,
+	ST_EOS = 1 << 2,
+	Q_BADQUERY = -2,
+	Q_EOS = -3,
+};
+
+struct fev {
+	uint8_t type;          /* enum hwt_dec_event_type */
+	uint8_t status;        /* status update (PSB+) */
+	uint8_t suppressed;
+	uint8_t mode;          /* exec mode */
+	uint64_t ip, at;
+	uint64_t payload;
+};
+
+#define L1_SIZE 4096
+
+struct l1_entry {
+	uint64_t ip;
+	uint64_t image_id;
+	uint8_t mode;
+	struct hwt_dec_bb *bb;
+};
+
+/* A run: from a conditional branch's block and the next TNT bits (up to
+ * RUN_BITS), the path those bits take through the block cache, up to the
+ * next branch that is not a conditional with a bit in hand. Runs are
+ * static (direct calls push known return addresses; returns end a run), so
+ * they are cached per worker and replayed without a decision per bit. */
+#define RUN_BITS 8
+#define RUN_MAX 16
+#define RUN_CACHE 2048
+
+/* An entry: the block, with bit 0 set when its conditional was taken
+ * (blocks are 8-byte aligned). */
+typedef uintptr_t run_ent;
+
+struct run {
+	const struct hwt_dec_bb *bb;   /* key: the start */
+	uint64_t image_id;             /* key: the image it was built in */
+	uint16_t key;                  /* key: bit count << 8 | bits */
+	uint8_t used;                  /* bits consumed */
+	uint8_t n;
+	struct hwt_dec_bb *end;        /* where to go on (not run yet) */
+	uint64_t end_ip;
+	run_ent ent[RUN_MAX];
+};
+
+struct fast_scratch {
+	struct l1_entry l1[L1_SIZE];
+	struct run runs[RUN_CACHE];
+};
+
+int hwt_dec_fast_scratch_alloc(void **out)
+{
+	*out = calloc(1, sizeof(struct fast_scratch));
+	return *out ? 0 : -ENOMEM;
+}
+
+void hwt_dec_fast_scratch_free(void *scratch)
+{
+	free(scratch);
+}
+
+struct fast {
+	struct hwt_dec *dec;
+	struct seg *s;
+	struct fast_scratch *sc;
+	const uint8_t *buf;
+	uint64_t end;
+	int skz84;
+
+	/* Query decoder mirror. */
+	uint64_t pos;          /* next packet to decode */
+	const struct seg_pkt *np; /* the packet at pos (after peek()) */
+	uint64_t last_ip;
+	bool last_ip_valid;    /* some IP was seen since PSB */
+	bool last_ip_suppressed;
+	uint64_t tnt;          /* cached TNT bits, oldest highest */
+	unsigned int ntnt;
+	struct fev tipq[4];    /* events binding to TIP */
+	unsigned int ntipq;
+	struct fev psbq[8];    /* PSB+ status events, delivered at PSBEND */
+	unsigned int npsbq, psbq_head;
+	bool q_enabled;
+	bool consume_packet;
+
+	/* Block decoder mirror. */
+	uint64_t ip;
+	uint8_t mode;
+	bool enabled;
+	int status;
+	bool process_event;
+	struct fev ev;
+	/* libipt's return stack holds addresses; ours holds the calls'
+	 * blocks, whose fall-through successor is the return's block. */
+	struct hwt_dec_bb *retstack[64];
+	struct hwt_dec_bb *next_bb; /* complete_with_trace(): f->ip's block, if known */
+	unsigned int rs_top, rs_n;
+
+	/* Context. */
+	struct hwt_dec_context ctx;
+	uint64_t image_id;         /* ctx.image's id, or 0 */
+	size_t tcur;
+
+	/* Log bookkeeping: items wait for the position after the next
+	 * decision or event (eng_ipt.c's rule). */
+	size_t unposed;
+	bool decided;              /* a decision was taken in this blk_next */
+	struct hwt_dec_bb *open;   /* partially run block */
+	uint32_t open_k;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Packets                                                                   */
+
+/* The packet at pos, from the segment's decoded packets (np always points
+ * at the packet that starts at pos). Returns its size, 0 at the end, -1
+ * for a bad packet. */
+static inline int peek(struct fast *f)
+{
+	uint8_t t = f->np->type;
+
+	if (__builtin_expect(t == SEG_PKT_END, 0))
+		return 0;
+	if (__builtin_expect(t == HWT_PKT_BAD, 0))
+		return -1;
+	return f->np->size;
+}
+
+/* Consumes the packet at pos. */
+static inline void advance(struct fast *f)
+{
+	f->np++;
+	f->pos = f->s->start + f->np->off;
+}
+
+static bool is_event_packet(uint8_t t)
+{
+	switch (t) {
+	case HWT_PKT_TIP_PGE:
+	case HWT_PKT_TIP_PGD:
+	case HWT_PKT_CBR:
+	case HWT_PKT_MODE_EXEC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Packets we do not decode: the segment goes to libipt. */
+static bool unsupported(uint8_t t)
+{
+	switch (t) {
+	case HWT_PKT_PAD:
+	case HWT_PKT_TSC:
+	case HWT_PKT_TMA:
+	case HWT_PKT_MTC:
+	case HWT_PKT_CYC:
+	case HWT_PKT_CBR:
+	case HWT_PKT_TNT_8:
+	case HWT_PKT_TNT_64:
+	case HWT_PKT_TIP:
+	case HWT_PKT_TIP_PGE:
+	case HWT_PKT_TIP_PGD:
+	case HWT_PKT_FUP:
+	case HWT_PKT_MODE_EXEC:
+	case HWT_PKT_PSBEND:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/* pt_qry_will_event() for the peeked packet. */
+static bool will_event(struct fast *f)
+{
+	uint8_t t = f->np->type;
+
+	if (is_event_packet(t))
+		return true;
+	if (t == HWT_PKT_PSBEND)
+		return f->npsbq > f->psbq_head;
+	if (t == HWT_PKT_TIP)
+		return f->ntipq > 0;
+	return false;
+}
+
+static int update_ip(struct fast *f)
+{
+	uint64_t ip = f->last_ip, v = f->np->payload;
+
+	switch (f->np->ipc) {
+	case HWT_IPC_SUPPRESSED:
+		f->last_ip_suppressed = true;
+		return 0;
+	case HWT_IPC_UPDATE_16:
+		ip = (ip & ~0xffffull) | (v & 0xffffull);
+		break;
+	case HWT_IPC_UPDATE_32:
+		ip = (ip & ~0xffffffffull) | (v & 0xffffffffull);
+		break;
+	case HWT_IPC_SEXT_48:
+		ip = v & 0xffffffffffffull;
+		if (ip & (1ull << 47))
+			ip |= 0xffff000000000000ull;
+		break;
+	case HWT_IPC_UPDATE_48:
+		ip = (ip & ~0xffffffffffffull) | (v & 0xffffffffffffull);
+		break;
+	case HWT_IPC_FULL:
+		ip = v;
+		break;
+	default:
+		return DECLINE;
+	}
+	f->last_ip = ip;
+	f->last_ip_valid = true;
+	f->last_ip_suppressed = false;
+	return 0;
+}
+
+/* pt_last_ip_query(): fails when suppressed or when no IP was seen. */
+static bool query_ip(struct fast *f, uint64_t *ip)
+{
+	if (f->last_ip_suppressed || !f->last_ip_valid)
+		return false;
+	*ip = f->last_ip;
+	return true;
+}
+
+static int tip_enqueue(struct fast *f, const struct fev *ev)
+{
+	if (f->ntipq == HWT_ARRAY_SIZE(f->tipq))
+		return DECLINE;
+	f->tipq[f->ntipq++] = *ev;
+	return 0;
+}
+
+static struct fev tip_dequeue(struct fast *f)
+{
+	struct fev ev = f->tipq[0];
+
+	memmove(f->tipq, f->tipq + 1, (f->ntipq - 1) * sizeof(f->tipq[0]));
+	f->ntipq--;
+	return ev;
+}
+
+static uint8_t exec_mode(uint8_t bits)
+{
+	bool csl = bits & 1, csd = bits & 2;
+
+	if (csl)
+		return csd ? HWT_DEC_MODE_UNKNOWN : HWT_DEC_MODE_64;
+	return csd ? HWT_DEC_MODE_32 : HWT_DEC_MODE_16;
+}
+
+/* A FUP outside PSB+ with no FUP-bound event: an async branch binding to
+ * the next TIP (pt_qry_decode_fup). */
+static int decode_fup(struct fast *f)
+{
+	struct fev ev;
+	int err = update_ip(f);
+
+	if (err < 0)
+		return err;
+	memset(&ev, 0, sizeof(ev));
+	if (!query_ip(f, &ev.at))
+		return DECLINE;
+	ev.type = HWT_DEC_EV_ASYNC_BRANCH;
+	err = tip_enqueue(f, &ev);
+	if (err < 0)
+		return err;
+	advance(f);
+	return 0;
+}
+
+/* Decodes a status packet during read-ahead. */
+static int decode_status(struct fast *f)
+{
+	switch (f->np->type) {
+	case HWT_PKT_PAD:
+	case HWT_PKT_TSC:
+	case HWT_PKT_TMA:
+	case HWT_PKT_MTC:
+	case HWT_PKT_CYC:
+	case HWT_PKT_PSBEND:
+		advance(f);
+		return 0;
+	case HWT_PKT_FUP:
+		return decode_fup(f);
+	default:
+		return DECLINE;
+	}
+}
+
+/* pt_qry_read_ahead(): decode status packets up to the next branch or
+ * event packet. Returns 0, Q_EOS at the end, or DECLINE. */
+static int read_ahead(struct fast *f)
+{
+	for (;;) {
+		int n = peek(f), err;
+
+		if (n == 0)
+			return Q_EOS;
+		if (n < 0 || unsupported(f->np->type))
+			return DECLINE;
+		if (f->np->type == HWT_PKT_TIP || f->np->type == HWT_PKT_TNT_8 ||
+		    f->np->type == HWT_PKT_TNT_64)
+			return 0;
+		if (will_event(f))
+			return 0;
+		err = decode_status(f);
+		if (err < 0)
+			return err;
+	}
+}
+
+/* pt_qry_status_flags(). Declines when the next packet is one we do not
+ * handle: libipt would flag an event or an error there. */
+static int status_flags(struct fast *f)
+{
+	int flags = 0;
+
+	if (f->ntnt == 0) {
+		int n = peek(f);
+
+		if (n < 0 || (n > 0 && unsupported(f->np->type)))
+			return DECLINE;
+		if (n > 0 && will_event(f))
+			flags |= ST_EVENT;
+		if (n == 0)
+			flags |= ST_EOS;
+	}
+	return flags;
+}
+
+static int ra_tolerant(struct fast *f)
+{
+	int err = read_ahead(f);
+
+	return err == Q_EOS ? 0 : err;
+}
+
+/* pt_qry_cond_branch(). */
+static int q_cond(struct fast *f, bool *taken)
+{
+	if (f->ntnt == 0) {
+		int n = peek(f), err;
+
+		if (n == 0)
+			return Q_EOS;
+		if (n < 0 || unsupported(f->np->type))
+			return DECLINE;
+		if (will_event(f) || f->np->type == HWT_PKT_TIP)
+			return Q_BADQUERY;
+		if (f->np->type != HWT_PKT_TNT_8 && f->np->type != HWT_PKT_TNT_64)
+			return DECLINE;
+		f->tnt = f->np->payload;
+		f->ntnt = f->np->aux;
+		advance(f);
+		if (f->ntnt == 0)
+			return DECLINE;
+		err = ra_tolerant(f);
+		if (err < 0)
+			return err;
+	}
+	f->ntnt--;
+	*taken = (f->tnt >> f->ntnt) & 1;
+	return status_flags(f);
+}
+
+/* pt_qry_indirect_branch(). */
+static int q_indirect(struct fast *f, uint64_t *ip)
+{
+	int flags = 0, err;
+
+	for (;;) {
+		int n = peek(f);
+
+		if (n == 0)
+			return Q_EOS;
+		if (n < 0 || unsupported(f->np->type))
+			return DECLINE;
+		if (will_event(f))
+			return Q_BADQUERY;
+		if (f->np->type == HWT_PKT_TNT_8 || f->np->type == HWT_PKT_TNT_64) {
+			if (f->ntnt)
+				return Q_BADQUERY;
+			f->tnt = f->np->payload;
+			f->ntnt = f->np->aux;
+			advance(f);
+			err = read_ahead(f);
+			if (err < 0)
+				return err == Q_EOS ? Q_EOS : err;
+			continue;
+		}
+		if (f->np->type == HWT_PKT_TIP) {
+			err = update_ip(f);
+			if (err < 0)
+				return err;
+			if (!query_ip(f, ip))
+				flags |= ST_IPSUP;
+			advance(f);
+			break;
+		}
+		err = decode_status(f);
+		if (err < 0)
+			return err;
+		err = read_ahead(f);
+		if (err < 0)
+			return err == Q_EOS ? Q_EOS : err;
+	}
+	err = ra_tolerant(f);
+	if (err < 0)
+		return err;
+	err = status_flags(f);
+	return err < 0 ? err : (flags | err);
+}
+
+/* Decodes an event packet (pt_qry_decode_*); sets *got when an event is
+ * published. */
+static int decode_event(struct fast *f, struct fev *out, bool *got)
+{
+	struct fev ev;
+	int err;
+
+	*got = false;
+	memset(&ev, 0, sizeof(ev));
+	switch (f->np->type) {
+	case HWT_PKT_TIP_PGE:
+		err = update_ip(f);
+		if (err < 0)
+			return err;
+		if (!f->consume_packet) {
+			ev.type = HWT_DEC_EV_ENABLED;
+			if (!query_ip(f, &ev.ip))
+				return DECLINE; /* -pte_bad_packet */
+			f->ntnt = 0;
+			f->consume_packet = true;
+			f->q_enabled = true;
+		} else {
+			if (!f->ntipq)
+				return DECLINE;
+			ev = tip_dequeue(f);
+			if (ev.type != HWT_DEC_EV_EXEC_MODE)
+				return DECLINE;
+			if (!query_ip(f, &ev.ip))
+				ev.suppressed = 1;
+		}
+		*out = ev;
+		*got = true;
+		if (f->ntipq)
+			return 0;
+		f->consume_packet = false;
+		advance(f);
+		return 0;
+	case HWT_PKT_TIP_PGD:
+		err = update_ip(f);
+		if (err < 0)
+			return err;
+		if (f->ntipq) {
+			ev = tip_dequeue(f);
+			if (ev.type == HWT_DEC_EV_ASYNC_BRANCH) {
+				ev.type = HWT_DEC_EV_ASYNC_DISABLED;
+				if (!query_ip(f, &ev.ip))
+					ev.suppressed = 1;
+			} else if (ev.type == HWT_DEC_EV_EXEC_MODE) {
+				ev.suppressed = 1;
+			} else {
+				return DECLINE;
+			}
+		} else {
+			ev.type = HWT_DEC_EV_DISABLED;
+			if (!query_ip(f, &ev.ip))
+				ev.suppressed = 1;
+		}
+		*out = ev;
+		*got = true;
+		if (f->ntipq)
+			return 0;
+		f->q_enabled = false;
+		advance(f);
+		return 0;
+	case HWT_PKT_TIP:
+		/* Only with TIP-bound events pending (else not an event). */
+		err = update_ip(f);
+		if (err < 0)
+			return err;
+		ev = tip_dequeue(f);
+		if (ev.type == HWT_DEC_EV_ASYNC_BRANCH) {
+			f->consume_packet = true;
+			if (!query_ip(f, &ev.ip))
+				ev.suppressed = 1;
+		} else if (ev.type == HWT_DEC_EV_EXEC_MODE) {
+			if (!query_ip(f, &ev.ip))
+				ev.suppressed = 1;
+		} else {
+			return DECLINE;
+		}
+		*out = ev;
+		*got = true;
+		if (f->ntipq || !f->consume_packet)
+			return 0;
+		f->consume_packet = false;
+		advance(f);
+		return 0;
+	case HWT_PKT_MODE_EXEC:
+		ev.type = HWT_DEC_EV_EXEC_MODE;
+		ev.mode = exec_mode(f->np->aux);
+		err = tip_enqueue(f, &ev);
+		if (err < 0)
+			return err;
+		advance(f);
+		return 0;
+	case HWT_PKT_CBR:
+		ev.type = HWT_DEC_EV_CBR;
+		ev.payload = f->np->payload;
+		*out = ev;
+		*got = true;
+		advance(f);
+		return 0;
+	case HWT_PKT_PSBEND:
+		if (f->npsbq > f->psbq_head) {
+			ev = f->psbq[f->psbq_head++];
+			if (ev.type == HWT_DEC_EV_EXEC_MODE && !query_ip(f, &ev.ip))
+				ev.suppressed = 1;
+			*out = ev;
+			*got = true;
+			return 0;
+		}
+		advance(f);
+		return 0;
+	default:
+		return decode_status(f);
+	}
+}
+
+/* pt_qry_event(). */
+static int q_event(struct fast *f, struct fev *out)
+{
+	int err;
+
+	if (f->ntnt)
+		return DECLINE; /* -pte_bad_query */
+	for (;;) {
+		int n = peek(f);
+		bool got;
+
+		if (n == 0)
+			return DECLINE; /* -pte_eos: an error for libipt */
+		if (n < 0 || unsupported(f->np->type))
+			return DECLINE;
+		if ((f->np->type == HWT_PKT_TIP || f->np->type == HWT_PKT_TNT_8 ||
+		     f->np->type == HWT_PKT_TNT_64) && !will_event(f))
+			return DECLINE;
+		err = decode_event(f, out, &got);
+		if (err < 0)
+			return err;
+		if (got)
+			break;
+		err = read_ahead(f);
+		if (err < 0)
+			return err == Q_EOS ? DECLINE : err;
+	}
+	err = ra_tolerant(f);
+	if (err < 0)
+		return err;
+	return status_flags(f);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Block decoder mirror                                                      */
+
+static int blk_status(struct fast *f, int flags)
+{
+	if (!f->enabled)
+		flags |= ST_IPSUP;
+	if ((f->status & ST_EOS) && !f->process_event)
+		flags |= ST_EOS;
+	return flags;
+}
+
+static int fetch_event(struct fast *f)
+{
+	int st;
+
+	if (f->process_event)
+		return 1;
+	if (!(f->status & ST_EVENT))
+		return 0;
+	st = q_event(f, &f->ev);
+	if (st < 0)
+		return st;
+	f->process_event = true;
+	f->status = st;
+	return 1;
+}
+
+static void rs_push(struct fast *f, struct hwt_dec_bb *call)
+{
+	f->retstack[f->rs_top] = call;
+	f->rs_top = (f->rs_top + 1) % 64;
+	if (f->rs_n < 64)
+		f->rs_n++;
+}
+
+static struct hwt_dec_bb *rs_pop(struct fast *f)
+{
+	if (!f->rs_n)
+		return NULL;
+	f->rs_top = (f->rs_top + 63) % 64;
+	f->rs_n--;
+	return f->retstack[f->rs_top];
+}
+
+static struct hwt_dec_bb *bb_at_slow(struct fast *f, uint64_t ip, int *err)
+{
+	const struct hwt_dec_image *img = f->ctx.image;
+	struct l1_entry *e;
+	struct hwt_dec_bb *bb;
+
+	if (!img) {
+		*err = DECLINE;
+		return NULL;
+	}
+	e = &f->sc->l1[(ip ^ (ip >> 12)) & (L1_SIZE - 1)];
+	if (hwt_dec_bb_get(f->dec->icache, img, ip, (enum hwt_dec_mode)f->mode, &bb) < 0) {
+		*err = DECLINE;
+		return NULL;
+	}
+	e->ip = ip;
+	e->image_id = img->id;
+	e->mode = f->mode;
+	e->bb = bb;
+	return bb;
+}
+
+/* The block at ip: a small direct-mapped cache in front of the shared
+ * table. */
+static inline struct hwt_dec_bb *bb_at(struct fast *f, uint64_t ip, int *err)
+{
+	const struct l1_entry *e = &f->sc->l1[(ip ^ (ip >> 12)) & (L1_SIZE - 1)];
+
+	if (__builtin_expect(e->ip == ip && e->bb && e->image_id == f->image_id &&
+			     e->mode == f->mode, 1))
+		return e->bb;
+	return bb_at_slow(f, ip, err);
+}
+
+static inline __attribute__((always_inline)) struct hwt_dec_bb *succ(struct fast *f, struct hwt_dec_bb *bb, int dir, int *err)
+{
+	struct hwt_dec_bb *n = atomic_load_explicit(&bb->near[dir], memory_order_acquire);
+	struct hwt_dec_edge *e;
+
+	/* Successors share the block's mode (a mode change is an event). */
+	if (__builtin_expect(n != NULL, 1))
+		return n;
+	e = atomic_load_explicit(&bb->succ[dir], memory_order_acquire);
+	if (e && e->image_id == f->ctx.image->id)
+		return e->bb;
+	if (hwt_dec_bb_succ(f->dec->icache, f->ctx.image, bb, dir, &n) < 0) {
+		*err = DECLINE;
+		return NULL;
+	}
+	return n;
+}
+
+static inline __attribute__((always_inline)) int add_item(struct fast *f, struct hwt_dec_bb *bb,
+							 uint32_t ninsn, uint8_t flags,
+							 uint64_t next_ip)
+{
+	return seg_bb(f->s, bb, ninsn, flags, next_ip, SEG_UNPOSED);
+}
+
+/* Gives the items since the last snapshot the current position. */
+static inline __attribute__((always_inline)) void snapshot(struct fast *f)
+{
+	struct seg *s = f->s;
+	size_t n = s->nitems;
+
+	/* Every item the fast engine logs waits for its position. */
+	for (size_t i = f->unposed; i < n; i++)
+		s->items[i].pos = f->pos;
+	f->unposed = n;
+}
+
+static int close_open(struct fast *f)
+{
+	int err;
+
+	if (!f->open)
+		return 0;
+	err = add_item(f, f->open, f->open_k, SEG_F_PARTIAL, 0);
+	f->open = NULL;
+	return err;
+}
+
+static uint8_t cond_flags(const struct hwt_dec_bb *bb, uint64_t next)
+{
+	return (bb->branch == HWT_DEC_BR_COND && next == bb->target && next) ? SEG_F_TAKEN : 0;
+}
+
+/* Runs the open block (or a new one at f->ip) up to ip `to` without
+ * trace (pt_blk_proceed_to_ip). Returns 1 when reached, Q_BADQUERY when a
+ * branch needing trace comes first (f->ip is then that branch), DECLINE. */
+static int proceed_to_ip(struct fast *f, uint64_t to, struct hwt_dec_bb **last)
+{
+	int steps = 0, err = 0;
+
+	*last = NULL;
+	for (;;) {
+		struct hwt_dec_bb *bb;
+		int k;
+
+		if (f->ip == to)
+			return 1;
+		if (++steps > 4096)
+			return DECLINE;
+		if (f->open) {
+			bb = f->open;
+		} else {
+			bb = bb_at(f, f->ip, &err);
+			if (!bb)
+				return err;
+			if (bb->flags & (HWT_DEC_BBF_ERROR | HWT_DEC_BBF_TRUNCATED))
+				return DECLINE;
+			f->open = bb;
+			f->open_k = 0;
+		}
+		*last = bb;
+		k = hwt_dec_bb_index(bb, to);
+		if (k > (int)f->open_k) {
+			f->open_k = (uint32_t)k;
+			f->ip = to;
+			return 1;
+		}
+		/* Run the rest of the block. */
+		f->open_k = bb->ninsn;
+		switch (bb->branch) {
+		case HWT_DEC_BR_NONE:
+		case HWT_DEC_BR_JUMP:
+		case HWT_DEC_BR_CALL: {
+			uint64_t next = bb->branch == HWT_DEC_BR_NONE ? bb->fallthrough : bb->target;
+
+			if (bb->branch == HWT_DEC_BR_CALL && !(bb->flags & HWT_DEC_BBF_PIC_CALL))
+				rs_push(f, bb);
+			f->open = NULL;
+			err = add_item(f, bb, bb->ninsn, 0, next);
+			if (err < 0)
+				return err;
+			f->ip = next;
+			break;
+		}
+		default:
+			/* Needs trace: the open block ends at its branch. */
+			f->ip = bb->end_ip;
+			return Q_BADQUERY;
+		}
+	}
+}
+
+/* The open block ran through its branch, which needs trace: take the
+ * decision (pt_blk_proceed_with_trace). */
+static int complete_with_trace(struct fast *f, struct hwt_dec_bb *bb)
+{
+	uint64_t next = 0;
+	bool taken;
+	int st, err;
+
+	f->next_bb = NULL;
+	switch (bb->branch) {
+	case HWT_DEC_BR_COND:
+		st = q_cond(f, &taken);
+		if (st < 0)
+			return st;
+		next = taken ? bb->target : bb->fallthrough;
+		break;
+	case HWT_DEC_BR_RETURN:
+		st = q_cond(f, &taken);
+		if (st == Q_BADQUERY) {
+			st = q_indirect(f, &next);
+		} else if (st >= 0) {
+			struct hwt_dec_bb *call = taken ? rs_pop(f) : NULL;
+
+			if (!call)
+				return DECLINE;
+			next = call->fallthrough;
+			f->next_bb = succ(f, call, 0, &err);
+		}
+		if (st < 0)
+			return st;
+		break;
+	case HWT_DEC_BR_IND_CALL:
+		rs_push(f, bb);
+		/* fall through */
+	default:
+		st = q_indirect(f, &next);
+		if (st < 0)
+			return st;
+		break;
+	}
+	if (st & ST_IPSUP)
+		return DECLINE; /* -pte_noip */
+	f->status = st;
+	f->open = NULL;
+	err = add_item(f, bb, bb->ninsn, cond_flags(bb, next), next);
+	if (err < 0)
+		return err;
+	f->ip = next;
+	return 0;
+}
+
+/* Builds the run from bb with k bits. Returns false when something on
+ * the way needs the slow path (no run then). */
+static bool run_build(struct fast *f, struct hwt_dec_bb *bb, unsigned int k, unsigned int bits,
+		      struct run *r)
+{
+	unsigned int used = 0;
+	int err = 0;
+
+	r->bb = bb;
+	r->image_id = f->ctx.image->id;
+	r->key = (uint16_t)(k << 8 | bits);
+	r->n = 0;
+	for (;;) {
+		struct hwt_dec_bb *nb;
+		uint64_t next;
+
+		if ((bb->flags & (HWT_DEC_BBF_ERROR | HWT_DEC_BBF_TRUNCATED)) || r->n == RUN_MAX)
+			break;
+		if (bb->branch == HWT_DEC_BR_COND) {
+			bool taken;
+
+			if (used == k)
+				break;
+			taken = (bits >> (k - 1 - used)) & 1;
+			used++;
+			next = taken ? bb->target : bb->fallthrough;
+			r->ent[r->n++] = (run_ent)bb | (taken ? 1u : 0u);
+			nb = succ(f, bb, taken, &err);
+			if (!nb)
+				return false;
+			bb = nb;
+			if (used == k) {
+				/* The status is due where the bits end. */
+				r->end = bb;
+				r->end_ip = next;
+				r->used = (uint8_t)used;
+				return true;
+			}
+			continue;
+		}
+		if (bb->branch != HWT_DEC_BR_JUMP && bb->branch != HWT_DEC_BR_CALL &&
+		    bb->branch != HWT_DEC_BR_NONE)
+			break;
+		r->ent[r->n++] = (run_ent)bb;
+		nb = succ(f, bb, bb->branch != HWT_DEC_BR_NONE, &err);
+		if (!nb)
+			return false;
+		bb = nb;
+	}
+	if (!used)
+		return false;
+	r->end = bb;
+	r->end_ip = bb->ip;
+	r->used = (uint8_t)used;
+	return true;
+}
+
+/* Finds or builds the run for bb and the cached TNT bits. */
+static const struct run *run_get(struct fast *f, struct hwt_dec_bb *bb)
+{
+	unsigned int k = f->ntnt < RUN_BITS ? f->ntnt : RUN_BITS;
+	unsigned int bits = (unsigned int)(f->tnt >> (f->ntnt - k)) & ((1u << k) - 1);
+	uint16_t key = (uint16_t)(k << 8 | bits);
+	uintptr_t h = ((uintptr_t)bb >> 4) * 0x9e3779b1u ^ key * 0x85ebca6bu;
+	struct run *r = &f->sc->runs[(h ^ (h >> 15)) & (RUN_CACHE - 1)];
+
+	if (r->bb == bb && r->key == key && r->image_id == f->ctx.image->id)
+		return r;
+	if (!run_build(f, bb, k, bits, r)) {
+		r->bb = NULL;
+		return NULL;
+	}
+	return r;
+}
+
+/* pt_blk_proceed_no_event(), repeated while nothing happens between
+ * blocks: libipt ends a block at each decision and, with no event pending
+ * and not at the end, the next pt_blk_next() just goes on, so we do too
+ * and give each decision's items the position after it. The hot path. */
+static int proceed_no_event(struct fast *f)
+{
+	struct hwt_dec_bb *bb;
+	unsigned int direct = 0; /* direct jumps and calls in a row */
+	int err = 0;
+
+	if (f->open) {
+		bb = f->open;
+		f->open = NULL;
+		/* Continue a block an event stopped in: it is one item. */
+		if (f->ip != hwt_dec_bb_insn_ip(bb, f->open_k))
+			return DECLINE;
+	} else {
+		bb = bb_at(f, f->ip, &err);
+		if (!bb)
+			return err;
+	}
+	for (;;) {
+		struct hwt_dec_bb *nb;
+		uint64_t next;
+		bool taken;
+		int st;
+
+		if (bb->flags & (HWT_DEC_BBF_ERROR | HWT_DEC_BBF_TRUNCATED))
+			return DECLINE;
+		switch (bb->branch) {
+		case HWT_DEC_BR_COND:
+			direct = 0;
+			if (f->ntnt && !f->s->log_all) {
+				const struct run *r = run_get(f, bb);
+
+				if (r) {
+					for (unsigned int i = 0; i < r->n; i++) {
+						struct hwt_dec_bb *eb =
+							(struct hwt_dec_bb *)(r->ent[i] & ~(run_ent)7);
+						bool tk = r->ent[i] & 1;
+						uint64_t nip;
+						uint8_t fl = 0;
+
+						switch (eb->branch) {
+						case HWT_DEC_BR_COND:
+							nip = tk ? eb->target : eb->fallthrough;
+							fl = nip == eb->target ? SEG_F_TAKEN : 0;
+							break;
+						case HWT_DEC_BR_NONE:
+							nip = eb->fallthrough;
+							break;
+						case HWT_DEC_BR_CALL:
+							if (!(eb->flags & HWT_DEC_BBF_PIC_CALL))
+								rs_push(f, eb);
+							/* fall through */
+						default:
+							nip = eb->target;
+							break;
+						}
+						err = add_item(f, eb, eb->ninsn, fl, nip);
+						if (err < 0)
+							return err;
+					}
+					f->ntnt -= r->used;
+					f->ip = r->end_ip;
+					bb = r->end;
+					st = f->ntnt ? 0 : status_flags(f);
+					if (st < 0)
+						return st;
+					f->status = st;
+					if (st) {
+						f->decided = true;
+						return 0;
+					}
+					snapshot(f);
+					continue;
+				}
+			}
+			if (f->ntnt) {
+				/* A cached TNT bit: status flags are only
+				 * computed once the cache runs dry. */
+				f->ntnt--;
+				taken = (f->tnt >> f->ntnt) & 1;
+				st = f->ntnt ? 0 : status_flags(f);
+			} else {
+				st = q_cond(f, &taken);
+			}
+			if (st < 0)
+				return st == Q_BADQUERY || st == Q_EOS ? DECLINE : st;
+			f->status = st;
+			if (taken) {
+				next = bb->target;
+				err = add_item(f, bb, bb->ninsn, SEG_F_TAKEN, next);
+			} else {
+				next = bb->fallthrough;
+				err = add_item(f, bb, bb->ninsn,
+					       next == bb->target ? SEG_F_TAKEN : 0, next);
+			}
+			if (err < 0)
+				return err;
+			f->ip = next;
+			if (st) {
+				f->decided = true;
+				return 0;
+			}
+			snapshot(f);
+			nb = succ(f, bb, taken, &err);
+			if (!nb)
+				return err;
+			bb = nb;
+			continue;
+		case HWT_DEC_BR_JUMP:
+		case HWT_DEC_BR_NONE:
+		case HWT_DEC_BR_CALL:
+			/* An endless loop: libipt's engine reports it. */
+			if (bb->branch != HWT_DEC_BR_NONE && ++direct > HWT_DEC_MAX_DIRECT_RUN)
+				return DECLINE;
+			next = bb->branch == HWT_DEC_BR_NONE ? bb->fallthrough : bb->target;
+			if (bb->branch == HWT_DEC_BR_CALL && !(bb->flags & HWT_DEC_BBF_PIC_CALL))
+				rs_push(f, bb);
+			err = add_item(f, bb, bb->ninsn, 0, next);
+			if (err < 0)
+				return err;
+			nb = succ(f, bb, bb->branch != HWT_DEC_BR_NONE, &err);
+			if (!nb)
+				return err;
+			f->ip = next;
+			bb = nb;
+			continue;
+		default:
+			direct = 0;
+			f->open = bb;
+			f->open_k = bb->ninsn;
+			err = complete_with_trace(f, bb);
+			if (err < 0)
+				return err == Q_EOS || err == Q_BADQUERY ? DECLINE : err;
+			if (f->status) {
+				f->decided = true;
+				return 0;
+			}
+			snapshot(f);
+			bb = f->next_bb ? f->next_bb : bb_at(f, f->ip, &err);
+			if (!bb)
+				return err;
+			continue;
+		}
+	}
+}
+
+/* pt_blk_proceed_trailing_event(). */
+static int trailing_event(struct fast *f)
+{
+	int st = fetch_event(f);
+
+	if (st <= 0)
+		return st < 0 ? st : blk_status(f, 0);
+	switch (f->ev.type) {
+	case HWT_DEC_EV_DISABLED:
+		break;
+	case HWT_DEC_EV_ENABLED:
+	case HWT_DEC_EV_CBR:
+		return blk_status(f, ST_EVENT);
+	case HWT_DEC_EV_ASYNC_DISABLED:
+		if (f->ip != f->ev.at)
+			break;
+		if (f->dec->ptcfg.errata.skd022)
+			return DECLINE;
+		return blk_status(f, ST_EVENT);
+	case HWT_DEC_EV_ASYNC_BRANCH:
+		if (f->ip != f->ev.at)
+			break;
+		return blk_status(f, ST_EVENT);
+	case HWT_DEC_EV_EXEC_MODE:
+		if (!f->ev.suppressed && f->ip != f->ev.ip)
+			break;
+		return blk_status(f, ST_EVENT);
+	default:
+		return DECLINE;
+	}
+	return blk_status(f, 0);
+}
+
+/* pt_blk_proceed_event(). */
+static int proceed_event(struct fast *f)
+{
+	struct fev *ev = &f->ev;
+	struct hwt_dec_bb *last;
+	int st;
+
+	switch (ev->type) {
+	case HWT_DEC_EV_ENABLED:
+	case HWT_DEC_EV_CBR:
+		break;
+	case HWT_DEC_EV_DISABLED:
+		if (ev->suppressed) {
+			/* Binds to the next branch that needs trace (a
+			 * CR3 write would bind earlier: kernel code, not
+			 * handled here). */
+			st = proceed_to_ip(f, UINT64_MAX, &last);
+		} else {
+			st = proceed_to_ip(f, ev->ip, &last);
+		}
+		if (st == Q_BADQUERY) {
+			/* Resume address: after a call, else unknown. */
+			if (!last)
+				return DECLINE;
+			if (last->branch == HWT_DEC_BR_IND_CALL || last->branch == HWT_DEC_BR_FAR_CALL) {
+				if (last->branch == HWT_DEC_BR_IND_CALL)
+					rs_push(f, last);
+				f->ip = last->fallthrough;
+			} else {
+				f->ip = 0;
+			}
+			/* The branch ran; its outcome is the disable. */
+			f->open = NULL;
+			{
+				uint64_t next = ev->suppressed ? 0 : ev->ip;
+
+				st = add_item(f, last, last->ninsn, cond_flags(last, next), next);
+			}
+			if (st < 0)
+				return st;
+		} else if (st < 0) {
+			return st;
+		}
+		break;
+	case HWT_DEC_EV_ASYNC_DISABLED:
+		st = proceed_to_ip(f, ev->at, &last);
+		if (st <= 0)
+			return st == Q_BADQUERY ? DECLINE : st;
+		if (f->dec->ptcfg.errata.skd022)
+			return DECLINE;
+		break;
+	case HWT_DEC_EV_ASYNC_BRANCH:
+		st = proceed_to_ip(f, ev->at, &last);
+		if (st <= 0)
+			return st == Q_BADQUERY ? DECLINE : st;
+		break;
+	case HWT_DEC_EV_EXEC_MODE:
+		if (ev->suppressed)
+			break;
+		st = proceed_to_ip(f, ev->ip, &last);
+		if (st == Q_BADQUERY) {
+			st = complete_with_trace(f, last);
+			if (st < 0)
+				return st == Q_EOS || st == Q_BADQUERY ? DECLINE : st;
+			f->decided = true;
+			if (f->ip != ev->ip)
+				return 0; /* not reached yet: block ends */
+		} else if (st < 0) {
+			return st;
+		}
+		break;
+	default:
+		return DECLINE;
+	}
+	return blk_status(f, ST_EVENT);
+}
+
+/* pt_blk_next(). */
+static int blk_next(struct fast *f)
+{
+	int st = fetch_event(f);
+
+	if (st != 0) {
+		if (st < 0)
+			return st;
+		return proceed_event(f);
+	}
+	if (!f->enabled)
+		return (f->status & ST_EOS) ? Q_EOS : DECLINE;
+	st = proceed_no_event(f);
+	if (st < 0)
+		return st;
+	return trailing_event(f);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Driver: eng_ipt.c's loop, writing the log directly                        */
+
+static int context(struct fast *f, uint64_t pos, bool first)
+{
+	struct hwt_dec_context ctx;
+	struct hwt_dec_context_query q = {0, false, NULL, false, false};
+	int err;
+
+	if (!first && !f->dec->cfg.context)
+		return 0;
+	q.has_tsc = seg_time_at(f->s, pos, &f->tcur, &q.tsc);
+	err = hwt_dec_context_at(f->dec, &q, &ctx);
+	if (err < 0)
+		return err;
+	if (!first && !ctx.note && ctx.image == f->ctx.image && ctx.pid == f->ctx.pid &&
+	    ctx.tid == f->ctx.tid)
+		return 0;
+	f->ctx = ctx;
+	f->image_id = ctx.image ? ctx.image->id : 0;
+	return seg_add_ctx(f->s, &ctx, pos);
+}
+
+static bool breaks_flow(uint8_t type)
+{
+	return type != HWT_DEC_EV_CBR;
+}
+
+/* pt_blk_event() and the conversion of the event. */
+static int deliver_event(struct fast *f)
+{
+	struct fev ev = f->ev;
+	struct hwt_dec_event e;
+	uint8_t flags = 0;
+	int st, err;
+
+	if (!f->process_event)
+		return DECLINE;
+	switch (ev.type) {
+	case HWT_DEC_EV_ENABLED:
+		if (f->enabled)
+			return DECLINE;
+		e.resumed = 0;
+		if (ev.ip == f->ip)
+			ev.payload = 1; /* resumed */
+		f->ip = ev.ip;
+		f->enabled = true;
+		break;
+	case HWT_DEC_EV_ASYNC_DISABLED:
+		if (f->ip != ev.at)
+			return DECLINE;
+		/* fall through */
+	case HWT_DEC_EV_DISABLED:
+		if (!f->enabled)
+			return DECLINE;
+		f->enabled = false;
+		break;
+	case HWT_DEC_EV_ASYNC_BRANCH:
+		if (f->ip != ev.at || !f->enabled)
+			return DECLINE;
+		f->ip = ev.ip;
+		break;
+	case HWT_DEC_EV_EXEC_MODE:
+		if (!ev.suppressed && f->ip != ev.ip)
+			return DECLINE;
+		if (ev.status && f->enabled && f->mode != HWT_DEC_MODE_UNKNOWN && f->mode != ev.mode)
+			return DECLINE;
+		f->mode = ev.mode;
+		break;
+	case HWT_DEC_EV_CBR:
+		break;
+	default:
+		return DECLINE;
+	}
+	f->process_event = false;
+	st = trailing_event(f);
+	if (st < 0)
+		return st;
+
+	/* The log, as eng_ipt.c's conv_event() writes it. */
+	if (ev.status)
+		flags |= SEG_F_STATUS;
+	if (ev.suppressed)
+		flags |= SEG_F_IP_SUPPRESSED;
+	if (!ev.status && breaks_flow(ev.type)) {
+		err = close_open(f);
+		if (err < 0)
+			return err;
+	}
+	snapshot(f);
+	memset(&e, 0, sizeof(e));
+	e.type = ev.type;
+	e.ip = ev.ip;
+	e.at = ev.at;
+	e.mode = ev.mode;
+	e.payload = ev.type == HWT_DEC_EV_CBR ? ev.payload : 0;
+	if (ev.type == HWT_DEC_EV_ENABLED) {
+		e.resumed = ev.payload ? 1 : 0;
+		e.payload = 0;
+	}
+	if (ev.type == HWT_DEC_EV_ASYNC_BRANCH || ev.type == HWT_DEC_EV_ASYNC_DISABLED) {
+		/* libipt leaves `to`/`ip` as decoded even when suppressed. */
+	}
+	err = seg_add_event(f->s, &e, flags, f->pos);
+	if (err < 0)
+		return err;
+	f->unposed = f->s->nitems;
+	err = context(f, f->pos, false);
+	if (err < 0)
+		return err;
+	f->unposed = f->s->nitems;
+	return st;
+}
+
+/* Erratum BDM70: a PSB+ may carry a FUP (and MODE.Exec) that belongs to a
+ * TIP.PGE that follows it; libipt then ignores the FUP. Looks past the
+ * header for that TIP.PGE (pt_qry_header_fup's check_erratum_bdm70). */
+static bool bdm70_applies(struct fast *f, uint64_t off)
+{
+	while (off < f->end) {
+		struct hwt_pkt p;
+		int n = hwt_pkt_decode(f->buf + off, (size_t)(f->end - off), f->skz84, &p);
+
+		if (n <= 0)
+			return false;
+		switch (p.type) {
+		case HWT_PKT_TIP_PGE:
+			return true;
+		case HWT_PKT_PAD:
+		case HWT_PKT_TSC:
+		case HWT_PKT_CBR:
+		case HWT_PKT_PSBEND:
+		case HWT_PKT_PIP:
+		case HWT_PKT_MODE_EXEC:
+		case HWT_PKT_MODE_TSX:
+		case HWT_PKT_VMCS:
+		case HWT_PKT_TMA:
+		case HWT_PKT_MTC:
+		case HWT_PKT_CYC:
+		case HWT_PKT_MNT:
+			off += (uint64_t)n;
+			continue;
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
+/* PSB+ at the segment start (pt_qry_start and pt_blk_start). */
+static int start(struct fast *f)
+{
+	int n, st, err;
+	bool have_fup = false;
+
+	f->pos = f->s->start;
+	n = peek(f);
+	if (n <= 0 || f->np->type != HWT_PKT_PSB)
+		return DECLINE;
+	advance(f);
+	for (;;) {
+		n = peek(f);
+		if (n <= 0)
+			return DECLINE;
+		switch (f->np->type) {
+		case HWT_PKT_PSBEND:
+			goto header_done;
+		case HWT_PKT_FUP:
+			if (f->dec->ptcfg.errata.bdm70 && !f->q_enabled &&
+			    bdm70_applies(f, f->pos + (uint64_t)n))
+				break; /* the FUP is ignored */
+			err = update_ip(f);
+			if (err < 0)
+				return err;
+			if (f->np->ipc != HWT_IPC_SUPPRESSED)
+				f->q_enabled = true;
+			have_fup = true;
+			break;
+		case HWT_PKT_MODE_EXEC: {
+			struct fev ev;
+
+			if (f->npsbq == HWT_ARRAY_SIZE(f->psbq))
+				return DECLINE;
+			memset(&ev, 0, sizeof(ev));
+			ev.type = HWT_DEC_EV_EXEC_MODE;
+			ev.status = 1;
+			ev.mode = exec_mode(f->np->aux);
+			f->psbq[f->npsbq++] = ev;
+			break;
+		}
+		case HWT_PKT_CBR: {
+			struct fev ev;
+
+			if (f->npsbq == HWT_ARRAY_SIZE(f->psbq))
+				return DECLINE;
+			memset(&ev, 0, sizeof(ev));
+			ev.type = HWT_DEC_EV_CBR;
+			ev.status = 1;
+			ev.payload = f->np->payload;
+			f->psbq[f->npsbq++] = ev;
+			break;
+		}
+		case HWT_PKT_PAD:
+		case HWT_PKT_TSC:
+		case HWT_PKT_TMA:
+		case HWT_PKT_MTC:
+		case HWT_PKT_CYC:
+			break;
+		default:
+			return DECLINE;
+		}
+		advance(f);
+	}
+header_done:
+	(void)have_fup;
+	/* The start address is taken before reading ahead. */
+	if (query_ip(f, &f->ip))
+		st = 0;
+	else
+		st = ST_IPSUP;
+	/* libipt's sync fails at the end of the trace (a PSB+ and nothing
+	 * after it). */
+	err = read_ahead(f);
+	if (err < 0)
+		return err;
+	err = status_flags(f);
+	if (err < 0)
+		return err;
+	st |= err;
+	f->status = st;
+	if (!(st & ST_IPSUP))
+		f->enabled = true;
+	return trailing_event(f);
+}
+
+int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
+{
+	struct fast *f;
+	int status, err;
+
+	/* Outside the subset from the start. */
+	if (dec->cfg.filter.addr_cfg || dec->cfg.context || (dec->cfg.flags & HWT_DEC_F_TICK))
+		return DECLINE;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->dec = dec;
+	f->s = s;
+	f->sc = scratch;
+	f->buf = s->buf;
+	f->end = s->end;
+	f->skz84 = dec->ptcfg.errata.skz84;
+	if (!s->want_pkts || !s->npkts || s->time_error) {
+		err = DECLINE;
+		goto out;
+	}
+	f->np = s->pkts;
+	f->mode = HWT_DEC_MODE_UNKNOWN;
+	if (dec->ptcfg.errata.skd007 || dec->ptcfg.errata.skz84) {
+		err = DECLINE;
+		goto out;
+	}
+
+	err = context(f, s->start, true);
+	if (err < 0)
+		goto out;
+	f->unposed = s->nitems;
+	status = start(f);
+	if (status == Q_EOS) {
+		/* A PSB+ and nothing after it. */
+		err = 0;
+		goto out;
+	}
+	if (status < 0) {
+		err = status == Q_BADQUERY ? DECLINE : status;
+		goto out;
+	}
+	for (;;) {
+		while (status & ST_EVENT) {
+			status = deliver_event(f);
+			if (status < 0) {
+				err = status == Q_BADQUERY || status == Q_EOS ? DECLINE : status;
+				goto out;
+			}
+		}
+		if (status & ST_EOS) {
+			snapshot(f);
+			if (!(status & ST_IPSUP) && !s->last && s->has_end_ip) {
+				struct hwt_dec_bb *bb = f->open;
+
+				if (bb && f->ip != hwt_dec_bb_insn_ip(bb, f->open_k)) {
+					err = close_open(f);
+					if (err < 0)
+						goto out;
+					bb = NULL;
+				}
+				f->open = NULL;
+				snapshot(f);
+				err = seg_tail(dec, s, f->ctx.image, bb ? bb->ip : f->ip,
+					       (enum hwt_dec_mode)f->mode, f->pos, 0);
+				goto out;
+			}
+			err = close_open(f);
+			if (err < 0)
+				goto out;
+			snapshot(f);
+			if (s->last && !(status & ST_IPSUP)) {
+				struct hwt_dec_event e;
+
+				memset(&e, 0, sizeof(e));
+				e.type = HWT_DEC_EV_END;
+				err = seg_add_event(s, &e, 0, f->pos);
+			}
+			goto out;
+		}
+		status = blk_next(f);
+		if (status < 0) {
+			err = status == Q_BADQUERY || status == Q_EOS ? DECLINE : status;
+			goto out;
+		}
+		if ((status & ST_EVENT) || f->decided)
+			snapshot(f);
+		f->decided = false;
+	}
+out:
+	if (err == 0) {
+		snapshot(f);
+		err = seg_flush_delta(s, f->pos);
+	}
+	if (err == 0 && s->err)
+		err = s->err;
+	free(f);
+	return err;
+}

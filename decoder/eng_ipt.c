@@ -1,0 +1,651 @@
+/*
+ * decoder/eng_ipt.c - phase 1 with libipt's block decoder: one PSB segment
+ * decoded by pt_blk_*, its blocks converted to the canonical log (basic
+ * blocks of our block cache, seg.h), and the segment tail shared with the
+ * fast engine.
+ *
+ * libipt's blocks follow direct jumps and calls and end at instructions that
+ * need trace, at events, at section changes and at 64Ki instructions; the
+ * converter splits them at every branch and joins pieces that libipt split
+ * for its own reasons, so the log does not depend on how libipt cut its
+ * blocks.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "decoder/pkt.h"
+#include "decoder/seg.h"
+
+struct conv {
+	struct hwt_dec *dec;
+	struct seg *s;
+	struct pt_block_decoder *blk;
+	struct hwt_dec_context ctx;
+	size_t tcur;               /* timeline cursor */
+	/* A basic block being run, not yet complete. */
+	struct hwt_dec_bb *open;
+	uint32_t open_k;
+	uint8_t open_flags;
+	/* The last complete block whose successor needs the next block: its
+	 * item (if logged) gets next_ip and the taken flag then. */
+	struct hwt_dec_bb *pending;
+	size_t pending_item;
+	/* Items from here on wait for their position: the one after the
+	 * next decision or event. libipt sometimes ends a block after a
+	 * direct call (depending on its block cache), which must not show. */
+	size_t unposed;
+	bool enabled;
+	/* Blocks in a row that ended at a direct jump or call, the trace
+	 * offset where that run began. */
+	unsigned int direct_run;
+	uint64_t run_pos;
+	/* The stream offset before the current pt_blk_next(): where errors
+	 * are placed (how far libipt read before failing depends on its
+	 * block cache, which other decoders share). */
+	uint64_t prepos;
+	bool stopped;
+	/* Cold run: libipt reads the code through sections of its own (see
+	 * hwt_dec_seg_ipt). */
+	bool cold;
+	const struct hwt_dec_image *cold_of;
+	struct pt_image *cold_image;
+};
+
+/* A pt_image of img's pieces in new sections: libipt's block cache, which
+ * lives in the sections, starts empty. */
+static struct pt_image *cold_image(struct conv *c, const struct hwt_dec_image *img)
+{
+	struct pt_image *pi;
+
+	if (c->cold_of == img && c->cold_image)
+		return c->cold_image;
+	pt_image_free(c->cold_image);
+	c->cold_image = NULL;
+	c->cold_of = NULL;
+	pi = pt_image_alloc(NULL);
+	if (!pi)
+		return NULL;
+	for (size_t i = 0; i < img->npieces; i++) {
+		const struct hwt_dec_piece *p = &img->pieces[i];
+		const struct hwt_dec_section *sec = p->sec;
+
+		if (pt_image_add_file(pi, sec->path, sec->offset + (p->lo - sec->vaddr), p->hi - p->lo,
+				      NULL, p->lo) < 0) {
+			pt_image_free(pi);
+			return NULL;
+		}
+	}
+	c->cold_image = pi;
+	c->cold_of = img;
+	return pi;
+}
+
+static bool needs_trace(uint8_t br)
+{
+	switch (br) {
+	case HWT_DEC_BR_COND:
+	case HWT_DEC_BR_IND_JUMP:
+	case HWT_DEC_BR_IND_CALL:
+	case HWT_DEC_BR_RETURN:
+	case HWT_DEC_BR_FAR_CALL:
+	case HWT_DEC_BR_FAR_RETURN:
+	case HWT_DEC_BR_FAR_JUMP:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static uint64_t direct_next(const struct hwt_dec_bb *bb)
+{
+	return (bb->branch == HWT_DEC_BR_JUMP || bb->branch == HWT_DEC_BR_CALL) ? bb->target
+										 : bb->fallthrough;
+}
+
+void seg_find_end_ip(struct seg *s)
+{
+	uint64_t off = s->end, last_ip = 0;
+
+	s->has_end_ip = false;
+	if (s->last || s->end + HWT_PKT_PSB_SIZE > s->buf_len)
+		return;
+	while (off < s->buf_len) {
+		struct hwt_pkt p;
+		int n = hwt_pkt_decode(s->buf + off, (size_t)(s->buf_len - off), 0, &p);
+
+		/* The PSB+ ends at PSBEND, or broken at another PSB. */
+		if (n <= 0 || p.type == HWT_PKT_PSBEND || (p.type == HWT_PKT_PSB && off != s->end))
+			return;
+		if (p.type == HWT_PKT_FUP) {
+			if (hwt_pkt_ip(&p, &last_ip) == 0) {
+				s->has_end_ip = true;
+				s->end_ip = last_ip;
+			}
+			return;
+		}
+		off += (uint64_t)n;
+	}
+}
+
+int seg_tail(struct hwt_dec *dec, struct seg *s, const struct hwt_dec_image *img, uint64_t ip,
+	     enum hwt_dec_mode mode, uint64_t pos, uint8_t flags)
+{
+	int steps = 0;
+
+	if (!img || !s->has_end_ip)
+		return 0;
+	for (;;) {
+		struct hwt_dec_bb *bb;
+		int err, k;
+
+		if (ip == s->end_ip)
+			return 0;
+		/* Bounded: a straight run of direct branches is short. */
+		if (++steps > 256)
+			return 0;
+		err = hwt_dec_bb_get(dec->icache, img, ip, mode, &bb);
+		if (err < 0)
+			return seg_add_gap(s, HWT_DEC_GAP_ERROR, err, "no code at the trace's end", ip,
+					   0, pos) < 0 ? s->err : 0;
+		k = hwt_dec_bb_index(bb, s->end_ip);
+		if (k >= 0) {
+			/* k > 0 here: ip == end_ip was checked above. */
+			return seg_bb(s, bb, (uint32_t)k, flags | SEG_F_PARTIAL, 0, pos);
+		}
+		if (needs_trace(bb->branch) || (bb->flags & (HWT_DEC_BBF_ERROR |
+							     HWT_DEC_BBF_TRUNCATED))) {
+			/* The trace ends before this branch's outcome. */
+			return seg_bb(s, bb, bb->ninsn, flags | SEG_F_PARTIAL, 0, pos);
+		}
+		ip = direct_next(bb);
+		err = seg_bb(s, bb, bb->ninsn, flags, ip, pos);
+		if (err < 0)
+			return err;
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+
+static uint64_t conv_pos(struct conv *c)
+{
+	uint64_t off = 0;
+
+	if (pt_blk_get_offset(c->blk, &off) < 0)
+		return c->s->end;
+	return c->s->start + off;
+}
+
+/* Where decoding failed: as ptxed reports it, the block's last
+ * instruction, or for unmapped or undecodable code the instruction after
+ * it. */
+static uint64_t error_ip(struct conv *c, int pterr, const struct pt_block *b)
+{
+	struct hwt_dec_insn insn;
+
+	if (!b->ninsn)
+		return b->ip;
+	if ((pterr == -pte_nomap || pterr == -pte_bad_insn) && c->ctx.image &&
+	    hwt_dec_insn_decode(c->ctx.image, b->end_ip, hwt_dec_mode_from_pt(b->mode),
+				&insn) == 0)
+		return insn.has_target ? insn.target : b->end_ip + insn.size;
+	return b->end_ip;
+}
+
+static void conv_snapshot(struct conv *c, uint64_t pos)
+{
+	struct seg *s = c->s;
+
+	for (size_t i = c->unposed; i < s->nitems; i++) {
+		if (s->items[i].pos == SEG_UNPOSED)
+			s->items[i].pos = pos;
+	}
+	c->unposed = s->nitems;
+}
+
+static int conv_gap(struct conv *c, int pterr, uint64_t ip, uint64_t pos)
+{
+	conv_snapshot(c, pos);
+	return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, hwt_dec_err_from_pt(pterr),
+			   pt_errstr(pt_errcode(pterr)), ip, c->s->end > pos ? c->s->end - pos : 0,
+			   pos);
+}
+
+/* Closes a partially run block (it stopped early). */
+static int conv_close_open(struct conv *c, uint64_t pos)
+{
+	struct hwt_dec_bb *bb = c->open;
+
+	if (!bb)
+		return 0;
+	c->open = NULL;
+	return seg_bb(c->s, bb, c->open_k, (uint8_t)(c->open_flags | SEG_F_PARTIAL), 0, pos);
+}
+
+static int conv_resolve(struct conv *c, uint64_t next_ip)
+{
+	struct hwt_dec_bb *bb = c->pending;
+	bool taken;
+
+	if (!bb)
+		return 0;
+	c->pending = NULL;
+	taken = bb->branch == HWT_DEC_BR_COND && next_ip == bb->target && next_ip;
+	if (c->pending_item != SEG_NOT_LOGGED) {
+		struct seg_item *it = &c->s->items[c->pending_item];
+
+		it->next_ip = next_ip;
+		if (taken)
+			it->flags |= SEG_F_TAKEN;
+	}
+	if (taken && c->s->profile)
+		c->s->work->c[bb->id].taken++;
+	return 0;
+}
+
+/* A context change (sideband) at pos, after event e (NULL at the start). */
+static int conv_context(struct conv *c, uint64_t pos, bool first, const struct hwt_dec_event *e,
+			uint8_t flags, const struct pt_event *ev)
+{
+	struct hwt_dec_context ctx;
+	struct hwt_dec_context_query q;
+	int err;
+
+	if (!first && !c->dec->cfg.context)
+		return 0;
+	q.tsc = 0;
+	if (ev) {
+		/* libipt's time of the event, as libipt-sb goes by (relative
+		 * time without wall-clock time). */
+		q.tsc = ev->tsc;
+		q.has_tsc = ev->has_tsc;
+	} else {
+		q.has_tsc = seg_time_at(c->s, pos, &c->tcur, &q.tsc);
+	}
+	q.event = e;
+	q.ip_suppressed = flags & SEG_F_IP_SUPPRESSED;
+	q.status_update = flags & SEG_F_STATUS;
+	err = hwt_dec_context_at(c->dec, &q, &ctx);
+	if (err < 0)
+		return err;
+	if (!first && !ctx.note && ctx.image == c->ctx.image && ctx.pid == c->ctx.pid &&
+	    ctx.tid == c->ctx.tid)
+		return 0;
+	c->ctx = ctx;
+	if (ctx.image) {
+		struct pt_image *pi = c->cold ? cold_image(c, ctx.image) : ctx.image->ipt;
+
+		if (!pi)
+			return -ENOMEM;
+		err = pt_blk_set_image(c->blk, pi);
+		if (err < 0)
+			return hwt_dec_err_from_pt(err);
+	}
+	return seg_add_ctx(c->s, &ctx, pos);
+}
+
+static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
+{
+	enum hwt_dec_mode mode = hwt_dec_mode_from_pt(b->mode);
+	uint64_t ip = b->ip;
+	uint32_t n = b->ninsn;
+	uint8_t flags = b->speculative ? SEG_F_SPECULATIVE : 0;
+	int err;
+
+	if (!n)
+		return 0;
+	err = conv_resolve(c, ip);
+	if (err < 0)
+		return err;
+	while (n) {
+		struct hwt_dec_bb *bb;
+		uint32_t take;
+
+		if (c->open && (ip != hwt_dec_bb_insn_ip(c->open, c->open_k) ||
+				c->open_flags != flags)) {
+			err = conv_close_open(c, pos);
+			if (err < 0)
+				return err;
+		}
+		if (!c->open) {
+			if (!c->ctx.image)
+				return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_ENOSYM,
+						   "no code image", ip, 0, pos);
+			err = hwt_dec_bb_get(c->dec->icache, c->ctx.image, ip, mode, &bb);
+			if (err < 0) {
+				pos = c->prepos;
+				c->stopped = true;
+				err = conv_close_open(c, pos);
+				if (err < 0)
+					return err;
+				return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_EINTERNAL,
+						   "instruction decoding disagrees with libipt", ip,
+						   c->s->end > pos ? c->s->end - pos : 0, pos) < 0
+					       ? c->s->err : 1;
+			}
+			c->open = bb;
+			c->open_k = 0;
+			c->open_flags = flags;
+		}
+		bb = c->open;
+		take = bb->ninsn - c->open_k;
+		if (take > n)
+			take = n;
+		c->open_k += take;
+		n -= take;
+		if (c->open_k < bb->ninsn) {
+			ip = hwt_dec_bb_insn_ip(bb, c->open_k);
+			continue;
+		}
+		/* The block ran to its end. */
+		c->open = NULL;
+		if (needs_trace(bb->branch)) {
+			if (n) {
+				pos = c->prepos;
+				c->stopped = true;
+				return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_EINTERNAL,
+						   "block structure disagrees with libipt",
+						   bb->end_ip, c->s->end > pos ? c->s->end - pos : 0,
+						   pos) < 0 ? c->s->err : 1;
+			}
+			err = seg_bb(c->s, bb, bb->ninsn, flags, 0, SEG_UNPOSED);
+			if (err < 0)
+				return err;
+			c->pending = bb;
+			c->pending_item = c->s->last_logged;
+		} else {
+			ip = direct_next(bb);
+			err = seg_bb(c->s, bb, bb->ninsn, flags, ip, SEG_UNPOSED);
+			if (err < 0)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* Events that bind to a place in the instruction flow end a run there;
+ * others (timing, power) happen beside it. */
+static bool event_breaks_flow(enum pt_event_type t)
+{
+	switch (t) {
+	case ptev_tick:
+	case ptev_cbr:
+	case ptev_mnt:
+	case ptev_pwre:
+	case ptev_pwrx:
+		return false;
+	default:
+		return true;
+	}
+}
+
+static int conv_event(struct conv *c, const struct pt_event *ev, uint64_t pos)
+{
+	struct hwt_dec_event e;
+	uint8_t flags = 0;
+	int err;
+
+	if (ev->type == ptev_tick) {
+		/* Ticks are on only for sideband (the context may change
+		 * with time) or when asked for; time itself is kept by the
+		 * timeline. */
+		hwt_dec_event_from_pt(&e, ev);
+		if (c->dec->cfg.flags & HWT_DEC_F_TICK) {
+			conv_snapshot(c, pos);
+			err = seg_add_event(c->s, &e, flags, pos);
+			if (err < 0)
+				return err;
+		}
+		return conv_context(c, pos, false, &e, flags, ev);
+	}
+	if (ev->status_update)
+		flags |= SEG_F_STATUS;
+	if (ev->ip_suppressed)
+		flags |= SEG_F_IP_SUPPRESSED;
+	if (!ev->status_update && event_breaks_flow(ev->type)) {
+		err = conv_close_open(c, pos);
+		if (err < 0)
+			return err;
+		conv_snapshot(c, pos);
+		switch (ev->type) {
+		case ptev_async_branch:
+			err = conv_resolve(c, ev->variant.async_branch.from);
+			break;
+		case ptev_async_disabled:
+			err = conv_resolve(c, ev->variant.async_disabled.at);
+			break;
+		case ptev_disabled:
+			err = conv_resolve(c, ev->ip_suppressed ? 0 : ev->variant.disabled.ip);
+			break;
+		case ptev_exec_mode:
+			err = ev->ip_suppressed ? 0 : conv_resolve(c, ev->variant.exec_mode.ip);
+			break;
+		case ptev_enabled:
+		case ptev_overflow:
+			err = conv_resolve(c, 0);
+			break;
+		default:
+			err = 0;
+			break;
+		}
+		if (err < 0)
+			return err;
+	}
+	if (ev->type == ptev_enabled)
+		c->enabled = true;
+	else if (ev->type == ptev_disabled || ev->type == ptev_async_disabled)
+		c->enabled = false;
+	hwt_dec_event_from_pt(&e, ev);
+	conv_snapshot(c, pos);
+	err = seg_add_event(c->s, &e, flags, pos);
+	if (err < 0)
+		return err;
+	return conv_context(c, pos, false, &e, flags, ev);
+}
+
+/* Out of trace with tracing on: the run from the block's start goes on to
+ * where the next segment begins (seg_tail); in the stream's last segment
+ * it is not followed (libipt does not either). */
+static int conv_tail(struct conv *c, const struct pt_block *b, uint64_t pos)
+{
+	struct hwt_dec_bb *bb = c->open;
+	int err;
+
+	conv_snapshot(c, pos);
+	err = conv_resolve(c, b->ip);
+	if (err < 0)
+		return err;
+	if (bb && b->ip != hwt_dec_bb_insn_ip(bb, c->open_k)) {
+		err = conv_close_open(c, pos);
+		if (err < 0)
+			return err;
+		bb = NULL;
+	}
+	if (!c->s->has_end_ip) {
+		/* Nothing follows: what ran of an open block stops here. */
+		return conv_close_open(c, pos);
+	}
+	if (bb) {
+		/* Re-run the open block from its start: the tail counts
+		 * what already ran. */
+		c->open = NULL;
+		return seg_tail(c->dec, c->s, c->ctx.image, bb->ip, (enum hwt_dec_mode)bb->mode,
+				pos, c->open_flags);
+	}
+	return seg_tail(c->dec, c->s, c->ctx.image, b->ip, hwt_dec_mode_from_pt(b->mode), pos,
+			b->speculative ? SEG_F_SPECULATIVE : 0);
+}
+
+static int seg_ipt(struct hwt_dec *dec, struct seg *s, bool cold)
+{
+	struct pt_config cfg = dec->ptcfg;
+	struct pt_block block;
+	struct conv c;
+	int status, err = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.dec = dec;
+	c.s = s;
+	c.cold = cold;
+	cfg.begin = (uint8_t *)s->buf + s->start;
+	cfg.end = (uint8_t *)s->buf + s->end;
+	/* ptxed-only flags do not apply to the canonical log. */
+	memset(&cfg.flags, 0, sizeof(cfg.flags));
+	if ((dec->cfg.flags & HWT_DEC_F_TICK) || dec->cfg.context)
+		cfg.flags.variant.block.enable_tick_events = 1;
+	/* Blocks end at direct jumps and calls, so that an endless loop of
+	 * them comes back to us (the log does not depend on libipt's block
+	 * boundaries). */
+	if (HWT_DEC_CAN_END_ON_JUMP(&cfg)) {
+		cfg.flags.variant.block.end_on_call = 1;
+		cfg.flags.variant.block.end_on_jump = 1;
+	}
+	c.blk = pt_blk_alloc_decoder(&cfg);
+	if (!c.blk)
+		return -ENOMEM;
+	err = conv_context(&c, s->start, true, NULL, 0, NULL);
+	if (err < 0)
+		goto out;
+	memset(&block, 0, sizeof(block));
+	status = pt_blk_sync_set(c.blk, 0);
+	if (status == -pte_eos) {
+		/* A PSB+ and nothing after it: nothing to decode. */
+		err = 0;
+		goto out;
+	}
+	if (status < 0) {
+		err = seg_add_gap(s, HWT_DEC_GAP_SYNC, hwt_dec_err_from_pt(status),
+				  pt_errstr(pt_errcode(status)), 0, s->end - s->start, s->start);
+		goto out;
+	}
+	c.enabled = !(status & pts_ip_suppressed);
+	for (;;) {
+		uint64_t pos;
+
+		while (status & pts_event_pending) {
+			struct pt_event ev;
+
+			status = pt_blk_event(c.blk, &ev, sizeof(ev));
+			if (status < 0)
+				break;
+			err = conv_event(&c, &ev, conv_pos(&c));
+			if (err < 0)
+				goto out;
+		}
+		if (status < 0) {
+			pos = conv_pos(&c);
+			err = conv_close_open(&c, pos);
+			if (err == 0)
+				err = conv_gap(&c, status, error_ip(&c, status, &block), pos);
+			goto out;
+		}
+		if (status & pts_eos) {
+			if (!(status & pts_ip_suppressed) && !s->last && s->has_end_ip) {
+				/* Ask for the next block only to learn where
+				 * the run goes on; the tail is ours. */
+				pt_blk_next(c.blk, &block, sizeof(block));
+				err = conv_tail(&c, &block, conv_pos(&c));
+				goto out;
+			}
+			if (!(status & pts_ip_suppressed) && c.pending) {
+				/* Where the last branch went: the start of
+				 * the block libipt would decode next. */
+				pt_blk_next(c.blk, &block, sizeof(block));
+				err = conv_resolve(&c, block.ip);
+				if (err < 0)
+					goto out;
+			}
+			err = conv_close_open(&c, conv_pos(&c));
+			conv_snapshot(&c, conv_pos(&c));
+			if (err == 0 && s->last && !(status & pts_ip_suppressed)) {
+				struct hwt_dec_event e;
+
+				memset(&e, 0, sizeof(e));
+				e.type = HWT_DEC_EV_END;
+				err = seg_add_event(s, &e, 0, conv_pos(&c));
+			}
+			goto out;
+		}
+		c.prepos = conv_pos(&c);
+		status = pt_blk_next(c.blk, &block, sizeof(block));
+		pos = conv_pos(&c);
+		if (status < 0) {
+			if (status == -pte_eos && block.ninsn) {
+				/* The trace ended at a branch: what ran up to
+				 * it counts, however libipt's block cache cut
+				 * the blocks before; where it went is not
+				 * known. */
+				err = conv_block(&c, &block, pos);
+				if (err == 0)
+					err = conv_close_open(&c, pos);
+				goto out;
+			}
+			if (status == -pte_eos) {
+				err = conv_tail(&c, &block, pos);
+				goto out;
+			}
+			pos = c.prepos;
+			c.stopped = true;
+			if (block.ninsn) {
+				err = conv_block(&c, &block, pos);
+				if (err)
+					goto out;
+			}
+			err = conv_close_open(&c, pos);
+			if (err == 0)
+				err = conv_gap(&c, status, error_ip(&c, status, &block), pos);
+			goto out;
+		}
+		err = conv_block(&c, &block, pos);
+		if (err)
+			goto out;
+		if ((status & pts_event_pending) || c.pending)
+			conv_snapshot(&c, pos);
+		/* A run of direct jumps and calls without trace. */
+		if (c.pending || (status & pts_event_pending) || !block.ninsn ||
+		    (block.iclass != ptic_jump && block.iclass != ptic_call) || pos != c.run_pos) {
+			c.direct_run = 0;
+			c.run_pos = pos;
+		} else if (++c.direct_run > HWT_DEC_MAX_DIRECT_RUN) {
+			err = conv_close_open(&c, pos);
+			if (err == 0)
+				err = seg_add_gap(s, HWT_DEC_GAP_ERROR, -HWT_EDECODE, HWT_DEC_ENDLESS_WHAT,
+						  block.end_ip, s->end > pos ? s->end - pos : 0, pos);
+			goto out;
+		}
+	}
+out:
+	if (err >= 0) {
+		uint64_t endpos = c.stopped ? c.prepos : c.blk ? conv_pos(&c) : s->end;
+		int e2;
+
+		conv_snapshot(&c, endpos);
+		/* A branch whose outcome never came. */
+		e2 = conv_resolve(&c, 0);
+		if (e2 == 0)
+			e2 = seg_flush_delta(s, endpos);
+		if (e2 < 0)
+			err = e2;
+	}
+	if (err > 0)
+		err = 0;
+	pt_blk_free_decoder(c.blk);
+	pt_image_free(c.cold_image);
+	return err < 0 ? err : s->err;
+}
+
+int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
+{
+	int err = seg_ipt(dec, s, false);
+
+	/* On damaged trace, where libipt fails can depend on its block
+	 * cache, which lives in the shared sections and so on whatever was
+	 * decoded before (libipt 2.0.5). A segment that failed is decoded
+	 * again with sections of its own, so that its records depend on
+	 * its bytes only (with a sideband hook it is not: the hook would
+	 * see every query twice). */
+	if (err < 0 || !s->ngaps || dec->cfg.context)
+		return err;
+	seg_drop_counts(s);
+	seg_reset(s);
+	return seg_ipt(dec, s, true);
+}

@@ -1,0 +1,760 @@
+/*
+ * decoder/flow.c - phase 2: replays segment logs, in stream order, into
+ * per-thread call stacks, the profile (per-block counts) and records for
+ * the sinks.
+ *
+ * Stacks: a near call pushes a frame (its return address, the callee, the
+ * time and instruction count at entry); a return pops to the frame whose
+ * return address it went to. A return that matches no frame returns from a
+ * frame that began before the trace (or before a gap): it is reported with
+ * HWT_DEC_RF_UNKNOWN_FRAME, nothing is invented. Interrupts (async
+ * branches) and far calls push frames too; a far return pops to the newest
+ * of those. A direct call to the next instruction is position-independent
+ * code fetching its address, not a call.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/flow.h"
+#include "decoder/seg.h"
+
+enum {
+	FRAME_NEAR = 0,
+	FRAME_ASYNC = 1, /* interrupt/exception */
+	FRAME_FAR = 2,   /* SYSCALL and other far calls */
+	MAX_DEPTH = 1 << 16,
+};
+
+struct frame {
+	uint64_t ret_addr;
+	uint64_t func;
+	uint64_t call_tsc;
+	uint64_t insns;     /* the thread's count at entry */
+	uint8_t kind;
+	bool has_time;
+};
+
+struct thread {
+	int32_t pid, tid;
+	struct frame *stack;
+	size_t depth, cap;
+	uint64_t insns;
+	uint64_t dropped;   /* frames dropped at MAX_DEPTH */
+	struct thread *next; /* hash chain */
+};
+
+struct target_count {
+	uint64_t from, target, count;
+};
+
+struct hwt_dec_flow {
+	struct hwt_dec *dec;
+	struct thread *buckets[256];
+	struct thread *cur;
+	bool have_ctx;
+	const struct hwt_dec_image *image;
+	uint64_t calls, returns, unknown_returns, unwound, nthreads;
+	/* Profile, by block id. */
+	uint64_t *count, *taken, *partial, *partial_insns;
+	size_t ncount;
+	struct target_count *targets; /* open addressing on (from, target) */
+	size_t cap_targets, ntargets;
+	/* Per block id: the last target and its count, folded into the
+	 * table when the target changes (most indirect branches have one). */
+	struct target_count *tcache;
+};
+
+int hwt_dec_flow_alloc(struct hwt_dec *dec, struct hwt_dec_flow **out)
+{
+	struct hwt_dec_flow *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	f->dec = dec;
+	*out = f;
+	return 0;
+}
+
+void hwt_dec_flow_free(struct hwt_dec_flow *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < HWT_ARRAY_SIZE(f->buckets); i++) {
+		struct thread *t = f->buckets[i];
+
+		while (t) {
+			struct thread *n = t->next;
+
+			free(t->stack);
+			free(t);
+			t = n;
+		}
+	}
+	free(f->count);
+	free(f->taken);
+	free(f->partial);
+	free(f->partial_insns);
+	free(f->targets);
+	free(f->tcache);
+	free(f);
+}
+
+void hwt_dec_flow_stats(const struct hwt_dec_flow *f, struct hwt_dec_stats *st)
+{
+	st->calls = f->calls;
+	st->returns = f->returns;
+	st->unknown_returns = f->unknown_returns;
+	st->unwound = f->unwound;
+	st->threads = f->nthreads;
+}
+
+static struct thread *thread_get(struct hwt_dec_flow *f, int32_t pid, int32_t tid)
+{
+	size_t h = (uint32_t)tid * 2654435761u % HWT_ARRAY_SIZE(f->buckets);
+	struct thread *t;
+
+	for (t = f->buckets[h]; t; t = t->next) {
+		if (t->tid == tid && t->pid == pid)
+			return t;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->tid = tid;
+	t->next = f->buckets[h];
+	f->buckets[h] = t;
+	f->nthreads++;
+	return t;
+}
+
+void hwt_dec_flow_gap(struct hwt_dec_flow *f)
+{
+	/* Frames stay: returns after the gap are checked against them and
+	 * those that do not match become unknown-frame returns. */
+	(void)f;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Profile                                                                   */
+
+static int profile_grow(struct hwt_dec_flow *f, uint32_t id)
+{
+	size_t n = f->ncount ? f->ncount : 1024;
+	uint64_t **arrs[] = {&f->count, &f->taken, &f->partial, &f->partial_insns};
+	struct target_count *tc;
+
+	if (id < f->ncount)
+		return 0;
+	while (n <= id)
+		n *= 2;
+	for (size_t i = 0; i < HWT_ARRAY_SIZE(arrs); i++) {
+		uint64_t *p = realloc(*arrs[i], n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		memset(p + f->ncount, 0, (n - f->ncount) * sizeof(*p));
+		*arrs[i] = p;
+	}
+	tc = realloc(f->tcache, n * sizeof(*tc));
+	if (!tc)
+		return -ENOMEM;
+	memset(tc + f->ncount, 0, (n - f->ncount) * sizeof(*tc));
+	f->tcache = tc;
+	f->ncount = n;
+	return 0;
+}
+
+static uint64_t target_hash(uint64_t from, uint64_t target)
+{
+	uint64_t h = from * 0x9e3779b97f4a7c15ull ^ target * 0xc2b2ae3d27d4eb4full;
+
+	return h ^ (h >> 31);
+}
+
+static int target_add(struct hwt_dec_flow *f, uint64_t from, uint64_t target, uint64_t count)
+{
+	size_t mask, i;
+
+	if ((f->ntargets + 1) * 2 > f->cap_targets) {
+		size_t ncap = f->cap_targets ? f->cap_targets * 2 : 256;
+		struct target_count *nt = calloc(ncap, sizeof(*nt));
+
+		if (!nt)
+			return -ENOMEM;
+		for (size_t k = 0; k < f->cap_targets; k++) {
+			struct target_count *o = &f->targets[k];
+
+			if (!o->count)
+				continue;
+			for (i = target_hash(o->from, o->target) & (ncap - 1); nt[i].count;
+			     i = (i + 1) & (ncap - 1))
+				;
+			nt[i] = *o;
+		}
+		free(f->targets);
+		f->targets = nt;
+		f->cap_targets = ncap;
+	}
+	mask = f->cap_targets - 1;
+	for (i = target_hash(from, target) & mask;; i = (i + 1) & mask) {
+		struct target_count *t = &f->targets[i];
+
+		if (!t->count) {
+			*t = (struct target_count){from, target, count};
+			f->ntargets++;
+			return 0;
+		}
+		if (t->from == from && t->target == target) {
+			t->count += count;
+			return 0;
+		}
+	}
+}
+
+/* An indirect branch of block bb went to target. */
+static int target_seen(struct hwt_dec_flow *f, const struct hwt_dec_bb *bb, uint64_t target)
+{
+	struct target_count *c;
+	int err;
+
+	if (bb->id >= f->ncount) {
+		err = profile_grow(f, bb->id);
+		if (err < 0)
+			return err;
+	}
+	c = &f->tcache[bb->id];
+	if (c->count && c->target == target) {
+		c->count++;
+		return 0;
+	}
+	if (c->count) {
+		err = target_add(f, c->from, c->target, c->count);
+		if (err < 0)
+			return err;
+	}
+	*c = (struct target_count){bb->end_ip, target, 1};
+	return 0;
+}
+
+int hwt_dec_flow_finish(struct hwt_dec_flow *f)
+{
+	for (size_t i = 0; i < f->ncount; i++) {
+		struct target_count *c = &f->tcache[i];
+
+		if (c->count) {
+			int err = target_add(f, c->from, c->target, c->count);
+
+			if (err < 0)
+				return err;
+			c->count = 0;
+		}
+	}
+	return 0;
+}
+
+int hwt_dec_profile_next(const struct hwt_dec *dec, size_t *iter, struct hwt_dec_bb_count *out)
+{
+	const struct hwt_dec_flow *f;
+
+	if (!dec || !iter || !out)
+		return 0;
+	f = dec->flow;
+	while (*iter < f->ncount) {
+		size_t i = (*iter)++;
+
+		if (!f->count[i] && !f->partial[i])
+			continue;
+		out->bb = hwt_dec_bb_by_id(dec->icache, (uint32_t)i);
+		if (!out->bb)
+			continue;
+		out->count = f->count[i];
+		out->taken = f->taken[i];
+		out->partial = f->partial[i];
+		out->partial_insns = f->partial_insns[i];
+		return 1;
+	}
+	return 0;
+}
+
+static int cmp_target(const void *a, const void *b)
+{
+	const struct hwt_dec_target_count *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return x->target < y->target ? -1 : x->target > y->target;
+}
+
+size_t hwt_dec_profile_targets(const struct hwt_dec *dec, uint64_t from,
+			       struct hwt_dec_target_count *out, size_t n)
+{
+	const struct hwt_dec_flow *f;
+	struct hwt_dec_target_count *all = NULL;
+	size_t k = 0, cap = 0;
+
+	if (!dec)
+		return 0;
+	f = dec->flow;
+	for (size_t i = 0; i < f->cap_targets; i++) {
+		const struct target_count *t = &f->targets[i];
+
+		if (!t->count || t->from != from)
+			continue;
+		if (k == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			struct hwt_dec_target_count *p = realloc(all, ncap * sizeof(*p));
+
+			if (!p)
+				break;
+			all = p;
+			cap = ncap;
+		}
+		all[k++] = (struct hwt_dec_target_count){t->target, t->count};
+	}
+	if (k)
+		qsort(all, k, sizeof(*all), cmp_target);
+	for (size_t i = 0; i < k && i < n && out; i++)
+		out[i] = all[i];
+	free(all);
+	return k;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Replay                                                                    */
+
+struct replay {
+	struct hwt_dec_flow *f;
+	struct seg *s;
+	size_t tcur;
+	bool want_block, want_call, want_ret;
+};
+
+static void rec_head(struct replay *r, struct hwt_dec_rec *rec, uint32_t type, uint64_t pos,
+		     bool has_time, uint64_t tsc)
+{
+	struct thread *t = r->f->cur;
+
+	rec->type = type;
+	rec->flags = has_time ? HWT_DEC_RF_TIME : 0;
+	rec->pid = t ? t->pid : -1;
+	rec->tid = t ? t->tid : -1;
+	rec->depth = t ? (uint32_t)t->depth : 0;
+	rec->insns = t ? t->insns : 0;
+	rec->offset = r->f->dec->base_pos + pos;
+	rec->time = 0;
+	rec->tsc = has_time ? tsc : 0;
+}
+
+static void rec_base(struct replay *r, struct hwt_dec_rec *rec, uint32_t type, uint64_t pos)
+{
+	struct thread *t = r->f->cur;
+	uint64_t tsc;
+
+	/* The header, and the union part of this type (hot records are
+	 * calls and returns: no memset of the whole record). */
+	switch (type) {
+	case HWT_DEC_REC_CALL:
+		memset(&rec->u.call, 0, sizeof(rec->u.call));
+		break;
+	case HWT_DEC_REC_RETURN:
+		memset(&rec->u.ret, 0, sizeof(rec->u.ret));
+		break;
+	default:
+		memset(&rec->u, 0, sizeof(rec->u));
+		break;
+	}
+	rec->type = type;
+	rec->flags = 0;
+	rec->pid = t ? t->pid : -1;
+	rec->tid = t ? t->tid : -1;
+	rec->depth = t ? (uint32_t)t->depth : 0;
+	rec->insns = t ? t->insns : 0;
+	rec->offset = r->f->dec->base_pos + pos;
+	rec->time = 0;
+	rec->tsc = 0;
+	if (seg_time_at(r->s, pos, &r->tcur, &tsc)) {
+		rec->tsc = tsc;
+		rec->flags |= HWT_DEC_RF_TIME;
+	}
+}
+
+static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr, uint8_t kind,
+		uint8_t branch, uint64_t pos)
+{
+	struct hwt_dec_flow *f = r->f;
+	struct thread *t = f->cur;
+	struct hwt_dec_rec rec;
+	struct frame *fr;
+	uint64_t tsc = 0;
+	bool has_time = false;
+
+	if (!t)
+		return 0;
+	if (t->depth == t->cap) {
+		if (t->cap >= MAX_DEPTH) {
+			/* Keep the newest frames: drop the oldest. */
+			memmove(t->stack, t->stack + 1, (t->depth - 1) * sizeof(*t->stack));
+			t->depth--;
+			t->dropped++;
+		} else {
+			size_t ncap = t->cap ? t->cap * 2 : 64;
+			struct frame *p = realloc(t->stack, ncap * sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			t->stack = p;
+			t->cap = ncap;
+		}
+	}
+	/* The entry time is only needed for records (durations). */
+	if (r->want_call || r->want_ret)
+		has_time = seg_time_at(r->s, pos, &r->tcur, &tsc);
+	fr = &t->stack[t->depth++];
+	fr->ret_addr = ret_addr;
+	fr->func = to;
+	fr->kind = kind;
+	fr->insns = t->insns;
+	fr->has_time = has_time;
+	fr->call_tsc = tsc;
+	f->calls++;
+	if (!r->want_call)
+		return 0;
+	rec_head(r, &rec, HWT_DEC_REC_CALL, pos, has_time, tsc);
+	if (kind == FRAME_ASYNC)
+		rec.flags |= HWT_DEC_RF_ASYNC;
+	rec.u.call.from = from;
+	rec.u.call.to = to;
+	rec.u.call.ret_addr = ret_addr;
+	rec.u.call.branch = branch;
+	return hwt_dec_emit(f->dec, &rec);
+}
+
+/* Pops frames down to and including index k. */
+static int pop_to(struct replay *r, size_t k, uint64_t from, uint64_t to, uint8_t branch,
+		  uint64_t pos)
+{
+	struct hwt_dec_flow *f = r->f;
+	struct thread *t = f->cur;
+	int err;
+
+	while (t->depth > k) {
+		struct frame fr = t->stack[--t->depth];
+		struct hwt_dec_rec rec;
+		bool unwound = t->depth > k;
+
+		f->returns++;
+		f->unwound += unwound;
+		if (!r->want_ret)
+			continue;
+		rec_base(r, &rec, HWT_DEC_REC_RETURN, pos);
+		if (fr.kind == FRAME_ASYNC)
+			rec.flags |= HWT_DEC_RF_ASYNC;
+		if (unwound)
+			rec.flags |= HWT_DEC_RF_UNWOUND;
+		rec.u.ret.from = from;
+		rec.u.ret.to = to;
+		rec.u.ret.func = fr.func;
+		rec.u.ret.call_tsc = fr.has_time ? fr.call_tsc : 0;
+		rec.u.ret.insns = t->insns - fr.insns;
+		rec.u.ret.branch = branch;
+		err = hwt_dec_emit(f->dec, &rec);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int unknown_return(struct replay *r, uint64_t from, uint64_t to, uint8_t branch,
+			  uint64_t pos)
+{
+	struct hwt_dec_rec rec;
+
+	r->f->returns++;
+	r->f->unknown_returns++;
+	if (!r->want_ret)
+		return 0;
+	rec_base(r, &rec, HWT_DEC_REC_RETURN, pos);
+	rec.flags |= HWT_DEC_RF_UNKNOWN_FRAME;
+	rec.u.ret.from = from;
+	rec.u.ret.to = to;
+	rec.u.ret.branch = branch;
+	return hwt_dec_emit(r->f->dec, &rec);
+}
+
+static int near_return(struct replay *r, uint64_t from, uint64_t to, uint64_t pos)
+{
+	struct thread *t = r->f->cur;
+
+	if (!t)
+		return 0;
+	/* Pop to the newest frame this return goes back to; frames above it
+	 * were left without a return (longjmp, exceptions). Interrupt frames
+	 * are not crossed: a near return never leaves an interrupt. */
+	for (size_t k = t->depth; k > 0; k--) {
+		const struct frame *fr = &t->stack[k - 1];
+
+		if (fr->ret_addr == to && fr->kind == FRAME_NEAR)
+			return pop_to(r, k - 1, from, to, HWT_DEC_BR_RETURN, pos);
+		if (fr->kind != FRAME_NEAR)
+			break;
+	}
+	return unknown_return(r, from, to, HWT_DEC_BR_RETURN, pos);
+}
+
+static int far_return(struct replay *r, uint64_t from, uint64_t to, uint64_t pos)
+{
+	struct thread *t = r->f->cur;
+
+	if (!t)
+		return 0;
+	for (size_t k = t->depth; k > 0; k--) {
+		if (t->stack[k - 1].kind != FRAME_NEAR)
+			return pop_to(r, k - 1, from, to, HWT_DEC_BR_FAR_RETURN, pos);
+	}
+	return unknown_return(r, from, to, HWT_DEC_BR_FAR_RETURN, pos);
+}
+
+static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
+{
+	struct hwt_dec_flow *f = r->f;
+	struct thread *prev = f->cur, *t;
+
+	f->image = c->image;
+	t = thread_get(f, c->pid, c->tid);
+	if (!t)
+		return -ENOMEM;
+	f->cur = t;
+	if (prev && prev != t) {
+		struct hwt_dec_rec rec;
+
+		int err;
+
+		rec_base(r, &rec, HWT_DEC_REC_SWITCH, pos);
+		rec.u.sw.prev_pid = prev->pid;
+		rec.u.sw.prev_tid = prev->tid;
+		err = hwt_dec_emit(f->dec, &rec);
+		if (err < 0)
+			return err;
+	}
+	if (c->note) {
+		struct hwt_dec_rec rec;
+
+		rec_base(r, &rec, HWT_DEC_REC_NOTE, pos);
+		rec.u.note.cookie = c->note;
+		return hwt_dec_emit(f->dec, &rec);
+	}
+	return 0;
+}
+
+static int do_bb_record(struct replay *r, const struct seg_item *it, bool full)
+{
+	const struct hwt_dec_bb *bb = it->bb;
+	struct hwt_dec_rec rec;
+
+	rec_base(r, &rec, HWT_DEC_REC_BLOCK, it->pos);
+	if (it->flags & SEG_F_TAKEN)
+		rec.flags |= HWT_DEC_RF_TAKEN;
+	if (!full)
+		rec.flags |= HWT_DEC_RF_PARTIAL;
+	if (it->flags & SEG_F_SPECULATIVE)
+		rec.flags |= HWT_DEC_RF_SPECULATIVE;
+	rec.u.block.ip = bb->ip;
+	rec.u.block.ninsn = it->ninsn;
+	rec.u.block.end_ip = it->ninsn ? hwt_dec_bb_insn_ip(bb, it->ninsn - 1) : bb->ip;
+	rec.u.block.next_ip = full ? it->next_ip : 0;
+	rec.u.block.branch = full ? bb->branch : HWT_DEC_BR_NONE;
+	rec.u.block.mode = bb->mode;
+	rec.u.block.bb = bb;
+	rec.u.block.image = r->f->image;
+	return hwt_dec_emit(r->f->dec, &rec);
+}
+
+/* The segment's block counts into the profile. */
+static int apply_counts(struct hwt_dec_flow *f, const struct seg *s)
+{
+	for (size_t i = 0; i < s->ncounts; i++) {
+		const struct seg_count *c = &s->counts[i];
+
+		if (c->id >= f->ncount) {
+			int err = profile_grow(f, c->id);
+
+			if (err < 0)
+				return err;
+		}
+		f->count[c->id] += c->count;
+		f->taken[c->id] += c->taken;
+		f->partial[c->id] += c->partial;
+		f->partial_insns[c->id] += c->pinsns;
+	}
+	return 0;
+}
+
+/* A block's effect on the stack (the block ran to its branch). */
+static int do_bb_branch(struct replay *r, const struct seg_item *it)
+{
+	const struct hwt_dec_bb *bb = it->bb;
+
+	switch (bb->branch) {
+	case HWT_DEC_BR_CALL:
+		if (bb->flags & HWT_DEC_BBF_PIC_CALL)
+			return 0;
+		return push(r, bb->end_ip, bb->target, bb->fallthrough, FRAME_NEAR, bb->branch,
+			    it->pos);
+	case HWT_DEC_BR_IND_CALL:
+		return push(r, bb->end_ip, it->next_ip, bb->fallthrough, FRAME_NEAR, bb->branch,
+			    it->pos);
+	case HWT_DEC_BR_RETURN:
+		if (!it->next_ip)
+			return 0;
+		return near_return(r, bb->end_ip, it->next_ip, it->pos);
+	case HWT_DEC_BR_FAR_CALL:
+		if (!it->next_ip)
+			return 0;
+		return push(r, bb->end_ip, it->next_ip, bb->fallthrough, FRAME_FAR, bb->branch,
+			    it->pos);
+	case HWT_DEC_BR_FAR_RETURN:
+		if (!it->next_ip)
+			return 0;
+		return far_return(r, bb->end_ip, it->next_ip, it->pos);
+	default:
+		return 0;
+	}
+}
+
+static int do_event(struct replay *r, const struct seg_item *it)
+{
+	struct hwt_dec_flow *f = r->f;
+	const struct hwt_dec_event *ev = &r->s->events[it->ninsn];
+	struct hwt_dec_rec rec;
+	struct thread *t = f->cur;
+	int err;
+
+	rec_base(r, &rec, HWT_DEC_REC_EVENT, it->pos);
+	if (it->flags & SEG_F_STATUS)
+		rec.flags |= HWT_DEC_RF_STATUS;
+	if (it->flags & SEG_F_IP_SUPPRESSED)
+		rec.flags |= HWT_DEC_RF_IP_SUPPRESSED;
+	rec.u.event = *ev;
+	if (ev->type == HWT_DEC_EV_OVERFLOW && !(it->flags & SEG_F_STATUS))
+		f->dec->stats.overflows++;
+	err = hwt_dec_emit(f->dec, &rec);
+	if (err < 0 || (it->flags & SEG_F_STATUS))
+		return err;
+	if (ev->type == HWT_DEC_EV_OVERFLOW) {
+		/* Trace was lost: a gap of unknown size. */
+		rec.type = HWT_DEC_REC_GAP;
+		rec.flags &= ~(uint32_t)HWT_DEC_RF_IP_SUPPRESSED;
+		memset(&rec.u, 0, sizeof(rec.u));
+		rec.u.gap.kind = HWT_DEC_GAP_OVERFLOW;
+		rec.u.gap.what = "trace lost (overflow)";
+		rec.u.gap.ip = (it->flags & SEG_F_IP_SUPPRESSED) ? 0 : ev->ip;
+		err = hwt_dec_emit(f->dec, &rec);
+		if (err < 0)
+			return err;
+	}
+	switch (ev->type) {
+	case HWT_DEC_EV_ASYNC_BRANCH:
+		if (it->flags & SEG_F_IP_SUPPRESSED)
+			return 0;
+		return push(r, ev->at, ev->ip, ev->at, FRAME_ASYNC, 0, it->pos);
+	case HWT_DEC_EV_ENABLED:
+		/* A far call (syscall) whose return was not traced: tracing
+		 * resumes at its return address. */
+		if (t && t->depth && t->stack[t->depth - 1].kind == FRAME_FAR &&
+		    t->stack[t->depth - 1].ret_addr == ev->ip)
+			return pop_to(r, t->depth - 1, 0, ev->ip, HWT_DEC_BR_FAR_RETURN, it->pos);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* Whether a branch class changes the stack. */
+static inline bool stack_branch(uint8_t br)
+{
+	return br == HWT_DEC_BR_CALL || br == HWT_DEC_BR_IND_CALL || br == HWT_DEC_BR_RETURN ||
+	       br == HWT_DEC_BR_FAR_CALL || br == HWT_DEC_BR_FAR_RETURN;
+}
+
+int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
+{
+	struct replay r;
+	bool profile = f->dec->cfg.flags & HWT_DEC_F_PROFILE;
+	int err = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.f = f;
+	r.s = s;
+	r.want_block = f->dec->want & HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
+	r.want_call = f->dec->want & HWT_DEC_WANT(HWT_DEC_REC_CALL);
+	r.want_ret = f->dec->want & HWT_DEC_WANT(HWT_DEC_REC_RETURN);
+	f->dec->stats.segments++;
+	if (s->fallback)
+		f->dec->stats.segments_fallback++;
+	for (size_t i = 0; i < s->nitems && err >= 0; i++) {
+		const struct seg_item *it = &s->items[i];
+
+		if (it->kind == SEG_BB && f->cur) {
+			/* The hot path: a block, no callbacks unless asked. */
+			bool full = !(it->flags & SEG_F_PARTIAL);
+			const struct hwt_dec_bb *bb = it->bb;
+
+			f->cur->insns += it->delta;
+			if (profile && full && it->next_ip && (bb->flags & HWT_DEC_BBF_LOG_TARGET) &&
+			    bb->branch != HWT_DEC_BR_RETURN) {
+				err = target_seen(f, bb, it->next_ip);
+				if (err < 0)
+					break;
+			}
+			if (r.want_block) {
+				err = do_bb_record(&r, it, full);
+				if (err < 0)
+					break;
+			}
+			if (full && stack_branch(it->bb->branch))
+				err = do_bb_branch(&r, it);
+			continue;
+		}
+		switch (it->kind) {
+		case SEG_CTX:
+			err = do_ctx(&r, &s->ctxs[it->ninsn], it->pos);
+			break;
+		case SEG_INSNS:
+			if (f->cur)
+				f->cur->insns += it->delta;
+			break;
+		case SEG_BB: {
+			struct seg_ctx none = {-1, -1, NULL, 0};
+
+			err = do_ctx(&r, &none, it->pos);
+			i--; /* again, now with a thread */
+			break;
+		}
+		case SEG_EVENT:
+			err = do_event(&r, it);
+			break;
+		case SEG_GAP: {
+			const struct seg_gap *g = &s->gaps[it->ninsn];
+			struct hwt_dec_rec rec;
+
+			rec_base(&r, &rec, HWT_DEC_REC_GAP, it->pos);
+			rec.u.gap.kind = g->kind;
+			rec.u.gap.err = g->err;
+			rec.u.gap.what = g->what;
+			rec.u.gap.ip = g->ip;
+			rec.u.gap.size = g->size;
+			f->dec->stats.gap_bytes += g->size;
+			err = hwt_dec_emit(f->dec, &rec);
+			break;
+		}
+		}
+	}
+	if (err >= 0 && profile)
+		err = apply_counts(f, s);
+	f->dec->stats.insns += s->insns;
+	f->dec->stats.blocks += s->nbbs;
+	return err;
+}

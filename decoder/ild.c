@@ -1,0 +1,338 @@
+/*
+ * decoder/ild.c - instruction length decoding and classification with
+ * capstone, for the basic-block cache and for ptxed-style instruction
+ * reconstruction.
+ *
+ * The classes must agree with libipt's (pt_insn_class): the fast engine's
+ * output is compared with libipt's on every test. libipt treats INT n, INT3,
+ * INTO, INT1, SYSCALL, SYSENTER, VMCALL and far CALL as far calls; IRET,
+ * SYSRET, SYSEXIT, far RET, VMLAUNCH and VMRESUME as far returns; far JMP as a
+ * far jump; LOOP/LOOPcc and JrCXZ as conditional jumps. Capstone handles are
+ * not safe for concurrent use, so they come from a small pool in the icache.
+ */
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/dec_int.h"
+
+struct csh_box {
+	csh handle;
+	cs_insn *insn;
+};
+
+static int csh_take(struct hwt_dec_icache *ic, enum hwt_dec_mode mode, struct csh_box **out)
+{
+	struct csh_box *box = NULL;
+	cs_mode cmode;
+
+	pthread_mutex_lock(&ic->lock);
+	if (ic->ncsh[mode])
+		box = ic->csh_pool[mode][--ic->ncsh[mode]];
+	pthread_mutex_unlock(&ic->lock);
+	if (box) {
+		*out = box;
+		return 0;
+	}
+	switch (mode) {
+	case HWT_DEC_MODE_16:
+		cmode = CS_MODE_16;
+		break;
+	case HWT_DEC_MODE_32:
+		cmode = CS_MODE_32;
+		break;
+	default:
+		cmode = CS_MODE_64;
+		break;
+	}
+	box = calloc(1, sizeof(*box));
+	if (!box)
+		return -ENOMEM;
+	if (cs_open(CS_ARCH_X86, cmode, &box->handle) != CS_ERR_OK) {
+		free(box);
+		return -HWT_ELIB;
+	}
+	cs_option(box->handle, CS_OPT_DETAIL, CS_OPT_ON);
+	box->insn = cs_malloc(box->handle);
+	if (!box->insn) {
+		cs_close(&box->handle);
+		free(box);
+		return -ENOMEM;
+	}
+	*out = box;
+	return 0;
+}
+
+static void csh_give(struct hwt_dec_icache *ic, enum hwt_dec_mode mode, struct csh_box *box)
+{
+	bool kept = false;
+
+	pthread_mutex_lock(&ic->lock);
+	if (ic->ncsh[mode] == ic->cap_csh[mode]) {
+		size_t ncap = ic->cap_csh[mode] ? ic->cap_csh[mode] * 2 : 4;
+		void **p = realloc(ic->csh_pool[mode], ncap * sizeof(*p));
+
+		if (p) {
+			ic->csh_pool[mode] = p;
+			ic->cap_csh[mode] = ncap;
+		}
+	}
+	if (ic->ncsh[mode] < ic->cap_csh[mode]) {
+		ic->csh_pool[mode][ic->ncsh[mode]++] = box;
+		kept = true;
+	}
+	pthread_mutex_unlock(&ic->lock);
+	if (!kept) {
+		cs_free(box->insn, 1);
+		cs_close(&box->handle);
+		free(box);
+	}
+}
+
+void hwt_dec_ild_pool_free(struct hwt_dec_icache *ic)
+{
+	for (int m = 0; m < 4; m++) {
+		for (size_t i = 0; i < ic->ncsh[m]; i++) {
+			struct csh_box *box = ic->csh_pool[m][i];
+
+			cs_free(box->insn, 1);
+			cs_close(&box->handle);
+			free(box);
+		}
+		free(ic->csh_pool[m]);
+		ic->csh_pool[m] = NULL;
+		ic->ncsh[m] = ic->cap_csh[m] = 0;
+	}
+}
+
+/* PTWRITE (F3 [REX.W] 0F AE /4, memory or register operand) is unknown to
+ * capstone 4; libipt classifies it as ptic_ptwrite. */
+static bool is_ptwrite(const uint8_t *b, size_t len)
+{
+	size_t i = 0;
+	bool f3 = false;
+
+	while (i < len && i < 14) {
+		uint8_t c = b[i];
+
+		if (c == 0xf3) {
+			f3 = true;
+			i++;
+		} else if (c == 0x66 || c == 0x67 || c == 0x2e || c == 0x36 || c == 0x3e ||
+			   c == 0x26 || c == 0x64 || c == 0x65) {
+			i++;
+		} else {
+			break;
+		}
+	}
+	if (i < len && (b[i] & 0xf0) == 0x40)
+		i++;
+	if (!f3 || i + 2 >= len)
+		return false;
+	return b[i] == 0x0f && b[i + 1] == 0xae && ((b[i + 2] >> 3) & 7) == 4;
+}
+
+/* Length of a PTWRITE at b (is_ptwrite() holds), from its ModRM/SIB and
+ * displacement, or 0 when the bytes run out. */
+static size_t ptwrite_size(const uint8_t *b, size_t len, enum hwt_dec_mode mode)
+{
+	size_t i = 0;
+	bool addr16 = mode == HWT_DEC_MODE_16;
+	uint8_t modrm, mod, rm;
+
+	while (i < len && (b[i] == 0xf3 || b[i] == 0x66 || b[i] == 0x67 || b[i] == 0x2e ||
+			   b[i] == 0x36 || b[i] == 0x3e || b[i] == 0x26 || b[i] == 0x64 ||
+			   b[i] == 0x65)) {
+		if (b[i] == 0x67)
+			addr16 = mode == HWT_DEC_MODE_32;
+		i++;
+	}
+	if (mode == HWT_DEC_MODE_64 && i < len && (b[i] & 0xf0) == 0x40)
+		i++;
+	i += 2; /* 0F AE */
+	if (i >= len)
+		return 0;
+	modrm = b[i++];
+	mod = modrm >> 6;
+	rm = modrm & 7;
+	if (mod == 3)
+		return i;
+	if (addr16) {
+		if (mod == 0 && rm == 6)
+			i += 2;
+		else
+			i += mod == 1 ? 1 : mod == 2 ? 2 : 0;
+	} else {
+		if (rm == 4) {
+			if (i >= len)
+				return 0;
+			if (mod == 0 && (b[i] & 7) == 5)
+				i += 4;
+			i++;
+		}
+		if (mod == 0 && rm == 5)
+			i += 4;
+		else
+			i += mod == 1 ? 1 : mod == 2 ? 4 : 0;
+	}
+	return i <= len && i <= 15 ? i : 0;
+}
+
+static uint8_t classify(const cs_insn *ci, uint64_t *target)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	bool imm = x->op_count > 0 && x->operands[0].type == X86_OP_IMM;
+
+	switch (ci->id) {
+	case X86_INS_JAE: case X86_INS_JA: case X86_INS_JBE: case X86_INS_JB:
+	case X86_INS_JCXZ: case X86_INS_JECXZ: case X86_INS_JE: case X86_INS_JGE:
+	case X86_INS_JG: case X86_INS_JLE: case X86_INS_JL: case X86_INS_JNE:
+	case X86_INS_JNO: case X86_INS_JNP: case X86_INS_JNS: case X86_INS_JO:
+	case X86_INS_JP: case X86_INS_JRCXZ: case X86_INS_JS: case X86_INS_LOOP:
+	case X86_INS_LOOPE: case X86_INS_LOOPNE:
+		*target = imm ? (uint64_t)x->operands[0].imm : 0;
+		return HWT_DEC_BR_COND;
+	case X86_INS_JMP:
+		if (imm) {
+			*target = (uint64_t)x->operands[0].imm;
+			return HWT_DEC_BR_JUMP;
+		}
+		return HWT_DEC_BR_IND_JUMP;
+	case X86_INS_CALL:
+		if (imm) {
+			*target = (uint64_t)x->operands[0].imm;
+			return HWT_DEC_BR_CALL;
+		}
+		return HWT_DEC_BR_IND_CALL;
+	case X86_INS_RET:
+		return HWT_DEC_BR_RETURN;
+	case X86_INS_LJMP:
+		return HWT_DEC_BR_FAR_JUMP;
+	case X86_INS_LCALL: case X86_INS_SYSCALL: case X86_INS_SYSENTER:
+	case X86_INS_INT: case X86_INS_INT1: case X86_INS_INT3: case X86_INS_INTO:
+	case X86_INS_VMCALL:
+		return HWT_DEC_BR_FAR_CALL;
+	case X86_INS_XBEGIN:
+		/* Not a branch for libipt, but it has a displacement. */
+		*target = imm ? (uint64_t)x->operands[0].imm : 0;
+		return HWT_DEC_BR_NONE;
+	case X86_INS_RETF: case X86_INS_RETFQ: case X86_INS_IRET: case X86_INS_IRETD:
+	case X86_INS_IRETQ: case X86_INS_SYSRET: case X86_INS_SYSEXIT:
+	case X86_INS_VMLAUNCH: case X86_INS_VMRESUME:
+		return HWT_DEC_BR_FAR_RETURN;
+	default:
+		return HWT_DEC_BR_NONE;
+	}
+}
+
+int hwt_dec_ild(struct hwt_dec_icache *ic, const uint8_t *bytes, size_t len, uint64_t ip,
+		enum hwt_dec_mode mode, struct hwt_dec_insn *insn)
+{
+	struct csh_box *box;
+	const uint8_t *code = bytes;
+	size_t size = len;
+	uint64_t addr = ip;
+	int err;
+
+	memset(insn, 0, sizeof(*insn));
+	insn->ip = ip;
+	insn->mode = (uint8_t)mode;
+	if (mode == HWT_DEC_MODE_UNKNOWN)
+		return -HWT_EDECODE;
+	if (len > 15)
+		len = 15;
+	err = csh_take(ic, mode, &box);
+	if (err < 0)
+		return err;
+	if (is_ptwrite(bytes, len)) {
+		size_t n = ptwrite_size(bytes, len, mode);
+
+		csh_give(ic, mode, box);
+		if (!n)
+			return -HWT_EDECODE;
+		insn->size = (uint8_t)n;
+		insn->branch = HWT_DEC_BR_PTWRITE;
+		memcpy(insn->raw, bytes, n);
+		return 0;
+	}
+	if (!cs_disasm_iter(box->handle, &code, &size, &addr, box->insn)) {
+		csh_give(ic, mode, box);
+		return -HWT_EDECODE;
+	}
+	insn->size = (uint8_t)box->insn->size;
+	memcpy(insn->raw, bytes, insn->size);
+	insn->branch = classify(box->insn, &insn->target);
+	insn->has_target = insn->branch == HWT_DEC_BR_COND || insn->branch == HWT_DEC_BR_JUMP ||
+			   insn->branch == HWT_DEC_BR_CALL || box->insn->id == X86_INS_XBEGIN;
+	if (insn->branch == HWT_DEC_BR_NONE && is_ptwrite(bytes, len))
+		insn->branch = HWT_DEC_BR_PTWRITE;
+	/* Targets wrap at the operand size in 16/32-bit code. */
+	if (mode == HWT_DEC_MODE_32)
+		insn->target &= 0xffffffffull;
+	else if (mode == HWT_DEC_MODE_16)
+		insn->target &= 0xffffull;
+	csh_give(ic, mode, box);
+	return 0;
+}
+
+int hwt_dec_insn_decode(const struct hwt_dec_image *image, uint64_t ip, enum hwt_dec_mode mode,
+			struct hwt_dec_insn *insn)
+{
+	uint8_t buf[15];
+	int n, m;
+
+	if (!image || !insn)
+		return -HWT_EINVAL;
+	n = hwt_dec_image_read(image, ip, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	/* An instruction may continue in the next section. */
+	while (n < (int)sizeof(buf)) {
+		m = hwt_dec_image_read(image, ip + (uint64_t)n, buf + n, sizeof(buf) - (size_t)n);
+		if (m <= 0)
+			break;
+		n += m;
+	}
+	return hwt_dec_ild(image->icache, buf, (size_t)n, ip, mode, insn);
+}
+
+int hwt_dec_insn_format(const struct hwt_dec_insn *insn, char *buf, size_t size)
+{
+	csh handle;
+	cs_insn *ci = NULL;
+	cs_mode cmode;
+	size_t n;
+	int len;
+
+	if (!insn || !buf || !size)
+		return -HWT_EINVAL;
+	switch (insn->mode) {
+	case HWT_DEC_MODE_16:
+		cmode = CS_MODE_16;
+		break;
+	case HWT_DEC_MODE_32:
+		cmode = CS_MODE_32;
+		break;
+	default:
+		cmode = CS_MODE_64;
+		break;
+	}
+	if (cs_open(CS_ARCH_X86, cmode, &handle) != CS_ERR_OK)
+		return -HWT_ELIB;
+	n = cs_disasm(handle, insn->raw, insn->size, insn->ip, 1, &ci);
+	if (n == 0) {
+		cs_close(&handle);
+		if (insn->branch == HWT_DEC_BR_PTWRITE)
+			return snprintf(buf, size, "ptwrite");
+		return -HWT_EDECODE;
+	}
+	if (ci->op_str[0])
+		len = snprintf(buf, size, "%s %s", ci->mnemonic, ci->op_str);
+	else
+		len = snprintf(buf, size, "%s", ci->mnemonic);
+	cs_free(ci, n);
+	cs_close(&handle);
+	return len;
+}

@@ -1,0 +1,424 @@
+/*
+ * decoder/image.c - address spaces for the decoder: the image section cache
+ * (icache) that every image shares, and images made of file or memory
+ * sections.
+ *
+ * Code is always loaded as sections into libipt's image section cache, never
+ * read through libipt's read-memory callback, which bypasses its block cache
+ * (DESIGN.md pitfalls). Memory sections (vDSO, JIT code) are copied into a
+ * memfd so libipt can map them like files. Beside libipt's pt_image we keep
+ * our own sorted list of the visible pieces of sections, for the fast
+ * engine's code reads and for lookups by address.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "decoder/dec_int.h"
+
+int hwt_dec_err_from_pt(int pterr)
+{
+	switch (pt_errcode(pterr)) {
+	case pte_ok:
+		return 0;
+	case pte_nomem:
+		return -ENOMEM;
+	case pte_invalid:
+		return -HWT_EINVAL;
+	case pte_internal:
+		return -HWT_EINTERNAL;
+	case pte_nomap:
+		return -HWT_ENOSYM;
+	case pte_bad_cpu:
+	case pte_not_supported:
+		return -HWT_ENOTSUP;
+	case pte_bad_file:
+		return -ENOENT;
+	case pte_eos:
+		return -HWT_EEOS;
+	default:
+		return -HWT_EDECODE;
+	}
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap, bytes;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 8;
+	while (ncap < need)
+		ncap *= 2;
+	if (hwt_mul_size(ncap, elem, &bytes) < 0)
+		return -ENOMEM;
+	p = realloc(*arr, bytes);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+int hwt_dec_icache_alloc(struct hwt_dec_icache **out, const struct hwt_logger *log)
+{
+	struct hwt_dec_icache *ic;
+	int err = -ENOMEM;
+
+	if (!out)
+		return -HWT_EINVAL;
+	*out = NULL;
+	ic = calloc(1, sizeof(*ic));
+	if (!ic)
+		return -ENOMEM;
+	pthread_mutex_init(&ic->lock, NULL);
+	if (log)
+		ic->log = *log;
+	ic->ipt = pt_iscache_alloc("hwtrace");
+	if (!ic->ipt)
+		goto error;
+	err = hwt_dec_bb_table_alloc(&ic->bbs);
+	if (err < 0)
+		goto error;
+	atomic_init(&ic->next_image_id, 1);
+	*out = ic;
+	return 0;
+error:
+	hwt_dec_icache_free(ic);
+	return err;
+}
+
+void hwt_dec_ild_pool_free(struct hwt_dec_icache *icache);
+
+void hwt_dec_icache_free(struct hwt_dec_icache *ic)
+{
+	if (!ic)
+		return;
+	hwt_dec_bb_table_free(ic->bbs);
+	hwt_dec_ild_pool_free(ic);
+	if (ic->ipt)
+		pt_iscache_free(ic->ipt);
+	for (size_t i = 0; i < ic->nsections; i++) {
+		free(ic->sections[i]->path);
+		free(ic->sections[i]->label);
+		free(ic->sections[i]);
+	}
+	free(ic->sections);
+	for (size_t i = 0; i < ic->nmemfds; i++)
+		close(ic->memfds[i]);
+	free(ic->memfds);
+	pthread_mutex_destroy(&ic->lock);
+	free(ic);
+}
+
+/* Registers a section with libipt's cache and ours. Returns the section or
+ * NULL with *err set. */
+static struct hwt_dec_section *icache_add(struct hwt_dec_icache *ic, const char *path,
+					  const char *label, uint64_t offset, uint64_t size,
+					  uint64_t vaddr, int *err)
+{
+	struct hwt_dec_section *sec = NULL;
+	int isid;
+
+	pthread_mutex_lock(&ic->lock);
+	isid = pt_iscache_add_file(ic->ipt, path, offset, size, vaddr);
+	if (isid < 0) {
+		*err = hwt_dec_err_from_pt(isid);
+		goto out;
+	}
+	/* libipt returns the existing isid for an identical section. */
+	for (size_t i = 0; i < ic->nsections; i++) {
+		if (ic->sections[i]->isid == isid) {
+			sec = ic->sections[i];
+			goto out;
+		}
+	}
+	*err = grow((void **)&ic->sections, &ic->cap_sections, ic->nsections + 1,
+		    sizeof(*ic->sections));
+	if (*err < 0)
+		goto out;
+	sec = calloc(1, sizeof(*sec));
+	if (!sec) {
+		*err = -ENOMEM;
+		goto out;
+	}
+	sec->isid = isid;
+	sec->vaddr = vaddr;
+	sec->size = size;
+	sec->offset = offset;
+	sec->path = strdup(path);
+	sec->label = strdup(label ? label : path);
+	if (!sec->path || !sec->label) {
+		free(sec->path);
+		free(sec->label);
+		free(sec);
+		sec = NULL;
+		*err = -ENOMEM;
+		goto out;
+	}
+	ic->sections[ic->nsections++] = sec;
+out:
+	pthread_mutex_unlock(&ic->lock);
+	return sec;
+}
+
+int hwt_dec_image_alloc(struct hwt_dec_image **out, struct hwt_dec_icache *ic, const char *name)
+{
+	struct hwt_dec_image *img;
+
+	if (!out || !ic)
+		return -HWT_EINVAL;
+	*out = NULL;
+	img = calloc(1, sizeof(*img));
+	if (!img)
+		return -ENOMEM;
+	atomic_init(&img->refs, 1);
+	img->icache = ic;
+	img->id = atomic_fetch_add(&ic->next_image_id, 1);
+	img->name = strdup(name ? name : "");
+	img->ipt = pt_image_alloc(name);
+	if (!img->name || !img->ipt) {
+		hwt_dec_image_put(img);
+		return -ENOMEM;
+	}
+	*out = img;
+	return 0;
+}
+
+struct hwt_dec_image *hwt_dec_image_get(struct hwt_dec_image *img)
+{
+	if (img)
+		atomic_fetch_add(&img->refs, 1);
+	return img;
+}
+
+void hwt_dec_image_put(struct hwt_dec_image *img)
+{
+	if (!img)
+		return;
+	if (atomic_fetch_sub(&img->refs, 1) != 1)
+		return;
+	if (img->ipt)
+		pt_image_free(img->ipt);
+	free(img->pieces);
+	free(img->name);
+	free(img);
+}
+
+const char *hwt_dec_image_name(const struct hwt_dec_image *img)
+{
+	return img && img->name ? img->name : "";
+}
+
+/* Maps [lo, hi) of sec over whatever was there, as libipt does: older
+ * pieces are shrunk or split. */
+static int image_map(struct hwt_dec_image *img, const struct hwt_dec_section *sec, uint64_t lo,
+		     uint64_t hi)
+{
+	struct hwt_dec_piece *out = NULL;
+	size_t n = 0, cap = 0;
+	int err;
+
+	if (lo >= hi)
+		return 0;
+	for (size_t i = 0; i < img->npieces; i++) {
+		struct hwt_dec_piece p = img->pieces[i];
+
+		if (p.hi <= lo || p.lo >= hi) {
+			err = grow((void **)&out, &cap, n + 1, sizeof(*out));
+			if (err < 0)
+				goto error;
+			out[n++] = p;
+			continue;
+		}
+		if (p.lo < lo) {
+			err = grow((void **)&out, &cap, n + 1, sizeof(*out));
+			if (err < 0)
+				goto error;
+			out[n++] = (struct hwt_dec_piece){p.lo, lo, p.sec};
+		}
+		if (p.hi > hi) {
+			err = grow((void **)&out, &cap, n + 1, sizeof(*out));
+			if (err < 0)
+				goto error;
+			out[n++] = (struct hwt_dec_piece){hi, p.hi, p.sec};
+		}
+	}
+	err = grow((void **)&out, &cap, n + 1, sizeof(*out));
+	if (err < 0)
+		goto error;
+	/* Insert sorted. */
+	{
+		size_t k = n;
+
+		while (k > 0 && out[k - 1].lo > lo) {
+			out[k] = out[k - 1];
+			k--;
+		}
+		out[k] = (struct hwt_dec_piece){lo, hi, sec};
+		n++;
+	}
+	free(img->pieces);
+	img->pieces = out;
+	img->npieces = n;
+	img->cap_pieces = cap;
+	return 0;
+error:
+	free(out);
+	return err;
+}
+
+static int image_add_section(struct hwt_dec_image *img, const char *path, const char *label,
+			     uint64_t offset, uint64_t size, uint64_t vaddr)
+{
+	struct hwt_dec_section *sec;
+	struct stat st;
+	uint64_t fsize, end;
+	int err = 0;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -HWT_EINVAL;
+	fsize = (uint64_t)st.st_size;
+	if (offset >= fsize)
+		return -HWT_EINVAL;
+	if (size > fsize - offset)
+		size = fsize - offset;
+	if (size == 0 || __builtin_add_overflow(vaddr, size, &end))
+		return -HWT_EINVAL;
+	sec = icache_add(img->icache, path, label, offset, size, vaddr, &err);
+	if (!sec)
+		return err;
+	err = pt_image_add_cached(img->ipt, img->icache->ipt, sec->isid, NULL);
+	if (err < 0)
+		return hwt_dec_err_from_pt(err);
+	/* A changed image gets a new id: successor edges cached for the old
+	 * one must not be used. */
+	img->id = atomic_fetch_add(&img->icache->next_image_id, 1);
+	return image_map(img, sec, vaddr, end);
+}
+
+int hwt_dec_image_add_file(struct hwt_dec_image *img, const char *path, uint64_t offset,
+			   uint64_t size, uint64_t vaddr)
+{
+	if (!img || !path)
+		return -HWT_EINVAL;
+	return image_add_section(img, path, path, offset, size, vaddr);
+}
+
+int hwt_dec_image_add_mem(struct hwt_dec_image *img, const void *bytes, size_t size,
+			  uint64_t vaddr, const char *name)
+{
+	struct hwt_dec_icache *ic;
+	char path[64];
+	const uint8_t *p = bytes;
+	size_t left = size;
+	int fd, err;
+
+	if (!img || !bytes || !size)
+		return -HWT_EINVAL;
+	ic = img->icache;
+	fd = memfd_create("hwtrace-code", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (left) {
+		ssize_t w = write(fd, p, left);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		p += w;
+		left -= (size_t)w;
+	}
+	pthread_mutex_lock(&ic->lock);
+	err = grow((void **)&ic->memfds, &ic->cap_memfds, ic->nmemfds + 1, sizeof(int));
+	if (err == 0)
+		ic->memfds[ic->nmemfds++] = fd;
+	pthread_mutex_unlock(&ic->lock);
+	if (err < 0) {
+		close(fd);
+		return err;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return image_add_section(img, path, name ? name : "[memory]", 0, size, vaddr);
+}
+
+int hwt_dec_image_copy(struct hwt_dec_image *img, const struct hwt_dec_image *src)
+{
+	int err;
+
+	if (!img || !src || img->icache != src->icache)
+		return -HWT_EINVAL;
+	/* libipt copies the sections as they are now (split or shrunk). */
+	err = pt_image_copy(img->ipt, src->ipt);
+	if (err < 0)
+		return hwt_dec_err_from_pt(err);
+	img->id = atomic_fetch_add(&img->icache->next_image_id, 1);
+	for (size_t i = 0; i < src->npieces; i++) {
+		err = image_map(img, src->pieces[i].sec, src->pieces[i].lo, src->pieces[i].hi);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+const struct hwt_dec_piece *hwt_dec_image_find(const struct hwt_dec_image *img, uint64_t vaddr)
+{
+	size_t lo = 0, hi;
+
+	if (!img)
+		return NULL;
+	hi = img->npieces;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct hwt_dec_piece *p = &img->pieces[mid];
+
+		if (vaddr < p->lo)
+			hi = mid;
+		else if (vaddr >= p->hi)
+			lo = mid + 1;
+		else
+			return p;
+	}
+	return NULL;
+}
+
+int hwt_dec_piece_read(const struct hwt_dec_icache *ic, const struct hwt_dec_piece *piece,
+		       uint64_t vaddr, uint8_t *buf, size_t size)
+{
+	uint64_t avail;
+	int n;
+
+	if (vaddr < piece->lo || vaddr >= piece->hi)
+		return -HWT_ENOSYM;
+	avail = piece->hi - vaddr;
+	if (size > avail)
+		size = (size_t)avail;
+	if (size > INT_MAX)
+		size = INT_MAX;
+	n = pt_iscache_read(ic->ipt, buf, size, piece->sec->isid, vaddr);
+	if (n < 0)
+		return hwt_dec_err_from_pt(n);
+	return n;
+}
+
+int hwt_dec_image_read(const struct hwt_dec_image *img, uint64_t vaddr, void *buf, size_t size)
+{
+	const struct hwt_dec_piece *p = hwt_dec_image_find(img, vaddr);
+
+	if (!p)
+		return -HWT_ENOSYM;
+	return hwt_dec_piece_read(img->icache, p, vaddr, buf, size);
+}

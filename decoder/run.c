@@ -1,0 +1,374 @@
+/*
+ * decoder/run.c - splitting a stream into PSB segments and running the
+ * canonical engines over them, sequentially or on worker threads.
+ *
+ * Phase 1 (an engine filling a segment's log) runs on any thread, segments
+ * in any order; phase 2 (flow.c) replays the logs strictly in stream order
+ * on the calling thread, so sinks see the same records in the same order
+ * however many threads decode: parallel output equals sequential output by
+ * construction, and a test checks it. At most `window` segments are in
+ * flight, which bounds memory however long the stream is.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/flow.h"
+#include "decoder/pkt.h"
+#include "decoder/seg.h"
+
+/* What a decoding thread keeps between segments. */
+struct worker {
+	void *fast;            /* the fast engine's caches */
+	struct seg_work work;  /* block counts */
+};
+
+static int worker_init(struct hwt_dec *dec, struct worker *w)
+{
+	memset(w, 0, sizeof(*w));
+	if (dec->cfg.engine == HWT_DEC_ENGINE_FAST)
+		return hwt_dec_fast_scratch_alloc(&w->fast);
+	return 0;
+}
+
+static void worker_fini(struct worker *w)
+{
+	hwt_dec_fast_scratch_free(w->fast);
+	seg_work_fini(&w->work);
+}
+
+/* Phase 1 for one segment: the fast engine, or libipt when it declines. */
+static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
+{
+	int err;
+
+	s->log_all = dec->want & HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
+	s->profile = dec->cfg.flags & HWT_DEC_F_PROFILE;
+	s->work = &w->work;
+	s->want_pkts = dec->cfg.engine == HWT_DEC_ENGINE_FAST && w->fast;
+	seg_find_end_ip(s);
+	seg_timeline(s, dec);
+	if (s->want_pkts) {
+		err = hwt_dec_seg_fast(dec, s, w->fast);
+		if (err != -HWT_ENOTSUP)
+			goto done;
+		/* Declined: libipt decodes it (the timeline stays). */
+		seg_drop_counts(s);
+		seg_reset(s);
+		s->fallback = true;
+	}
+	err = hwt_dec_seg_ipt(dec, s);
+done:
+	if (err < 0) {
+		seg_drop_counts(s);
+		return err;
+	}
+	return seg_commit_counts(s);
+}
+
+static int config_gap(struct hwt_dec *dec)
+{
+	struct hwt_dec_rec rec;
+
+	if (dec->errata_err >= 0 || dec->errata_reported)
+		return 0;
+	dec->errata_reported = true;
+	memset(&rec, 0, sizeof(rec));
+	rec.type = HWT_DEC_REC_GAP;
+	rec.pid = rec.tid = -1;
+	rec.u.gap.kind = HWT_DEC_GAP_CONFIG;
+	rec.u.gap.err = hwt_dec_err_from_pt(dec->errata_err);
+	rec.u.gap.what = pt_errstr(pt_errcode(dec->errata_err));
+	return hwt_dec_emit(dec, &rec);
+}
+
+/* Reports the bytes without a PSB noted so far. */
+static int sync_gap_flush(struct hwt_dec *dec)
+{
+	struct hwt_dec_rec rec;
+	uint64_t off = dec->nosync_pos, size = dec->nosync_size;
+
+	if (!size)
+		return 0;
+	dec->nosync_size = 0;
+	memset(&rec, 0, sizeof(rec));
+	rec.type = HWT_DEC_REC_GAP;
+	rec.pid = rec.tid = -1;
+	rec.offset = off;
+	rec.u.gap.kind = HWT_DEC_GAP_SYNC;
+	rec.u.gap.err = -HWT_EDECODE;
+	rec.u.gap.what = "no synchronization point (PSB) in these bytes";
+	rec.u.gap.size = size;
+	rec.u.gap.sync = true;
+	dec->stats.gap_bytes += size;
+	return hwt_dec_emit(dec, &rec);
+}
+
+/* Notes size bytes without a PSB at stream offset off (one gap however
+ * the stream is cut). */
+static int sync_gap(struct hwt_dec *dec, uint64_t off, uint64_t size)
+{
+	if (dec->nosync_size && dec->nosync_pos + dec->nosync_size != off) {
+		int err = sync_gap_flush(dec);
+
+		if (err < 0)
+			return err;
+	}
+	if (!dec->nosync_size)
+		dec->nosync_pos = off;
+	dec->nosync_size += size;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Parallel                                                                  */
+
+struct par {
+	struct hwt_dec *dec;
+	const uint8_t *buf;
+	size_t len;
+	size_t limit;        /* decode segments starting before this */
+	bool final;
+	pthread_mutex_t lock;
+	pthread_cond_t cv_work, cv_done;
+	size_t window;
+	struct seg *slots;
+	uint8_t *state;      /* per slot: 0 free, 1 claimed, 2 done */
+	uint64_t next_psb;   /* start of the next unclaimed segment */
+	size_t claimed;      /* segments claimed (index of the next) */
+	size_t replayed;     /* segments replayed */
+	bool stop;
+	int err;
+};
+
+/* Claims the next segment; locked. Returns its index or -1. */
+static long par_claim(struct par *p)
+{
+	uint64_t start, end;
+	struct seg *s;
+	size_t i;
+
+	if (p->stop || p->next_psb >= p->limit || p->claimed >= p->replayed + p->window)
+		return -1;
+	i = p->claimed % p->window;
+	if (p->state[i] != 0)
+		return -1;
+	start = p->next_psb;
+	end = hwt_pkt_find_psb(p->buf, p->len, (size_t)start + HWT_PKT_PSB_SIZE);
+	p->next_psb = end;
+	s = &p->slots[i];
+	seg_init(s, p->buf, p->len, start, end, end >= p->len && p->final);
+	p->state[i] = 1;
+	return (long)p->claimed++;
+}
+
+static void *par_worker(void *arg)
+{
+	struct par *p = arg;
+	struct worker w;
+
+	if (worker_init(p->dec, &w) < 0) {
+		pthread_mutex_lock(&p->lock);
+		p->err = -ENOMEM;
+		pthread_mutex_unlock(&p->lock);
+		worker_fini(&w);
+		return NULL;
+	}
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		long idx = par_claim(p);
+		struct seg *s;
+		int err;
+
+		if (idx < 0) {
+			if (p->stop || p->next_psb >= p->limit)
+				break;
+			pthread_cond_wait(&p->cv_work, &p->lock);
+			continue;
+		}
+		s = &p->slots[(size_t)idx % p->window];
+		pthread_mutex_unlock(&p->lock);
+		err = decode_seg(p->dec, s, &w);
+		pthread_mutex_lock(&p->lock);
+		if (err < 0)
+			s->err = err;
+		p->state[(size_t)idx % p->window] = 2;
+		pthread_cond_broadcast(&p->cv_done);
+	}
+	pthread_mutex_unlock(&p->lock);
+	worker_fini(&w);
+	return NULL;
+}
+
+static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64_t first,
+			size_t limit, bool final)
+{
+	struct par p;
+	pthread_t *tids;
+	unsigned int nthreads = dec->cfg.threads, started = 0;
+	int err = 0;
+
+	memset(&p, 0, sizeof(p));
+	p.dec = dec;
+	p.buf = buf;
+	p.len = len;
+	p.limit = limit;
+	p.final = final;
+	p.window = dec->cfg.window < 2 ? 2 : dec->cfg.window;
+	p.next_psb = first;
+	p.slots = calloc(p.window, sizeof(*p.slots));
+	p.state = calloc(p.window, 1);
+	tids = calloc(nthreads, sizeof(*tids));
+	if (!p.slots || !p.state || !tids) {
+		free(p.slots);
+		free(p.state);
+		free(tids);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.cv_work, NULL);
+	pthread_cond_init(&p.cv_done, NULL);
+	for (unsigned int i = 0; i < nthreads; i++) {
+		if (pthread_create(&tids[i], NULL, par_worker, &p) != 0)
+			break;
+		started++;
+	}
+	if (!started) {
+		err = -EAGAIN;
+		goto out;
+	}
+	/* Replay in order. */
+	pthread_mutex_lock(&p.lock);
+	for (;;) {
+		size_t i = p.replayed % p.window;
+		struct seg *s = &p.slots[i];
+
+		if (p.replayed == p.claimed && p.next_psb >= p.limit)
+			break;
+		while (p.state[i] != 2)
+			pthread_cond_wait(&p.cv_done, &p.lock);
+		pthread_mutex_unlock(&p.lock);
+		err = s->err;
+		if (err == 0)
+			err = hwt_dec_flow_replay(dec->flow, s);
+		seg_reset(s);
+		pthread_mutex_lock(&p.lock);
+		p.state[i] = 0;
+		p.replayed++;
+		if (err < 0) {
+			p.stop = true;
+			pthread_cond_broadcast(&p.cv_work);
+			break;
+		}
+		pthread_cond_broadcast(&p.cv_work);
+	}
+	p.stop = true;
+	pthread_cond_broadcast(&p.cv_work);
+	pthread_mutex_unlock(&p.lock);
+out:
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	for (size_t i = 0; i < p.window; i++)
+		seg_fini(&p.slots[i]);
+	pthread_cond_destroy(&p.cv_work);
+	pthread_cond_destroy(&p.cv_done);
+	pthread_mutex_destroy(&p.lock);
+	free(p.slots);
+	free(p.state);
+	free(tids);
+	return err;
+}
+
+/* Where the segments that can be decoded now end: at the last PSB whose
+ * PSB+ is complete (a segment's end needs the next PSB+), or len when
+ * final. */
+static size_t decodable_end(const uint8_t *buf, size_t len, size_t first, bool final)
+{
+	size_t last = first, prev = first;
+
+	if (final)
+		return len;
+	for (size_t p = first; p < len; p = hwt_pkt_find_psb(buf, len, p + HWT_PKT_PSB_SIZE)) {
+		prev = last;
+		last = p;
+	}
+	/* Does buf hold what the segment before the last PSB needs of its
+	 * PSB+ (seg_find_end_ip reads up to the FUP or PSBEND, or a bad
+	 * packet)? */
+	for (size_t off = last; off < len;) {
+		struct hwt_pkt pkt;
+		int n = hwt_pkt_decode(buf + off, len - off, 0, &pkt);
+
+		if (n < 0 || (n > 0 && (pkt.type == HWT_PKT_PSBEND || pkt.type == HWT_PKT_FUP ||
+					(pkt.type == HWT_PKT_PSB && off != last))))
+			return last;
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	return prev;
+}
+
+int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bool final,
+			 size_t *keep)
+{
+	struct seg s;
+	struct worker w;
+	size_t first, limit;
+	uint64_t start;
+	int err;
+
+	if (keep)
+		*keep = len;
+	err = config_gap(dec);
+	if (err < 0)
+		return err;
+	if (!len)
+		return final ? sync_gap_flush(dec) : 0;
+	first = hwt_pkt_find_psb(buf, len, 0);
+	if (first >= len && !final) {
+		/* No PSB: a gap, but a PSB may begin in the last bytes. */
+		first = len > HWT_PKT_PSB_SIZE - 1 ? len - (HWT_PKT_PSB_SIZE - 1) : 0;
+		if (keep)
+			*keep = first;
+		return first ? sync_gap(dec, dec->base_pos, first) : 0;
+	}
+	if (first > 0) {
+		err = sync_gap(dec, dec->base_pos, first);
+		if (err < 0)
+			return err;
+	}
+	/* A PSB (or the end): the bytes before it are one gap. */
+	err = sync_gap_flush(dec);
+	if (err < 0 || first >= len)
+		return err;
+	limit = decodable_end(buf, len, first, final);
+	if (keep)
+		*keep = limit;
+	if (limit <= first)
+		return 0;
+	if (dec->cfg.threads > 1)
+		return run_parallel(dec, buf, len, first, limit, final);
+
+	err = worker_init(dec, &w);
+	if (err < 0) {
+		worker_fini(&w);
+		return err;
+	}
+	memset(&s, 0, sizeof(s));
+	for (start = first; start < limit;) {
+		uint64_t end = hwt_pkt_find_psb(buf, len, (size_t)start + HWT_PKT_PSB_SIZE);
+
+		seg_init(&s, buf, len, start, end, end >= len && final);
+		err = decode_seg(dec, &s, &w);
+		if (err == 0)
+			err = hwt_dec_flow_replay(dec->flow, &s);
+		if (err < 0)
+			break;
+		start = end;
+	}
+	seg_fini(&s);
+	worker_fini(&w);
+	return err;
+}

@@ -1,0 +1,620 @@
+/*
+ * decoder/seg.c - PSB segments: the decode log's storage and the timeline.
+ *
+ * The timeline turns a segment's timing packets into TSC estimates by
+ * stream offset, with the arithmetic the SDM defines and libipt implements
+ * (pt_time.c): TSC sets the time; TMA aligns the CTC (crystal clock) and
+ * FastCounter to it; each MTC advances by CTC ticks times
+ * CPUID.15H:EBX/EAX; CYC adds core cycles times a calibrated
+ * FastCounter-per-cycle ratio (from CBR and the nominal frequency, or
+ * measured between MTCs or TSCs). Timing restarts at each PSB, as in
+ * libipt after synchronizing, so segments are independent.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/pkt.h"
+#include "decoder/seg.h"
+
+void seg_init(struct seg *s, const uint8_t *buf, size_t buf_len, uint64_t start, uint64_t end,
+	      bool last)
+{
+	s->buf = buf;
+	s->buf_len = buf_len;
+	s->start = start;
+	s->end = end;
+	s->last = last;
+	seg_reset(s);
+}
+
+void seg_reset(struct seg *s)
+{
+	for (size_t i = 0; i < s->nctxs; i++)
+		hwt_dec_image_put(s->ctxs[i].image);
+	s->nitems = s->nevents = s->ngaps = s->nctxs = 0;
+	s->ncounts = 0;
+	s->delta = 0;
+	s->last_logged = SEG_NOT_LOGGED;
+	s->insns = s->overflows = s->nbbs = 0;
+	s->fallback = false;
+	s->err = 0;
+}
+
+void seg_fini(struct seg *s)
+{
+	seg_reset(s);
+	free(s->items);
+	free(s->events);
+	free(s->gaps);
+	free(s->ctxs);
+	free(s->tl);
+	free(s->pkts);
+	free(s->counts);
+	memset(s, 0, sizeof(*s));
+}
+
+static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return true;
+	ncap = *cap ? *cap * 2 : 64;
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = ncap;
+	return true;
+}
+
+struct seg_item *seg_add(struct seg *s, uint8_t kind)
+{
+	struct seg_item *it;
+
+	if (!grow((void **)&s->items, &s->cap_items, s->nitems, sizeof(*s->items))) {
+		s->err = -ENOMEM;
+		return NULL;
+	}
+	it = &s->items[s->nitems++];
+	memset(it, 0, sizeof(*it));
+	it->kind = kind;
+	return it;
+}
+
+int seg_flush_delta(struct seg *s, uint64_t pos)
+{
+	struct seg_item *it;
+
+	if (!s->delta)
+		return 0;
+	it = seg_add(s, SEG_INSNS);
+	if (!it)
+		return s->err;
+	it->delta = s->delta;
+	it->pos = pos;
+	s->delta = 0;
+	return 0;
+}
+
+int seg_work_grow(struct seg_work *w, uint32_t id)
+{
+	if (id == UINT32_MAX) {
+		size_t ncap = w->cap_touched ? w->cap_touched * 2 : 1024;
+		uint32_t *t = realloc(w->touched, ncap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		w->touched = t;
+		w->cap_touched = ncap;
+		return 0;
+	}
+	if (id < w->size)
+		return 0;
+	{
+		size_t n = w->size ? w->size : 1024;
+		struct seg_cnt *p;
+
+		while (n <= id)
+			n *= 2;
+		p = realloc(w->c, n * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		memset(p + w->size, 0, (n - w->size) * sizeof(*p));
+		w->c = p;
+		w->size = n;
+	}
+	return 0;
+}
+
+void seg_work_fini(struct seg_work *w)
+{
+	if (!w)
+		return;
+	free(w->c);
+	free(w->touched);
+	memset(w, 0, sizeof(*w));
+}
+
+int seg_commit_counts(struct seg *s)
+{
+	struct seg_work *w = s->work;
+
+	if (!w)
+		return 0;
+	for (size_t i = 0; i < w->ntouched; i++) {
+		uint32_t id = w->touched[i];
+
+		if (!grow((void **)&s->counts, &s->cap_counts, s->ncounts, sizeof(*s->counts)))
+			return s->err = -ENOMEM;
+		struct seg_cnt *c = &w->c[id];
+
+		s->counts[s->ncounts++] = (struct seg_count){id, c->count, c->taken, c->partial,
+							     c->pinsns};
+		memset(c, 0, sizeof(*c));
+	}
+	w->ntouched = 0;
+	return 0;
+}
+
+void seg_drop_counts(struct seg *s)
+{
+	struct seg_work *w = s->work;
+
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->ntouched; i++) {
+		memset(&w->c[w->touched[i]], 0, sizeof(w->c[0]));
+	}
+	w->ntouched = 0;
+}
+
+int seg_add_event(struct seg *s, const struct hwt_dec_event *ev, uint8_t flags, uint64_t pos)
+{
+	struct seg_item *it;
+
+	if (seg_flush_delta(s, pos) < 0)
+		return s->err;
+	if (!grow((void **)&s->events, &s->cap_events, s->nevents, sizeof(*s->events)))
+		return s->err = -ENOMEM;
+	it = seg_add(s, SEG_EVENT);
+	if (!it)
+		return s->err;
+	s->events[s->nevents] = *ev;
+	it->ninsn = (uint32_t)s->nevents++;
+	it->flags = flags;
+	it->pos = pos;
+	if (ev->type == HWT_DEC_EV_OVERFLOW)
+		s->overflows++;
+	return 0;
+}
+
+int seg_add_gap(struct seg *s, uint32_t kind, int err, const char *what, uint64_t ip,
+		uint64_t size, uint64_t pos)
+{
+	struct seg_item *it;
+
+	if (seg_flush_delta(s, pos) < 0)
+		return s->err;
+	if (!grow((void **)&s->gaps, &s->cap_gaps, s->ngaps, sizeof(*s->gaps)))
+		return s->err = -ENOMEM;
+	it = seg_add(s, SEG_GAP);
+	if (!it)
+		return s->err;
+	s->gaps[s->ngaps] = (struct seg_gap){kind, err, what, ip, size};
+	it->ninsn = (uint32_t)s->ngaps++;
+	it->pos = pos;
+	return 0;
+}
+
+int seg_add_ctx(struct seg *s, const struct hwt_dec_context *ctx, uint64_t pos)
+{
+	struct seg_item *it;
+
+	if (seg_flush_delta(s, pos) < 0)
+		return s->err;
+	if (!grow((void **)&s->ctxs, &s->cap_ctxs, s->nctxs, sizeof(*s->ctxs)))
+		return s->err = -ENOMEM;
+	it = seg_add(s, SEG_CTX);
+	if (!it)
+		return s->err;
+	s->ctxs[s->nctxs] = (struct seg_ctx){ctx->pid, ctx->tid, hwt_dec_image_get(ctx->image),
+					     ctx->note};
+	it->ninsn = (uint32_t)s->nctxs++;
+	it->pos = pos;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Timeline                                                                  */
+
+enum {
+	FCR_SHR = 8,        /* fixed-point shift of the FastCounter/cycle ratio */
+	MTC_BITS = 8,
+	TMA_CTC_BITS = 16,
+	TSC_BITS = 56,
+};
+
+struct tcal {
+	uint64_t fcr, min_fcr, max_fcr;
+	uint64_t tsc, cyc_tsc, cyc_mtc;
+	uint32_t ctc;
+	bool have_mtc, check_skl168;
+};
+
+struct tstate {
+	bool have_tsc, have_tma, have_mtc;
+	uint64_t tsc, base, fc;
+	uint32_t ctc, ctc_cyc;
+	uint32_t lost_mtc, lost_cyc;
+	struct tcal cal;
+};
+
+struct tctx {
+	uint8_t mtc_freq, nom_freq;
+	uint32_t eax, ebx;
+	bool skl168;
+};
+
+static void tcal_init(struct tcal *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->min_fcr = UINT64_MAX;
+}
+
+static bool tcal_have_fcr(const struct tcal *c)
+{
+	return c->min_fcr <= c->max_fcr;
+}
+
+static void tcal_set_fcr(struct tcal *c, uint64_t fcr)
+{
+	c->fcr = fcr;
+	if (fcr < c->min_fcr)
+		c->min_fcr = fcr;
+	if (fcr > c->max_fcr)
+		c->max_fcr = fcr;
+}
+
+static bool ctc_delta(const struct tctx *x, uint32_t ctc, uint32_t last, uint32_t *delta)
+{
+	if (ctc < last) {
+		ctc += 1u << (x->mtc_freq + MTC_BITS);
+		if (ctc < last)
+			return false;
+	}
+	*delta = ctc - last;
+	return true;
+}
+
+static bool ctc_fc(const struct tctx *x, uint64_t ctc, uint64_t *fc)
+{
+	if (!x->eax || !x->ebx)
+		return false;
+	*fc = (ctc * x->ebx) / x->eax;
+	return true;
+}
+
+static void on_tsc(struct tstate *t, const struct tctx *x, uint64_t tsc, bool header)
+{
+	struct tcal *c = &t->cal;
+
+	if (header) {
+		uint64_t last = c->tsc, cyc = c->cyc_tsc;
+
+		c->tsc = tsc;
+		c->cyc_tsc = 0;
+		if (last && cyc && !c->have_mtc) {
+			uint64_t t2 = tsc;
+
+			if (t2 < last)
+				t2 += 1ull << TSC_BITS;
+			if (t2 >= last && !((t2 - last) & ~(~0ull >> FCR_SHR)))
+				tcal_set_fcr(c, ((t2 - last) << FCR_SHR) / cyc);
+		}
+	} else {
+		c->tsc = tsc;
+		c->cyc_tsc = 0;
+	}
+	(void)x;
+	t->have_tsc = true;
+	t->have_tma = false;
+	t->have_mtc = false;
+	t->tsc = t->base = tsc;
+	t->ctc = 0;
+	t->fc = 0;
+	t->lost_mtc = t->lost_cyc = 0;
+}
+
+static void on_cbr(struct tstate *t, const struct tctx *x, uint8_t cbr, bool header)
+{
+	if (!header)
+		tcal_init(&t->cal);
+	if (x->nom_freq && cbr)
+		tcal_set_fcr(&t->cal, ((uint64_t)x->nom_freq << FCR_SHR) / cbr);
+}
+
+/* Returns false for a TMA libipt rejects (its query fails there). */
+static bool on_tma(struct tstate *t, const struct tctx *x, uint32_t ctc, uint32_t fc)
+{
+	uint32_t mtc_hi = x->mtc_freq + MTC_BITS;
+
+	if (!t->have_tsc || t->have_tma || t->have_mtc)
+		return false;
+	t->have_tma = true;
+	t->base -= fc;
+	t->fc += fc;
+	if (mtc_hi <= TMA_CTC_BITS)
+		t->have_mtc = true;
+	t->ctc = t->ctc_cyc = ctc & ((1u << mtc_hi) - 1u);
+	return true;
+}
+
+static void on_mtc(struct tstate *t, const struct tctx *x, uint8_t payload)
+{
+	struct tcal *c = &t->cal;
+	uint32_t ctc = (uint32_t)payload << x->mtc_freq, delta, last;
+	uint64_t fc;
+
+	/* Calibration first, as libipt does. */
+	{
+		bool skl = c->check_skl168;
+		uint32_t last_ctc = c->ctc;
+		uint64_t cyc = c->cyc_mtc;
+
+		c->check_skl168 = false;
+		if (!c->have_mtc) {
+			c->cyc_mtc = 0;
+			c->ctc = ctc;
+			c->have_mtc = true;
+		} else if (cyc) {
+			uint32_t d;
+			uint64_t f;
+
+			c->cyc_mtc = 0;
+			c->ctc = ctc;
+			if (ctc_delta(x, ctc, last_ctc, &d) && ctc_fc(x, d, &f) &&
+			    !(f & ~(~0ull >> FCR_SHR))) {
+				uint64_t fcr = (f << FCR_SHR) / cyc;
+				bool skip = false;
+
+				if (skl) {
+					if ((1u << x->mtc_freq) < d)
+						skip = true;
+					else if (x->mtc_freq < 10 && tcal_have_fcr(c) &&
+						 ((c->fcr * (cyc + 0xf00)) >> FCR_SHR) < f)
+						skip = true;
+				}
+				if (!skip)
+					tcal_set_fcr(c, fcr);
+			}
+		}
+	}
+
+	if (t->have_tsc && !t->have_tma)
+		return;
+	last = t->ctc;
+	if (t->fc || t->lost_cyc || !t->have_mtc)
+		t->ctc_cyc = ctc;
+	{
+		bool had_mtc = t->have_mtc;
+
+		t->have_mtc = true;
+		t->fc = 0;
+		t->ctc = ctc;
+		t->lost_cyc = 0;
+		if (!had_mtc) {
+			uint32_t lo, hi;
+
+			if (!t->have_tma)
+				return;
+			if (last & ~0xffffu)
+				return;
+			lo = ctc & 0xffffu;
+			hi = ctc & ~0xffffu;
+			if (lo < last) {
+				hi -= 1u << TMA_CTC_BITS;
+				hi &= 0xffu << x->mtc_freq;
+			}
+			last |= hi;
+		}
+	}
+	if (!ctc_delta(x, ctc, last, &delta)) {
+		t->lost_mtc++;
+		return;
+	}
+	if (!ctc_fc(x, delta, &fc))
+		return;
+	t->base += fc;
+	t->tsc = t->base;
+}
+
+static void on_cyc(struct tstate *t, const struct tctx *x, uint64_t cyc)
+{
+	uint64_t fcr, fc;
+
+	t->cal.cyc_mtc += cyc;
+	t->cal.cyc_tsc += cyc;
+	if (!tcal_have_fcr(&t->cal)) {
+		t->lost_cyc++;
+		return;
+	}
+	fcr = t->cal.fcr;
+	if (!fcr) {
+		t->lost_cyc++;
+		return;
+	}
+	fc = t->fc;
+	if (!fc && t->ctc != t->ctc_cyc) {
+		uint32_t d;
+		uint64_t f, old;
+
+		if (!ctc_delta(x, t->ctc, t->ctc_cyc, &d) || !ctc_fc(x, d, &f))
+			return;
+		old = (f << FCR_SHR) / fcr;
+		if (cyc < old)
+			cyc = old;
+		cyc -= old;
+	}
+	fc += (cyc * fcr) >> FCR_SHR;
+	t->fc = fc;
+	t->tsc = t->base + fc;
+}
+
+static void tl_push(struct seg *s, uint64_t off, uint64_t tsc)
+{
+	if (s->ntl && s->tl[s->ntl - 1].tsc == tsc)
+		return;
+	if (s->ntl && s->tl[s->ntl - 1].off == off) {
+		s->tl[s->ntl - 1].tsc = tsc;
+		return;
+	}
+	if (!grow((void **)&s->tl, &s->cap_tl, s->ntl, sizeof(*s->tl))) {
+		s->err = -ENOMEM;
+		return;
+	}
+	s->tl[s->ntl++] = (struct tl_point){off, tsc};
+}
+
+void seg_timeline(struct seg *s, const struct hwt_dec *dec)
+{
+	struct tstate t;
+	struct tctx x = {dec->cfg.mtc_freq, dec->cfg.nom_freq, dec->cfg.cpuid_0x15_eax,
+			 dec->cfg.cpuid_0x15_ebx, dec->ptcfg.errata.skl168};
+	int skz84 = dec->ptcfg.errata.skz84;
+	uint64_t off = s->start;
+	bool header = false;
+
+	memset(&t, 0, sizeof(t));
+	tcal_init(&t.cal);
+	s->ntl = 0;
+	s->time_error = false;
+	s->npkts = 0;
+	if (s->want_pkts && s->end - s->start > UINT32_MAX)
+		s->want_pkts = false; /* offsets would not fit: no fast engine */
+	for (;;) {
+		struct hwt_pkt p;
+		int n;
+
+		/* The common packets first: short TNT and the IP packets (no
+		 * timing in either). */
+		if (off < s->end && s->want_pkts && s->npkts < s->cap_pkts) {
+			static const uint8_t ipsz[8] = {0, 2, 4, 6, 6, 0, 8, 0};
+			uint8_t c = s->buf[off], lo = c & 0x1f;
+			struct seg_pkt *q = &s->pkts[s->npkts];
+
+			if (!(c & 1) && c > 2) {
+				unsigned int bits = 31 - (unsigned int)__builtin_clz((unsigned int)c >> 1);
+
+				q->off = (uint32_t)(off - s->start);
+				q->payload = (c >> 1) & ~(1u << bits);
+				q->type = HWT_PKT_TNT_8;
+				q->size = 1;
+				q->ipc = 0;
+				q->aux = (uint8_t)bits;
+				s->npkts++;
+				off++;
+				continue;
+			}
+			if ((lo == 0x0d || lo == 0x11 || lo == 0x01 || lo == 0x1d) &&
+			    (ipsz[c >> 5] || !(c >> 5)) && off + 1 + ipsz[c >> 5] <= s->end) {
+				unsigned int nb = ipsz[c >> 5];
+				uint64_t v = 0;
+
+				for (unsigned int i = 0; i < nb; i++)
+					v |= (uint64_t)s->buf[off + 1 + i] << (8 * i);
+				q->off = (uint32_t)(off - s->start);
+				q->payload = v;
+				q->type = lo == 0x0d ? HWT_PKT_TIP : lo == 0x11 ? HWT_PKT_TIP_PGE :
+					  lo == 0x01 ? HWT_PKT_TIP_PGD : HWT_PKT_FUP;
+				q->size = (uint8_t)(1 + nb);
+				q->ipc = c >> 5;
+				q->aux = 0;
+				s->npkts++;
+				off += 1 + nb;
+				continue;
+			}
+		}
+		memset(&p, 0, sizeof(p));
+		n = off < s->end ? hwt_pkt_decode(s->buf + off, (size_t)(s->end - off), skz84, &p)
+				 : 0;
+
+		if (s->want_pkts) {
+			struct seg_pkt *q;
+
+			if (!grow((void **)&s->pkts, &s->cap_pkts, s->npkts, sizeof(*s->pkts))) {
+				s->err = -ENOMEM;
+				s->want_pkts = false;
+			} else {
+				q = &s->pkts[s->npkts++];
+				q->off = (uint32_t)(off - s->start);
+				q->payload = p.payload;
+				q->type = n > 0 ? p.type : off >= s->end ? SEG_PKT_END : HWT_PKT_BAD;
+				q->size = n > 0 ? (uint8_t)n : 0;
+				q->ipc = p.ipc;
+				q->aux = p.type == HWT_PKT_TNT_8 || p.type == HWT_PKT_TNT_64 ? p.tnt_bits
+											     : p.mode;
+			}
+		}
+		if (n <= 0)
+			break;
+		switch (p.type) {
+		case HWT_PKT_PSB:
+			header = true;
+			if (x.skl168)
+				t.cal.check_skl168 = true;
+			break;
+		case HWT_PKT_PSBEND:
+			header = false;
+			break;
+		case HWT_PKT_OVF:
+			header = false;
+			t.cal.tsc = t.cal.cyc_tsc = t.cal.cyc_mtc = 0;
+			t.cal.ctc = 0;
+			t.cal.have_mtc = false;
+			break;
+		case HWT_PKT_TSC:
+			on_tsc(&t, &x, p.payload, header);
+			break;
+		case HWT_PKT_CBR:
+			on_cbr(&t, &x, (uint8_t)p.payload, header);
+			break;
+		case HWT_PKT_TMA:
+			if (!on_tma(&t, &x, (uint32_t)(p.payload & 0xffff), (uint32_t)(p.payload >> 16)))
+				s->time_error = true;
+			break;
+		case HWT_PKT_MTC:
+			on_mtc(&t, &x, (uint8_t)p.payload);
+			break;
+		case HWT_PKT_CYC:
+			on_cyc(&t, &x, p.payload);
+			break;
+		default:
+			break;
+		}
+		off += (uint64_t)n;
+		if (t.have_tsc && (p.type == HWT_PKT_TSC || p.type == HWT_PKT_TMA ||
+				   p.type == HWT_PKT_MTC || p.type == HWT_PKT_CYC ||
+				   p.type == HWT_PKT_CBR || p.type == HWT_PKT_OVF))
+			tl_push(s, off, t.tsc);
+	}
+}
+
+bool seg_time_at_slow(const struct seg *s, uint64_t pos, size_t *cursor, uint64_t *tsc)
+{
+	size_t i = *cursor;
+
+	if (i > s->ntl)
+		i = 0;
+	if (i < s->ntl && s->tl[i].off > pos)
+		i = 0;
+	while (i < s->ntl && s->tl[i].off <= pos)
+		i++;
+	*cursor = i ? i - 1 : 0;
+	if (!i)
+		return false;
+	*tsc = s->tl[i - 1].tsc;
+	return true;
+}

@@ -1,0 +1,295 @@
+/*
+ * decoder/seg.h - a PSB segment and its decode log (internal).
+ *
+ * The canonical engines decode a stream one PSB segment at a time: the bytes
+ * from one PSB to the next. Hardware resets its return-compression state at
+ * PSB, so segments decode independently and in any order (in parallel);
+ * phase 1 (an engine) writes what happened into the segment's log, phase 2
+ * (flow.c) replays the logs in stream order into call stacks and records.
+ *
+ * Canonical form, which the fast engine and libipt's (eng_ipt.c) both
+ * produce and tests compare item by item:
+ *   - BB items are basic blocks of the block cache, executed in full, or
+ *     partially (PARTIAL: stopped early by an event, a gap or the end of the
+ *     segment); next_ip is where control went after a full block (0 when
+ *     tracing stopped or is unknown); TAKEN tells a conditional's outcome.
+ *   - A segment's last run ends at the next PSB's FUP address (the
+ *     instructions from there belong to the next segment); the stream's last
+ *     run ends at the last instruction libipt can reach without trace.
+ *   - pos is libipt's decoder offset (pt_blk_get_offset) after the libipt
+ *     block or event that contained the item; time comes from pos through
+ *     the segment's timeline.
+ */
+#ifndef HWT_DECODER_SEG_H
+#define HWT_DECODER_SEG_H
+
+#include <stddef.h>
+
+#include "decoder/dec_int.h"
+
+enum seg_kind {
+	SEG_BB = 1,
+	SEG_EVENT,
+	SEG_GAP,
+	SEG_CTX,     /* the thread/image of what follows */
+	SEG_INSNS,   /* instructions of blocks not logged (delta) */
+};
+
+#define SEG_F_TAKEN       (1u << 0)
+#define SEG_F_PARTIAL     (1u << 1)
+#define SEG_F_SPECULATIVE (1u << 2)
+#define SEG_F_TRUNCATED   (1u << 3)
+#define SEG_F_STATUS      (1u << 4) /* event: status update */
+#define SEG_F_IP_SUPPRESSED (1u << 5)
+
+/* A block is logged when phase 2 needs it: always when the sinks want
+ * block records; else only when it changes a call stack or (with the
+ * profile) ends at an indirect branch. The others are counted in the
+ * worker's table (seg_work) and their instructions carried in the next
+ * item's delta. */
+struct seg_item {
+	struct hwt_dec_bb *bb;  /* SEG_BB */
+	uint64_t next_ip;       /* SEG_BB: where control went, or 0 */
+	uint64_t pos;           /* stream offset (for time and records) */
+	uint32_t ninsn;         /* SEG_BB: instructions run; else: index into
+				 * the segment's events/gaps/ctxs */
+	uint32_t delta;         /* SEG_BB, SEG_INSNS: instructions since the
+				 * previous item, this one's included */
+	uint8_t kind;           /* enum seg_kind */
+	uint8_t flags;          /* SEG_F_* */
+	uint16_t reserved;
+};
+
+/* Per-worker block counts for the profile: dense by block id, with the
+ * ids touched since the last commit. */
+struct seg_cnt {
+	uint64_t count, taken, pinsns;
+	uint32_t partial;
+	uint32_t touched;
+};
+
+struct seg_work {
+	struct seg_cnt *c;
+	size_t size;
+	uint32_t *touched;
+	size_t ntouched, cap_touched;
+};
+
+struct seg_count {
+	uint32_t id;
+	uint64_t count, taken, partial, pinsns;
+};
+
+int seg_work_grow(struct seg_work *w, uint32_t id);
+void seg_work_fini(struct seg_work *w);
+
+struct seg_gap {
+	uint32_t kind;          /* enum hwt_dec_gap_kind */
+	int err;
+	const char *what;
+	uint64_t ip;
+	uint64_t size;
+};
+
+struct seg_ctx {
+	int32_t pid, tid;
+	struct hwt_dec_image *image; /* a reference */
+	uint64_t note;               /* hwt_dec_context.note */
+};
+
+/* A packet of the segment, decoded once (by seg_timeline) for the fast
+ * engine. */
+struct seg_pkt {
+	uint64_t payload;       /* as struct hwt_pkt */
+	uint32_t off;           /* from the segment's start */
+	uint8_t type;           /* enum hwt_pkt_type; 0 (BAD) ends the list
+				 * at a bad packet, SEG_PKT_END at the end */
+	uint8_t size;
+	uint8_t ipc;
+	uint8_t aux;            /* TNT: bits; MODE: bits */
+};
+
+#define SEG_PKT_END 0xff
+
+struct tl_point {
+	uint64_t off;           /* after this stream offset ... */
+	uint64_t tsc;           /* ... the time is this */
+};
+
+struct seg {
+	uint64_t start, end;    /* stream offsets: [start, end) */
+	const uint8_t *buf;     /* the stream; buf + start is the PSB */
+	size_t buf_len;         /* bytes of the whole stream piece */
+	bool last;              /* the stream's last segment */
+	bool time_error;        /* a timing packet libipt rejects (a TMA
+				 * not right after a TSC): decoding fails
+				 * there, which only libipt reproduces */
+	bool fallback;          /* decoded by libipt after the fast engine
+				 * declined */
+	int err;                /* a hard error (ENOMEM, sink) */
+
+	struct seg_item *items;
+	size_t nitems, cap_items;
+	struct hwt_dec_event *events;
+	size_t nevents, cap_events;
+	struct seg_gap *gaps;
+	size_t ngaps, cap_gaps;
+	struct seg_ctx *ctxs;
+	size_t nctxs, cap_ctxs;
+
+	/* Timeline: TSC estimates by stream offset; no point before the
+	 * first TSC. */
+	struct tl_point *tl;
+	size_t ntl, cap_tl;
+
+	/* The packets, when want_pkts (for the fast engine); the last entry
+	 * is SEG_PKT_END or BAD. */
+	bool want_pkts;
+	struct seg_pkt *pkts;
+	size_t npkts, cap_pkts;
+
+	uint64_t insns;         /* instructions in BB items */
+	uint64_t nbbs;          /* blocks run (logged or not) */
+	uint64_t overflows;
+
+	/* Logging mode (set before phase 1). */
+	bool log_all;           /* every block (block records wanted) */
+	bool profile;           /* count blocks */
+	struct seg_work *work;  /* the worker's counts */
+	uint32_t delta;         /* instructions not yet carried by an item */
+	size_t last_logged;     /* index of seg_bb()'s item, or SEG_NOT_LOGGED */
+	struct seg_count *counts; /* committed counts of this segment */
+	size_t ncounts, cap_counts;
+
+	/* Where the next segment starts executing (its PSB+ FUP), when
+	 * tracing is enabled there. */
+	bool has_end_ip;
+	uint64_t end_ip;
+};
+
+void seg_init(struct seg *s, const uint8_t *buf, size_t buf_len, uint64_t start, uint64_t end,
+	      bool last);
+/* Drops the log (keeps the buffers for reuse). */
+void seg_reset(struct seg *s);
+void seg_fini(struct seg *s);
+
+/* Appends; return the new item (NULL: ENOMEM, also stored in s->err). */
+struct seg_item *seg_add(struct seg *s, uint8_t kind);
+
+/* Carries pending instructions in a SEG_INSNS item (before events, gaps,
+ * context changes and at the end). */
+int seg_flush_delta(struct seg *s, uint64_t pos);
+/* Moves the worker's counts into the segment (phase 1 succeeded), or drops
+ * them (the engine declined). */
+int seg_commit_counts(struct seg *s);
+void seg_drop_counts(struct seg *s);
+
+/* A block ran: ninsn instructions (flags SEG_F_PARTIAL when it stopped
+ * early). Counts it and logs it when needed; the item's position is set
+ * later (the engines' snapshot rule). Returns 0 or -ENOMEM. */
+#define SEG_UNPOSED UINT64_MAX
+#define SEG_NOT_LOGGED SIZE_MAX
+
+static inline __attribute__((always_inline)) int seg_bb(struct seg *s, struct hwt_dec_bb *bb, uint32_t ninsn, uint8_t flags,
+			 uint64_t next_ip, uint64_t pos)
+{
+	bool full = !(flags & SEG_F_PARTIAL);
+	struct seg_item *it;
+
+	s->insns += ninsn;
+	s->nbbs++;
+	s->delta += ninsn;
+	if (s->profile) {
+		struct seg_work *w = s->work;
+		uint32_t id = bb->id;
+
+		struct seg_cnt *c;
+
+		if (__builtin_expect(id >= w->size, 0) && seg_work_grow(w, id) < 0)
+			return s->err = -ENOMEM;
+		c = &w->c[id];
+		if (full) {
+			c->count++;
+			c->taken += flags & SEG_F_TAKEN;
+		} else {
+			c->partial++;
+			c->pinsns += ninsn;
+		}
+		if (__builtin_expect(!c->touched, 0)) {
+			if (w->ntouched == w->cap_touched && seg_work_grow(w, UINT32_MAX) < 0)
+				return s->err = -ENOMEM;
+			c->touched = 1;
+			w->touched[w->ntouched++] = id;
+		}
+	}
+	s->last_logged = SEG_NOT_LOGGED;
+	if (!s->log_all && !(full && ((bb->flags & HWT_DEC_BBF_LOG_STACK) ||
+				      (s->profile && (bb->flags & HWT_DEC_BBF_LOG_TARGET)))))
+		return 0;
+	if (__builtin_expect(s->nitems == s->cap_items, 0)) {
+		it = seg_add(s, SEG_BB);
+		if (!it)
+			return s->err;
+	} else {
+		it = &s->items[s->nitems++];
+		it->kind = SEG_BB;
+		it->reserved = 0;
+	}
+	it->bb = bb;
+	it->ninsn = ninsn;
+	it->flags = flags;
+	it->next_ip = next_ip;
+	it->pos = pos;
+	it->delta = s->delta;
+	s->delta = 0;
+	s->last_logged = s->nitems - 1;
+	return 0;
+}
+int seg_add_event(struct seg *s, const struct hwt_dec_event *ev, uint8_t flags, uint64_t pos);
+int seg_add_gap(struct seg *s, uint32_t kind, int err, const char *what, uint64_t ip,
+		uint64_t size, uint64_t pos);
+int seg_add_ctx(struct seg *s, const struct hwt_dec_context *ctx, uint64_t pos);
+
+/* Builds the segment's timeline from its packets (our time model, the same
+ * as libipt's: TSC, TMA+MTC, CYC calibrated by CBR or MTC). */
+struct hwt_dec;
+void seg_timeline(struct seg *s, const struct hwt_dec *dec);
+/* The TSC at offset pos (after the timing packets ending at or before
+ * it); false when no TSC is known yet. *cursor speeds up ascending
+ * queries (start at 0). */
+bool seg_time_at_slow(const struct seg *s, uint64_t pos, size_t *cursor, uint64_t *tsc);
+
+static inline bool seg_time_at(const struct seg *s, uint64_t pos, size_t *cursor, uint64_t *tsc)
+{
+	size_t i = *cursor;
+
+	/* The common case: pos in the same interval as last time. */
+	if (i < s->ntl && s->tl[i].off <= pos && (i + 1 == s->ntl || s->tl[i + 1].off > pos)) {
+		*tsc = s->tl[i].tsc;
+		return true;
+	}
+	return seg_time_at_slow(s, pos, cursor, tsc);
+}
+
+/* Finds the next segment's PSB+ FUP (s->has_end_ip, s->end_ip). */
+void seg_find_end_ip(struct seg *s);
+
+/* The last run of a segment: from ip, follow direct branches to the next
+ * segment's start (s->end_ip, exclusive), or in the stream's last segment
+ * (or without an end ip) up to and including the next instruction that
+ * would need trace. Appends BB items at pos. Shared by both engines so
+ * their segment ends agree. Returns 0 or a negative error (then a GAP item
+ * has been added). */
+int seg_tail(struct hwt_dec *dec, struct seg *s, const struct hwt_dec_image *img, uint64_t ip,
+	     enum hwt_dec_mode mode, uint64_t pos, uint8_t flags);
+
+/* Phase 1 engines: fill s's log. The fast engine returns -HWT_ENOTSUP when
+ * it declines the segment (the log is then reset and libipt decodes it). */
+int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s);
+int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch);
+
+/* Fast-engine per-worker scratch (caches). */
+int hwt_dec_fast_scratch_alloc(void **scratch);
+void hwt_dec_fast_scratch_free(void *scratch);
+
+#endif

@@ -1,0 +1,704 @@
+/*
+ * tests/decoder/test_decode.c - the decoder against ground truth: synthetic
+ * programs with known control flow (tests/lib/ptsynth.c: every instruction,
+ * call, return, conditional outcome and indirect target the program ran is
+ * counted while its PT trace is encoded with libipt's encoder), decoded by
+ * the FAST and LIBIPT engines, sequentially and in parallel, whole and in
+ * pieces; corrupt streams; call stacks starting mid-program; time.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/decoder.h"
+#include "tests/lib/dectest.h"
+#include "tests/lib/ptsynth.h"
+#include "tests/lib/testutil.h"
+
+static size_t psb_period = 4096;
+
+/* The line at p (up to its newline), for sscanf: on the whole text sscanf
+ * would measure all the rest each time. */
+static const char *one_line(const char *p)
+{
+	static char buf[512];
+	size_t n = strcspn(p, "\n");
+
+	snprintf(buf, sizeof(buf), "%.*s", (int)(n < sizeof(buf) ? n : sizeof(buf) - 1), p);
+	return buf;
+}
+
+static void synth(struct ptsynth *w, uint64_t seed, uint64_t insns, bool biased,
+		  unsigned int syscall_ppm, unsigned int irq_ppm, unsigned int ovf_ppm)
+{
+	struct ptsynth_config c;
+
+	ptsynth_config_init(&c);
+	c.psb_period = psb_period;
+	c.seed = seed;
+	c.insns = insns / DECTEST_SCALE;
+	c.biased = biased;
+	c.syscall_ppm = syscall_ppm;
+	c.interrupt_ppm = irq_ppm;
+	c.overflow_ppm = ovf_ppm;
+	assert_int_equal(ptsynth_generate(&c, w), 0);
+}
+
+/* Asserts two record texts are equal; prints the first difference. */
+#define assert_same_text(a, b) same_text(a, b, #a, #b, __LINE__)
+
+static void same_text(const char *a, const char *b, const char *na, const char *nb, int line)
+{
+	size_t i = 0, ls = 0, n = 0;
+
+	while (a[i] && a[i] == b[i]) {
+		if (a[i] == '\n') {
+			ls = i + 1;
+			n++;
+		}
+		i++;
+	}
+	if (!a[i] && !b[i])
+		return;
+	fprintf(stderr, "line %d: %s and %s differ at record %zu:\n  %.*s\n  %.*s\n", line, na,
+		nb, n, (int)(strcspn(a + ls, "\n")), a + ls, (int)(strcspn(b + ls, "\n")), b + ls);
+	fail();
+}
+
+static void opts_for(struct dectest_opts *o, const struct ptsynth *w, uint32_t engine)
+{
+	dectest_opts_init(o);
+	o->engine = engine;
+	o->flags = HWT_DEC_F_PROFILE;
+	o->cpuid_0x15_eax = w->cpuid_0x15_eax;
+	o->cpuid_0x15_ebx = w->cpuid_0x15_ebx;
+	o->mtc_freq = 3;
+}
+
+static void decode(const struct ptsynth *w, const struct dectest_opts *o, struct dectest_result *r)
+{
+	assert_int_equal(dectest_decode(o, w->code, w->code_size, w->base, w->pt, w->pt_len, r),
+			 0);
+	assert_int_equal(r->err, 0);
+}
+
+/* Both engines reproduce every count of the program, and the same records.
+ * (User-only tracing: interrupts and system calls are not calls.) With
+ * overflows, the branch right before each overflow has its outcome
+ * unrecorded (libipt stops at the OVF without giving where it went), and
+ * the call stack goes on across the lost trace. */
+static void check_truth(const struct ptsynth *w)
+{
+	bool exact = w->truth.overflows == 0;
+	const struct ptsynth_truth *t = &w->truth;
+	struct dectest_opts o;
+	struct dectest_result fast, ipt;
+
+	opts_for(&o, w, HWT_DEC_ENGINE_FAST);
+	decode(w, &o, &fast);
+	opts_for(&o, w, HWT_DEC_ENGINE_LIBIPT);
+	decode(w, &o, &ipt);
+
+	assert_int_equal(fast.stats.insns, t->insns);
+	assert_int_equal(fast.block_insns, t->insns);
+	assert_int_equal(fast.profile_insns, t->insns);
+	assert_int_equal(fast.stats.calls, t->calls);
+	assert_int_equal(fast.nrec[HWT_DEC_REC_CALL], t->calls);
+	/* Every return instruction, and frames unwound by returns to older
+	 * frames (after returns were lost) on top. */
+	assert_int_equal(fast.nrec[HWT_DEC_REC_RETURN] - fast.unwound, t->returns);
+	assert_int_equal(fast.stats.returns, fast.nrec[HWT_DEC_REC_RETURN]);
+	assert_int_equal(fast.stats.unwound, fast.unwound);
+	assert_int_equal(fast.taken + fast.not_taken, t->cond);
+	assert_int_equal(fast.stats.overflows, t->overflows);
+	assert_int_equal(fast.stats.gaps, t->overflows);
+	if (exact) {
+		assert_int_equal(fast.taken, t->cond_to_target);
+		assert_int_equal(fast.ind_targets, t->indirect);
+		assert_int_equal(fast.stats.unknown_returns, 0);
+		assert_int_equal(fast.unwound, 0);
+		assert_int_equal(fast.max_depth, t->max_depth);
+		/* The fast engine decodes such traces by itself. */
+		assert_int_equal(fast.stats.segments_fallback, 0);
+	} else {
+		assert_true(fast.taken <= t->cond_to_target);
+		assert_true(fast.ind_targets <= t->indirect);
+		assert_true(t->cond_to_target - fast.taken + t->indirect - fast.ind_targets <=
+			    t->overflows);
+	}
+
+	assert_int_equal(ipt.stats.insns, t->insns);
+	assert_int_equal(ipt.taken, fast.taken);
+	assert_int_equal(ipt.ind_targets, fast.ind_targets);
+	assert_int_equal(ipt.len, fast.len);
+	assert_same_text(ipt.text, fast.text);
+	dectest_result_free(&fast);
+	dectest_result_free(&ipt);
+}
+
+static void test_synth_random(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		struct ptsynth w;
+
+		synth(&w, seed, 150000, false, 0, 0, 0);
+		assert_true(w.truth.calls > 1000 / DECTEST_SCALE);
+		assert_true(w.truth.indirect > 100 / DECTEST_SCALE);
+		check_truth(&w);
+		ptsynth_free(&w);
+	}
+}
+
+static void test_synth_typical(void **state)
+{
+	struct ptsynth w;
+
+	(void)state;
+	synth(&w, 7, 200000, true, 0, 0, 0);
+	check_truth(&w);
+	ptsynth_free(&w);
+}
+
+/* System calls and interrupts: tracing stops and resumes (user-only), far
+ * transfers and async frames on the stack. */
+static void test_synth_syscalls_interrupts(void **state)
+{
+	struct ptsynth w;
+
+	(void)state;
+	synth(&w, 11, 150000, false, 20000, 10000, 0);
+	assert_true(w.truth.syscalls > 10 / DECTEST_SCALE);
+	assert_true(w.truth.interrupts > 10 / DECTEST_SCALE);
+	check_truth(&w);
+	ptsynth_free(&w);
+}
+
+/* Overflows lose trace: what ran meanwhile is not decoded, the stack goes
+ * on (frames may be unknown), and nothing else is lost. */
+static void test_synth_overflows(void **state)
+{
+	struct ptsynth w;
+
+	(void)state;
+	synth(&w, 5, 150000, false, 0, 0, 3000);
+	assert_true(w.truth.overflows > 3 / DECTEST_SCALE);
+	assert_true(w.truth.insns_lost > 0);
+	check_truth(&w);
+	ptsynth_free(&w);
+}
+
+/* Parallel decoding, with a small window of segments in flight, and feeding
+ * the stream in pieces give the sequential decode's records exactly. */
+static void test_parallel_and_pieces(void **state)
+{
+	struct ptsynth w;
+	uint32_t engines[] = {HWT_DEC_ENGINE_FAST, HWT_DEC_ENGINE_LIBIPT};
+
+	(void)state;
+	psb_period = 1024 / DECTEST_SCALE;
+	synth(&w, 3, 150000, false, 5000, 5000, 1000);
+	psb_period = 4096;
+	for (size_t e = 0; e < 2; e++) {
+		struct dectest_opts o;
+		struct dectest_result seq, par, par2, pieces, again;
+
+		opts_for(&o, &w, engines[e]);
+		decode(&w, &o, &seq);
+		assert_true(seq.stats.segments > 20 / DECTEST_SCALE);
+		o.threads = 2;
+		decode(&w, &o, &par);
+		o.window = 3;
+		decode(&w, &o, &par2);
+		o.threads = 0;
+		o.window = 0;
+		o.piece = 1000;
+		decode(&w, &o, &pieces);
+		o.piece = 0;
+		decode(&w, &o, &again);
+		assert_same_text(seq.text, par.text);
+		assert_same_text(seq.text, par2.text);
+		assert_same_text(seq.text, pieces.text);
+		assert_same_text(seq.text, again.text);
+		assert_int_equal(seq.taken, par.taken);
+		assert_int_equal(seq.ind_targets, par.ind_targets);
+		assert_int_equal(seq.profile_insns, par.profile_insns);
+		dectest_result_free(&seq);
+		dectest_result_free(&par);
+		dectest_result_free(&par2);
+		dectest_result_free(&pieces);
+		dectest_result_free(&again);
+	}
+	ptsynth_free(&w);
+}
+
+/* Offset of the n-th PSB. */
+static size_t nth_psb(const uint8_t *pt, size_t len, unsigned int n)
+{
+	static const uint8_t psb[16] = {2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+					2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82};
+
+	for (size_t i = 0; i + 16 <= len; i++) {
+		if (!memcmp(pt + i, psb, 16) && n-- == 0)
+			return i;
+	}
+	return len;
+}
+
+/* A trace that starts inside the program: returns from frames entered
+ * before the trace are marked unknown, never invented, and the depth never
+ * goes below zero. */
+static void test_unknown_frames(void **state)
+{
+	struct ptsynth w;
+	struct dectest_opts o;
+	struct dectest_result r;
+	size_t off;
+	const char *line;
+	uint64_t unknown = 0;
+
+	(void)state;
+	psb_period = 1024 / DECTEST_SCALE;
+	synth(&w, 2, 100000, false, 0, 0, 0);
+	psb_period = 4096;
+	off = nth_psb(w.pt, w.pt_len, 3);
+	assert_true(off < w.pt_len);
+	opts_for(&o, &w, HWT_DEC_ENGINE_FAST);
+	assert_int_equal(dectest_decode(&o, w.code, w.code_size, w.base, w.pt + off,
+					w.pt_len - off, &r), 0);
+	assert_int_equal(r.err, 0);
+	assert_true(r.stats.unknown_returns > 0);
+	assert_true(r.stats.insns < w.truth.insns);
+	/* Every unknown-frame return names no function. */
+	for (line = r.text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		unsigned int type, flags;
+
+		assert_int_equal(sscanf(one_line(line), "%u f=%x", &type, &flags), 2);
+		if (type == HWT_DEC_REC_RETURN && (flags & HWT_DEC_RF_UNKNOWN_FRAME)) {
+			unknown++;
+			assert_non_null(strstr(line, " fn=0 "));
+		}
+	}
+	assert_int_equal(unknown, r.stats.unknown_returns);
+	dectest_result_free(&r);
+	ptsynth_free(&w);
+}
+
+/* The records at stream offsets > from but returns, each from its "off="
+ * on. */
+static char *tail_from(const char *text, uint64_t from)
+{
+	size_t cap = strlen(text) + 1, n = 0;
+	char *out = malloc(cap);
+
+	assert_non_null(out);
+	for (const char *l = text; *l; l = strchr(l, '\n') + 1) {
+		const char *o = strstr(l, " off=");
+		size_t len = strcspn(o, "\n") + 1;
+		uint64_t off;
+
+		assert_int_equal(sscanf(one_line(o + 5), "%" SCNx64, &off), 1);
+		/* Stack-free records: returns name the frames they close,
+		 * which the damage may have lost. */
+		if (off > from && strchr(o + 1, ' ')[1] != 'R') {
+			memcpy(out + n, o, len);
+			n += len;
+		}
+	}
+	out[n] = 0;
+	return out;
+}
+
+/* A bad byte inside one segment: one gap, reported at the error with the
+ * bytes skipped up to the next PSB, and decoding goes on from there exactly
+ * as without the damage. */
+static void test_gap_and_resync(void **state)
+{
+	struct ptsynth w;
+	struct dectest_opts o;
+	struct dectest_result good, bad;
+	size_t p4, p5;
+	uint8_t *copy;
+	const char *g, *tail_good, *tail_bad;
+
+	(void)state;
+	psb_period = 1024 / DECTEST_SCALE;
+	synth(&w, 4, 100000, false, 0, 0, 0);
+	psb_period = 4096;
+	p4 = nth_psb(w.pt, w.pt_len, 4);
+	p5 = nth_psb(w.pt, w.pt_len, 5);
+	assert_true(p5 < w.pt_len);
+	copy = malloc(w.pt_len);
+	assert_non_null(copy);
+	memcpy(copy, w.pt, w.pt_len);
+	/* 0xd9 is a reserved opcode. */
+	copy[(p4 + p5) / 2] = 0xd9;
+	for (int e = 0; e < 2; e++) {
+		uint64_t goff, gsize;
+
+		opts_for(&o, &w, e ? HWT_DEC_ENGINE_LIBIPT : HWT_DEC_ENGINE_FAST);
+		decode(&w, &o, &good);
+		assert_int_equal(dectest_decode(&o, w.code, w.code_size, w.base, copy, w.pt_len,
+						&bad), 0);
+		assert_int_equal(bad.err, 0);
+		assert_int_equal(bad.stats.gaps, 1);
+		assert_true(bad.stats.insns < good.stats.insns);
+		g = strstr(bad.text, " G ");
+		assert_non_null(g);
+		while (g > bad.text && g[-1] != '\n')
+			g--;
+		assert_int_equal(sscanf(one_line(strstr(g, "off=") + 4), "%" SCNx64, &goff), 1);
+		assert_int_equal(sscanf(one_line(strstr(g, "size=") + 5), "%" SCNu64, &gsize), 1);
+		/* Where decoding failed: at or after the bad byte (which
+		 * may send it astray first), before the next PSB. */
+		assert_true(goff > p4 && goff < p5);
+		assert_int_equal(goff + gsize, p5);
+		assert_int_equal(bad.stats.gap_bytes, gsize);
+		/* From the next PSB on, the same flow as without the damage
+		 * (counts and depths aside). */
+		tail_good = tail_from(good.text, p5);
+		tail_bad = tail_from(bad.text, p5);
+		assert_true(strlen(tail_good) > 1000 / DECTEST_SCALE);
+		assert_same_text(tail_good, tail_bad);
+		free((char *)tail_good);
+		free((char *)tail_bad);
+		dectest_result_free(&good);
+		dectest_result_free(&bad);
+	}
+	free(copy);
+	ptsynth_free(&w);
+}
+
+/* Damaged streams never crash, every engine agrees, and the damage shows
+ * as counted gaps. */
+static void test_corrupt_streams(void **state)
+{
+	struct ptsynth w;
+	uint64_t rng = hwt_test_seed();
+	uint64_t gaps = 0;
+
+	(void)state;
+	synth(&w, 9, 20000, false, 20000, 20000, 5000);
+	for (int i = 0; i < 60 / DECTEST_SCALE; i++) {
+		uint8_t *copy = malloc(w.pt_len);
+		size_t len = w.pt_len;
+		struct dectest_opts o;
+		struct dectest_result fast, ipt;
+		int n = 1 + (int)(hwt_test_rand(&rng) % 8);
+
+		assert_non_null(copy);
+		memcpy(copy, w.pt, len);
+		for (int k = 0; k < n; k++) {
+			size_t at = hwt_test_rand(&rng) % len;
+
+			switch (hwt_test_rand(&rng) % 3) {
+			case 0:
+				copy[at] = (uint8_t)hwt_test_rand(&rng);
+				break;
+			case 1:
+				copy[at] ^= (uint8_t)(1u << (hwt_test_rand(&rng) % 8));
+				break;
+			default:
+				memset(copy + at, 0, len - at < 7 ? len - at : 7);
+				break;
+			}
+		}
+		if (i % 5 == 0)
+			len -= hwt_test_rand(&rng) % (len / 2);
+		opts_for(&o, &w, HWT_DEC_ENGINE_FAST);
+		assert_int_equal(dectest_decode(&o, w.code, w.code_size, w.base, copy, len, &fast),
+				 0);
+		opts_for(&o, &w, HWT_DEC_ENGINE_LIBIPT);
+		assert_int_equal(dectest_decode(&o, w.code, w.code_size, w.base, copy, len, &ipt),
+				 0);
+		assert_int_equal(fast.err, 0);
+		assert_int_equal(ipt.err, 0);
+		if (strcmp(fast.text, ipt.text)) {
+			/* Keep the input for replaying. */
+			char path[64];
+
+			snprintf(path, sizeof(path), "/tmp/hwt-corrupt-%d.pt", i);
+			hwt_test_write_file(path, copy, len);
+			fprintf(stderr, "input kept in %s\n", path);
+		}
+		assert_same_text(fast.text, ipt.text);
+		assert_int_equal(fast.stats.gaps, fast.nrec[HWT_DEC_REC_GAP]);
+		gaps += fast.stats.gaps;
+		dectest_result_free(&fast);
+		dectest_result_free(&ipt);
+		free(copy);
+	}
+	assert_true(gaps > 20 / DECTEST_SCALE);
+	ptsynth_free(&w);
+}
+
+/* Time: records carry the TSC (monotonic per stream), and perf time when a
+ * conversion is given (checked against the kernel formula in 128 bits). */
+static void test_time(void **state)
+{
+	struct ptsynth w;
+	struct dectest_opts o;
+	struct dectest_result r;
+	const char *line;
+	uint64_t last = 0, timed = 0, blocks = 0;
+
+	(void)state;
+	synth(&w, 6, 50000, false, 0, 0, 0);
+	opts_for(&o, &w, HWT_DEC_ENGINE_FAST);
+	decode(&w, &o, &r);
+	for (line = r.text; *line; line = strchr(line, '\n') + 1) {
+		unsigned int type, flags;
+		uint64_t tsc;
+		const char *t = strstr(line, "tsc=");
+
+		assert_int_equal(sscanf(one_line(line), "%u f=%x", &type, &flags), 2);
+		assert_non_null(t);
+		assert_int_equal(sscanf(one_line(t + 4), "%" SCNx64, &tsc), 1);
+		if (type == HWT_DEC_REC_BLOCK)
+			blocks++;
+		if (flags & HWT_DEC_RF_TIME) {
+			timed++;
+			assert_true(tsc >= last);
+			last = tsc;
+		}
+	}
+	assert_true(blocks > 1000 / DECTEST_SCALE);
+	assert_int_equal(timed, r.nrec[1] + r.nrec[2] + r.nrec[3] + r.nrec[4] + r.nrec[5] +
+				r.nrec[6]);
+	assert_true(last > 0);
+	dectest_result_free(&r);
+	ptsynth_free(&w);
+
+	{
+		struct hwt_dec_tconv c = {true, 31, 581029125, 18444502336406842448ull};
+		uint64_t rng = hwt_test_seed();
+
+		for (int i = 0; i < 1000; i++) {
+			uint64_t tsc = hwt_test_rand(&rng) >> (hwt_test_rand(&rng) % 20);
+			unsigned __int128 p = (unsigned __int128)tsc * c.time_mult;
+			uint64_t want = c.time_zero + (uint64_t)(p >> c.time_shift);
+			uint64_t got = hwt_dec_tsc_to_perf(&c, tsc);
+			uint64_t back;
+
+			if ((uint64_t)(p >> c.time_shift >> 63) || tsc >> 62)
+				continue; /* beyond 64-bit perf time */
+			assert_int_equal(got, want);
+			back = hwt_dec_perf_to_tsc(&c, got);
+			assert_true(back <= tsc);
+			assert_int_equal(hwt_dec_tsc_to_perf(&c, back), got);
+			/* (perf time is modulo 2^64 from time_zero) */
+			if (back)
+				assert_true(hwt_dec_tsc_to_perf(&c, back - 1) - c.time_zero <
+					    got - c.time_zero);
+		}
+		c.valid = false;
+		assert_int_equal(hwt_dec_tsc_to_perf(&c, 12345), 12345);
+	}
+}
+
+static void test_cpu_parse(void **state)
+{
+	struct hwt_dec_cpu c;
+
+	(void)state;
+	assert_int_equal(hwt_dec_cpu_parse(&c, "6/85/4"), 0);
+	assert_int_equal(c.vendor, HWT_DEC_CPU_INTEL);
+	assert_int_equal(c.family, 6);
+	assert_int_equal(c.model, 85);
+	assert_int_equal(c.stepping, 4);
+	assert_int_equal(hwt_dec_cpu_parse(&c, "0x6/0x55"), 0);
+	assert_int_equal(c.model, 85);
+	assert_int_equal(c.stepping, 0);
+	assert_int_equal(hwt_dec_cpu_parse(&c, "none"), 0);
+	assert_int_equal(c.vendor, HWT_DEC_CPU_UNKNOWN);
+	assert_int_equal(hwt_dec_cpu_parse(&c, "6"), -HWT_EINVAL);
+	assert_int_equal(hwt_dec_cpu_parse(&c, "6/85/4/1"), -HWT_EINVAL);
+	assert_int_equal(hwt_dec_cpu_parse(&c, "6/x"), -HWT_EINVAL);
+	assert_int_equal(hwt_dec_cpu_parse(&c, "6/300"), -HWT_EINVAL);
+	assert_int_equal(hwt_dec_cpu_parse(&c, ""), -HWT_EINVAL);
+}
+
+/* Images: sections from memory, later mappings replace overlapped parts;
+ * instructions decode from them. */
+static void test_image_and_insn(void **state)
+{
+	static const uint8_t a[] = {0xe8, 0x0b, 0x00, 0x00, 0x00, /* call +11 */
+				    0x90, 0xc3};                  /* nop; ret */
+	static const uint8_t b[] = {0xff, 0xe0};                  /* jmp *%rax */
+	struct hwt_dec_icache *ic;
+	struct hwt_dec_image *img, *copy;
+	struct hwt_dec_insn insn;
+	uint8_t buf[16];
+	char text[64];
+
+	(void)state;
+	assert_int_equal(hwt_dec_icache_alloc(&ic, NULL), 0);
+	assert_int_equal(hwt_dec_image_alloc(&img, ic, "img"), 0);
+	assert_string_equal(hwt_dec_image_name(img), "img");
+	assert_int_equal(hwt_dec_image_add_mem(img, a, sizeof(a), 0x1000, "a"), 0);
+	assert_int_equal(hwt_dec_image_read(img, 0x1000, buf, sizeof(buf)), (int)sizeof(a));
+	assert_memory_equal(buf, a, sizeof(a));
+	assert_int_equal(hwt_dec_image_read(img, 0x2000, buf, 1), -HWT_ENOSYM);
+	assert_int_equal(hwt_dec_image_read(img, 0xfff, buf, 1), -HWT_ENOSYM);
+
+	assert_int_equal(hwt_dec_insn_decode(img, 0x1000, HWT_DEC_MODE_64, &insn), 0);
+	assert_int_equal(insn.size, 5);
+	assert_int_equal(insn.branch, HWT_DEC_BR_CALL);
+	assert_true(insn.has_target);
+	assert_int_equal(insn.target, 0x1010);
+	assert_true(hwt_dec_insn_format(&insn, text, sizeof(text)) > 0);
+	assert_non_null(strstr(text, "call"));
+	assert_int_equal(hwt_dec_insn_decode(img, 0x1006, HWT_DEC_MODE_64, &insn), 0);
+	assert_int_equal(insn.branch, HWT_DEC_BR_RETURN);
+	assert_int_equal(hwt_dec_insn_decode(img, 0x3000, HWT_DEC_MODE_64, &insn), -HWT_ENOSYM);
+
+	/* A later mapping over part of the first. */
+	assert_int_equal(hwt_dec_image_add_mem(img, b, sizeof(b), 0x1005, "b"), 0);
+	assert_int_equal(hwt_dec_insn_decode(img, 0x1005, HWT_DEC_MODE_64, &insn), 0);
+	assert_int_equal(insn.branch, HWT_DEC_BR_IND_JUMP);
+	assert_int_equal(hwt_dec_image_read(img, 0x1000, buf, sizeof(buf)), 5);
+	assert_int_equal(hwt_dec_image_read(img, 0x1005, buf, sizeof(buf)), 2);
+	assert_memory_equal(buf, b, 2);
+
+	/* A copy (fork) sees the same code. */
+	assert_int_equal(hwt_dec_image_alloc(&copy, ic, NULL), 0);
+	assert_string_equal(hwt_dec_image_name(copy), "");
+	assert_int_equal(hwt_dec_image_copy(copy, img), 0);
+	assert_int_equal(hwt_dec_image_read(copy, 0x1005, buf, 2), 2);
+	assert_memory_equal(buf, b, 2);
+	hwt_dec_image_put(copy);
+
+	assert_int_equal(hwt_dec_image_add_file(img, "/nonexistent/file", 0, 16, 0x5000), -ENOENT);
+	assert_int_equal(hwt_dec_image_add_mem(img, a, 0, 0x6000, NULL), -HWT_EINVAL);
+	hwt_dec_image_put(img);
+	hwt_dec_icache_free(ic);
+}
+
+/* No code at all: every block is a gap-free error record at most, never a
+ * crash, and nothing is decoded. */
+static void test_no_image(void **state)
+{
+	struct ptsynth w;
+	struct dectest_opts o;
+	struct dectest_result r;
+
+	(void)state;
+	synth(&w, 1, 20000, false, 0, 0, 0);
+	for (int e = 0; e < 2; e++) {
+		opts_for(&o, &w, e ? HWT_DEC_ENGINE_LIBIPT : HWT_DEC_ENGINE_FAST);
+		assert_int_equal(dectest_decode(&o, NULL, 0, w.base, w.pt, w.pt_len, &r), 0);
+		assert_int_equal(r.err, 0);
+		assert_int_equal(r.stats.insns, 0);
+		assert_true(r.stats.gaps > 0);
+		dectest_result_free(&r);
+	}
+	ptsynth_free(&w);
+}
+
+/* Every conformance trace (each CPU it names), both canonical engines:
+ * identical records, and in pieces too. */
+static void test_conformance_traces_engines_agree(void **state)
+{
+	char path[1024], *text, *line, *save = NULL;
+	unsigned int runs = 0, fallback = 0;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/libipt-conformance/MANIFEST.tsv", hwt_test_testdata());
+	text = hwt_test_read_file(path, NULL);
+	if (!text)
+		hwt_test_skip("no conformance suite in %s", hwt_test_testdata());
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[128], *f[5] = {0}, *s2 = NULL, cpus[512];
+		struct dectest_opts o;
+		uint8_t *code, *pt;
+		size_t code_len, pt_len;
+		uint64_t org;
+		int k = 0;
+
+		for (char *x = strtok_r(line, "\t", &s2); x && k < 5; x = strtok_r(NULL, "\t", &s2))
+			f[k++] = x;
+		assert_true(k >= 5);
+		snprintf(name, sizeof(name), "%s", f[0]);
+		org = strtoull(f[1] + 4, NULL, 0);
+		snprintf(path, sizeof(path), "%s/libipt-conformance/gen/%s.pt", hwt_test_testdata(),
+			 name);
+		pt = (uint8_t *)hwt_test_read_file(path, &pt_len);
+		if (!pt)
+			continue; /* with sideband: test_conformance.c */
+		snprintf(path, sizeof(path), "%s/libipt-conformance/gen/%s.bin", hwt_test_testdata(),
+			 name);
+		code = (uint8_t *)hwt_test_read_file(path, &code_len);
+		assert_non_null(code);
+		dectest_opts_init(&o);
+		o.flags = HWT_DEC_F_PROFILE;
+		{
+			const char *a;
+
+			if ((a = strstr(f[2], "--filter:addr0_cfg ")))
+				o.filter.addr_cfg = strtoull(a + 19, NULL, 0);
+			if ((a = strstr(f[2], "--filter:addr0_a ")))
+				o.filter.addr_a[0] = strtoull(a + 17, NULL, 0);
+			if ((a = strstr(f[2], "--filter:addr0_b ")))
+				o.filter.addr_b[0] = strtoull(a + 17, NULL, 0);
+		}
+		snprintf(cpus, sizeof(cpus), "%s", f[4] + 5);
+		for (char *s3 = NULL, *c = strtok_r(cpus[0] ? cpus : (char[]){"none"}, " ", &s3); c;
+		     c = strtok_r(NULL, " ", &s3)) {
+			struct dectest_result fast, ipt, pieces;
+
+			assert_int_equal(hwt_dec_cpu_parse(&o.cpu, c), 0);
+			o.engine = HWT_DEC_ENGINE_FAST;
+			o.piece = 0;
+			assert_int_equal(dectest_decode(&o, code, code_len, org, pt, pt_len, &fast), 0);
+			o.piece = 7;
+			assert_int_equal(dectest_decode(&o, code, code_len, org, pt, pt_len, &pieces),
+					 0);
+			o.piece = 0;
+			o.engine = HWT_DEC_ENGINE_LIBIPT;
+			assert_int_equal(dectest_decode(&o, code, code_len, org, pt, pt_len, &ipt), 0);
+			if (strcmp(fast.text, ipt.text))
+				fprintf(stderr, "%s (cpu %s):\n", name, c);
+			assert_same_text(fast.text, ipt.text);
+			assert_same_text(fast.text, pieces.text);
+			runs++;
+			fallback += fast.stats.segments_fallback > 0;
+			dectest_result_free(&fast);
+			dectest_result_free(&ipt);
+			dectest_result_free(&pieces);
+		}
+		free(code);
+		free(pt);
+	}
+	free(text);
+	fprintf(stderr, "conformance traces: %u decodes agree (%u with libipt fallback)\n", runs,
+		fallback);
+	assert_true(runs > 300);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_synth_random),
+		cmocka_unit_test(test_synth_typical),
+		cmocka_unit_test(test_synth_syscalls_interrupts),
+		cmocka_unit_test(test_synth_overflows),
+		cmocka_unit_test(test_parallel_and_pieces),
+		cmocka_unit_test(test_unknown_frames),
+		cmocka_unit_test(test_gap_and_resync),
+		cmocka_unit_test(test_corrupt_streams),
+		cmocka_unit_test(test_time),
+		cmocka_unit_test(test_cpu_parse),
+		cmocka_unit_test(test_image_and_insn),
+		cmocka_unit_test(test_no_image),
+		cmocka_unit_test(test_conformance_traces_engines_agree),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,180 @@
+/*
+ * tests/fuzz/fuzz_decoder.c - the decoder on arbitrary PT bytes, over a
+ * fixed program (fuzz_decoder_code.h; the seed corpus holds real traces of
+ * it, so mutations explore plausible streams).
+ *
+ * Input: one configuration byte (bits 0-2: the CPU, for libipt's errata;
+ * bits 3-4: how to cut the stream for hwt_dec_feed), then the PT bytes.
+ *
+ * Properties checked (a failure aborts, so the fuzzer reports it):
+ *   - no engine crashes, hangs or reports an error other than gaps;
+ *   - the FAST and LIBIPT engines give the same records (the fast engine
+ *     must decode exactly what libipt decodes, or decline);
+ *   - decoding the same bytes fed in pieces gives the same records;
+ *   - decoding twice gives the same records (determinism).
+ * Records are compared through a hash of every field.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/decoder.h"
+#include "tests/fuzz/fuzz_decoder_code.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct digest {
+	uint64_t h, n, gaps;
+};
+
+static void mix(struct digest *d, uint64_t v)
+{
+	/* FNV-1a over the value's bytes. */
+	for (int i = 0; i < 8; i++) {
+		d->h ^= (v >> (8 * i)) & 0xff;
+		d->h *= 0x100000001b3ull;
+	}
+}
+
+static int on_rec(void *ctx, const struct hwt_dec_rec *r)
+{
+	struct digest *d = ctx;
+
+	d->n++;
+	mix(d, r->type);
+	mix(d, r->flags);
+	mix(d, (uint64_t)(int64_t)r->tid);
+	mix(d, r->depth);
+	mix(d, r->insns);
+	mix(d, r->tsc);
+	mix(d, r->offset);
+	switch (r->type) {
+	case HWT_DEC_REC_BLOCK:
+		mix(d, r->u.block.ip);
+		mix(d, r->u.block.end_ip);
+		mix(d, r->u.block.next_ip);
+		mix(d, r->u.block.ninsn);
+		mix(d, r->u.block.branch);
+		mix(d, r->u.block.mode);
+		break;
+	case HWT_DEC_REC_CALL:
+		mix(d, r->u.call.from);
+		mix(d, r->u.call.to);
+		mix(d, r->u.call.ret_addr);
+		break;
+	case HWT_DEC_REC_RETURN:
+		mix(d, r->u.ret.from);
+		mix(d, r->u.ret.to);
+		mix(d, r->u.ret.func);
+		mix(d, r->u.ret.insns);
+		break;
+	case HWT_DEC_REC_EVENT:
+		mix(d, r->u.event.type);
+		mix(d, r->u.event.ip);
+		mix(d, r->u.event.at);
+		mix(d, r->u.event.payload);
+		break;
+	case HWT_DEC_REC_GAP:
+		d->gaps++;
+		mix(d, r->u.gap.kind);
+		mix(d, r->u.gap.ip);
+		mix(d, r->u.gap.size);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static struct hwt_dec_icache *icache;
+static struct hwt_dec_image *image;
+
+static void setup(void)
+{
+	if (icache)
+		return;
+	if (hwt_dec_icache_alloc(&icache, NULL) < 0 ||
+	    hwt_dec_image_alloc(&image, icache, "fuzz") < 0 ||
+	    hwt_dec_image_add_mem(image, fuzz_code, sizeof(fuzz_code), FUZZ_CODE_BASE, "code") < 0)
+		abort();
+}
+
+static const char *const cpus[8] = {
+	"none", "6/85/4", "6/78", "6/92", "6/61", "6/142", "6/106", "6/122",
+};
+
+static struct digest run(uint32_t engine, uint8_t conf, const uint8_t *pt, size_t len,
+			 size_t piece)
+{
+	struct hwt_dec_config cfg;
+	struct hwt_dec *dec;
+	struct hwt_dec_sink sink;
+	struct digest d = {0xcbf29ce484222325ull, 0, 0};
+	int err = 0;
+
+	hwt_dec_config_init(&cfg);
+	cfg.engine = engine;
+	cfg.flags = HWT_DEC_F_PROFILE;
+	cfg.mtc_freq = 3;
+	cfg.cpuid_0x15_eax = 1;
+	cfg.cpuid_0x15_ebx = 100;
+	if (hwt_dec_cpu_parse(&cfg.cpu, cpus[conf & 7]) < 0)
+		abort();
+	if (hwt_dec_alloc(&dec, &cfg, icache) < 0 || hwt_dec_set_context(dec, 1, 1, image) < 0)
+		abort();
+	memset(&sink, 0, sizeof(sink));
+	sink.size = sizeof(sink);
+	sink.rec = on_rec;
+	sink.ctx = &d;
+	if (hwt_dec_add_sink(dec, &sink) < 0)
+		abort();
+	if (piece) {
+		for (size_t off = 0; off < len && !err; off += piece)
+			err = hwt_dec_feed(dec, pt + off, len - off < piece ? len - off : piece);
+		if (!err)
+			err = hwt_dec_finish(dec);
+	} else {
+		err = hwt_dec_decode(dec, pt, len);
+	}
+	if (err < 0) {
+		fprintf(stderr, "engine %u: decoding failed: %s\n", engine, hwt_strerror(err));
+		abort();
+	}
+	hwt_dec_free(dec);
+	return d;
+}
+
+static void same(const struct digest *a, const struct digest *b, const char *what)
+{
+	if (a->h != b->h || a->n != b->n) {
+		fprintf(stderr, "%s: records differ (%llu vs %llu records)\n", what,
+			(unsigned long long)a->n, (unsigned long long)b->n);
+		abort();
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const size_t pieces[4] = {0, 7, 61, 1000};
+	struct digest fast, again, ipt, cut;
+	uint8_t conf;
+
+	if (!size || size > (1u << 20))
+		return 0;
+	setup();
+	conf = data[0];
+	data++;
+	size--;
+	fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0);
+	again = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0);
+	same(&fast, &again, "fast twice");
+	ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0);
+	same(&fast, &ipt, "fast vs libipt");
+	if (pieces[(conf >> 3) & 3]) {
+		cut = run(HWT_DEC_ENGINE_FAST, conf, data, size, pieces[(conf >> 3) & 3]);
+		same(&fast, &cut, "fast in pieces");
+	}
+	(void)run(HWT_DEC_ENGINE_PTXED, conf, data, size, 0);
+	return 0;
+}
