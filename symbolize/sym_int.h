@@ -151,6 +151,9 @@ uint32_t sym_crc32(uint32_t crc, const void *buf, size_t len);
 int sym_dwarf_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 		     struct hwt_sym_frame *frames, unsigned max, unsigned *depth);
 void sym_dwarf_free(struct sym_dwarf *dw);
+/* Units listed and indexed by each reader so far. */
+void sym_dwarf_stats(const struct hwt_sym_obj *obj, size_t *units, size_t *native,
+		     size_t *libdwarf);
 
 /* Logs through the cache's logger. */
 void sym_log(const struct hwt_sym_obj *obj, enum hwt_log_level level, const char *fmt, ...)

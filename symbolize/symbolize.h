@@ -78,6 +78,19 @@ struct hwt_sym_config {
 	/* Largest section (after decompression) that is loaded; a bigger one
 	 * is treated as malformed. Default 4 GiB; fuzzers lower it. */
 	uint64_t max_section_size;
+	/* Which DWARF reader indexes units: enum hwt_sym_dwarf_reader. The
+	 * default (AUTO) is right for every use; the others exist to compare
+	 * the two readers. */
+	unsigned dwarf_reader;
+};
+
+/* DWARF readers. Our own reader reads .debug_info/.debug_line directly and
+ * is several times faster; libdwarf reads what it declines (rare forms and
+ * line opcodes), chosen per compilation unit. */
+enum hwt_sym_dwarf_reader {
+	HWT_SYM_DWARF_AUTO = 0,     /* our reader, libdwarf for units it declines */
+	HWT_SYM_DWARF_NATIVE = 1,   /* our reader only: declined units give no DWARF */
+	HWT_SYM_DWARF_LIBDWARF = 2, /* libdwarf only */
 };
 
 /* Zeroes cfg, sets its size and the defaults. */
@@ -150,6 +163,9 @@ struct hwt_sym_obj_info {
 	unsigned elf_type;      /* ET_EXEC, ET_DYN, ET_REL; 0 for text tables */
 	unsigned addr_bits;     /* 64 or 32 (ELFCLASS); 64 for text tables */
 	size_t nsymbols;        /* entries in the symbol table used */
+	/* DWARF units listed, and indexed so far by each reader (0 until the
+	 * first lookup that needs DWARF). */
+	size_t dwarf_units, dwarf_units_native, dwarf_units_libdwarf;
 };
 
 /* Describes obj. Strings are owned by the cache. Returns 0 or -HWT_EINVAL. */
