@@ -291,22 +291,9 @@ char *dw_join_path(const char *comp_dir, const char *dir, const char *name)
 	return out;
 }
 
-int dw_rows_add(struct dw_rowbuf *rb, uint64_t addr, uint64_t file, size_t nfiles, int64_t line,
-		uint64_t column, uint64_t discriminator, bool endseq)
+int dw_rows_push(struct dw_rowbuf *rb, const struct dw_row *r, bool endseq)
 {
-	struct dw_row r;
-
-	r.addr = addr;
-	r.file = endseq ? UINT32_MAX : (file < nfiles ? (uint32_t)file : 0);
-	r.line = line < 0 || line > UINT32_MAX ? 0 : (uint32_t)line;
-	r.column = column > UINT32_MAX ? 0 : (uint32_t)column;
-	r.discriminator = discriminator > UINT32_MAX ? 0 : (uint32_t)discriminator;
-	/* Several rows at one address: the last one describes it. */
-	if (rb->nraw > rb->seq_start && rb->raw[rb->nraw - 1].addr == r.addr && !endseq) {
-		rb->raw[rb->nraw - 1] = r;
-		return 0;
-	}
-	if (rb->nraw > rb->seq_start && r.addr < rb->raw[rb->nraw - 1].addr) {
+	if (rb->nraw > rb->seq_start && r->addr < rb->raw[rb->nraw - 1].addr) {
 		/* addresses went backwards: the row stays in this sequence */
 		endseq = false;
 	}
@@ -319,7 +306,7 @@ int dw_rows_add(struct dw_rowbuf *rb, uint64_t addr, uint64_t file, size_t nfile
 		rb->raw = n;
 		rb->cap = cap;
 	}
-	rb->raw[rb->nraw++] = r;
+	rb->raw[rb->nraw++] = *r;
 	if (endseq) {
 		if (rb->nraw - rb->seq_start >= 2) {
 			if (rb->nseqs == rb->cap_seqs) {

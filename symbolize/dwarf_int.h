@@ -10,6 +10,8 @@
 #ifndef HWT_SYMBOLIZE_DWARF_INT_H
 #define HWT_SYMBOLIZE_DWARF_INT_H
 
+#include <string.h>
+
 #include "symbolize/sym_int.h"
 
 #define MAX_DIE_DEPTH 256  /* deeper DIE trees are malformed */
@@ -119,9 +121,71 @@ struct dw_rd {
  * -HWT_ENOTSUP (a form the native reader does not handle). */
 int dwn_read_form(struct dw_rd *r, unsigned form, const struct dw_fctx *f, int64_t implicit,
 		  struct dw_fval *v);
-uint64_t dwn_rd_uleb(struct dw_rd *r);
+uint64_t dwn_rd_uleb(struct dw_rd *r); /* the slow path of dw_rd_uleb() */
 int64_t dwn_rd_sleb(struct dw_rd *r);
-uint64_t dwn_rd_fixed(struct dw_rd *r, unsigned n);
+
+static inline uint64_t dw_rd_fixed(struct dw_rd *r, unsigned n)
+{
+	uint64_t v = 0;
+
+	if ((size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		r->p = r->end;
+		return 0;
+	}
+	if (!r->be && (n == 4 || n == 8)) {
+		if (n == 4) {
+			uint32_t w;
+
+			memcpy(&w, r->p, 4);
+			v = w;
+		} else {
+			memcpy(&v, r->p, 8);
+		}
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		v = n == 4 ? __builtin_bswap32((uint32_t)v) : __builtin_bswap64(v);
+#endif
+		r->p += n;
+		return v;
+	}
+	if (r->be) {
+		for (unsigned i = 0; i < n; i++)
+			v = (v << 8) | r->p[i];
+	} else {
+		for (unsigned i = n; i-- > 0;)
+			v = (v << 8) | r->p[i];
+	}
+	r->p += n;
+	return v;
+}
+
+static inline uint8_t dw_rd_u8(struct dw_rd *r)
+{
+	if (r->p >= r->end) {
+		r->bad = true;
+		return 0;
+	}
+	return *r->p++;
+}
+
+static inline uint64_t dw_rd_uleb(struct dw_rd *r)
+{
+	/* one-byte values are by far the most common */
+	if (r->p < r->end && !(*r->p & 0x80))
+		return *r->p++;
+	return dwn_rd_uleb(r);
+}
+
+static inline void dw_rd_skip(struct dw_rd *r, uint64_t n)
+{
+	if ((uint64_t)(r->end - r->p) < n) {
+		r->bad = true;
+		r->p = r->end;
+		return;
+	}
+	r->p += n;
+}
+
 /* A string attribute value (string, strp, line_strp, strx forms), or NULL. */
 const char *dwn_string(const struct sym_dwarf *dw, const struct dw_cu *cu,
 		       const struct dw_fval *v);
@@ -244,8 +308,32 @@ struct dw_rowbuf {
 	size_t seq_start;
 };
 
-int dw_rows_add(struct dw_rowbuf *rb, uint64_t addr, uint64_t file, size_t nfiles, int64_t line,
-		uint64_t column, uint64_t discriminator, bool endseq);
+/* Appends a row (the slow cases: growth, end of sequence). */
+int dw_rows_push(struct dw_rowbuf *rb, const struct dw_row *r, bool endseq);
+
+/* Adds one row as the state machine emits it. Inline: a line table emits
+ * a row every few bytes. */
+static inline int dw_rows_add(struct dw_rowbuf *rb, uint64_t addr, uint64_t file, size_t nfiles,
+			      int64_t line, uint64_t column, uint64_t discriminator, bool endseq)
+{
+	struct dw_row r;
+
+	r.addr = addr;
+	r.file = endseq ? UINT32_MAX : (file < nfiles ? (uint32_t)file : 0);
+	r.line = line < 0 || line > UINT32_MAX ? 0 : (uint32_t)line;
+	r.column = column > UINT32_MAX ? 0 : (uint32_t)column;
+	r.discriminator = discriminator > UINT32_MAX ? 0 : (uint32_t)discriminator;
+	/* Several rows at one address: the last one describes it. */
+	if (rb->nraw > rb->seq_start && rb->raw[rb->nraw - 1].addr == r.addr && !endseq) {
+		rb->raw[rb->nraw - 1] = r;
+		return 0;
+	}
+	if (!endseq && rb->nraw < rb->cap) {
+		rb->raw[rb->nraw++] = r;
+		return 0;
+	}
+	return dw_rows_push(rb, &r, endseq);
+}
 int dw_rows_finish(struct dw_rowbuf *rb, struct dw_cuidx *x);
 void dw_rows_fini(struct dw_rowbuf *rb);
 

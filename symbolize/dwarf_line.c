@@ -40,10 +40,10 @@ static int read_entries(const struct sym_dwarf *dw, const struct dw_cu *cu, stru
 	if (nfmt > HWT_ARRAY_SIZE(fmt))
 		return -HWT_ENOTSUP;
 	for (unsigned i = 0; i < nfmt; i++) {
-		fmt[i][0] = dwn_rd_uleb(r);
-		fmt[i][1] = dwn_rd_uleb(r);
+		fmt[i][0] = dw_rd_uleb(r);
+		fmt[i][1] = dw_rd_uleb(r);
 	}
-	count = dwn_rd_uleb(r);
+	count = dw_rd_uleb(r);
 	if (r->bad)
 		return -HWT_EFORMAT;
 	/* each entry takes at least a byte, unless its format is empty */
@@ -140,9 +140,9 @@ static int read_tables_v4(struct dw_rd *r, struct ltab *t)
 			cap = c;
 		}
 		t->files[t->nfiles].name = name;
-		t->files[t->nfiles].dir = dwn_rd_uleb(r);
-		dwn_rd_uleb(r); /* modification time */
-		dwn_rd_uleb(r); /* length */
+		t->files[t->nfiles].dir = dw_rd_uleb(r);
+		dw_rd_uleb(r); /* modification time */
+		dw_rd_uleb(r); /* length */
 		if (r->bad)
 			return -HWT_EFORMAT;
 		t->nfiles++;
@@ -219,7 +219,7 @@ static int run_program(struct dw_rd *r, unsigned version, const uint8_t *std_len
 		}
 		switch (op) {
 		case 0: {
-			uint64_t len = dwn_rd_uleb(r);
+			uint64_t len = dw_rd_uleb(r);
 			const uint8_t *next;
 			unsigned sub;
 
@@ -240,13 +240,13 @@ static int run_program(struct dw_rd *r, unsigned version, const uint8_t *std_len
 			case DW_LNE_set_address:
 				if (len - 1 < 1 || len - 1 > 8)
 					return -HWT_EFORMAT;
-				addr = dwn_rd_fixed(r, (unsigned)(len - 1));
+				addr = dw_rd_fixed(r, (unsigned)(len - 1));
 				op_index = 0;
 				break;
 			case DW_LNE_define_file:
 				return -HWT_ENOTSUP;
 			case DW_LNE_set_discriminator:
-				disc = dwn_rd_uleb(r);
+				disc = dw_rd_uleb(r);
 				break;
 			default:
 				break; /* vendor extensions: skipped by length */
@@ -261,16 +261,16 @@ static int run_program(struct dw_rd *r, unsigned version, const uint8_t *std_len
 			disc = 0;
 			break;
 		case DW_LNS_advance_pc:
-			ADVANCE(dwn_rd_uleb(r));
+			ADVANCE(dw_rd_uleb(r));
 			break;
 		case DW_LNS_advance_line:
 			line += dwn_rd_sleb(r);
 			break;
 		case DW_LNS_set_file:
-			file = dwn_rd_uleb(r);
+			file = dw_rd_uleb(r);
 			break;
 		case DW_LNS_set_column:
-			column = dwn_rd_uleb(r);
+			column = dw_rd_uleb(r);
 			break;
 		case DW_LNS_negate_stmt:
 		case DW_LNS_set_basic_block:
@@ -281,16 +281,16 @@ static int run_program(struct dw_rd *r, unsigned version, const uint8_t *std_len
 			ADVANCE((255 - opcode_base) / line_range);
 			break;
 		case DW_LNS_fixed_advance_pc:
-			addr += dwn_rd_fixed(r, 2);
+			addr += dw_rd_fixed(r, 2);
 			op_index = 0;
 			break;
 		case DW_LNS_set_isa:
-			dwn_rd_uleb(r);
+			dw_rd_uleb(r);
 			break;
 		default:
 			/* an opcode newer than us: skip its operands */
 			for (unsigned i = 0; i < std_len[op - 1]; i++)
-				dwn_rd_uleb(r);
+				dw_rd_uleb(r);
 			break;
 		}
 		if (r->bad)
@@ -315,9 +315,9 @@ int dwn_read_lines(struct sym_dwarf *dw, struct dw_cu *cu, struct dw_cuidx *x)
 		return 0; /* a unit without a line table */
 	r = (struct dw_rd){dw->line.p + cu->stmt_list, dw->line.p + dw->line.n, dw->be, false};
 	f.offset_size = 4;
-	len = dwn_rd_fixed(&r, 4);
+	len = dw_rd_fixed(&r, 4);
 	if (len == 0xffffffffu) {
-		len = dwn_rd_fixed(&r, 8);
+		len = dw_rd_fixed(&r, 8);
 		f.offset_size = 8;
 	} else if (len >= 0xfffffff0u) {
 		return 0;
@@ -325,26 +325,26 @@ int dwn_read_lines(struct sym_dwarf *dw, struct dw_cu *cu, struct dw_cuidx *x)
 	if (r.bad || len > (uint64_t)(r.end - r.p))
 		return 0;
 	r.end = r.p + len;
-	version = (unsigned)dwn_rd_fixed(&r, 2);
+	version = (unsigned)dw_rd_fixed(&r, 2);
 	if (version < 2 || version > 5)
 		return 0;
 	f.version = (uint16_t)version;
 	f.addr_size = cu->addr_size;
 	if (version >= 5) {
-		f.addr_size = (uint8_t)dwn_rd_fixed(&r, 1);
-		dwn_rd_fixed(&r, 1); /* segment selector size */
+		f.addr_size = (uint8_t)dw_rd_fixed(&r, 1);
+		dw_rd_fixed(&r, 1); /* segment selector size */
 	}
-	hlen = dwn_rd_fixed(&r, f.offset_size);
+	hlen = dw_rd_fixed(&r, f.offset_size);
 	if (r.bad || hlen > (uint64_t)(r.end - r.p))
 		return 0;
 	prog = r.p + hlen;
-	min_inst = (unsigned)dwn_rd_fixed(&r, 1);
+	min_inst = (unsigned)dw_rd_fixed(&r, 1);
 	if (version >= 4)
-		max_ops = (unsigned)dwn_rd_fixed(&r, 1);
-	dwn_rd_fixed(&r, 1); /* default_is_stmt */
-	line_base = (int8_t)dwn_rd_fixed(&r, 1);
-	line_range = (unsigned)dwn_rd_fixed(&r, 1);
-	opcode_base = (unsigned)dwn_rd_fixed(&r, 1);
+		max_ops = (unsigned)dw_rd_fixed(&r, 1);
+	dw_rd_fixed(&r, 1); /* default_is_stmt */
+	line_base = (int8_t)dw_rd_fixed(&r, 1);
+	line_range = (unsigned)dw_rd_fixed(&r, 1);
+	opcode_base = (unsigned)dw_rd_fixed(&r, 1);
 	std_len = r.p;
 	if (r.bad || line_range == 0 || opcode_base == 0 ||
 	    opcode_base - 1 > (unsigned)(r.end - r.p))

@@ -28,35 +28,6 @@
 /* ------------------------------------------------------------------------ */
 /* Bytes                                                                     */
 
-uint64_t dwn_rd_fixed(struct dw_rd *r, unsigned n)
-{
-	uint64_t v = 0;
-
-	if ((size_t)(r->end - r->p) < n) {
-		r->bad = true;
-		r->p = r->end;
-		return 0;
-	}
-	if (r->be) {
-		for (unsigned i = 0; i < n; i++)
-			v = (v << 8) | r->p[i];
-	} else {
-		for (unsigned i = n; i-- > 0;)
-			v = (v << 8) | r->p[i];
-	}
-	r->p += n;
-	return v;
-}
-
-static inline uint8_t rd_u8(struct dw_rd *r)
-{
-	if (r->p >= r->end) {
-		r->bad = true;
-		return 0;
-	}
-	return *r->p++;
-}
-
 uint64_t dwn_rd_uleb(struct dw_rd *r)
 {
 	uint64_t v = 0;
@@ -96,54 +67,36 @@ int64_t dwn_rd_sleb(struct dw_rd *r)
 	return 0;
 }
 
-static inline uint64_t rd_uleb_fast(struct dw_rd *r)
-{
-	/* one-byte values are by far the most common (abbreviation codes) */
-	if (r->p < r->end && !(*r->p & 0x80))
-		return *r->p++;
-	return dwn_rd_uleb(r);
-}
-
-static void rd_skip(struct dw_rd *r, uint64_t n)
-{
-	if ((uint64_t)(r->end - r->p) < n) {
-		r->bad = true;
-		r->p = r->end;
-		return;
-	}
-	r->p += n;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Forms                                                                     */
 
-int dwn_read_form(struct dw_rd *r, unsigned form, const struct dw_fctx *f, int64_t implicit,
-		  struct dw_fval *v)
+static inline int read_form(struct dw_rd *r, unsigned form, const struct dw_fctx *f,
+			    int64_t implicit, struct dw_fval *v)
 {
 	v->form = (uint16_t)form;
 	switch (form) {
 	case DW_FORM_addr:
-		v->u = dwn_rd_fixed(r, f->addr_size);
+		v->u = dw_rd_fixed(r, f->addr_size);
 		break;
 	case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1:
 	case DW_FORM_addrx1:
-		v->u = rd_u8(r);
+		v->u = dw_rd_u8(r);
 		break;
 	case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2:
-		v->u = dwn_rd_fixed(r, 2);
+		v->u = dw_rd_fixed(r, 2);
 		break;
 	case DW_FORM_strx3: case DW_FORM_addrx3:
-		v->u = dwn_rd_fixed(r, 3);
+		v->u = dw_rd_fixed(r, 3);
 		break;
 	case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_strx4: case DW_FORM_addrx4:
 	case DW_FORM_ref_sup4:
-		v->u = dwn_rd_fixed(r, 4);
+		v->u = dw_rd_fixed(r, 4);
 		break;
 	case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
-		v->u = dwn_rd_fixed(r, 8);
+		v->u = dw_rd_fixed(r, 8);
 		break;
 	case DW_FORM_data16:
-		rd_skip(r, 16);
+		dw_rd_skip(r, 16);
 		v->u = 0;
 		break;
 	case DW_FORM_sdata:
@@ -152,7 +105,7 @@ int dwn_read_form(struct dw_rd *r, unsigned form, const struct dw_fctx *f, int64
 	case DW_FORM_udata: case DW_FORM_ref_udata: case DW_FORM_strx: case DW_FORM_addrx:
 	case DW_FORM_loclistx: case DW_FORM_rnglistx: case DW_FORM_GNU_addr_index:
 	case DW_FORM_GNU_str_index:
-		v->u = dwn_rd_uleb(r);
+		v->u = dw_rd_uleb(r);
 		break;
 	case DW_FORM_string: {
 		const uint8_t *nul = r->p < r->end ? memchr(r->p, 0, (size_t)(r->end - r->p)) : NULL;
@@ -168,22 +121,22 @@ int dwn_read_form(struct dw_rd *r, unsigned form, const struct dw_fctx *f, int64
 	}
 	case DW_FORM_strp: case DW_FORM_line_strp: case DW_FORM_sec_offset: case DW_FORM_strp_sup:
 	case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt:
-		v->u = dwn_rd_fixed(r, f->offset_size);
+		v->u = dw_rd_fixed(r, f->offset_size);
 		break;
 	case DW_FORM_ref_addr:
-		v->u = dwn_rd_fixed(r, f->version <= 2 ? f->addr_size : f->offset_size);
+		v->u = dw_rd_fixed(r, f->version <= 2 ? f->addr_size : f->offset_size);
 		break;
 	case DW_FORM_block1:
-		rd_skip(r, rd_u8(r));
+		dw_rd_skip(r, dw_rd_u8(r));
 		break;
 	case DW_FORM_block2:
-		rd_skip(r, dwn_rd_fixed(r, 2));
+		dw_rd_skip(r, dw_rd_fixed(r, 2));
 		break;
 	case DW_FORM_block4:
-		rd_skip(r, dwn_rd_fixed(r, 4));
+		dw_rd_skip(r, dw_rd_fixed(r, 4));
 		break;
 	case DW_FORM_block: case DW_FORM_exprloc:
-		rd_skip(r, dwn_rd_uleb(r));
+		dw_rd_skip(r, dw_rd_uleb(r));
 		break;
 	case DW_FORM_flag_present:
 		v->u = 1;
@@ -197,6 +150,12 @@ int dwn_read_form(struct dw_rd *r, unsigned form, const struct dw_fctx *f, int64
 		return -HWT_ENOTSUP;
 	}
 	return r->bad ? -HWT_EFORMAT : 0;
+}
+
+int dwn_read_form(struct dw_rd *r, unsigned form, const struct dw_fctx *f, int64_t implicit,
+		  struct dw_fval *v)
+{
+	return read_form(r, form, f, implicit, v);
 }
 
 /* Size of a form in this unit, or -1 when it varies. */
@@ -272,7 +231,7 @@ const char *dwn_string(const struct sym_dwarf *dw, const struct dw_cu *cu,
 			return NULL;
 		r = (struct dw_rd){dw->str_offsets.p + pos, dw->str_offsets.p + dw->str_offsets.n,
 				   dw->be, false};
-		pos = dwn_rd_fixed(&r, cu->offset_size);
+		pos = dw_rd_fixed(&r, cu->offset_size);
 		return r.bad ? NULL : sect_string(&dw->str, pos);
 	}
 	default:
@@ -299,7 +258,7 @@ static bool val_addr(const struct sym_dwarf *dw, const struct dw_cu *cu, const s
 		if (pos < cu->addr_base || pos > dw->addr.n)
 			return false;
 		r = (struct dw_rd){dw->addr.p + pos, dw->addr.p + dw->addr.n, dw->be, false};
-		*out = dwn_rd_fixed(&r, cu->addr_size);
+		*out = dw_rd_fixed(&r, cu->addr_size);
 		return !r.bad;
 	}
 	default:
@@ -463,7 +422,7 @@ static int abbrevs_parse(const struct sym_dwarf *dw, const struct dw_cu *cu,
 		uint64_t tag = dwn_rd_uleb(&r);
 		ab->tag = tag > 0xffff ? 0 : (uint16_t)tag;
 		ab->kind = tag_kind(tag);
-		ab->children = rd_u8(&r) != 0;
+		ab->children = dw_rd_u8(&r) != 0;
 		ab->first = (uint32_t)a->nspecs;
 		for (;;) {
 			uint64_t at = dwn_rd_uleb(&r), form = dwn_rd_uleb(&r);
@@ -514,6 +473,58 @@ static int abbrevs_parse(const struct sym_dwarf *dw, const struct dw_cu *cu,
 error:
 	abbrevs_free(a);
 	return ret;
+}
+
+/* Finds one abbreviation without building the table (the unit DIE's, at
+ * listing time: most units are never looked up). specs has room for max
+ * attributes. Returns 0, -HWT_EFORMAT, or -HWT_ENOTSUP when it has more
+ * than max (the caller parses the whole table then). */
+static int abbrev_scan(const struct sym_dwarf *dw, const struct dw_cu *cu, uint64_t code,
+		       struct dw_abbrev *ab, struct dw_attrspec *specs, size_t max)
+{
+	struct dw_fctx f = fctx_of(cu);
+	struct dw_rd r = {dw->abbrev.p + cu->abbrev_off, dw->abbrev.p + dw->abbrev.n, dw->be,
+			  false};
+
+	for (;;) {
+		uint64_t c = dw_rd_uleb(&r), tag;
+		int fixed = 0;
+
+		if (r.bad || c == 0)
+			return -HWT_EFORMAT;
+		tag = dw_rd_uleb(&r);
+		memset(ab, 0, sizeof(*ab));
+		ab->code = c;
+		ab->tag = tag > 0xffff ? 0 : (uint16_t)tag;
+		ab->kind = tag_kind(tag);
+		ab->children = dw_rd_u8(&r) != 0;
+		for (;;) {
+			uint64_t at = dw_rd_uleb(&r), form = dw_rd_uleb(&r);
+			int64_t implicit = form == DW_FORM_implicit_const ? dwn_rd_sleb(&r) : 0;
+			struct dw_attrspec *sp;
+			int size;
+
+			if (r.bad)
+				return -HWT_EFORMAT;
+			if (at == 0 && form == 0)
+				break;
+			if (c != code)
+				continue;
+			if (ab->nattrs == max)
+				return -HWT_ENOTSUP;
+			sp = &specs[ab->nattrs++];
+			sp->at = at > 0xffff ? 0 : (uint16_t)at;
+			sp->form = form > 0xffff ? 0 : (uint16_t)form;
+			sp->slot = attr_slot(at);
+			sp->implicit = implicit;
+			size = form_size(sp->form, &f);
+			fixed = size < 0 || fixed < 0 ? -1 : fixed + size;
+		}
+		if (c == code) {
+			ab->fixed = fixed;
+			return 0;
+		}
+	}
 }
 
 static const struct dw_abbrev *abbrev_find(const struct dw_abbrevs *a, uint64_t code)
@@ -569,10 +580,10 @@ static int die_read(struct dw_rd *r, const struct dw_fctx *f, const struct dw_ab
 		int ret;
 
 		if (sp->slot >= 0) {
-			ret = dwn_read_form(r, sp->form, f, sp->implicit, &d->v[sp->slot]);
+			ret = read_form(r, sp->form, f, sp->implicit, &d->v[sp->slot]);
 			d->have |= 1u << sp->slot;
 		} else {
-			ret = dwn_read_form(r, sp->form, f, sp->implicit, &junk);
+			ret = read_form(r, sp->form, f, sp->implicit, &junk);
 		}
 		if (ret < 0)
 			return ret;
@@ -588,11 +599,11 @@ static int die_skip(struct dw_rd *r, const struct dw_fctx *f, const struct dw_ab
 	struct dw_fval junk;
 
 	if (ab->fixed >= 0) {
-		rd_skip(r, (uint64_t)ab->fixed);
+		dw_rd_skip(r, (uint64_t)ab->fixed);
 		return r->bad ? -HWT_EFORMAT : 0;
 	}
 	for (uint32_t i = 0; i < ab->nattrs; i++, sp++) {
-		int ret = dwn_read_form(r, sp->form, f, sp->implicit, &junk);
+		int ret = read_form(r, sp->form, f, sp->implicit, &junk);
 
 		if (ret < 0)
 			return ret;
@@ -707,7 +718,7 @@ static int rnglist(const struct sym_dwarf *dw, const struct dw_cu *cu, uint64_t 
 		return 0;
 	r = (struct dw_rd){dw->rnglists.p + off, dw->rnglists.p + dw->rnglists.n, dw->be, false};
 	while (ret == 0 && !r.bad) {
-		uint8_t code = rd_u8(&r);
+		uint8_t code = dw_rd_u8(&r);
 		struct dw_fval x = {.form = DW_FORM_addrx}, y = {.form = DW_FORM_addrx};
 		uint64_t a, b, len;
 
@@ -738,16 +749,16 @@ static int rnglist(const struct sym_dwarf *dw, const struct dw_cu *cu, uint64_t 
 				ret = dw_range_add(rb, base + a, base + b);
 			break;
 		case DW_RLE_base_address:
-			base = dwn_rd_fixed(&r, cu->addr_size);
+			base = dw_rd_fixed(&r, cu->addr_size);
 			break;
 		case DW_RLE_start_end:
-			a = dwn_rd_fixed(&r, cu->addr_size);
-			b = dwn_rd_fixed(&r, cu->addr_size);
+			a = dw_rd_fixed(&r, cu->addr_size);
+			b = dw_rd_fixed(&r, cu->addr_size);
 			if (!r.bad)
 				ret = dw_range_add(rb, a, b);
 			break;
 		case DW_RLE_start_length:
-			a = dwn_rd_fixed(&r, cu->addr_size);
+			a = dw_rd_fixed(&r, cu->addr_size);
 			len = dwn_rd_uleb(&r);
 			if (!r.bad)
 				ret = dw_range_add(rb, a, a + len);
@@ -771,7 +782,7 @@ static int ranges_v4(const struct sym_dwarf *dw, const struct dw_cu *cu, uint64_
 		return 0;
 	r = (struct dw_rd){dw->ranges.p + off, dw->ranges.p + dw->ranges.n, dw->be, false};
 	while (ret == 0) {
-		uint64_t a = dwn_rd_fixed(&r, cu->addr_size), b = dwn_rd_fixed(&r, cu->addr_size);
+		uint64_t a = dw_rd_fixed(&r, cu->addr_size), b = dw_rd_fixed(&r, cu->addr_size);
 
 		if (r.bad || (a == 0 && b == 0))
 			break;
@@ -818,7 +829,7 @@ static int die_ranges(const struct sym_dwarf *dw, const struct dw_cu *cu, const 
 			return 0;
 		r = (struct dw_rd){dw->rnglists.p + pos, dw->rnglists.p + dw->rnglists.n, dw->be,
 				   false};
-		off = dwn_rd_fixed(&r, cu->offset_size);
+		off = dw_rd_fixed(&r, cu->offset_size);
 		if (r.bad)
 			return 0;
 		return rnglist(dw, cu, cu->rnglists_base + off, rb);
@@ -895,7 +906,7 @@ static void skip_children(struct walker *w)
 			w->stop = true;
 			return;
 		}
-		code = rd_uleb_fast(&w->r);
+		code = dw_rd_uleb(&w->r);
 		if (code == 0) {
 			depth--;
 			continue;
@@ -943,7 +954,7 @@ static void walk(struct walker *w, int32_t parent, uint32_t depth)
 			w->stop = true;
 			return;
 		}
-		code = rd_uleb_fast(&w->r);
+		code = dw_rd_uleb(&w->r);
 		if (code == 0)
 			return;
 		ab = abbrev_find(w->a, code);
@@ -1031,25 +1042,37 @@ static void walk(struct walker *w, int32_t parent, uint32_t depth)
 /* Reads a unit's DIE into cu's fields and its ranges into rb. */
 static int unit_die(struct sym_dwarf *dw, struct dw_cu *cu, struct dw_rangebuf *rb)
 {
-	const struct dw_abbrevs *a = NULL;
-	const struct dw_abbrev *ab;
+	struct dw_attrspec specs[64];
+	struct dw_abbrev one;
+	struct dw_abbrevs scanned = {.v = &one, .n = 1, .specs = specs, .nspecs = 0};
+	const struct dw_abbrevs *a = &scanned;
+	const struct dw_abbrev *ab = &one;
 	struct dw_fctx f = fctx_of(cu);
 	struct dw_abbrevs *own = NULL;
 	struct dw_rd r;
 	struct die d;
-	uint64_t v;
+	uint64_t v, code;
 	int ret;
 
 	rb->n = 0;
-	ret = abbrevs_parse(dw, cu, &own);
-	if (ret < 0)
-		return ret;
-	a = own;
 	r = (struct dw_rd){dw->info.p + cu->die_off, dw->info.p + cu->end, dw->be, false};
-	ab = abbrev_find(a, dwn_rd_uleb(&r));
-	if (r.bad || !ab) {
-		ret = -HWT_EFORMAT;
-		goto out;
+	code = dwn_rd_uleb(&r);
+	if (r.bad)
+		return -HWT_EFORMAT;
+	ret = abbrev_scan(dw, cu, code, &one, specs, HWT_ARRAY_SIZE(specs));
+	if (ret == -HWT_ENOTSUP) {
+		/* a unit DIE with very many attributes: parse the table */
+		ret = abbrevs_parse(dw, cu, &own);
+		if (ret < 0)
+			return ret;
+		a = own;
+		ab = abbrev_find(a, code);
+		if (!ab) {
+			ret = -HWT_EFORMAT;
+			goto out;
+		}
+	} else if (ret < 0) {
+		return ret;
 	}
 	ret = die_read(&r, &f, a, ab, &d);
 	if (ret < 0)
@@ -1093,13 +1116,13 @@ out:
 static int unit_header(struct sym_dwarf *dw, uint64_t off, struct dw_cu *cu, uint64_t *next)
 {
 	struct dw_rd r = {dw->info.p + off, dw->info.p + dw->info.n, dw->be, false};
-	uint64_t len = dwn_rd_fixed(&r, 4);
+	uint64_t len = dw_rd_fixed(&r, 4);
 
 	memset(cu, 0, sizeof(*cu));
 	cu->off = off;
 	cu->offset_size = 4;
 	if (len == 0xffffffffu) {
-		len = dwn_rd_fixed(&r, 8);
+		len = dw_rd_fixed(&r, 8);
 		cu->offset_size = 8;
 	} else if (len >= 0xfffffff0u) {
 		return -HWT_EFORMAT;
@@ -1108,29 +1131,29 @@ static int unit_header(struct sym_dwarf *dw, uint64_t off, struct dw_cu *cu, uin
 		return -HWT_EFORMAT;
 	cu->end = (uint64_t)(r.p - dw->info.p) + len;
 	r.end = r.p + len;
-	cu->version = (uint16_t)dwn_rd_fixed(&r, 2);
+	cu->version = (uint16_t)dw_rd_fixed(&r, 2);
 	if (cu->version < 2 || cu->version > 5)
 		return -HWT_EFORMAT;
 	cu->unit_type = DW_UT_compile;
 	if (cu->version >= 5) {
-		cu->unit_type = rd_u8(&r);
-		cu->addr_size = rd_u8(&r);
-		cu->abbrev_off = dwn_rd_fixed(&r, cu->offset_size);
+		cu->unit_type = dw_rd_u8(&r);
+		cu->addr_size = dw_rd_u8(&r);
+		cu->abbrev_off = dw_rd_fixed(&r, cu->offset_size);
 		switch (cu->unit_type) {
 		case DW_UT_compile: case DW_UT_partial:
 			break;
 		case DW_UT_skeleton: case DW_UT_split_compile:
-			rd_skip(&r, 8); /* dwo_id */
+			dw_rd_skip(&r, 8); /* dwo_id */
 			break;
 		case DW_UT_type: case DW_UT_split_type:
-			rd_skip(&r, 8 + cu->offset_size);
+			dw_rd_skip(&r, 8 + cu->offset_size);
 			break;
 		default:
 			return -HWT_EFORMAT;
 		}
 	} else {
-		cu->abbrev_off = dwn_rd_fixed(&r, cu->offset_size);
-		cu->addr_size = rd_u8(&r);
+		cu->abbrev_off = dw_rd_fixed(&r, cu->offset_size);
+		cu->addr_size = dw_rd_u8(&r);
 	}
 	if (r.bad || (cu->addr_size != 2 && cu->addr_size != 4 && cu->addr_size != 8) ||
 	    cu->abbrev_off >= dw->abbrev.n)

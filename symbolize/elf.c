@@ -37,6 +37,7 @@ void sym_elf_close(struct sym_elf *e)
 		free(e->secs[i].inflated);
 	free(e->secs);
 	free(e->segs);
+	free(e->amap);
 	if (e->mapped)
 		munmap(e->data, e->size);
 	else
@@ -183,6 +184,91 @@ static int read_segments(struct sym_elf *e, Elf *elf)
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Builds e->amap, so that an address finds its section by binary search
+ * instead of a scan of every section per lookup. Sections may overlap
+ * (.tbss, and every section of an ET_REL object starts at 0): a piece
+ * belongs to the first section in index order that covers it, which is
+ * what the scan found. */
+static int build_amap(struct sym_elf *e)
+{
+	uint64_t *pts;
+	long *owner;
+	size_t n = 0, m = 0;
+	int ret = 0;
+
+	pts = malloc((2 * e->nsecs + 1) * sizeof(*pts));
+	if (!pts)
+		return -ENOMEM;
+	for (size_t i = 0; i < e->nsecs; i++) {
+		const struct sym_sec *s = &e->secs[i];
+
+		if (!(s->flags & SHF_ALLOC) || !s->size)
+			continue;
+		pts[n++] = s->addr;
+		pts[n++] = s->size > UINT64_MAX - s->addr ? UINT64_MAX : s->addr + s->size;
+	}
+	if (n == 0) {
+		free(pts);
+		return 0;
+	}
+	qsort(pts, n, sizeof(*pts), cmp_u64);
+	for (size_t i = 0; i < n; i++) {
+		if (m == 0 || pts[m - 1] != pts[i])
+			pts[m++] = pts[i];
+	}
+	owner = malloc(m * sizeof(*owner));
+	if (!owner) {
+		free(pts);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < m; k++)
+		owner[k] = -1;
+	for (size_t i = 0; i < e->nsecs; i++) {
+		const struct sym_sec *s = &e->secs[i];
+		uint64_t end;
+		size_t lo = 0, hi = m;
+
+		if (!(s->flags & SHF_ALLOC) || !s->size)
+			continue;
+		end = s->size > UINT64_MAX - s->addr ? UINT64_MAX : s->addr + s->size;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (pts[mid] < s->addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t k = lo; k + 1 < m && pts[k] < end; k++) {
+			if (owner[k] < 0)
+				owner[k] = (long)i;
+		}
+	}
+	e->amap = malloc(m * sizeof(*e->amap));
+	if (!e->amap) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < m; k++) {
+		if (e->namap && e->amap[e->namap - 1].sec == owner[k])
+			continue;
+		e->amap[e->namap].start = pts[k];
+		e->amap[e->namap].sec = owner[k];
+		e->namap++;
+	}
+out:
+	free(owner);
+	free(pts);
+	return ret;
+}
+
 int sym_elf_open(const char *path, const void *data, size_t size, uint64_t max_section,
 		 struct sym_elf **out)
 {
@@ -259,6 +345,9 @@ int sym_elf_open(const char *path, const void *data, size_t size, uint64_t max_s
 	if (err < 0)
 		goto error;
 	err = read_segments(e, elf);
+	if (err < 0)
+		goto error;
+	err = build_amap(e);
 	if (err < 0)
 		goto error;
 	elf_end(elf);
@@ -405,20 +494,20 @@ int sym_elf_section_data(struct sym_elf *e, struct sym_sec *s, const uint8_t **d
 
 long sym_elf_alloc_section(const struct sym_elf *e, uint64_t addr)
 {
-	for (size_t i = 0; i < e->nsecs; i++) {
-		const struct sym_sec *s = &e->secs[i];
+	size_t lo = 0, hi = e->namap;
 
-		if ((s->flags & SHF_ALLOC) && addr >= s->addr && addr - s->addr < s->size)
-			return (long)i;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->amap[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return -1;
+	return lo == 0 ? -1 : e->amap[lo - 1].sec;
 }
 
 bool sym_elf_has_alloc_sections(const struct sym_elf *e)
 {
-	for (size_t i = 0; i < e->nsecs; i++) {
-		if ((e->secs[i].flags & SHF_ALLOC) && e->secs[i].size)
-			return true;
-	}
-	return false;
+	return e->namap > 0;
 }

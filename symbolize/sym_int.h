@@ -51,6 +51,10 @@ struct sym_elf {
 	uint32_t debuglink_crc;
 	bool has_debug_info;   /* has a .debug_info section with contents */
 	bool has_symtab;       /* has a non-empty SHT_SYMTAB */
+	/* Address -> first SHF_ALLOC section (in index order) containing it:
+	 * sorted starts of disjoint pieces, each with its section or -1. */
+	struct sym_amap { uint64_t start; long sec; } *amap;
+	size_t namap;
 	uint64_t max_section;  /* decompression limit */
 };
 
