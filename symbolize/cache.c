@@ -80,6 +80,7 @@ static void obj_free(struct hwt_sym_obj *obj)
 			free((char *)d);
 	}
 	free(obj->syms);
+	sym_keys_fini(&obj->sym_keys);
 	free(obj->text);
 	free(obj->strtab_copy);
 	sym_elf_close(obj->elf);

@@ -117,6 +117,23 @@ struct dw_origin *dw_origin_slot(struct sym_dwarf *dw, uint64_t off)
 	return &dw->origins[i];
 }
 
+void dw_builder_init(struct dw_builder *b, struct sym_dwarf *dw, struct dw_cu *cu)
+{
+	memset(b, 0, sizeof(*b));
+	b->dw = dw;
+	b->cu = cu;
+	b->cu_base = cu->base;
+	b->ranges = dw->ranges_scratch;
+	b->cap_ranges = dw->ranges_cap;
+	b->scopes = dw->scopes_scratch;
+	b->cap_scopes = dw->scopes_cap;
+	b->rb = dw->rb_scratch;
+	b->rb.n = 0;
+	dw->ranges_scratch = NULL;
+	dw->scopes_scratch = NULL;
+	dw->rb_scratch.r = NULL;
+}
+
 int dw_add_scope(struct dw_builder *b, const char *name, const char *linkage, bool is_inline,
 		 int32_t parent, uint32_t depth, const struct dw_callsite *call)
 {
@@ -205,7 +222,7 @@ static int seg_push(struct dw_seg **segs, size_t *n, size_t *cap, uint64_t start
 }
 
 /* Flattens nested ranges into segments owned by their innermost scope. */
-static int flatten(struct dw_builder *b, struct dw_cuidx *x)
+static int flatten(struct dw_builder *b, struct dw_seg **segs, size_t *nsegs)
 {
 	struct { uint64_t hi; int32_t scope; } stack[MAX_DIE_DEPTH + 2];
 	size_t sp = 0, cap = 0;
@@ -220,13 +237,13 @@ static int flatten(struct dw_builder *b, struct dw_cuidx *x)
 			uint64_t end = stack[sp - 1].hi;
 
 			sp--;
-			ret = seg_push(&x->segs, &x->nsegs, &cap, end, sp ? stack[sp - 1].scope : -1);
+			ret = seg_push(segs, nsegs, &cap, end, sp ? stack[sp - 1].scope : -1);
 		}
 		if (sp && hi > stack[sp - 1].hi)
 			hi = stack[sp - 1].hi; /* not nested: clip to the parent */
 		if (hi <= lo || sp >= HWT_ARRAY_SIZE(stack))
 			continue;
-		ret = ret ? ret : seg_push(&x->segs, &x->nsegs, &cap, lo, b->ranges[i].scope);
+		ret = ret ? ret : seg_push(segs, nsegs, &cap, lo, b->ranges[i].scope);
 		stack[sp].hi = hi;
 		stack[sp].scope = b->ranges[i].scope;
 		sp++;
@@ -235,29 +252,53 @@ static int flatten(struct dw_builder *b, struct dw_cuidx *x)
 		uint64_t end = stack[sp - 1].hi;
 
 		sp--;
-		ret = seg_push(&x->segs, &x->nsegs, &cap, end, sp ? stack[sp - 1].scope : -1);
+		ret = seg_push(segs, nsegs, &cap, end, sp ? stack[sp - 1].scope : -1);
 	}
 	return ret;
 }
 
 int dw_builder_finish(struct dw_builder *b, struct dw_cuidx *x)
 {
-	int ret = flatten(b, x);
+	struct dw_seg *segs = NULL;
+	size_t nsegs = 0;
+	int ret = flatten(b, &segs, &nsegs);
 
+	if (ret == 0) {
+		x->seg_scope = malloc((nsegs ? nsegs : 1) * sizeof(*x->seg_scope));
+		ret = sym_keys_alloc(&x->seg_start, nsegs);
+		if (!x->seg_scope)
+			ret = -ENOMEM;
+	}
+	if (ret == 0) {
+		for (size_t i = 0; i < nsegs; i++) {
+			x->seg_start.k[i] = segs[i].start;
+			x->seg_scope[i] = segs[i].scope;
+		}
+		sym_keys_seal(&x->seg_start);
+	}
+	free(segs);
 	if (ret < 0)
 		return ret;
-	x->scopes = b->scopes;
+	x->scopes = malloc((b->nscopes ? b->nscopes : 1) * sizeof(*x->scopes));
+	if (!x->scopes)
+		return -ENOMEM;
+	memcpy(x->scopes, b->scopes, b->nscopes * sizeof(*x->scopes));
 	x->nscopes = b->nscopes;
-	b->scopes = NULL;
-	b->nscopes = 0;
 	return 0;
 }
 
 void dw_builder_fini(struct dw_builder *b)
 {
-	free(b->scopes);
-	free(b->ranges);
-	free(b->rb.r);
+	struct sym_dwarf *dw = b->dw;
+
+	free(dw->ranges_scratch);
+	free(dw->scopes_scratch);
+	free(dw->rb_scratch.r);
+	dw->ranges_scratch = b->ranges;
+	dw->ranges_cap = b->cap_ranges;
+	dw->scopes_scratch = b->scopes;
+	dw->scopes_cap = b->cap_scopes;
+	dw->rb_scratch = b->rb;
 	memset(b, 0, sizeof(*b));
 }
 
@@ -337,33 +378,50 @@ static int cmp_seq(const void *a, const void *b)
 	return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
+struct dw_rowbuf *dw_rows_begin(struct sym_dwarf *dw)
+{
+	if (!dw->rows_scratch)
+		dw->rows_scratch = calloc(1, sizeof(*dw->rows_scratch));
+	if (dw->rows_scratch) {
+		dw->rows_scratch->nraw = 0;
+		dw->rows_scratch->nseqs = 0;
+		dw->rows_scratch->seq_start = 0;
+	}
+	return dw->rows_scratch;
+}
+
 int dw_rows_finish(struct dw_rowbuf *rb, struct dw_cuidx *x)
 {
+	size_t n = 0;
+	int ret;
+
 	/* Sorted sequences, each ending with its end marker. */
 	if (rb->nseqs > 1)
 		qsort(rb->seqs, rb->nseqs, sizeof(*rb->seqs), cmp_seq);
 	x->rows = malloc((rb->nraw ? rb->nraw : 1) * sizeof(*x->rows));
-	if (!x->rows)
+	ret = sym_keys_alloc(&x->row_addr, rb->nraw);
+	if (!x->rows || ret < 0)
 		return -ENOMEM;
-	x->nrows = 0;
 	for (size_t s = 0; s < rb->nseqs; s++) {
-		size_t start = rb->seqs[s][0], len = rb->seqs[s][1] - start;
+		const struct dw_row *r = &rb->raw[rb->seqs[s][0]], *end = &rb->raw[rb->seqs[s][1]];
 
 		/* an end marker followed by a row at the same address: keep the row */
-		if (x->nrows && x->rows[x->nrows - 1].file == UINT32_MAX &&
-		    x->rows[x->nrows - 1].addr == rb->raw[start].addr)
-			x->nrows--;
-		memcpy(&x->rows[x->nrows], &rb->raw[start], len * sizeof(*rb->raw));
-		x->nrows += len;
+		if (n && x->rows[n - 1].file == UINT32_MAX && x->row_addr.k[n - 1] == r->addr)
+			n--;
+		for (; r < end; r++) {
+			x->row_addr.k[n] = r->addr;
+			x->rows[n].file = r->file;
+			x->rows[n].line = r->line;
+			x->rows[n].column = r->column;
+			x->rows[n].discriminator = r->discriminator;
+			n++;
+		}
 	}
+	/* fewer rows than allocated: only the first n count */
+	x->row_addr.n = n;
+	x->row_addr.ntop = (n + SYM_KEYS_BLOCK - 1) / SYM_KEYS_BLOCK;
+	sym_keys_seal(&x->row_addr);
 	return 0;
-}
-
-void dw_rows_fini(struct dw_rowbuf *rb)
-{
-	free(rb->raw);
-	free(rb->seqs);
-	memset(rb, 0, sizeof(*rb));
 }
 
 void dw_cuidx_free(struct dw_cuidx *x)
@@ -380,7 +438,9 @@ void dw_cuidx_free(struct dw_cuidx *x)
 		free(x->files[f]);
 	free(x->files);
 	free(x->scopes);
-	free(x->segs);
+	sym_keys_fini(&x->seg_start);
+	free(x->seg_scope);
+	sym_keys_fini(&x->row_addr);
 	free(x->rows);
 	free(x);
 }
@@ -396,6 +456,14 @@ void sym_dwarf_free(struct sym_dwarf *dw)
 		dw_cuidx_free(atomic_load(&dw->cus[i].idx));
 	dwn_free(dw);
 	dwl_close(dw);
+	if (dw->rows_scratch) {
+		free(dw->rows_scratch->raw);
+		free(dw->rows_scratch->seqs);
+		free(dw->rows_scratch);
+	}
+	free(dw->ranges_scratch);
+	free(dw->scopes_scratch);
+	free(dw->rb_scratch.r);
 	free(dw->cus);
 	free(dw->cranges);
 	free(dw->origins);
@@ -567,40 +635,20 @@ static long find_crange(const struct sym_dwarf *dw, uint64_t addr)
 	return -1;
 }
 
-static const struct dw_row *find_row(const struct dw_cuidx *x, uint64_t addr)
+static const struct dw_line *find_row(const struct dw_cuidx *x, uint64_t addr)
 {
-	size_t lo = 0, hi = x->nrows;
-	const struct dw_row *r;
+	size_t i = sym_keys_upper(&x->row_addr, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (x->rows[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NULL;
-	r = &x->rows[lo - 1];
-	if (r->file == UINT32_MAX || lo == x->nrows)
-		return NULL; /* past the end of a sequence */
-	return r;
+	if (i == 0 || i == x->row_addr.n || x->rows[i - 1].file == UINT32_MAX)
+		return NULL; /* before the first row, or past the end of a sequence */
+	return &x->rows[i - 1];
 }
 
 static int32_t find_scope(const struct dw_cuidx *x, uint64_t addr)
 {
-	size_t lo = 0, hi = x->nsegs;
+	size_t i = sym_keys_upper(&x->seg_start, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (x->segs[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo == 0 ? -1 : x->segs[lo - 1].scope;
+	return i == 0 ? -1 : x->seg_scope[i - 1];
 }
 
 static const char *scope_name(struct hwt_sym_obj *obj, struct dw_scope *s, uint64_t addr,
@@ -633,7 +681,7 @@ int sym_dwarf_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 		     struct hwt_sym_frame *frames, unsigned max, unsigned *depth)
 {
 	struct sym_dwarf *dw = get_dwarf(obj);
-	const struct dw_row *row = NULL;
+	const struct dw_line *row = NULL;
 	struct dw_cuidx *x = NULL;
 	bool raw = flags & HWT_SYM_RAW;
 	int32_t sc = -1;

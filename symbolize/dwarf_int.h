@@ -42,14 +42,24 @@ struct dw_row {
 	uint32_t discriminator;
 };
 
-/* The index of one unit: built once, then read without locks. */
+/* What a line row says about its address (row_addr[i] is the address). */
+struct dw_line {
+	uint32_t file;      /* UINT32_MAX marks the end of a sequence */
+	uint32_t line;
+	uint32_t column;
+	uint32_t discriminator;
+};
+
+/* The index of one unit: built once, then read without locks. Addresses
+ * are kept apart from what they map to, so that the binary searches of a
+ * lookup run over dense arrays of keys. */
 struct dw_cuidx {
 	struct dw_scope *scopes;
 	size_t nscopes;
-	struct dw_seg *segs;
-	size_t nsegs;
-	struct dw_row *rows;
-	size_t nrows;
+	struct sym_keys seg_start; /* segments: [start i, start i + 1) */
+	int32_t *seg_scope;        /* ... is owned by this scope (-1: gap) */
+	struct sym_keys row_addr;  /* line rows' addresses, sorted sequences */
+	struct dw_line *rows;
 	char **files;       /* indexed by DWARF file number; NULL unknown */
 	size_t nfiles;
 };
@@ -231,6 +241,13 @@ struct dw_sect {
 
 struct dw_lib; /* dwarf_lib.c */
 
+/* Address ranges of one DIE. */
+struct dw_rangebuf {
+	uint64_t (*r)[2];
+	size_t n, cap;
+};
+
+
 struct sym_dwarf {
 	struct sym_elf *e;
 	struct hwt_sym_obj *obj;
@@ -245,18 +262,19 @@ struct sym_dwarf {
 	size_t norigins, origin_cap;
 	struct dw_lib *lib; /* libdwarf, opened when first needed */
 	bool lib_failed;
-	/* ET_REL: what binutils adds to an address of section i before it
-	 * looks in the DWARF (its placement of relocatable sections). */
 	_Atomic size_t built_native, built_libdwarf;
+	/* Scratch of the unit builders (under obj->lock), kept from one unit
+	 * to the next so that building does not fault in fresh memory each
+	 * time. */
+	struct dw_rowbuf *rows_scratch;
+	struct dw_brange *ranges_scratch;
+	size_t ranges_cap;
+	struct dw_scope *scopes_scratch;
+	size_t scopes_cap;
+	struct dw_rangebuf rb_scratch;
 };
 
 /* --- shared builder (dwarf.c) --- */
-
-/* Address ranges of one DIE. */
-struct dw_rangebuf {
-	uint64_t (*r)[2];
-	size_t n, cap;
-};
 
 int dw_range_add(struct dw_rangebuf *rb, uint64_t lo, uint64_t hi);
 
@@ -285,11 +303,14 @@ struct dw_callsite {
 	bool has_file, has_line, has_column;
 };
 
+/* Starts building a unit with dw's scratch buffers. */
+void dw_builder_init(struct dw_builder *b, struct sym_dwarf *dw, struct dw_cu *cu);
 /* Adds a scope with the ranges in b->rb. Returns 0 or -ENOMEM/-HWT_ETOOBIG. */
 int dw_add_scope(struct dw_builder *b, const char *name, const char *linkage, bool is_inline,
 		 int32_t parent, uint32_t depth, const struct dw_callsite *call);
-/* Flattens the builder's ranges into x's segments and hands it the scopes. */
+/* Flattens the builder's ranges into x's segments and copies the scopes. */
 int dw_builder_finish(struct dw_builder *b, struct dw_cuidx *x);
+/* Gives the scratch buffers back to dw. */
 void dw_builder_fini(struct dw_builder *b);
 
 /* The origin memo slot for a DIE offset (grows the table); NULL on ENOMEM. */
@@ -334,8 +355,9 @@ static inline int dw_rows_add(struct dw_rowbuf *rb, uint64_t addr, uint64_t file
 	}
 	return dw_rows_push(rb, &r, endseq);
 }
+/* The row scratch of dw, emptied (NULL: no memory). */
+struct dw_rowbuf *dw_rows_begin(struct sym_dwarf *dw);
 int dw_rows_finish(struct dw_rowbuf *rb, struct dw_cuidx *x);
-void dw_rows_fini(struct dw_rowbuf *rb);
 
 bool dw_lang_is_c_like(uint64_t lang);
 void dw_cuidx_free(struct dw_cuidx *x);

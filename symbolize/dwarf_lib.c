@@ -669,9 +669,11 @@ static int read_lines(struct dw_builder *b, Dwarf_Die cu_die, struct dw_cuidx *x
 	Dwarf_Signed nlines = 0, base = 0, count = 0, end = 0, ndirs = 0;
 	Dwarf_Error err = NULL;
 	const char *comp_dir = NULL;
-	struct dw_rowbuf rows = {0};
+	struct dw_rowbuf *rows = dw_rows_begin(dw);
 	int ret = 0;
 
+	if (!rows)
+		return -ENOMEM;
 	if (dwarf_srclines_b(cu_die, &version, &tcount, &ctx, &err) != DW_DLV_OK) {
 		drop_err(dw, &err);
 		return 0; /* a unit without a line table */
@@ -743,15 +745,14 @@ static int read_lines(struct dw_builder *b, Dwarf_Die cu_die, struct dw_cuidx *x
 		if (dwarf_prologue_end_etc(lines[i], &pe, &eb, &isa, &disc, &err) != DW_DLV_OK)
 			disc = 0;
 		drop_err(dw, &err);
-		ret = dw_rows_add(&rows, addr, fileno, x->nfiles,
+		ret = dw_rows_add(rows, addr, fileno, x->nfiles,
 				  lineno > INT64_MAX ? -1 : (int64_t)lineno, col, disc, endseq);
 	}
 	if (ret == 0)
-		ret = dw_rows_finish(&rows, x);
+		ret = dw_rows_finish(rows, x);
 out:
 	if (err)
 		drop_err(dw, &err);
-	dw_rows_fini(&rows);
 	dwarf_srclines_dealloc_b(ctx);
 	return ret;
 }
@@ -759,7 +760,7 @@ out:
 /* Builds the index of one unit with libdwarf. Called under obj->lock. */
 int dwl_build_unit(struct sym_dwarf *dw, struct dw_cu *cu, struct dw_cuidx *x)
 {
-	struct dw_builder b = {.dw = dw, .cu = cu};
+	struct dw_builder b;
 	Dwarf_Die cu_die = NULL;
 	Dwarf_Error err = NULL;
 	Dwarf_Addr base = 0;
@@ -772,6 +773,8 @@ int dwl_build_unit(struct sym_dwarf *dw, struct dw_cu *cu, struct dw_cuidx *x)
 		drop_err(dw, &err);
 		return -HWT_EFORMAT;
 	}
+	dw_builder_init(&b, dw, cu);
+	b.cu_base = 0;
 	if (dwarf_lowpc(cu_die, &base, &err) == DW_DLV_OK)
 		b.cu_base = base;
 	drop_err(dw, &err);

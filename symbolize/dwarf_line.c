@@ -303,7 +303,7 @@ static int run_program(struct dw_rd *r, unsigned version, const uint8_t *std_len
 int dwn_read_lines(struct sym_dwarf *dw, struct dw_cu *cu, struct dw_cuidx *x)
 {
 	struct ltab t = {0};
-	struct dw_rowbuf rows = {0};
+	struct dw_rowbuf *rows = dw_rows_begin(dw);
 	struct dw_fctx f;
 	struct dw_rd r;
 	const uint8_t *std_len, *prog;
@@ -313,6 +313,8 @@ int dwn_read_lines(struct sym_dwarf *dw, struct dw_cu *cu, struct dw_cuidx *x)
 
 	if (!cu->has_stmt_list || cu->stmt_list >= dw->line.n)
 		return 0; /* a unit without a line table */
+	if (!rows)
+		return -ENOMEM;
 	r = (struct dw_rd){dw->line.p + cu->stmt_list, dw->line.p + dw->line.n, dw->be, false};
 	f.offset_size = 4;
 	len = dw_rd_fixed(&r, 4);
@@ -364,11 +366,10 @@ int dwn_read_lines(struct sym_dwarf *dw, struct dw_cu *cu, struct dw_cuidx *x)
 	if (ret == 0) {
 		r.p = prog;
 		ret = run_program(&r, version, std_len, opcode_base, min_inst, max_ops, line_base,
-				  line_range, x->nfiles, &rows);
+				  line_range, x->nfiles, rows);
 	}
 	if (ret == 0)
-		ret = dw_rows_finish(&rows, x);
-	dw_rows_fini(&rows);
+		ret = dw_rows_finish(rows, x);
 	free(t.dirs);
 	free(t.files);
 	if (ret == -HWT_EFORMAT) {
@@ -377,10 +378,10 @@ int dwn_read_lines(struct sym_dwarf *dw, struct dw_cu *cu, struct dw_cuidx *x)
 			free(x->files[i]);
 		free(x->files);
 		free(x->rows);
+		sym_keys_fini(&x->row_addr);
 		x->files = NULL;
 		x->nfiles = 0;
 		x->rows = NULL;
-		x->nrows = 0;
 		return 0;
 	}
 	return ret;

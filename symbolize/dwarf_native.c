@@ -1223,7 +1223,7 @@ int dwn_list_units(struct sym_dwarf *dw)
 
 int dwn_build_unit(struct sym_dwarf *dw, struct dw_cu *cu, struct dw_cuidx *x)
 {
-	struct dw_builder b = {.dw = dw, .cu = cu, .cu_base = cu->base};
+	struct dw_builder b;
 	struct walker w = {.b = &b, .dw = dw, .cu = cu};
 	const struct dw_abbrev *ab;
 	int ret;
@@ -1234,17 +1234,15 @@ int dwn_build_unit(struct sym_dwarf *dw, struct dw_cu *cu, struct dw_cuidx *x)
 	ret = dwn_read_lines(dw, cu, x);
 	if (ret < 0)
 		return ret;
+	dw_builder_init(&b, dw, cu);
 	w.f = fctx_of(cu);
 	w.r = (struct dw_rd){dw->info.p + cu->die_off, dw->info.p + cu->end, dw->be, false};
 	ab = abbrev_find(w.a, dwn_rd_uleb(&w.r));
-	if (w.r.bad || !ab)
-		return -HWT_EFORMAT;
-	ret = die_skip(&w.r, &w.f, w.a, ab);
-	if (ret < 0)
-		return ret;
-	if (ab->children)
+	ret = w.r.bad || !ab ? -HWT_EFORMAT : die_skip(&w.r, &w.f, w.a, ab);
+	if (ret == 0 && ab->children) {
 		walk(&w, -1, 0);
-	ret = w.err;
+		ret = w.err;
+	}
 	if (ret == 0)
 		ret = dw_builder_finish(&b, x);
 	dw_builder_fini(&b);

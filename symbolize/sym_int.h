@@ -28,6 +28,60 @@ struct sym_sec {
 	int inflate_err;    /* sticky error of a failed decompression */
 };
 
+/* Sorted 64-bit keys (addresses) searched by lookups, with a sparse top
+ * level holding every SYM_KEYS_BLOCK-th key. A search goes through the top
+ * level (small enough to stay in cache) and then one block of the keys (one
+ * cache line: the keys are copied to 64-byte aligned memory), instead of a
+ * binary search whose deep levels each miss the cache: that latency was
+ * most of a random lookup's time. */
+#define SYM_KEYS_BLOCK 8 /* one 64-byte cache line of keys */
+
+struct sym_keys {
+	uint64_t *k;   /* n keys, owned */
+	uint64_t *top; /* k[0], k[BLOCK], k[2 * BLOCK], ... */
+	size_t n, ntop;
+};
+
+/* Copies n sorted keys (keys may be NULL when n is 0) and builds the top
+ * level; frees keys in every case. Returns 0 or -ENOMEM (ks is empty). */
+int sym_keys_init(struct sym_keys *ks, uint64_t *keys, size_t n);
+/* Or in two steps, without the copy: allocate room for n keys (ks->n = n),
+ * write ks->k[0..n), then seal (builds the top level). */
+int sym_keys_alloc(struct sym_keys *ks, size_t n);
+void sym_keys_seal(struct sym_keys *ks);
+void sym_keys_fini(struct sym_keys *ks);
+
+/* Number of keys <= v in a sorted array. Branch-free (a conditional move),
+ * so that random lookups pay no mispredicted branches. */
+static inline size_t sym_upper_bound(const uint64_t *keys, size_t n, uint64_t v)
+{
+	const uint64_t *base = keys;
+
+	if (n == 0)
+		return 0;
+	while (n > 1) {
+		size_t half = n / 2;
+
+		base = base[half] <= v ? base + half : base;
+		n -= half;
+	}
+	return (size_t)(base - keys) + (*base <= v);
+}
+
+/* Number of keys <= v: the index just past the last key at or below v. */
+static inline size_t sym_keys_upper(const struct sym_keys *ks, uint64_t v)
+{
+	size_t j = sym_upper_bound(ks->top, ks->ntop, v), lo, hi, cnt = 1;
+
+	if (j == 0)
+		return 0;
+	lo = (j - 1) * SYM_KEYS_BLOCK; /* k[lo] == top[j - 1] <= v */
+	hi = lo + SYM_KEYS_BLOCK < ks->n ? lo + SYM_KEYS_BLOCK : ks->n;
+	for (size_t i = lo + 1; i < hi; i++)
+		cnt += ks->k[i] <= v;
+	return lo + cnt;
+}
+
 /* A PT_LOAD segment. */
 struct sym_seg {
 	uint64_t vaddr, memsz, offset, filesz;
@@ -90,6 +144,7 @@ struct hwt_sym_obj {
 
 	struct sym_entry *syms; /* sorted by address */
 	size_t nsyms;
+	struct sym_keys sym_keys; /* syms[i].addr, for searches */
 	unsigned sym_source;    /* HWT_SYM_SRC_SYMTAB, _DYNSYM, _KALLSYMS, _PERFMAP */
 	char *text;             /* kallsyms / perf map text that names point into */
 	char *strtab_copy;      /* a strtab that lacked its final NUL */

@@ -86,10 +86,67 @@ static int cmp_entry(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+int sym_keys_alloc(struct sym_keys *ks, size_t n)
+{
+	size_t ntop = (n + SYM_KEYS_BLOCK - 1) / SYM_KEYS_BLOCK;
+
+	memset(ks, 0, sizeof(*ks));
+	if (n == 0)
+		return 0;
+	if (ntop > SIZE_MAX / (SYM_KEYS_BLOCK * sizeof(*ks->k)))
+		return -ENOMEM;
+	ks->top = malloc(ntop * sizeof(*ks->top));
+	ks->k = aligned_alloc(64, ntop * SYM_KEYS_BLOCK * sizeof(*ks->k));
+	if (!ks->top || !ks->k) {
+		free(ks->top);
+		free(ks->k);
+		memset(ks, 0, sizeof(*ks));
+		return -ENOMEM;
+	}
+	ks->n = n;
+	ks->ntop = ntop;
+	return 0;
+}
+
+void sym_keys_seal(struct sym_keys *ks)
+{
+	for (size_t i = 0; i < ks->ntop; i++)
+		ks->top[i] = ks->k[i * SYM_KEYS_BLOCK];
+}
+
+int sym_keys_init(struct sym_keys *ks, uint64_t *keys, size_t n)
+{
+	int ret = sym_keys_alloc(ks, n);
+
+	if (ret == 0 && n) {
+		memcpy(ks->k, keys, n * sizeof(*keys));
+		sym_keys_seal(ks);
+	}
+	free(keys);
+	return ret;
+}
+
+void sym_keys_fini(struct sym_keys *ks)
+{
+	free(ks->k);
+	free(ks->top);
+	memset(ks, 0, sizeof(*ks));
+}
+
 void sym_symtab_sort(struct hwt_sym_obj *obj)
 {
+	uint64_t *keys;
+
 	if (obj->nsyms > 1)
 		qsort(obj->syms, obj->nsyms, sizeof(*obj->syms), cmp_entry);
+	/* The search keys; without them (no memory) searches use syms. */
+	sym_keys_fini(&obj->sym_keys);
+	keys = malloc((obj->nsyms ? obj->nsyms : 1) * sizeof(*keys));
+	if (!keys)
+		return;
+	for (size_t i = 0; i < obj->nsyms; i++)
+		keys[i] = obj->syms[i].addr;
+	sym_keys_init(&obj->sym_keys, keys, obj->nsyms);
 }
 
 static bool is_code_symbol(unsigned type)
@@ -217,13 +274,17 @@ long sym_symtab_find(const struct hwt_sym_obj *obj, uint64_t addr, bool nearest)
 	long i;
 
 	/* last entry with entry.addr <= addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	if (obj->sym_keys.n == obj->nsyms) {
+		lo = sym_keys_upper(&obj->sym_keys, addr);
+	} else {
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
 
-		if (obj->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+			if (obj->syms[mid].addr <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
 	}
 	if (lo == 0)
 		return -1;
