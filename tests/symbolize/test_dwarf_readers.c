@@ -1,0 +1,391 @@
+/*
+ * tests/symbolize/test_dwarf_readers.c - the two DWARF readers of the
+ * symbolize module against each other and against binutils:
+ *
+ *   - our own reader (HWT_SYM_DWARF_NATIVE) and libdwarf
+ *     (HWT_SYM_DWARF_LIBDWARF) give the same answer, frame by frame (name,
+ *     file, line, column, discriminator, depth), for every byte address of
+ *     the code of the test programs: DWARF 2, 3, 4 and 5, C and C++, PIE,
+ *     non-PIE, a shared library, zlib and .zdebug compressed sections;
+ *   - AUTO indexes those programs with the native reader only;
+ *   - the per-unit fallback: a program whose hand-written DWARF uses
+ *     DW_FORM_indirect (which the native reader declines) in one unit's
+ *     function DIE and in another unit's unit DIE is indexed by libdwarf for
+ *     those units, answers as binutils addr2line does, and with the native
+ *     reader alone those units give no DWARF (symbol table answers).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize/symbolize.h"
+#include "tests/lib/testutil.h"
+
+static char *tmp;
+
+static struct hwt_sym_cache *new_cache(unsigned reader)
+{
+	struct hwt_sym_config cfg;
+	struct hwt_sym_cache *c;
+
+	hwt_sym_config_init(&cfg);
+	cfg.system_debug_dir = NULL;
+	cfg.dwarf_reader = reader;
+	assert_int_equal(hwt_sym_cache_alloc(&cfg, &c), 0);
+	return c;
+}
+
+static void same_string(const char *what, uint64_t addr, unsigned i, const char *a,
+			const char *b)
+{
+	if ((a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0)) {
+		fprintf(stderr, "0x%llx frame %u %s: native '%s', libdwarf '%s'\n",
+			(unsigned long long)addr, i, what, a ? a : "(null)", b ? b : "(null)");
+		fail();
+	}
+}
+
+struct tally {
+	unsigned dwarf;   /* addresses answered from DWARF */
+	unsigned inlined; /* ... with at least one inlined frame */
+	unsigned columns; /* ... with a column */
+};
+
+/* Looks addr up in both objects with flags and compares everything. */
+static void compare_addr(struct hwt_sym_obj *nat, struct hwt_sym_obj *lib, uint64_t addr,
+			 unsigned flags, struct tally *t)
+{
+	struct hwt_sym_frame fn[32], fl[32];
+	struct hwt_sym_info in, il;
+	int rn = hwt_sym_lookup(nat, addr, flags, &in, fn, 32);
+	int rl = hwt_sym_lookup(lib, addr, flags, &il, fl, 32);
+
+	if (rn != rl || in.depth != il.depth || in.source != il.source) {
+		fprintf(stderr, "0x%llx flags %u: native %d frames (depth %u, source %u), "
+				"libdwarf %d (depth %u, source %u)\n",
+			(unsigned long long)addr, flags, rn, in.depth, in.source, rl, il.depth,
+			il.source);
+		fail();
+	}
+	for (int i = 0; i < rn; i++) {
+		same_string("function", addr, (unsigned)i, fn[i].func, fl[i].func);
+		same_string("file", addr, (unsigned)i, fn[i].file, fl[i].file);
+		if (fn[i].line != fl[i].line || fn[i].column != fl[i].column ||
+		    fn[i].discriminator != fl[i].discriminator) {
+			fprintf(stderr, "0x%llx frame %d: native %u:%u (d %u), libdwarf %u:%u (d %u)\n",
+				(unsigned long long)addr, i, fn[i].line, fn[i].column,
+				fn[i].discriminator, fl[i].line, fl[i].column, fl[i].discriminator);
+			fail();
+		}
+	}
+	if (rn > 0 && in.source == HWT_SYM_SRC_DWARF) {
+		t->dwarf++;
+		t->inlined += rn > 1;
+		t->columns += fn[0].column > 0;
+	}
+}
+
+/* Every byte of the program's .text (and .text.* of objects), both readers. */
+static void compare_program(const char *name, unsigned min_inlined)
+{
+	struct hwt_sym_cache *cn = new_cache(HWT_SYM_DWARF_NATIVE);
+	struct hwt_sym_cache *cl = new_cache(HWT_SYM_DWARF_LIBDWARF);
+	struct hwt_sym_cache *ca = new_cache(HWT_SYM_DWARF_AUTO);
+	struct hwt_sym_obj *nat, *lib, *aut;
+	struct hwt_sym_obj_info info;
+	struct tally t = {0};
+	uint64_t lo, size;
+	const char *path = hwt_test_prog(name);
+
+	assert_int_equal(hwt_sym_obj_open(cn, path, NULL, 0, &nat), 0);
+	assert_int_equal(hwt_sym_obj_open(cl, path, NULL, 0, &lib), 0);
+	assert_int_equal(hwt_sym_obj_open(ca, path, NULL, 0, &aut), 0);
+	assert_int_equal(hwt_sym_obj_section(nat, ".text", &lo, &size), 0);
+	assert_true(size > 64);
+	for (uint64_t a = lo - 16; a < lo + size + 16; a++) {
+		struct hwt_sym_frame f[4];
+		struct hwt_sym_info i;
+
+		compare_addr(nat, lib, a, 0, &t);
+		compare_addr(nat, lib, a, HWT_SYM_RAW | HWT_SYM_NEAREST, &t);
+		if (a % 7 == 0)
+			compare_addr(nat, lib, a, HWT_SYM_NO_INLINE, &t);
+		hwt_sym_lookup(aut, a, 0, &i, f, 4);
+	}
+	fprintf(stderr, "%s: %u DWARF answers, %u with inlined frames, %u with columns\n", name,
+		t.dwarf, t.inlined, t.columns);
+	/* the comparison covered real DWARF answers, inline chains included */
+	assert_true(t.dwarf > size / 2);
+	assert_true(t.inlined >= min_inlined);
+	/* each reader indexed what it was told to; AUTO needed no libdwarf */
+	assert_int_equal(hwt_sym_obj_info(nat, &info), 0);
+	assert_true(info.dwarf_units_native >= 1);
+	assert_int_equal(info.dwarf_units_libdwarf, 0);
+	assert_int_equal(hwt_sym_obj_info(lib, &info), 0);
+	assert_int_equal(info.dwarf_units_native, 0);
+	assert_true(info.dwarf_units_libdwarf >= 1);
+	assert_int_equal(hwt_sym_obj_info(aut, &info), 0);
+	assert_true(info.dwarf_units_native >= 1);
+	assert_int_equal(info.dwarf_units_libdwarf, 0);
+	hwt_sym_cache_free(cn);
+	hwt_sym_cache_free(cl);
+	hwt_sym_cache_free(ca);
+}
+
+static void test_readers_agree_c(void **state)
+{
+	static const char *const progs[] = {
+		"sym_inline_pie",    /* DWARF 5 */
+		"sym_inline_nopie",  /* DWARF 5, non-PIE */
+		"sym_inline_dwarf4", "sym_inline_dwarf3", "sym_inline_dwarf2",
+		"sym_inline_zlib",   /* SHF_COMPRESSED */
+		"sym_inline_zdebug", /* .zdebug, DWARF 5 range lists */
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		compare_program(progs[i], 50);
+	compare_program("libsym_lib.so", 0);
+}
+
+static void test_readers_agree_cxx(void **state)
+{
+	(void)state;
+	compare_program("sym_cxx", 20);
+	compare_program("sym_cxx_dwarf4", 20);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Per-unit fallback                                                          */
+
+/* Two units of hand-written DWARF 4 around gas-generated line tables. Unit
+ * 1 names its abstract inline function with DW_FORM_indirect (the native
+ * reader declines it when it builds the unit); unit 2 names itself with
+ * DW_FORM_indirect (declined when units are listed). */
+static const char fallback_s[] =
+	"	.file 1 \"fb.c\"\n"
+	"	.text\n"
+	"	.globl fb_outer1\n"
+	"	.type fb_outer1, @function\n"
+	"fb_outer1:\n"
+	".Lo1:\n"
+	"	.loc 1 10 3\n"
+	"	movl %edi, %eax\n"
+	".Li1:\n"
+	"	.loc 1 3 5\n"
+	"	addl $1, %eax\n"
+	"	.loc 1 4 5\n"
+	"	imull %eax, %eax\n"
+	".Li1e:\n"
+	"	.loc 1 11 3\n"
+	"	addl %edi, %eax\n"
+	"	ret\n"
+	".Lo1e:\n"
+	"	.size fb_outer1, .-fb_outer1\n"
+	"	.globl fb_outer2\n"
+	"	.type fb_outer2, @function\n"
+	"fb_outer2:\n"
+	".Lo2:\n"
+	"	.loc 1 20 3\n"
+	"	movl %edi, %eax\n"
+	"	.loc 1 21 3\n"
+	"	subl $2, %eax\n"
+	"	ret\n"
+	".Lo2e:\n"
+	"	.size fb_outer2, .-fb_outer2\n"
+	"	.section .debug_abbrev,\"\",@progbits\n"
+	".Labbrev:\n"
+	/* 1: unit: name string, comp_dir string, language, low_pc, high_pc, stmt_list */
+	"	.uleb128 1\n	.uleb128 0x11\n	.byte 1\n"
+	"	.uleb128 0x3\n	.uleb128 0x8\n	.uleb128 0x1b\n	.uleb128 0x8\n"
+	"	.uleb128 0x13\n	.uleb128 0xb\n	.uleb128 0x11\n	.uleb128 0x1\n"
+	"	.uleb128 0x12\n	.uleb128 0x7\n	.uleb128 0x10\n	.uleb128 0x17\n"
+	"	.uleb128 0\n	.uleb128 0\n"
+	/* 2: abstract subprogram: name indirect, inline data1 */
+	"	.uleb128 2\n	.uleb128 0x2e\n	.byte 0\n"
+	"	.uleb128 0x3\n	.uleb128 0x16\n	.uleb128 0x20\n	.uleb128 0xb\n"
+	"	.uleb128 0\n	.uleb128 0\n"
+	/* 3: subprogram: name string, low_pc, high_pc data8 */
+	"	.uleb128 3\n	.uleb128 0x2e\n	.byte 1\n"
+	"	.uleb128 0x3\n	.uleb128 0x8\n	.uleb128 0x11\n	.uleb128 0x1\n"
+	"	.uleb128 0x12\n	.uleb128 0x7\n"
+	"	.uleb128 0\n	.uleb128 0\n"
+	/* 4: inlined subroutine: abstract_origin ref4, low_pc, high_pc, call file/line/column */
+	"	.uleb128 4\n	.uleb128 0x1d\n	.byte 0\n"
+	"	.uleb128 0x31\n	.uleb128 0x13\n	.uleb128 0x11\n	.uleb128 0x1\n"
+	"	.uleb128 0x12\n	.uleb128 0x7\n	.uleb128 0x58\n	.uleb128 0xb\n"
+	"	.uleb128 0x59\n	.uleb128 0xb\n	.uleb128 0x57\n	.uleb128 0xb\n"
+	"	.uleb128 0\n	.uleb128 0\n"
+	/* 5: unit named with DW_FORM_indirect */
+	"	.uleb128 5\n	.uleb128 0x11\n	.byte 1\n"
+	"	.uleb128 0x3\n	.uleb128 0x16\n	.uleb128 0x1b\n	.uleb128 0x8\n"
+	"	.uleb128 0x13\n	.uleb128 0xb\n	.uleb128 0x11\n	.uleb128 0x1\n"
+	"	.uleb128 0x12\n	.uleb128 0x7\n	.uleb128 0x10\n	.uleb128 0x17\n"
+	"	.uleb128 0\n	.uleb128 0\n"
+	"	.uleb128 0\n"
+	"	.section .debug_info,\"\",@progbits\n"
+	".Lcu1:\n"
+	"	.long .Lcu1e - .Lcu1 - 4\n	.value 4\n	.long .Labbrev\n	.byte 8\n"
+	"	.uleb128 1\n	.string \"fb.c\"\n	.string \"/fb\"\n	.byte 0xc\n"
+	"	.quad .Lo1\n	.quad .Lo1e - .Lo1\n	.long .Ldebug_line0\n"
+	".Linner:\n"
+	"	.uleb128 2\n	.uleb128 0x8\n	.string \"fb_inner1\"\n	.byte 3\n"
+	"	.uleb128 3\n	.string \"fb_outer1\"\n	.quad .Lo1\n	.quad .Lo1e - .Lo1\n"
+	"	.uleb128 4\n	.long .Linner - .Lcu1\n	.quad .Li1\n	.quad .Li1e - .Li1\n"
+	"	.byte 1\n	.byte 10\n	.byte 7\n"
+	"	.byte 0\n" /* end of fb_outer1's children */
+	"	.byte 0\n" /* end of the unit */
+	".Lcu1e:\n"
+	".Lcu2:\n"
+	"	.long .Lcu2e - .Lcu2 - 4\n	.value 4\n	.long .Labbrev\n	.byte 8\n"
+	"	.uleb128 5\n	.uleb128 0x8\n	.string \"fb2.c\"\n	.string \"/fb\"\n	.byte 0xc\n"
+	"	.quad .Lo2\n	.quad .Lo2e - .Lo2\n	.long .Ldebug_line0\n"
+	"	.uleb128 3\n	.string \"fb_outer2\"\n	.quad .Lo2\n	.quad .Lo2e - .Lo2\n"
+	"	.byte 0\n"
+	"	.byte 0\n"
+	".Lcu2e:\n"
+	"	.section .debug_line,\"\",@progbits\n"
+	".Ldebug_line0:\n";
+
+static const char fallback_main_c[] =
+	"int fb_outer1(int), fb_outer2(int);\n"
+	"int main(int argc, char **argv) { (void)argv; return fb_outer1(argc) + fb_outer2(argc); }\n";
+
+static void test_fallback_per_unit(void **state)
+{
+	char dir[2048], prog[4096], path[4096];
+	struct hwt_test_run r, ref, ours;
+	struct hwt_sym_cache *ca, *cn, *cl;
+	struct hwt_sym_obj *aut, *nat, *lib;
+	struct hwt_sym_obj_info info;
+	struct hwt_sym_frame f[8];
+	struct hwt_sym_info in;
+	uint64_t o1, o2;
+	int n;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/fb", tmp);
+	snprintf(prog, sizeof(prog), "%s/fb", dir);
+	hwt_test_run(&r, "mkdir -p '%s'", dir);
+	hwt_test_run_free(&r);
+	snprintf(path, sizeof(path), "%s/fb.s", dir);
+	hwt_test_write_file(path, fallback_s, strlen(fallback_s));
+	snprintf(path, sizeof(path), "%s/main.c", dir);
+	hwt_test_write_file(path, fallback_main_c, strlen(fallback_main_c));
+	hwt_test_run(&r, "cd '%s' && gcc -O2 -o fb main.c fb.s", dir);
+	if (r.status != 0)
+		fprintf(stderr, "%s", r.err);
+	assert_int_equal(r.status, 0);
+	hwt_test_run_free(&r);
+
+	/* binutils reads DW_FORM_indirect: the whole output must match */
+	hwt_test_run(&r, "nm '%s' | sed -n 's/^\\([0-9a-f]*\\) T fb_outer[12]$/\\1/p'", prog);
+	assert_int_equal(sscanf(r.out, "%llx %llx", (unsigned long long *)&o1,
+				(unsigned long long *)&o2), 2);
+	hwt_test_run_free(&r);
+	snprintf(path, sizeof(path), "%s/addrs", dir);
+	{
+		FILE *fa = fopen(path, "w");
+
+		assert_non_null(fa);
+		for (uint64_t a = o1; a < o2 + 12; a++)
+			fprintf(fa, "%llx\n", (unsigned long long)a);
+		fclose(fa);
+	}
+	hwt_test_run(&ref, "addr2line -a -f -i -e '%s' < '%s'", prog, path);
+	hwt_test_run(&ours, "'%s' addr2line -a -f -i -e '%s' < '%s'", hwt_test_hwtrace(), prog,
+		     path);
+	assert_int_equal(ref.status, 0);
+	assert_int_equal(ours.status, 0);
+	if (strcmp(ref.out, ours.out) != 0)
+		fprintf(stderr, "binutils:\n%s\nhwtrace:\n%s\n", ref.out, ours.out);
+	assert_string_equal(ours.out, ref.out);
+	/* and the answer has the inline chain from the declined unit */
+	assert_true(hwt_test_contains(ours.out, "fb_inner1\n/fb/fb.c:4\nfb_outer1\n/fb/fb.c:10\n"));
+	hwt_test_run_free(&ref);
+	hwt_test_run_free(&ours);
+
+	/* AUTO: both units indexed by libdwarf */
+	ca = new_cache(HWT_SYM_DWARF_AUTO);
+	assert_int_equal(hwt_sym_obj_open(ca, prog, NULL, 0, &aut), 0);
+	n = hwt_sym_lookup(aut, o1 + 3, 0, &in, f, 8); /* addl: inside fb_inner1 */
+	assert_int_equal(n, 2);
+	assert_string_equal(f[0].func, "fb_inner1");
+	assert_int_equal(f[0].line, 3);
+	assert_int_equal(f[0].column, 5);
+	assert_string_equal(f[1].func, "fb_outer1");
+	assert_int_equal(f[1].line, 10);
+	assert_int_equal(f[1].column, 7);
+	n = hwt_sym_lookup(aut, o2 + 2, 0, &in, f, 8);
+	assert_int_equal(n, 1);
+	assert_int_equal(in.source, HWT_SYM_SRC_DWARF);
+	assert_string_equal(f[0].func, "fb_outer2");
+	assert_int_equal(f[0].line, 21);
+	assert_int_equal(hwt_sym_obj_info(aut, &info), 0);
+	assert_int_equal(info.dwarf_units, 2);
+	assert_int_equal(info.dwarf_units_native, 0);
+	assert_int_equal(info.dwarf_units_libdwarf, 2);
+
+	/* NATIVE alone: unit 2 is not listed, unit 1 cannot be built: the
+	 * symbol table answers */
+	cn = new_cache(HWT_SYM_DWARF_NATIVE);
+	assert_int_equal(hwt_sym_obj_open(cn, prog, NULL, 0, &nat), 0);
+	n = hwt_sym_lookup(nat, o1 + 3, 0, &in, f, 8);
+	assert_int_equal(n, 1);
+	assert_int_equal(in.source, HWT_SYM_SRC_SYMTAB);
+	assert_string_equal(f[0].func, "fb_outer1");
+	n = hwt_sym_lookup(nat, o2 + 2, 0, &in, f, 8);
+	assert_int_equal(n, 1);
+	assert_int_equal(in.source, HWT_SYM_SRC_SYMTAB);
+	assert_int_equal(hwt_sym_obj_info(nat, &info), 0);
+	assert_int_equal(info.dwarf_units, 1);
+	assert_int_equal(info.dwarf_units_native, 0);
+	assert_int_equal(info.dwarf_units_libdwarf, 0);
+
+	/* LIBDWARF alone answers as AUTO did */
+	cl = new_cache(HWT_SYM_DWARF_LIBDWARF);
+	assert_int_equal(hwt_sym_obj_open(cl, prog, NULL, 0, &lib), 0);
+	for (uint64_t a = o1; a < o2 + 12; a++) {
+		struct hwt_sym_frame fa[8], fl[8];
+		struct hwt_sym_info ia, il;
+		int na = hwt_sym_lookup(aut, a, 0, &ia, fa, 8);
+		int nl = hwt_sym_lookup(lib, a, 0, &il, fl, 8);
+
+		assert_int_equal(na, nl);
+		for (int i = 0; i < na; i++) {
+			assert_string_equal(fa[i].func ? fa[i].func : "-", fl[i].func ? fl[i].func : "-");
+			assert_int_equal(fa[i].line, fl[i].line);
+		}
+	}
+	hwt_sym_cache_free(ca);
+	hwt_sym_cache_free(cn);
+	hwt_sym_cache_free(cl);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	tmp = hwt_test_tmpdir();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	hwt_test_tmpdir_remove(tmp);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_readers_agree_c),
+		cmocka_unit_test(test_readers_agree_cxx),
+		cmocka_unit_test(test_fallback_per_unit),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
