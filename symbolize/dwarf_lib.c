@@ -35,6 +35,8 @@ static int section_size(struct sym_elf *e, struct sym_sec *s, uint64_t *size)
 {
 	const uint8_t *p = e->data + s->offset;
 
+	if (s->type == SHT_NULL || s->offset > e->size || s->size > e->size - s->offset)
+		return -HWT_EFORMAT; /* no bytes in the image: never read them */
 	if (!s->compressed) {
 		*size = s->size;
 		return 0;

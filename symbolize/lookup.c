@@ -37,26 +37,25 @@ static long find_symbol(const struct hwt_sym_obj *obj, uint64_t addr, bool neare
 	return i;
 }
 
-int hwt_sym_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
-		   struct hwt_sym_info *info, struct hwt_sym_frame *frames, unsigned max_frames)
+/* Symbolizes addr as an address of section sec (-1: no sections). */
+static int lookup_in(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags, long sec,
+		     struct hwt_sym_info *info, struct hwt_sym_frame *frames, unsigned max_frames)
 {
 	bool raw = flags & HWT_SYM_RAW, nearest = flags & HWT_SYM_NEAREST;
+	bool rel = obj->elf && obj->elf->type == ET_REL && sec >= 0;
 	unsigned depth = 0;
-	long sec = -1, si;
+	long si;
 	int n = 0;
 
-	if (!obj || !info || (max_frames && !frames))
-		return -HWT_EINVAL;
-	memset(info, 0, sizeof(*info));
-	info->addr = addr;
+	info->symbol = NULL;
+	info->sym_addr = info->sym_size = 0;
 	info->module = obj->name;
-	if (obj->kind == HWT_SYM_OBJ_ELF && sym_elf_has_alloc_sections(obj->elf)) {
-		/* Only addresses inside the loaded image mean anything. */
-		sec = sym_elf_alloc_section(obj->elf, addr);
-		if (sec < 0)
-			return -HWT_ENOSYM;
-	}
-	si = find_symbol(obj, addr, nearest, sec);
+	/* In a relocatable object every section starts at 0: only symbols
+	 * of the same section can contain addr. */
+	si = find_symbol(obj, addr, nearest || rel, sec);
+	if (si >= 0 && rel && !nearest && obj->syms[si].size &&
+	    addr - obj->syms[si].addr >= obj->syms[si].size)
+		si = -1;
 	if (si >= 0) {
 		struct sym_entry *s = &obj->syms[si];
 
@@ -67,7 +66,8 @@ int hwt_sym_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 			info->module = s->module;
 	}
 	if (!(flags & HWT_SYM_NO_LINES) && obj->dwelf) {
-		n = sym_dwarf_lookup(obj, addr, flags, frames, max_frames, &depth);
+		n = sym_dwarf_lookup(obj, sym_elf_dwarf_addr(obj->dwelf, sec, addr), flags, frames,
+				     max_frames, &depth);
 		if (n < 0)
 			n = 0, depth = 0;
 	}
@@ -91,6 +91,42 @@ int hwt_sym_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 		frames[0].file = obj->syms[si].srcfile;
 	info->nframes = 1;
 	return 1;
+}
+
+int hwt_sym_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
+		   struct hwt_sym_info *info, struct hwt_sym_frame *frames, unsigned max_frames)
+{
+	const struct sym_elf *e = obj ? obj->elf : NULL;
+	long sec = -1;
+
+	if (!obj || !info || (max_frames && !frames))
+		return -HWT_EINVAL;
+	memset(info, 0, sizeof(*info));
+	info->addr = addr;
+	info->module = obj->name;
+	if (obj->kind == HWT_SYM_OBJ_ELF && sym_elf_has_alloc_sections(e)) {
+		/* Only addresses inside the loaded image mean anything. */
+		sec = sym_elf_alloc_section(e, addr);
+		if (sec < 0)
+			return -HWT_ENOSYM;
+		if (e->type == ET_REL) {
+			/* All sections of a relocatable object start at 0:
+			 * as binutils, try each that holds addr, in section
+			 * order, until one answers. */
+			for (size_t i = (size_t)sec; i < e->nsecs; i++) {
+				const struct sym_sec *s = &e->secs[i];
+				int ret;
+
+				if (!(s->flags & SHF_ALLOC) || addr < s->addr || addr - s->addr >= s->size)
+					continue;
+				ret = lookup_in(obj, addr, flags, (long)i, info, frames, max_frames);
+				if (ret != -HWT_ENOSYM)
+					return ret;
+			}
+			return -HWT_ENOSYM;
+		}
+	}
+	return lookup_in(obj, addr, flags, sec, info, frames, max_frames);
 }
 
 int hwt_sym_lookup_batch(struct hwt_sym_obj *obj, const uint64_t *addrs, size_t n,

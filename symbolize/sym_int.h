@@ -15,16 +15,22 @@
 #include "symbolize/symbolize.h"
 
 /* One section of an ELF image. Data is read from the mapping, or from a
- * buffer decompressed on first use (SHF_COMPRESSED zlib/zstd, .zdebug). */
+ * buffer made on first use: decompressed (SHF_COMPRESSED zlib/zstd,
+ * .zdebug) and, in relocatable objects (ET_REL: kernel modules, .o files),
+ * with the relocations of its .rela/.rel section applied. */
 struct sym_sec {
 	const char *name;   /* ".zdebug_x" is presented as ".debug_x" */
 	uint64_t addr, size, offset, flags;
 	uint32_t type, link, info;
 	uint64_t entsize;
+	uint64_t align;     /* sh_addralign */
 	bool compressed;    /* needs decompression before use */
 	bool zdebug;        /* old GNU .zdebug format */
-	uint8_t *inflated;  /* decompressed bytes (owned) */
+	uint8_t *inflated;  /* decompressed and/or relocated bytes (owned) */
 	uint64_t inflated_size;
+	uint32_t relsec;    /* ET_REL: index of its SHT_RELA/SHT_REL section, 0 none */
+	uint64_t place;     /* ET_REL: where binutils places it (its address
+			       when looking in the DWARF); else addr */
 	int inflate_err;    /* sticky error of a failed decompression */
 };
 
@@ -177,6 +183,11 @@ int sym_elf_section_data(struct sym_elf *e, struct sym_sec *s, const uint8_t **d
 			 uint64_t *size);
 /* Index of the SHF_ALLOC section containing addr, or -1. */
 long sym_elf_alloc_section(const struct sym_elf *e, uint64_t addr);
+/* The address to look up in e's DWARF for object address addr in section
+ * sec (-1: none): addr itself, except in relocatable objects, whose
+ * sections all start at 0 and whose DWARF is relocated against sections
+ * placed one after the other (as binutils places them). */
+uint64_t sym_elf_dwarf_addr(const struct sym_elf *e, long sec, uint64_t addr);
 bool sym_elf_has_alloc_sections(const struct sym_elf *e);
 
 /* --- symtab.c --- */

@@ -8,6 +8,11 @@
  *     the code of the test programs: DWARF 2, 3, 4 and 5, C and C++, PIE,
  *     non-PIE, a shared library, zlib and .zdebug compressed sections;
  *   - AUTO indexes those programs with the native reader only;
+ *   - relocatable objects (ET_REL, as kernel modules): the relocations of
+ *     their debug sections are applied and their sections placed as
+ *     binutils places them, so that `addr2line -e foo.o` answers match
+ *     binutils' (DWARF 4 and 5, -ffunction-sections, .init.text/.exit.text,
+ *     compressed debug sections), with both readers;
  *   - the per-unit fallback: a program whose hand-written DWARF uses
  *     DW_FORM_indirect (which the native reader declines) in one unit's
  *     function DIE and in another unit's unit DIE is indexed by libdwarf for
@@ -160,6 +165,108 @@ static void test_readers_agree_cxx(void **state)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Relocatable objects                                                        */
+
+static const char module_c[] =
+	"/* a module-like object: static and inline functions, init/exit sections */\n"
+	"struct dev { int id; unsigned flags; int count; };\n"
+	"static struct dev devs[4];\n"
+	"static inline int dev_busy(const struct dev *d) { return (d->flags & 1u) && d->count > 0; }\n"
+	"static inline int dev_score(const struct dev *d) { return dev_busy(d) ? d->count * 3 : d->id; }\n"
+	"__attribute__((noinline)) int mod_poll(int n)\n"
+	"{\n"
+	"	int s = 0;\n"
+	"	for (int i = 0; i < n; i++)\n"
+	"		s += dev_score(&devs[i & 3]);\n"
+	"	return s;\n"
+	"}\n"
+	"__attribute__((cold, noinline)) int mod_error(int code) { return -code * 7; }\n"
+	"__attribute__((section(\".init.text\"))) int mod_init(void)\n"
+	"{\n"
+	"	for (int i = 0; i < 4; i++) { devs[i].id = i; devs[i].flags = (unsigned)i & 1u; devs[i].count = i; }\n"
+	"	return mod_poll(4) > 100 ? mod_error(22) : 0;\n"
+	"}\n"
+	"__attribute__((section(\".exit.text\"))) void mod_exit(void) { devs[0].count = dev_score(&devs[1]); }\n";
+
+static void test_relocatable_object(void **state)
+{
+	static const char *const variants[] = {
+		"-g", "-gdwarf-4", "-g -ffunction-sections", "-gdwarf-4 -ffunction-sections -gz",
+	};
+	char dir[2048], src[4096], obj[4096], addrs[4096];
+	struct hwt_test_run r, ref, ours;
+	FILE *f;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/mod", tmp);
+	hwt_test_run(&r, "mkdir -p '%s'", dir);
+	hwt_test_run_free(&r);
+	snprintf(src, sizeof(src), "%s/mod.c", dir);
+	snprintf(obj, sizeof(obj), "%s/mod.o", dir);
+	snprintf(addrs, sizeof(addrs), "%s/addrs", dir);
+	hwt_test_write_file(src, module_c, strlen(module_c));
+	/* Every byte of the code. (Address 0 can be the start of .bss when
+	 * .text is empty; binutils then reports the variable there, a data
+	 * lookup we do not do.) */
+	f = fopen(addrs, "w");
+	assert_non_null(f);
+	for (unsigned a = 1; a < 0x190; a++)
+		fprintf(f, "%x\n", a);
+	fclose(f);
+	for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
+		struct hwt_sym_cache *cn = new_cache(HWT_SYM_DWARF_NATIVE);
+		struct hwt_sym_cache *cl = new_cache(HWT_SYM_DWARF_LIBDWARF);
+		struct hwt_sym_obj *nat, *lib;
+		struct hwt_sym_obj_info info;
+		struct tally t = {0};
+
+		hwt_test_run(&r, "cd '%s' && gcc -c -O2 %s mod.c -o mod.o", dir, variants[v]);
+		assert_int_equal(r.status, 0);
+		hwt_test_run_free(&r);
+		hwt_test_run(&ref, "addr2line -a -f -i -e '%s' < '%s'", obj, addrs);
+		hwt_test_run(&ours, "'%s' addr2line -a -f -i -e '%s' < '%s'", hwt_test_hwtrace(), obj,
+			     addrs);
+		assert_int_equal(ref.status, 0);
+		assert_int_equal(ours.status, 0);
+		if (strcmp(ref.out, ours.out) != 0) {
+			char a[4096], b[4096];
+			struct hwt_test_run d;
+
+			snprintf(a, sizeof(a), "%s/ref.out", dir);
+			snprintf(b, sizeof(b), "%s/ours.out", dir);
+			hwt_test_write_file(a, ref.out, ref.out_len);
+			hwt_test_write_file(b, ours.out, ours.out_len);
+			hwt_test_run(&d, "diff '%s' '%s' | head -30", a, b);
+			fprintf(stderr, "gcc -c %s: differs from binutils:\n%s\n", variants[v], d.out);
+			hwt_test_run_free(&d);
+			fail();
+		}
+		/* real answers from several sections (an address finds the
+		 * first section, in order, that holds it and answers: .exit.text
+		 * is behind the others), with inline chains */
+		assert_true(hwt_test_contains(ours.out, "\nmod_poll\n"));
+		assert_true(hwt_test_contains(ours.out, "\nmod_init\n"));
+		assert_true(hwt_test_contains(ours.out, "\ndev_busy\n"));
+		assert_true(hwt_test_contains(ours.out, "/mod.c:10\n"));
+		hwt_test_run_free(&ref);
+		hwt_test_run_free(&ours);
+
+		assert_int_equal(hwt_sym_obj_open(cn, obj, NULL, 0, &nat), 0);
+		assert_int_equal(hwt_sym_obj_open(cl, obj, NULL, 0, &lib), 0);
+		assert_int_equal(hwt_sym_obj_info(nat, &info), 0);
+		assert_int_equal(info.elf_type, 1 /* ET_REL */);
+		for (uint64_t a = 1; a < 0x190; a++) {
+			compare_addr(nat, lib, a, 0, &t);
+			compare_addr(nat, lib, a, HWT_SYM_RAW | HWT_SYM_NEAREST, &t);
+		}
+		assert_true(t.dwarf > 100);
+		assert_true(t.inlined > 10);
+		hwt_sym_cache_free(cn);
+		hwt_sym_cache_free(cl);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
 /* Per-unit fallback                                                          */
 
 /* Two units of hand-written DWARF 4 around gas-generated line tables. Unit
@@ -249,7 +356,8 @@ static const char fallback_s[] =
 	"	.byte 0\n"
 	".Lcu2e:\n"
 	"	.section .debug_line,\"\",@progbits\n"
-	".Ldebug_line0:\n";
+	".Ldebug_line0:\n"
+	"	.section .note.GNU-stack,\"\",@progbits\n";
 
 static const char fallback_main_c[] =
 	"int fb_outer1(int), fb_outer2(int);\n"
@@ -385,6 +493,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_readers_agree_c),
 		cmocka_unit_test(test_readers_agree_cxx),
+		cmocka_unit_test(test_relocatable_object),
 		cmocka_unit_test(test_fallback_per_unit),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
