@@ -851,6 +851,8 @@ struct walker {
 	const struct dw_abbrevs *a;
 	struct dw_fctx f;
 	struct dw_rd r;     /* over the unit */
+	struct die d;       /* the DIE just read (here, not on the stack of
+			       each recursion level: walks nest 256 deep) */
 	int err;            /* fatal: ENOMEM, or ENOTSUP (declined) */
 	bool stop;          /* malformed: keep what was read */
 };
@@ -894,7 +896,6 @@ static void skip_subtree(struct walker *w, const struct die *d)
 static void skip_children(struct walker *w)
 {
 	unsigned depth = 1;
-	struct die d;
 
 	while (depth && !w->stop && !w->err) {
 		const struct dw_abbrev *ab;
@@ -922,12 +923,12 @@ static void skip_children(struct walker *w)
 				fail(w, ret);
 			continue;
 		}
-		ret = die_read(&w->r, &w->f, w->a, ab, &d);
+		ret = die_read(&w->r, &w->f, w->a, ab, &w->d);
 		if (ret < 0) {
 			fail(w, ret);
 			return;
 		}
-		to = sibling_of(w, &d);
+		to = sibling_of(w, &w->d);
 		if (to)
 			w->r.p = to; /* jump over the subtree */
 		else
@@ -939,7 +940,7 @@ static void skip_children(struct walker *w)
  * scope (-1 at unit level), depth as in the libdwarf reader. */
 static void walk(struct walker *w, int32_t parent, uint32_t depth)
 {
-	struct die d;
+	struct die *d = &w->d;
 
 	if (depth > MAX_DIE_DEPTH) {
 		skip_children(w);
@@ -969,12 +970,12 @@ static void walk(struct walker *w, int32_t parent, uint32_t depth)
 			struct dw_callsite call = {0};
 			int32_t me;
 
-			ret = die_read(&w->r, &w->f, w->a, ab, &d);
+			ret = die_read(&w->r, &w->f, w->a, ab, d);
 			if (ret < 0) {
 				fail(w, ret);
 				return;
 			}
-			ret = die_ranges(w->dw, w->cu, &d, &w->b->rb);
+			ret = die_ranges(w->dw, w->cu, d, &w->b->rb);
 			if (ret < 0) {
 				w->err = ret;
 				return;
@@ -986,18 +987,18 @@ static void walk(struct walker *w, int32_t parent, uint32_t depth)
 					if (is_inline)
 						walk(w, parent, depth + 1);
 					else
-						skip_subtree(w, &d);
+						skip_subtree(w, d);
 				}
 				break;
 			}
-			die_names(w->dw, w->cu, &d, 0, &name, &linkage);
+			die_names(w->dw, w->cu, d, 0, &name, &linkage);
 			if (is_inline) {
-				call.has_file = HAS(&d, A_CALL_FILE) &&
-						val_udata(&d.v[A_CALL_FILE], &call.file);
-				call.has_line = HAS(&d, A_CALL_LINE) &&
-						val_udata(&d.v[A_CALL_LINE], &call.line);
-				call.has_column = HAS(&d, A_CALL_COLUMN) &&
-						  val_udata(&d.v[A_CALL_COLUMN], &call.column);
+				call.has_file = HAS(d, A_CALL_FILE) &&
+						val_udata(&d->v[A_CALL_FILE], &call.file);
+				call.has_line = HAS(d, A_CALL_LINE) &&
+						val_udata(&d->v[A_CALL_LINE], &call.line);
+				call.has_column = HAS(d, A_CALL_COLUMN) &&
+						  val_udata(&d->v[A_CALL_COLUMN], &call.column);
 			}
 			me = (int32_t)w->b->nscopes;
 			ret = dw_add_scope(w->b, name, linkage, is_inline, parent, depth, &call);
@@ -1023,9 +1024,9 @@ static void walk(struct walker *w, int32_t parent, uint32_t depth)
 			if (!ab->children) {
 				ret = die_skip(&w->r, &w->f, w->a, ab);
 			} else {
-				ret = die_read(&w->r, &w->f, w->a, ab, &d);
+				ret = die_read(&w->r, &w->f, w->a, ab, d);
 				if (ret == 0)
-					skip_subtree(w, &d);
+					skip_subtree(w, d);
 			}
 			if (ret < 0) {
 				fail(w, ret);
