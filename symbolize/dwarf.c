@@ -635,20 +635,15 @@ static long find_crange(const struct sym_dwarf *dw, uint64_t addr)
 	return -1;
 }
 
-static const struct dw_line *find_row(const struct dw_cuidx *x, uint64_t addr)
+/* Keys <= v, walking forward from from (keys <= an earlier v): a few steps
+ * for the next address of a sorted batch, else a search. */
+static size_t upper_from(const struct sym_keys *ks, size_t from, uint64_t v)
 {
-	size_t i = sym_keys_upper(&x->row_addr, addr);
-
-	if (i == 0 || i == x->row_addr.n || x->rows[i - 1].file == UINT32_MAX)
-		return NULL; /* before the first row, or past the end of a sequence */
-	return &x->rows[i - 1];
-}
-
-static int32_t find_scope(const struct dw_cuidx *x, uint64_t addr)
-{
-	size_t i = sym_keys_upper(&x->seg_start, addr);
-
-	return i == 0 ? -1 : x->seg_scope[i - 1];
+	for (unsigned step = 0; step < 2 * SYM_KEYS_BLOCK; step++, from++) {
+		if (from == ks->n || ks->k[from] > v)
+			return from;
+	}
+	return sym_keys_upper(ks, v);
 }
 
 static const char *scope_name(struct hwt_sym_obj *obj, struct dw_scope *s, uint64_t addr,
@@ -678,7 +673,8 @@ static const char *scope_name(struct hwt_sym_obj *obj, struct dw_scope *s, uint6
 }
 
 int sym_dwarf_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
-		     struct hwt_sym_frame *frames, unsigned max, unsigned *depth)
+		     struct hwt_sym_frame *frames, unsigned max, unsigned *depth,
+		     struct sym_dwarf_cursor *cur)
 {
 	struct sym_dwarf *dw = get_dwarf(obj);
 	const struct dw_line *row = NULL;
@@ -686,19 +682,44 @@ int sym_dwarf_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 	bool raw = flags & HWT_SYM_RAW;
 	int32_t sc = -1;
 	unsigned n = 0, d = 0;
-	long r;
+	size_t ri, si;
 
 	*depth = 0;
 	if (!dw || dw->ncranges == 0)
 		return 0;
-	r = find_crange(dw, addr);
-	if (r < 0)
-		return 0;
-	x = get_unit(obj, dw, dw->cranges[r].cu);
-	if (!x)
-		return 0;
-	row = find_row(x, addr);
-	sc = find_scope(x, addr);
+	if (cur && cur->unit && addr >= cur->addr && addr < cur->hi) {
+		/* sorted batch: same unit range, walk forward */
+		x = (struct dw_cuidx *)cur->unit;
+		ri = upper_from(&x->row_addr, cur->row, addr);
+		si = upper_from(&x->seg_start, cur->seg, addr);
+	} else {
+		long r = find_crange(dw, addr);
+
+		if (cur)
+			cur->unit = NULL;
+		if (r < 0)
+			return 0;
+		x = get_unit(obj, dw, dw->cranges[r].cu);
+		if (!x)
+			return 0;
+		ri = sym_keys_upper(&x->row_addr, addr);
+		si = sym_keys_upper(&x->seg_start, addr);
+		if (cur) {
+			cur->hi = dw->cranges[r].hi;
+			if ((size_t)r + 1 < dw->ncranges && dw->cranges[r + 1].lo < cur->hi)
+				cur->hi = dw->cranges[r + 1].lo;
+		}
+	}
+	if (cur) {
+		cur->unit = x;
+		cur->addr = addr;
+		cur->row = ri;
+		cur->seg = si;
+	}
+	/* the row at or before addr, unless past the end of a sequence */
+	if (ri > 0 && ri < x->row_addr.n && x->rows[ri - 1].file != UINT32_MAX)
+		row = &x->rows[ri - 1];
+	sc = si == 0 ? -1 : x->seg_scope[si - 1];
 	if (!row && sc < 0)
 		return 0;
 	/* Innermost frame: the function owning the address, at the row's line. */

@@ -39,7 +39,8 @@ static long find_symbol(const struct hwt_sym_obj *obj, uint64_t addr, bool neare
 
 /* Symbolizes addr as an address of section sec (-1: no sections). */
 static int lookup_in(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags, long sec,
-		     struct hwt_sym_info *info, struct hwt_sym_frame *frames, unsigned max_frames)
+		     struct hwt_sym_info *info, struct hwt_sym_frame *frames, unsigned max_frames,
+		     struct sym_dwarf_cursor *cur)
 {
 	bool raw = flags & HWT_SYM_RAW, nearest = flags & HWT_SYM_NEAREST;
 	bool rel = obj->elf && obj->elf->type == ET_REL && sec >= 0;
@@ -67,7 +68,7 @@ static int lookup_in(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags, lon
 	}
 	if (!(flags & HWT_SYM_NO_LINES) && obj->dwelf) {
 		n = sym_dwarf_lookup(obj, sym_elf_dwarf_addr(obj->dwelf, sec, addr), flags, frames,
-				     max_frames, &depth);
+				     max_frames, &depth, cur);
 		if (n < 0)
 			n = 0, depth = 0;
 	}
@@ -93,8 +94,10 @@ static int lookup_in(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags, lon
 	return 1;
 }
 
-int hwt_sym_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
-		   struct hwt_sym_info *info, struct hwt_sym_frame *frames, unsigned max_frames)
+/* hwt_sym_lookup() with a merge-walk cursor (NULL: none). */
+static int lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
+		  struct hwt_sym_info *info, struct hwt_sym_frame *frames, unsigned max_frames,
+		  struct sym_dwarf_cursor *cur)
 {
 	const struct sym_elf *e = obj ? obj->elf : NULL;
 	long sec = -1;
@@ -119,20 +122,28 @@ int hwt_sym_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 
 				if (!(s->flags & SHF_ALLOC) || addr < s->addr || addr - s->addr >= s->size)
 					continue;
-				ret = lookup_in(obj, addr, flags, (long)i, info, frames, max_frames);
+				ret = lookup_in(obj, addr, flags, (long)i, info, frames, max_frames,
+						NULL);
 				if (ret != -HWT_ENOSYM)
 					return ret;
 			}
 			return -HWT_ENOSYM;
 		}
 	}
-	return lookup_in(obj, addr, flags, sec, info, frames, max_frames);
+	return lookup_in(obj, addr, flags, sec, info, frames, max_frames, cur);
+}
+
+int hwt_sym_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
+		   struct hwt_sym_info *info, struct hwt_sym_frame *frames, unsigned max_frames)
+{
+	return lookup(obj, addr, flags, info, frames, max_frames, NULL);
 }
 
 int hwt_sym_lookup_batch(struct hwt_sym_obj *obj, const uint64_t *addrs, size_t n,
 			 unsigned flags, struct hwt_sym_batch_entry *out,
 			 struct hwt_sym_frame *frames, unsigned frames_per_addr)
 {
+	struct sym_dwarf_cursor cur = {0};
 	int found = 0;
 
 	if (!obj || (n && (!addrs || !out)) || (frames_per_addr && !frames))
@@ -147,8 +158,12 @@ int hwt_sym_lookup_batch(struct hwt_sym_obj *obj, const uint64_t *addrs, size_t 
 			if (frames_per_addr)
 				memcpy(f, f - frames_per_addr, frames_per_addr * sizeof(*f));
 		} else {
-			out[i].status = hwt_sym_lookup(obj, addrs[i], flags, &out[i].info, f,
-						       frames_per_addr);
+			/* ascending addresses walk the unit's tables forward
+			 * from the previous answer (a merge-walk) */
+			if (i > 0 && addrs[i] < addrs[i - 1])
+				cur.unit = NULL;
+			out[i].status = lookup(obj, addrs[i], flags, &out[i].info, f, frames_per_addr,
+					       &cur);
 		}
 		if (out[i].status >= 0)
 			found++;

@@ -215,11 +215,21 @@ int sym_debugfile_find(struct hwt_sym_obj *obj);
 uint32_t sym_crc32(uint32_t crc, const void *buf, size_t len);
 
 /* --- dwarf.c --- */
+/* Where the last lookup of a batch landed: a lookup of a higher address in
+ * the same unit range walks forward from there instead of searching (the
+ * merge-walk of sorted batches). Zero it before the first use. */
+struct sym_dwarf_cursor {
+	const void *unit;   /* struct dw_cuidx, NULL: no position */
+	uint64_t addr, hi;  /* last address; no other unit range starts below hi */
+	size_t row, seg;    /* keys <= addr in the unit's rows and segments */
+};
+
 /* Frames from DWARF for addr. Returns frames written (>= 1), 0 when DWARF has
  * nothing for addr, or a negative error. *depth gets the frames available.
- * *func_lo gets the innermost function's first range start. */
+ * cur may be NULL. */
 int sym_dwarf_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
-		     struct hwt_sym_frame *frames, unsigned max, unsigned *depth);
+		     struct hwt_sym_frame *frames, unsigned max, unsigned *depth,
+		     struct sym_dwarf_cursor *cur);
 void sym_dwarf_free(struct sym_dwarf *dw);
 /* Units listed and indexed by each reader so far. */
 void sym_dwarf_stats(const struct hwt_sym_obj *obj, size_t *units, size_t *native,

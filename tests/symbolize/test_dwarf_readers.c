@@ -13,6 +13,8 @@
  *     binutils places them, so that `addr2line -e foo.o` answers match
  *     binutils' (DWARF 4 and 5, -ffunction-sections, .init.text/.exit.text,
  *     compressed debug sections), with both readers;
+ *   - batches: a sorted batch (answered by a merge-walk of the units'
+ *     tables) and a shuffled one equal one-by-one lookups, frame by frame;
  *   - the per-unit fallback: a program whose hand-written DWARF uses
  *     DW_FORM_indirect (which the native reader declines) in one unit's
  *     function DIE and in another unit's unit DIE is indexed by libdwarf for
@@ -162,6 +164,71 @@ static void test_readers_agree_cxx(void **state)
 	(void)state;
 	compare_program("sym_cxx", 20);
 	compare_program("sym_cxx_dwarf4", 20);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Batches                                                                    */
+
+static void batch_equals_single(struct hwt_sym_obj *obj, const uint64_t *addrs, size_t n)
+{
+	enum { F = 8 };
+	struct hwt_sym_batch_entry *out = calloc(n, sizeof(*out));
+	struct hwt_sym_frame *frames = calloc(n * F, sizeof(*frames));
+	unsigned dwarf = 0;
+
+	assert_non_null(out);
+	assert_non_null(frames);
+	assert_true(hwt_sym_lookup_batch(obj, addrs, n, 0, out, frames, F) > 0);
+	for (size_t i = 0; i < n; i++) {
+		struct hwt_sym_frame one[F];
+		struct hwt_sym_info info;
+		int r = hwt_sym_lookup(obj, addrs[i], 0, &info, one, F);
+
+		assert_int_equal(out[i].status, r);
+		assert_int_equal(out[i].info.depth, info.depth);
+		dwarf += info.source == HWT_SYM_SRC_DWARF;
+		for (int k = 0; k < r; k++) {
+			assert_ptr_equal(frames[i * F + k].func, one[k].func);
+			assert_ptr_equal(frames[i * F + k].file, one[k].file);
+			assert_int_equal(frames[i * F + k].line, one[k].line);
+			assert_int_equal(frames[i * F + k].column, one[k].column);
+		}
+	}
+	assert_true(dwarf > n / 2);
+	free(out);
+	free(frames);
+}
+
+static void test_batch_merge_walk(void **state)
+{
+	static const char *const progs[] = {"sym_cxx", "sym_inline_pie", "sym_inline_dwarf2"};
+	uint64_t seed = hwt_test_seed();
+
+	(void)state;
+	for (size_t p = 0; p < sizeof(progs) / sizeof(progs[0]); p++) {
+		struct hwt_sym_cache *c = new_cache(HWT_SYM_DWARF_AUTO);
+		struct hwt_sym_obj *obj;
+		uint64_t lo, size, *addrs;
+
+		assert_int_equal(hwt_sym_obj_open(c, hwt_test_prog(progs[p]), NULL, 0, &obj), 0);
+		assert_int_equal(hwt_sym_obj_section(obj, ".text", &lo, &size), 0);
+		addrs = calloc(size, sizeof(*addrs));
+		assert_non_null(addrs);
+		/* sorted, every byte, some repeated: the merge-walk */
+		for (uint64_t i = 0; i < size; i++)
+			addrs[i] = lo + i - (i % 5 == 4);
+		batch_equals_single(obj, addrs, size);
+		/* shuffled: searches */
+		for (uint64_t i = size - 1; i > 0; i--) {
+			uint64_t j = hwt_test_rand(&seed) % (i + 1), t = addrs[i];
+
+			addrs[i] = addrs[j];
+			addrs[j] = t;
+		}
+		batch_equals_single(obj, addrs, size);
+		free(addrs);
+		hwt_sym_cache_free(c);
+	}
 }
 
 /* ------------------------------------------------------------------------ */
@@ -493,6 +560,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_readers_agree_c),
 		cmocka_unit_test(test_readers_agree_cxx),
+		cmocka_unit_test(test_batch_merge_walk),
 		cmocka_unit_test(test_relocatable_object),
 		cmocka_unit_test(test_fallback_per_unit),
 	};
