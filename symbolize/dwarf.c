@@ -466,6 +466,7 @@ void sym_dwarf_free(struct sym_dwarf *dw)
 	free(dw->rb_scratch.r);
 	free(dw->cus);
 	free(dw->cranges);
+	free(dw->crange_lo);
 	free(dw->origins);
 	free(dw);
 }
@@ -505,6 +506,13 @@ static int dwarf_open(struct hwt_sym_obj *obj, struct sym_dwarf **out)
 		goto error;
 	if (dw->ncranges > 1)
 		qsort(dw->cranges, dw->ncranges, sizeof(*dw->cranges), cmp_crange);
+	dw->crange_lo = malloc((dw->ncranges ? dw->ncranges : 1) * sizeof(*dw->crange_lo));
+	if (!dw->crange_lo) {
+		ret = -ENOMEM;
+		goto error;
+	}
+	for (size_t i = 0; i < dw->ncranges; i++)
+		dw->crange_lo[i] = dw->cranges[i].lo;
 	*out = dw;
 	return 0;
 error:
@@ -615,16 +623,8 @@ static struct dw_cuidx *get_unit(struct hwt_sym_obj *obj, struct sym_dwarf *dw, 
  * overlap (discarded COMDAT code at address 0, malformed input). */
 static long find_crange(const struct sym_dwarf *dw, uint64_t addr)
 {
-	size_t lo = 0, hi = dw->ncranges;
+	size_t lo = sym_upper_bound(dw->crange_lo, dw->ncranges, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (dw->cranges[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* the last range starting at or below addr that contains it */
 	for (size_t i = lo; i-- > 0;) {
 		if (addr < dw->cranges[i].hi)

@@ -258,6 +258,7 @@ struct sym_dwarf {
 	size_t ncus;
 	struct dw_crange *cranges;
 	size_t ncranges;
+	uint64_t *crange_lo;  /* cranges[i].lo, for branch-free searches */
 	struct dw_origin *origins;
 	size_t norigins, origin_cap;
 	struct dw_lib *lib; /* libdwarf, opened when first needed */

@@ -40,7 +40,8 @@ void sym_elf_close(struct sym_elf *e)
 		free(e->secs[i].inflated);
 	free(e->secs);
 	free(e->segs);
-	free(e->amap);
+	free(e->amap_start);
+	free(e->amap_sec);
 	if (e->mapped)
 		munmap(e->data, e->size);
 	else
@@ -300,16 +301,17 @@ static int build_amap(struct sym_elf *e)
 				owner[k] = (long)i;
 		}
 	}
-	e->amap = malloc(m * sizeof(*e->amap));
-	if (!e->amap) {
+	e->amap_start = malloc(m * sizeof(*e->amap_start));
+	e->amap_sec = malloc(m * sizeof(*e->amap_sec));
+	if (!e->amap_start || !e->amap_sec) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (size_t k = 0; k < m; k++) {
-		if (e->namap && e->amap[e->namap - 1].sec == owner[k])
+		if (e->namap && e->amap_sec[e->namap - 1] == owner[k])
 			continue;
-		e->amap[e->namap].start = pts[k];
-		e->amap[e->namap].sec = owner[k];
+		e->amap_start[e->namap] = pts[k];
+		e->amap_sec[e->namap] = owner[k];
 		e->namap++;
 	}
 out:
@@ -671,20 +673,7 @@ int sym_elf_section_data(struct sym_elf *e, struct sym_sec *s, const uint8_t **d
 
 long sym_elf_alloc_section(const struct sym_elf *e, uint64_t addr)
 {
-	size_t lo = 0, hi = e->namap;
+	size_t i = sym_upper_bound(e->amap_start, e->namap, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e->amap[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo == 0 ? -1 : e->amap[lo - 1].sec;
-}
-
-bool sym_elf_has_alloc_sections(const struct sym_elf *e)
-{
-	return e->namap > 0;
+	return i == 0 ? -1 : e->amap_sec[i - 1];
 }

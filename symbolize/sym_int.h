@@ -113,7 +113,8 @@ struct sym_elf {
 	bool has_symtab;       /* has a non-empty SHT_SYMTAB */
 	/* Address -> first SHF_ALLOC section (in index order) containing it:
 	 * sorted starts of disjoint pieces, each with its section or -1. */
-	struct sym_amap { uint64_t start; long sec; } *amap;
+	uint64_t *amap_start;
+	long *amap_sec;
 	size_t namap;
 	uint64_t max_section;  /* decompression limit */
 };
@@ -188,7 +189,10 @@ long sym_elf_alloc_section(const struct sym_elf *e, uint64_t addr);
  * sections all start at 0 and whose DWARF is relocated against sections
  * placed one after the other (as binutils places them). */
 uint64_t sym_elf_dwarf_addr(const struct sym_elf *e, long sec, uint64_t addr);
-bool sym_elf_has_alloc_sections(const struct sym_elf *e);
+static inline bool sym_elf_has_alloc_sections(const struct sym_elf *e)
+{
+	return e->namap > 0;
+}
 
 /* --- symtab.c --- */
 /* Loads the .symtab of e (else its .dynsym when allow_dyn) into obj's

@@ -290,9 +290,14 @@ long sym_symtab_find(const struct hwt_sym_obj *obj, uint64_t addr, bool nearest)
 		return -1;
 	i = (long)lo - 1;
 	/* Among aliases at the same address the sort put the preferred one
-	 * first. */
-	while (i > 0 && obj->syms[i - 1].addr == obj->syms[i].addr)
-		i--;
+	 * first. (Compared on the keys: the entries are much larger.) */
+	if (obj->sym_keys.n == obj->nsyms) {
+		while (i > 0 && obj->sym_keys.k[i - 1] == obj->sym_keys.k[i])
+			i--;
+	} else {
+		while (i > 0 && obj->syms[i - 1].addr == obj->syms[i].addr)
+			i--;
+	}
 	if (nearest)
 		return i;
 	{
