@@ -33,6 +33,84 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Arena                                                                     */
+
+#define ARENA_FIRST (256u << 10)
+#define ARENA_MAX (16u << 20)
+#define CHUNK_HDR 64 /* header rounded to the alignment */
+
+void *dw_arena_alloc(struct sym_dwarf *dw, size_t size)
+{
+	struct dw_chunk *c = dw->arena;
+	size_t need = (size + 63) & ~(size_t)63;
+	void *p;
+
+	if (size > SIZE_MAX - 64 - CHUNK_HDR)
+		return NULL;
+	if (!c || c->size - c->used < need) {
+		size_t csize = dw->arena_next ? dw->arena_next : ARENA_FIRST;
+
+		if (csize < need + CHUNK_HDR)
+			csize = (need + CHUNK_HDR + 4095) & ~(size_t)4095;
+		p = mmap(NULL, csize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		/* Best effort: fault the chunk in at once (huge pages when
+		 * allowed); older kernels fault page by page as usual. */
+		if (csize >= (2u << 20))
+			madvise(p, csize, MADV_HUGEPAGE);
+		madvise(p, csize, MADV_POPULATE_WRITE);
+		c = p;
+		c->size = csize;
+		c->used = CHUNK_HDR;
+		c->next = dw->arena;
+		dw->arena = c;
+		if (dw->arena_next < ARENA_MAX)
+			dw->arena_next = dw->arena_next ? dw->arena_next * 2 : ARENA_FIRST * 2;
+	}
+	p = (uint8_t *)c + c->used;
+	c->used += need;
+	return p;
+}
+
+static void arena_free(struct sym_dwarf *dw)
+{
+	while (dw->arena) {
+		struct dw_chunk *c = dw->arena;
+
+		dw->arena = c->next;
+		munmap(c, c->size);
+	}
+}
+
+/* Keys for n values in the arena (see sym_keys_alloc()). */
+static int keys_alloc(struct sym_dwarf *dw, struct sym_keys *ks, size_t n)
+{
+	size_t ntop = (n + SYM_KEYS_BLOCK - 1) / SYM_KEYS_BLOCK;
+
+	memset(ks, 0, sizeof(*ks));
+	if (n == 0)
+		return 0;
+	if (ntop > SIZE_MAX / (SYM_KEYS_BLOCK * sizeof(*ks->k)))
+		return -ENOMEM;
+	ks->k = dw_arena_alloc(dw, ntop * SYM_KEYS_BLOCK * sizeof(*ks->k));
+	ks->top = dw_arena_alloc(dw, ntop * sizeof(*ks->top));
+	if (!ks->k || !ks->top) {
+		memset(ks, 0, sizeof(*ks));
+		return -ENOMEM;
+	}
+	ks->n = n;
+	ks->ntop = ntop;
+	ks->borrowed = true;
+	return 0;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Builder helpers shared by both readers                                    */
@@ -264,8 +342,9 @@ int dw_builder_finish(struct dw_builder *b, struct dw_cuidx *x)
 	int ret = flatten(b, &segs, &nsegs);
 
 	if (ret == 0) {
-		x->seg_scope = malloc((nsegs ? nsegs : 1) * sizeof(*x->seg_scope));
-		ret = sym_keys_alloc(&x->seg_start, nsegs);
+		x->in_arena = true;
+		x->seg_scope = dw_arena_alloc(b->dw, (nsegs ? nsegs : 1) * sizeof(*x->seg_scope));
+		ret = keys_alloc(b->dw, &x->seg_start, nsegs);
 		if (!x->seg_scope)
 			ret = -ENOMEM;
 	}
@@ -279,7 +358,7 @@ int dw_builder_finish(struct dw_builder *b, struct dw_cuidx *x)
 	free(segs);
 	if (ret < 0)
 		return ret;
-	x->scopes = malloc((b->nscopes ? b->nscopes : 1) * sizeof(*x->scopes));
+	x->scopes = dw_arena_alloc(b->dw, (b->nscopes ? b->nscopes : 1) * sizeof(*x->scopes));
 	if (!x->scopes)
 		return -ENOMEM;
 	memcpy(x->scopes, b->scopes, b->nscopes * sizeof(*x->scopes));
@@ -390,7 +469,7 @@ struct dw_rowbuf *dw_rows_begin(struct sym_dwarf *dw)
 	return dw->rows_scratch;
 }
 
-int dw_rows_finish(struct dw_rowbuf *rb, struct dw_cuidx *x)
+int dw_rows_finish(struct sym_dwarf *dw, struct dw_rowbuf *rb, struct dw_cuidx *x)
 {
 	size_t n = 0;
 	int ret;
@@ -398,8 +477,9 @@ int dw_rows_finish(struct dw_rowbuf *rb, struct dw_cuidx *x)
 	/* Sorted sequences, each ending with its end marker. */
 	if (rb->nseqs > 1)
 		qsort(rb->seqs, rb->nseqs, sizeof(*rb->seqs), cmp_seq);
-	x->rows = malloc((rb->nraw ? rb->nraw : 1) * sizeof(*x->rows));
-	ret = sym_keys_alloc(&x->row_addr, rb->nraw);
+	x->in_arena = true;
+	x->rows = dw_arena_alloc(dw, (rb->nraw ? rb->nraw : 1) * sizeof(*x->rows));
+	ret = keys_alloc(dw, &x->row_addr, rb->nraw);
 	if (!x->rows || ret < 0)
 		return -ENOMEM;
 	for (size_t s = 0; s < rb->nseqs; s++) {
@@ -437,11 +517,13 @@ void dw_cuidx_free(struct dw_cuidx *x)
 	for (size_t f = 0; f < x->nfiles; f++)
 		free(x->files[f]);
 	free(x->files);
-	free(x->scopes);
 	sym_keys_fini(&x->seg_start);
-	free(x->seg_scope);
 	sym_keys_fini(&x->row_addr);
-	free(x->rows);
+	if (!x->in_arena) {
+		free(x->scopes);
+		free(x->seg_scope);
+		free(x->rows);
+	}
 	free(x);
 }
 
@@ -464,6 +546,7 @@ void sym_dwarf_free(struct sym_dwarf *dw)
 	free(dw->ranges_scratch);
 	free(dw->scopes_scratch);
 	free(dw->rb_scratch.r);
+	arena_free(dw);
 	free(dw->cus);
 	free(dw->cranges);
 	free(dw->crange_lo);

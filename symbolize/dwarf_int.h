@@ -62,6 +62,7 @@ struct dw_cuidx {
 	struct dw_line *rows;
 	char **files;       /* indexed by DWARF file number; NULL unknown */
 	size_t nfiles;
+	bool in_arena;      /* scopes, rows, segments: in the object's arena */
 };
 
 /* Which reader indexes a unit. */
@@ -241,6 +242,15 @@ struct dw_sect {
 
 struct dw_lib; /* dwarf_lib.c */
 
+/* Memory of the unit indexes, which live as long as the object: large
+ * chunks, populated when mapped (one system call instead of a page fault
+ * per page, which is what dominated indexing on virtual machines), handed
+ * out by a bump pointer, freed together. */
+struct dw_chunk {
+	struct dw_chunk *next;
+	size_t size, used;
+};
+
 /* Address ranges of one DIE. */
 struct dw_rangebuf {
 	uint64_t (*r)[2];
@@ -273,9 +283,15 @@ struct sym_dwarf {
 	struct dw_scope *scopes_scratch;
 	size_t scopes_cap;
 	struct dw_rangebuf rb_scratch;
+	struct dw_chunk *arena;
+	size_t arena_next;   /* size of the next chunk */
 };
 
 /* --- shared builder (dwarf.c) --- */
+
+/* size bytes, 64-byte aligned, from dw's arena (under obj->lock); NULL on
+ * ENOMEM. */
+void *dw_arena_alloc(struct sym_dwarf *dw, size_t size);
 
 int dw_range_add(struct dw_rangebuf *rb, uint64_t lo, uint64_t hi);
 
@@ -358,7 +374,7 @@ static inline int dw_rows_add(struct dw_rowbuf *rb, uint64_t addr, uint64_t file
 }
 /* The row scratch of dw, emptied (NULL: no memory). */
 struct dw_rowbuf *dw_rows_begin(struct sym_dwarf *dw);
-int dw_rows_finish(struct dw_rowbuf *rb, struct dw_cuidx *x);
+int dw_rows_finish(struct sym_dwarf *dw, struct dw_rowbuf *rb, struct dw_cuidx *x);
 
 bool dw_lang_is_c_like(uint64_t lang);
 void dw_cuidx_free(struct dw_cuidx *x);

@@ -751,7 +751,7 @@ static int read_lines(struct dw_builder *b, Dwarf_Die cu_die, struct dw_cuidx *x
 				  lineno > INT64_MAX ? -1 : (int64_t)lineno, col, disc, endseq);
 	}
 	if (ret == 0)
-		ret = dw_rows_finish(rows, x);
+		ret = dw_rows_finish(dw, rows, x);
 out:
 	if (err)
 		drop_err(dw, &err);

@@ -369,7 +369,7 @@ int dwn_read_lines(struct sym_dwarf *dw, struct dw_cu *cu, struct dw_cuidx *x)
 				  line_range, x->nfiles, rows);
 	}
 	if (ret == 0)
-		ret = dw_rows_finish(rows, x);
+		ret = dw_rows_finish(dw, rows, x);
 	free(t.dirs);
 	free(t.files);
 	if (ret == -HWT_EFORMAT) {
@@ -377,7 +377,8 @@ int dwn_read_lines(struct sym_dwarf *dw, struct dw_cu *cu, struct dw_cuidx *x)
 		for (size_t i = 0; i < x->nfiles; i++)
 			free(x->files[i]);
 		free(x->files);
-		free(x->rows);
+		if (!x->in_arena)
+			free(x->rows);
 		sym_keys_fini(&x->row_addr);
 		x->files = NULL;
 		x->nfiles = 0;

@@ -43,9 +43,10 @@ struct sym_sec {
 #define SYM_KEYS_BLOCK 8 /* one 64-byte cache line of keys */
 
 struct sym_keys {
-	uint64_t *k;   /* n keys, owned */
+	uint64_t *k;   /* n keys */
 	uint64_t *top; /* k[0], k[BLOCK], k[2 * BLOCK], ... */
 	size_t n, ntop;
+	bool borrowed; /* k and top belong to an arena: not freed by fini */
 };
 
 /* Copies n sorted keys (keys may be NULL when n is 0) and builds the top

@@ -128,8 +128,10 @@ int sym_keys_init(struct sym_keys *ks, uint64_t *keys, size_t n)
 
 void sym_keys_fini(struct sym_keys *ks)
 {
-	free(ks->k);
-	free(ks->top);
+	if (!ks->borrowed) {
+		free(ks->k);
+		free(ks->top);
+	}
 	memset(ks, 0, sizeof(*ks));
 }
 
