@@ -10,8 +10,10 @@
 #   sampled  hot-skewed like profile samples: Zipf(1.2) over the functions,
 #            uniform inside a function, so a few functions get most hits
 # Each tool runs REPS times per set (default 3; eu-addr2line once, it is slow);
-# the table shows the best wall time and the peak RSS (GNU time), and the
-# ratio of each tool's time to hwtrace's.
+# the table shows the best wall time, the best CPU time (user + system) and
+# the peak RSS (GNU time), and the ratio of each tool's time to hwtrace's.
+# On a shared machine wall time mostly measures waiting for a core: the CPU
+# time ratio is the one to trust there (the load average is printed).
 #   usage: bench/symbolize.sh [BUILD-DIR]     (env: REPS, NADDR)
 set -eu
 cd "$(dirname "$0")/.."
@@ -54,28 +56,39 @@ print('symbolize bench: %s, .text %d KiB, %d functions, %d addresses per set'
       % (target, size // 1024, len(funcs), n))
 EOF
 
-# best-of-N wall seconds and peak RSS (KiB) of a command reading $1
+# best-of-N wall seconds, best-of-N CPU seconds (user + system, from the
+# child's own rusage: microseconds, not GNU time's 10 ms) and peak RSS (KiB)
+# of a command reading $1
 measure() {
-    input=$1; n=$2; shift 2
-    best=""; rss=0
-    i=0
-    while [ "$i" -lt "$n" ]; do
-        /usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" < "$input" > "$work/out.txt" 2>/dev/null
-        read -r t m < "$work/time.txt"
-        if [ -z "$best" ] || [ "$(echo "$t < $best" | bc)" = 1 ]; then best=$t; fi
-        [ "$m" -gt "$rss" ] && rss=$m
-        i=$((i + 1))
-    done
-    echo "$best $rss"
+    python3 - "$work/out.txt" "$@" <<'PYEOF'
+import os, subprocess, sys, time
+out, inp, n, cmd = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+best_w = best_c = None
+rss = 0
+for _ in range(n):
+    with open(inp) as fi, open(out, 'w') as fo:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdin=fi, stdout=fo, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+        w = time.perf_counter() - t0
+    c = ru.ru_utime + ru.ru_stime
+    best_w = w if best_w is None else min(best_w, w)
+    best_c = c if best_c is None else min(best_c, c)
+    rss = max(rss, ru.ru_maxrss)
+print('%.3f %.3f %d' % (best_w, best_c, rss))
+PYEOF
 }
 
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
 for set in random sampled; do
     input=$work/$set.txt
     echo
     echo "== $set addresses ($naddr)"
-    printf '%-16s %10s %12s %14s\n' tool seconds "peak RSS MB" "time / hwtrace"
+    printf '%-16s %8s %8s %12s %10s %10s\n' tool "wall s" "CPU s" "peak RSS MB" \
+        "wall / hw" "CPU / hw"
     ours=$(measure "$input" "$reps" "$hwtrace" addr2line -f -i -C -e "$target")
-    ours_t=${ours% *}
+    ours_t=${ours%% *}
+    ours_c=$(echo "$ours" | cut -d' ' -f2)
     for tool in hwtrace binutils llvm-symbolizer elfutils; do
         case $tool in
         hwtrace) r=$ours ;;
@@ -83,9 +96,11 @@ for set in random sampled; do
         llvm-symbolizer) r=$(measure "$input" "$reps" llvm-symbolizer-14 --obj="$target" --inlining --demangle) ;;
         elfutils) r=$(measure "$input" 1 eu-addr2line -f -i -C -e "$target") ;;
         esac
-        t=${r% *}; m=${r#* }
-        printf '%-16s %10s %12.1f %13.1fx\n' "$tool" "$t" "$(echo "$m / 1024" | bc -l)" \
-            "$(echo "$t / $ours_t" | bc -l)"
+        t=$(echo "$r" | cut -d' ' -f1); c=$(echo "$r" | cut -d' ' -f2)
+        m=$(echo "$r" | cut -d' ' -f3)
+        printf '%-16s %8s %8s %12.1f %9.1fx %9.1fx\n' "$tool" "$t" "$c" \
+            "$(echo "$m / 1024" | bc -l)" "$(echo "$t / $ours_t" | bc -l)" \
+            "$(echo "$c / $ours_c" | bc -l)"
     done
 done
 echo

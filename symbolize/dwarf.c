@@ -785,8 +785,8 @@ int sym_dwarf_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 		x = get_unit(obj, dw, dw->cranges[r].cu);
 		if (!x)
 			return 0;
-		ri = sym_keys_upper(&x->row_addr, addr);
-		si = sym_keys_upper(&x->seg_start, addr);
+		ri = sym_keys_upper_pf(&x->row_addr, addr, x->rows, sizeof(*x->rows));
+		si = sym_keys_upper_pf(&x->seg_start, addr, x->seg_scope, sizeof(*x->seg_scope));
 		if (cur) {
 			cur->hi = dw->cranges[r].hi;
 			if ((size_t)r + 1 < dw->ncranges && dw->cranges[r + 1].lo < cur->hi)

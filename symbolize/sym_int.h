@@ -75,18 +75,34 @@ static inline size_t sym_upper_bound(const uint64_t *keys, size_t n, uint64_t v)
 	return (size_t)(base - keys) + (*base <= v);
 }
 
-/* Number of keys <= v: the index just past the last key at or below v. */
-static inline size_t sym_keys_upper(const struct sym_keys *ks, uint64_t v)
+/* Number of keys <= v: the index just past the last key at or below v.
+ * vals (may be NULL) is an array of vsize-byte values parallel to the
+ * keys: once the block is known its values are prefetched, so that their
+ * cache miss overlaps the one on the keys instead of following it. */
+static inline size_t sym_keys_upper_pf(const struct sym_keys *ks, uint64_t v, const void *vals,
+				       size_t vsize)
 {
 	size_t j = sym_upper_bound(ks->top, ks->ntop, v), lo, hi, cnt = 1;
 
 	if (j == 0)
 		return 0;
 	lo = (j - 1) * SYM_KEYS_BLOCK; /* k[lo] == top[j - 1] <= v */
+	if (vals) {
+		const char *b = (const char *)vals + lo * vsize;
+
+		__builtin_prefetch(b);
+		if (vsize * SYM_KEYS_BLOCK > 64)
+			__builtin_prefetch(b + 64);
+	}
 	hi = lo + SYM_KEYS_BLOCK < ks->n ? lo + SYM_KEYS_BLOCK : ks->n;
 	for (size_t i = lo + 1; i < hi; i++)
 		cnt += ks->k[i] <= v;
 	return lo + cnt;
+}
+
+static inline size_t sym_keys_upper(const struct sym_keys *ks, uint64_t v)
+{
+	return sym_keys_upper_pf(ks, v, NULL, 0);
 }
 
 /* A PT_LOAD segment. */
