@@ -204,7 +204,11 @@ static struct dw_fctx fctx_of(const struct dw_cu *cu)
 /* A NUL-terminated string at off in a section, or NULL. */
 static const char *sect_string(const struct dw_sect *s, uint64_t off)
 {
-	if (!s->p || off >= s->n || !memchr(s->p + off, 0, (size_t)(s->n - off)))
+	if (!s->p || off >= s->n)
+		return NULL;
+	/* A section that ends with a NUL terminates every string in it: no
+	 * scan (the usual case); else look for the NUL. */
+	if (s->p[s->n - 1] != 0 && !memchr(s->p + off, 0, (size_t)(s->n - off)))
 		return NULL;
 	return (const char *)s->p + off;
 }

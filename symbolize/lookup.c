@@ -8,6 +8,13 @@
 #include <elf.h>
 #include <string.h>
 
+static inline bool same_addr(const struct hwt_sym_obj *obj, long a, long b)
+{
+	if (obj->sym_keys.n == obj->nsyms)
+		return obj->sym_keys.k[a] == obj->sym_keys.k[b];
+	return obj->syms[a].addr == obj->syms[b].addr;
+}
+
 /* The symbol for addr. nearest: binutils' rule, restricted to the section
  * that holds addr. */
 static long find_symbol(const struct hwt_sym_obj *obj, uint64_t addr, bool nearest, long sec)
@@ -19,15 +26,17 @@ static long find_symbol(const struct hwt_sym_obj *obj, uint64_t addr, bool neare
 	while (i >= 0 && obj->syms[i].shndx != (uint32_t)sec)
 		i--;
 	/* Among aliases binutils keeps the first in table order unless a
-	 * later one is larger. */
-	for (long j = i - 1; i >= 0 && j >= 0 && obj->syms[j].addr == obj->syms[i].addr; j--) {
+	 * later one is larger. (Addresses compared on the dense key array:
+	 * the neighbouring entries are rarely aliases, and each is a cache
+	 * line of its own.) */
+	for (long j = i - 1; i >= 0 && j >= 0 && same_addr(obj, j, i); j--) {
 		const struct sym_entry *a = &obj->syms[j], *b = &obj->syms[i];
 
 		if (a->shndx == b->shndx &&
 		    (a->size > b->size || (a->size == b->size && a->index < b->index)))
 			i = j;
 	}
-	for (long j = i + 1; i >= 0 && (size_t)j < obj->nsyms && obj->syms[j].addr == obj->syms[i].addr; j++) {
+	for (long j = i + 1; i >= 0 && (size_t)j < obj->nsyms && same_addr(obj, j, i); j++) {
 		const struct sym_entry *a = &obj->syms[j], *b = &obj->syms[i];
 
 		if (a->shndx == b->shndx &&
