@@ -180,7 +180,7 @@ static void translate(struct a2l *a, char *text)
 	struct hwt_sym_info info;
 	struct outbuf *o = a->out;
 	uint64_t pc = parse_addr(a, text), addr = pc;
-	unsigned flags = HWT_SYM_NEAREST | (a->demangle ? 0 : HWT_SYM_RAW);
+	unsigned flags = HWT_SYM_NEAREST | HWT_SYM_FRAMES_ONLY | (a->demangle ? 0 : HWT_SYM_RAW);
 	int n;
 
 	if (a->addresses) {

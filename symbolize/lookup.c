@@ -60,6 +60,19 @@ static int lookup_in(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags, lon
 	info->symbol = NULL;
 	info->sym_addr = info->sym_size = 0;
 	info->module = obj->name;
+	if ((flags & HWT_SYM_FRAMES_ONLY) && !(flags & HWT_SYM_NO_LINES) && obj->dwelf) {
+		/* DWARF first: when it names the function, the symbol table
+		 * has nothing to add to the frames */
+		n = sym_dwarf_lookup(obj, sym_elf_dwarf_addr(obj->dwelf, sec, addr), flags, frames,
+				     max_frames, &depth, cur);
+		if (n > 0 && depth > 0 && frames[0].func) {
+			info->source = HWT_SYM_SRC_DWARF;
+			info->nframes = (unsigned)n;
+			info->depth = depth;
+			return n;
+		}
+		flags &= ~(unsigned)HWT_SYM_FRAMES_ONLY;
+	}
 	/* In a relocatable object every section starts at 0: only symbols
 	 * of the same section can contain addr. */
 	si = find_symbol(obj, addr, nearest || rel, sec);

@@ -201,6 +201,10 @@ enum hwt_sym_lookup_flags {
 	/* addr2line compatibility: with no DWARF function, take the nearest
 	 * preceding symbol even past its size (binutils' rule). */
 	HWT_SYM_NEAREST = 1u << 3,
+	/* Only the frames are wanted: when DWARF names the function, the ELF
+	 * symbol is not searched (info->symbol, sym_addr and sym_size stay
+	 * 0/NULL). The frames are the same as without the flag. */
+	HWT_SYM_FRAMES_ONLY = 1u << 4,
 };
 
 /* One frame. frames[0] is the innermost (the code at the address); each

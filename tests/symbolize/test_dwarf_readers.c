@@ -13,6 +13,7 @@
  *     binutils places them, so that `addr2line -e foo.o` answers match
  *     binutils' (DWARF 4 and 5, -ffunction-sections, .init.text/.exit.text,
  *     compressed debug sections), with both readers;
+ *   - HWT_SYM_FRAMES_ONLY gives the same frames as a full lookup;
  *   - batches: a sorted batch (answered by a merge-walk of the units'
  *     tables) and a shuffled one equal one-by-one lookups, frame by frame;
  *   - the per-unit fallback: a program whose hand-written DWARF uses
@@ -227,6 +228,49 @@ static void test_batch_merge_walk(void **state)
 		}
 		batch_equals_single(obj, addrs, size);
 		free(addrs);
+		hwt_sym_cache_free(c);
+	}
+}
+
+/* HWT_SYM_FRAMES_ONLY: the same frames, without the symbol search when
+ * DWARF names the function. */
+static void test_frames_only(void **state)
+{
+	static const char *const progs[] = {"sym_cxx", "sym_inline_nopie", "libsym_lib.so"};
+
+	(void)state;
+	for (size_t p = 0; p < sizeof(progs) / sizeof(progs[0]); p++) {
+		struct hwt_sym_cache *c = new_cache(HWT_SYM_DWARF_AUTO);
+		struct hwt_sym_obj *obj;
+		uint64_t lo, size;
+		unsigned skipped = 0;
+
+		assert_int_equal(hwt_sym_obj_open(c, hwt_test_prog(progs[p]), NULL, 0, &obj), 0);
+		assert_int_equal(hwt_sym_obj_section(obj, ".text", &lo, &size), 0);
+		for (uint64_t a = lo - 8; a < lo + size + 8; a++) {
+			for (unsigned base = 0; base <= HWT_SYM_NEAREST; base += HWT_SYM_NEAREST) {
+				struct hwt_sym_frame f1[16], f2[16];
+				struct hwt_sym_info i1, i2;
+				int n1 = hwt_sym_lookup(obj, a, base, &i1, f1, 16);
+				int n2 = hwt_sym_lookup(obj, a, base | HWT_SYM_FRAMES_ONLY, &i2, f2, 16);
+
+				assert_int_equal(n1, n2);
+				assert_int_equal(i1.depth, i2.depth);
+				assert_int_equal(i1.source, i2.source);
+				for (int k = 0; k < n1; k++) {
+					assert_ptr_equal(f1[k].func, f2[k].func);
+					assert_ptr_equal(f1[k].file, f2[k].file);
+					assert_int_equal(f1[k].line, f2[k].line);
+				}
+				if (i2.symbol == NULL && i1.symbol != NULL)
+					skipped++;
+				else
+					assert_ptr_equal(i1.symbol, i2.symbol);
+			}
+		}
+		fprintf(stderr, "%s: symbol search skipped for %u of %llu lookups\n", progs[p], skipped, (unsigned long long)(2 * (size + 16)));
+		/* the search was skipped where DWARF named the function */
+		assert_true(skipped > 80);
 		hwt_sym_cache_free(c);
 	}
 }
@@ -561,6 +605,7 @@ int main(void)
 		cmocka_unit_test(test_readers_agree_c),
 		cmocka_unit_test(test_readers_agree_cxx),
 		cmocka_unit_test(test_batch_merge_walk),
+		cmocka_unit_test(test_frames_only),
 		cmocka_unit_test(test_relocatable_object),
 		cmocka_unit_test(test_fallback_per_unit),
 	};
