@@ -43,7 +43,7 @@
 /* Arena                                                                     */
 
 #define ARENA_FIRST (256u << 10)
-#define ARENA_MAX (16u << 20)
+#define ARENA_MAX (4u << 20) /* bounds what is populated but unused */
 #define CHUNK_HDR 64 /* header rounded to the alignment */
 
 void *dw_arena_alloc(struct sym_dwarf *dw, size_t size)
