@@ -102,7 +102,9 @@ static int keys_alloc(struct sym_dwarf *dw, struct sym_keys *ks, size_t n)
 		return -ENOMEM;
 	ks->k = dw_arena_alloc(dw, ntop * SYM_KEYS_BLOCK * sizeof(*ks->k));
 	ks->top = dw_arena_alloc(dw, ntop * sizeof(*ks->top));
-	if (!ks->k || !ks->top) {
+	ks->bucket_cap = n / 4 + 2;
+	ks->bucket = dw_arena_alloc(dw, ks->bucket_cap * sizeof(*ks->bucket));
+	if (!ks->k || !ks->top || !ks->bucket) {
 		memset(ks, 0, sizeof(*ks));
 		return -ENOMEM;
 	}
@@ -499,7 +501,6 @@ int dw_rows_finish(struct sym_dwarf *dw, struct dw_rowbuf *rb, struct dw_cuidx *
 	}
 	/* fewer rows than allocated: only the first n count */
 	x->row_addr.n = n;
-	x->row_addr.ntop = (n + SYM_KEYS_BLOCK - 1) / SYM_KEYS_BLOCK;
 	sym_keys_seal(&x->row_addr);
 	return 0;
 }

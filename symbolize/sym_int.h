@@ -34,19 +34,25 @@ struct sym_sec {
 	int inflate_err;    /* sticky error of a failed decompression */
 };
 
-/* Sorted 64-bit keys (addresses) searched by lookups, with a sparse top
- * level holding every SYM_KEYS_BLOCK-th key. A search goes through the top
- * level (small enough to stay in cache) and then one block of the keys (one
- * cache line: the keys are copied to 64-byte aligned memory), instead of a
- * binary search whose deep levels each miss the cache: that latency was
- * most of a random lookup's time. */
+/* Sorted 64-bit keys (addresses) searched by lookups. Random lookups are
+ * bound by memory latency, not by instructions: a plain binary search
+ * misses the cache at each of its deep levels, one after the other. So a
+ * search first reads a bucket table over the key range (one load: the
+ * first key of each of about n/4 equal address slices), then counts the few
+ * keys of its slice. Without buckets (too few keys) a sparse top level
+ * holding every SYM_KEYS_BLOCK-th key is searched, then one block of keys
+ * (one cache line: keys live in 64-byte aligned memory). */
 #define SYM_KEYS_BLOCK 8 /* one 64-byte cache line of keys */
 
 struct sym_keys {
-	uint64_t *k;   /* n keys */
-	uint64_t *top; /* k[0], k[BLOCK], k[2 * BLOCK], ... */
+	uint64_t *k;       /* n keys */
+	uint64_t *top;     /* k[0], k[BLOCK], k[2 * BLOCK], ... */
 	size_t n, ntop;
-	bool borrowed; /* k and top belong to an arena: not freed by fini */
+	uint32_t *bucket;  /* bucket[b]: keys below base + (b << shift); nbucket + 1 */
+	size_t nbucket, bucket_cap;
+	uint64_t base;
+	unsigned shift;
+	bool borrowed;     /* memory of an arena: not freed by fini */
 };
 
 /* Copies n sorted keys (keys may be NULL when n is 0) and builds the top
@@ -77,24 +83,47 @@ static inline size_t sym_upper_bound(const uint64_t *keys, size_t n, uint64_t v)
 
 /* Number of keys <= v: the index just past the last key at or below v.
  * vals (may be NULL) is an array of vsize-byte values parallel to the
- * keys: once the block is known its values are prefetched, so that their
+ * keys: once the slice is known its values are prefetched, so that their
  * cache miss overlaps the one on the keys instead of following it. */
 static inline size_t sym_keys_upper_pf(const struct sym_keys *ks, uint64_t v, const void *vals,
 				       size_t vsize)
 {
-	size_t j = sym_upper_bound(ks->top, ks->ntop, v), lo, hi, cnt = 1;
+	size_t lo, hi, cnt = 0;
 
-	if (j == 0)
-		return 0;
-	lo = (j - 1) * SYM_KEYS_BLOCK; /* k[lo] == top[j - 1] <= v */
+	if (ks->nbucket) {
+		uint64_t b;
+
+		if (v < ks->base)
+			return 0;
+		b = (v - ks->base) >> ks->shift;
+		if (b >= ks->nbucket)
+			return ks->n;
+		lo = ks->bucket[b];
+		hi = ks->bucket[b + 1];
+		if (vals && lo > 0)
+			__builtin_prefetch((const char *)vals + (lo - 1) * vsize);
+		if (hi - lo > 2 * SYM_KEYS_BLOCK)
+			return lo + sym_upper_bound(ks->k + lo, hi - lo, v);
+		for (size_t i = lo; i < hi; i++)
+			cnt += ks->k[i] <= v;
+		return lo + cnt;
+	}
+	{
+		size_t j = sym_upper_bound(ks->top, ks->ntop, v);
+
+		if (j == 0)
+			return 0;
+		lo = (j - 1) * SYM_KEYS_BLOCK; /* k[lo] == top[j - 1] <= v */
+	}
 	if (vals) {
-		const char *b = (const char *)vals + lo * vsize;
+		const char *p = (const char *)vals + lo * vsize;
 
-		__builtin_prefetch(b);
+		__builtin_prefetch(p);
 		if (vsize * SYM_KEYS_BLOCK > 64)
-			__builtin_prefetch(b + 64);
+			__builtin_prefetch(p + 64);
 	}
 	hi = lo + SYM_KEYS_BLOCK < ks->n ? lo + SYM_KEYS_BLOCK : ks->n;
+	cnt = 1;
 	for (size_t i = lo + 1; i < hi; i++)
 		cnt += ks->k[i] <= v;
 	return lo + cnt;

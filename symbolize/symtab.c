@@ -97,9 +97,12 @@ int sym_keys_alloc(struct sym_keys *ks, size_t n)
 		return -ENOMEM;
 	ks->top = malloc(ntop * sizeof(*ks->top));
 	ks->k = aligned_alloc(64, ntop * SYM_KEYS_BLOCK * sizeof(*ks->k));
-	if (!ks->top || !ks->k) {
+	ks->bucket_cap = n / 4 + 2;
+	ks->bucket = malloc(ks->bucket_cap * sizeof(*ks->bucket));
+	if (!ks->top || !ks->k || !ks->bucket) {
 		free(ks->top);
 		free(ks->k);
+		free(ks->bucket);
 		memset(ks, 0, sizeof(*ks));
 		return -ENOMEM;
 	}
@@ -110,8 +113,33 @@ int sym_keys_alloc(struct sym_keys *ks, size_t n)
 
 void sym_keys_seal(struct sym_keys *ks)
 {
-	for (size_t i = 0; i < ks->ntop; i++)
-		ks->top[i] = ks->k[i * SYM_KEYS_BLOCK];
+	uint64_t span;
+	size_t want, nb, i = 0;
+	unsigned shift = 0;
+
+	ks->ntop = (ks->n + SYM_KEYS_BLOCK - 1) / SYM_KEYS_BLOCK;
+	for (size_t t = 0; t < ks->ntop; t++)
+		ks->top[t] = ks->k[t * SYM_KEYS_BLOCK];
+	ks->nbucket = 0;
+	if (!ks->bucket || ks->n < 4 * SYM_KEYS_BLOCK || ks->n > UINT32_MAX)
+		return; /* few keys: the top level is enough */
+	/* about four keys per slice of the address range */
+	span = ks->k[ks->n - 1] - ks->k[0];
+	want = ks->n / 4 < ks->bucket_cap - 1 ? ks->n / 4 : ks->bucket_cap - 1;
+	while (shift < 63 && (span >> shift) >= want)
+		shift++;
+	nb = (size_t)(span >> shift) + 1;
+	for (size_t b = 0; b < nb; b++) {
+		uint64_t start = ks->k[0] + ((uint64_t)b << shift);
+
+		while (i < ks->n && ks->k[i] < start)
+			i++;
+		ks->bucket[b] = (uint32_t)i;
+	}
+	ks->bucket[nb] = (uint32_t)ks->n;
+	ks->base = ks->k[0];
+	ks->shift = shift;
+	ks->nbucket = nb;
 }
 
 int sym_keys_init(struct sym_keys *ks, uint64_t *keys, size_t n)
@@ -131,6 +159,7 @@ void sym_keys_fini(struct sym_keys *ks)
 	if (!ks->borrowed) {
 		free(ks->k);
 		free(ks->top);
+		free(ks->bucket);
 	}
 	memset(ks, 0, sizeof(*ks));
 }
