@@ -121,6 +121,104 @@ static void out_addr(struct outbuf *o, uint64_t v, unsigned digits)
 	out_mem(o, tmp, 2 + digits);
 }
 
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static char *put_u32(char *p, uint32_t v)
+{
+	char tmp[10];
+	size_t n = sizeof(tmp);
+
+	do {
+		tmp[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	memcpy(p, tmp + n, sizeof(tmp) - n);
+	return p + sizeof(tmp) - n;
+}
+
+/* One frame: "FUNC\nFILE:LINE\n", or its -p form, written in one piece
+ * (one room check for all its parts). binutils keeps the first row's
+ * discriminator for every frame. */
+static void out_frame(struct a2l *a, const struct hwt_sym_frame *f, bool inlined,
+		      uint32_t discriminator)
+{
+	static const char by[] = " (inlined by) ", dis[] = " (discriminator ";
+	struct outbuf *o = a->out;
+	const char *func = f->func && *f->func ? f->func : "??";
+	const char *file = f->file ? f->file : "??";
+	size_t lfunc, lfile, need;
+	char *p;
+
+	if (f->file && a->basenames)
+		file = base_name(file);
+	lfunc = a->functions ? strlen(func) : 0;
+	lfile = strlen(file);
+	need = lfunc + lfile + sizeof(by) + sizeof(dis) + 32;
+	if (need > sizeof(o->buf) - o->len) {
+		fwrite(o->buf, 1, o->len, stdout);
+		o->len = 0;
+		if (need > sizeof(o->buf)) {
+			/* a name longer than the buffer: piece by piece */
+			if (inlined && a->pretty)
+				out_str(o, by);
+			if (a->functions) {
+				out_mem(o, func, lfunc);
+				out_str(o, a->pretty ? " at " : "\n");
+			}
+			out_mem(o, file, lfile);
+			out_mem(o, ":", 1);
+			if (f->line == 0) {
+				out_mem(o, "?\n", 2);
+				return;
+			}
+			out_u32(o, f->line);
+			if (discriminator) {
+				out_str(o, dis);
+				out_u32(o, discriminator);
+				out_mem(o, ")", 1);
+			}
+			out_mem(o, "\n", 1);
+			return;
+		}
+	}
+	p = o->buf + o->len;
+	if (inlined && a->pretty) {
+		memcpy(p, by, sizeof(by) - 1);
+		p += sizeof(by) - 1;
+	}
+	if (a->functions) {
+		memcpy(p, func, lfunc);
+		p += lfunc;
+		if (a->pretty) {
+			memcpy(p, " at ", 4);
+			p += 4;
+		} else {
+			*p++ = '\n';
+		}
+	}
+	memcpy(p, file, lfile);
+	p += lfile;
+	*p++ = ':';
+	if (f->line == 0) {
+		*p++ = '?';
+	} else {
+		p = put_u32(p, f->line);
+		if (discriminator) {
+			memcpy(p, dis, sizeof(dis) - 1);
+			p += sizeof(dis) - 1;
+			p = put_u32(p, discriminator);
+			*p++ = ')';
+		}
+	}
+	*p++ = '\n';
+	o->len = (size_t)(p - o->buf);
+}
+
 /* Parses SYMBOL[+OFFSET] or a hex address as binutils does. */
 static uint64_t parse_addr(struct a2l *a, char *s)
 {
@@ -167,13 +265,6 @@ static uint64_t parse_addr(struct a2l *a, char *s)
 	return v;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
 static void translate(struct a2l *a, char *text)
 {
 	struct hwt_sym_frame frames[MAX_FRAMES];
@@ -202,36 +293,10 @@ static void translate(struct a2l *a, char *text)
 	}
 	if (!a->inlines)
 		n = 1;
-	for (int i = 0; i < n; i++) {
-		const struct hwt_sym_frame *f = &frames[i];
-		const char *file = f->file;
-
-		if (i > 0 && a->pretty)
-			out_str(o, " (inlined by) ");
-		if (a->functions) {
-			out_str(o, f->func && *f->func ? f->func : "??");
-			out_str(o, a->pretty ? " at " : "\n");
-		}
-		if (file && a->basenames)
-			file = base_name(file);
-		out_str(o, file ? file : "??");
-		out_mem(o, ":", 1);
-		/* binutils keeps the first row's discriminator for every frame */
-		if (f->line == 0) {
-			out_mem(o, "?\n", 2);
-		} else {
-			out_u32(o, f->line);
-			if (frames[0].discriminator) {
-				out_str(o, " (discriminator ");
-				out_u32(o, frames[0].discriminator);
-				out_mem(o, ")", 1);
-			}
-			out_mem(o, "\n", 1);
-		}
-	}
+	for (int i = 0; i < n; i++)
+		out_frame(a, &frames[i], i > 0, frames[0].discriminator);
 }
 
-/* Reads stdin line by line, flushing stdout before any read that may block. */
 static void translate_stdin(struct a2l *a)
 {
 	static char buf[1 << 16];
