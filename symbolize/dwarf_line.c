@@ -205,14 +205,26 @@ static int run_program(struct dw_rd *r, unsigned version, const uint8_t *std_len
 		}                                                                       \
 	} while (0)
 
+	/* Special opcodes, one per row in most programs: their advances
+	 * precomputed (two divisions each otherwise). */
+	uint32_t op_addr[256];
+	int32_t op_line[256];
+
+	for (unsigned op = opcode_base; op < 256; op++) {
+		unsigned adj = op - opcode_base;
+
+		op_addr[op] = adj / line_range;
+		op_line[op] = line_base + (int)(adj % line_range);
+	}
 	while (r->p < r->end && ret == 0) {
 		unsigned op = *r->p++;
 
 		if (op >= opcode_base) {
-			unsigned adj = op - opcode_base;
-
-			ADVANCE(adj / line_range);
-			line += line_base + (int)(adj % line_range);
+			if (max_ops <= 1)
+				addr += min_inst * op_addr[op];
+			else
+				ADVANCE(op_addr[op]);
+			line += op_line[op];
 			ret = dw_rows_add(rows, addr, file, nfiles, line, column, disc, false);
 			disc = 0;
 			continue;
