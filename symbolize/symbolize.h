@@ -11,9 +11,10 @@
  * hwt_sym_cache_free(). An object is loaded once per cache, keyed by its
  * build-id (else path + size + mtime). Symbol tables are sorted at load;
  * DWARF is indexed lazily, one compilation unit at a time, the first time an
- * address inside it is asked for; after that, lookups only binary-search
- * prebuilt arrays. Memory therefore grows with what was looked up, not with
- * the size of the debug information.
+ * address inside it is asked for (by hwtrace's own DWARF reader; libdwarf
+ * for the units it declines); after that, lookups only search prebuilt
+ * arrays. Memory therefore grows with what was looked up, not with the size
+ * of the debug information.
  *
  * Symbol sources, best first: DWARF (versions 2-5, from the object or from a
  * separate debug file found by build-id or .gnu_debuglink), .symtab, .dynsym.
@@ -28,7 +29,9 @@
  * Addresses. An "object address" is what binutils addr2line takes: the
  * virtual address the object was linked at (for a PIE or a shared library,
  * usually small numbers from 0; for vmlinux and kallsyms, the kernel's
- * addresses). A "runtime address" is where a process saw it; convert with
+ * addresses; for a relocatable object such as a kernel module, whose
+ * sections all start at 0, an offset into the first section, in section
+ * order, that holds it and has an answer, as binutils does). A "runtime address" is where a process saw it; convert with
  * hwt_sym_obj_map() using the mapping's start and file offset (the
  * PERF_RECORD_MMAP2 fields), which handles PIE/ASLR bias and mappings that do
  * not start at file offset 0.
@@ -249,10 +252,11 @@ struct hwt_sym_batch_entry {
 };
 
 /* Symbolizes n addresses. Entry i's frames go to frames[i * frames_per_addr]
- * (frames may be NULL when frames_per_addr is 0). Sorted input is handled in
- * one pass: consecutive addresses in the same function reuse the previous
- * answer's unit and function. Returns the number of addresses that found
- * something, or -HWT_EINVAL. */
+ * (frames may be NULL when frames_per_addr is 0). The answers are those of
+ * hwt_sym_lookup(). Sorted input is handled in one pass: an address above
+ * the previous one in the same unit walks the unit's tables forward from
+ * the previous answer, and repeated addresses copy it. Returns the number
+ * of addresses that found something, or -HWT_EINVAL. */
 HWT_API int hwt_sym_lookup_batch(struct hwt_sym_obj *obj, const uint64_t *addrs, size_t n,
 				 unsigned flags, struct hwt_sym_batch_entry *out,
 				 struct hwt_sym_frame *frames, unsigned frames_per_addr);
