@@ -12,7 +12,8 @@
  *     their debug sections are applied and their sections placed as
  *     binutils places them, so that `addr2line -e foo.o` answers match
  *     binutils' (DWARF 4 and 5, -ffunction-sections, .init.text/.exit.text,
- *     compressed debug sections), with both readers;
+ *     compressed debug sections, x86-64 RELA and i386 REL), with both
+ *     readers;
  *   - HWT_SYM_FRAMES_ONLY gives the same frames as a full lookup;
  *   - batches: a sorted batch (answered by a merge-walk of the units'
  *     tables) and a shuffled one equal one-by-one lookups, frame by frame;
@@ -303,6 +304,8 @@ static void test_relocatable_object(void **state)
 {
 	static const char *const variants[] = {
 		"-g", "-gdwarf-4", "-g -ffunction-sections", "-gdwarf-4 -ffunction-sections -gz",
+		/* ELFCLASS32, SHT_REL: addends in place */
+		"-m32 -g", "-m32 -gdwarf-4 -ffunction-sections",
 	};
 	char dir[2048], src[4096], obj[4096], addrs[4096];
 	struct hwt_test_run r, ref, ours;
@@ -332,6 +335,14 @@ static void test_relocatable_object(void **state)
 		struct tally t = {0};
 
 		hwt_test_run(&r, "cd '%s' && gcc -c -O2 %s mod.c -o mod.o", dir, variants[v]);
+		if (r.status != 0 && strstr(variants[v], "-m32")) {
+			/* the compiler cannot target i386 here: say so, go on */
+			fprintf(stderr, "skipped: gcc -c %s failed: %s", variants[v], r.err);
+			hwt_test_run_free(&r);
+			hwt_sym_cache_free(cn);
+			hwt_sym_cache_free(cl);
+			continue;
+		}
 		assert_int_equal(r.status, 0);
 		hwt_test_run_free(&r);
 		hwt_test_run(&ref, "addr2line -a -f -i -e '%s' < '%s'", obj, addrs);
