@@ -471,36 +471,203 @@ struct dw_rowbuf *dw_rows_begin(struct sym_dwarf *dw)
 	return dw->rows_scratch;
 }
 
+static inline bool r32_fits(const struct dw_row *r)
+{
+	return r->file == UINT32_MAX ||
+	       (r->file < DW_R32_END && r->line <= 0xffffff && r->column <= 0xfff &&
+		r->discriminator <= 0xffff);
+}
+
+static inline uint64_t r32_pack(const struct dw_row *r)
+{
+	if (r->file == UINT32_MAX)
+		return (uint64_t)DW_R32_END << 36;
+	return (uint64_t)r->line | (uint64_t)r->column << 24 | (uint64_t)r->file << 36 |
+	       (uint64_t)r->discriminator << 48;
+}
+
+static inline bool r32_is_end(uint64_t v)
+{
+	return ((v >> 36) & 0xfff) == DW_R32_END;
+}
+
+static inline void r32_unpack(uint64_t v, struct dw_line *out)
+{
+	out->line = (uint32_t)(v & 0xffffff);
+	out->column = (uint32_t)((v >> 24) & 0xfff);
+	out->file = (uint32_t)((v >> 36) & 0xfff);
+	out->discriminator = (uint32_t)(v >> 48);
+}
+
+/* Builds t's bucket table (as sym_keys_seal() does for 64-bit keys). */
+static void r32_seal(struct dw_rows32 *t, size_t cap)
+{
+	uint64_t span;
+	size_t want, nb, i = 0;
+	unsigned shift = 0;
+
+	t->nbucket = 0;
+	if (t->n < 4 * SYM_KEYS_BLOCK)
+		return;
+	span = t->k[t->n - 1];
+	want = t->n / 4 < cap - 1 ? t->n / 4 : cap - 1;
+	while (shift < 63 && (span >> shift) >= want)
+		shift++;
+	nb = (size_t)(span >> shift) + 1;
+	for (size_t b = 0; b < nb; b++) {
+		uint64_t start = (uint64_t)b << shift;
+
+		while (i < t->n && t->k[i] < start)
+			i++;
+		t->bucket[b] = (uint32_t)i;
+	}
+	t->bucket[nb] = (uint32_t)t->n;
+	t->shift = shift;
+	t->nbucket = nb;
+}
+
+/* Rows <= addr in t (see sym_keys_upper_pf()). */
+static inline size_t r32_upper(const struct dw_rows32 *t, uint64_t addr)
+{
+	uint64_t v;
+	size_t lo, hi, cnt = 0;
+
+	if (addr < t->base)
+		return 0;
+	if (addr - t->base > UINT32_MAX)
+		return t->n;
+	v = addr - t->base;
+	if (t->nbucket) {
+		uint64_t b = v >> t->shift;
+
+		if (b >= t->nbucket)
+			return t->n;
+		lo = t->bucket[b];
+		hi = t->bucket[b + 1];
+		if (lo > 0)
+			__builtin_prefetch(&t->v[lo - 1]);
+	} else {
+		lo = 0;
+		hi = t->n;
+	}
+	if (hi - lo > 2 * SYM_KEYS_BLOCK) {
+		/* a crowded slice, or no buckets: branch-free binary search */
+		const uint32_t *base = t->k + lo;
+		size_t n = hi - lo;
+
+		while (n > 1) {
+			size_t half = n / 2;
+
+			base = base[half] <= v ? base + half : base;
+			n -= half;
+		}
+		return (size_t)(base - t->k) + (*base <= v);
+	}
+	for (size_t i = lo; i < hi; i++)
+		cnt += t->k[i] <= v;
+	return lo + cnt;
+}
+
+/* The rows of the sorted sequences in order, each ending with its end
+ * marker; an end marker followed by a row at the same address gives way to
+ * the row. Calls emit(ctx, row) for each, and returns how many. */
+static size_t rows_walk(const struct dw_rowbuf *rb,
+			void (*emit)(void *, const struct dw_row *, bool first), void *ctx)
+{
+	const struct dw_row *prev = NULL;
+	size_t n = 0;
+
+	for (size_t s = 0; s < rb->nseqs; s++) {
+		const struct dw_row *r = &rb->raw[rb->seqs[s][0]], *end = &rb->raw[rb->seqs[s][1]];
+
+		if (prev && prev->file == UINT32_MAX && prev->addr == r->addr)
+			n--; /* the caller overwrites it */
+		for (bool first = true; r < end; r++, first = false) {
+			emit(ctx, r, first);
+			n++;
+			prev = r;
+		}
+	}
+	return n;
+}
+
+struct rows_fill {
+	struct dw_cuidx *x;
+	size_t n;
+	bool compact;
+	/* first pass */
+	uint64_t lo, hi;
+	bool fits;
+	const struct dw_row *prev;
+};
+
+static void rows_check(void *ctx, const struct dw_row *r, bool first)
+{
+	struct rows_fill *f = ctx;
+
+	(void)first;
+	f->lo = r->addr < f->lo ? r->addr : f->lo;
+	f->hi = r->addr > f->hi ? r->addr : f->hi;
+	f->fits = f->fits && r32_fits(r);
+}
+
+static void rows_put(void *ctx, const struct dw_row *r, bool first)
+{
+	struct rows_fill *f = ctx;
+	struct dw_cuidx *x = f->x;
+
+	/* the previous sequence's end marker at this address gives way */
+	if (first && f->prev && f->prev->file == UINT32_MAX && f->prev->addr == r->addr)
+		f->n--;
+	if (f->compact) {
+		x->r32.k[f->n] = (uint32_t)(r->addr - x->r32.base);
+		x->r32.v[f->n] = r32_pack(r);
+	} else {
+		x->row_addr.k[f->n] = r->addr;
+		x->rows[f->n].file = r->file;
+		x->rows[f->n].line = r->line;
+		x->rows[f->n].column = r->column;
+		x->rows[f->n].discriminator = r->discriminator;
+	}
+	f->n++;
+	f->prev = r;
+}
+
 int dw_rows_finish(struct sym_dwarf *dw, struct dw_rowbuf *rb, struct dw_cuidx *x)
 {
-	size_t n = 0;
-	int ret;
+	struct rows_fill f = {.x = x, .lo = UINT64_MAX, .hi = 0, .fits = true};
+	size_t n;
 
 	/* Sorted sequences, each ending with its end marker. */
 	if (rb->nseqs > 1)
 		qsort(rb->seqs, rb->nseqs, sizeof(*rb->seqs), cmp_seq);
-	x->in_arena = true;
-	x->rows = dw_arena_alloc(dw, (rb->nraw ? rb->nraw : 1) * sizeof(*x->rows));
-	ret = keys_alloc(dw, &x->row_addr, rb->nraw);
-	if (!x->rows || ret < 0)
-		return -ENOMEM;
-	for (size_t s = 0; s < rb->nseqs; s++) {
-		const struct dw_row *r = &rb->raw[rb->seqs[s][0]], *end = &rb->raw[rb->seqs[s][1]];
+	n = rows_walk(rb, rows_check, &f);
+	if (n == 0)
+		return 0;
+	f.compact = f.fits && f.hi - f.lo <= UINT32_MAX && rb->nraw <= UINT32_MAX;
+	if (f.compact) {
+		size_t cap = rb->nraw / 4 + 2;
 
-		/* an end marker followed by a row at the same address: keep the row */
-		if (n && x->rows[n - 1].file == UINT32_MAX && x->row_addr.k[n - 1] == r->addr)
-			n--;
-		for (; r < end; r++) {
-			x->row_addr.k[n] = r->addr;
-			x->rows[n].file = r->file;
-			x->rows[n].line = r->line;
-			x->rows[n].column = r->column;
-			x->rows[n].discriminator = r->discriminator;
-			n++;
+		x->r32.base = f.lo;
+		x->r32.k = dw_arena_alloc(dw, rb->nraw * sizeof(*x->r32.k));
+		x->r32.v = dw_arena_alloc(dw, rb->nraw * sizeof(*x->r32.v));
+		x->r32.bucket = dw_arena_alloc(dw, cap * sizeof(*x->r32.bucket));
+		if (!x->r32.k || !x->r32.v || !x->r32.bucket) {
+			memset(&x->r32, 0, sizeof(x->r32));
+			return -ENOMEM;
 		}
+		rows_walk(rb, rows_put, &f);
+		x->r32.n = f.n;
+		r32_seal(&x->r32, cap);
+		return 0;
 	}
+	x->in_arena = true;
+	x->rows = dw_arena_alloc(dw, rb->nraw * sizeof(*x->rows));
+	if (!x->rows || keys_alloc(dw, &x->row_addr, rb->nraw) < 0)
+		return -ENOMEM;
+	rows_walk(rb, rows_put, &f);
 	/* fewer rows than allocated: only the first n count */
-	x->row_addr.n = n;
+	x->row_addr.n = f.n;
 	sym_keys_seal(&x->row_addr);
 	return 0;
 }
@@ -730,6 +897,16 @@ static size_t upper_from(const struct sym_keys *ks, size_t from, uint64_t v)
 	return sym_keys_upper(ks, v);
 }
 
+/* The same for compact rows. */
+static size_t r32_upper_from(const struct dw_rows32 *t, size_t from, uint64_t addr)
+{
+	for (unsigned step = 0; step < 2 * SYM_KEYS_BLOCK; step++, from++) {
+		if (from == t->n || (uint64_t)t->k[from] + t->base > addr)
+			return from;
+	}
+	return r32_upper(t, addr);
+}
+
 static const char *scope_name(struct hwt_sym_obj *obj, struct dw_scope *s, uint64_t addr,
 			      bool raw)
 {
@@ -762,6 +939,7 @@ int sym_dwarf_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 {
 	struct sym_dwarf *dw = get_dwarf(obj);
 	const struct dw_line *row = NULL;
+	struct dw_line rowbuf;
 	struct dw_cuidx *x = NULL;
 	bool raw = flags & HWT_SYM_RAW;
 	int32_t sc = -1;
@@ -774,7 +952,8 @@ int sym_dwarf_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 	if (cur && cur->unit && addr >= cur->addr && addr < cur->hi) {
 		/* sorted batch: same unit range, walk forward */
 		x = (struct dw_cuidx *)cur->unit;
-		ri = upper_from(&x->row_addr, cur->row, addr);
+		ri = x->r32.k ? r32_upper_from(&x->r32, cur->row, addr)
+			      : upper_from(&x->row_addr, cur->row, addr);
 		si = upper_from(&x->seg_start, cur->seg, addr);
 	} else {
 		long r = find_crange(dw, addr);
@@ -786,7 +965,8 @@ int sym_dwarf_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 		x = get_unit(obj, dw, dw->cranges[r].cu);
 		if (!x)
 			return 0;
-		ri = sym_keys_upper_pf(&x->row_addr, addr, x->rows, sizeof(*x->rows));
+		ri = x->r32.k ? r32_upper(&x->r32, addr)
+			      : sym_keys_upper_pf(&x->row_addr, addr, x->rows, sizeof(*x->rows));
 		si = sym_keys_upper_pf(&x->seg_start, addr, x->seg_scope, sizeof(*x->seg_scope));
 		if (cur) {
 			cur->hi = dw->cranges[r].hi;
@@ -801,8 +981,14 @@ int sym_dwarf_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 		cur->seg = si;
 	}
 	/* the row at or before addr, unless past the end of a sequence */
-	if (ri > 0 && ri < x->row_addr.n && x->rows[ri - 1].file != UINT32_MAX)
+	if (x->r32.k) {
+		if (ri > 0 && ri < x->r32.n && !r32_is_end(x->r32.v[ri - 1])) {
+			r32_unpack(x->r32.v[ri - 1], &rowbuf);
+			row = &rowbuf;
+		}
+	} else if (ri > 0 && ri < x->row_addr.n && x->rows[ri - 1].file != UINT32_MAX) {
 		row = &x->rows[ri - 1];
+	}
 	sc = si == 0 ? -1 : x->seg_scope[si - 1];
 	if (!row && sc < 0)
 		return 0;

@@ -50,6 +50,23 @@ struct dw_line {
 	uint32_t discriminator;
 };
 
+/* Line rows in 12 bytes instead of 24: 32-bit keys relative to the unit's
+ * lowest row address, values packed in 64 bits (line 24 bits, column 12,
+ * file 12 with 4095 marking the end of a sequence, discriminator 16). Used
+ * when every row of the unit fits, else the wide row_addr/rows. Random
+ * lookups are bound by cache misses on these tables: half the bytes, more
+ * of them in cache. */
+#define DW_R32_END 4095u
+
+struct dw_rows32 {
+	uint64_t base;
+	uint32_t *k;      /* n keys, 64-byte aligned */
+	uint64_t *v;      /* n packed rows */
+	uint32_t *bucket; /* bucket[b]: keys below (b << shift); nbucket + 1 */
+	size_t n, nbucket;
+	unsigned shift;
+};
+
 /* The index of one unit: built once, then read without locks. Addresses
  * are kept apart from what they map to, so that the binary searches of a
  * lookup run over dense arrays of keys. */
@@ -58,7 +75,8 @@ struct dw_cuidx {
 	size_t nscopes;
 	struct sym_keys seg_start; /* segments: [start i, start i + 1) */
 	int32_t *seg_scope;        /* ... is owned by this scope (-1: gap) */
-	struct sym_keys row_addr;  /* line rows' addresses, sorted sequences */
+	struct dw_rows32 r32;      /* line rows, compact (r32.k != NULL) ... */
+	struct sym_keys row_addr;  /* ... or wide: addresses, sorted sequences */
 	struct dw_line *rows;
 	char **files;       /* indexed by DWARF file number; NULL unknown */
 	size_t nfiles;

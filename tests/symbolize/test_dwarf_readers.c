@@ -15,6 +15,8 @@
  *     compressed debug sections, x86-64 RELA and i386 REL), with both
  *     readers;
  *   - HWT_SYM_FRAMES_ONLY gives the same frames as a full lookup;
+ *   - line rows that do not fit the compact layout (line numbers past
+ *     2^24) are kept in the wide one, with the same answers;
  *   - batches: a sorted batch (answered by a merge-walk of the units'
  *     tables) and a shuffled one equal one-by-one lookups, frame by frame;
  *   - the per-unit fallback: a program whose hand-written DWARF uses
@@ -274,6 +276,65 @@ static void test_frames_only(void **state)
 		assert_true(skipped > 80);
 		hwt_sym_cache_free(c);
 	}
+}
+
+/* A unit whose line rows do not fit the compact row layout (line numbers
+ * past 2^24, from a #line directive) is kept in the wide layout, with the
+ * same answers as binutils and as libdwarf. */
+static void test_wide_rows(void **state)
+{
+	char dir[2048], src[4096], prog[4096];
+	struct hwt_test_run r, ref, ours;
+	struct hwt_sym_cache *cn = new_cache(HWT_SYM_DWARF_NATIVE);
+	struct hwt_sym_cache *cl = new_cache(HWT_SYM_DWARF_LIBDWARF);
+	struct hwt_sym_obj *nat, *lib;
+	struct tally t = {0};
+	uint64_t lo, size;
+	unsigned wide_col = 0;
+	FILE *f;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/wide", tmp);
+	hwt_test_run(&r, "mkdir -p '%s'", dir);
+	hwt_test_run_free(&r);
+	snprintf(src, sizeof(src), "%s/wide.c", dir);
+	snprintf(prog, sizeof(prog), "%s/wide", dir);
+	f = fopen(src, "w");
+	assert_non_null(f);
+	fprintf(f, "static inline int twice(int x) { return 2 * x; }\n"
+		   "#line 20000000\n"
+		   "__attribute__((noinline)) int far(int n)\n{\n\tint s = 0;\n"
+		   "\tfor (int i = 0; i < n; i++)\n\t\ts += twice(i) ^ n;\n\treturn s;\n}\n"
+		   "int main(int argc, char **argv) { (void)argv; return far(argc); }\n");
+	fclose(f);
+	hwt_test_run(&r, "gcc -O2 -g -o '%s' '%s'", prog, src);
+	assert_int_equal(r.status, 0);
+	hwt_test_run_free(&r);
+	hwt_test_run(&ref, "objdump -d '%1$s' | sed -n 's/^ *\\([0-9a-f]*\\):.*/\\1/p' | "
+			   "addr2line -a -f -i -e '%1$s'", prog);
+	hwt_test_run(&ours, "objdump -d '%1$s' | sed -n 's/^ *\\([0-9a-f]*\\):.*/\\1/p' | "
+			    "'%2$s' addr2line -a -f -i -e '%1$s'", prog, hwt_test_hwtrace());
+	assert_int_equal(ours.status, 0);
+	assert_string_equal(ours.out, ref.out);
+	assert_true(hwt_test_contains(ours.out, "\nfar\n"));
+	hwt_test_run_free(&ref);
+	hwt_test_run_free(&ours);
+	assert_int_equal(hwt_sym_obj_open(cn, prog, NULL, 0, &nat), 0);
+	assert_int_equal(hwt_sym_obj_open(cl, prog, NULL, 0, &lib), 0);
+	assert_int_equal(hwt_sym_obj_section(nat, ".text", &lo, &size), 0);
+	for (uint64_t a = lo; a < lo + size; a++) {
+		struct hwt_sym_frame fr[4];
+		struct hwt_sym_info in;
+
+		compare_addr(nat, lib, a, 0, &t);
+		if (hwt_sym_lookup(nat, a, 0, &in, fr, 4) > 0 && fr[0].line > 0xffffff)
+			wide_col++;
+	}
+	/* the rows past line 2^24 are there, and answered */
+	assert_true(wide_col > 0);
+	assert_true(t.dwarf > 20);
+	hwt_sym_cache_free(cn);
+	hwt_sym_cache_free(cl);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -617,6 +678,7 @@ int main(void)
 		cmocka_unit_test(test_readers_agree_cxx),
 		cmocka_unit_test(test_batch_merge_walk),
 		cmocka_unit_test(test_frames_only),
+		cmocka_unit_test(test_wide_rows),
 		cmocka_unit_test(test_relocatable_object),
 		cmocka_unit_test(test_fallback_per_unit),
 	};
