@@ -9,9 +9,12 @@
 #   random   uniform over .text
 #   sampled  hot-skewed like profile samples: Zipf(1.2) over the functions,
 #            uniform inside a function, so a few functions get most hits
-# Each tool runs REPS times per set (default 3; eu-addr2line once, it is slow);
-# the table shows the best wall time and the peak RSS (GNU time), and the
-# ratio of each tool's time to hwtrace's.
+# Each tool runs REPS times per set (default 3; eu-addr2line once, it is slow),
+# the tools' runs interleaved; the table shows the best wall time, the best
+# CPU time (user + system) and the peak RSS, and the ratio of each tool's
+# time to hwtrace's. On a loaded machine wall time also measures waiting for
+# a core: the CPU time ratio is the steadier one (the load average is
+# printed).
 #   usage: bench/symbolize.sh [BUILD-DIR]     (env: REPS, NADDR)
 set -eu
 cd "$(dirname "$0")/.."
@@ -54,40 +57,50 @@ print('symbolize bench: %s, .text %d KiB, %d functions, %d addresses per set'
       % (target, size // 1024, len(funcs), n))
 EOF
 
-# best-of-N wall seconds and peak RSS (KiB) of a command reading $1
-measure() {
-    input=$1; n=$2; shift 2
-    best=""; rss=0
-    i=0
-    while [ "$i" -lt "$n" ]; do
-        /usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" < "$input" > "$work/out.txt" 2>/dev/null
-        read -r t m < "$work/time.txt"
-        if [ -z "$best" ] || [ "$(echo "$t < $best" | bc)" = 1 ]; then best=$t; fi
-        [ "$m" -gt "$rss" ] && rss=$m
-        i=$((i + 1))
-    done
-    echo "$best $rss"
-}
+# Runs every tool REPS times per set, interleaved (hwtrace, binutils,
+# llvm-symbolizer, hwtrace, ...) so that a burst of load on the shared
+# machine hits them alike; eu-addr2line once at the end. Keeps the best
+# wall time, the best CPU time (user + system, from each child's own
+# rusage: microseconds, not GNU time's 10 ms) and the peak RSS.
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
+python3 - "$work" "$reps" "$hwtrace" "$target" <<'PYEOF'
+import os, subprocess, sys, time
+work, reps, hwtrace, target = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+tools = [
+    ('hwtrace', [hwtrace, 'addr2line', '-f', '-i', '-C', '-e', target], reps),
+    ('binutils', ['addr2line', '-f', '-i', '-C', '-e', target], reps),
+    ('llvm-symbolizer', ['llvm-symbolizer-14', '--obj=' + target, '--inlining', '--demangle'],
+     reps),
+    ('elfutils', ['eu-addr2line', '-f', '-i', '-C', '-e', target], 1),
+]
 
-for set in random sampled; do
-    input=$work/$set.txt
-    echo
-    echo "== $set addresses ($naddr)"
-    printf '%-16s %10s %12s %14s\n' tool seconds "peak RSS MB" "time / hwtrace"
-    ours=$(measure "$input" "$reps" "$hwtrace" addr2line -f -i -C -e "$target")
-    ours_t=${ours% *}
-    for tool in hwtrace binutils llvm-symbolizer elfutils; do
-        case $tool in
-        hwtrace) r=$ours ;;
-        binutils) r=$(measure "$input" "$reps" addr2line -f -i -C -e "$target") ;;
-        llvm-symbolizer) r=$(measure "$input" "$reps" llvm-symbolizer-14 --obj="$target" --inlining --demangle) ;;
-        elfutils) r=$(measure "$input" 1 eu-addr2line -f -i -C -e "$target") ;;
-        esac
-        t=${r% *}; m=${r#* }
-        printf '%-16s %10s %12.1f %13.1fx\n' "$tool" "$t" "$(echo "$m / 1024" | bc -l)" \
-            "$(echo "$t / $ours_t" | bc -l)"
-    done
-done
+def run(cmd, inp):
+    with open(inp) as fi, open(work + '/out.txt', 'w') as fo:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdin=fi, stdout=fo, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+        return time.perf_counter() - t0, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+
+for name in ('random', 'sampled'):
+    inp = '%s/%s.txt' % (work, name)
+    best = {t[0]: [float('inf'), float('inf'), 0] for t in tools}
+    for r in range(reps):
+        for tool, cmd, n in tools:
+            if r < reps - n:
+                continue  # a tool run fewer times runs in the last rounds
+            w, c, m = run(cmd, inp)
+            b = best[tool]
+            b[0], b[1], b[2] = min(b[0], w), min(b[1], c), max(b[2], m)
+    print()
+    print('== %s addresses' % name)
+    print('%-16s %8s %8s %12s %10s %10s' % ('tool', 'wall s', 'CPU s', 'peak RSS MB',
+                                           'wall / hw', 'CPU / hw'))
+    hw = best['hwtrace']
+    for tool, _, _ in tools:
+        w, c, m = best[tool]
+        print('%-16s %8.3f %8.3f %12.1f %9.1fx %9.1fx' % (tool, w, c, m / 1024.0, w / hw[0],
+                                                          c / hw[1]))
+PYEOF
 echo
 echo "commands (stdin: the address file, one hex address per line):"
 echo "  $hwtrace addr2line -f -i -C -e $target"

@@ -5,7 +5,8 @@
  * come from the arguments or, when there are none, from stdin, one per line
  * (hex, or SYMBOL[+OFFSET]). Output is flushed whenever stdin has nothing
  * more to read, so it also works as a coprocess answering one address at a
- * time, without paying a write per address in batch use.
+ * time, without paying a write per address in batch use. Answers are
+ * formatted into our own buffer (printf was half the time of a batch).
  */
 #include "cli/cli.h"
 
@@ -21,8 +22,15 @@
 
 #define MAX_FRAMES 64
 
+/* Output buffer: answers are appended here and written in large pieces. */
+struct outbuf {
+	size_t len;
+	char buf[1 << 16];
+};
+
 struct a2l {
 	struct hwt_sym_obj *obj;
+	struct outbuf *out;
 	bool addresses, functions, inlines, pretty, basenames, demangle;
 	const char *section;
 	uint64_t sec_addr, sec_size;
@@ -50,6 +58,165 @@ static void usage(FILE *out)
 		"      --perf-map=FILE      symbolize JIT addresses with FILE (/tmp/perf-PID.map)\n"
 		"  -h, --help               this help\n"
 		"  -v, --version            version\n");
+}
+
+static void out_flush(struct outbuf *o)
+{
+	if (o->len)
+		fwrite(o->buf, 1, o->len, stdout);
+	o->len = 0;
+	fflush(stdout);
+}
+
+static void out_mem_slow(struct outbuf *o, const char *s, size_t n)
+{
+	if (n > sizeof(o->buf) - o->len) {
+		fwrite(o->buf, 1, o->len, stdout);
+		o->len = 0;
+		if (n > sizeof(o->buf)) {
+			fwrite(s, 1, n, stdout);
+			return;
+		}
+	}
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+}
+
+static inline void out_mem(struct outbuf *o, const char *s, size_t n)
+{
+	if (n <= sizeof(o->buf) - o->len) {
+		memcpy(o->buf + o->len, s, n);
+		o->len += n;
+		return;
+	}
+	out_mem_slow(o, s, n);
+}
+
+static inline void out_str(struct outbuf *o, const char *s)
+{
+	out_mem(o, s, strlen(s));
+}
+
+static void out_u32(struct outbuf *o, uint32_t v)
+{
+	char tmp[10];
+	size_t n = sizeof(tmp);
+
+	do {
+		tmp[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	out_mem(o, tmp + n, sizeof(tmp) - n);
+}
+
+/* "0x" and digits hex digits, zero-padded (binutils' -a). */
+static void out_addr(struct outbuf *o, uint64_t v, unsigned digits)
+{
+	char tmp[18];
+
+	tmp[0] = '0';
+	tmp[1] = 'x';
+	for (unsigned i = 0; i < digits; i++)
+		tmp[2 + digits - 1 - i] = "0123456789abcdef"[(v >> (4 * i)) & 0xf];
+	out_mem(o, tmp, 2 + digits);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static char *put_u32(char *p, uint32_t v)
+{
+	char tmp[10];
+	size_t n = sizeof(tmp);
+
+	do {
+		tmp[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	memcpy(p, tmp + n, sizeof(tmp) - n);
+	return p + sizeof(tmp) - n;
+}
+
+/* One frame: "FUNC\nFILE:LINE\n", or its -p form, written in one piece
+ * (one room check for all its parts). binutils keeps the first row's
+ * discriminator for every frame. */
+static void out_frame(struct a2l *a, const struct hwt_sym_frame *f, bool inlined,
+		      uint32_t discriminator)
+{
+	static const char by[] = " (inlined by) ", dis[] = " (discriminator ";
+	struct outbuf *o = a->out;
+	const char *func = f->func && *f->func ? f->func : "??";
+	const char *file = f->file ? f->file : "??";
+	size_t lfunc, lfile, need;
+	char *p;
+
+	if (f->file && a->basenames)
+		file = base_name(file);
+	lfunc = a->functions ? strlen(func) : 0;
+	lfile = strlen(file);
+	need = lfunc + lfile + sizeof(by) + sizeof(dis) + 32;
+	if (need > sizeof(o->buf) - o->len) {
+		fwrite(o->buf, 1, o->len, stdout);
+		o->len = 0;
+		if (need > sizeof(o->buf)) {
+			/* a name longer than the buffer: piece by piece */
+			if (inlined && a->pretty)
+				out_str(o, by);
+			if (a->functions) {
+				out_mem(o, func, lfunc);
+				out_str(o, a->pretty ? " at " : "\n");
+			}
+			out_mem(o, file, lfile);
+			out_mem(o, ":", 1);
+			if (f->line == 0) {
+				out_mem(o, "?\n", 2);
+				return;
+			}
+			out_u32(o, f->line);
+			if (discriminator) {
+				out_str(o, dis);
+				out_u32(o, discriminator);
+				out_mem(o, ")", 1);
+			}
+			out_mem(o, "\n", 1);
+			return;
+		}
+	}
+	p = o->buf + o->len;
+	if (inlined && a->pretty) {
+		memcpy(p, by, sizeof(by) - 1);
+		p += sizeof(by) - 1;
+	}
+	if (a->functions) {
+		memcpy(p, func, lfunc);
+		p += lfunc;
+		if (a->pretty) {
+			memcpy(p, " at ", 4);
+			p += 4;
+		} else {
+			*p++ = '\n';
+		}
+	}
+	memcpy(p, file, lfile);
+	p += lfile;
+	*p++ = ':';
+	if (f->line == 0) {
+		*p++ = '?';
+	} else {
+		p = put_u32(p, f->line);
+		if (discriminator) {
+			memcpy(p, dis, sizeof(dis) - 1);
+			p += sizeof(dis) - 1;
+			p = put_u32(p, discriminator);
+			*p++ = ')';
+		}
+	}
+	*p++ = '\n';
+	o->len = (size_t)(p - o->buf);
 }
 
 /* Parses SYMBOL[+OFFSET] or a hex address as binutils does. */
@@ -82,35 +249,34 @@ static uint64_t parse_addr(struct a2l *a, char *s)
 	}
 	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
-	for (; isxdigit((unsigned char)*p); p++)
-		v = (v << 4) | (uint64_t)(isdigit((unsigned char)*p) ? *p - '0'
-								: tolower((unsigned char)*p) - 'a' + 10);
+	for (;; p++) {
+		unsigned c = (unsigned char)*p, d;
+
+		if (c - '0' < 10)
+			d = c - '0';
+		else if ((c | 0x20) - 'a' < 6)
+			d = (c | 0x20) - 'a' + 10;
+		else
+			break;
+		v = (v << 4) | d;
+	}
 	if (a->addr_bits == 32)
 		v &= 0xffffffffull;
 	return v;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
 }
 
 static void translate(struct a2l *a, char *text)
 {
 	struct hwt_sym_frame frames[MAX_FRAMES];
 	struct hwt_sym_info info;
+	struct outbuf *o = a->out;
 	uint64_t pc = parse_addr(a, text), addr = pc;
-	unsigned flags = HWT_SYM_NEAREST | (a->demangle ? 0 : HWT_SYM_RAW);
+	unsigned flags = HWT_SYM_NEAREST | HWT_SYM_FRAMES_ONLY | (a->demangle ? 0 : HWT_SYM_RAW);
 	int n;
 
 	if (a->addresses) {
-		if (a->addr_bits == 32)
-			printf("0x%08llx", (unsigned long long)pc);
-		else
-			printf("0x%016llx", (unsigned long long)pc);
-		fputs(a->pretty ? ": " : "\n", stdout);
+		out_addr(o, pc, a->addr_bits == 32 ? 8 : 16);
+		out_str(o, a->pretty ? ": " : "\n");
 	}
 	if (a->section) {
 		addr = a->sec_addr + pc;
@@ -121,34 +287,16 @@ static void translate(struct a2l *a, char *text)
 	}
 	if (n <= 0) {
 		if (a->functions)
-			fputs(a->pretty ? "?? " : "??\n", stdout);
-		fputs("??:0\n", stdout);
+			out_str(o, a->pretty ? "?? " : "??\n");
+		out_str(o, "??:0\n");
 		return;
 	}
 	if (!a->inlines)
 		n = 1;
-	for (int i = 0; i < n; i++) {
-		const struct hwt_sym_frame *f = &frames[i];
-		const char *file = f->file;
-
-		if (i > 0 && a->pretty)
-			fputs(" (inlined by) ", stdout);
-		if (a->functions)
-			printf("%s%s", f->func && *f->func ? f->func : "??", a->pretty ? " at " : "\n");
-		if (file && a->basenames)
-			file = base_name(file);
-		printf("%s:", file ? file : "??");
-		/* binutils keeps the first row's discriminator for every frame */
-		if (f->line == 0)
-			fputs("?\n", stdout);
-		else if (frames[0].discriminator)
-			printf("%u (discriminator %u)\n", f->line, frames[0].discriminator);
-		else
-			printf("%u\n", f->line);
-	}
+	for (int i = 0; i < n; i++)
+		out_frame(a, &frames[i], i > 0, frames[0].discriminator);
 }
 
-/* Reads stdin line by line, flushing stdout before any read that may block. */
 static void translate_stdin(struct a2l *a)
 {
 	static char buf[1 << 16];
@@ -180,7 +328,7 @@ static void translate_stdin(struct a2l *a)
 			translate(a, buf);
 			len = 0;
 		}
-		fflush(stdout);
+		out_flush(a->out);
 		ssize_t got = read(0, buf + len, sizeof(buf) - 1 - len);
 		if (got < 0 && errno == EINTR)
 			continue;
@@ -189,7 +337,7 @@ static void translate_stdin(struct a2l *a)
 		else
 			len += (size_t)got;
 	}
-	fflush(stdout);
+	out_flush(a->out);
 }
 
 int hwt_cmd_addr2line(int argc, char **argv)
@@ -288,14 +436,22 @@ int hwt_cmd_addr2line(int argc, char **argv)
 		status = HWT_EXIT_ERROR;
 		goto out;
 	}
+	a.out = malloc(sizeof(*a.out));
+	if (!a.out) {
+		hwt_cli_error("addr2line: %s", hwt_strerror(-ENOMEM));
+		status = HWT_EXIT_ERROR;
+		goto out;
+	}
+	a.out->len = 0;
 	if (optind < argc) {
 		for (int i = optind; i < argc; i++)
 			translate(&a, argv[i]);
-		fflush(stdout);
+		out_flush(a.out);
 	} else {
 		translate_stdin(&a);
 	}
 out:
+	free(a.out);
 	hwt_sym_cache_free(cache);
 	return status;
 }

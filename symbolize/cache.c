@@ -80,6 +80,7 @@ static void obj_free(struct hwt_sym_obj *obj)
 			free((char *)d);
 	}
 	free(obj->syms);
+	sym_keys_fini(&obj->sym_keys);
 	free(obj->text);
 	free(obj->strtab_copy);
 	sym_elf_close(obj->elf);
@@ -364,6 +365,8 @@ int hwt_sym_obj_info(const struct hwt_sym_obj *obj, struct hwt_sym_obj_info *inf
 	info->elf_type = obj->elf ? obj->elf->type : 0;
 	info->nsymbols = obj->nsyms;
 	info->addr_bits = obj->elf && !obj->elf->is64 ? 32 : 64;
+	sym_dwarf_stats(obj, &info->dwarf_units, &info->dwarf_units_native,
+			&info->dwarf_units_libdwarf);
 	return 0;
 }
 

@@ -1,9 +1,6 @@
 /*
- * symbolize/dwarf.c - the lazy DWARF index, built with libdwarf.
+ * symbolize/dwarf.c - the lazy DWARF index and its lookups.
  *
- * libdwarf reads the sections through our own object-access interface, so
- * that it sees the image we mapped and sections we decompressed (zlib and
- * zstd; libdwarf 20210528 knows neither SHF_COMPRESSED zstd nor our mapping).
  * At first use we list the compilation units and their address ranges
  * (sorted, for binary search). The first lookup inside a unit builds that
  * unit's index, under the object's lock, and publishes it with a release
@@ -18,331 +15,109 @@
  *   - rows: the line table, one row per address (the last row of several at
  *     one address wins, as in binutils and LLVM), sequences sorted.
  *
- * libdwarf's own structures (DIEs, line contexts) are freed as soon as a unit
- * is indexed, so memory grows with the units looked up, not with the size of
- * the debug information. libdwarf is not thread-safe: every call into it
- * happens under obj->lock.
+ * Two readers fill the index. Our own (dwarf_native.c, dwarf_line.c) reads
+ * the bytes of .debug_info, .debug_abbrev, .debug_line and the range lists
+ * directly and skips everything that holds no code; it is what makes
+ * indexing cheap. libdwarf (dwarf_lib.c) indexes the units the native reader
+ * declines (forms or line opcodes it does not handle), chosen per unit, and
+ * everything when the configuration asks for it. Both go through the
+ * builder helpers below, so the index means the same whichever built it.
+ * Memory grows with the units looked up, not with the size of the debug
+ * information.
  */
-#include "symbolize/sym_int.h"
+#include "symbolize/dwarf_int.h"
 
 #include <dwarf.h>
 #include <elf.h>
 #include <errno.h>
-#include <libdwarf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-#define MAX_DIE_DEPTH 256   /* deeper DIE trees are malformed */
-#define MAX_ORIGIN_CHAIN 8  /* abstract_origin/specification hops */
-
-struct dw_scope {
-	uint64_t lo;        /* start of the first range (binutils' arange.low) */
-	const char *name;   /* linkage name if any, else DW_AT_name; in .debug_str */
-	_Atomic(const char *) demangled;
-	int32_t parent;     /* enclosing scope for inlined subroutines, else -1 */
-	uint32_t call_file, call_line, call_column;
-	bool is_inline;
-	bool is_linkage;    /* name is final (binutils: linkage name or C) */
-};
-
-struct dw_seg {
-	uint64_t start;
-	int32_t scope;      /* -1: gap */
-};
-
-struct dw_row {
-	uint64_t addr;
-	uint32_t file;      /* UINT32_MAX marks the end of a sequence */
-	uint32_t line;
-	uint32_t column;
-	uint32_t discriminator;
-};
-
-struct dw_cuidx {
-	struct dw_scope *scopes;
-	size_t nscopes;
-	struct dw_seg *segs;
-	size_t nsegs;
-	struct dw_row *rows;
-	size_t nrows;
-	char **files;       /* indexed by DWARF file number; NULL unknown */
-	size_t nfiles;
-};
-
-struct dw_cu {
-	Dwarf_Off die_off;
-	_Atomic(struct dw_cuidx *) idx;
-	bool failed;
-	bool mangled_lang;  /* not C-like: names without linkage name need the symtab */
-	uint16_t version;
-};
-
-struct dw_crange {
-	uint64_t lo, hi;
-	uint32_t cu;
-};
-
-/* Memo of names resolved through abstract_origin/specification. */
-struct dw_origin {
-	Dwarf_Off off;      /* 0: empty slot */
-	const char *name, *linkage;
-};
-
-struct sym_dwarf {
-	Dwarf_Debug dbg;
-	Dwarf_Obj_Access_Interface iface;
-	Dwarf_Obj_Access_Methods methods;
-	struct sym_elf *e;
-	struct hwt_sym_obj *obj;
-	struct dw_cu *cus;
-	size_t ncus;
-	struct dw_crange *ranges;
-	size_t nranges;
-	struct dw_origin *origins;
-	size_t norigins, origin_cap;
-};
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 
 /* ------------------------------------------------------------------------ */
-/* Object access for libdwarf                                                */
+/* Arena                                                                     */
 
-static int section_size(struct sym_elf *e, struct sym_sec *s, uint64_t *size)
+#define ARENA_FIRST (256u << 10)
+#define ARENA_MAX (4u << 20) /* bounds what is populated but unused */
+#define CHUNK_HDR 64 /* header rounded to the alignment */
+
+void *dw_arena_alloc(struct sym_dwarf *dw, size_t size)
 {
-	const uint8_t *p = e->data + s->offset;
+	struct dw_chunk *c = dw->arena;
+	size_t need = (size + 63) & ~(size_t)63;
+	void *p;
 
-	if (!s->compressed) {
-		*size = s->size;
+	if (size > SIZE_MAX - 64 - CHUNK_HDR)
+		return NULL;
+	if (!c || c->size - c->used < need) {
+		size_t csize = dw->arena_next ? dw->arena_next : ARENA_FIRST;
+
+		if (csize < need + CHUNK_HDR)
+			csize = (need + CHUNK_HDR + 4095) & ~(size_t)4095;
+		p = mmap(NULL, csize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		/* Best effort: fault the chunk in at once (huge pages when
+		 * allowed); older kernels fault page by page as usual. */
+		if (csize >= (2u << 20))
+			madvise(p, csize, MADV_HUGEPAGE);
+		madvise(p, csize, MADV_POPULATE_WRITE);
+		c = p;
+		c->size = csize;
+		c->used = CHUNK_HDR;
+		c->next = dw->arena;
+		dw->arena = c;
+		if (dw->arena_next < ARENA_MAX)
+			dw->arena_next = dw->arena_next ? dw->arena_next * 2 : ARENA_FIRST * 2;
+	}
+	p = (uint8_t *)c + c->used;
+	c->used += need;
+	return p;
+}
+
+static void arena_free(struct sym_dwarf *dw)
+{
+	while (dw->arena) {
+		struct dw_chunk *c = dw->arena;
+
+		dw->arena = c->next;
+		munmap(c, c->size);
+	}
+}
+
+/* Keys for n values in the arena (see sym_keys_alloc()). */
+static int keys_alloc(struct sym_dwarf *dw, struct sym_keys *ks, size_t n)
+{
+	size_t ntop = (n + SYM_KEYS_BLOCK - 1) / SYM_KEYS_BLOCK;
+
+	memset(ks, 0, sizeof(*ks));
+	if (n == 0)
 		return 0;
+	if (ntop > SIZE_MAX / (SYM_KEYS_BLOCK * sizeof(*ks->k)))
+		return -ENOMEM;
+	ks->k = dw_arena_alloc(dw, ntop * SYM_KEYS_BLOCK * sizeof(*ks->k));
+	ks->top = dw_arena_alloc(dw, ntop * sizeof(*ks->top));
+	ks->bucket_cap = n / 4 + 2;
+	ks->bucket = dw_arena_alloc(dw, ks->bucket_cap * sizeof(*ks->bucket));
+	if (!ks->k || !ks->top || !ks->bucket) {
+		memset(ks, 0, sizeof(*ks));
+		return -ENOMEM;
 	}
-	if (s->inflated) {
-		*size = s->inflated_size;
-		return 0;
-	}
-	if (s->zdebug) {
-		if (s->size < 12)
-			return -HWT_EFORMAT;
-		*size = 0;
-		for (int i = 0; i < 8; i++)
-			*size = (*size << 8) | p[4 + i];
-	} else if (e->is64) {
-		Elf64_Chdr ch;
-
-		if (s->size < sizeof(ch))
-			return -HWT_EFORMAT;
-		memcpy(&ch, p, sizeof(ch));
-		*size = ch.ch_size;
-	} else {
-		Elf32_Chdr ch;
-
-		if (s->size < sizeof(ch))
-			return -HWT_EFORMAT;
-		memcpy(&ch, p, sizeof(ch));
-		*size = ch.ch_size;
-	}
-	return *size > e->max_section ? -HWT_ETOOBIG : 0;
-}
-
-/* libdwarf 20210528 double-frees on some malformed .debug_rnglists and
- * .debug_loclists headers (found by our fuzzer): check every unit header
- * of those sections first, and hide a section that fails. */
-static bool lists_ok(const uint8_t *p, uint64_t n)
-{
-	uint64_t pos = 0;
-
-	while (pos < n) {
-		uint32_t len32, cnt;
-		uint64_t len, hdr;
-		uint16_t ver;
-		uint8_t as;
-
-		if (n - pos < 12)
-			return false;
-		memcpy(&len32, p + pos, 4);
-		if (len32 == 0xffffffffu) {
-			if (n - pos < 20)
-				return false;
-			memcpy(&len, p + pos + 4, 8);
-			hdr = 12;
-		} else if (len32 >= 0xfffffff0u) {
-			return false;
-		} else {
-			len = len32;
-			hdr = 4;
-		}
-		if (len < 8 || len > n - pos - hdr)
-			return false;
-		memcpy(&ver, p + pos + hdr, 2);
-		as = p[pos + hdr + 2];
-		memcpy(&cnt, p + pos + hdr + 4, 4);
-		if (ver != 5 || (as != 4 && as != 8) || p[pos + hdr + 3] != 0 ||
-		    (uint64_t)cnt * (hdr == 4 ? 4 : 8) > len - 8)
-			return false;
-		pos += hdr + len;
-	}
-	return true;
-}
-
-static int acc_section_info(void *o, Dwarf_Half idx, Dwarf_Obj_Access_Section *ret, int *error)
-{
-	struct sym_dwarf *dw = o;
-	struct sym_sec *s;
-	uint64_t size = 0;
-
-	if (idx >= dw->e->nsecs) {
-		*error = DW_DLE_MDE;
-		return DW_DLV_NO_ENTRY;
-	}
-	s = &dw->e->secs[idx];
-	memset(ret, 0, sizeof(*ret));
-	ret->name = s->name ? s->name : "";
-	ret->type = s->type;
-	ret->addr = s->addr;
-	ret->link = s->link;
-	ret->info = s->info;
-	ret->entrysize = s->entsize;
-	if (s->type != SHT_NOBITS && section_size(dw->e, s, &size) < 0) {
-		/* unusable: hide it from libdwarf */
-		ret->name = "";
-		size = 0;
-	}
-	if (s->type != SHT_NOBITS && size &&
-	    (!strcmp(ret->name, ".debug_rnglists") || !strcmp(ret->name, ".debug_loclists"))) {
-		const uint8_t *p;
-		uint64_t n;
-
-		if (sym_elf_section_data(dw->e, s, &p, &n) < 0 || !lists_ok(p, n)) {
-			ret->name = "";
-			size = 0;
-		}
-	}
-	ret->size = s->type == SHT_NOBITS ? 0 : size;
-	return DW_DLV_OK;
-}
-
-static Dwarf_Endianness acc_byte_order(void *o)
-{
-	struct sym_dwarf *dw = o;
-
-	return dw->e->big_endian ? DW_OBJECT_MSB : DW_OBJECT_LSB;
-}
-
-static Dwarf_Small acc_length_size(void *o)
-{
-	(void)o;
-	return 4;
-}
-
-static Dwarf_Small acc_pointer_size(void *o)
-{
-	struct sym_dwarf *dw = o;
-
-	return dw->e->is64 ? 8 : 4;
-}
-
-static Dwarf_Unsigned acc_section_count(void *o)
-{
-	struct sym_dwarf *dw = o;
-
-	return dw->e->nsecs;
-}
-
-static int acc_load_section(void *o, Dwarf_Half idx, Dwarf_Small **data, int *error)
-{
-	struct sym_dwarf *dw = o;
-	const uint8_t *p;
-	uint64_t size;
-
-	if (idx >= dw->e->nsecs) {
-		*error = DW_DLE_MDE;
-		return DW_DLV_NO_ENTRY;
-	}
-	int ret = sym_elf_section_data(dw->e, &dw->e->secs[idx], &p, &size);
-
-	if (ret < 0 || size == 0) {
-		sym_log(dw->obj, HWT_LOG_DEBUG, "%s: cannot load section %s: %s", dw->obj->path,
-			dw->e->secs[idx].name, hwt_strerror(ret));
-		*error = DW_DLE_MDE;
-		return DW_DLV_ERROR;
-	}
-	*data = (Dwarf_Small *)p; /* libdwarf only reads it */
-	return DW_DLV_OK;
+	ks->n = n;
+	ks->ntop = ntop;
+	ks->borrowed = true;
+	return 0;
 }
 
 /* ------------------------------------------------------------------------ */
-/* Small libdwarf helpers (each frees its own error)                         */
+/* Builder helpers shared by both readers                                    */
 
-static void drop_err(struct sym_dwarf *dw, Dwarf_Error *err)
-{
-	if (*err) {
-		dwarf_dealloc_error(dw->dbg, *err);
-		*err = NULL;
-	}
-}
-
-static bool attr_udata(struct sym_dwarf *dw, Dwarf_Die die, Dwarf_Half at, uint64_t *v)
-{
-	Dwarf_Attribute a = NULL;
-	Dwarf_Error err = NULL;
-	Dwarf_Unsigned u;
-	bool ok = false;
-
-	if (dwarf_attr(die, at, &a, &err) == DW_DLV_OK) {
-		Dwarf_Signed sv;
-
-		if (dwarf_formudata(a, &u, &err) == DW_DLV_OK) {
-			*v = u;
-			ok = true;
-		} else {
-			/* DW_FORM_implicit_const (DWARF 5 abbreviation constants)
-			 * is signed: libdwarf only gives it through formsdata. */
-			drop_err(dw, &err);
-			if (dwarf_formsdata(a, &sv, &err) == DW_DLV_OK && sv >= 0) {
-				*v = (uint64_t)sv;
-				ok = true;
-			}
-		}
-		dwarf_dealloc_attribute(a);
-	}
-	drop_err(dw, &err);
-	return ok;
-}
-
-static const char *attr_string(struct sym_dwarf *dw, Dwarf_Die die, Dwarf_Half at)
-{
-	Dwarf_Attribute a = NULL;
-	Dwarf_Error err = NULL;
-	char *s = NULL;
-
-	if (dwarf_attr(die, at, &a, &err) == DW_DLV_OK) {
-		if (dwarf_formstring(a, &s, &err) != DW_DLV_OK)
-			s = NULL;
-		dwarf_dealloc_attribute(a);
-	}
-	drop_err(dw, &err);
-	return s;
-}
-
-static bool attr_ref(struct sym_dwarf *dw, Dwarf_Die die, Dwarf_Half at, Dwarf_Off *off)
-{
-	Dwarf_Attribute a = NULL;
-	Dwarf_Error err = NULL;
-	bool ok = false;
-
-	if (dwarf_attr(die, at, &a, &err) == DW_DLV_OK) {
-		ok = dwarf_global_formref(a, off, &err) == DW_DLV_OK;
-		dwarf_dealloc_attribute(a);
-	}
-	drop_err(dw, &err);
-	return ok;
-}
-
-/* Collected address ranges of one DIE. */
-struct rangebuf {
-	uint64_t (*r)[2];
-	size_t n, cap;
-};
-
-static int range_add(struct rangebuf *rb, uint64_t lo, uint64_t hi)
+int dw_range_add(struct dw_rangebuf *rb, uint64_t lo, uint64_t hi)
 {
 	if (hi <= lo)
 		return 0;
@@ -361,121 +136,27 @@ static int range_add(struct rangebuf *rb, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-/* Ranges of a DIE: low_pc/high_pc, or DW_AT_ranges (.debug_ranges before
- * DWARF 5 with base address cu_base, .debug_rnglists from DWARF 5). */
-static int die_ranges(struct sym_dwarf *dw, Dwarf_Die die, unsigned version, uint64_t cu_base,
-		      struct rangebuf *rb)
+int dw_add_cranges(struct sym_dwarf *dw, uint32_t cu, const struct dw_rangebuf *rb, size_t *cap)
 {
-	Dwarf_Error err = NULL;
-	Dwarf_Addr lo, hi;
-	Dwarf_Half form;
-	enum Dwarf_Form_Class cls;
-	Dwarf_Attribute a = NULL;
-	int ret = 0;
+	for (size_t i = 0; i < rb->n; i++) {
+		if (dw->ncranges == *cap) {
+			size_t c = *cap ? *cap * 2 : 64;
+			void *n = realloc(dw->cranges, c * sizeof(*dw->cranges));
 
-	rb->n = 0;
-	if (dwarf_lowpc(die, &lo, &err) == DW_DLV_OK) {
-		if (dwarf_highpc_b(die, &hi, &form, &cls, &err) == DW_DLV_OK) {
-			if (cls == DW_FORM_CLASS_CONSTANT)
-				hi += lo;
-			drop_err(dw, &err);
-			return range_add(rb, lo, hi);
+			if (!n)
+				return -ENOMEM;
+			dw->cranges = n;
+			*cap = c;
 		}
+		dw->cranges[dw->ncranges].lo = rb->r[i][0];
+		dw->cranges[dw->ncranges].hi = rb->r[i][1];
+		dw->cranges[dw->ncranges].cu = cu;
+		dw->ncranges++;
 	}
-	drop_err(dw, &err);
-	if (dwarf_attr(die, DW_AT_ranges, &a, &err) != DW_DLV_OK) {
-		drop_err(dw, &err);
-		return 0;
-	}
-	if (dwarf_whatform(a, &form, &err) != DW_DLV_OK)
-		goto out;
-	if (version >= 5) {
-		Dwarf_Unsigned val = 0, count = 0, goff;
-		Dwarf_Off off;
-		Dwarf_Rnglists_Head head = NULL;
-
-		if (form == DW_FORM_rnglistx) {
-			if (dwarf_formudata(a, &val, &err) != DW_DLV_OK)
-				goto out;
-		} else if (dwarf_global_formref(a, &off, &err) == DW_DLV_OK) {
-			val = off;
-		} else {
-			drop_err(dw, &err);
-			if (dwarf_formudata(a, &val, &err) != DW_DLV_OK)
-				goto out;
-		}
-		if (dwarf_rnglists_get_rle_head(a, form, val, &head, &count, &goff, &err) !=
-		    DW_DLV_OK)
-			goto out;
-		for (Dwarf_Unsigned i = 0; i < count && ret == 0; i++) {
-			unsigned elen, code;
-			Dwarf_Unsigned r1, r2, c1, c2;
-			Dwarf_Bool noaddr = 0;
-
-			if (dwarf_get_rnglists_entry_fields_a(head, i, &elen, &code, &r1, &r2, &noaddr,
-							      &c1, &c2, &err) != DW_DLV_OK)
-				break;
-			if (noaddr)
-				continue;
-			switch (code) {
-			case DW_RLE_offset_pair:
-			case DW_RLE_startx_endx:
-			case DW_RLE_start_end:
-			case DW_RLE_startx_length:
-			case DW_RLE_start_length:
-				ret = range_add(rb, c1, c2);
-				break;
-			default:
-				break;
-			}
-		}
-		dwarf_dealloc_rnglists_head(head);
-	} else {
-		Dwarf_Off off, real;
-		Dwarf_Ranges *rs = NULL;
-		Dwarf_Signed n = 0;
-		Dwarf_Unsigned bytes;
-		uint64_t base = cu_base;
-
-		if (dwarf_global_formref(a, &off, &err) != DW_DLV_OK) {
-			Dwarf_Unsigned u;
-
-			drop_err(dw, &err);
-			if (dwarf_formudata(a, &u, &err) != DW_DLV_OK)
-				goto out;
-			off = u;
-		}
-		if (dwarf_get_ranges_b(dw->dbg, off, die, &real, &rs, &n, &bytes, &err) != DW_DLV_OK)
-			goto out;
-		for (Dwarf_Signed i = 0; i < n && ret == 0; i++) {
-			if (rs[i].dwr_type == DW_RANGES_ADDRESS_SELECTION)
-				base = rs[i].dwr_addr2;
-			else if (rs[i].dwr_type == DW_RANGES_ENTRY)
-				ret = range_add(rb, base + rs[i].dwr_addr1, base + rs[i].dwr_addr2);
-			else
-				break;
-		}
-		dwarf_ranges_dealloc(dw->dbg, rs, n);
-	}
-out:
-	drop_err(dw, &err);
-	dwarf_dealloc_attribute(a);
-	return ret;
+	return 0;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Unit list                                                                  */
-
-static int cmp_crange(const void *a, const void *b)
-{
-	const struct dw_crange *x = a, *y = b;
-
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return x->hi < y->hi ? -1 : x->hi > y->hi;
-}
-
-static bool lang_is_c_like(uint64_t lang)
+bool dw_lang_is_c_like(uint64_t lang)
 {
 	switch (lang) {
 	case DW_LANG_C89: case DW_LANG_C: case DW_LANG_Cobol74: case DW_LANG_Cobol85:
@@ -487,194 +168,7 @@ static bool lang_is_c_like(uint64_t lang)
 	}
 }
 
-static int list_units(struct sym_dwarf *dw)
-{
-	struct rangebuf rb = {0};
-	size_t cap_cu = 0, cap_r = 0;
-	int ret = 0;
-
-	for (;;) {
-		Dwarf_Unsigned hlen, abbrev_off, typeoff, next_cu;
-		uint64_t lang = 0;
-		Dwarf_Half version, addr_size, off_size, ext_size, unit_type;
-		Dwarf_Sig8 sig;
-		Dwarf_Error err = NULL;
-		Dwarf_Die cu_die = NULL;
-		Dwarf_Off die_off;
-		Dwarf_Addr base = 0;
-		struct dw_cu *cu;
-		int res;
-
-		res = dwarf_next_cu_header_d(dw->dbg, 1, &hlen, &version, &abbrev_off, &addr_size,
-					     &off_size, &ext_size, &sig, &typeoff, &next_cu,
-					     &unit_type, &err);
-		if (res != DW_DLV_OK) {
-			if (res == DW_DLV_ERROR)
-				sym_log(dw->obj, HWT_LOG_WARN, "%s: malformed DWARF unit list: %s",
-					dw->obj->path, dwarf_errmsg(err));
-			drop_err(dw, &err);
-			break;
-		}
-		if (dwarf_siblingof_b(dw->dbg, NULL, 1, &cu_die, &err) != DW_DLV_OK) {
-			drop_err(dw, &err);
-			continue;
-		}
-		if (unit_type == DW_UT_type || unit_type == DW_UT_split_type ||
-		    dwarf_dieoffset(cu_die, &die_off, &err) != DW_DLV_OK) {
-			drop_err(dw, &err);
-			dwarf_dealloc_die(cu_die);
-			continue;
-		}
-		if (dw->ncus == cap_cu) {
-			size_t cap = cap_cu ? cap_cu * 2 : 64;
-			void *n = realloc(dw->cus, cap * sizeof(*dw->cus));
-
-			if (!n) {
-				ret = -ENOMEM;
-				dwarf_dealloc_die(cu_die);
-				break;
-			}
-			dw->cus = n;
-			cap_cu = cap;
-		}
-		cu = &dw->cus[dw->ncus];
-		memset(cu, 0, sizeof(*cu));
-		cu->die_off = die_off;
-		cu->version = version;
-		attr_udata(dw, cu_die, DW_AT_language, &lang);
-		cu->mangled_lang = !lang_is_c_like(lang);
-		if (dwarf_lowpc(cu_die, &base, &err) != DW_DLV_OK)
-			base = 0;
-		drop_err(dw, &err);
-		ret = die_ranges(dw, cu_die, version, base, &rb);
-		dwarf_dealloc_die(cu_die);
-		if (ret < 0)
-			break;
-		for (size_t i = 0; i < rb.n; i++) {
-			if (dw->nranges == cap_r) {
-				size_t cap = cap_r ? cap_r * 2 : 64;
-				void *n = realloc(dw->ranges, cap * sizeof(*dw->ranges));
-
-				if (!n) {
-					ret = -ENOMEM;
-					break;
-				}
-				dw->ranges = n;
-				cap_r = cap;
-			}
-			dw->ranges[dw->nranges].lo = rb.r[i][0];
-			dw->ranges[dw->nranges].hi = rb.r[i][1];
-			dw->ranges[dw->nranges].cu = (uint32_t)dw->ncus;
-			dw->nranges++;
-		}
-		dw->ncus++;
-		if (ret < 0)
-			break;
-	}
-	free(rb.r);
-	if (dw->nranges > 1)
-		qsort(dw->ranges, dw->nranges, sizeof(*dw->ranges), cmp_crange);
-	return ret;
-}
-
-void sym_dwarf_free(struct sym_dwarf *dw)
-{
-	if (!dw)
-		return;
-	for (size_t i = 0; i < dw->ncus; i++) {
-		struct dw_cuidx *x = atomic_load(&dw->cus[i].idx);
-
-		if (!x)
-			continue;
-		for (size_t s = 0; s < x->nscopes; s++) {
-			const char *d = atomic_load(&x->scopes[s].demangled);
-			if (d && d != x->scopes[s].name)
-				free((char *)d);
-		}
-		for (size_t f = 0; f < x->nfiles; f++)
-			free(x->files[f]);
-		free(x->files);
-		free(x->scopes);
-		free(x->segs);
-		free(x->rows);
-		free(x);
-	}
-	free(dw->cus);
-	free(dw->ranges);
-	free(dw->origins);
-	if (dw->dbg) {
-		Dwarf_Error err = NULL;
-
-		dwarf_object_finish(dw->dbg, &err);
-	}
-	free(dw);
-}
-
-static void dwarf_errhand(Dwarf_Error err, Dwarf_Ptr arg)
-{
-	/* Errors are returned through Dwarf_Error pointers; never abort. */
-	(void)err;
-	(void)arg;
-}
-
-/* Sets up libdwarf on the object's DWARF image. Called once, under lock. */
-static int dwarf_open(struct hwt_sym_obj *obj, struct sym_dwarf **out)
-{
-	struct sym_dwarf *dw;
-	Dwarf_Error err = NULL;
-	int res, ret;
-
-	dw = calloc(1, sizeof(*dw));
-	if (!dw)
-		return -ENOMEM;
-	dw->e = obj->dwelf;
-	dw->obj = obj;
-	dw->methods.get_section_info = acc_section_info;
-	dw->methods.get_byte_order = acc_byte_order;
-	dw->methods.get_length_size = acc_length_size;
-	dw->methods.get_pointer_size = acc_pointer_size;
-	dw->methods.get_section_count = acc_section_count;
-	dw->methods.load_section = acc_load_section;
-	dw->iface.object = dw;
-	dw->iface.methods = &dw->methods;
-	res = dwarf_object_init_b(&dw->iface, dwarf_errhand, NULL, DW_GROUPNUMBER_ANY, &dw->dbg,
-				  &err);
-	if (res != DW_DLV_OK) {
-		if (res == DW_DLV_ERROR) {
-			sym_log(obj, HWT_LOG_WARN, "%s: cannot read DWARF: %s", obj->path,
-				dwarf_errmsg(err));
-			dwarf_dealloc_error(NULL, err);
-		}
-		dw->dbg = NULL;
-		ret = -HWT_ENODEBUG;
-		goto error;
-	}
-	ret = list_units(dw);
-	if (ret < 0)
-		goto error;
-	*out = dw;
-	return 0;
-error:
-	sym_dwarf_free(dw);
-	return ret;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Unit index                                                                */
-
-struct builder {
-	struct sym_dwarf *dw;
-	struct dw_cu *cu;
-	uint64_t cu_base;
-	struct dw_scope *scopes;
-	size_t nscopes, cap_scopes;
-	struct { uint64_t lo, hi; int32_t scope; uint32_t depth; } *ranges;
-	size_t nranges, cap_ranges;
-	struct rangebuf rb;
-	int err;
-};
-
-static struct dw_origin *origin_slot(struct sym_dwarf *dw, Dwarf_Off off)
+struct dw_origin *dw_origin_slot(struct sym_dwarf *dw, uint64_t off)
 {
 	size_t mask, i;
 
@@ -703,61 +197,27 @@ static struct dw_origin *origin_slot(struct sym_dwarf *dw, Dwarf_Off off)
 	return &dw->origins[i];
 }
 
-/* Names of a DIE: its own, else those of the DIEs it refers to. */
-static void die_names(struct sym_dwarf *dw, Dwarf_Die die, int hops, const char **name,
-		      const char **linkage)
+void dw_builder_init(struct dw_builder *b, struct sym_dwarf *dw, struct dw_cu *cu)
 {
-	static const Dwarf_Half refs[] = {DW_AT_abstract_origin, DW_AT_specification};
-
-	*linkage = attr_string(dw, die, DW_AT_linkage_name);
-	if (!*linkage)
-		*linkage = attr_string(dw, die, DW_AT_MIPS_linkage_name);
-	*name = attr_string(dw, die, DW_AT_name);
-	if (*linkage || hops >= MAX_ORIGIN_CHAIN)
-		return;
-	for (size_t r = 0; r < HWT_ARRAY_SIZE(refs); r++) {
-		Dwarf_Off off;
-		struct dw_origin *slot;
-		const char *n = NULL, *l = NULL;
-
-		if (!attr_ref(dw, die, refs[r], &off) || off == 0)
-			continue;
-		slot = origin_slot(dw, off);
-		if (slot && slot->off == off) {
-			n = slot->name;
-			l = slot->linkage;
-		} else {
-			Dwarf_Die target = NULL;
-			Dwarf_Error err = NULL;
-
-			if (dwarf_offdie_b(dw->dbg, off, 1, &target, &err) == DW_DLV_OK) {
-				die_names(dw, target, hops + 1, &n, &l);
-				dwarf_dealloc_die(target);
-			}
-			drop_err(dw, &err);
-			slot = origin_slot(dw, off);
-			if (slot && !slot->off) {
-				slot->off = off;
-				slot->name = n;
-				slot->linkage = l;
-				dw->norigins++;
-			}
-		}
-		if (!*name)
-			*name = n;
-		if (l) {
-			*linkage = l;
-			return;
-		}
-	}
+	memset(b, 0, sizeof(*b));
+	b->dw = dw;
+	b->cu = cu;
+	b->cu_base = cu->base;
+	b->ranges = dw->ranges_scratch;
+	b->cap_ranges = dw->ranges_cap;
+	b->scopes = dw->scopes_scratch;
+	b->cap_scopes = dw->scopes_cap;
+	b->rb = dw->rb_scratch;
+	b->rb.n = 0;
+	dw->ranges_scratch = NULL;
+	dw->scopes_scratch = NULL;
+	dw->rb_scratch.r = NULL;
 }
 
-static int add_scope(struct builder *b, Dwarf_Die die, bool is_inline, int32_t parent,
-		     uint32_t depth)
+int dw_add_scope(struct dw_builder *b, const char *name, const char *linkage, bool is_inline,
+		 int32_t parent, uint32_t depth, const struct dw_callsite *call)
 {
 	struct dw_scope *s;
-	const char *name, *linkage;
-	uint64_t v;
 
 	if (b->nscopes == b->cap_scopes) {
 		size_t cap = b->cap_scopes ? b->cap_scopes * 2 : 256;
@@ -772,19 +232,18 @@ static int add_scope(struct builder *b, Dwarf_Die die, bool is_inline, int32_t p
 		return -HWT_ETOOBIG;
 	s = &b->scopes[b->nscopes];
 	memset(s, 0, sizeof(*s));
-	die_names(b->dw, die, 0, &name, &linkage);
 	s->name = linkage ? linkage : name;
 	s->is_linkage = linkage != NULL || !b->cu->mangled_lang;
 	s->is_inline = is_inline;
 	s->parent = is_inline ? parent : -1;
 	s->lo = b->rb.r[0][0];
-	if (is_inline) {
-		if (attr_udata(b->dw, die, DW_AT_call_file, &v) && v <= UINT32_MAX)
-			s->call_file = (uint32_t)v;
-		if (attr_udata(b->dw, die, DW_AT_call_line, &v) && v <= UINT32_MAX)
-			s->call_line = (uint32_t)v;
-		if (attr_udata(b->dw, die, DW_AT_call_column, &v) && v <= UINT32_MAX)
-			s->call_column = (uint32_t)v;
+	if (is_inline && call) {
+		if (call->has_file && call->file <= UINT32_MAX)
+			s->call_file = (uint32_t)call->file;
+		if (call->has_line && call->line <= UINT32_MAX)
+			s->call_line = (uint32_t)call->line;
+		if (call->has_column && call->column <= UINT32_MAX)
+			s->call_column = (uint32_t)call->column;
 	}
 	for (size_t i = 0; i < b->rb.n; i++) {
 		if (b->nranges == b->cap_ranges) {
@@ -806,76 +265,9 @@ static int add_scope(struct builder *b, Dwarf_Die die, bool is_inline, int32_t p
 	return 0;
 }
 
-/* Walks the children of die, collecting scopes. parent is the innermost
- * enclosing function scope (-1 at unit level). */
-static void walk(struct builder *b, Dwarf_Die die, int32_t parent, uint32_t depth)
-{
-	Dwarf_Die child = NULL;
-	Dwarf_Error err = NULL;
-
-	if (depth > MAX_DIE_DEPTH || b->err)
-		return;
-	if (dwarf_child(die, &child, &err) != DW_DLV_OK) {
-		drop_err(b->dw, &err);
-		return;
-	}
-	while (child && !b->err) {
-		Dwarf_Half tag = 0;
-		Dwarf_Die next = NULL;
-
-		if (dwarf_tag(child, &tag, &err) != DW_DLV_OK)
-			drop_err(b->dw, &err);
-		switch (tag) {
-		case DW_TAG_subprogram:
-		case DW_TAG_inlined_subroutine:
-		case DW_TAG_entry_point: {
-			bool is_inline = tag == DW_TAG_inlined_subroutine;
-			int ret = die_ranges(b->dw, child, b->cu->version, b->cu_base, &b->rb);
-
-			if (ret < 0) {
-				b->err = ret;
-				break;
-			}
-			if (b->rb.n == 0) {
-				/* An inlined subroutine without code still nests
-				 * ones that have some; a declaration has none. */
-				if (is_inline)
-					walk(b, child, parent, depth + 1);
-				break;
-			}
-			int32_t me = (int32_t)b->nscopes;
-			ret = add_scope(b, child, is_inline, parent, depth);
-			if (ret < 0) {
-				b->err = ret;
-				break;
-			}
-			walk(b, child, me, depth + 1);
-			break;
-		}
-		case DW_TAG_lexical_block:
-		case DW_TAG_try_block:
-		case DW_TAG_catch_block:
-		case DW_TAG_namespace:
-		case DW_TAG_module:
-		case DW_TAG_with_stmt:
-		case DW_TAG_common_block:
-			walk(b, child, parent, depth + 1);
-			break;
-		default:
-			break; /* types and data hold no code */
-		}
-		if (dwarf_siblingof_b(b->dw->dbg, child, 1, &next, &err) != DW_DLV_OK) {
-			drop_err(b->dw, &err);
-			next = NULL;
-		}
-		dwarf_dealloc_die(child);
-		child = next;
-	}
-}
-
 static int cmp_range(const void *a, const void *b)
 {
-	const struct { uint64_t lo, hi; int32_t scope; uint32_t depth; } *x = a, *y = b;
+	const struct dw_brange *x = a, *y = b;
 
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
@@ -910,7 +302,7 @@ static int seg_push(struct dw_seg **segs, size_t *n, size_t *cap, uint64_t start
 }
 
 /* Flattens nested ranges into segments owned by their innermost scope. */
-static int flatten(struct builder *b, struct dw_cuidx *x)
+static int flatten(struct dw_builder *b, struct dw_seg **segs, size_t *nsegs)
 {
 	struct { uint64_t hi; int32_t scope; } stack[MAX_DIE_DEPTH + 2];
 	size_t sp = 0, cap = 0;
@@ -925,13 +317,13 @@ static int flatten(struct builder *b, struct dw_cuidx *x)
 			uint64_t end = stack[sp - 1].hi;
 
 			sp--;
-			ret = seg_push(&x->segs, &x->nsegs, &cap, end, sp ? stack[sp - 1].scope : -1);
+			ret = seg_push(segs, nsegs, &cap, end, sp ? stack[sp - 1].scope : -1);
 		}
 		if (sp && hi > stack[sp - 1].hi)
 			hi = stack[sp - 1].hi; /* not nested: clip to the parent */
 		if (hi <= lo || sp >= HWT_ARRAY_SIZE(stack))
 			continue;
-		ret = ret ? ret : seg_push(&x->segs, &x->nsegs, &cap, lo, b->ranges[i].scope);
+		ret = ret ? ret : seg_push(segs, nsegs, &cap, lo, b->ranges[i].scope);
 		stack[sp].hi = hi;
 		stack[sp].scope = b->ranges[i].scope;
 		sp++;
@@ -940,13 +332,58 @@ static int flatten(struct builder *b, struct dw_cuidx *x)
 		uint64_t end = stack[sp - 1].hi;
 
 		sp--;
-		ret = seg_push(&x->segs, &x->nsegs, &cap, end, sp ? stack[sp - 1].scope : -1);
+		ret = seg_push(segs, nsegs, &cap, end, sp ? stack[sp - 1].scope : -1);
 	}
 	return ret;
 }
 
-/* Joins dir and name as binutils' concat_filename does. */
-static char *join_path(const char *comp_dir, const char *dir, const char *name)
+int dw_builder_finish(struct dw_builder *b, struct dw_cuidx *x)
+{
+	struct dw_seg *segs = NULL;
+	size_t nsegs = 0;
+	int ret = flatten(b, &segs, &nsegs);
+
+	if (ret == 0) {
+		x->in_arena = true;
+		x->seg_scope = dw_arena_alloc(b->dw, (nsegs ? nsegs : 1) * sizeof(*x->seg_scope));
+		ret = keys_alloc(b->dw, &x->seg_start, nsegs);
+		if (!x->seg_scope)
+			ret = -ENOMEM;
+	}
+	if (ret == 0) {
+		for (size_t i = 0; i < nsegs; i++) {
+			x->seg_start.k[i] = segs[i].start;
+			x->seg_scope[i] = segs[i].scope;
+		}
+		sym_keys_seal(&x->seg_start);
+	}
+	free(segs);
+	if (ret < 0)
+		return ret;
+	x->scopes = dw_arena_alloc(b->dw, (b->nscopes ? b->nscopes : 1) * sizeof(*x->scopes));
+	if (!x->scopes)
+		return -ENOMEM;
+	memcpy(x->scopes, b->scopes, b->nscopes * sizeof(*x->scopes));
+	x->nscopes = b->nscopes;
+	return 0;
+}
+
+void dw_builder_fini(struct dw_builder *b)
+{
+	struct sym_dwarf *dw = b->dw;
+
+	free(dw->ranges_scratch);
+	free(dw->scopes_scratch);
+	free(dw->rb_scratch.r);
+	dw->ranges_scratch = b->ranges;
+	dw->ranges_cap = b->cap_ranges;
+	dw->scopes_scratch = b->scopes;
+	dw->scopes_cap = b->cap_scopes;
+	dw->rb_scratch = b->rb;
+	memset(b, 0, sizeof(*b));
+}
+
+char *dw_join_path(const char *comp_dir, const char *dir, const char *name)
 {
 	const char *d1 = NULL, *d2 = NULL;
 	char *out;
@@ -976,6 +413,43 @@ static char *join_path(const char *comp_dir, const char *dir, const char *name)
 	return out;
 }
 
+int dw_rows_push(struct dw_rowbuf *rb, const struct dw_row *r, bool endseq)
+{
+	if (rb->nraw > rb->seq_start && r->addr < rb->raw[rb->nraw - 1].addr) {
+		/* addresses went backwards: the row stays in this sequence */
+		endseq = false;
+	}
+	if (rb->nraw == rb->cap) {
+		size_t cap = rb->cap ? rb->cap * 2 : 1024;
+		void *n = realloc(rb->raw, cap * sizeof(*rb->raw));
+
+		if (!n)
+			return -ENOMEM;
+		rb->raw = n;
+		rb->cap = cap;
+	}
+	rb->raw[rb->nraw++] = *r;
+	if (endseq) {
+		if (rb->nraw - rb->seq_start >= 2) {
+			if (rb->nseqs == rb->cap_seqs) {
+				size_t cap = rb->cap_seqs ? rb->cap_seqs * 2 : 64;
+				void *n = realloc(rb->seqs, cap * sizeof(*rb->seqs));
+
+				if (!n)
+					return -ENOMEM;
+				rb->seqs = n;
+				rb->cap_seqs = cap;
+			}
+			rb->seqs[rb->nseqs][0] = rb->seq_start;
+			rb->seqs[rb->nseqs][1] = rb->nraw;
+			rb->seqs[rb->nseqs][2] = (size_t)rb->raw[rb->seq_start].addr;
+			rb->nseqs++;
+		}
+		rb->seq_start = rb->nraw;
+	}
+	return 0;
+}
+
 static int cmp_seq(const void *a, const void *b)
 {
 	const size_t *x = a, *y = b; /* [start row, end row, addr lo] */
@@ -985,217 +459,359 @@ static int cmp_seq(const void *a, const void *b)
 	return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-static int read_lines(struct builder *b, Dwarf_Die cu_die, struct dw_cuidx *x)
+struct dw_rowbuf *dw_rows_begin(struct sym_dwarf *dw)
 {
-	struct sym_dwarf *dw = b->dw;
-	Dwarf_Unsigned version;
-	Dwarf_Small tcount;
-	Dwarf_Line_Context ctx = NULL;
-	Dwarf_Line *lines = NULL;
-	Dwarf_Signed nlines = 0, base = 0, count = 0, end = 0, ndirs = 0;
-	Dwarf_Error err = NULL;
-	const char *comp_dir = NULL;
-	struct dw_row *raw = NULL;
-	size_t nraw = 0, (*seqs)[3] = NULL, nseqs = 0, seq_start = 0;
-	int ret = 0;
-
-	if (dwarf_srclines_b(cu_die, &version, &tcount, &ctx, &err) != DW_DLV_OK) {
-		drop_err(dw, &err);
-		return 0; /* a unit without a line table */
+	if (!dw->rows_scratch)
+		dw->rows_scratch = calloc(1, sizeof(*dw->rows_scratch));
+	if (dw->rows_scratch) {
+		dw->rows_scratch->nraw = 0;
+		dw->rows_scratch->nseqs = 0;
+		dw->rows_scratch->seq_start = 0;
 	}
-	if (dwarf_srclines_from_linecontext(ctx, &lines, &nlines, &err) != DW_DLV_OK)
-		goto out;
-	comp_dir = attr_string(dw, cu_die, DW_AT_comp_dir);
-	/* File table, indexed by DWARF file number. */
-	if (dwarf_srclines_files_indexes(ctx, &base, &count, &end, &err) != DW_DLV_OK)
-		goto out;
-	dwarf_srclines_include_dir_count(ctx, &ndirs, &err);
-	drop_err(dw, &err);
-	if (end < 0 || end > 1 << 24) {
-		ret = -HWT_EFORMAT;
-		goto out;
-	}
-	x->nfiles = (size_t)end;
-	x->files = calloc(x->nfiles ? x->nfiles : 1, sizeof(*x->files));
-	if (!x->files) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (Dwarf_Signed i = base; i < end; i++) {
-		const char *name = NULL, *dir = NULL;
-		Dwarf_Unsigned dirno = 0, mtime, flen;
-		Dwarf_Form_Data16 *md5;
-
-		if (dwarf_srclines_files_data_b(ctx, i, &name, &dirno, &mtime, &flen, &md5, &err) !=
-		    DW_DLV_OK) {
-			drop_err(dw, &err);
-			continue;
-		}
-		/* Directory numbers: 0 is the unit's directory before DWARF 5 (and
-		 * libdwarf numbers the include list from 1); from DWARF 5, 0 is an
-		 * entry of the list. */
-		if (version >= 5) {
-			if ((Dwarf_Signed)dirno < ndirs &&
-			    dwarf_srclines_include_dir_data(ctx, (Dwarf_Signed)dirno, &dir, &err) !=
-				    DW_DLV_OK)
-				dir = NULL;
-		} else if (dirno > 0 && (Dwarf_Signed)dirno <= ndirs) {
-			if (dwarf_srclines_include_dir_data(ctx, (Dwarf_Signed)dirno, &dir, &err) !=
-			    DW_DLV_OK)
-				dir = NULL;
-		}
-		drop_err(dw, &err);
-		x->files[i] = join_path(comp_dir, dir, name);
-		if (!x->files[i]) {
-			ret = -ENOMEM;
-			goto out;
-		}
-	}
-	raw = malloc((size_t)(nlines ? nlines : 1) * sizeof(*raw));
-	if (!raw) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (Dwarf_Signed i = 0; i < nlines; i++) {
-		Dwarf_Addr addr = 0;
-		Dwarf_Unsigned lineno = 0, col = 0, fileno = 0, disc = 0, isa;
-		Dwarf_Bool endseq = 0, pe, eb;
-		struct dw_row r;
-
-		if (dwarf_lineaddr(lines[i], &addr, &err) != DW_DLV_OK ||
-		    dwarf_lineendsequence(lines[i], &endseq, &err) != DW_DLV_OK) {
-			drop_err(dw, &err);
-			continue;
-		}
-		dwarf_lineno(lines[i], &lineno, &err);
-		drop_err(dw, &err);
-		dwarf_lineoff_b(lines[i], &col, &err);
-		drop_err(dw, &err);
-		dwarf_line_srcfileno(lines[i], &fileno, &err);
-		drop_err(dw, &err);
-		if (dwarf_prologue_end_etc(lines[i], &pe, &eb, &isa, &disc, &err) != DW_DLV_OK)
-			disc = 0;
-		drop_err(dw, &err);
-		r.addr = addr;
-		r.file = endseq ? UINT32_MAX : (fileno < x->nfiles ? (uint32_t)fileno : 0);
-		r.line = lineno > UINT32_MAX ? 0 : (uint32_t)lineno;
-		r.column = col > UINT32_MAX ? 0 : (uint32_t)col;
-		r.discriminator = disc > UINT32_MAX ? 0 : (uint32_t)disc;
-		/* Several rows at one address: the last one describes it. */
-		if (nraw > seq_start && raw[nraw - 1].addr == r.addr && !endseq) {
-			raw[nraw - 1] = r;
-			continue;
-		}
-		if (nraw > seq_start && r.addr < raw[nraw - 1].addr) {
-			/* addresses went backwards: start a new sequence here */
-			endseq = 0;
-		}
-		raw[nraw++] = r;
-		if (endseq) {
-			if (nraw - seq_start >= 2) {
-				void *n = realloc(seqs, (nseqs + 1) * sizeof(*seqs));
-
-				if (!n) {
-					ret = -ENOMEM;
-					goto out;
-				}
-				seqs = n;
-				seqs[nseqs][0] = seq_start;
-				seqs[nseqs][1] = nraw;
-				seqs[nseqs][2] = (size_t)raw[seq_start].addr;
-				nseqs++;
-			}
-			seq_start = nraw;
-		}
-	}
-	/* Sorted sequences, each ending with its end marker. */
-	if (nseqs > 1)
-		qsort(seqs, nseqs, sizeof(*seqs), cmp_seq);
-	x->rows = malloc((nraw ? nraw : 1) * sizeof(*x->rows));
-	if (!x->rows) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (size_t s = 0; s < nseqs; s++) {
-		size_t len = seqs[s][1] - seqs[s][0];
-
-		/* an end marker followed by a row at the same address: keep the row */
-		if (x->nrows && x->rows[x->nrows - 1].file == UINT32_MAX &&
-		    x->rows[x->nrows - 1].addr == raw[seqs[s][0]].addr)
-			x->nrows--;
-		memcpy(&x->rows[x->nrows], &raw[seqs[s][0]], len * sizeof(*raw));
-		x->nrows += len;
-	}
-out:
-	if (err)
-		drop_err(dw, &err);
-	free(raw);
-	free(seqs);
-	dwarf_srclines_dealloc_b(ctx);
-	return ret;
+	return dw->rows_scratch;
 }
 
-static void free_cuidx(struct dw_cuidx *x)
+static inline bool r32_fits(const struct dw_row *r)
+{
+	return r->file == UINT32_MAX ||
+	       (r->file < DW_R32_END && r->line <= 0xffffff && r->column <= 0xfff &&
+		r->discriminator <= 0xffff);
+}
+
+static inline uint64_t r32_pack(const struct dw_row *r)
+{
+	if (r->file == UINT32_MAX)
+		return (uint64_t)DW_R32_END << 36;
+	return (uint64_t)r->line | (uint64_t)r->column << 24 | (uint64_t)r->file << 36 |
+	       (uint64_t)r->discriminator << 48;
+}
+
+static inline bool r32_is_end(uint64_t v)
+{
+	return ((v >> 36) & 0xfff) == DW_R32_END;
+}
+
+static inline void r32_unpack(uint64_t v, struct dw_line *out)
+{
+	out->line = (uint32_t)(v & 0xffffff);
+	out->column = (uint32_t)((v >> 24) & 0xfff);
+	out->file = (uint32_t)((v >> 36) & 0xfff);
+	out->discriminator = (uint32_t)(v >> 48);
+}
+
+/* Builds t's bucket table (as sym_keys_seal() does for 64-bit keys). */
+static void r32_seal(struct dw_rows32 *t, size_t cap)
+{
+	uint64_t span;
+	size_t want, nb, i = 0;
+	unsigned shift = 0;
+
+	t->nbucket = 0;
+	if (t->n < 4 * SYM_KEYS_BLOCK)
+		return;
+	span = t->k[t->n - 1];
+	want = t->n / 4 < cap - 1 ? t->n / 4 : cap - 1;
+	while (shift < 63 && (span >> shift) >= want)
+		shift++;
+	nb = (size_t)(span >> shift) + 1;
+	for (size_t b = 0; b < nb; b++) {
+		uint64_t start = (uint64_t)b << shift;
+
+		while (i < t->n && t->k[i] < start)
+			i++;
+		t->bucket[b] = (uint32_t)i;
+	}
+	t->bucket[nb] = (uint32_t)t->n;
+	t->shift = shift;
+	t->nbucket = nb;
+}
+
+/* Rows <= addr in t (see sym_keys_upper_pf()). */
+static inline size_t r32_upper(const struct dw_rows32 *t, uint64_t addr)
+{
+	uint64_t v;
+	size_t lo, hi, cnt = 0;
+
+	if (addr < t->base)
+		return 0;
+	if (addr - t->base > UINT32_MAX)
+		return t->n;
+	v = addr - t->base;
+	if (t->nbucket) {
+		uint64_t b = v >> t->shift;
+
+		if (b >= t->nbucket)
+			return t->n;
+		lo = t->bucket[b];
+		hi = t->bucket[b + 1];
+		if (lo > 0)
+			__builtin_prefetch(&t->v[lo - 1]);
+	} else {
+		lo = 0;
+		hi = t->n;
+	}
+	if (hi - lo > 2 * SYM_KEYS_BLOCK) {
+		/* a crowded slice, or no buckets: branch-free binary search */
+		const uint32_t *base = t->k + lo;
+		size_t n = hi - lo;
+
+		while (n > 1) {
+			size_t half = n / 2;
+
+			base = base[half] <= v ? base + half : base;
+			n -= half;
+		}
+		return (size_t)(base - t->k) + (*base <= v);
+	}
+	for (size_t i = lo; i < hi; i++)
+		cnt += t->k[i] <= v;
+	return lo + cnt;
+}
+
+/* The rows of the sorted sequences in order, each ending with its end
+ * marker; an end marker followed by a row at the same address gives way to
+ * the row. Calls emit(ctx, row) for each, and returns how many. */
+static size_t rows_walk(const struct dw_rowbuf *rb,
+			void (*emit)(void *, const struct dw_row *, bool first), void *ctx)
+{
+	const struct dw_row *prev = NULL;
+	size_t n = 0;
+
+	for (size_t s = 0; s < rb->nseqs; s++) {
+		const struct dw_row *r = &rb->raw[rb->seqs[s][0]], *end = &rb->raw[rb->seqs[s][1]];
+
+		if (prev && prev->file == UINT32_MAX && prev->addr == r->addr)
+			n--; /* the caller overwrites it */
+		for (bool first = true; r < end; r++, first = false) {
+			emit(ctx, r, first);
+			n++;
+			prev = r;
+		}
+	}
+	return n;
+}
+
+struct rows_fill {
+	struct dw_cuidx *x;
+	size_t n;
+	bool compact;
+	/* first pass */
+	uint64_t lo, hi;
+	bool fits;
+	const struct dw_row *prev;
+};
+
+static void rows_check(void *ctx, const struct dw_row *r, bool first)
+{
+	struct rows_fill *f = ctx;
+
+	(void)first;
+	f->lo = r->addr < f->lo ? r->addr : f->lo;
+	f->hi = r->addr > f->hi ? r->addr : f->hi;
+	f->fits = f->fits && r32_fits(r);
+}
+
+static void rows_put(void *ctx, const struct dw_row *r, bool first)
+{
+	struct rows_fill *f = ctx;
+	struct dw_cuidx *x = f->x;
+
+	/* the previous sequence's end marker at this address gives way */
+	if (first && f->prev && f->prev->file == UINT32_MAX && f->prev->addr == r->addr)
+		f->n--;
+	if (f->compact) {
+		x->r32.k[f->n] = (uint32_t)(r->addr - x->r32.base);
+		x->r32.v[f->n] = r32_pack(r);
+	} else {
+		x->row_addr.k[f->n] = r->addr;
+		x->rows[f->n].file = r->file;
+		x->rows[f->n].line = r->line;
+		x->rows[f->n].column = r->column;
+		x->rows[f->n].discriminator = r->discriminator;
+	}
+	f->n++;
+	f->prev = r;
+}
+
+int dw_rows_finish(struct sym_dwarf *dw, struct dw_rowbuf *rb, struct dw_cuidx *x)
+{
+	struct rows_fill f = {.x = x, .lo = UINT64_MAX, .hi = 0, .fits = true};
+	size_t n;
+
+	/* Sorted sequences, each ending with its end marker. */
+	if (rb->nseqs > 1)
+		qsort(rb->seqs, rb->nseqs, sizeof(*rb->seqs), cmp_seq);
+	n = rows_walk(rb, rows_check, &f);
+	if (n == 0)
+		return 0;
+	f.compact = f.fits && f.hi - f.lo <= UINT32_MAX && rb->nraw <= UINT32_MAX;
+	if (f.compact) {
+		size_t cap = rb->nraw / 4 + 2;
+
+		x->r32.base = f.lo;
+		x->r32.k = dw_arena_alloc(dw, rb->nraw * sizeof(*x->r32.k));
+		x->r32.v = dw_arena_alloc(dw, rb->nraw * sizeof(*x->r32.v));
+		x->r32.bucket = dw_arena_alloc(dw, cap * sizeof(*x->r32.bucket));
+		if (!x->r32.k || !x->r32.v || !x->r32.bucket) {
+			memset(&x->r32, 0, sizeof(x->r32));
+			return -ENOMEM;
+		}
+		rows_walk(rb, rows_put, &f);
+		x->r32.n = f.n;
+		r32_seal(&x->r32, cap);
+		return 0;
+	}
+	x->in_arena = true;
+	x->rows = dw_arena_alloc(dw, rb->nraw * sizeof(*x->rows));
+	if (!x->rows || keys_alloc(dw, &x->row_addr, rb->nraw) < 0)
+		return -ENOMEM;
+	rows_walk(rb, rows_put, &f);
+	/* fewer rows than allocated: only the first n count */
+	x->row_addr.n = f.n;
+	sym_keys_seal(&x->row_addr);
+	return 0;
+}
+
+void dw_cuidx_free(struct dw_cuidx *x)
 {
 	if (!x)
 		return;
+	for (size_t s = 0; s < x->nscopes; s++) {
+		const char *d = atomic_load(&x->scopes[s].demangled);
+
+		if (d && d != x->scopes[s].name)
+			free((char *)d);
+	}
 	for (size_t f = 0; f < x->nfiles; f++)
 		free(x->files[f]);
 	free(x->files);
-	free(x->scopes);
-	free(x->segs);
-	free(x->rows);
+	sym_keys_fini(&x->seg_start);
+	sym_keys_fini(&x->row_addr);
+	if (!x->in_arena) {
+		free(x->scopes);
+		free(x->seg_scope);
+		free(x->rows);
+	}
 	free(x);
 }
 
-/* Builds the index of one unit. Called under obj->lock. */
+/* ------------------------------------------------------------------------ */
+/* Opening                                                                   */
+
+void sym_dwarf_free(struct sym_dwarf *dw)
+{
+	if (!dw)
+		return;
+	for (size_t i = 0; i < dw->ncus; i++)
+		dw_cuidx_free(atomic_load(&dw->cus[i].idx));
+	dwn_free(dw);
+	dwl_close(dw);
+	if (dw->rows_scratch) {
+		free(dw->rows_scratch->raw);
+		free(dw->rows_scratch->seqs);
+		free(dw->rows_scratch);
+	}
+	free(dw->ranges_scratch);
+	free(dw->scopes_scratch);
+	free(dw->rb_scratch.r);
+	arena_free(dw);
+	free(dw->cus);
+	free(dw->cranges);
+	free(dw->crange_lo);
+	free(dw->origins);
+	free(dw);
+}
+
+static int cmp_crange(const void *a, const void *b)
+{
+	const struct dw_crange *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+/* Lists the units of the object's DWARF image. Called once, under lock. */
+static int dwarf_open(struct hwt_sym_obj *obj, struct sym_dwarf **out)
+{
+	struct sym_dwarf *dw;
+	int ret;
+
+	dw = calloc(1, sizeof(*dw));
+	if (!dw)
+		return -ENOMEM;
+	dw->e = obj->dwelf;
+	dw->obj = obj;
+	dw->be = dw->e->big_endian;
+	dw->mode = obj->cache->cfg.dwarf_reader;
+	if (dw->mode == HWT_SYM_DWARF_LIBDWARF) {
+		ret = dwl_open(dw);
+		if (ret == 0)
+			ret = dwl_list_units(dw);
+	} else {
+		ret = dwn_open(dw);
+		if (ret == 0)
+			ret = dwn_list_units(dw);
+	}
+	if (ret < 0)
+		goto error;
+	if (dw->ncranges > 1)
+		qsort(dw->cranges, dw->ncranges, sizeof(*dw->cranges), cmp_crange);
+	dw->crange_lo = malloc((dw->ncranges ? dw->ncranges : 1) * sizeof(*dw->crange_lo));
+	if (!dw->crange_lo) {
+		ret = -ENOMEM;
+		goto error;
+	}
+	for (size_t i = 0; i < dw->ncranges; i++)
+		dw->crange_lo[i] = dw->cranges[i].lo;
+	*out = dw;
+	return 0;
+error:
+	sym_dwarf_free(dw);
+	return ret;
+}
+
+/* Builds the index of one unit with the reader chosen for it. Called under
+ * obj->lock. */
 static int build_unit(struct sym_dwarf *dw, struct dw_cu *cu, struct dw_cuidx **out)
 {
-	struct builder b = {.dw = dw, .cu = cu};
 	struct dw_cuidx *x;
-	Dwarf_Die cu_die = NULL;
-	Dwarf_Error err = NULL;
-	Dwarf_Addr base = 0;
-	int ret;
+	int ret = -HWT_ENOTSUP;
 
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
-	if (dwarf_offdie_b(dw->dbg, cu->die_off, 1, &cu_die, &err) != DW_DLV_OK) {
-		drop_err(dw, &err);
-		ret = -HWT_EFORMAT;
-		goto error;
+	if (cu->reader == DW_READER_NATIVE) {
+		ret = dwn_build_unit(dw, cu, x);
+		if (ret == 0)
+			cu->built_by = DW_READER_NATIVE;
+		if (ret == -HWT_ENOTSUP && dw->mode == HWT_SYM_DWARF_AUTO) {
+			/* a form or opcode we do not read: libdwarf does */
+			sym_log(dw->obj, HWT_LOG_DEBUG,
+				"%s: unit at 0x%llx: native DWARF reader declined; using libdwarf",
+				dw->obj->path, (unsigned long long)cu->off);
+			dw_cuidx_free(x);
+			x = calloc(1, sizeof(*x));
+			if (!x)
+				return -ENOMEM;
+			cu->reader = DW_READER_LIBDWARF;
+		}
 	}
-	if (dwarf_lowpc(cu_die, &base, &err) == DW_DLV_OK)
-		b.cu_base = base;
-	drop_err(dw, &err);
-	ret = read_lines(&b, cu_die, x);
-	if (ret < 0)
-		goto error;
-	walk(&b, cu_die, -1, 0);
-	if (b.err < 0) {
-		ret = b.err;
-		goto error;
+	if (cu->reader == DW_READER_LIBDWARF) {
+		ret = dwl_build_unit(dw, cu, x);
+		if (ret == 0)
+			cu->built_by = DW_READER_LIBDWARF;
 	}
-	ret = flatten(&b, x);
-	if (ret < 0)
-		goto error;
-	x->scopes = b.scopes;
-	x->nscopes = b.nscopes;
-	b.scopes = NULL;
-	dwarf_dealloc_die(cu_die);
-	free(b.ranges);
-	free(b.rb.r);
+	if (ret < 0) {
+		dw_cuidx_free(x);
+		return ret;
+	}
+	if (cu->built_by == DW_READER_NATIVE)
+		atomic_fetch_add(&dw->built_native, 1);
+	else
+		atomic_fetch_add(&dw->built_libdwarf, 1);
 	*out = x;
 	return 0;
-error:
-	if (cu_die)
-		dwarf_dealloc_die(cu_die);
-	free(b.scopes);
-	free(b.ranges);
-	free(b.rb.r);
-	free_cuidx(x);
-	return ret;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1258,19 +874,11 @@ static struct dw_cuidx *get_unit(struct hwt_sym_obj *obj, struct sym_dwarf *dw, 
  * overlap (discarded COMDAT code at address 0, malformed input). */
 static long find_crange(const struct sym_dwarf *dw, uint64_t addr)
 {
-	size_t lo = 0, hi = dw->nranges;
+	size_t lo = sym_upper_bound(dw->crange_lo, dw->ncranges, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (dw->ranges[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* the last range starting at or below addr that contains it */
 	for (size_t i = lo; i-- > 0;) {
-		if (addr < dw->ranges[i].hi)
+		if (addr < dw->cranges[i].hi)
 			return (long)i;
 		if (lo - i > 8)
 			break;
@@ -1278,40 +886,25 @@ static long find_crange(const struct sym_dwarf *dw, uint64_t addr)
 	return -1;
 }
 
-static const struct dw_row *find_row(const struct dw_cuidx *x, uint64_t addr)
+/* Keys <= v, walking forward from from (keys <= an earlier v): a few steps
+ * for the next address of a sorted batch, else a search. */
+static size_t upper_from(const struct sym_keys *ks, size_t from, uint64_t v)
 {
-	size_t lo = 0, hi = x->nrows;
-	const struct dw_row *r;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (x->rows[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+	for (unsigned step = 0; step < 2 * SYM_KEYS_BLOCK; step++, from++) {
+		if (from == ks->n || ks->k[from] > v)
+			return from;
 	}
-	if (lo == 0)
-		return NULL;
-	r = &x->rows[lo - 1];
-	if (r->file == UINT32_MAX || lo == x->nrows)
-		return NULL; /* past the end of a sequence */
-	return r;
+	return sym_keys_upper(ks, v);
 }
 
-static int32_t find_scope(const struct dw_cuidx *x, uint64_t addr)
+/* The same for compact rows. */
+static size_t r32_upper_from(const struct dw_rows32 *t, size_t from, uint64_t addr)
 {
-	size_t lo = 0, hi = x->nsegs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (x->segs[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+	for (unsigned step = 0; step < 2 * SYM_KEYS_BLOCK; step++, from++) {
+		if (from == t->n || (uint64_t)t->k[from] + t->base > addr)
+			return from;
 	}
-	return lo == 0 ? -1 : x->segs[lo - 1].scope;
+	return r32_upper(t, addr);
 }
 
 static const char *scope_name(struct hwt_sym_obj *obj, struct dw_scope *s, uint64_t addr,
@@ -1341,27 +934,62 @@ static const char *scope_name(struct hwt_sym_obj *obj, struct dw_scope *s, uint6
 }
 
 int sym_dwarf_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
-		     struct hwt_sym_frame *frames, unsigned max, unsigned *depth)
+		     struct hwt_sym_frame *frames, unsigned max, unsigned *depth,
+		     struct sym_dwarf_cursor *cur)
 {
 	struct sym_dwarf *dw = get_dwarf(obj);
-	const struct dw_row *row = NULL;
+	const struct dw_line *row = NULL;
+	struct dw_line rowbuf;
 	struct dw_cuidx *x = NULL;
 	bool raw = flags & HWT_SYM_RAW;
 	int32_t sc = -1;
 	unsigned n = 0, d = 0;
-	long r;
+	size_t ri, si;
 
 	*depth = 0;
-	if (!dw || dw->nranges == 0)
+	if (!dw || dw->ncranges == 0)
 		return 0;
-	r = find_crange(dw, addr);
-	if (r < 0)
-		return 0;
-	x = get_unit(obj, dw, dw->ranges[r].cu);
-	if (!x)
-		return 0;
-	row = find_row(x, addr);
-	sc = find_scope(x, addr);
+	if (cur && cur->unit && addr >= cur->addr && addr < cur->hi) {
+		/* sorted batch: same unit range, walk forward */
+		x = (struct dw_cuidx *)cur->unit;
+		ri = x->r32.k ? r32_upper_from(&x->r32, cur->row, addr)
+			      : upper_from(&x->row_addr, cur->row, addr);
+		si = upper_from(&x->seg_start, cur->seg, addr);
+	} else {
+		long r = find_crange(dw, addr);
+
+		if (cur)
+			cur->unit = NULL;
+		if (r < 0)
+			return 0;
+		x = get_unit(obj, dw, dw->cranges[r].cu);
+		if (!x)
+			return 0;
+		ri = x->r32.k ? r32_upper(&x->r32, addr)
+			      : sym_keys_upper_pf(&x->row_addr, addr, x->rows, sizeof(*x->rows));
+		si = sym_keys_upper_pf(&x->seg_start, addr, x->seg_scope, sizeof(*x->seg_scope));
+		if (cur) {
+			cur->hi = dw->cranges[r].hi;
+			if ((size_t)r + 1 < dw->ncranges && dw->cranges[r + 1].lo < cur->hi)
+				cur->hi = dw->cranges[r + 1].lo;
+		}
+	}
+	if (cur) {
+		cur->unit = x;
+		cur->addr = addr;
+		cur->row = ri;
+		cur->seg = si;
+	}
+	/* the row at or before addr, unless past the end of a sequence */
+	if (x->r32.k) {
+		if (ri > 0 && ri < x->r32.n && !r32_is_end(x->r32.v[ri - 1])) {
+			r32_unpack(x->r32.v[ri - 1], &rowbuf);
+			row = &rowbuf;
+		}
+	} else if (ri > 0 && ri < x->row_addr.n && x->rows[ri - 1].file != UINT32_MAX) {
+		row = &x->rows[ri - 1];
+	}
+	sc = si == 0 ? -1 : x->seg_scope[si - 1];
 	if (!row && sc < 0)
 		return 0;
 	/* Innermost frame: the function owning the address, at the row's line. */
@@ -1405,4 +1033,16 @@ int sym_dwarf_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 	}
 	*depth = d;
 	return (int)n;
+}
+
+void sym_dwarf_stats(const struct hwt_sym_obj *obj, size_t *units, size_t *native,
+		     size_t *libdwarf)
+{
+	int state = atomic_load_explicit(&((struct hwt_sym_obj *)obj)->dwarf_state,
+					 memory_order_acquire);
+	const struct sym_dwarf *dw = state == 1 ? obj->dw : NULL;
+
+	*units = dw ? dw->ncus : 0;
+	*native = dw ? atomic_load(&((struct sym_dwarf *)dw)->built_native) : 0;
+	*libdwarf = dw ? atomic_load(&((struct sym_dwarf *)dw)->built_libdwarf) : 0;
 }

@@ -3,8 +3,11 @@
  * copies a memory image such as the vDSO), reads the section and program
  * headers through libelf, finds the build-id note and .gnu_debuglink, and
  * hands out section contents, decompressing SHF_COMPRESSED (zlib, zstd) and
- * old .zdebug sections on first use. Every offset and size from the file is
- * checked against the image before it is used.
+ * old .zdebug sections on first use, and applying the relocations of the
+ * debug sections of relocatable objects (kernel modules, .o files), whose
+ * DWARF is otherwise all zeros where it names code and strings. Every
+ * offset and size from the file is checked against the image before it is
+ * used.
  */
 #include "symbolize/sym_int.h"
 
@@ -37,6 +40,8 @@ void sym_elf_close(struct sym_elf *e)
 		free(e->secs[i].inflated);
 	free(e->secs);
 	free(e->segs);
+	free(e->amap_start);
+	free(e->amap_sec);
 	if (e->mapped)
 		munmap(e->data, e->size);
 	else
@@ -110,6 +115,7 @@ static int read_sections(struct sym_elf *e, Elf *elf)
 		s->link = sh.sh_link;
 		s->info = sh.sh_info;
 		s->entsize = sh.sh_entsize;
+		s->align = sh.sh_addralign;
 		if (s->type != SHT_NOBITS && s->type != SHT_NULL &&
 		    !in_image(e, s->offset, s->size)) {
 			/* A truncated file: keep the section but never read it. */
@@ -181,6 +187,137 @@ static int read_segments(struct sym_elf *e, Elf *elf)
 		e->nsegs++;
 	}
 	return 0;
+}
+
+/* ET_REL: links each section to its relocation section, and places the
+ * SHF_ALLOC sections one after the other as binutils' place_sections()
+ * does (in section order, each aligned), so that DWARF addresses of
+ * different sections, all 0-based, do not overlap. */
+static void place_sections(struct sym_elf *e)
+{
+	uint64_t last = 0;
+	size_t count = 0;
+
+	for (size_t i = 0; i < e->nsecs; i++)
+		e->secs[i].place = e->secs[i].addr;
+	if (e->type != ET_REL)
+		return;
+	for (size_t i = 0; i < e->nsecs; i++) {
+		const struct sym_sec *s = &e->secs[i];
+
+		if ((s->type == SHT_RELA || s->type == SHT_REL) && s->info > 0 && s->info < e->nsecs &&
+		    !(e->secs[s->info].flags & SHF_ALLOC))
+			e->secs[s->info].relsec = (uint32_t)i;
+		if (s->addr == 0 && ((s->flags & SHF_ALLOC) || (s->name && !strcmp(s->name, ".debug_info"))))
+			count++;
+	}
+	if (count <= 1)
+		return; /* binutils moves nothing then */
+	for (size_t i = 0; i < e->nsecs; i++) {
+		struct sym_sec *s = &e->secs[i];
+		uint64_t align = s->align > 1 ? s->align : 1;
+
+		if (s->addr != 0 || !(s->flags & SHF_ALLOC))
+			continue;
+		if (align & (align - 1))
+			align = 1;
+		last = (last + align - 1) & ~(align - 1);
+		s->place = last;
+		last += s->size;
+	}
+}
+
+uint64_t sym_elf_dwarf_addr(const struct sym_elf *e, long sec, uint64_t addr)
+{
+	if (e->type != ET_REL || sec < 0 || (size_t)sec >= e->nsecs)
+		return addr;
+	return e->secs[sec].place + (addr - e->secs[sec].addr);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Builds e->amap, so that an address finds its section by binary search
+ * instead of a scan of every section per lookup. Sections may overlap
+ * (.tbss, and every section of an ET_REL object starts at 0): a piece
+ * belongs to the first section in index order that covers it, which is
+ * what the scan found. */
+static int build_amap(struct sym_elf *e)
+{
+	uint64_t *pts;
+	long *owner;
+	size_t n = 0, m = 0;
+	int ret = 0;
+
+	pts = malloc((2 * e->nsecs + 1) * sizeof(*pts));
+	if (!pts)
+		return -ENOMEM;
+	for (size_t i = 0; i < e->nsecs; i++) {
+		const struct sym_sec *s = &e->secs[i];
+
+		if (!(s->flags & SHF_ALLOC) || !s->size)
+			continue;
+		pts[n++] = s->addr;
+		pts[n++] = s->size > UINT64_MAX - s->addr ? UINT64_MAX : s->addr + s->size;
+	}
+	if (n == 0) {
+		free(pts);
+		return 0;
+	}
+	qsort(pts, n, sizeof(*pts), cmp_u64);
+	for (size_t i = 0; i < n; i++) {
+		if (m == 0 || pts[m - 1] != pts[i])
+			pts[m++] = pts[i];
+	}
+	owner = malloc(m * sizeof(*owner));
+	if (!owner) {
+		free(pts);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < m; k++)
+		owner[k] = -1;
+	for (size_t i = 0; i < e->nsecs; i++) {
+		const struct sym_sec *s = &e->secs[i];
+		uint64_t end;
+		size_t lo = 0, hi = m;
+
+		if (!(s->flags & SHF_ALLOC) || !s->size)
+			continue;
+		end = s->size > UINT64_MAX - s->addr ? UINT64_MAX : s->addr + s->size;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (pts[mid] < s->addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t k = lo; k + 1 < m && pts[k] < end; k++) {
+			if (owner[k] < 0)
+				owner[k] = (long)i;
+		}
+	}
+	e->amap_start = malloc(m * sizeof(*e->amap_start));
+	e->amap_sec = malloc(m * sizeof(*e->amap_sec));
+	if (!e->amap_start || !e->amap_sec) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < m; k++) {
+		if (e->namap && e->amap_sec[e->namap - 1] == owner[k])
+			continue;
+		e->amap_start[e->namap] = pts[k];
+		e->amap_sec[e->namap] = owner[k];
+		e->namap++;
+	}
+out:
+	free(owner);
+	free(pts);
+	return ret;
 }
 
 int sym_elf_open(const char *path, const void *data, size_t size, uint64_t max_section,
@@ -261,6 +398,10 @@ int sym_elf_open(const char *path, const void *data, size_t size, uint64_t max_s
 	err = read_segments(e, elf);
 	if (err < 0)
 		goto error;
+	err = build_amap(e);
+	if (err < 0)
+		goto error;
+	place_sections(e);
 	elf_end(elf);
 	*out = e;
 	return 0;
@@ -379,22 +520,149 @@ static int inflate_section(struct sym_elf *e, struct sym_sec *s)
 	return 0;
 }
 
+static uint64_t get_word(const struct sym_elf *e, const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	if (e->big_endian) {
+		for (unsigned i = 0; i < n; i++)
+			v = (v << 8) | p[i];
+	} else {
+		for (unsigned i = n; i-- > 0;)
+			v = (v << 8) | p[i];
+	}
+	return v;
+}
+
+static void put_word(const struct sym_elf *e, uint8_t *p, unsigned n, uint64_t v)
+{
+	for (unsigned i = 0; i < n; i++) {
+		unsigned shift = e->big_endian ? 8 * (n - 1 - i) : 8 * i;
+
+		p[i] = (uint8_t)(v >> shift);
+	}
+}
+
+/* Width in bytes of an absolute relocation that debug sections use, or 0
+ * for a type we leave alone (PC-relative, TLS offsets in location
+ * expressions, unknown machines). */
+static unsigned reloc_width(unsigned machine, unsigned type)
+{
+	switch (machine) {
+	case EM_X86_64:
+		return type == R_X86_64_64 ? 8 : type == R_X86_64_32 || type == R_X86_64_32S ? 4 : 0;
+	case EM_386:
+		return type == R_386_32 ? 4 : 0;
+	case EM_AARCH64:
+		return type == R_AARCH64_ABS64 ? 8 : type == R_AARCH64_ABS32 ? 4 : 0;
+	default:
+		return 0;
+	}
+}
+
+/* Applies s's relocations to buf (s's bytes): S + A, where S is the
+ * symbol's value plus the placed address of its section. */
+static int relocate(struct sym_elf *e, struct sym_sec *s, uint8_t *buf, uint64_t size)
+{
+	const struct sym_sec *rs = &e->secs[s->relsec], *ss;
+	bool rela = rs->type == SHT_RELA;
+	uint64_t esize = e->is64 ? (rela ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel))
+				 : (rela ? sizeof(Elf32_Rela) : sizeof(Elf32_Rel));
+	uint64_t symsize = e->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+	const uint8_t *rp = e->data + rs->offset, *sp;
+
+	if (rs->type == SHT_NOBITS || rs->link == 0 || rs->link >= e->nsecs)
+		return 0;
+	ss = &e->secs[rs->link];
+	if (ss->type == SHT_NOBITS || (ss->type != SHT_SYMTAB && ss->type != SHT_DYNSYM))
+		return 0;
+	sp = e->data + ss->offset;
+	for (uint64_t off = 0; off + esize <= rs->size; off += esize) {
+		uint64_t r_offset, info, symidx, type, value;
+		int64_t addend = 0;
+		unsigned width, shndx;
+
+		if (e->is64) {
+			r_offset = get_word(e, rp + off, 8);
+			info = get_word(e, rp + off + 8, 8);
+			symidx = info >> 32;
+			type = info & 0xffffffffu;
+			if (rela)
+				addend = (int64_t)get_word(e, rp + off + 16, 8);
+		} else {
+			r_offset = get_word(e, rp + off, 4);
+			info = get_word(e, rp + off + 4, 4);
+			symidx = info >> 8;
+			type = info & 0xff;
+			if (rela)
+				addend = (int32_t)get_word(e, rp + off + 8, 4);
+		}
+		width = reloc_width(e->machine, (unsigned)type);
+		if (width == 0 || r_offset > size || width > size - r_offset ||
+		    symidx >= ss->size / symsize)
+			continue;
+		if (e->is64) {
+			shndx = (unsigned)get_word(e, sp + symidx * symsize + 6, 2);
+			value = get_word(e, sp + symidx * symsize + 8, 8);
+		} else {
+			value = get_word(e, sp + symidx * symsize + 4, 4);
+			shndx = (unsigned)get_word(e, sp + symidx * symsize + 14, 2);
+		}
+		if (shndx != SHN_UNDEF && shndx < SHN_LORESERVE && shndx < e->nsecs)
+			value += e->secs[shndx].place;
+		if (!rela) /* REL: the addend is in place */
+			addend = width == 8 ? (int64_t)get_word(e, buf + r_offset, 8)
+					    : (int32_t)get_word(e, buf + r_offset, 4);
+		put_word(e, buf + r_offset, width, value + (uint64_t)addend);
+	}
+	return 0;
+}
+
+/* Decompresses and/or relocates s into s->inflated. */
+static int prepare_section(struct sym_elf *e, struct sym_sec *s)
+{
+	int err;
+
+	if (s->compressed) {
+		err = inflate_section(e, s);
+		if (err < 0)
+			return err;
+	} else {
+		if (s->size > SIZE_MAX - 1)
+			return -HWT_ETOOBIG;
+		s->inflated = malloc(s->size ? s->size : 1);
+		if (!s->inflated)
+			return -ENOMEM;
+		memcpy(s->inflated, e->data + s->offset, s->size);
+		s->inflated_size = s->size;
+	}
+	if (s->relsec)
+		return relocate(e, s, s->inflated, s->inflated_size);
+	return 0;
+}
+
 int sym_elf_section_data(struct sym_elf *e, struct sym_sec *s, const uint8_t **data,
 			 uint64_t *size)
 {
 	if (!s || s->type == SHT_NOBITS || s->type == SHT_NULL)
 		return -HWT_ENODEBUG;
-	if (!s->compressed) {
+	if (!s->compressed && !s->relsec) {
 		if (s->size > e->max_section)
 			return -HWT_ETOOBIG;
 		*data = e->data + s->offset;
 		*size = s->size;
 		return 0;
 	}
+	if (!s->compressed && s->size > e->max_section)
+		return -HWT_ETOOBIG;
 	if (!s->inflated && !s->inflate_err) {
-		int err = inflate_section(e, s);
-		if (err < 0)
+		int err = prepare_section(e, s);
+
+		if (err < 0) {
+			free(s->inflated);
+			s->inflated = NULL;
 			s->inflate_err = err;
+		}
 	}
 	if (s->inflate_err)
 		return s->inflate_err;
@@ -405,20 +673,7 @@ int sym_elf_section_data(struct sym_elf *e, struct sym_sec *s, const uint8_t **d
 
 long sym_elf_alloc_section(const struct sym_elf *e, uint64_t addr)
 {
-	for (size_t i = 0; i < e->nsecs; i++) {
-		const struct sym_sec *s = &e->secs[i];
+	size_t i = sym_upper_bound(e->amap_start, e->namap, addr);
 
-		if ((s->flags & SHF_ALLOC) && addr >= s->addr && addr - s->addr < s->size)
-			return (long)i;
-	}
-	return -1;
-}
-
-bool sym_elf_has_alloc_sections(const struct sym_elf *e)
-{
-	for (size_t i = 0; i < e->nsecs; i++) {
-		if ((e->secs[i].flags & SHF_ALLOC) && e->secs[i].size)
-			return true;
-	}
-	return false;
+	return i == 0 ? -1 : e->amap_sec[i - 1];
 }

@@ -8,6 +8,13 @@
 #include <elf.h>
 #include <string.h>
 
+static inline bool same_addr(const struct hwt_sym_obj *obj, long a, long b)
+{
+	if (obj->sym_keys.n == obj->nsyms)
+		return obj->sym_keys.k[a] == obj->sym_keys.k[b];
+	return obj->syms[a].addr == obj->syms[b].addr;
+}
+
 /* The symbol for addr. nearest: binutils' rule, restricted to the section
  * that holds addr. */
 static long find_symbol(const struct hwt_sym_obj *obj, uint64_t addr, bool nearest, long sec)
@@ -19,15 +26,17 @@ static long find_symbol(const struct hwt_sym_obj *obj, uint64_t addr, bool neare
 	while (i >= 0 && obj->syms[i].shndx != (uint32_t)sec)
 		i--;
 	/* Among aliases binutils keeps the first in table order unless a
-	 * later one is larger. */
-	for (long j = i - 1; i >= 0 && j >= 0 && obj->syms[j].addr == obj->syms[i].addr; j--) {
+	 * later one is larger. (Addresses compared on the dense key array:
+	 * the neighbouring entries are rarely aliases, and each is a cache
+	 * line of its own.) */
+	for (long j = i - 1; i >= 0 && j >= 0 && same_addr(obj, j, i); j--) {
 		const struct sym_entry *a = &obj->syms[j], *b = &obj->syms[i];
 
 		if (a->shndx == b->shndx &&
 		    (a->size > b->size || (a->size == b->size && a->index < b->index)))
 			i = j;
 	}
-	for (long j = i + 1; i >= 0 && (size_t)j < obj->nsyms && obj->syms[j].addr == obj->syms[i].addr; j++) {
+	for (long j = i + 1; i >= 0 && (size_t)j < obj->nsyms && same_addr(obj, j, i); j++) {
 		const struct sym_entry *a = &obj->syms[j], *b = &obj->syms[i];
 
 		if (a->shndx == b->shndx &&
@@ -37,26 +46,39 @@ static long find_symbol(const struct hwt_sym_obj *obj, uint64_t addr, bool neare
 	return i;
 }
 
-int hwt_sym_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
-		   struct hwt_sym_info *info, struct hwt_sym_frame *frames, unsigned max_frames)
+/* Symbolizes addr as an address of section sec (-1: no sections). */
+static int lookup_in(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags, long sec,
+		     struct hwt_sym_info *info, struct hwt_sym_frame *frames, unsigned max_frames,
+		     struct sym_dwarf_cursor *cur)
 {
 	bool raw = flags & HWT_SYM_RAW, nearest = flags & HWT_SYM_NEAREST;
+	bool rel = obj->elf && obj->elf->type == ET_REL && sec >= 0;
 	unsigned depth = 0;
-	long sec = -1, si;
+	long si;
 	int n = 0;
 
-	if (!obj || !info || (max_frames && !frames))
-		return -HWT_EINVAL;
-	memset(info, 0, sizeof(*info));
-	info->addr = addr;
+	info->symbol = NULL;
+	info->sym_addr = info->sym_size = 0;
 	info->module = obj->name;
-	if (obj->kind == HWT_SYM_OBJ_ELF && sym_elf_has_alloc_sections(obj->elf)) {
-		/* Only addresses inside the loaded image mean anything. */
-		sec = sym_elf_alloc_section(obj->elf, addr);
-		if (sec < 0)
-			return -HWT_ENOSYM;
+	if ((flags & HWT_SYM_FRAMES_ONLY) && !(flags & HWT_SYM_NO_LINES) && obj->dwelf) {
+		/* DWARF first: when it names the function, the symbol table
+		 * has nothing to add to the frames */
+		n = sym_dwarf_lookup(obj, sym_elf_dwarf_addr(obj->dwelf, sec, addr), flags, frames,
+				     max_frames, &depth, cur);
+		if (n > 0 && depth > 0 && frames[0].func) {
+			info->source = HWT_SYM_SRC_DWARF;
+			info->nframes = (unsigned)n;
+			info->depth = depth;
+			return n;
+		}
+		flags &= ~(unsigned)HWT_SYM_FRAMES_ONLY;
 	}
-	si = find_symbol(obj, addr, nearest, sec);
+	/* In a relocatable object every section starts at 0: only symbols
+	 * of the same section can contain addr. */
+	si = find_symbol(obj, addr, nearest || rel, sec);
+	if (si >= 0 && rel && !nearest && obj->syms[si].size &&
+	    addr - obj->syms[si].addr >= obj->syms[si].size)
+		si = -1;
 	if (si >= 0) {
 		struct sym_entry *s = &obj->syms[si];
 
@@ -67,7 +89,8 @@ int hwt_sym_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 			info->module = s->module;
 	}
 	if (!(flags & HWT_SYM_NO_LINES) && obj->dwelf) {
-		n = sym_dwarf_lookup(obj, addr, flags, frames, max_frames, &depth);
+		n = sym_dwarf_lookup(obj, sym_elf_dwarf_addr(obj->dwelf, sec, addr), flags, frames,
+				     max_frames, &depth, cur);
 		if (n < 0)
 			n = 0, depth = 0;
 	}
@@ -93,10 +116,56 @@ int hwt_sym_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 	return 1;
 }
 
+/* hwt_sym_lookup() with a merge-walk cursor (NULL: none). */
+static int lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
+		  struct hwt_sym_info *info, struct hwt_sym_frame *frames, unsigned max_frames,
+		  struct sym_dwarf_cursor *cur)
+{
+	const struct sym_elf *e = obj ? obj->elf : NULL;
+	long sec = -1;
+
+	if (!obj || !info || (max_frames && !frames))
+		return -HWT_EINVAL;
+	memset(info, 0, sizeof(*info));
+	info->addr = addr;
+	info->module = obj->name;
+	if (obj->kind == HWT_SYM_OBJ_ELF && sym_elf_has_alloc_sections(e)) {
+		/* Only addresses inside the loaded image mean anything. */
+		sec = sym_elf_alloc_section(e, addr);
+		if (sec < 0)
+			return -HWT_ENOSYM;
+		if (e->type == ET_REL) {
+			/* All sections of a relocatable object start at 0:
+			 * as binutils, try each that holds addr, in section
+			 * order, until one answers. */
+			for (size_t i = (size_t)sec; i < e->nsecs; i++) {
+				const struct sym_sec *s = &e->secs[i];
+				int ret;
+
+				if (!(s->flags & SHF_ALLOC) || addr < s->addr || addr - s->addr >= s->size)
+					continue;
+				ret = lookup_in(obj, addr, flags, (long)i, info, frames, max_frames,
+						NULL);
+				if (ret != -HWT_ENOSYM)
+					return ret;
+			}
+			return -HWT_ENOSYM;
+		}
+	}
+	return lookup_in(obj, addr, flags, sec, info, frames, max_frames, cur);
+}
+
+int hwt_sym_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
+		   struct hwt_sym_info *info, struct hwt_sym_frame *frames, unsigned max_frames)
+{
+	return lookup(obj, addr, flags, info, frames, max_frames, NULL);
+}
+
 int hwt_sym_lookup_batch(struct hwt_sym_obj *obj, const uint64_t *addrs, size_t n,
 			 unsigned flags, struct hwt_sym_batch_entry *out,
 			 struct hwt_sym_frame *frames, unsigned frames_per_addr)
 {
+	struct sym_dwarf_cursor cur = {0};
 	int found = 0;
 
 	if (!obj || (n && (!addrs || !out)) || (frames_per_addr && !frames))
@@ -111,8 +180,12 @@ int hwt_sym_lookup_batch(struct hwt_sym_obj *obj, const uint64_t *addrs, size_t 
 			if (frames_per_addr)
 				memcpy(f, f - frames_per_addr, frames_per_addr * sizeof(*f));
 		} else {
-			out[i].status = hwt_sym_lookup(obj, addrs[i], flags, &out[i].info, f,
-						       frames_per_addr);
+			/* ascending addresses walk the unit's tables forward
+			 * from the previous answer (a merge-walk) */
+			if (i > 0 && addrs[i] < addrs[i - 1])
+				cur.unit = NULL;
+			out[i].status = lookup(obj, addrs[i], flags, &out[i].info, f, frames_per_addr,
+					       &cur);
 		}
 		if (out[i].status >= 0)
 			found++;

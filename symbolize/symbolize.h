@@ -11,9 +11,10 @@
  * hwt_sym_cache_free(). An object is loaded once per cache, keyed by its
  * build-id (else path + size + mtime). Symbol tables are sorted at load;
  * DWARF is indexed lazily, one compilation unit at a time, the first time an
- * address inside it is asked for; after that, lookups only binary-search
- * prebuilt arrays. Memory therefore grows with what was looked up, not with
- * the size of the debug information.
+ * address inside it is asked for (by hwtrace's own DWARF reader; libdwarf
+ * for the units it declines); after that, lookups only search prebuilt
+ * arrays. Memory therefore grows with what was looked up, not with the size
+ * of the debug information.
  *
  * Symbol sources, best first: DWARF (versions 2-5, from the object or from a
  * separate debug file found by build-id or .gnu_debuglink), .symtab, .dynsym.
@@ -28,7 +29,9 @@
  * Addresses. An "object address" is what binutils addr2line takes: the
  * virtual address the object was linked at (for a PIE or a shared library,
  * usually small numbers from 0; for vmlinux and kallsyms, the kernel's
- * addresses). A "runtime address" is where a process saw it; convert with
+ * addresses; for a relocatable object such as a kernel module, whose
+ * sections all start at 0, an offset into the first section, in section
+ * order, that holds it and has an answer, as binutils does). A "runtime address" is where a process saw it; convert with
  * hwt_sym_obj_map() using the mapping's start and file offset (the
  * PERF_RECORD_MMAP2 fields), which handles PIE/ASLR bias and mappings that do
  * not start at file offset 0.
@@ -78,6 +81,19 @@ struct hwt_sym_config {
 	/* Largest section (after decompression) that is loaded; a bigger one
 	 * is treated as malformed. Default 4 GiB; fuzzers lower it. */
 	uint64_t max_section_size;
+	/* Which DWARF reader indexes units: enum hwt_sym_dwarf_reader. The
+	 * default (AUTO) is right for every use; the others exist to compare
+	 * the two readers. */
+	unsigned dwarf_reader;
+};
+
+/* DWARF readers. Our own reader reads .debug_info/.debug_line directly and
+ * is several times faster; libdwarf reads what it declines (rare forms and
+ * line opcodes), chosen per compilation unit. */
+enum hwt_sym_dwarf_reader {
+	HWT_SYM_DWARF_AUTO = 0,     /* our reader, libdwarf for units it declines */
+	HWT_SYM_DWARF_NATIVE = 1,   /* our reader only: declined units give no DWARF */
+	HWT_SYM_DWARF_LIBDWARF = 2, /* libdwarf only */
 };
 
 /* Zeroes cfg, sets its size and the defaults. */
@@ -150,6 +166,9 @@ struct hwt_sym_obj_info {
 	unsigned elf_type;      /* ET_EXEC, ET_DYN, ET_REL; 0 for text tables */
 	unsigned addr_bits;     /* 64 or 32 (ELFCLASS); 64 for text tables */
 	size_t nsymbols;        /* entries in the symbol table used */
+	/* DWARF units listed, and indexed so far by each reader (0 until the
+	 * first lookup that needs DWARF). */
+	size_t dwarf_units, dwarf_units_native, dwarf_units_libdwarf;
 };
 
 /* Describes obj. Strings are owned by the cache. Returns 0 or -HWT_EINVAL. */
@@ -185,6 +204,10 @@ enum hwt_sym_lookup_flags {
 	/* addr2line compatibility: with no DWARF function, take the nearest
 	 * preceding symbol even past its size (binutils' rule). */
 	HWT_SYM_NEAREST = 1u << 3,
+	/* Only the frames are wanted: when DWARF names the function, the ELF
+	 * symbol is not searched (info->symbol, sym_addr and sym_size stay
+	 * 0/NULL). The frames are the same as without the flag. */
+	HWT_SYM_FRAMES_ONLY = 1u << 4,
 };
 
 /* One frame. frames[0] is the innermost (the code at the address); each
@@ -229,10 +252,11 @@ struct hwt_sym_batch_entry {
 };
 
 /* Symbolizes n addresses. Entry i's frames go to frames[i * frames_per_addr]
- * (frames may be NULL when frames_per_addr is 0). Sorted input is handled in
- * one pass: consecutive addresses in the same function reuse the previous
- * answer's unit and function. Returns the number of addresses that found
- * something, or -HWT_EINVAL. */
+ * (frames may be NULL when frames_per_addr is 0). The answers are those of
+ * hwt_sym_lookup(). Sorted input is handled in one pass: an address above
+ * the previous one in the same unit walks the unit's tables forward from
+ * the previous answer, and repeated addresses copy it. Returns the number
+ * of addresses that found something, or -HWT_EINVAL. */
 HWT_API int hwt_sym_lookup_batch(struct hwt_sym_obj *obj, const uint64_t *addrs, size_t n,
 				 unsigned flags, struct hwt_sym_batch_entry *out,
 				 struct hwt_sym_frame *frames, unsigned frames_per_addr);

@@ -86,10 +86,98 @@ static int cmp_entry(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+int sym_keys_alloc(struct sym_keys *ks, size_t n)
+{
+	size_t ntop = (n + SYM_KEYS_BLOCK - 1) / SYM_KEYS_BLOCK;
+
+	memset(ks, 0, sizeof(*ks));
+	if (n == 0)
+		return 0;
+	if (ntop > SIZE_MAX / (SYM_KEYS_BLOCK * sizeof(*ks->k)))
+		return -ENOMEM;
+	ks->top = malloc(ntop * sizeof(*ks->top));
+	ks->k = aligned_alloc(64, ntop * SYM_KEYS_BLOCK * sizeof(*ks->k));
+	ks->bucket_cap = n / 4 + 2;
+	ks->bucket = malloc(ks->bucket_cap * sizeof(*ks->bucket));
+	if (!ks->top || !ks->k || !ks->bucket) {
+		free(ks->top);
+		free(ks->k);
+		free(ks->bucket);
+		memset(ks, 0, sizeof(*ks));
+		return -ENOMEM;
+	}
+	ks->n = n;
+	ks->ntop = ntop;
+	return 0;
+}
+
+void sym_keys_seal(struct sym_keys *ks)
+{
+	uint64_t span;
+	size_t want, nb, i = 0;
+	unsigned shift = 0;
+
+	ks->ntop = (ks->n + SYM_KEYS_BLOCK - 1) / SYM_KEYS_BLOCK;
+	for (size_t t = 0; t < ks->ntop; t++)
+		ks->top[t] = ks->k[t * SYM_KEYS_BLOCK];
+	ks->nbucket = 0;
+	if (!ks->bucket || ks->n < 4 * SYM_KEYS_BLOCK || ks->n > UINT32_MAX)
+		return; /* few keys: the top level is enough */
+	/* about four keys per slice of the address range */
+	span = ks->k[ks->n - 1] - ks->k[0];
+	want = ks->n / 4 < ks->bucket_cap - 1 ? ks->n / 4 : ks->bucket_cap - 1;
+	while (shift < 63 && (span >> shift) >= want)
+		shift++;
+	nb = (size_t)(span >> shift) + 1;
+	for (size_t b = 0; b < nb; b++) {
+		uint64_t start = ks->k[0] + ((uint64_t)b << shift);
+
+		while (i < ks->n && ks->k[i] < start)
+			i++;
+		ks->bucket[b] = (uint32_t)i;
+	}
+	ks->bucket[nb] = (uint32_t)ks->n;
+	ks->base = ks->k[0];
+	ks->shift = shift;
+	ks->nbucket = nb;
+}
+
+int sym_keys_init(struct sym_keys *ks, uint64_t *keys, size_t n)
+{
+	int ret = sym_keys_alloc(ks, n);
+
+	if (ret == 0 && n) {
+		memcpy(ks->k, keys, n * sizeof(*keys));
+		sym_keys_seal(ks);
+	}
+	free(keys);
+	return ret;
+}
+
+void sym_keys_fini(struct sym_keys *ks)
+{
+	if (!ks->borrowed) {
+		free(ks->k);
+		free(ks->top);
+		free(ks->bucket);
+	}
+	memset(ks, 0, sizeof(*ks));
+}
+
 void sym_symtab_sort(struct hwt_sym_obj *obj)
 {
+	uint64_t *keys;
+
 	if (obj->nsyms > 1)
 		qsort(obj->syms, obj->nsyms, sizeof(*obj->syms), cmp_entry);
+	/* The search keys; without them (no memory) searches use syms. */
+	sym_keys_fini(&obj->sym_keys);
+	keys = malloc((obj->nsyms ? obj->nsyms : 1) * sizeof(*keys));
+	if (!keys)
+		return;
+	for (size_t i = 0; i < obj->nsyms; i++)
+		keys[i] = obj->syms[i].addr;
+	sym_keys_init(&obj->sym_keys, keys, obj->nsyms);
 }
 
 static bool is_code_symbol(unsigned type)
@@ -217,21 +305,30 @@ long sym_symtab_find(const struct hwt_sym_obj *obj, uint64_t addr, bool nearest)
 	long i;
 
 	/* last entry with entry.addr <= addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	if (obj->sym_keys.n == obj->nsyms) {
+		lo = sym_keys_upper(&obj->sym_keys, addr);
+	} else {
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
 
-		if (obj->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+			if (obj->syms[mid].addr <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
 	}
 	if (lo == 0)
 		return -1;
 	i = (long)lo - 1;
 	/* Among aliases at the same address the sort put the preferred one
-	 * first. */
-	while (i > 0 && obj->syms[i - 1].addr == obj->syms[i].addr)
-		i--;
+	 * first. (Compared on the keys: the entries are much larger.) */
+	if (obj->sym_keys.n == obj->nsyms) {
+		while (i > 0 && obj->sym_keys.k[i - 1] == obj->sym_keys.k[i])
+			i--;
+	} else {
+		while (i > 0 && obj->syms[i - 1].addr == obj->syms[i].addr)
+			i--;
+	}
 	if (nearest)
 		return i;
 	{

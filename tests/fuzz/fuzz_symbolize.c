@@ -3,7 +3,10 @@
  * text and perf maps to the symbolizer: open, look up a spread of addresses
  * (which builds the lazy DWARF index of every unit they touch), find names.
  * The first byte selects the input kind: 'K' kallsyms, 'P' perf map, anything
- * else an ELF image (the byte is part of it). No crash, no hang, no leak.
+ * else an ELF image (the byte is part of it). ELF images go through the
+ * native DWARF reader (units it declines through libdwarf), and relocatable
+ * ones (the .o seeds) through the relocation of their debug sections. No
+ * crash, no hang, no leak.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -26,9 +29,12 @@ static void exercise(struct hwt_sym_obj *obj, const uint8_t *data, size_t size)
 	size_t n = 0;
 
 	memset(&hint, 0, sizeof(hint));
-	/* low addresses (where small PIE code lives) and values from the input */
+	/* low addresses (where small PIE code and relocatable objects' code
+	 * live) and values from the input */
 	for (uint64_t a = 0; a < 0x3000 && n < 48; a += 0x100)
 		addrs[n++] = a + 0x40;
+	for (uint64_t a = 1; a < 0x100 && n < 56; a += 0x25)
+		addrs[n++] = a;
 	for (size_t i = 0; i + 8 <= size && n < 64; i += size / 16 + 8) {
 		uint64_t v;
 
