@@ -219,13 +219,13 @@ static void test_errors(void **state)
 	struct fixture *f = *state;
 	struct hwt_test_run run;
 
-	/* Sample mode is not there yet. */
-	hwt_test_run(&run, "'%s' script", hwt_test_hwtrace());
+	/* Without --pt, script reads a recording (sample mode). */
+	hwt_test_run(&run, "'%s' script -i /nonexistent/x.hwt", hwt_test_hwtrace());
 	assert_int_equal(run.status, 1);
-	assert_non_null(strstr(run.err, "not available yet"));
+	assert_non_null(strstr(run.err, "/nonexistent/x.hwt"));
 	hwt_test_run_free(&run);
 
-	hwt_test_run(&run, "'%s' script --help", hwt_test_hwtrace());
+	hwt_test_run(&run, "'%s' script --pt --help", hwt_test_hwtrace());
 	assert_int_equal(run.status, 0);
 	assert_non_null(strstr(run.out, "usage: hwtrace script --pt"));
 	hwt_test_run_free(&run);
