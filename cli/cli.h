@@ -7,6 +7,7 @@
 #define HWT_CLI_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "common/hwt.h"
 
@@ -43,6 +44,20 @@ int hwt_cli_load_folded(const char *path, const char *event, struct hwt_rep_prof
 int hwt_cmd_script(int argc, char **argv);
 /* `hwtrace script` on a recording of samples (cli/script_samples.c). */
 int hwt_script_samples(int argc, char **argv);
+
+/* Recordings (cli/recording.c). The default input: hwtrace.hwt when it
+ * exists, else perf.data when it exists, else hwtrace.hwt (so the error
+ * names it). */
+const char *hwt_cli_default_input(void);
+/* Opens a recording of samples (.hwt, perf.data, "-" for a perf pipe) as a
+ * session; refuses a PT trace. Prints its own one-line error; returns
+ * HWT_EXIT_OK (*session set) or HWT_EXIT_ERROR. */
+struct hwt_fmt_session;
+int hwt_cli_open_recording(const char *path, struct hwt_fmt_session **session);
+/* One line naming the cause and the fix for a recording that cannot be
+ * read (err from the format module, off the file offset). Returns
+ * HWT_EXIT_ERROR. */
+int hwt_cli_recording_error(const char *path, int err, uint64_t off);
 
 /* "hwtrace: error: <message>" on stderr. One line: say the cause and the fix. */
 void hwt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
