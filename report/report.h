@@ -441,6 +441,10 @@ struct hwt_rep_render_config {
 	bool by_comm;               /* the command name as the root frame
 				     * (stackcollapse-perf's default); true */
 	bool annotate;              /* folded: _[k] _[i] _[j] suffixes; true */
+	bool count_samples;         /* flame graphs and folded stacks count
+				     * samples, not their weight (the period:
+				     * perf report's event count); default
+				     * false */
 	unsigned int width;         /* SVG/HTML width in px; default 1200 */
 	double min_width;           /* px: narrower frames are merged into
 				     * their parent in the static layout and

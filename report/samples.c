@@ -150,7 +150,29 @@ static void event_setup(struct rs_event *e, const struct hwt_fmt_event *fe, size
 		e->period_ns = 1;
 }
 
-static void load_metadata(struct hwt_rep_samples *rs)
+/* This process's own vDSO (its start and size from /proc/self/maps), for
+ * recordings without a copy (perf.data) made under the running kernel,
+ * whose vDSO is the same image. */
+static void own_vdso(struct hwt_rep_samples *rs)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &a, &b) == 2 && b > a) {
+			hwt_sym_aspace_image(rs->as, "[vdso]", (const void *)(uintptr_t)a,
+					     (size_t)(b - a));
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static void load_metadata(struct hwt_rep_samples *rs, bool same_kernel)
 {
 	const struct hwt_fmt_meta *m;
 	size_t plen = strlen(HWT_META_BUILDID_PREFIX);
@@ -158,6 +180,8 @@ static void load_metadata(struct hwt_rep_samples *rs)
 	m = hwt_fmt_session_meta_find(rs->session, HWT_META_VDSO_IMAGE);
 	if (m && m->type == HWT_FMT_META_BYTES && m->len)
 		hwt_sym_aspace_image(rs->as, "[vdso]", m->v.bytes, m->len);
+	else if (same_kernel)
+		own_vdso(rs);
 	for (size_t i = 0; i < hwt_fmt_session_nmeta(rs->session); i++) {
 		m = hwt_fmt_session_meta(rs->session, i);
 		if (strncmp(m->key, HWT_META_BUILDID_PREFIX, plen) || m->type != HWT_FMT_META_BYTES ||
@@ -234,7 +258,7 @@ int hwt_rep_samples_alloc(struct hwt_rep_samples **out, struct hwt_fmt_session *
 	acfg.kallsyms = rs->kallsyms;
 	if ((err = hwt_sym_aspace_alloc(&acfg, &rs->as)) < 0)
 		goto error;
-	load_metadata(rs);
+	load_metadata(rs, default_kallsyms(session) != NULL);
 	*out = rs;
 	return 0;
 error:

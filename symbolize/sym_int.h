@@ -65,6 +65,7 @@ struct sym_entry {
 	uint32_t index;                  /* position in the ELF table */
 	uint8_t type;
 	uint8_t local;
+	uint8_t weak;
 };
 
 struct sym_dwarf; /* dwarf.c */

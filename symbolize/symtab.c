@@ -71,18 +71,42 @@ const char *sym_entry_name(struct sym_entry *s, bool raw)
 	return sym_demangle_cached(&s->demangled, s->name);
 }
 
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Among aliases (symbols at one address) the first after sorting names the
+ * address. The rule is perf's (choose_best_symbol), so that reports name
+ * functions as perf report does: a sized symbol over a zero-sized one, a
+ * strong one over a weak one, a global over a local, fewer leading
+ * underscores ("munmap" over "__GI___munmap"), the longer name; then the
+ * name, so the pick is stable. */
 static int cmp_entry(const void *a, const void *b)
 {
 	const struct sym_entry *x = a, *y = b;
+	size_t ux, uy, lx, ly;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* Prefer globals, then the larger size, then the name, so the pick
-	 * among aliases is stable. */
+	if (!x->size != !y->size)
+		return x->size ? -1 : 1;
+	if (x->weak != y->weak)
+		return x->weak ? 1 : -1;
 	if (x->local != y->local)
 		return x->local ? 1 : -1;
-	if (x->size != y->size)
-		return x->size > y->size ? -1 : 1;
+	ux = leading_underscores(x->name);
+	uy = leading_underscores(y->name);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -202,6 +226,7 @@ int sym_symtab_load(struct hwt_sym_obj *obj, struct sym_elf *e, bool allow_dyn)
 		s->shndx = shndx;
 		s->type = ELF64_ST_TYPE(info);
 		s->local = ELF64_ST_BIND(info) == STB_LOCAL;
+		s->weak = ELF64_ST_BIND(info) == STB_WEAK;
 		/* binutils' rule for the file of a symbol-only answer */
 		if (file && (s->local || state != FILE_AFTER_SYMBOL))
 			s->srcfile = file;

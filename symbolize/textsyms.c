@@ -144,7 +144,8 @@ int sym_kallsyms_load(struct hwt_sym_obj *obj, const char *path)
 		s->addr = addr;
 		s->name = name;
 		s->module = mod;
-		s->local = type == 't' || type == 'w';
+		s->local = type == 't';
+		s->weak = type == 'w' || type == 'W';
 		s->type = 2; /* STT_FUNC */
 	}
 	if (!any_nonzero && obj->nsyms)
