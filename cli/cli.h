@@ -7,8 +7,10 @@
 #define HWT_CLI_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "common/hwt.h"
+#include "report/report.h"
 
 /* Exit codes of every subcommand. */
 enum {
@@ -46,6 +48,82 @@ int hwt_script_samples(int argc, char **argv);
 
 /* `hwtrace script --pt ...`: raw Intel PT, ptxed-compatible (cli/script_pt.c). */
 int hwt_script_pt(int argc, char **argv);
+
+/* Recordings (cli/recording.c). The default input: hwtrace.hwt when it
+ * exists, else perf.data when it exists, else hwtrace.hwt (so the error
+ * names it). */
+const char *hwt_cli_default_input(void);
+/* Opens a recording of samples (.hwt, perf.data, "-" for a perf pipe) as a
+ * session; refuses a PT trace. Prints its own one-line error; returns
+ * HWT_EXIT_OK (*session set) or HWT_EXIT_ERROR. */
+struct hwt_fmt_session;
+int hwt_cli_open_recording(const char *path, struct hwt_fmt_session **session);
+/* One line naming the cause and the fix for a recording that cannot be
+ * read (err from the format module, off the file offset). Returns
+ * HWT_EXIT_ERROR. */
+int hwt_cli_recording_error(const char *path, int err, uint64_t off);
+
+/* Options report and flame share for recordings of samples: filters
+ * (--comm, --pid, --tid, --dso, --time), --inline, --max-stack,
+ * --kallsyms, --debug-dir. */
+enum {
+	HWT_CLI_OPT_COMM = 1000,
+	HWT_CLI_OPT_PID,
+	HWT_CLI_OPT_TID,
+	HWT_CLI_OPT_OBJECT,
+	HWT_CLI_OPT_TIME,
+	HWT_CLI_OPT_INLINE,
+	HWT_CLI_OPT_MAXSTACK,
+	HWT_CLI_OPT_KALLSYMS,
+	HWT_CLI_OPT_DEBUGDIR,
+};
+
+#define HWT_CLI_SAMPLES_LONGOPTS                                                  \
+	{"comm", required_argument, NULL, HWT_CLI_OPT_COMM},                      \
+	{"comms", required_argument, NULL, HWT_CLI_OPT_COMM},                 \
+	{"pid", required_argument, NULL, HWT_CLI_OPT_PID},                    \
+	{"tid", required_argument, NULL, HWT_CLI_OPT_TID},                    \
+	{"dso", required_argument, NULL, HWT_CLI_OPT_OBJECT},                 \
+	{"dsos", required_argument, NULL, HWT_CLI_OPT_OBJECT},                \
+	{"object", required_argument, NULL, HWT_CLI_OPT_OBJECT},              \
+	{"time", required_argument, NULL, HWT_CLI_OPT_TIME},                  \
+	{"inline", no_argument, NULL, HWT_CLI_OPT_INLINE},                    \
+	{"max-stack", required_argument, NULL, HWT_CLI_OPT_MAXSTACK},         \
+	{"kallsyms", required_argument, NULL, HWT_CLI_OPT_KALLSYMS},          \
+	{"debug-dir", required_argument, NULL, HWT_CLI_OPT_DEBUGDIR}
+
+struct hwt_cli_samples_opts {
+	struct hwt_rep_filter filter;
+	bool callchains, inline_frames, srclines;
+	bool need_callchains;    /* a call graph was asked for explicitly */
+	unsigned int max_stack;
+	const char *kallsyms, *debug_dir;
+	/* storage of the filter lists */
+	const char **comms, **objects;
+	int32_t *pids, *tids;
+	char *lists[16];
+	size_t nlists;
+	/* set by hwt_cli_load_samples() */
+	size_t nevents;
+	bool any_callchain;
+	const char *no_callchain_event; /* an event without call chains */
+	char no_callchain_name[64];
+	uint64_t unmapped;
+};
+
+void hwt_cli_samples_opts_init(struct hwt_cli_samples_opts *o);
+void hwt_cli_samples_opts_fini(struct hwt_cli_samples_opts *o);
+/* Handles one of the HWT_CLI_OPT_* options: returns 0, or the usage exit
+ * code after printing the error. */
+int hwt_cli_samples_option(struct hwt_cli_samples_opts *o, int opt, const char *arg,
+			   const char *cmd);
+/* Reads the samples of the recording at path into a new profile (and into
+ * timeline when not NULL). Prints its own one-line errors (missing or
+ * damaged file, no samples, a call graph asked of an event without call
+ * chains) and warnings (losses, everything filtered out); returns
+ * HWT_EXIT_OK or HWT_EXIT_ERROR. */
+int hwt_cli_load_samples(struct hwt_cli_samples_opts *o, const char *path,
+			 struct hwt_rep_profile **profile, struct hwt_rep_timeline *timeline);
 
 /* "hwtrace: error: <message>" on stderr. One line: say the cause and the fix. */
 void hwt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,12 +1,15 @@
 /*
- * cli/cmd_flame.c - `hwtrace flame`: flame graphs and exports. Until the
- * trace reader lands it renders from folded stacks (--folded-in), which
- * also makes hwtrace a drop-in for FlameGraph's flamegraph.pl and
- * difffolded.pl: interactive SVG/HTML, differential graphs, folded
- * stacks again, or pprof, picked by the output file's extension.
+ * cli/cmd_flame.c - `hwtrace flame`: flame graphs and exports of a
+ * recording of samples (.hwt or perf.data, file or pipe) or of folded
+ * stacks (--folded-in, which makes hwtrace a drop-in for FlameGraph's
+ * flamegraph.pl and difffolded.pl): interactive SVG/HTML, differential
+ * graphs of two recordings, folded stacks, pprof, or, for a recording,
+ * a Chrome trace of the sampled stacks over time per thread; the output
+ * file's extension picks the format.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,19 +20,26 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: hwtrace flame --folded-in FILE -o OUT [options]\n"
+		"usage: hwtrace flame [-i FILE | --folded-in FILE] -o OUT [options]\n"
 		"\n"
 		"Renders a flame graph; the format follows OUT's extension:\n"
 		"  .svg .html   interactive flame graph (hover, click to zoom, search)\n"
-		"  .folded      folded stacks (FlameGraph, inferno)\n"
+		"  .folded      folded stacks (FlameGraph, inferno, speedscope)\n"
 		"  .pb.gz       pprof profile (go tool pprof, Pyroscope, Parca)\n"
+		"  .json        Chrome trace (Perfetto): each thread's sampled stacks over\n"
+		"               time (recordings only)\n"
 		"\n"
 		"options:\n"
+		"  -i, --input FILE   a recording: .hwt or perf.data (file or pipe mode,\n"
+		"                     compressed or not; - is standard input). Default:\n"
+		"                     hwtrace.hwt, else perf.data\n"
 		"  --folded-in FILE   read folded stacks (\"a;b;c COUNT\" lines; - is stdin)\n"
 		"  -o, --output OUT   output file (- writes to stdout; needs --format)\n"
-		"  --format FMT       svg, html, folded or pprof, overriding the extension\n"
-		"  --diff BASE        differential graph against folded stacks BASE:\n"
-		"                     red frames grew, blue frames shrank\n"
+		"  --format FMT       svg, html, folded, pprof or chrome, overriding the\n"
+		"                     extension\n"
+		"  --diff BASE        differential graph against BASE (a recording, or\n"
+		"                     folded stacks with --folded-in): red frames grew,\n"
+		"                     blue frames shrank\n"
 		"  --no-normalize     with --diff, compare raw counts (default: scale BASE\n"
 		"                     to the same total)\n"
 		"  --title TEXT       title (default \"Flame Graph\")\n"
@@ -37,7 +47,13 @@ static void usage(FILE *out)
 		"  --width PX         image width (default 1200)\n"
 		"  --min-width PX     do not draw frames narrower than this (default 0.1);\n"
 		"                     search and zoom still see every frame\n"
-		"  --event NAME       event name the counts stand for\n");
+		"  --count WHAT       samples or events: what widths and folded counts\n"
+		"                     measure (default: samples for .folded, events, the\n"
+		"                     sum of the samples' periods, for graphs)\n"
+		"  --event NAME       (folded stacks) the event the counts stand for\n"
+		"  --comm, --pid, --tid, --dso, --time, --inline, --max-stack, --kallsyms,\n"
+		"  --debug-dir        as for 'hwtrace report'\n"
+		"  -q, --quiet        no summary line on standard error\n");
 }
 
 static char *read_input(const char *path, size_t *len)
@@ -131,7 +147,8 @@ static int parse_format(const char *s, enum hwt_rep_format *f)
 	} names[] = {{"svg", HWT_REP_FMT_SVG},
 		     {"html", HWT_REP_FMT_HTML},
 		     {"folded", HWT_REP_FMT_FOLDED},
-		     {"pprof", HWT_REP_FMT_PPROF}};
+		     {"pprof", HWT_REP_FMT_PPROF},
+		     {"chrome", HWT_REP_FMT_CHROME}};
 
 	for (size_t i = 0; i < HWT_ARRAY_SIZE(names); i++) {
 		if (!strcmp(s, names[i].name)) {
@@ -142,11 +159,27 @@ static int parse_format(const char *s, enum hwt_rep_format *f)
 	return -HWT_EINVAL;
 }
 
+/* Writes buf to path ("-": standard output). */
+static int write_buf(const char *path, const struct hwt_buf *buf)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "wb") : stdout;
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	if (fwrite(buf->data, 1, buf->len, f) != buf->len || fflush(f) != 0)
+		err = -errno ? -errno : -EIO;
+	if (f != stdout && fclose(f) != 0 && !err)
+		err = -errno;
+	return err;
+}
+
 int hwt_cmd_flame(int argc, char **argv)
 {
 	enum { OPT_FOLDED = 256, OPT_DIFF, OPT_TITLE, OPT_ICICLE, OPT_WIDTH, OPT_MINW, OPT_EVENT,
-	       OPT_FORMAT, OPT_NONORM };
+	       OPT_FORMAT, OPT_NONORM, OPT_COUNT };
 	static const struct option opts[] = {
+		{"input", required_argument, NULL, 'i'},
 		{"folded-in", required_argument, NULL, OPT_FOLDED},
 		{"output", required_argument, NULL, 'o'},
 		{"diff", required_argument, NULL, OPT_DIFF},
@@ -157,22 +190,34 @@ int hwt_cmd_flame(int argc, char **argv)
 		{"event", required_argument, NULL, OPT_EVENT},
 		{"format", required_argument, NULL, OPT_FORMAT},
 		{"no-normalize", no_argument, NULL, OPT_NONORM},
+		{"count", required_argument, NULL, OPT_COUNT},
+		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
+		HWT_CLI_SAMPLES_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
-	const char *in = NULL, *out = NULL, *diff = NULL, *event = NULL, *format = NULL;
+	const char *folded = NULL, *input = NULL, *out = NULL, *diff = NULL, *event = NULL,
+		   *format = NULL;
+	struct hwt_cli_samples_opts so;
 	struct hwt_rep_render_config cfg;
 	struct hwt_rep_profile *p = NULL, *base = NULL;
+	struct hwt_rep_timeline *tl = NULL;
 	const struct hwt_rep_stats *st;
+	bool quiet = false;
+	int count = -1; /* 1: samples, 0: events, -1: the format's default */
 	int c, err, rc = HWT_EXIT_ERROR;
 
 	hwt_rep_render_config_init(&cfg);
 	cfg.log = *hwt_cli_logger();
+	hwt_cli_samples_opts_init(&so);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:o:qh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'i':
+			input = optarg;
+			break;
 		case OPT_FOLDED:
-			in = optarg;
+			folded = optarg;
 			break;
 		case 'o':
 			out = optarg;
@@ -189,9 +234,12 @@ int hwt_cmd_flame(int argc, char **argv)
 		case OPT_WIDTH: {
 			unsigned long long w;
 
-			if (hwt_cli_parse_u64(optarg, false, &w) < 0 || w < 100 || w > 100000)
-				return hwt_cli_usage_error("flame", "--width takes pixels from 100 to 100000, not '%s'",
-							   optarg);
+			if (hwt_cli_parse_u64(optarg, false, &w) < 0 || w < 100 || w > 100000) {
+				rc = hwt_cli_usage_error("flame", "--width takes pixels from 100 to "
+								  "100000, not '%s'",
+							 optarg);
+				goto out;
+			}
 			cfg.width = (unsigned int)w;
 			break;
 		}
@@ -199,9 +247,12 @@ int hwt_cmd_flame(int argc, char **argv)
 			char *end;
 
 			cfg.min_width = strtod(optarg, &end);
-			if (*end || end == optarg || cfg.min_width < 0 || cfg.min_width > 1000)
-				return hwt_cli_usage_error("flame", "--min-width takes pixels (0 to 1000), not '%s'",
-							   optarg);
+			if (*end || end == optarg || cfg.min_width < 0 || cfg.min_width > 1000) {
+				rc = hwt_cli_usage_error("flame", "--min-width takes pixels (0 to "
+								  "1000), not '%s'",
+							 optarg);
+				goto out;
+			}
 			break;
 		}
 		case OPT_EVENT:
@@ -213,50 +264,118 @@ int hwt_cmd_flame(int argc, char **argv)
 		case OPT_NONORM:
 			cfg.diff_normalize = false;
 			break;
+		case OPT_COUNT:
+			if (!strcmp(optarg, "samples"))
+				count = 1;
+			else if (!strcmp(optarg, "events"))
+				count = 0;
+			else {
+				rc = hwt_cli_usage_error("flame", "--count takes samples or events, "
+								  "not '%s'",
+							 optarg);
+				goto out;
+			}
+			break;
+		case 'q':
+			quiet = true;
+			break;
 		case 'h':
 			usage(stdout);
-			return HWT_EXIT_OK;
+			rc = HWT_EXIT_OK;
+			goto out;
+		case '?':
+			rc = hwt_cli_usage_error("flame", "unknown option");
+			goto out;
 		default:
-			return hwt_cli_usage_error("flame", "unknown option");
+			if ((rc = hwt_cli_samples_option(&so, c, optarg, "flame")) != 0)
+				goto out;
+			rc = HWT_EXIT_ERROR;
+			break;
 		}
 	}
-	if (optind < argc)
-		return hwt_cli_usage_error("flame", "unexpected argument '%s' (reading trace files "
-					   "is not wired yet: use --folded-in FILE)", argv[optind]);
-	if (!in)
-		return hwt_cli_usage_error("flame", "no input: give --folded-in FILE");
-	if (!out)
-		return hwt_cli_usage_error("flame", "no output: give -o FILE.svg, .html, .folded or .pb.gz");
-	if (format) {
-		if (parse_format(format, &cfg.format) < 0)
-			return hwt_cli_usage_error("flame", "unknown --format '%s' (svg, html, folded, pprof)",
-						   format);
-	} else if (!strcmp(out, "-")) {
-		return hwt_cli_usage_error("flame", "-o - needs --format (svg, html, folded, pprof)");
-	} else if (hwt_rep_format_from_path(out, &cfg.format) < 0 || cfg.format == HWT_REP_FMT_TEXT) {
-		return hwt_cli_usage_error("flame", "cannot tell the format of '%s': name it .svg, .html, "
-					   ".folded or .pb.gz, or give --format", out);
-	} else if (cfg.format == HWT_REP_FMT_CHROME) {
-		hwt_cli_error("%s: a Chrome trace (.json) needs a time-ordered trace, and folded stacks "
-			      "have no time: write .svg, .html, .folded or .pb.gz", out);
-		return HWT_EXIT_ERROR;
-	}
-	if (diff && cfg.format != HWT_REP_FMT_SVG && cfg.format != HWT_REP_FMT_HTML)
-		return hwt_cli_usage_error("flame", "--diff draws a differential flame graph: write .svg or .html");
-	if (hwt_cli_load_folded(in, event, &p) != HWT_EXIT_OK)
+	if (optind < argc) {
+		rc = hwt_cli_usage_error("flame", "unexpected argument '%s' (the recording is given "
+						  "with -i)",
+					 argv[optind]);
 		goto out;
-	if (diff) {
-		if (hwt_cli_load_folded(diff, event, &base) != HWT_EXIT_OK)
-			goto out;
-		cfg.base = base;
 	}
-	if (!strcmp(out, "-")) {
+	if (folded && input) {
+		rc = hwt_cli_usage_error("flame", "give either -i FILE or --folded-in FILE, not both");
+		goto out;
+	}
+	if (!out) {
+		rc = hwt_cli_usage_error("flame", "no output: give -o FILE.svg, .html, .folded, "
+						  ".pb.gz or .json");
+		goto out;
+	}
+	if (format) {
+		if (parse_format(format, &cfg.format) < 0) {
+			rc = hwt_cli_usage_error("flame", "unknown --format '%s' (svg, html, folded, "
+							  "pprof, chrome)",
+						 format);
+			goto out;
+		}
+	} else if (!strcmp(out, "-")) {
+		rc = hwt_cli_usage_error("flame", "-o - needs --format (svg, html, folded, pprof, "
+						  "chrome)");
+		goto out;
+	} else if (hwt_rep_format_from_path(out, &cfg.format) < 0 ||
+		   cfg.format == HWT_REP_FMT_TEXT) {
+		rc = hwt_cli_usage_error("flame", "cannot tell the format of '%s': name it .svg, "
+						  ".html, .folded, .pb.gz or .json, or give "
+						  "--format",
+					 out);
+		goto out;
+	}
+	if (cfg.format == HWT_REP_FMT_CHROME && folded) {
+		hwt_cli_error("%s: a Chrome trace (.json) needs samples in time order, and folded "
+			      "stacks have no time: write .svg, .html, .folded or .pb.gz, or read "
+			      "a recording with -i",
+			      out);
+		goto out;
+	}
+	if (diff && cfg.format != HWT_REP_FMT_SVG && cfg.format != HWT_REP_FMT_HTML) {
+		rc = hwt_cli_usage_error("flame", "--diff draws a differential flame graph: write "
+						  ".svg or .html");
+		goto out;
+	}
+	if (folded) {
+		if (hwt_cli_load_folded(folded, event, &p) != HWT_EXIT_OK)
+			goto out;
+		if (diff && hwt_cli_load_folded(diff, event, &base) != HWT_EXIT_OK)
+			goto out;
+	} else {
+		if (!input)
+			input = hwt_cli_default_input();
+		if (cfg.format == HWT_REP_FMT_CHROME && hwt_rep_timeline_alloc(&tl) < 0) {
+			hwt_cli_error("out of memory");
+			goto out;
+		}
+		if (hwt_cli_load_samples(&so, input, &p, tl) != HWT_EXIT_OK)
+			goto out;
+		if (diff && hwt_cli_load_samples(&so, diff, &base, NULL) != HWT_EXIT_OK)
+			goto out;
+	}
+	cfg.base = base;
+	/* Folded stacks count samples, as stackcollapse-perf's do (tools
+	 * that read them say "samples"); graphs and pprof weigh samples by
+	 * their period, as perf report's percentages do. */
+	cfg.count_samples = count >= 0 ? count == 1 : cfg.format == HWT_REP_FMT_FOLDED;
+	if (tl) {
+		struct hwt_buf buf;
+
+		hwt_buf_init(&buf);
+		err = hwt_rep_timeline_render(tl, &buf);
+		if (err >= 0)
+			err = write_buf(out, &buf);
+		hwt_buf_fini(&buf);
+	} else if (!strcmp(out, "-")) {
 		struct hwt_buf buf;
 
 		hwt_buf_init(&buf);
 		err = hwt_rep_render(p, &cfg, &buf);
-		if (err >= 0 && fwrite(buf.data, 1, buf.len, stdout) != buf.len)
-			err = -EIO;
+		if (err >= 0)
+			err = write_buf(out, &buf);
 		hwt_buf_fini(&buf);
 	} else {
 		err = hwt_rep_render_file(p, &cfg, out);
@@ -266,13 +385,15 @@ int hwt_cmd_flame(int argc, char **argv)
 		goto out;
 	}
 	st = hwt_rep_profile_stats(p);
-	if (strcmp(out, "-"))
-		hwt_cli_note("%s: %llu samples, %llu frames (%llu unsymbolized)", out,
-			     (unsigned long long)st->samples, (unsigned long long)st->frames,
-			     (unsigned long long)st->unsymbolized);
+	if (strcmp(out, "-") && !quiet)
+		hwt_cli_note("%s: %" PRIu64 " samples (%" PRIu64 " filtered out, %" PRIu64
+			     " lost), %" PRIu64 " frames (%" PRIu64 " unsymbolized)",
+			     out, st->samples, st->filtered, st->lost, st->frames, st->unsymbolized);
 	rc = HWT_EXIT_OK;
 out:
 	hwt_rep_profile_free(p);
 	hwt_rep_profile_free(base);
+	hwt_rep_timeline_free(tl);
+	hwt_cli_samples_opts_fini(&so);
 	return rc;
 }

@@ -1,11 +1,14 @@
 /*
  * cli/cmd_report.c - `hwtrace report`: the perf-report-style view of a
- * profile (self and children, call graphs, text or JSON). Until the trace
- * reader lands it reads folded stacks (--folded-in); the options are the
- * ones trace files will use.
+ * recording of samples (.hwt or perf.data, file or pipe) or of folded
+ * stacks: top entries with self and children shares, caller and callee
+ * call graphs, one section per event, filters, text or JSON. The samples
+ * are resolved by the report library (hwt_rep_samples); this file parses
+ * options and prints.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,25 +19,46 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: hwtrace report --folded-in FILE [options]\n"
+		"usage: hwtrace report [-i FILE | --folded-in FILE] [options]\n"
 		"\n"
 		"Top functions with self and children shares and call graphs, laid out\n"
-		"as perf report --stdio does; --json for scripts.\n"
+		"as perf report --stdio does, one section per event; --json for scripts.\n"
 		"\n"
-		"options:\n"
-		"  --folded-in FILE        read folded stacks (\"a;b;c COUNT\" lines; - is stdin)\n"
+		"input:\n"
+		"  -i, --input FILE        a recording: hwtrace's .hwt or perf.data (file or\n"
+		"                          pipe mode, compressed or not; - is standard input).\n"
+		"                          Default: hwtrace.hwt, else perf.data\n"
+		"  --folded-in FILE        folded stacks (\"a;b;c COUNT\" lines; - is stdin)\n"
+		"\n"
+		"output:\n"
+		"  --stdio                 text (the default)\n"
 		"  --json                  JSON instead of text\n"
+		"  --children              children and self (default with call chains)\n"
 		"  --no-children           self only: sort by self, graphs show callers\n"
 		"  -g, --call-graph MODE   caller, callee or none (default: caller with\n"
-		"                          children, callee without)\n"
-		"  -s, --sort KEYS         entry key, comma-separated: function, object,\n"
-		"                          comm, pid, tid, cpu, event, srcline\n"
-		"                          (default: function for folded stacks)\n"
+		"                          children, callee without; none without call chains)\n"
+		"  -s, --sort KEYS         entry key, comma-separated: function (sym), object\n"
+		"                          (dso), comm, pid, tid, cpu, event, srcline\n"
+		"                          (default: comm,object,function; function for\n"
+		"                          folded stacks)\n"
 		"  --percent-limit PCT     hide entries under PCT percent\n"
 		"  --graph-limit PCT       hide call-graph branches under PCT (default 0.5)\n"
-		"  -n, --max-entries N     show at most N entries\n"
-		"  --event NAME            the event the counts stand for\n"
-		"  -o, --output FILE       write there instead of standard output\n");
+		"  -n, --max-entries N     show at most N entries per event\n"
+		"  -o, --output FILE       write there instead of standard output\n"
+		"\n"
+		"samples:\n"
+		"  --comm NAMES            only these commands (comma-separated)\n"
+		"  --pid PIDS, --tid TIDS  only these processes or threads\n"
+		"  --dso OBJECTS           only samples that hit these objects (path or name)\n"
+		"  --time START,END        only samples in [START, END), seconds as\n"
+		"                          'hwtrace script' prints them; either may be empty\n"
+		"  --inline                inlined functions as their own frames\n"
+		"  --max-stack N           frames per call chain (default 127)\n"
+		"  --kallsyms FILE         kernel symbols (default /proc/kallsyms when the\n"
+		"                          recording is from the running kernel)\n"
+		"  --debug-dir DIR         look for separate debug files in DIR first\n"
+		"  --event NAME            (folded stacks) the event the counts stand for\n"
+		"  -q, --quiet             no summary line on standard error\n");
 }
 
 static int parse_pct(const char *s, double *out)
@@ -66,13 +90,44 @@ static int parse_sort(const char *s, struct hwt_rep_render_config *cfg)
 	return cfg->nsort ? 0 : -1;
 }
 
+static bool has_srcline(const struct hwt_rep_render_config *cfg)
+{
+	for (size_t i = 0; i < cfg->nsort; i++) {
+		if (cfg->sort[i] == HWT_REP_F_SRCLINE)
+			return true;
+	}
+	return false;
+}
+
+static int write_out(const char *out, const struct hwt_buf *text)
+{
+	FILE *o = out ? fopen(out, "w") : stdout;
+	int rc = HWT_EXIT_ERROR;
+
+	if (!o) {
+		hwt_cli_error("cannot write %s: %s (choose a writable path with -o)", out,
+			      strerror(errno));
+		return rc;
+	}
+	if (fwrite(text->data, 1, text->len, o) != text->len || fflush(o) != 0 ||
+	    (o != stdout && fclose(o) != 0))
+		hwt_cli_error("cannot write %s: %s", out ? out : "standard output", strerror(errno));
+	else
+		rc = HWT_EXIT_OK;
+	return rc;
+}
+
 int hwt_cmd_report(int argc, char **argv)
 {
-	enum { OPT_FOLDED = 256, OPT_JSON, OPT_NOCHILD, OPT_PCT, OPT_GPCT, OPT_EVENT };
+	enum { OPT_FOLDED = 256, OPT_JSON, OPT_NOCHILD, OPT_CHILD, OPT_PCT, OPT_GPCT, OPT_EVENT,
+	       OPT_STDIO };
 	static const struct option opts[] = {
+		{"input", required_argument, NULL, 'i'},
 		{"folded-in", required_argument, NULL, OPT_FOLDED},
+		{"stdio", no_argument, NULL, OPT_STDIO},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"no-children", no_argument, NULL, OPT_NOCHILD},
+		{"children", no_argument, NULL, OPT_CHILD},
 		{"call-graph", required_argument, NULL, 'g'},
 		{"sort", required_argument, NULL, 's'},
 		{"percent-limit", required_argument, NULL, OPT_PCT},
@@ -80,60 +135,91 @@ int hwt_cmd_report(int argc, char **argv)
 		{"max-entries", required_argument, NULL, 'n'},
 		{"event", required_argument, NULL, OPT_EVENT},
 		{"output", required_argument, NULL, 'o'},
+		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
+		HWT_CLI_SAMPLES_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
-	const char *in = NULL, *out = NULL, *event = NULL;
+	const char *folded = NULL, *input = NULL, *out = NULL, *event = NULL;
+	struct hwt_cli_samples_opts so;
 	struct hwt_rep_render_config cfg;
 	struct hwt_rep_profile *p = NULL;
 	struct hwt_buf text;
+	int children = -1, graph = -1; /* -1: not given */
+	bool quiet = false, sort_given = false;
 	int c, err, rc = HWT_EXIT_ERROR;
 
 	hwt_rep_render_config_init(&cfg);
 	cfg.log = *hwt_cli_logger();
-	cfg.nsort = 1;
-	cfg.sort[0] = HWT_REP_F_FUNCTION;
+	hwt_cli_samples_opts_init(&so);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "g:s:n:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:g:s:n:o:qh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'i':
+			input = optarg;
+			break;
 		case OPT_FOLDED:
-			in = optarg;
+			folded = optarg;
+			break;
+		case OPT_STDIO:
 			break;
 		case OPT_JSON:
 			cfg.format = HWT_REP_FMT_JSON;
 			break;
 		case OPT_NOCHILD:
-			cfg.children = false;
+			children = 0;
+			break;
+		case OPT_CHILD:
+			children = 1;
 			break;
 		case 'g':
 			if (!strcmp(optarg, "caller"))
-				cfg.graph = HWT_REP_GRAPH_CALLER;
+				graph = HWT_REP_GRAPH_CALLER;
 			else if (!strcmp(optarg, "callee"))
-				cfg.graph = HWT_REP_GRAPH_CALLEE;
+				graph = HWT_REP_GRAPH_CALLEE;
 			else if (!strcmp(optarg, "none"))
-				cfg.graph = HWT_REP_GRAPH_NONE;
-			else
-				return hwt_cli_usage_error("report", "-g takes caller, callee or none, not '%s'",
-							   optarg);
+				graph = HWT_REP_GRAPH_NONE;
+			else {
+				rc = hwt_cli_usage_error("report", "-g takes caller, callee or none, "
+								   "not '%s'",
+							 optarg);
+				goto out;
+			}
 			break;
 		case 's':
-			if (parse_sort(optarg, &cfg) < 0)
-				return hwt_cli_usage_error("report", "bad --sort '%s': use keys from function, "
-							   "object, comm, pid, tid, cpu, event, srcline", optarg);
+			if (parse_sort(optarg, &cfg) < 0) {
+				rc = hwt_cli_usage_error("report", "bad --sort '%s': use keys from "
+								   "function, object, comm, pid, tid, "
+								   "cpu, event, srcline",
+							 optarg);
+				goto out;
+			}
+			sort_given = true;
 			break;
 		case OPT_PCT:
-			if (parse_pct(optarg, &cfg.percent_limit) < 0)
-				return hwt_cli_usage_error("report", "--percent-limit takes 0 to 100, not '%s'", optarg);
+			if (parse_pct(optarg, &cfg.percent_limit) < 0) {
+				rc = hwt_cli_usage_error("report", "--percent-limit takes 0 to 100, "
+								   "not '%s'",
+							 optarg);
+				goto out;
+			}
 			break;
 		case OPT_GPCT:
-			if (parse_pct(optarg, &cfg.graph_limit) < 0)
-				return hwt_cli_usage_error("report", "--graph-limit takes 0 to 100, not '%s'", optarg);
+			if (parse_pct(optarg, &cfg.graph_limit) < 0) {
+				rc = hwt_cli_usage_error("report", "--graph-limit takes 0 to 100, not "
+								   "'%s'",
+							 optarg);
+				goto out;
+			}
 			break;
 		case 'n': {
 			unsigned long long v;
 
-			if (hwt_cli_parse_u64(optarg, false, &v) < 0)
-				return hwt_cli_usage_error("report", "-n takes a count, not '%s'", optarg);
+			if (hwt_cli_parse_u64(optarg, false, &v) < 0) {
+				rc = hwt_cli_usage_error("report", "-n takes a count, not '%s'",
+							 optarg);
+				goto out;
+			}
 			cfg.max_entries = (size_t)v;
 			break;
 		}
@@ -143,42 +229,80 @@ int hwt_cmd_report(int argc, char **argv)
 		case 'o':
 			out = optarg;
 			break;
+		case 'q':
+			quiet = true;
+			break;
 		case 'h':
 			usage(stdout);
-			return HWT_EXIT_OK;
+			rc = HWT_EXIT_OK;
+			goto out;
+		case '?':
+			rc = hwt_cli_usage_error("report", "unknown option");
+			goto out;
 		default:
-			return hwt_cli_usage_error("report", "unknown option");
+			if ((rc = hwt_cli_samples_option(&so, c, optarg, "report")) != 0)
+				goto out;
+			rc = HWT_EXIT_ERROR;
+			break;
 		}
 	}
-	if (optind < argc)
-		return hwt_cli_usage_error("report", "unexpected argument '%s' (reading trace files "
-					   "is not wired yet: use --folded-in FILE)", argv[optind]);
-	if (!in)
-		return hwt_cli_usage_error("report", "no input: give --folded-in FILE");
-
-	if (hwt_cli_load_folded(in, event, &p) != HWT_EXIT_OK)
+	if (optind < argc) {
+		rc = hwt_cli_usage_error("report", "unexpected argument '%s' (the recording is given "
+						   "with -i)",
+					 argv[optind]);
 		goto out;
+	}
+	if (folded && input) {
+		rc = hwt_cli_usage_error("report", "give either -i FILE or --folded-in FILE, not both");
+		goto out;
+	}
+	if (folded) {
+		if (!sort_given) {
+			cfg.nsort = 1;
+			cfg.sort[0] = HWT_REP_F_FUNCTION;
+		}
+		if (hwt_cli_load_folded(folded, event, &p) != HWT_EXIT_OK)
+			goto out;
+	} else {
+		if (!input)
+			input = hwt_cli_default_input();
+		so.srclines = has_srcline(&cfg);
+		/* A graph asked for by name needs call chains; the defaults
+		 * adapt to a recording without them, as perf's do. */
+		so.need_callchains = graph == HWT_REP_GRAPH_CALLER || graph == HWT_REP_GRAPH_CALLEE ||
+				     children == 1;
+		so.callchains = graph != HWT_REP_GRAPH_NONE || children != 0;
+		if (hwt_cli_load_samples(&so, input, &p, NULL) != HWT_EXIT_OK)
+			goto out;
+		if (!so.any_callchain) {
+			if (children < 0)
+				children = 0;
+			if (graph < 0)
+				graph = HWT_REP_GRAPH_NONE;
+		}
+	}
+	if (children >= 0)
+		cfg.children = children;
+	if (graph >= 0)
+		cfg.graph = (enum hwt_rep_graph)graph;
 	hwt_buf_init(&text);
 	err = hwt_rep_render(p, &cfg, &text);
-	if (err >= 0) {
-		FILE *o = out ? fopen(out, "w") : stdout;
-
-		if (!o) {
-			hwt_cli_error("cannot write %s: %s", out, strerror(errno));
-		} else {
-			if (fwrite(text.data, 1, text.len, o) != text.len || (o != stdout && fclose(o) != 0))
-				hwt_cli_error("cannot write %s: %s", out ? out : "standard output",
-					      strerror(errno));
-			else
-				rc = HWT_EXIT_OK;
-			if (o == stdout)
-				fflush(stdout);
-		}
-	} else {
+	if (err >= 0)
+		rc = write_out(out, &text);
+	else
 		hwt_cli_error("cannot render the report: %s", hwt_strerror(err));
-	}
 	hwt_buf_fini(&text);
+	if (rc == HWT_EXIT_OK && !quiet && !folded) {
+		const struct hwt_rep_stats *st = hwt_rep_profile_stats(p);
+
+		hwt_cli_note("report: %" PRIu64 " samples (%" PRIu64 " filtered out, %" PRIu64
+			     " lost), %" PRIu64 " frames (%" PRIu64 " unsymbolized, %" PRIu64
+			     " unmapped)",
+			     st->samples, st->filtered, st->lost, st->frames, st->unsymbolized,
+			     so.unmapped);
+	}
 out:
 	hwt_rep_profile_free(p);
+	hwt_cli_samples_opts_fini(&so);
 	return rc;
 }

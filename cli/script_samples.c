@@ -13,29 +13,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/utsname.h>
 
 #include "cli/cli.h"
 #include "format/format.h"
-#include "symbolize/symbolize.h"
+#include "report/report.h"
 
 struct script_stats {
-	uint64_t samples, shown, frames, unmapped, unsymbolized, lost_records, lost_samples;
+	uint64_t samples, shown;
 };
 
 struct script {
 	struct hwt_fmt_session *s;
-	struct hwt_sym_cache *cache;
-	struct hwt_sym_aspace *as;
-	struct hwt_sym_hint hint;
+	struct hwt_rep_dict *dict;
+	struct hwt_rep_samples *rs;
 	bool no_callchain, show_sideband, inline_frames, ns;
 	unsigned max_stack;
 	int *pids, *tids;
 	size_t npids, ntids;
 	const char *comm;
 	struct script_stats st;
-	const struct hwt_fmt_evlist *ev;
 };
 
 static void usage(FILE *f)
@@ -50,7 +46,8 @@ static void usage(FILE *f)
 		"pid/tid, CPU, time, period, event, address with symbol+offset and object,\n"
 		"and the call chain under it.\n"
 		"\n"
-		"  -i, --input FILE     the recording (default hwtrace.hwt)\n"
+		"  -i, --input FILE     the recording (default hwtrace.hwt, else perf.data;\n"
+		"                       - reads a perf pipe on standard input)\n"
 		"  -G, --hide-call-graph  no call chains\n"
 		"      --max-stack N    at most N frames per chain (default 127)\n"
 		"      --pid PIDS       only these processes (comma-separated)\n"
@@ -104,94 +101,7 @@ static bool in_list(const int *v, size_t n, uint32_t x)
 	return false;
 }
 
-/* One line naming the cause and the fix for a file that cannot be read. */
-static int file_error(const char *path, int err, uint64_t off)
-{
-	switch (-err) {
-	case ENOENT:
-		hwt_cli_error("%s: no such file (record one with 'hwtrace record', or give it "
-			      "with -i)",
-			      path);
-		break;
-	case EACCES:
-	case EPERM:
-		hwt_cli_error("%s: permission denied (check the file's owner and mode)", path);
-		break;
-	case HWT_EFORMAT:
-	case HWT_ETRUNC:
-	case HWT_ECHECKSUM:
-	case HWT_ECOMPRESS:
-	case HWT_ETOOBIG:
-		hwt_cli_error("%s: %s at offset %" PRIu64
-			      " (not a hwtrace or perf.data recording, or it is damaged)",
-			      path, hwt_strerror(err), off);
-		break;
-	case HWT_EVERSION:
-		hwt_cli_error("%s: written by a newer hwtrace; upgrade hwtrace to read it", path);
-		break;
-	default:
-		hwt_cli_error("%s: %s (at offset %" PRIu64 ")", path, hwt_strerror(err), off);
-		break;
-	}
-	return HWT_EXIT_ERROR;
-}
-
 /* --- sideband ------------------------------------------------------------- */
-
-static void feed(struct script *sc, const struct hwt_fmt_record *rec)
-{
-	switch (rec->type) {
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2: {
-		struct hwt_sym_mmap_event ev = {
-			.pid = rec->u.mmap.pid,
-			.tid = rec->u.mmap.tid,
-			.time = rec->id.time,
-			.start = rec->u.mmap.addr,
-			.len = rec->u.mmap.len,
-			.pgoff = rec->u.mmap.pgoff,
-			.prot = rec->type == PERF_RECORD_MMAP2
-					? rec->u.mmap.prot
-					: (rec->misc & PERF_RECORD_MISC_MMAP_DATA ? 0 : PROT_EXEC),
-			.filename = rec->u.mmap.filename,
-			.build_id = rec->u.mmap.has_build_id ? rec->u.mmap.build_id : NULL,
-			.build_id_len = rec->u.mmap.has_build_id ? rec->u.mmap.build_id_size : 0,
-		};
-
-		if ((rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
-			ev.pid = UINT32_MAX;
-		hwt_sym_aspace_mmap(sc->as, &ev);
-		break;
-	}
-	case PERF_RECORD_COMM: {
-		struct hwt_sym_comm_event ev = {rec->u.comm.pid, rec->u.comm.tid, rec->id.time,
-						rec->u.comm.comm,
-						(rec->misc & PERF_RECORD_MISC_COMM_EXEC) != 0};
-
-		hwt_sym_aspace_comm(sc->as, &ev);
-		break;
-	}
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT: {
-		struct hwt_sym_task_event ev = {rec->u.fork.pid, rec->u.fork.ppid, rec->u.fork.tid,
-						rec->u.fork.ptid, rec->u.fork.time};
-
-		if (rec->type == PERF_RECORD_FORK)
-			hwt_sym_aspace_fork(sc->as, &ev);
-		else
-			hwt_sym_aspace_exit(sc->as, &ev);
-		break;
-	}
-	case PERF_RECORD_LOST:
-		sc->st.lost_records += rec->u.lost.lost;
-		break;
-	case PERF_RECORD_LOST_SAMPLES:
-		sc->st.lost_samples += rec->u.lost_samples.lost;
-		break;
-	default:
-		break;
-	}
-}
 
 static void print_time(const struct script *sc, uint64_t t)
 {
@@ -266,74 +176,32 @@ static void print_sideband(struct script *sc, const struct hwt_fmt_record *rec)
 
 /* --- samples -------------------------------------------------------------- */
 
-/* perf's kernel map names ("[kernel.kallsyms]_text") are shown as perf
- * shows them. */
-static const char *object_name(const char *path)
+/* Prints "ADDR sym+0xOFF (object)" (or "ADDR func (inlined)") for frame i
+ * of the sample the reader resolved last. */
+static void print_frame(const struct script *sc, const struct hwt_rep_sample *smp,
+			const struct hwt_rep_sample_frame *d, size_t i, const char *indent)
 {
-	return strncmp(path, "[kernel.kallsyms]", 17) ? path : "[kernel.kallsyms]";
-}
+	const struct hwt_rep_frame *f = hwt_rep_dict_frame_get(sc->dict, smp->frame_ids[i]);
+	const char *obj = f && f->object ? f->object : "[unknown]";
 
-/* Prints "ADDR sym+0xOFF (object)" for one address; counts what is not
- * known. */
-static void print_addr(struct script *sc, uint32_t pid, uint64_t time, uint64_t ip,
-		       const char *indent)
-{
-	struct hwt_sym_loc loc;
-	struct hwt_sym_func fn;
-	int err = hwt_sym_aspace_lookup(sc->as, pid, time, ip, &loc);
-
-	sc->st.frames++;
-	if (err < 0) {
-		sc->st.unmapped++;
-		printf("%s%16" PRIx64 " [unknown] ([unknown])\n", indent, ip);
+	if (!f || !f->function) {
+		printf("%s%16" PRIx64 " [unknown] (%s)\n", indent, d[i].ip, obj);
 		return;
 	}
-	if (!loc.obj || hwt_sym_func_at(loc.obj, loc.addr, 0, &sc->hint, &fn) < 0) {
-		sc->st.unsymbolized++;
-		printf("%s%16" PRIx64 " [unknown] (%s)\n", indent, ip, object_name(loc.path));
-		return;
-	}
-	if (sc->inline_frames) {
-		struct hwt_sym_frame frames[16];
-		struct hwt_sym_info info;
-		int n = hwt_sym_lookup(loc.obj, loc.addr, 0, &info, frames, 16);
-
-		/* Inlined callees first (innermost), each on its own line. */
-		for (int i = 0; i + 1 < n; i++)
-			printf("%s%16" PRIx64 " %s (inlined)\n", indent, ip,
-			       frames[i].func ? frames[i].func : "[unknown]");
-	}
-	printf("%s%16" PRIx64 " %s+%#" PRIx64 " (%s)\n", indent, ip, fn.name, loc.addr - fn.addr,
-	       object_name(loc.path));
+	if (d[i].flags & HWT_REP_SF_INLINED)
+		printf("%s%16" PRIx64 " %s (inlined)\n", indent, d[i].ip, f->function);
+	else
+		printf("%s%16" PRIx64 " %s+%#" PRIx64 " (%s)\n", indent, d[i].ip, f->function,
+		       d[i].offset, obj);
 }
 
-static const char *event_name(const struct script *sc, int ev)
-{
-	const struct hwt_fmt_event *e;
-
-	if (ev < 0 || (size_t)ev >= hwt_fmt_evlist_count(sc->ev))
-		return "event";
-	e = hwt_fmt_evlist_event(sc->ev, (size_t)ev);
-	return e->name && e->name[0] ? e->name : "event";
-}
-
-static bool lbr_callstack(const struct script *sc, int ev)
-{
-	const struct hwt_fmt_event *e;
-
-	if (ev < 0 || (size_t)ev >= hwt_fmt_evlist_count(sc->ev))
-		return false;
-	e = hwt_fmt_evlist_event(sc->ev, (size_t)ev);
-	return (e->attr.sample_type & PERF_SAMPLE_BRANCH_STACK) &&
-	       (e->attr.branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK);
-}
-
-static void print_sample(struct script *sc, const struct hwt_fmt_record *rec)
+static void print_sample(struct script *sc, const struct hwt_fmt_record *rec,
+			 const struct hwt_rep_sample *smp)
 {
 	const struct hwt_fmt_sample *s = &rec->u.sample;
-	const char *comm = hwt_sym_aspace_comm_of(sc->as, s->tid, s->time);
-	bool lbr = lbr_callstack(sc, rec->event) && s->branch_nr;
-	unsigned shown = 0;
+	const struct hwt_rep_sample_frame *d;
+	size_t n = hwt_rep_samples_detail(sc->rs, &d), leaf = 0;
+	const char *comm = smp->comm;
 	char pidbuf[16];
 
 	sc->st.samples++;
@@ -350,78 +218,23 @@ static void print_sample(struct script *sc, const struct hwt_fmt_record *rec)
 	}
 	printf("%16s %6" PRIu32 "/%-6" PRIu32 " [%03" PRIu32 "] ", comm, s->pid, s->tid, s->cpu);
 	print_time(sc, s->time);
-	printf(": %10" PRIu64 " %s: ", s->period, event_name(sc, rec->event));
-	print_addr(sc, s->pid, s->time, s->ip, "");
-	if (sc->no_callchain || !(s->callchain_nr || lbr))
+	printf(": %10" PRIu64 " %s: ", smp->weight, smp->event);
+	/* The header names the function the sample hit (its inline chain
+	 * shows in the call chain below). */
+	while (leaf + 1 < n && (d[leaf].flags & HWT_REP_SF_INLINED))
+		leaf++;
+	if (n)
+		print_frame(sc, smp, d, leaf, "");
+	else
+		printf("%16" PRIx64 " [unknown] ([unknown])\n", s->ip);
+	if (sc->no_callchain || !(s->callchain_nr || s->branch_nr))
 		return;
-	/* The chain: the kernel part and, from frame pointers or the LBR
-	 * call stack, the user part; context markers switch between them. */
-	{
-		bool user = false;
-
-		for (uint64_t i = 0; i < s->callchain_nr && shown < sc->max_stack; i++) {
-			uint64_t ip;
-
-			memcpy(&ip, s->callchain + i, sizeof(ip));
-			if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
-				user = ip == (uint64_t)PERF_CONTEXT_USER;
-				continue;
-			}
-			if (user && lbr)
-				break; /* the LBR call stack gives the user part */
-			print_addr(sc, s->pid, s->time, ip, "\t");
-			shown++;
-		}
-	}
-	if (lbr) {
-		/* The call stack: the sampled user address, then each active
-		 * call's site (the "from" of the branch entries). */
-		if (!(s->ip >> 63) && shown < sc->max_stack) {
-			print_addr(sc, s->pid, s->time, s->ip, "\t");
-			shown++;
-		}
-		for (uint64_t i = 0; i < s->branch_nr && shown < sc->max_stack; i++) {
-			uint64_t from;
-
-			memcpy(&from, s->branches + i * sizeof(struct perf_branch_entry),
-			       sizeof(from));
-			print_addr(sc, s->pid, s->time, from, "\t");
-			shown++;
-		}
-	}
+	for (size_t i = 0; i < n; i++)
+		print_frame(sc, smp, d, i, "\t");
 	putchar('\n');
 }
 
 /* --- setup ------------------------------------------------------------------ */
-
-static void load_metadata(struct script *sc)
-{
-	const struct hwt_fmt_meta *m;
-	size_t plen = strlen(HWT_META_BUILDID_PREFIX);
-
-	m = hwt_fmt_session_meta_find(sc->s, HWT_META_VDSO_IMAGE);
-	if (m && m->type == HWT_FMT_META_BYTES && m->len)
-		hwt_sym_aspace_image(sc->as, "[vdso]", m->v.bytes, m->len);
-	for (size_t i = 0; i < hwt_fmt_session_nmeta(sc->s); i++) {
-		m = hwt_fmt_session_meta(sc->s, i);
-		if (strncmp(m->key, HWT_META_BUILDID_PREFIX, plen) || m->type != HWT_FMT_META_BYTES ||
-		    !m->len || m->len > 64)
-			continue;
-		hwt_sym_aspace_build_id(sc->as, m->key + plen, m->v.bytes, m->len);
-	}
-}
-
-/* /proc/kallsyms names this machine's kernel: use it only for recordings
- * made under the same kernel release. */
-static const char *default_kallsyms(const struct hwt_fmt_session *s)
-{
-	const struct hwt_fmt_meta *m = hwt_fmt_session_meta_find(s, HWT_META_KERNEL);
-	struct utsname u;
-
-	if (!m || m->type != HWT_FMT_META_STR || uname(&u) != 0 || strcmp(m->v.str, u.release))
-		return NULL;
-	return "/proc/kallsyms";
-}
 
 int hwt_script_samples(int argc, char **argv)
 {
@@ -443,12 +256,10 @@ int hwt_script_samples(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct hwt_fmt_session_config scfg;
-	struct hwt_sym_aspace_config acfg;
-	struct hwt_sym_config ycfg;
+	struct hwt_rep_samples_config rcfg;
 	struct hwt_fmt_record rec;
 	struct script sc;
-	const char *input = "hwtrace.hwt", *kallsyms = NULL, *debug_dir = NULL;
+	const char *input = NULL, *kallsyms = NULL, *debug_dir = NULL;
 	bool quiet = false;
 	uint64_t off = 0;
 	int c, err, ret = HWT_EXIT_ERROR;
@@ -518,37 +329,26 @@ int hwt_script_samples(int argc, char **argv)
 					   argv[optind]);
 	}
 
-	hwt_fmt_session_config_init(&scfg);
-	scfg.log = *hwt_cli_logger();
-	err = hwt_fmt_session_open(&sc.s, input, &scfg, &off);
-	if (err < 0) {
-		ret = file_error(input, err, off);
+	if (!input)
+		input = hwt_cli_default_input();
+	if (hwt_cli_open_recording(input, &sc.s) != HWT_EXIT_OK)
 		goto out;
-	}
-	sc.ev = hwt_fmt_session_evlist(sc.s);
-	if (hwt_fmt_session_naux(sc.s)) {
-		/* A trace, not samples: the decoder's mode reads it. */
-		hwt_cli_error("%s holds an Intel PT trace (%zu AUX stream(s)), not samples: decode it "
-			      "with 'hwtrace script --pt'",
-			      input, hwt_fmt_session_naux(sc.s));
-		goto out;
-	}
-	hwt_sym_config_init(&ycfg);
-	ycfg.logger = *hwt_cli_logger();
-	ycfg.debug_dir = debug_dir;
-	err = hwt_sym_cache_alloc(&ycfg, &sc.cache);
+	if (hwt_rep_dict_alloc(&sc.dict) < 0)
+		goto oom;
+	hwt_rep_samples_config_init(&rcfg);
+	rcfg.log = *hwt_cli_logger();
+	rcfg.callchains = !sc.no_callchain;
+	rcfg.inline_frames = sc.inline_frames;
+	rcfg.max_stack = sc.max_stack ? sc.max_stack : 1;
+	rcfg.kallsyms = kallsyms;
+	rcfg.debug_dir = debug_dir;
+	err = hwt_rep_samples_alloc(&sc.rs, sc.s, sc.dict, &rcfg);
 	if (err < 0)
 		goto oom;
-	hwt_sym_aspace_config_init(&acfg);
-	acfg.logger = *hwt_cli_logger();
-	acfg.cache = sc.cache;
-	acfg.kallsyms = kallsyms ? kallsyms : default_kallsyms(sc.s);
-	err = hwt_sym_aspace_alloc(&acfg, &sc.as);
-	if (err < 0)
-		goto oom;
-	load_metadata(&sc);
 
 	while ((err = hwt_fmt_session_next(sc.s, &rec, &off)) != -HWT_EEOS) {
+		struct hwt_rep_sample smp;
+
 		if (err < 0) {
 			/* A damaged chunk: say where, go on with the next one. */
 			if (err == -HWT_ECHECKSUM || err == -HWT_ECOMPRESS || err == -HWT_ETRUNC) {
@@ -558,14 +358,16 @@ int hwt_script_samples(int argc, char **argv)
 					continue;
 			}
 			fflush(stdout);
-			ret = file_error(input, err, off);
+			ret = hwt_cli_recording_error(input, err, off);
 			goto out;
 		}
-		if (rec.type == PERF_RECORD_SAMPLE) {
-			print_sample(&sc, &rec);
+		err = hwt_rep_samples_record(sc.rs, &rec, &smp);
+		if (err < 0)
+			goto oom;
+		if (err == 1) {
+			print_sample(&sc, &rec, &smp);
 			continue;
 		}
-		feed(&sc, &rec);
 		if (sc.show_sideband)
 			print_sideband(&sc, &rec);
 	}
@@ -574,23 +376,23 @@ int hwt_script_samples(int argc, char **argv)
 		goto out;
 	}
 	if (!quiet) {
-		struct hwt_fmt_session_stats ss;
+		struct hwt_rep_samples_stats rst;
 
-		hwt_fmt_session_stats(sc.s, &ss);
+		hwt_rep_samples_stats(sc.rs, &rst);
 		hwt_cli_note("script: %" PRIu64 " samples%s, %" PRIu64 " frames (%" PRIu64
 			     " unsymbolized, %" PRIu64 " unmapped); lost while recording: %" PRIu64
 			     " records, %" PRIu64 " samples%s",
 			     sc.st.samples, sc.st.shown != sc.st.samples ? " (some filtered out)" : "",
-			     sc.st.frames, sc.st.unsymbolized, sc.st.unmapped, sc.st.lost_records,
-			     sc.st.lost_samples, ss.bad_records ? "; malformed records skipped" : "");
+			     rst.frames, rst.unsymbolized, rst.unmapped, rst.lost_records,
+			     rst.lost_samples, rst.bad_records ? "; malformed records skipped" : "");
 	}
 	ret = HWT_EXIT_OK;
 	goto out;
 oom:
 	hwt_cli_error("out of memory");
 out:
-	hwt_sym_aspace_free(sc.as);
-	hwt_sym_cache_free(sc.cache);
+	hwt_rep_samples_free(sc.rs);
+	hwt_rep_dict_free(sc.dict);
 	hwt_fmt_session_close(sc.s);
 	free(sc.pids);
 	free(sc.tids);

@@ -111,7 +111,7 @@ static int flame_process(struct hwt_rep_render_ctx *ctx, int source, uint32_t ro
 	const struct hwt_rep_dict *dict = p->dict;
 	const uint32_t *frames;
 	size_t n = hwt_rep_dict_stack_get(dict, row->stack, &frames), m = 0;
-	uint64_t w = val->weight;
+	uint64_t w = ctx->cfg->count_samples ? val->samples : val->weight;
 	uint32_t node = 0;
 	int err;
 

@@ -359,6 +359,12 @@ void hwt_rep_profile_lost(struct hwt_rep_profile *p, uint64_t samples)
 		p->stats.lost += samples;
 }
 
+void hwt_rep_profile_bad_input(struct hwt_rep_profile *p, uint64_t count)
+{
+	if (p)
+		p->stats.bad_input += count;
+}
+
 const struct hwt_rep_stats *hwt_rep_profile_stats(const struct hwt_rep_profile *p)
 {
 	return p ? &p->stats : NULL;

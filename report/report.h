@@ -395,6 +395,9 @@ HWT_API int64_t hwt_rep_profile_add_folded(struct hwt_rep_profile *profile, cons
 
 /* Records samples the input lost (ring-buffer overflow, decode gaps). */
 HWT_API void hwt_rep_profile_lost(struct hwt_rep_profile *profile, uint64_t samples);
+/* Records malformed input the reader skipped (records that did not parse,
+ * damaged chunks): counted in hwt_rep_stats.bad_input. */
+HWT_API void hwt_rep_profile_bad_input(struct hwt_rep_profile *profile, uint64_t count);
 
 /* The running counts; valid for the lifetime of the profile. */
 HWT_API const struct hwt_rep_stats *hwt_rep_profile_stats(const struct hwt_rep_profile *profile);
@@ -438,6 +441,10 @@ struct hwt_rep_render_config {
 	bool by_comm;               /* the command name as the root frame
 				     * (stackcollapse-perf's default); true */
 	bool annotate;              /* folded: _[k] _[i] _[j] suffixes; true */
+	bool count_samples;         /* flame graphs and folded stacks count
+				     * samples, not their weight (the period:
+				     * perf report's event count); default
+				     * false */
 	unsigned int width;         /* SVG/HTML width in px; default 1200 */
 	double min_width;           /* px: narrower frames are merged into
 				     * their parent in the static layout and
@@ -494,10 +501,176 @@ HWT_API int hwt_rep_timeline_span(struct hwt_rep_timeline *timeline, int32_t pid
 /* An instant event (a sample, a gap in the trace). Returns 0 or -ENOMEM. */
 HWT_API int hwt_rep_timeline_instant(struct hwt_rep_timeline *timeline, int32_t pid,
 				     int32_t tid, const char *name, uint64_t time_ns);
+/* A sampled stack of thread tid at time_ns (frame ids of dict, leaf first),
+ * for a chart of samples over time: the frames it shares, from the root,
+ * with the thread's previous sample continue that sample's spans; the
+ * others end at time_ns and the new ones begin there. A sample stands for
+ * period_ns: when the thread's next sample comes more than twice that
+ * later (it slept, or ran elsewhere), its spans end at time + period_ns.
+ * comm names the thread the first time it is seen (may be NULL). Samples
+ * of a thread must come in time order (earlier ones are dropped and
+ * counted in the return value of hwt_rep_timeline_flush()). Call
+ * hwt_rep_timeline_flush() before rendering. Returns 0, -HWT_EINVAL,
+ * -ENOMEM. */
+HWT_API int hwt_rep_timeline_stack(struct hwt_rep_timeline *timeline,
+				   const struct hwt_rep_dict *dict, int32_t pid, int32_t tid,
+				   const char *comm, uint64_t time_ns, uint64_t period_ns,
+				   const uint32_t *frame_ids, size_t n);
+/* Ends every span still open from hwt_rep_timeline_stack(). Returns the
+ * number of samples dropped for coming out of time order, or -ENOMEM. */
+HWT_API int64_t hwt_rep_timeline_flush(struct hwt_rep_timeline *timeline);
+
 /* Appends the Chrome trace event JSON ({"traceEvents": [...]}, events in
  * time order, timestamps in microseconds with ns precision) to out.
  * Returns 0 or -ENOMEM. */
 HWT_API int hwt_rep_timeline_render(const struct hwt_rep_timeline *timeline,
 				    struct hwt_buf *out);
+
+/* ------------------------------------------------------------------------ */
+/* Recordings of samples: a session's records to resolved samples           */
+
+/* Reads a recording of samples (a format session over .hwt or perf.data)
+ * and turns each PERF_RECORD_SAMPLE into a struct hwt_rep_sample whose
+ * frames are dict frame ids: the sideband (MMAP/MMAP2, COMM, FORK, EXIT)
+ * feeds a process map (symbolize's hwt_sym_aspace, with the recording's
+ * build-ids and vDSO copy), each address of the sampled ip and call chain
+ * is found in it, and symbolized. perf's callchain context markers
+ * (PERF_CONTEXT_KERNEL, _USER, ...) are not frames: they set the kind of
+ * the frames after them. The first frame is where the sample hit; later
+ * ones are return addresses, looked up at ip - 1 (the call instruction), so
+ * a call that ends its function is named after its caller, not after the
+ * next function. LBR call stacks give the user part from branch entries.
+ *
+ * Every distinct (object, object address) is symbolized once; a second
+ * cache over (process, ip) skips even the process-map lookup while no
+ * sideband changed a process's mappings. Both are hashed tables: a sample
+ * whose addresses were seen before is resolved without allocating.
+ *
+ * Usage, a profile (what `hwtrace report` and `hwtrace flame` do):
+ *
+ *   hwt_fmt_session_open(&s, path, &scfg, &off);
+ *   struct hwt_rep_samples_config cfg;
+ *   hwt_rep_samples_config_init(&cfg);
+ *   err = hwt_rep_samples_alloc(&rs, s, hwt_rep_profile_dict(prof), &cfg);
+ *   err = hwt_rep_samples_load(rs, prof, NULL, &off);  // the whole session
+ *   hwt_rep_samples_free(rs);
+ *
+ * Usage, record by record (what `hwtrace script` does):
+ *
+ *   while (hwt_fmt_session_next(s, &rec, &off) == 0) {
+ *       struct hwt_rep_sample smp;
+ *       if (hwt_rep_samples_record(rs, &rec, &smp) == 1) {
+ *           n = hwt_rep_samples_detail(rs, &detail);  // ip, offset per frame
+ *           ...
+ *       }
+ *   }
+ */
+struct hwt_fmt_session;
+struct hwt_fmt_record;
+struct hwt_rep_samples;
+
+struct hwt_rep_samples_config {
+	size_t size;           /* sizeof(struct hwt_rep_samples_config) */
+	bool callchains;       /* the call chain (default true); false: only
+				* the sampled ip (perf report -g none, -G) */
+	bool inline_frames;    /* expand inlined functions into frames of kind
+				* INLINED, leafward of the function they are
+				* inlined into (perf --inline). Default false,
+				* as perf report and perf script show them. */
+	bool srclines;         /* frames carry file:line (for srcline keys and
+				* pprof lines); default false: frames are
+				* (function, object, kind), so stacks merge
+				* by function as perf's call graphs do */
+	unsigned int max_stack; /* frames per sample, leaf side kept; default
+				 * 127 (perf's); at most HWT_REP_MAX_DEPTH */
+	const char *kallsyms;  /* kernel symbols (kallsyms format); NULL:
+				* /proc/kallsyms when the recording's kernel
+				* release is the running kernel's, else none */
+	const char *debug_dir; /* searched first for separate debug files */
+	bool no_cache;         /* resolve every address every time (tests and
+				* benchmarks compare against the caches) */
+	struct hwt_logger log;
+};
+
+HWT_API void hwt_rep_samples_config_init(struct hwt_rep_samples_config *cfg);
+
+/* Allocates a reader for the samples of session (borrowed: it must outlive
+ * the reader; its metadata gives build-ids, the vDSO copy and the kernel
+ * release now), interning frames into dict (borrowed, e.g. the profile's).
+ * cfg may be NULL; it is copied. Returns 0, -HWT_EINVAL (NULL arguments,
+ * cfg->size too small, max_stack 0), -ENOMEM. */
+HWT_API int hwt_rep_samples_alloc(struct hwt_rep_samples **rs, struct hwt_fmt_session *session,
+				  struct hwt_rep_dict *dict,
+				  const struct hwt_rep_samples_config *cfg);
+/* Accepts NULL. Objects opened stay valid until this call. */
+HWT_API void hwt_rep_samples_free(struct hwt_rep_samples *rs);
+
+/* Takes one record of the session (in the session's order). Sideband is
+ * fed to the process map, PERF_RECORD_LOST/LOST_SAMPLES counted; a sample
+ * is resolved into *sample: event name, weight (the period, or the attr's
+ * fixed period), time, pid/tid/cpu, comm (the thread's name at that time;
+ * "swapper" for pid 0, NULL when unknown) and frame_ids/nframes, leaf
+ * first. Strings and frame ids stay valid until the next call.
+ * Returns 1 (a sample in *sample), 0 (anything else), -HWT_EINVAL, -ENOMEM.
+ * Allocates only for addresses not seen before. */
+HWT_API int hwt_rep_samples_record(struct hwt_rep_samples *rs, const struct hwt_fmt_record *rec,
+				   struct hwt_rep_sample *sample);
+
+/* What the last sample's frames were (parallel to its frame_ids). */
+struct hwt_rep_sample_frame {
+	uint64_t ip;     /* the address as recorded */
+	uint64_t offset; /* ip's offset in its function (sym+offset), when
+			  * the frame has a function */
+	uint32_t flags;  /* HWT_REP_SF_* */
+};
+
+enum {
+	HWT_REP_SF_UNMAPPED = 1u << 0, /* no mapping held ip */
+	HWT_REP_SF_NOSYM = 1u << 1,    /* mapped, but no function known */
+	HWT_REP_SF_INLINED = 1u << 2,  /* an inlined frame (same ip as the next) */
+};
+
+/* The frames of the sample the last hwt_rep_samples_record() returned;
+ * valid until the next call. Returns their number. */
+HWT_API size_t hwt_rep_samples_detail(const struct hwt_rep_samples *rs,
+				      const struct hwt_rep_sample_frame **frames);
+
+struct hwt_rep_samples_stats {
+	uint64_t samples;       /* samples resolved */
+	uint64_t frames;        /* frames in them */
+	uint64_t unmapped;      /* frames no mapping held */
+	uint64_t unsymbolized;  /* frames mapped, without a function */
+	uint64_t lost_records;  /* PERF_RECORD_LOST totals */
+	uint64_t lost_samples;  /* PERF_RECORD_LOST_SAMPLES totals */
+	uint64_t bad_records;   /* records the session skipped as malformed */
+	uint64_t damaged;       /* chunks skipped as damaged (.hwt) */
+	uint64_t resolved;      /* distinct addresses symbolized (cache misses) */
+	uint64_t no_callchain;  /* samples of events recorded without call chains */
+};
+
+HWT_API void hwt_rep_samples_stats(const struct hwt_rep_samples *rs,
+				   struct hwt_rep_samples_stats *stats);
+
+/* Reads the rest of the session and adds every sample to profile (whose
+ * dict must be the reader's), and, when timeline is not NULL, to it as
+ * per-thread stacks over time (hwt_rep_timeline_stack()). Lost samples and
+ * records go to hwt_rep_profile_lost(). A damaged .hwt chunk is reported
+ * through the logger and skipped.
+ * Returns the number of samples read, or -HWT_EFORMAT/-HWT_ETRUNC/...
+ * (the session's errors, with the file offset in *err_offset when not
+ * NULL), -ENOMEM. */
+HWT_API int64_t hwt_rep_samples_load(struct hwt_rep_samples *rs, struct hwt_rep_profile *profile,
+				     struct hwt_rep_timeline *timeline, uint64_t *err_offset);
+
+/* Event facts a report needs before reading samples. */
+struct hwt_rep_event_info {
+	const char *name;      /* never NULL */
+	bool callchain;        /* recorded with call chains (-g or LBR) */
+};
+
+/* Number of events of the session and their facts. Returns the count;
+ * fills at most max entries of info. */
+HWT_API size_t hwt_rep_samples_events(const struct hwt_rep_samples *rs,
+				      struct hwt_rep_event_info *info, size_t max);
 
 #endif /* HWT_REPORT_REPORT_H */

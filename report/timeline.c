@@ -25,10 +25,29 @@ struct tl_event {
 	uint64_t seq;  /* insertion order, the last tie-break */
 };
 
+/* A thread's open stack of sampled frames (hwt_rep_timeline_stack()). */
+struct tl_thread {
+	int32_t pid, tid;
+	bool named;
+	uint64_t last, period; /* its last sample and what it stood for */
+	uint32_t *names;       /* open frames, root first: string ids */
+	uint64_t *begins;
+	size_t n, cap;
+};
+
 struct hwt_rep_timeline {
 	struct hwt_rep_dict *dict;
 	struct tl_event *ev;
 	size_t n, cap;
+	/* sampled stacks */
+	struct tl_thread *threads;
+	size_t nthreads, threads_cap;
+	struct hwt_rep_set thread_ix;      /* keys: {pid, tid} */
+	const struct hwt_rep_dict *source; /* the dict of the frame ids */
+	uint32_t *labels;                  /* source frame id -> string id + 1 */
+	size_t labels_cap;
+	uint32_t root[HWT_REP_MAX_DEPTH];
+	int64_t dropped;
 };
 
 int hwt_rep_timeline_alloc(struct hwt_rep_timeline **tlp)
@@ -42,6 +61,7 @@ int hwt_rep_timeline_alloc(struct hwt_rep_timeline **tlp)
 	tl = calloc(1, sizeof(*tl));
 	if (!tl)
 		return -ENOMEM;
+	hwt_rep_set_init(&tl->thread_ix);
 	err = hwt_rep_dict_alloc(&tl->dict);
 	if (err < 0) {
 		hwt_rep_timeline_free(tl);
@@ -57,21 +77,21 @@ void hwt_rep_timeline_free(struct hwt_rep_timeline *tl)
 		return;
 	hwt_rep_dict_free(tl->dict);
 	free(tl->ev);
+	for (size_t i = 0; i < tl->nthreads; i++) {
+		free(tl->threads[i].names);
+		free(tl->threads[i].begins);
+	}
+	free(tl->threads);
+	hwt_rep_set_fini(&tl->thread_ix);
+	free(tl->labels);
 	free(tl);
 }
 
-static int tl_add(struct hwt_rep_timeline *tl, uint32_t kind, int32_t pid, int32_t tid,
-		  const char *name, uint64_t ts, uint64_t dur)
+static int tl_add_id(struct hwt_rep_timeline *tl, uint32_t kind, int32_t pid, int32_t tid,
+		     uint32_t id, uint64_t ts, uint64_t dur)
 {
 	struct tl_event *e;
-	uint32_t id;
-	int err;
 
-	if (!tl)
-		return -HWT_EINVAL;
-	err = hwt_rep_dict_str(tl->dict, name ? name : "", name ? strlen(name) : 0, &id);
-	if (err < 0)
-		return err;
 	if (tl->n == tl->cap) {
 		size_t cap = tl->cap ? tl->cap * 2 : 256;
 
@@ -92,6 +112,20 @@ static int tl_add(struct hwt_rep_timeline *tl, uint32_t kind, int32_t pid, int32
 	return 0;
 }
 
+static int tl_add(struct hwt_rep_timeline *tl, uint32_t kind, int32_t pid, int32_t tid,
+		  const char *name, uint64_t ts, uint64_t dur)
+{
+	uint32_t id;
+	int err;
+
+	if (!tl)
+		return -HWT_EINVAL;
+	err = hwt_rep_dict_str(tl->dict, name ? name : "", name ? strlen(name) : 0, &id);
+	if (err < 0)
+		return err;
+	return tl_add_id(tl, kind, pid, tid, id, ts, dur);
+}
+
 int hwt_rep_timeline_thread(struct hwt_rep_timeline *tl, int32_t pid, int32_t tid,
 			    const char *name)
 {
@@ -110,6 +144,160 @@ int hwt_rep_timeline_instant(struct hwt_rep_timeline *tl, int32_t pid, int32_t t
 			     const char *name, uint64_t time_ns)
 {
 	return tl_add(tl, TL_INSTANT, pid, tid, name, time_ns, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sampled stacks: runs of samples that share frames become nested spans.    */
+
+static struct tl_thread *tl_thread_get(struct hwt_rep_timeline *tl, int32_t pid, int32_t tid)
+{
+	int32_t key[2] = {pid, tid};
+	uint32_t id;
+	int err;
+
+	if (tl->nthreads == tl->threads_cap) {
+		size_t cap = tl->threads_cap ? tl->threads_cap * 2 : 16;
+		struct tl_thread *t = realloc(tl->threads, cap * sizeof(*t));
+
+		if (!t)
+			return NULL;
+		tl->threads = t;
+		tl->threads_cap = cap;
+	}
+	err = hwt_rep_set_intern(&tl->thread_ix, key, sizeof(key), &id);
+	if (err < 0)
+		return NULL;
+	if (err == 1) {
+		memset(&tl->threads[id], 0, sizeof(tl->threads[id]));
+		tl->threads[id].pid = pid;
+		tl->threads[id].tid = tid;
+		tl->nthreads++;
+	}
+	return &tl->threads[id];
+}
+
+/* The timeline's string id of a source frame's label. */
+static int tl_label(struct hwt_rep_timeline *tl, uint32_t frame, uint32_t *id)
+{
+	const char *label;
+	int err;
+
+	if (frame >= tl->labels_cap) {
+		size_t cap = tl->labels_cap ? tl->labels_cap : 1024;
+		uint32_t *l;
+
+		while (cap <= frame)
+			cap *= 2;
+		l = realloc(tl->labels, cap * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		memset(l + tl->labels_cap, 0, (cap - tl->labels_cap) * sizeof(*l));
+		tl->labels = l;
+		tl->labels_cap = cap;
+	}
+	if (tl->labels[frame]) {
+		*id = tl->labels[frame] - 1;
+		return 0;
+	}
+	label = hwt_rep_frame_label(tl->source, frame);
+	if (!label)
+		return -HWT_EINVAL;
+	err = hwt_rep_dict_str(tl->dict, label, strlen(label), id);
+	if (err < 0)
+		return err;
+	tl->labels[frame] = *id + 1;
+	return 0;
+}
+
+/* Ends the thread's open frames from depth k on (innermost first) at end. */
+static int tl_close(struct hwt_rep_timeline *tl, struct tl_thread *t, size_t k, uint64_t end)
+{
+	while (t->n > k) {
+		int err;
+
+		t->n--;
+		err = tl_add_id(tl, TL_SPAN, t->pid, t->tid, t->names[t->n], t->begins[t->n],
+				end - t->begins[t->n]);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+int hwt_rep_timeline_stack(struct hwt_rep_timeline *tl, const struct hwt_rep_dict *dict,
+			   int32_t pid, int32_t tid, const char *comm, uint64_t time,
+			   uint64_t period, const uint32_t *frames, size_t n)
+{
+	struct tl_thread *t;
+	size_t k = 0;
+	int err;
+
+	if (!tl || !dict || (n && !frames) || n > HWT_REP_MAX_DEPTH)
+		return -HWT_EINVAL;
+	if (tl->source != dict) {
+		/* Labels are cached per source dict. */
+		tl->source = dict;
+		if (tl->labels)
+			memset(tl->labels, 0, tl->labels_cap * sizeof(*tl->labels));
+	}
+	t = tl_thread_get(tl, pid, tid);
+	if (!t)
+		return -ENOMEM;
+	if (!t->named && comm) {
+		if ((err = hwt_rep_timeline_thread(tl, pid, tid, comm)) < 0)
+			return err;
+		t->named = true;
+	}
+	if (t->n && time < t->last) {
+		tl->dropped++;
+		return 0;
+	}
+	if (t->n && time - t->last > 2 * t->period &&
+	    (err = tl_close(tl, t, 0, t->last + t->period)) < 0)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		if ((err = tl_label(tl, frames[n - 1 - i], &tl->root[i])) < 0)
+			return err;
+	}
+	while (k < t->n && k < n && t->names[k] == tl->root[k])
+		k++;
+	if ((err = tl_close(tl, t, k, time)) < 0)
+		return err;
+	if (n > t->cap) {
+		uint32_t *nm = realloc(t->names, n * sizeof(*nm));
+		uint64_t *bg;
+
+		if (!nm)
+			return -ENOMEM;
+		t->names = nm;
+		bg = realloc(t->begins, n * sizeof(*bg));
+		if (!bg)
+			return -ENOMEM;
+		t->begins = bg;
+		t->cap = n;
+	}
+	for (; k < n; k++) {
+		t->names[k] = tl->root[k];
+		t->begins[k] = time;
+	}
+	t->n = n;
+	t->last = time;
+	t->period = period ? period : 1;
+	return 0;
+}
+
+int64_t hwt_rep_timeline_flush(struct hwt_rep_timeline *tl)
+{
+	if (!tl)
+		return -HWT_EINVAL;
+	for (size_t i = 0; i < tl->nthreads; i++) {
+		struct tl_thread *t = &tl->threads[i];
+		int err = tl_close(tl, t, 0, t->last + t->period);
+
+		if (err < 0)
+			return err;
+	}
+	return tl->dropped;
 }
 
 /* Thread names first, then by time; at equal times the longer span first,

@@ -83,6 +83,7 @@ static void obj_free(struct hwt_sym_obj *obj)
 	sym_keys_fini(&obj->sym_keys);
 	free(obj->text);
 	free(obj->strtab_copy);
+	free(obj->plt_names);
 	sym_elf_close(obj->elf);
 	sym_elf_close(obj->dbg);
 	free(obj->path);
@@ -174,6 +175,9 @@ static int elf_setup(struct hwt_sym_obj *obj)
 			"%s: no symbols and no debug information (stripped, and no debug file "
 			"found); addresses show as %s+offset",
 			obj->path, obj->name);
+	/* After the check above: stub names are no symbols of the file. */
+	if (sym_symtab_add_plt(obj, e) < 0)
+		return -ENOMEM;
 	return 0;
 }
 

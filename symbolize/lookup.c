@@ -23,7 +23,8 @@ static long find_symbol(const struct hwt_sym_obj *obj, uint64_t addr, bool neare
 
 	if (!nearest || i < 0 || sec < 0)
 		return i;
-	while (i >= 0 && obj->syms[i].shndx != (uint32_t)sec)
+	/* addr2line knows no PLT stub names. */
+	while (i >= 0 && (obj->syms[i].shndx != (uint32_t)sec || obj->syms[i].plt))
 		i--;
 	/* Among aliases binutils keeps the first in table order unless a
 	 * later one is larger. (Addresses compared on the dense key array:

@@ -176,6 +176,9 @@ struct sym_entry {
 	uint32_t index;                  /* position in the ELF table */
 	uint8_t type;
 	uint8_t local;
+	uint8_t weak;
+	uint8_t zlast; /* zero-sized, the last of its address in table order */
+	uint8_t plt;   /* synthesized NAME@plt entry (not a symbol of the file) */
 };
 
 struct sym_dwarf; /* dwarf.c */
@@ -201,6 +204,7 @@ struct hwt_sym_obj {
 	unsigned sym_source;    /* HWT_SYM_SRC_SYMTAB, _DYNSYM, _KALLSYMS, _PERFMAP */
 	char *text;             /* kallsyms / perf map text that names point into */
 	char *strtab_copy;      /* a strtab that lacked its final NUL */
+	char *plt_names;        /* names of the synthesized NAME@plt entries */
 
 	/* DWARF, built lazily under lock; published with release stores. */
 	pthread_mutex_t lock;
@@ -246,6 +250,9 @@ static inline bool sym_elf_has_alloc_sections(const struct sym_elf *e)
 int sym_symtab_load(struct hwt_sym_obj *obj, struct sym_elf *e, bool allow_dyn);
 /* Sorts obj->syms by address and drops exact duplicates. */
 void sym_symtab_sort(struct hwt_sym_obj *obj);
+/* Adds NAME@plt entries for the PLT stubs of e (x86-64; as perf names
+ * them), from .rela.plt and .plt.sec or .plt. Returns 0 or -ENOMEM. */
+int sym_symtab_add_plt(struct hwt_sym_obj *obj, const struct sym_elf *e);
 /* Index of the symbol containing addr, or -1. nearest: binutils' rule (the
  * last symbol at or below addr in the same section, whatever its size). */
 long sym_symtab_find(const struct hwt_sym_obj *obj, uint64_t addr, bool nearest);

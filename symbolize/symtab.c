@@ -71,19 +71,55 @@ const char *sym_entry_name(struct sym_entry *s, bool raw)
 	return sym_demangle_cached(&s->demangled, s->name);
 }
 
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Among aliases (symbols at one address) the first after sorting names the
+ * address. The rule is perf's, so that reports name functions as perf
+ * report does. perf first gives each zero-sized symbol the room up to the
+ * next symbol (symbols__fixup_end), which among zero-sized aliases only
+ * the last in table order gets, then keeps (choose_best_symbol) a sized
+ * symbol over a zero-sized one, a strong one over a weak one, a global over
+ * a local, the one with fewer leading underscores ("munmap" over
+ * "__GI___munmap"), the longer name, and the earlier in table order. */
 static int cmp_entry(const void *a, const void *b)
+{
+	const struct sym_entry *x = a, *y = b;
+	bool xs = x->size || x->zlast, ys = y->size || y->zlast;
+	size_t ux, uy, lx, ly;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (xs != ys)
+		return xs ? -1 : 1;
+	if (x->weak != y->weak)
+		return x->weak ? 1 : -1;
+	if (x->local != y->local)
+		return x->local ? 1 : -1;
+	ux = leading_underscores(x->name);
+	uy = leading_underscores(y->name);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int cmp_addr_index(const void *a, const void *b)
 {
 	const struct sym_entry *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* Prefer globals, then the larger size, then the name, so the pick
-	 * among aliases is stable. */
-	if (x->local != y->local)
-		return x->local ? 1 : -1;
-	if (x->size != y->size)
-		return x->size > y->size ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return x->index < y->index ? -1 : x->index > y->index;
 }
 
 int sym_keys_alloc(struct sym_keys *ks, size_t n)
@@ -168,8 +204,22 @@ void sym_symtab_sort(struct hwt_sym_obj *obj)
 {
 	uint64_t *keys;
 
-	if (obj->nsyms > 1)
+	if (obj->nsyms > 1) {
+		/* Which zero-sized alias perf's end fixup would give room to. */
+		qsort(obj->syms, obj->nsyms, sizeof(*obj->syms), cmp_addr_index);
+		for (size_t i = 0, j; i < obj->nsyms; i = j) {
+			size_t last = SIZE_MAX;
+
+			for (j = i; j < obj->nsyms && obj->syms[j].addr == obj->syms[i].addr; j++) {
+				obj->syms[j].zlast = 0;
+				if (!obj->syms[j].size)
+					last = j;
+			}
+			if (last != SIZE_MAX)
+				obj->syms[last].zlast = 1;
+		}
 		qsort(obj->syms, obj->nsyms, sizeof(*obj->syms), cmp_entry);
+	}
 	/* The search keys; without them (no memory) searches use syms. */
 	sym_keys_fini(&obj->sym_keys);
 	keys = malloc((obj->nsyms ? obj->nsyms : 1) * sizeof(*keys));
@@ -290,6 +340,7 @@ int sym_symtab_load(struct hwt_sym_obj *obj, struct sym_elf *e, bool allow_dyn)
 		s->shndx = shndx;
 		s->type = ELF64_ST_TYPE(info);
 		s->local = ELF64_ST_BIND(info) == STB_LOCAL;
+		s->weak = ELF64_ST_BIND(info) == STB_WEAK;
 		/* binutils' rule for the file of a symbol-only answer */
 		if (file && (s->local || state != FILE_AFTER_SYMBOL))
 			s->srcfile = file;
@@ -344,4 +395,126 @@ long sym_symtab_find(const struct hwt_sym_obj *obj, uint64_t addr, bool nearest)
 			return i;
 		return addr == s->addr ? i : -1;
 	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* PLT stubs: perf names each stub after the function it jumps to
+ * ("clock_gettime@plt"), from the PLT relocations; without these names an
+ * address in a stub would fall to the preceding symbol (often _init, which
+ * has no size). */
+
+static const struct sym_sec *find_sec(const struct sym_elf *e, const char *name, uint32_t type,
+				      size_t *index)
+{
+	for (size_t i = 0; i < e->nsecs; i++) {
+		const struct sym_sec *s = &e->secs[i];
+
+		if (s->name && !strcmp(s->name, name) && (!type || s->type == type) &&
+		    s->type != SHT_NOBITS && !s->compressed) {
+			if (index)
+				*index = i;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+static bool sec_in_file(const struct sym_elf *e, const struct sym_sec *s)
+{
+	return s->offset <= e->size && s->size <= e->size - s->offset;
+}
+
+int sym_symtab_add_plt(struct hwt_sym_obj *obj, const struct sym_elf *e)
+{
+	const struct sym_sec *rela, *dynsym, *dynstr, *plt;
+	size_t plt_index = 0, n, names_len = 0, pos = 0;
+	uint64_t base, entsize;
+	struct sym_entry *syms;
+	char *names;
+
+	if (!e->is64 || e->machine != EM_X86_64 ||
+	    e->big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
+		return 0;
+	rela = find_sec(e, ".rela.plt", SHT_RELA, NULL);
+	if (!rela || !sec_in_file(e, rela) || rela->link >= e->nsecs)
+		return 0;
+	dynsym = &e->secs[rela->link];
+	if (dynsym->type != SHT_DYNSYM || !sec_in_file(e, dynsym) || dynsym->link >= e->nsecs)
+		return 0;
+	dynstr = &e->secs[dynsym->link];
+	if (dynstr->type != SHT_STRTAB || !sec_in_file(e, dynstr) || !dynstr->size)
+		return 0;
+	/* With IBT, the stubs that are called are in .plt.sec, one per
+	 * relocation; otherwise in .plt after its 16-byte header. */
+	plt = find_sec(e, ".plt.sec", 0, &plt_index);
+	base = plt ? plt->addr : 0;
+	if (!plt) {
+		plt = find_sec(e, ".plt", 0, &plt_index);
+		if (!plt)
+			return 0;
+		base = plt->addr + 16;
+	}
+	entsize = plt->entsize ? plt->entsize : 16;
+	if (entsize < 8 || entsize > 64 || base > plt->addr + plt->size)
+		return 0;
+	n = (size_t)(rela->size / sizeof(Elf64_Rela));
+	if (n > (plt->addr + plt->size - base) / entsize)
+		n = (size_t)((plt->addr + plt->size - base) / entsize);
+	if (!n)
+		return 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			Elf64_Rela r;
+			Elf64_Sym sym;
+			uint64_t si;
+			const char *name;
+			size_t len;
+
+			memcpy(&r, e->data + rela->offset + i * sizeof(r), sizeof(r));
+			si = ELF64_R_SYM(r.r_info);
+			if (!si || si >= dynsym->size / sizeof(sym))
+				continue;
+			memcpy(&sym, e->data + dynsym->offset + si * sizeof(sym), sizeof(sym));
+			if (!sym.st_name || sym.st_name >= dynstr->size)
+				continue;
+			name = (const char *)e->data + dynstr->offset + sym.st_name;
+			len = strnlen(name, dynstr->size - sym.st_name);
+			if (len == dynstr->size - sym.st_name)
+				continue; /* not terminated inside the table */
+			if (pass == 0) {
+				names_len += len + sizeof("@plt");
+				continue;
+			}
+			memcpy(names + pos, name, len);
+			memcpy(names + pos + len, "@plt", sizeof("@plt"));
+			syms[obj->nsyms] = (struct sym_entry){
+				.addr = base + i * entsize,
+				.size = entsize,
+				.name = names + pos,
+				.shndx = (uint32_t)plt_index,
+				.index = UINT32_MAX,
+				.type = STT_FUNC,
+				.plt = 1,
+			};
+			obj->nsyms++;
+			pos += len + sizeof("@plt");
+		}
+		if (pass == 0) {
+			if (!names_len)
+				return 0;
+			names = malloc(names_len);
+			syms = realloc(obj->syms, (obj->nsyms + n) * sizeof(*syms));
+			if (!names || !syms) {
+				free(names);
+				if (syms)
+					obj->syms = syms;
+				return -ENOMEM;
+			}
+			obj->syms = syms;
+		}
+	}
+	free(obj->plt_names);
+	obj->plt_names = names;
+	sym_symtab_sort(obj);
+	return 0;
 }

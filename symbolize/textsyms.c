@@ -144,7 +144,9 @@ int sym_kallsyms_load(struct hwt_sym_obj *obj, const char *path)
 		s->addr = addr;
 		s->name = name;
 		s->module = mod;
-		s->local = type == 't' || type == 'w';
+		s->index = (uint32_t)(obj->nsyms - 1);
+		s->local = type == 't';
+		s->weak = type == 'w' || type == 'W';
 		s->type = 2; /* STT_FUNC */
 	}
 	if (!any_nonzero && obj->nsyms)
@@ -196,6 +198,7 @@ int sym_perfmap_load(struct hwt_sym_obj *obj, const char *path)
 		s->addr = start;
 		s->size = size;
 		s->name = p + 1;
+		s->index = (uint32_t)(obj->nsyms - 1);
 		s->type = 2;
 	}
 	if (bad)

@@ -105,7 +105,7 @@ static void test_cli(void **state)
 	hwt_test_run(&run, "%s flame --folded-in %s -o %s --title T --icicle --width 800", hwt_test_hwtrace(),
 		     in, path);
 	assert_int_equal(run.status, 0);
-	assert_true(hwt_test_contains(run.err, "out.svg: 7 samples, 10 frames (0 unsymbolized)"));
+	assert_true(hwt_test_contains(run.err, "out.svg: 7 samples (0 filtered out, 0 lost), 10 frames (0 unsymbolized)"));
 	hwt_test_run_free(&run);
 	assert_int_equal(access(path, R_OK), 0);
 
@@ -122,7 +122,7 @@ static void test_cli(void **state)
 
 	hwt_test_run(&run, "%s flame --folded-in %s -o %s/x.json", hwt_test_hwtrace(), in, dir);
 	assert_int_equal(run.status, 1);
-	assert_true(hwt_test_contains(run.err, "Chrome trace (.json) needs a time-ordered trace"));
+	assert_true(hwt_test_contains(run.err, "Chrome trace (.json) needs samples in time order"));
 	hwt_test_run_free(&run);
 
 	hwt_test_run(&run, "%s flame --folded-in %s/missing -o %s/x.svg", hwt_test_hwtrace(), dir, dir);
@@ -130,8 +130,10 @@ static void test_cli(void **state)
 	assert_true(hwt_test_contains(run.err, "cannot read"));
 	hwt_test_run_free(&run);
 
-	hwt_test_run(&run, "%s flame -o %s/x.svg", hwt_test_hwtrace(), dir);
-	assert_int_equal(run.status, 2);
+	/* No input: the default recording, which is not there. */
+	hwt_test_run(&run, "cd %s && %s flame -o x.svg", dir, hwt_test_hwtrace());
+	assert_int_equal(run.status, 1);
+	assert_true(hwt_test_contains(run.err, "hwtrace.hwt: no such file"));
 	hwt_test_run_free(&run);
 
 	hwt_test_run(&run, "%s flame --folded-in %s --diff %s -o %s/x.folded", hwt_test_hwtrace(), in, in, dir);

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""tests/report/perf_compare.py - compares hwtrace's views of a perf.data
+with perf's own, for tests/report/test_samples.c.
+
+  perf_compare.py stacks PERF_SCRIPT_OUT HWTRACE_FOLDED
+      Folds `perf script -F comm,ip,sym,symoff,dso` output the way
+      stackcollapse-perf does (root first, the command as the root frame,
+      "_[k]" after kernel frames, "[object]" for a frame without a symbol,
+      "[unknown]" for one without an object) and compares the multiset of
+      stacks with hwtrace's folded stacks (`hwtrace flame -o x.folded`,
+      which counts samples). They must be equal, with one stated
+      exception: perf names a return address by the symbol that holds it,
+      so when a call is the last instruction of a function, the return
+      address is the first byte of the next function and perf prints that
+      function at "+0x0". hwtrace looks return addresses up at ip - 1 and
+      names the caller. Such frames (a non-leaf frame at +0x0) match any
+      name; their number is printed.
+
+  perf_compare.py report PERF_REPORT_OUT HWTRACE_REPORT_OUT MIN_PERCENT
+      Parses the entry lines ("  12.34%  comm  object  [.] symbol", or
+      with children "  12.34%  10.00%  ...") of `perf report --stdio` and
+      `hwtrace report --stdio` and checks that the entries at or above
+      MIN_PERCENT are the same, with the same numbers to display rounding
+      (0.01 points).
+
+Prints "ok: ..." lines and exits 0, or prints "FAIL: ..." and exits 1.
+"""
+import collections
+import re
+import sys
+
+
+def fold_perf_script(path):
+    stacks = collections.Counter()
+    wild = 0
+    comm, frames = None, []
+
+    def flush():
+        nonlocal comm, frames
+        if comm is not None:
+            # frames are leaf first; a non-leaf "+0x0" frame is a wildcard
+            names = []
+            for i, (name, off0) in enumerate(frames):
+                names.append('*' if (i > 0 and off0) else name)
+            stacks[(comm,) + tuple(reversed(names))] += 1
+        comm, frames = None, []
+
+    for line in open(path, errors='replace'):
+        line = line.rstrip('\n')
+        if not line.strip():
+            flush()
+            continue
+        if not line[0].isspace():
+            flush()
+            # "comm  ip sym+off (dso)" header: with -F comm,ip,... and a
+            # call chain, the frames follow on their own lines; the comm
+            # is everything before the first run of blanks.
+            comm = line.split()[0]
+            continue
+        m = re.match(r'\s*([0-9a-f]+)\s+(.*?)\s+\((.*)\)\s*$', line)
+        if not m:
+            raise SystemExit('FAIL: cannot parse perf script line: %r' % line)
+        sym, dso = m.group(2), m.group(3)
+        off0 = False
+        sm = re.match(r'(.*)\+0x([0-9a-f]+)$', sym)
+        if sm:
+            sym, off0 = sm.group(1), int(sm.group(2), 16) == 0
+        if sym == '[unknown]':
+            if dso == '[unknown]':
+                name = '[unknown]'
+            elif dso.startswith('['):
+                name = dso
+            else:
+                name = '[' + dso.rsplit('/', 1)[-1] + ']'
+        else:
+            name = sym
+        if dso.startswith('[kernel.kallsyms]') or dso.endswith('.ko'):
+            name += '_[k]'
+        frames.append((name, off0))
+    flush()
+    return stacks
+
+
+def read_folded(path):
+    stacks = collections.Counter()
+    for line in open(path):
+        line = line.rstrip('\n')
+        if not line:
+            continue
+        stack, count = line.rsplit(' ', 1)
+        stacks[tuple(stack.split(';'))] += int(count)
+    return stacks
+
+
+def cmd_stacks(perf_out, folded):
+    perf = fold_perf_script(perf_out)
+    ours = read_folded(folded)
+    total_perf, total_ours = sum(perf.values()), sum(ours.values())
+    if total_perf != total_ours:
+        print('FAIL: %d samples in perf script, %d in hwtrace folded stacks' %
+              (total_perf, total_ours))
+        return 1
+    wild = 0
+    rest = collections.Counter(ours)
+    exact = [(s, n) for s, n in perf.items() if '*' not in s]
+    pattern = [(s, n) for s, n in perf.items() if '*' in s]
+    bad = []
+    for s, n in exact:
+        if rest[s] < n:
+            bad.append((s, n, rest[s]))
+        rest[s] -= n
+    for s, n in pattern:
+        wild += n
+        for _ in range(n):
+            match = None
+            for o, k in rest.items():
+                if k > 0 and len(o) == len(s) and all(a == '*' or a == b for a, b in zip(s, o)):
+                    match = o
+                    break
+            if match is None:
+                bad.append((s, 1, 0))
+                break
+            rest[match] -= 1
+    if bad:
+        for s, want, got in bad[:10]:
+            print('FAIL: perf stack x%d, hwtrace x%d: %s' % (want, got, ';'.join(s)))
+        left = [(o, k) for o, k in rest.items() if k > 0]
+        for o, k in left[:10]:
+            print('  hwtrace has x%d: %s' % (k, ';'.join(o)))
+        return 1
+    print('ok: %d samples, %d distinct stacks, identical multisets (%d samples had a '
+          'caller frame at +0x0 matched by position)' % (total_perf, len(perf), wild))
+    return 0
+
+
+def parse_report(path):
+    rows = {}
+    for line in open(path, errors='replace'):
+        m = re.match(r'^\s+(\d+\.\d+)%\s+(?:(\d+\.\d+)%\s+)?(\S+)\s+(\S+)\s+(\[.\])\s+(.*?)\s*$',
+                     line)
+        if not m:
+            continue
+        first, second = float(m.group(1)), m.group(2)
+        key = (m.group(3), m.group(4), m.group(5) + ' ' + m.group(6))
+        rows[key] = (first, float(second)) if second is not None else (first,)
+    return rows
+
+
+def cmd_report(perf_out, ours_out, min_pct):
+    min_pct = float(min_pct)
+    perf, ours = parse_report(perf_out), parse_report(ours_out)
+    want = {k: v for k, v in perf.items() if v[0] >= min_pct}
+    got = {k: v for k, v in ours.items() if v[0] >= min_pct}
+    if not want:
+        print('FAIL: perf report shows no entry at or above %.2f%%' % min_pct)
+        return 1
+    ok = True
+    for k, v in sorted(want.items(), key=lambda kv: -kv[1][0]):
+        g = ours.get(k)
+        if g is None or len(g) != len(v) or any(abs(a - b) > 0.011 for a, b in zip(v, g)):
+            print('FAIL: %s: perf %s, hwtrace %s' % (' '.join(k), v, g))
+            ok = False
+    for k in got:
+        if k not in want:
+            print('FAIL: hwtrace shows %s %s, perf does not reach %.2f%%' % (k, got[k], min_pct))
+            ok = False
+    if ok:
+        print('ok: %d entries at or above %.2f%% agree: %s' % (
+            len(want), min_pct,
+            ', '.join('%s %s' % (k[2], '/'.join('%.2f' % x for x in v))
+                      for k, v in sorted(want.items(), key=lambda kv: -kv[1][0]))))
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    if len(sys.argv) == 4 and sys.argv[1] == 'stacks':
+        sys.exit(cmd_stacks(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 5 and sys.argv[1] == 'report':
+        sys.exit(cmd_report(sys.argv[2], sys.argv[3], sys.argv[4]))
+    print(__doc__)
+    sys.exit(2)
