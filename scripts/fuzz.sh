@@ -1,13 +1,21 @@
 #!/bin/sh
-# Builds the libFuzzer harnesses with clang-14 and runs each for a bounded
-# time over a copy of its kept corpus. A crash fails the run and leaves the
-# input in build-fuzz/crashes/<target>/: add it to tests/fuzz/corpus/<target>/
-# once fixed, so the replay test keeps it.
-#   usage: scripts/fuzz.sh [SECONDS-PER-TARGET] [TARGET...]
+# Builds the libFuzzer harnesses with clang-14 and runs each over a copy of
+# its kept corpus. A crash fails the run and leaves the input in
+# build-fuzz/crashes/<target>/: add it to tests/fuzz/corpus/<target>/ once
+# fixed, so the replay test keeps it.
+#   usage: scripts/fuzz.sh [SECONDS | runs=N] [TARGET...]
+# SECONDS explores for that long per target with a random seed (what
+# developers run to find new bugs). runs=N runs exactly N mutations per
+# target from seed 1: the same inputs every time, so the CI gate
+# (scripts/test.sh) passes or fails on the code alone, not on luck.
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 [ $# -gt 0 ] && shift
+case "$secs" in
+runs=*) limit="-runs=${secs#runs=} -seed=1 -max_total_time=120"; what="${secs#runs=} runs, seed 1" ;;
+*) limit="-max_total_time=$secs"; what="${secs}s" ;;
+esac
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHWT_FUZZ=ON -DHWT_TESTS=OFF -DHWT_BENCH=OFF >/dev/null
 ninja -C build-fuzz $(cd build-fuzz && ninja -t targets all | sed -n 's/^\(fuzz_[a-z0-9_]*\): .*/\1/p' | sort -u)
@@ -26,8 +34,8 @@ for t in $targets; do
     fi
     dict=""
     [ -f "tests/fuzz/$t.dict" ] && dict="-dict=tests/fuzz/$t.dict"
-    echo "fuzz $t: ${secs}s"
-    if ! ./build-fuzz/tests/fuzz_$t $dict -max_total_time="$secs" -max_len=65536 \
+    echo "fuzz $t: $what"
+    if ! ./build-fuzz/tests/fuzz_$t $dict $limit -max_len=65536 \
             -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
             -artifact_prefix="$crashes/" "$work" >build-fuzz/fuzz-$t.log 2>&1; then
         echo "fuzz $t: FAILED, see build-fuzz/fuzz-$t.log and $crashes/"

@@ -2,7 +2,9 @@
 # The whole test suite, from a fresh Debian 12 machine: installs the
 # dependencies, builds, runs every test, then again under ASan+UBSan, then
 # each fuzz harness for a bounded time. .ci/run runs exactly this.
-#   HWT_FUZZ_SECONDS  seconds per fuzz target (default 45; 0 skips fuzzing)
+#   HWT_FUZZ_RUNS     fuzz mutations per target, from a fixed seed so that
+#                     the gate is deterministic (default 20000; 0 skips);
+#                     explore longer with scripts/fuzz.sh SECONDS
 #   HWT_JOBS          parallel build/test jobs (default: nproc)
 set -eu
 cd "$(dirname "$0")/.."
@@ -24,8 +26,9 @@ ninja -C build-asan -j "$jobs"
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      ctest --output-on-failure -j "$jobs" -LE "no-asan|slow")
 
-if [ "${HWT_FUZZ_SECONDS:-45}" != 0 ]; then
-    echo "== fuzz harnesses (${HWT_FUZZ_SECONDS:-45}s each)"
-    "$top/scripts/fuzz.sh" "${HWT_FUZZ_SECONDS:-45}"
+runs=${HWT_FUZZ_RUNS:-20000}
+if [ "$runs" != 0 ]; then
+    echo "== fuzz harnesses ($runs runs each, fixed seed)"
+    "$top/scripts/fuzz.sh" "runs=$runs"
 fi
 echo "== all tests passed"
