@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 [ $# -gt 0 ] && shift
 case "$secs" in
-runs=*) limit="-runs=${secs#runs=} -seed=1 -max_total_time=120"; what="${secs#runs=} runs, seed 1" ;;
+runs=*) limit="-runs=${secs#runs=} -seed=1 -max_total_time=60"; what="${secs#runs=} runs, seed 1" ;;
 *) limit="-max_total_time=$secs"; what="${secs}s" ;;
 esac
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \

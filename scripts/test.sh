@@ -3,7 +3,7 @@
 # dependencies, builds, runs every test, then again under ASan+UBSan, then
 # each fuzz harness for a bounded time. .ci/run runs exactly this.
 #   HWT_FUZZ_RUNS     fuzz mutations per target, from a fixed seed so that
-#                     the gate is deterministic (default 20000; 0 skips);
+#                     the gate is deterministic (default 5000; 0 skips);
 #                     explore longer with scripts/fuzz.sh SECONDS
 #   HWT_JOBS          parallel build/test jobs (default: nproc)
 set -eu
@@ -26,7 +26,7 @@ ninja -C build-asan -j "$jobs"
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      ctest --output-on-failure -j "$jobs" -LE "no-asan|slow")
 
-runs=${HWT_FUZZ_RUNS:-20000}
+runs=${HWT_FUZZ_RUNS:-5000}
 if [ "$runs" != 0 ]; then
     echo "== fuzz harnesses ($runs runs each, fixed seed)"
     "$top/scripts/fuzz.sh" "runs=$runs"
