@@ -282,6 +282,7 @@ struct dec_result {
 	struct hwt_buf events;   /* struct hwt_ptemu_truth: COND, INDIRECT, RET */
 	uint64_t time_first, time_last;
 	bool time_monotonic;
+	uint64_t time_back_max; /* the largest step back in time */
 	struct dec_watch w[MAX_WATCH];
 	size_t nw;
 };
@@ -412,8 +413,11 @@ static inline void cap_decode(const struct cap *c, size_t si, struct dec_result 
 			if (pt_insn_time(dec, &tsc, &lmtc, &lcyc) >= 0) {
 				if (!r->time_first)
 					r->time_first = tsc;
-				if (tsc < r->time_last)
+				if (tsc < r->time_last) {
 					r->time_monotonic = false;
+					if (r->time_last - tsc > r->time_back_max)
+						r->time_back_max = r->time_last - tsc;
+				}
 				r->time_last = tsc;
 			}
 		}
