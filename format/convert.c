@@ -236,8 +236,8 @@ static int add_features(struct cv *c)
 	};
 
 	for (size_t i = 0; i < HWT_ARRAY_SIZE(strs) && !err; i++)
-		err = hwt_fmt_perf_writer_feature_str(c->w, strs[i].feat,
-						      (v = meta_str(c, strs[i].key)) ? v : "unknown");
+		if ((v = meta_str(c, strs[i].key)))
+			err = hwt_fmt_perf_writer_feature_str(c->w, strs[i].feat, v);
 	if (!err && c->cfg->version)
 		err = hwt_fmt_perf_writer_feature_str(c->w, FMT_FEAT_VERSION, c->cfg->version);
 	/* perf's x86 cpuid string: vendor,family,model,stepping. */
@@ -539,6 +539,21 @@ int hwt_fmt_convert(const char *in, const char *out, const struct hwt_fmt_conver
 	c.st = stats ? stats : &dstats;
 	memset(c.st, 0, sizeof(*c.st));
 	c.pt_event = -1;
+	/* perf.data is refused by its magic, before anything else can fail
+	 * on it (an empty one, a pipe stream). */
+	{
+		FILE *f = fopen(in, "rb");
+		char magic[8];
+
+		if (f && fread(magic, 1, 8, f) == 8 &&
+		    (!memcmp(magic, FMT_PERF_MAGIC, 8) || !memcmp(magic, "PERFILE2", 8) ||
+		     !memcmp(magic, FMT_PERF_MAGIC_SWAPPED, 8))) {
+			fclose(f);
+			return -HWT_ENOTSUP;
+		}
+		if (f)
+			fclose(f);
+	}
 	hwt_fmt_session_config_init(&scfg);
 	scfg.log = cfg->log;
 	err = hwt_fmt_session_open(&c.s, in, &scfg, err_offset);
