@@ -155,12 +155,18 @@ int hwt_cmd_convert(int argc, char **argv)
 			hwt_cli_note("%s -> %s: %" PRIu64 " records; read with: perf report -i %s",
 				     in, out, st.records, out);
 	}
-	if (st.truncated || st.damaged || st.bad_records) {
-		hwt_cli_error("%s is %s: %s holds the readable part (%" PRIu64
-			      " chunk(s) and %" PRIu64 " record(s) left out); record again for a "
-			      "complete trace",
-			      in, st.truncated ? "truncated" : "damaged", out, st.damaged,
-			      st.bad_records);
+	if (st.truncated) {
+		hwt_cli_error("%s is truncated (the recording was cut short): %s holds the %" PRIu64
+			      " records and %" PRIu64 " bytes of trace that were complete; the "
+			      "trace ends early there; record again for a complete trace",
+			      in, out, st.records, st.aux_bytes);
+		return HWT_EXIT_ERROR;
+	}
+	if (st.damaged || st.bad_records) {
+		hwt_cli_error("%s is damaged: %s holds the readable part (%" PRIu64
+			      " damaged chunk(s), %" PRIu64 " unreadable record(s) and %" PRIu64
+			      " bytes of trace left out); record again for a complete trace",
+			      in, out, st.damaged, st.bad_records, st.aux_skipped);
 		return HWT_EXIT_ERROR;
 	}
 	return HWT_EXIT_OK;

@@ -11,8 +11,12 @@
  *     its ret); main calls it once with n = CONV_LOOP_N.
  *
  * Trip counts come through volatile variables so the compiler cannot unroll
- * or fold the loops. Exit status 0 when every result is as expected.
+ * or fold the loops. With an argument R, all of it runs R times (a longer
+ * trace; the counts above times R). Exit status 0 when every result is as
+ * expected.
  */
+#include <stdlib.h>
+
 #define CONV_MID_CALLS 100
 #define CONV_LEAF_PER_MID 3
 #define CONV_LEAF_CALLS (CONV_MID_CALLS * CONV_LEAF_PER_MID + CONV_MID_CALLS / 4)
@@ -50,16 +54,18 @@ __attribute__((noinline, noclone)) long conv_mid(long x)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	long acc = 0;
+	long acc = 0, rounds = argc > 1 ? atol(argv[1]) : 1;
 
-	for (int i = 0; i < mid_calls; i++) {
-		acc += conv_mid(i);
-		if (i % 4 == 0)
-			acc += conv_leaf(i);
+	for (long r = 0; r < rounds; r++) {
+		for (int i = 0; i < mid_calls; i++) {
+			acc += conv_mid(i);
+			if (i % 4 == 0)
+				acc += conv_leaf(i);
+		}
+		if (conv_loop(loop_n) != CONV_LOOP_N)
+			return 1;
 	}
-	if (conv_loop(loop_n) != CONV_LOOP_N)
-		return 1;
-	return leaf_count == CONV_LEAF_CALLS && acc != 0 ? 0 : 2;
+	return leaf_count == CONV_LEAF_CALLS * rounds && acc != 0 ? 0 : 2;
 }
