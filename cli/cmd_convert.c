@@ -42,6 +42,11 @@ static int input_error(const char *path, int err, uint64_t off)
 			      "hwtrace recording, .hwt)",
 			      path);
 		return HWT_EXIT_ERROR;
+	case HWT_ENOEVENT:
+		hwt_cli_error("%s: holds AUX trace data but no intel_pt event that it belongs "
+			      "to ('hwtrace info %s' shows its events); it cannot be converted",
+			      path, path);
+		return HWT_EXIT_ERROR;
 	case HWT_EFORMAT:
 		if (off == 0) {
 			hwt_cli_error("%s: not a hwtrace recording (give a .hwt file written by "

@@ -80,7 +80,7 @@ struct cv {
 	struct cv_aux *aux;
 	size_t naux;
 	uint8_t *buf;       /* AUX copy buffer, AUX_PIECE bytes */
-	uint8_t rec[65536]; /* a record being rewritten */
+	uint8_t *rec;       /* a record being rewritten, 64 KiB */
 	uint64_t since_round;
 	uint64_t last_time; /* perf clock of the newest record so far */
 	uint32_t time_shift, time_mult; /* TSC conversion, mult 0: none */
@@ -469,12 +469,22 @@ static int copy_records(struct cv *c)
 		if (err == -ENOMEM)
 			return err;
 		if (err < 0) {
-			/* A damaged chunk: reported once, the session goes on. */
-			hwt_log(&c->cfg->log, HWT_LOG_WARN,
-				"records at offset %llu: %s; that chunk is left out",
-				(unsigned long long)off, hwt_strerror(err));
 			c->st->damaged++;
-			continue;
+			if (err == -HWT_ECHECKSUM || err == -HWT_ECOMPRESS || err == -HWT_EFORMAT ||
+			    err == -HWT_ETRUNC || err == -HWT_ETOOBIG) {
+				/* A damaged chunk: reported once, the session goes
+				 * on with the next one. */
+				hwt_log(&c->cfg->log, HWT_LOG_WARN,
+					"records at offset %llu: %s; that chunk is left out",
+					(unsigned long long)off, hwt_strerror(err));
+				continue;
+			}
+			/* Reading failed (-EIO, ...): keep what was read. */
+			hwt_log(&c->cfg->log, HWT_LOG_WARN,
+				"reading records at offset %llu: %s; the records after it are "
+				"left out",
+				(unsigned long long)off, hwt_strerror(err));
+			break;
 		}
 		if (rec.type >= FMT_PERF_HEADER_ATTR)
 			continue; /* perf.data's own records: the writer makes them */
@@ -532,12 +542,12 @@ int hwt_fmt_convert(const char *in, const char *out, const struct hwt_fmt_conver
 		hwt_fmt_convert_config_init(&dcfg);
 		cfg = &dcfg;
 	}
-	if (!in || !out || cfg->size < sizeof(*cfg))
-		return -HWT_EINVAL;
 	memset(&c, 0, sizeof(c));
-	c.cfg = cfg;
 	c.st = stats ? stats : &dstats;
 	memset(c.st, 0, sizeof(*c.st));
+	if (!in || !out || cfg->size < sizeof(*cfg))
+		return -HWT_EINVAL;
+	c.cfg = cfg;
 	c.pt_event = -1;
 	/* perf.data is refused by its magic, before anything else can fail
 	 * on it (an empty one, a pipe stream). */
@@ -546,8 +556,7 @@ int hwt_fmt_convert(const char *in, const char *out, const struct hwt_fmt_conver
 		char magic[8];
 
 		if (f && fread(magic, 1, 8, f) == 8 &&
-		    (!memcmp(magic, FMT_PERF_MAGIC, 8) || !memcmp(magic, "PERFILE2", 8) ||
-		     !memcmp(magic, FMT_PERF_MAGIC_SWAPPED, 8))) {
+		    (!memcmp(magic, FMT_PERF_MAGIC, 8) || !memcmp(magic, FMT_PERF_MAGIC_SWAPPED, 8))) {
 			fclose(f);
 			return -HWT_ENOTSUP;
 		}
@@ -572,10 +581,15 @@ int hwt_fmt_convert(const char *in, const char *out, const struct hwt_fmt_conver
 	c.st->aux_streams = c.naux;
 	c.pt_event = find_pt_event(&c);
 	if (c.naux && c.pt_event < 0) {
-		err = -HWT_EFORMAT;
+		err = -HWT_ENOEVENT;
 		goto out;
 	}
 	c.st->pt = c.pt_event >= 0;
+	c.rec = malloc(65536);
+	if (!c.rec) {
+		err = -ENOMEM;
+		goto out;
+	}
 	if (c.naux) {
 		c.aux = calloc(c.naux, sizeof(*c.aux));
 		c.buf = malloc(AUX_PIECE);
@@ -626,5 +640,6 @@ out:
 	hwt_fmt_session_close(c.s);
 	free(c.aux);
 	free(c.buf);
+	free(c.rec);
 	return err;
 }

@@ -801,7 +801,7 @@ struct hwt_fmt_convert_stats {
  *   errors of hwt_fmt_session_open() for in (-ENOENT, -HWT_EFORMAT: not a
  *   trace, ...), with the offset in *err_offset when not NULL;
  *   -HWT_ENOTSUP  in is perf.data already (nothing to convert);
- *   -HWT_EFORMAT  AUX data but no intel_pt event to carry it;
+ *   -HWT_ENOEVENT AUX data but no intel_pt event to carry it;
  *   -errno        creating or writing out (-EACCES, -ENOSPC, -EISDIR, ...),
  *                 after which out is removed;
  *   -ENOMEM. */
