@@ -12,6 +12,15 @@
 
 #include "cli/cli.h"
 #include "format/format.h"
+#include "symbolize/symbolize.h"
+
+/* Build-ids of mapped files the recording has none for, read from the
+ * files here (the PT emulator records none). */
+static int read_build_id(void *ctx, const char *path, uint8_t *id, size_t cap)
+{
+	(void)ctx;
+	return hwt_sym_build_id_read(path, id, cap);
+}
 
 static void usage(FILE *f)
 {
@@ -146,6 +155,7 @@ int hwt_cmd_convert(int argc, char **argv)
 	cfg.argc = argc;
 	cfg.argv = (const char *const *)argv;
 	cfg.log = *hwt_cli_logger();
+	cfg.build_id = read_build_id;
 	err = hwt_fmt_convert(in, out, &cfg, &st, &off);
 	if (err < 0)
 		return st.output_error ? output_error(out, err) : input_error(in, err, off);

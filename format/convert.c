@@ -85,6 +85,7 @@ struct cv {
 	uint64_t last_time; /* perf clock of the newest record so far */
 	uint32_t time_shift, time_mult; /* TSC conversion, mult 0: none */
 	uint64_t time_zero;
+	struct hwt_buf seen; /* paths given a build-id, NUL-separated */
 };
 
 void hwt_fmt_convert_config_init(struct hwt_fmt_convert_config *cfg)
@@ -412,6 +413,39 @@ static struct cv_aux *aux_of(struct cv *c, const struct hwt_fmt_record *rec)
 	return NULL;
 }
 
+/* HEADER_BUILD_ID entry for a mapped file, once per path: the recorded
+ * build-id (buildid.<path> metadata, already listed, or the MMAP2 record's
+ * own), else the one cfg->build_id reads from the file. */
+static int note_build_id(struct cv *c, const struct hwt_fmt_record *rec)
+{
+	const char *path = rec->u.mmap.filename;
+	char key[4096 + sizeof(HWT_META_BUILDID_PREFIX)];
+	uint8_t id[20];
+	int n;
+
+	if (!path || path[0] != '/')
+		return 0; /* //anon, [vdso], [heap]: no file */
+	for (size_t i = 0; i < c->seen.len; i += strlen((const char *)c->seen.data + i) + 1)
+		if (!strcmp((const char *)c->seen.data + i, path))
+			return 0;
+	n = hwt_buf_append(&c->seen, path, strlen(path) + 1);
+	if (n)
+		return n;
+	snprintf(key, sizeof(key), HWT_META_BUILDID_PREFIX "%s", path);
+	if (meta(c, key))
+		return 0;
+	if (rec->type == PERF_RECORD_MMAP2 && rec->u.mmap.has_build_id &&
+	    rec->u.mmap.build_id_size)
+		return hwt_fmt_perf_writer_buildid(c->w, -1, path, rec->u.mmap.build_id,
+						   rec->u.mmap.build_id_size, false);
+	if (!c->cfg->build_id)
+		return 0;
+	n = c->cfg->build_id(c->cfg->build_id_ctx, path, id, sizeof(id));
+	if (n <= 0 || n > (int)sizeof(id))
+		return 0; /* unreadable now: perf goes by the path */
+	return hwt_fmt_perf_writer_buildid(c->w, -1, path, id, (size_t)n, false);
+}
+
 static bool is_tracking(uint32_t type)
 {
 	switch (type) {
@@ -496,6 +530,11 @@ static int copy_records(struct cv *c)
 		if (err)
 			return err;
 		c->st->records++;
+		if (rec.type == PERF_RECORD_MMAP || rec.type == PERF_RECORD_MMAP2) {
+			err = note_build_id(c, &rec);
+			if (err)
+				return err;
+		}
 		if ((rec.id.present & PERF_SAMPLE_TIME) && rec.id.time > c->last_time)
 			c->last_time = rec.id.time;
 		if (rec.type == PERF_RECORD_AUX && c->naux) {
@@ -641,5 +680,6 @@ out:
 	free(c.aux);
 	free(c.buf);
 	free(c.rec);
+	hwt_buf_fini(&c.seen);
 	return err;
 }

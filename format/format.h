@@ -763,6 +763,12 @@ struct hwt_fmt_convert_config {
 	int argc;             /* HEADER_CMDLINE: the converting command line */
 	const char *const *argv;
 	struct hwt_logger log; /* warnings: damaged chunks, skipped data */
+	/* Reads the build-id of the file at path into id (at most cap bytes)
+	 * and returns its length, or a negative error: asked for each mapped
+	 * file the recording has no build-id for, so HEADER_BUILD_ID lists
+	 * them as perf record's does. NULL: only recorded build-ids. */
+	int (*build_id)(void *ctx, const char *path, uint8_t *id, size_t cap);
+	void *build_id_ctx;
 };
 
 HWT_API void hwt_fmt_convert_config_init(struct hwt_fmt_convert_config *cfg);

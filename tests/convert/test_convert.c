@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "format/format.h"
+#include "symbolize/symbolize.h"
 #include "tests/lib/testutil.h"
 
 /* What tests/progs/conv_flow.c does (keep in step with it). */
@@ -442,6 +443,20 @@ static void test_readback(void **state)
 	m = hwt_fmt_session_meta_find(b, HWT_META_CPU_MODEL);
 	assert_non_null(m);
 	assert_int_equal(m->v.u64, 85);
+	/* The emulator records no build-ids: convert reads them from the
+	 * mapped files, as perf record lists them. */
+	{
+		char key[600];
+		uint8_t id[20];
+		int n = hwt_sym_build_id_read(hwt_test_prog("conv_flow"), id, sizeof(id));
+
+		assert_true(n > 0);
+		snprintf(key, sizeof(key), HWT_META_BUILDID_PREFIX "%s", hwt_test_prog("conv_flow"));
+		m = hwt_fmt_session_meta_find(b, key);
+		assert_non_null(m);
+		assert_int_equal(m->len, n);
+		assert_memory_equal(m->v.bytes, id, (size_t)n);
+	}
 
 	while (hwt_fmt_session_next(a, &rec, NULL) == 0)
 		na++;
