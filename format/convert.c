@@ -331,6 +331,22 @@ static uint64_t to_tsc(const struct cv *c, uint64_t ns)
 	return (quot << c->time_shift) + (rem << c->time_shift) / c->time_mult;
 }
 
+/* PERF_RECORD_TIME_CONV, as perf record writes it after AUXTRACE_INFO:
+ * time_shift, time_mult, time_zero, time_cycles, time_mask,
+ * cap_user_time_zero, cap_user_time_short, 6 reserved bytes. */
+static int write_time_conv(struct cv *c)
+{
+	uint8_t r[56] = {0};
+
+	hwt_put_le32(r, FMT_PERF_TIME_CONV);
+	hwt_put_le16(r + 6, sizeof(r));
+	hwt_put_le64(r + 8, c->time_shift);
+	hwt_put_le64(r + 16, c->time_mult);
+	hwt_put_le64(r + 24, c->time_zero);
+	r[48] = 1; /* cap_user_time_zero; not cap_user_time_short */
+	return hwt_fmt_perf_writer_record(c->w, r, sizeof(r));
+}
+
 static int finished_round(struct cv *c)
 {
 	uint8_t r[8] = {0};
@@ -653,6 +669,8 @@ int hwt_fmt_convert(const char *in, const char *out, const struct hwt_fmt_conver
 	err = add_features(&c);
 	if (!err && c.st->pt)
 		err = write_auxtrace_info(&c);
+	if (!err && c.time_mult)
+		err = write_time_conv(&c);
 	if (!err)
 		err = copy_records(&c);
 	{

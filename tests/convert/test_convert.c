@@ -443,6 +443,9 @@ static void test_readback(void **state)
 	m = hwt_fmt_session_meta_find(b, HWT_META_CPU_MODEL);
 	assert_non_null(m);
 	assert_int_equal(m->v.u64, 85);
+	m = hwt_fmt_session_meta_find(b, HWT_META_TIME_MULT); /* TIME_CONV */
+	assert_non_null(m);
+	assert_int_equal(m->v.u64, 1022611261);
 	/* The emulator records no build-ids: convert reads them from the
 	 * mapped files, as perf record lists them. */
 	{
