@@ -42,8 +42,22 @@ static bool have_qemu(void)
 }
 
 /* Records prog with the emulator into path; returns the instruction count
- * the recorder printed, or skips the test when emulation is unavailable. */
+ * the recorder printed ("N thread(s), M instructions"; N in *threads when
+ * not NULL), or skips the test when emulation is unavailable. */
+static uint64_t record_pt_threads(const char *dir, const char *path, const char *prog,
+				  unsigned int *threads);
+
 static uint64_t record_pt(const char *dir, const char *path, const char *prog)
+{
+	unsigned int threads = 0;
+	uint64_t n = record_pt_threads(dir, path, prog, &threads);
+
+	assert_int_equal(threads, 1);
+	return n;
+}
+
+static uint64_t record_pt_threads(const char *dir, const char *path, const char *prog,
+				  unsigned int *threads)
 {
 	struct hwt_test_run run;
 	unsigned long long insns = 0;
@@ -62,9 +76,14 @@ static uint64_t record_pt(const char *dir, const char *path, const char *prog)
 		hwt_test_skip("the PT emulator's qemu plugin is not built or not found");
 	}
 	assert_int_equal(run.status, 0);
-	p = strstr(run.err, "1 thread, ");
+	p = strstr(run.err, " thread");
 	assert_non_null(p);
-	assert_int_equal(sscanf(p, "1 thread, %llu instructions", &insns), 1);
+	while (p > run.err && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	assert_int_equal(sscanf(p, "%u", threads), 1);
+	p = strstr(p, ", ");
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, ", %llu instructions", &insns), 1);
 	hwt_test_run_free(&run);
 	return insns;
 }
@@ -230,6 +249,63 @@ static void test_perf_decodes_known_flow(void **state)
 	assert_true(hwt_test_contains(run.out, "conv_flow"));
 	assert_true(hwt_test_contains(run.out, " 1.0000"));
 	hwt_test_run_free(&run);
+	hwt_test_tmpdir_remove(dir);
+}
+
+/* Several threads, and a forked process: one AUX queue per thread, each
+ * decoded by perf without error, every instruction of every thread. */
+static void test_threads_and_fork(void **state)
+{
+	static const struct {
+		const char *prog;
+		unsigned int threads, pids;
+	} progs[] = {{"ptemu_threads", 4, 1}, {"ptemu_fork", 2, 2}};
+	char *dir = hwt_test_tmpdir(), hwt[512], data[512];
+	struct hwt_test_run run;
+
+	(void)state;
+	if (!have_perf()) {
+		hwt_test_tmpdir_remove(dir);
+		hwt_test_skip("perf is not installed (Debian package linux-perf)");
+	}
+	for (size_t i = 0; i < HWT_ARRAY_SIZE(progs); i++) {
+		unsigned int threads = 0, tids = 0, pids = 0;
+		char seen_tid[64][16], seen_pid[64][16];
+		uint64_t insns;
+
+		snprintf(hwt, sizeof(hwt), "%s/%s.hwt", dir, progs[i].prog);
+		snprintf(data, sizeof(data), "%s/%s.perf.data", dir, progs[i].prog);
+		insns = record_pt_threads(dir, hwt, progs[i].prog, &threads);
+		assert_int_equal(threads, progs[i].threads);
+		convert_ok(hwt, data);
+		perf_script(&run, data, "--itrace=e");
+		assert_string_equal(run.out, "");
+		hwt_test_run_free(&run);
+		perf_script(&run, data, "--itrace=i1i -F pid,tid");
+		assert_int_equal(count_lines(run.out, "", NULL), insns);
+		/* Distinct threads and processes among the samples. */
+		for (const char *l = run.out; *l;) {
+			char pid[16], tid[16];
+			bool have;
+
+			if (sscanf(l, " %15[0-9]/%15[0-9]", pid, tid) == 2) {
+				have = false;
+				for (unsigned int k = 0; k < tids; k++)
+					have |= !strcmp(seen_tid[k], tid);
+				if (!have && tids < 64)
+					strcpy(seen_tid[tids++], tid);
+				have = false;
+				for (unsigned int k = 0; k < pids; k++)
+					have |= !strcmp(seen_pid[k], pid);
+				if (!have && pids < 64)
+					strcpy(seen_pid[pids++], pid);
+			}
+			l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l);
+		}
+		assert_int_equal(tids, progs[i].threads);
+		assert_int_equal(pids, progs[i].pids);
+		hwt_test_run_free(&run);
+	}
 	hwt_test_tmpdir_remove(dir);
 }
 
@@ -731,6 +807,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_perf_decodes_known_flow),
 		cmocka_unit_test(test_perf_agrees_with_script_pt),
+		cmocka_unit_test(test_threads_and_fork),
 		cmocka_unit_test(test_readback),
 		cmocka_unit_test(test_samples),
 		cmocka_unit_test(test_errors),
