@@ -94,7 +94,8 @@ static int output_error(const char *path, int err)
 			      path);
 		break;
 	default:
-		hwt_cli_error("cannot write %s: %s", path, hwt_strerror(err));
+		hwt_cli_error("cannot write %s: %s (write to a regular file elsewhere with -o)",
+			      path, hwt_strerror(err));
 		break;
 	}
 	return HWT_EXIT_ERROR;
