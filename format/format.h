@@ -771,6 +771,8 @@ struct hwt_fmt_convert_config {
 	void *build_id_ctx;
 };
 
+/* Zeroes cfg and sets cfg->size (no version, no command line, no logger,
+ * no build-id reader). */
 HWT_API void hwt_fmt_convert_config_init(struct hwt_fmt_convert_config *cfg);
 
 struct hwt_fmt_convert_stats {
@@ -797,10 +799,13 @@ struct hwt_fmt_convert_stats {
  * osrelease, arch, nrcpus, cpudesc, cpuid, version, cmdline, event desc,
  * build-ids, AUX index), then in the data section PERF_RECORD_AUXTRACE_INFO
  * (intel_pt: PMU type, TSC conversion, config bits, per-thread or per-CPU
- * buffers), the records in time order with FINISHED_ROUND marks, and the
+ * buffers), PERF_RECORD_TIME_CONV when the TSC conversion is known, the
+ * records in time order with FINISHED_ROUND marks, and the
  * AUX bytes of each stream as PERF_RECORD_AUXTRACE records (offset, tid,
- * cpu) after the PERF_RECORD_AUX that announced them. cfg and stats may be
- * NULL. Damaged chunks are skipped with a warning through cfg->log and
+ * cpu, and the TSC of that AUX record as reference) after the
+ * PERF_RECORD_AUX that announced them. cfg and stats may be NULL; cfg is
+ * read during the call only; stats is zeroed first and filled also when an
+ * error is returned. Damaged chunks are skipped with a warning through cfg->log and
  * counted; a truncated input is converted as far as it is readable
  * (stats->truncated).
  * Returns 0, or:
