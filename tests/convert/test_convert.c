@@ -309,6 +309,89 @@ static void test_threads_and_fork(void **state)
 	hwt_test_tmpdir_remove(dir);
 }
 
+/* Copies an emulated recording into a new .hwt laid out as a per-CPU
+ * recording is (the AUX stream on CPU 0, tid -1), as hardware recordings
+ * by default are: the converted file then says per-CPU buffers, perf
+ * finds the thread from ITRACE_START, and the known calls come out the
+ * same. */
+static void test_per_cpu_layout(void **state)
+{
+	char *dir = hwt_test_tmpdir(), hwt[512], cpu[512], data[512];
+	struct hwt_fmt_writer *w;
+	struct hwt_fmt_session *s;
+	struct hwt_fmt_record rec;
+	struct hwt_test_run run;
+	int sb, aux;
+
+	(void)state;
+	if (!have_perf()) {
+		hwt_test_tmpdir_remove(dir);
+		hwt_test_skip("perf is not installed (Debian package linux-perf)");
+	}
+	snprintf(hwt, sizeof(hwt), "%s/t.hwt", dir);
+	snprintf(cpu, sizeof(cpu), "%s/cpu.hwt", dir);
+	snprintf(data, sizeof(data), "%s/cpu.perf.data", dir);
+	record_pt(dir, hwt, "conv_flow");
+
+	assert_int_equal(hwt_fmt_session_open(&s, hwt, NULL, NULL), 0);
+	assert_int_equal(hwt_fmt_writer_open(&w, cpu, NULL), 0);
+	for (size_t i = 0; i < hwt_fmt_session_nmeta(s); i++) {
+		const struct hwt_fmt_meta *m = hwt_fmt_session_meta(s, i);
+
+		if (m->type == HWT_FMT_META_U64)
+			assert_int_equal(hwt_fmt_writer_meta_u64(w, m->key, m->v.u64), 0);
+		else if (m->type == HWT_FMT_META_STR)
+			assert_int_equal(hwt_fmt_writer_meta_str(w, m->key, m->v.str), 0);
+		else if (m->type == HWT_FMT_META_BYTES)
+			assert_int_equal(hwt_fmt_writer_meta_bytes(w, m->key, m->v.bytes, m->len), 0);
+	}
+	assert_int_equal(hwt_fmt_writer_meta_u64(w, "pt.config.per_thread", 0), 0);
+	sb = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, 0, -1, "sideband.cpu0");
+	aux = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_AUX, 0, -1, "pt.cpu0");
+	assert_true(sb >= 0 && aux >= 0);
+	while (hwt_fmt_session_next(s, &rec, NULL) == 0)
+		assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)sb, rec.raw, rec.size), 0);
+	assert_int_equal(hwt_fmt_session_naux(s), 1);
+	for (size_t g = 0; g < hwt_fmt_session_aux(s, 0)->nsegments; g++) {
+		const struct hwt_fmt_aux_segment *sg = hwt_fmt_session_aux_segment(s, 0, g);
+		uint8_t *b = malloc(sg->size);
+
+		assert_non_null(b);
+		assert_int_equal(hwt_fmt_session_aux_read(s, 0, g, 0, b, sg->size),
+				 (int64_t)sg->size);
+		assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux, sg->aux_offset, b, sg->size), 0);
+		free(b);
+	}
+	assert_int_equal(hwt_fmt_writer_close(w), 0);
+	hwt_fmt_session_close(s);
+
+	convert_ok(cpu, data);
+	assert_int_equal(hwt_fmt_session_open(&s, data, NULL, NULL), 0);
+	{
+		const struct hwt_fmt_meta *m = hwt_fmt_session_meta_find(s, HWT_META_PERF_AUXTRACE_INFO);
+
+		assert_non_null(m);
+		assert_int_equal(hwt_le64(m->v.bytes + 16 + 8 * 9), 1); /* per-cpu mmaps */
+		assert_int_equal(hwt_fmt_session_aux(s, 0)->cpu, 0);
+		assert_int_equal(hwt_fmt_session_aux(s, 0)->tid, -1);
+	}
+	hwt_fmt_session_close(s);
+	perf_script(&run, data, "--itrace=e");
+	assert_string_equal(run.out, "");
+	hwt_test_run_free(&run);
+	perf_script(&run, data, "--itrace=c -F flags,ip,sym,addr");
+	assert_int_equal(count_branches(run.out, "call", "main", "conv_mid"), MID_CALLS);
+	assert_int_equal(count_branches(run.out, "call", NULL, "conv_leaf"), LEAF_CALLS);
+	hwt_test_run_free(&run);
+	/* The thread came from ITRACE_START: every sample has the comm. */
+	perf_script(&run, data, "--itrace=c -F comm,cpu");
+	assert_true(count_lines(run.out, "", NULL) > LEAF_CALLS);
+	assert_int_equal(count_lines(run.out, "conv_flow", "[000]", NULL),
+			 count_lines(run.out, "", NULL));
+	hwt_test_run_free(&run);
+	hwt_test_tmpdir_remove(dir);
+}
+
 /* Reads stream 0 of a session's AUX data whole. */
 static uint8_t *aux_all(struct hwt_fmt_session *s, size_t *len)
 {
@@ -808,6 +891,7 @@ int main(void)
 		cmocka_unit_test(test_perf_decodes_known_flow),
 		cmocka_unit_test(test_perf_agrees_with_script_pt),
 		cmocka_unit_test(test_threads_and_fork),
+		cmocka_unit_test(test_per_cpu_layout),
 		cmocka_unit_test(test_readback),
 		cmocka_unit_test(test_samples),
 		cmocka_unit_test(test_errors),
