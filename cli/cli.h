@@ -36,6 +36,7 @@ int hwt_record_pt_emulate(int argc, char **argv);
 int hwt_cmd_flame(int argc, char **argv);
 int hwt_cmd_report(int argc, char **argv);
 int hwt_cmd_trace(int argc, char **argv);
+int hwt_cmd_convert(int argc, char **argv);
 
 /* Reads folded stacks from path ("-" is stdin) into a new profile (cmd_flame.c,
  * shared with report). Prints its own one-line error; returns HWT_EXIT_OK

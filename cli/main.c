@@ -16,6 +16,7 @@ static const struct hwt_cli_cmd commands[] = {
 	{"trace", hwt_cmd_trace, "DTrace-style one-liners: probes, predicates, aggregations"},
 	{"record", hwt_cmd_record, "sample a command, processes or the system (or Intel PT)"},
 	{"script", hwt_cmd_script, "print samples, or the decoded PT trace (--pt)"},
+	{"convert", hwt_cmd_convert, "write a recording as perf.data for Linux perf"},
 };
 
 static void usage(FILE *out)

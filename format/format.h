@@ -716,11 +716,26 @@ HWT_API int hwt_fmt_perf_writer_record(struct hwt_fmt_perf_writer *writer, const
 /* Appends a PERF_RECORD_AUXTRACE record followed by its data, padded with
  * zeros to a multiple of 8 bytes as perf does (the record's size field
  * counts the padding; the next call's offset is the true AUX offset).
- * perf report refuses AUXTRACE without an AUXTRACE_INFO record, which only
- * a PT recording's converter can supply. */
+ * reference is the TSC when the data was read (perf record's rdtsc(); perf's
+ * PT decoder takes the upper byte of 7-byte TSC packets from it), 0 when
+ * unknown. perf report refuses AUXTRACE without an AUXTRACE_INFO record
+ * (hwt_fmt_perf_writer_auxtrace_info()). Each record is listed in the
+ * HEADER_AUXTRACE index written at close. Returns 0, -HWT_EINVAL, -ENOMEM
+ * or a stored -errno. */
 HWT_API int hwt_fmt_perf_writer_auxtrace(struct hwt_fmt_perf_writer *writer, uint64_t offset,
-					 uint32_t idx, int32_t tid, int32_t cpu,
-					 const void *data, uint64_t size);
+					 uint64_t reference, uint32_t idx, int32_t tid,
+					 int32_t cpu, const void *data, uint64_t size);
+/* Appends a PERF_RECORD_AUXTRACE_INFO record: type (PERF_AUXTRACE_INTEL_PT
+ * is 1) and npriv u64 of its priv[] array (for intel_pt the layout of
+ * tools/perf/util/intel-pt.h: PMU type, time_shift, time_mult, time_zero,
+ * cap_user_time_zero, tsc bit, noretcomp bit, have_sched_switch, snapshot
+ * mode, per-cpu mmaps, mtc bit, mtc freq bits, TSC:CTC numerator and
+ * denominator, cyc bit, max non-turbo ratio, filter length, then the filter
+ * string padded to 8 bytes and cap_event_trace). perf processes it before
+ * any AUXTRACE record, so write it first. Returns 0, -HWT_EINVAL (more than
+ * 510 u64), -ENOMEM or a stored -errno. */
+HWT_API int hwt_fmt_perf_writer_auxtrace_info(struct hwt_fmt_perf_writer *writer, uint32_t type,
+					      const uint64_t *priv, size_t npriv);
 /* Sets a string feature (HEADER_HOSTNAME, OSRELEASE, ARCH, CPUDESC,
  * VERSION) by its HEADER_* number, or the build-id table / cmdline via the
  * functions below. */
@@ -733,5 +748,76 @@ HWT_API int hwt_fmt_perf_writer_cmdline(struct hwt_fmt_perf_writer *writer, int 
 					const char *const *argv);
 /* Writes the header and feature sections, closes and frees. Accepts NULL. */
 HWT_API int hwt_fmt_perf_writer_close(struct hwt_fmt_perf_writer *writer);
+
+/* ------------------------------------------------------------------------ */
+/* Conversion: a .hwt recording to perf.data (`hwtrace convert`)             */
+
+/* What the converted file says about the Intel PT trace it carries, for
+ * perf's decoder (see docs/convert.md). */
+#define HWT_FMT_PERF_AUXTRACE_INTEL_PT 1u /* PERF_AUXTRACE_INTEL_PT */
+
+struct hwt_fmt_convert_config {
+	size_t size;          /* sizeof(struct hwt_fmt_convert_config) */
+	const char *version;  /* HEADER_VERSION text, e.g. "hwtrace 0.1"; may
+			       * be NULL */
+	int argc;             /* HEADER_CMDLINE: the converting command line */
+	const char *const *argv;
+	struct hwt_logger log; /* warnings: damaged chunks, skipped data */
+	/* Reads the build-id of the file at path into id (at most cap bytes)
+	 * and returns its length, or a negative error: asked for each mapped
+	 * file the recording has no build-id for, so HEADER_BUILD_ID lists
+	 * them as perf record's does. NULL: only recorded build-ids. */
+	int (*build_id)(void *ctx, const char *path, uint8_t *id, size_t cap);
+	void *build_id_ctx;
+};
+
+/* Zeroes cfg and sets cfg->size (no version, no command line, no logger,
+ * no build-id reader). */
+HWT_API void hwt_fmt_convert_config_init(struct hwt_fmt_convert_config *cfg);
+
+struct hwt_fmt_convert_stats {
+	bool pt;                /* an AUX area trace was converted */
+	bool emulated;          /* ... from the PT emulator */
+	bool truncated;         /* the input ends inside a chunk: converted up
+				 * to the last complete one */
+	bool dummy_added;       /* sideband moved to a new dummy:u event */
+	uint64_t records;       /* records written (sideband, samples) */
+	uint64_t aux_records;   /* PERF_RECORD_AUXTRACE records written */
+	uint64_t aux_bytes;     /* AUX (PT) bytes written, padding excluded */
+	uint64_t aux_streams;
+	uint64_t damaged;       /* chunks that failed to read, skipped */
+	uint64_t aux_skipped;   /* AUX bytes in damaged chunks, not written */
+	uint64_t bad_records;   /* records that failed to parse, skipped */
+	uint64_t out_bytes;     /* size of the perf.data file */
+	bool output_error;      /* the error returned came from writing out */
+};
+
+/* Writes the recording at in (.hwt) to out as perf.data in file mode (mode
+ * 0600), as `perf record` would have written it: the events (for a PT
+ * recording: the intel_pt event, plus a dummy:u event that carries the
+ * sideband when the recording had none), HEADER_* features (hostname,
+ * osrelease, arch, nrcpus, cpudesc, cpuid, version, cmdline, event desc,
+ * build-ids, AUX index), then in the data section PERF_RECORD_AUXTRACE_INFO
+ * (intel_pt: PMU type, TSC conversion, config bits, per-thread or per-CPU
+ * buffers), PERF_RECORD_TIME_CONV when the TSC conversion is known, the
+ * records in time order with FINISHED_ROUND marks, and the
+ * AUX bytes of each stream as PERF_RECORD_AUXTRACE records (offset, tid,
+ * cpu, and the TSC of that AUX record as reference) after the
+ * PERF_RECORD_AUX that announced them. cfg and stats may be NULL; cfg is
+ * read during the call only; stats is zeroed first and filled also when an
+ * error is returned. Damaged chunks are skipped with a warning through cfg->log and
+ * counted; a truncated input is converted as far as it is readable
+ * (stats->truncated).
+ * Returns 0, or:
+ *   errors of hwt_fmt_session_open() for in (-ENOENT, -HWT_EFORMAT: not a
+ *   trace, ...), with the offset in *err_offset when not NULL;
+ *   -HWT_ENOTSUP  in is perf.data already (nothing to convert);
+ *   -HWT_ENOEVENT AUX data but no intel_pt event to carry it;
+ *   -errno        creating or writing out (-EACCES, -ENOSPC, -EISDIR, ...),
+ *                 after which out is removed;
+ *   -ENOMEM. */
+HWT_API int hwt_fmt_convert(const char *in, const char *out,
+			    const struct hwt_fmt_convert_config *cfg,
+			    struct hwt_fmt_convert_stats *stats, uint64_t *err_offset);
 
 #endif /* HWT_FORMAT_FORMAT_H */

@@ -249,6 +249,15 @@ enum {
 #define FMT_PERF_FILE_HEADER_SIZE 104u
 #define FMT_PERF_PIPE_HEADER_SIZE 16u
 #define FMT_PERF_AUXTRACE_SIZE 48u /* header + size, offset, reference, idx, tid, cpu, pad */
+#define FMT_PERF_AUXTRACE_INFO_MAX 4096u /* header, type, reserved, priv[] */
+
+/* Sets a perf.data feature section from bytes already encoded as perf
+ * encodes that feature (NRCPUS: u32 available, u32 online; ...); copied.
+ * Replaces what the typed setters gave for the same feature. Returns 0,
+ * -HWT_EINVAL or -ENOMEM. */
+struct hwt_fmt_perf_writer;
+int fmt_perf_writer_feature_raw(struct hwt_fmt_perf_writer *w, unsigned int feature,
+				const void *data, size_t len);
 
 /* Name of perf.data feature bit, or NULL. */
 const char *fmt_perf_feature_name(unsigned int feat);

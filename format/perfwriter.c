@@ -4,7 +4,13 @@
  * ids, data section, then the feature table and the features perf report
  * and perf script use (event names, build-ids, host, kernel, command line).
  * The layout follows tools/perf/util/header.c: the feature table must sit
- * right after the data section, one {offset, size} per bit set.
+ * right after the data section, one {offset, size} per bit set. For AUX
+ * area traces it also writes the PERF_RECORD_AUXTRACE_INFO record and keeps
+ * the file offset of every PERF_RECORD_AUXTRACE, which become the
+ * HEADER_AUXTRACE index perf record writes (tools/perf/util/auxtrace.c:
+ * u64 count, then {u64 file_offset, u64 size} per record; perf checks
+ * that size against the record's header size, the data not counted), so
+ * perf queues the trace without reading the whole data section first.
  */
 #include "format/format_int.h"
 
@@ -28,6 +34,10 @@ struct hwt_fmt_perf_writer {
 	struct hwt_buf buildids;   /* encoded build-id entries */
 	struct hwt_buf cmdline;    /* encoded HEADER_CMDLINE */
 	struct hwt_buf event_desc; /* encoded HEADER_EVENT_DESC */
+	struct hwt_buf raw[FMT_FEAT_BITS]; /* features given encoded */
+	bool has_raw[FMT_FEAT_BITS];
+	struct hwt_buf auxindex;   /* HEADER_AUXTRACE entries */
+	uint64_t nauxindex;
 	bool has_cmdline;
 };
 
@@ -137,8 +147,11 @@ static void writer_free(struct hwt_fmt_perf_writer *w)
 	hwt_buf_fini(&w->buildids);
 	hwt_buf_fini(&w->cmdline);
 	hwt_buf_fini(&w->event_desc);
-	for (size_t i = 0; i < FMT_FEAT_BITS; i++)
+	hwt_buf_fini(&w->auxindex);
+	for (size_t i = 0; i < FMT_FEAT_BITS; i++) {
 		free(w->str[i]);
+		hwt_buf_fini(&w->raw[i]);
+	}
 	free(w);
 }
 
@@ -161,9 +174,19 @@ int hwt_fmt_perf_writer_open(struct hwt_fmt_perf_writer **writer, const char *pa
 	w->fd = -1;
 	hwt_buf_init(&head);
 	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (w->fd < 0 || fchmod(w->fd, 0600) < 0) {
+	if (w->fd < 0) {
 		err = -errno;
 		goto error;
+	}
+	/* An existing file keeps its mode through O_CREAT; make it private
+	 * too. Never chmod a device ("-o /dev/null"). */
+	{
+		struct stat st;
+
+		if (fstat(w->fd, &st) < 0 || (S_ISREG(st.st_mode) && fchmod(w->fd, 0600) < 0)) {
+			err = -errno;
+			goto error;
+		}
 	}
 
 	/* [header][ids of every attr][attr entries][data ...] */
@@ -246,8 +269,9 @@ int hwt_fmt_perf_writer_record(struct hwt_fmt_perf_writer *w, const void *rec, s
 	return append(w, rec, len);
 }
 
-int hwt_fmt_perf_writer_auxtrace(struct hwt_fmt_perf_writer *w, uint64_t offset, uint32_t idx,
-				 int32_t tid, int32_t cpu, const void *data, uint64_t size)
+int hwt_fmt_perf_writer_auxtrace(struct hwt_fmt_perf_writer *w, uint64_t offset,
+				 uint64_t reference, uint32_t idx, int32_t tid, int32_t cpu,
+				 const void *data, uint64_t size)
 {
 	uint8_t r[FMT_PERF_AUXTRACE_SIZE] = {0}, zero[8] = {0};
 	uint64_t pad = (8 - (size & 7)) & 7;
@@ -261,10 +285,17 @@ int hwt_fmt_perf_writer_auxtrace(struct hwt_fmt_perf_writer *w, uint64_t offset,
 	hwt_put_le16(r + 6, FMT_PERF_AUXTRACE_SIZE);
 	hwt_put_le64(r + 8, size + pad);
 	hwt_put_le64(r + 16, offset);
-	hwt_put_le64(r + 24, 0);
+	hwt_put_le64(r + 24, reference);
 	hwt_put_le32(r + 32, idx);
 	hwt_put_le32(r + 36, (uint32_t)tid);
 	hwt_put_le32(r + 40, (uint32_t)cpu);
+	/* The index entry: where the record starts, and its header size. */
+	err = put_u64(&w->auxindex, w->data_start + w->data_size);
+	if (!err)
+		err = put_u64(&w->auxindex, sizeof(r));
+	if (err)
+		return err;
+	w->nauxindex++;
 	err = append(w, r, sizeof(r));
 	if (!err && size) {
 		err = flush_out(w);
@@ -279,6 +310,33 @@ int hwt_fmt_perf_writer_auxtrace(struct hwt_fmt_perf_writer *w, uint64_t offset,
 	if (!err && pad)
 		err = append(w, zero, (size_t)pad);
 	return err;
+}
+
+int hwt_fmt_perf_writer_auxtrace_info(struct hwt_fmt_perf_writer *w, uint32_t type,
+				      const uint64_t *priv, size_t npriv)
+{
+	uint8_t r[FMT_PERF_AUXTRACE_INFO_MAX];
+	size_t size = 16 + npriv * 8;
+
+	if (!w || (npriv && !priv) || npriv > (sizeof(r) - 16) / 8)
+		return -HWT_EINVAL;
+	memset(r, 0, 16);
+	hwt_put_le32(r, FMT_PERF_AUXTRACE_INFO);
+	hwt_put_le16(r + 6, (uint16_t)size);
+	hwt_put_le32(r + 8, type); /* then u32 reserved */
+	for (size_t i = 0; i < npriv; i++)
+		hwt_put_le64(r + 16 + 8 * i, priv[i]);
+	return append(w, r, size);
+}
+
+int fmt_perf_writer_feature_raw(struct hwt_fmt_perf_writer *w, unsigned int feature,
+				const void *data, size_t len)
+{
+	if (!w || feature >= FMT_FEAT_BITS || (len && !data))
+		return -HWT_EINVAL;
+	w->raw[feature].len = 0;
+	w->has_raw[feature] = true;
+	return len ? hwt_buf_append(&w->raw[feature], data, len) : 0;
 }
 
 int hwt_fmt_perf_writer_feature_str(struct hwt_fmt_perf_writer *w, unsigned int feature,
@@ -353,7 +411,7 @@ int hwt_fmt_perf_writer_cmdline(struct hwt_fmt_perf_writer *w, int argc, const c
 int hwt_fmt_perf_writer_close(struct hwt_fmt_perf_writer *w)
 {
 	uint64_t bitmap[FMT_FEAT_BITS / 64] = {0};
-	struct hwt_buf table, body;
+	struct hwt_buf table, body, auxidx;
 	const struct hwt_buf *sec[FMT_FEAT_BITS] = {0};
 	struct hwt_buf strs[FMT_FEAT_BITS];
 	uint64_t foff;
@@ -366,6 +424,7 @@ int hwt_fmt_perf_writer_close(struct hwt_fmt_perf_writer *w)
 	err = flush_out(w);
 	hwt_buf_init(&table);
 	hwt_buf_init(&body);
+	hwt_buf_init(&auxidx);
 	for (size_t i = 0; i < FMT_FEAT_BITS; i++)
 		hwt_buf_init(&strs[i]);
 	/* Features in bit order: build-ids, strings, cmdline, event desc. */
@@ -379,6 +438,15 @@ int hwt_fmt_perf_writer_close(struct hwt_fmt_perf_writer *w)
 	if (w->has_cmdline)
 		sec[FMT_FEAT_CMDLINE] = &w->cmdline;
 	sec[FMT_FEAT_EVENT_DESC] = &w->event_desc;
+	if (w->nauxindex && !err) {
+		err = put_u64(&auxidx, w->nauxindex);
+		if (!err)
+			err = hwt_buf_append(&auxidx, w->auxindex.data, w->auxindex.len);
+		sec[FMT_FEAT_AUXTRACE] = &auxidx;
+	}
+	for (size_t i = 0; i < FMT_FEAT_BITS; i++)
+		if (w->has_raw[i])
+			sec[i] = &w->raw[i];
 	for (size_t i = 0; i < FMT_FEAT_BITS; i++)
 		nfeat += sec[i] != NULL;
 	foff = w->data_start + w->data_size + nfeat * 16;
@@ -407,6 +475,7 @@ int hwt_fmt_perf_writer_close(struct hwt_fmt_perf_writer *w)
 	}
 	hwt_buf_fini(&table);
 	hwt_buf_fini(&body);
+	hwt_buf_fini(&auxidx);
 	for (size_t i = 0; i < FMT_FEAT_BITS; i++)
 		hwt_buf_fini(&strs[i]);
 	if (!err && close(w->fd) < 0)

@@ -651,9 +651,9 @@ static void test_perf_writer(void **state)
 		for (size_t k = 0; k < sizeof(aux); k++)
 			aux[k] = (uint8_t)(k * 7);
 		assert_int_equal(hwt_fmt_perf_writer_open(&w, f, ev), 0);
-		assert_int_equal(hwt_fmt_perf_writer_auxtrace(w, 0, 0, 4242, 0, aux, 601), 0);
-		assert_int_equal(hwt_fmt_perf_writer_auxtrace(w, 601, 0, 4242, 0, aux + 601, 399), 0);
-		assert_int_equal(hwt_fmt_perf_writer_auxtrace(w, 5000, 0, 4242, 0, aux, 16), 0);
+		assert_int_equal(hwt_fmt_perf_writer_auxtrace(w, 0, 0, 0, 4242, 0, aux, 601), 0);
+		assert_int_equal(hwt_fmt_perf_writer_auxtrace(w, 601, 0, 0, 4242, 0, aux + 601, 399), 0);
+		assert_int_equal(hwt_fmt_perf_writer_auxtrace(w, 5000, 0, 0, 4242, 0, aux, 16), 0);
 		assert_int_equal(hwt_fmt_perf_writer_close(w), 0);
 		assert_int_equal(hwt_fmt_session_open(&s, f, NULL, &off), 0);
 		assert_int_equal(hwt_fmt_session_naux(s), 1);
