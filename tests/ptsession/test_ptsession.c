@@ -416,38 +416,76 @@ static void test_time_filter(void **state)
 	hwt_test_run_free(&r);
 }
 
-/* A damaged AUX chunk: its bytes are a counted gap, the output goes on and
- * one error line says the file is damaged. A cut file: what was announced
- * but not stored is a gap. */
+/* The file offset of the middle of the payload of the largest AUX chunk. */
+static uint64_t aux_middle(const char *path, uint32_t *raw)
+{
+	struct hwt_fmt_reader *rd;
+	uint64_t best = 0;
+
+	*raw = 0;
+	assert_int_equal(hwt_fmt_reader_open(&rd, path, NULL, NULL), 0);
+	for (size_t i = 0; i < hwt_fmt_reader_nchunks(rd); i++) {
+		const struct hwt_fmt_chunk *k = hwt_fmt_reader_chunk(rd, i);
+
+		if (k->type == HWT_FMT_CHUNK_AUX && k->raw_size > *raw) {
+			*raw = k->raw_size;
+			best = k->file_offset + HWT_FMT_CHUNK_HEADER_SIZE + k->comp_size / 2;
+		}
+	}
+	hwt_fmt_reader_close(rd);
+	assert_true(best > 0);
+	return best;
+}
+
+/* A damaged AUX chunk: its bytes are one counted gap, the rest decodes, and
+ * one error line says the file is damaged (exit 1). A file cut inside the
+ * AUX data (a recorder killed): the data the AUX records announced but that
+ * never reached the file are counted gaps, one per stream. Never a crash. */
 static void test_damaged(void **state)
 {
 	struct hwt_test_run r;
+	char want[64];
+	uint64_t mid;
+	uint32_t raw;
+	const char *last;
 
 	(void)state;
 	if (!need_recording())
 		return;
-	/* The first AUX chunk's payload follows its 40-byte header; find it
-	 * with `info`-independent means: corrupt the middle of the file. */
-	hwt_test_run(&r, "cd %s && cp p.hwt bad.hwt && size=$(stat -c %%s bad.hwt) && "
-			 "printf 'XXXXXXXX' | dd of=bad.hwt bs=1 seek=$((size / 2)) conv=notrunc "
-			 "2>/dev/null && %s script -i bad.hwt --itrace=e",
-		     dir, hwt_test_hwtrace());
-	assert_true(r.status == 0 || r.status == 1);
-	if (r.status == 1) {
-		const char *last = r.err + strlen(r.err) - 1;
-
-		while (last > r.err && last[-1] != '\n')
-			last--;
-		assert_true(hwt_test_contains(last, "hwtrace: error: "));
-		assert_true(hwt_test_contains(last, "bad.hwt is damaged"));
-		assert_true(hwt_test_contains(r.out, "trace lost"));
-	}
+	mid = aux_middle(trace, &raw);
+	hwt_test_run(&r, "cd %s && cp p.hwt bad.hwt && printf 'XXXXXXXX' | dd of=bad.hwt bs=1 "
+			 "seek=%" PRIu64 " conv=notrunc 2>/dev/null && %s script -i bad.hwt "
+			 "--itrace=ce",
+		     dir, mid, hwt_test_hwtrace());
+	assert_int_equal(r.status, 1);
+	last = r.err + strlen(r.err) - 1;
+	while (last > r.err && last[-1] != '\n')
+		last--;
+	assert_true(hwt_test_contains(last, "hwtrace: error: bad.hwt is damaged: 1 part(s) could "
+					    "not be read"));
+	snprintf(want, sizeof(want), "(offset 0, %" PRIu32 " bytes)", raw);
+	assert_int_equal(count_lines(r.out, "trace lost", want, NULL), 1);
+	assert_int_equal(count_lines(r.out, "trace lost", NULL), 1);
+	/* the other stream (the child) still decodes */
+	assert_int_equal(count_lines(r.out, " child_work+0x0 (", NULL), 17);
+	assert_int_equal(count_lines(r.out, " leaf+0x0 (", NULL), 0);
 	hwt_test_run_free(&r);
-	for (int cut = 200; cut < 8000; cut += 1300) {
-		hwt_test_run(&r, "cd %s && head -c %d p.hwt > cut.hwt && %s script -i cut.hwt "
-				 "--itrace=e",
+
+	hwt_test_run(&r, "cd %s && head -c %" PRIu64 " p.hwt > cut.hwt && %s script -i cut.hwt "
+			 "--itrace=ce",
+		     dir, mid, hwt_test_hwtrace());
+	assert_int_equal(r.status, 0);
+	assert_true(hwt_test_contains(r.err, "truncated"));
+	assert_int_equal(count_lines(r.out, "trace lost", want, NULL), 1);
+	assert_int_equal(count_lines(r.out, "trace lost", NULL), 2);
+	assert_true(hwt_test_contains(r.err, " 2 gaps (2 from lost trace, "));
+	hwt_test_run_free(&r);
+
+	/* Cuts anywhere: a result or one error line, never a crash. */
+	for (uint64_t cut = 0; cut < mid; cut += 97) {
+		hwt_test_run(&r, "cd %s && head -c %" PRIu64 " p.hwt > cut.hwt && %s script -q "
+				 "-i cut.hwt --itrace=e",
 			     dir, cut, hwt_test_hwtrace());
-		/* never a crash: a result, or one error line */
 		assert_true(r.status == 0 || r.status == 1);
 		if (r.status == 1)
 			assert_true(hwt_test_contains(r.err, "hwtrace: error: "));
