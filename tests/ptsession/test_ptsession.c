@@ -5,7 +5,8 @@
  * exact call, return, branch and instruction counts per function are checked
  * in `script --itrace` and `--flow` output and through the ptsession API
  * (including the PLT call into a shared library, the dlopen'd library, the
- * forked child, and the instruction total the emulator counted); parallel
+ * forked child, and the instruction total the emulator counted); code
+ * replaced at the same address over time (pts_remap); parallel
  * and libipt decoding equal the sequential fast decode; pid and time
  * filters; damaged recordings give counted gaps and one error line.
  */
@@ -176,6 +177,8 @@ static void test_fork_pid_filter(void **state)
 	script(&r, "--itrace=c");
 	p = strstr(r.out, " child_work+0x0 (");
 	assert_non_null(p);
+	/* streams in the order their threads started: the parent first */
+	assert_true(strstr(r.out, " leaf+0x0 (") < p);
 	while (p > r.out && p[-1] != '\n')
 		p--;
 	/* "        pts_prog  30873/30873  ..." */
@@ -225,6 +228,55 @@ static void test_flow(void **state)
 	}
 	assert_int_equal(ib, ia + 2);
 	hwt_test_run_free(&r);
+}
+
+/* Different code at the same address over time (pts_remap): each call is
+ * decoded with the mapping of its time, through the context hook, also on
+ * two threads; and symbolized with that mapping's object. */
+static void test_remap(void **state)
+{
+	struct hwt_test_run r, r2;
+	char path[600], code[600], opts[700];
+	uint64_t insns = 0;
+	const char *p;
+
+	(void)state;
+	if (!need_recording())
+		return;
+	snprintf(path, sizeof(path), "%s/remap.hwt", dir);
+	snprintf(code, sizeof(code), "%s/code", dir);
+	hwt_test_run(&r, "mkdir -p %s && %s record --pt=emulate -o %s -- %s %s", code,
+		     hwt_test_hwtrace(), path, hwt_test_prog("pts_remap"), code);
+	assert_int_equal(r.status, 0);
+	p = strstr(r.err, " thread, ");
+	assert_non_null(p);
+	insns = strtoull(p + 9, NULL, 10);
+	assert_true(insns > 0);
+	hwt_test_run_free(&r);
+
+	hwt_test_run(&r, "%s -v script -i %s --itrace=ie", hwt_test_hwtrace(), path);
+	assert_int_equal(r.status, 0);
+	assert_true(hwt_test_contains(r.err, "code and thread by time (context hook)"));
+	snprintf(opts, sizeof(opts), "(%s/code_a)", code);
+	assert_int_equal(count_lines(r.out, "insn:         70000000 ", opts, NULL), 5);
+	assert_int_equal(count_lines(r.out, "insn:         70000004 ", opts, NULL), 5);
+	snprintf(opts, sizeof(opts), "(%s/code_b)", code);
+	assert_int_equal(count_lines(r.out, "insn:         70000000 ", opts, NULL), 7);
+	assert_int_equal(count_lines(r.out, "insn:         70000005 ", opts, NULL), 7);
+	assert_int_equal(count_lines(r.out, "insn:         70000009 ", opts, NULL), 7);
+	assert_int_equal(count_lines(r.out, "insn:         70000002 ", NULL), 0);
+	assert_int_equal(count_lines(r.out, "insn: ", NULL), insns);
+	assert_int_equal(count_lines(r.out, "decode error", NULL), 0);
+	hwt_test_run_free(&r);
+
+	snprintf(opts, sizeof(opts), "-q -i %s --itrace=bcre", path);
+	hwt_test_run(&r, "%s script %s", hwt_test_hwtrace(), opts);
+	hwt_test_run(&r2, "%s script %s --threads 2", hwt_test_hwtrace(), opts);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r2.status, 0);
+	assert_string_equal(r.out, r2.out);
+	hwt_test_run_free(&r);
+	hwt_test_run_free(&r2);
 }
 
 /* --- the API --------------------------------------------------------------- */
@@ -499,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_itrace_counts),
 		cmocka_unit_test(test_fork_pid_filter),
 		cmocka_unit_test(test_flow),
+		cmocka_unit_test(test_remap),
 		cmocka_unit_test(test_api),
 		cmocka_unit_test(test_parallel_engines),
 		cmocka_unit_test(test_time_filter),
