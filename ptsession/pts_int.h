@@ -64,6 +64,7 @@ struct pts_stream {
 	/* per run */
 	const struct hwt_dec_image *last_img;
 	uint64_t last_img_time;
+	int32_t last_img_pid;
 	uint64_t last_time;
 	bool stop;
 };
@@ -83,6 +84,7 @@ struct hwt_pts {
 	struct pts_imgtime {
 		const struct hwt_dec_image *img;
 		uint64_t time;
+		int32_t pid;
 	} *imgtimes;
 	size_t nimgtimes;
 	int32_t floor_pid;      /* the record being delivered: its process */
@@ -121,8 +123,9 @@ void pts_sb_config(struct hwt_pts *pts);
 struct hwt_dec_image *pts_image_at(const struct hwt_pts *pts, int32_t pid, uint64_t time);
 /* The process of thread tid (tid itself when unknown). */
 int32_t pts_pid_of(const struct hwt_pts *pts, int32_t tid);
-/* When image (a process's version) was mapped, or 0. */
-uint64_t pts_image_time(const struct hwt_pts *pts, const struct hwt_dec_image *img);
+/* When image (a version of process *pid) was mapped; 0 and *pid -1 when
+ * it is none of them. */
+uint64_t pts_image_time(const struct hwt_pts *pts, const struct hwt_dec_image *img, int32_t *pid);
 const struct pts_proc *pts_proc_find(const struct hwt_pts *pts, int32_t pid);
 
 #endif /* HWT_PTSESSION_PTS_INT_H */

@@ -707,6 +707,7 @@ static int build_imgtimes(struct hwt_pts *pts)
 		for (size_t k = 0; k < pts->procs[i].nvers; k++) {
 			pts->imgtimes[pts->nimgtimes].img = pts->procs[i].vers[k].img;
 			pts->imgtimes[pts->nimgtimes].time = pts->procs[i].vers[k].time;
+			pts->imgtimes[pts->nimgtimes].pid = pts->procs[i].pid;
 			pts->nimgtimes++;
 		}
 	}
@@ -714,15 +715,18 @@ static int build_imgtimes(struct hwt_pts *pts)
 	return 0;
 }
 
-uint64_t pts_image_time(const struct hwt_pts *pts, const struct hwt_dec_image *img)
+uint64_t pts_image_time(const struct hwt_pts *pts, const struct hwt_dec_image *img, int32_t *pid)
 {
 	size_t lo = 0, hi = pts->nimgtimes;
 
+	*pid = -1;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (pts->imgtimes[mid].img == img)
+		if (pts->imgtimes[mid].img == img) {
+			*pid = pts->imgtimes[mid].pid;
 			return pts->imgtimes[mid].time;
+		}
 		if ((uintptr_t)pts->imgtimes[mid].img < (uintptr_t)img)
 			lo = mid + 1;
 		else

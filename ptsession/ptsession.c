@@ -316,9 +316,9 @@ static int pts_rec(void *ctx, const struct hwt_dec_rec *rec)
 	 * that mapping, even where the record's time lags behind it. */
 	if (rec->type == HWT_DEC_REC_BLOCK && rec->u.block.image != st->last_img) {
 		st->last_img = rec->u.block.image;
-		st->last_img_time = pts_image_time(pts, st->last_img);
+		st->last_img_time = pts_image_time(pts, st->last_img, &st->last_img_pid);
 	}
-	pts->floor_pid = rec->pid;
+	pts->floor_pid = st->last_img_pid;
 	pts->floor_time = st->last_img_time;
 	for (size_t i = 0; i < pts->nsinks; i++) {
 		const struct hwt_dec_sink *s = &pts->sinks[i];
@@ -460,6 +460,7 @@ static int run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf)
 		p = pts_proc_find(pts, st->pid);
 	}
 	pts->st.streams_decoded++;
+	st->last_img_pid = -1;
 	if (st->cpu >= 0 || !p || p->changing) {
 		cfg.context = pts_hook;
 		cfg.context_ctx = st;
