@@ -803,7 +803,8 @@ int pts_sb_read(struct hwt_pts *pts, uint64_t *err_offset)
 		if (err < 0)
 			goto out;
 	}
-	qsort(pts->procs, pts->nprocs, sizeof(*pts->procs), cmp_proc);
+	if (pts->nprocs)
+		qsort(pts->procs, pts->nprocs, sizeof(*pts->procs), cmp_proc);
 	if (pts->ntidmap) {
 		/* Keep the last pid given for each tid (a tid can be reused):
 		 * qsort is not stable, so sort copies tagged with their order. */

@@ -356,7 +356,8 @@ static int feed_stream(struct hwt_pts *pts, struct pts_stream *st, struct hwt_de
 	size_t mark = 0;
 	int err;
 
-	qsort(st->marks, st->nmarks, sizeof(*st->marks), cmp_mark);
+	if (st->nmarks)
+		qsort(st->marks, st->nmarks, sizeof(*st->marks), cmp_mark);
 	for (size_t g = 0; g < a->nsegments && !st->stop; g++) {
 		const struct hwt_fmt_aux_segment *seg = hwt_fmt_session_aux_segment(pts->s, st->idx, g);
 		uint64_t pos = 0;
