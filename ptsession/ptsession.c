@@ -18,7 +18,7 @@
 
 #include "ptsession/pts_int.h"
 
-#define PTS_PIECE (256u * 1024u) /* AUX bytes read and fed at a time */
+#define PTS_PIECE (4u * 1024u * 1024u) /* AUX bytes read and fed at a time */
 
 void hwt_pts_config_init(struct hwt_pts_config *cfg)
 {
