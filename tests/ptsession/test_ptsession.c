@@ -376,6 +376,47 @@ static void test_per_cpu(void **state)
 	hwt_test_run_free(&t);
 }
 
+/* The traced program is gone, then replaced by another file: it is named
+ * once, its code gives decode-error gaps, and the rest (the libraries)
+ * still decodes. */
+static void test_missing_binary(void **state)
+{
+	struct hwt_test_run r;
+	char app[600];
+
+	(void)state;
+	if (!need_recording())
+		return;
+	snprintf(app, sizeof(app), "%s/app", dir);
+	hwt_test_run(&r, "cp %s %s && %s record --pt=emulate -o %s/app.hwt -- %s %s/progs/libpts_lib.so "
+			 "&& rm %s",
+		     hwt_test_prog("pts_prog"), app, hwt_test_hwtrace(), dir, app,
+		     hwt_test_binary_dir(), app);
+	assert_int_equal(r.status, 0);
+	hwt_test_run_free(&r);
+
+	hwt_test_run(&r, "%s script -i %s/app.hwt --itrace=ce", hwt_test_hwtrace(), dir);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_lines(r.err, app, "No such file or directory", "cannot be decoded",
+				     NULL),
+			 1);
+	assert_int_equal(count_lines(r.err, "warning: ", NULL), 1);
+	assert_true(count_lines(r.out, "decode error: no memory mapped", NULL) > 0);
+	assert_int_equal(count_lines(r.out, " leaf+0x0 (", NULL), 0);
+	/* the shared library's code still decodes */
+	assert_true(count_lines(r.out, "call: ", "libc.so", NULL) > 0);
+	hwt_test_run_free(&r);
+
+	/* Another, smaller file at its path: not the recorded code. */
+	hwt_test_run(&r, "printf 'not the program' > %s && %s script -i %s/app.hwt --itrace=ce", app,
+		     hwt_test_hwtrace(), dir);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_lines(r.err, app, "changed since the recording", NULL), 1);
+	assert_int_equal(count_lines(r.out, " leaf+0x0 (", NULL), 0);
+	assert_true(count_lines(r.out, "decode error: no memory mapped", NULL) > 0);
+	hwt_test_run_free(&r);
+}
+
 /* --- the API --------------------------------------------------------------- */
 
 struct counts {
@@ -650,6 +691,7 @@ int main(void)
 		cmocka_unit_test(test_flow),
 		cmocka_unit_test(test_remap),
 		cmocka_unit_test(test_per_cpu),
+		cmocka_unit_test(test_missing_binary),
 		cmocka_unit_test(test_api),
 		cmocka_unit_test(test_parallel_engines),
 		cmocka_unit_test(test_time_filter),
