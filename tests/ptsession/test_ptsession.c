@@ -672,7 +672,7 @@ static void test_damaged(void **state)
 	hwt_test_run_free(&r);
 
 	/* Cuts anywhere: a result or one error line, never a crash. */
-	for (uint64_t cut = 0; cut < mid; cut += 97) {
+	for (uint64_t cut = 0; cut < mid; cut += 211) {
 		hwt_test_run(&r, "cd %s && head -c %" PRIu64 " p.hwt > cut.hwt && %s script -q "
 				 "-i cut.hwt --itrace=e",
 			     dir, cut, hwt_test_hwtrace());
