@@ -6,7 +6,8 @@
  * event), then the records are walked in time order: sideband feeds the
  * runtime's address spaces and comms, every sample fires its probes.
  * Probes that only exist live (uprobes, kprobes) are refused with the way
- * to get the same answer offline; pt: probes need the PT decoder.
+ * to get the same answer offline. pt: probes fire from the decoded PT
+ * after the records (probe/pt.c).
  */
 #include "probe/probe_live_int.h"
 
@@ -18,6 +19,7 @@
 
 #include "format/format.h"
 #include "pmc/pmc.h"
+#include "ptsession/ptsession.h"
 
 static int odiag(struct hwt_probe_diag *diag, const struct hwt_probe_prog *prog, size_t pos,
 		 int err, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
@@ -74,12 +76,6 @@ static bool matches(const struct prb_probe *p, const struct hwt_fmt_event *ev,
 	}
 }
 
-static bool has_pt(struct hwt_fmt_session *s)
-{
-	const struct hwt_fmt_meta *m = hwt_fmt_session_meta_find(s, HWT_META_PT_EMULATED);
-
-	return hwt_fmt_session_naux(s) > 0 || (m && m->type == HWT_FMT_META_U64 && m->v.u64);
-}
 
 int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *session,
 			  struct hwt_probe_diag *diag)
@@ -91,6 +87,7 @@ int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *sessi
 	uint8_t *match = NULL; /* nev x nprobes */
 	size_t nev, np;
 	uint64_t off = 0;
+	bool need_pt = false;
 	int err = 0;
 
 	if (diag)
@@ -125,18 +122,15 @@ int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *sessi
 		case HWT_PROBE_PT_ENTRY:
 		case HWT_PROBE_PT_RETURN:
 		case HWT_PROBE_PT_INSN:
-			if (!has_pt(session))
+			if (!hwt_pts_session_has_pt(session)) {
 				err = odiag(diag, prog, p->pos, -HWT_ENOTSUP,
 					    "%s needs an Intel PT recording, and this one holds no PT "
 					    "data: record with 'hwtrace record --pt=emulate -o FILE -- CMD'",
 					    p->text);
-			else
-				err = odiag(diag, prog, p->pos, -HWT_ENOTSUP,
-					    "%s: this build has no PT decoder yet (decoder/ is not built "
-					    "in), so PT probes cannot fire; the probe hook is ready "
-					    "(hwt_probe_pt_flow)",
-					    p->text);
-			goto out;
+				goto out;
+			}
+			need_pt = true;
+			continue;
 		default:
 			break;
 		}
@@ -231,6 +225,8 @@ int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *sessi
 	hwt_fmt_session_stats(session, &ss);
 	rt->stats.bad_samples += ss.bad_records;
 	rt->stats.lost += ss.lost_samples + ss.lost_records;
+	if (need_pt && !rt->exited && (err = prb_pt_offline(rt, session, diag)) < 0)
+		goto out;
 	err = hwt_probe_rt_end(rt);
 out:
 	free(match);

@@ -249,6 +249,9 @@ struct hwt_probe_stats {
 	uint64_t lost;          /* hits the kernel dropped (ring overflow) */
 	uint64_t bad_samples;   /* samples that could not be parsed */
 	uint64_t unsymbolized;  /* ips without a function (func, stacks) */
+	uint64_t trace_gaps;    /* pt: probes: PT trace lost or undecodable
+				 * (hits inside it are missing) */
+	uint64_t trace_gap_bytes; /* ... PT bytes known to be skipped */
 };
 
 HWT_API void hwt_probe_rt_stats(const struct hwt_probe_rt *rt, struct hwt_probe_stats *stats);
@@ -346,9 +349,15 @@ HWT_API int hwt_probe_live_attr(const struct hwt_probe_prog *prog, size_t i,
  *   -HWT_ENOEVENT  a probe that matches no event of the recording (names
  *                  what the recording holds)
  *   -HWT_ENOTSUP   uprobes/kprobes (live only), pt: probes on a recording
- *                  without PT, or PT probes while decoder/ is not built in
+ *                  without PT or on a pipe (PT needs a second pass)
  *   -HWT_EFORMAT   a record stream that cannot be read on
- *   errors of hwt_probe_rt_fire(). */
+ *   errors of hwt_probe_rt_fire().
+ * pt: probes: after the records, the session is rewound and its PT decoded
+ * (ptsession/): entry probes fire on every call of the function, return
+ * probes on every return from it (also a frame left by longjmp or an
+ * exception), FUNC+OFF on every execution of that instruction, with the
+ * decoded call stack (ustack) and the trace's times. So a program's PT hits
+ * come after its sample hits, each in time order per thread. */
 HWT_API int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *session,
 				  struct hwt_probe_diag *diag);
 
@@ -381,7 +390,8 @@ struct hwt_probe_flow {
  * pt:OBJ:FUNC probe becomes an address range in every mapping of OBJ (a
  * path, or a basename). Returns the number of probes resolved, or
  * -HWT_ENOSYM with diag (a function not in OBJ), -HWT_ENOEVENT (OBJ was
- * never mapped). */
+ * never mapped), -HWT_EINVAL (FUNC+OFF past the function's end or inside
+ * an instruction: x86-64 code is decoded from the entry to check). */
 HWT_API int hwt_probe_pt_resolve(struct hwt_probe_rt *rt, struct hwt_probe_diag *diag);
 
 /* Feeds one decoded event: fires the pt: probes it matches (entry on a CALL

@@ -338,6 +338,13 @@ struct prb_pt_range {
 	uint32_t probe;
 };
 
+/* The PT leg of an offline run (probe/pt.c): resolves the pt: probes,
+ * rewinds the session, decodes its PT and fires them. Returns 0 or an error
+ * with diag filled. */
+struct hwt_fmt_session;
+int prb_pt_offline(struct hwt_probe_rt *rt, struct hwt_fmt_session *session,
+		   struct hwt_probe_diag *diag);
+
 struct hwt_probe_rt {
 	const struct hwt_probe_prog *prog;
 	struct hwt_probe_config cfg;

@@ -5,14 +5,23 @@
  * semantics without its breakpoints). This file is the decoder-facing
  * hook: resolve the probes to runtime address ranges of every mapping of
  * OBJ (from the recording's sideband), then feed decoded calls, returns
- * and instructions through hwt_probe_pt_flow().
+ * and instructions through hwt_probe_pt_flow(). prb_pt_offline() is that
+ * decoder leg for `hwtrace trace -i`: it decodes the recording's PT with
+ * ptsession/ and keeps each thread's call sites for the hits' stacks.
  */
 #include "probe/probe_int.h"
 
+#include <capstone/capstone.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "decoder/decoder.h"
+#include "format/format.h"
+#include "ptsession/ptsession.h"
 
 struct resolve_ctx {
 	struct hwt_probe_rt *rt;
@@ -32,6 +41,51 @@ static int add_range(struct hwt_probe_rt *rt, const struct prb_pt_range *r)
 	rt->pt = n;
 	rt->pt[rt->npt++] = *r;
 	return 0;
+}
+
+/* Whether off is where an instruction of the function starts (decoding it
+ * from its entry; x86-64): 1 yes, 0 no (*before, *after: the boundaries
+ * around it), -errno when the code cannot be read (then it is not
+ * checked). */
+static int insn_boundary(const char *path, uint64_t file_offset, uint64_t size, uint64_t off,
+			 uint64_t *before, uint64_t *after)
+{
+	uint64_t want = size > off + 16 ? size : off + 16;
+	const uint8_t *code;
+	uint8_t *buf = NULL;
+	size_t left;
+	uint64_t addr = 0;
+	cs_insn *insn = NULL;
+	csh cs;
+	ssize_t got;
+	int fd, ret = -EIO;
+
+	if (want > (1u << 20))
+		want = 1u << 20;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	if (!(buf = malloc(want)))
+		goto out;
+	if ((got = pread(fd, buf, want, (off_t)file_offset)) <= 0)
+		goto out;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		goto out;
+	insn = cs_malloc(cs);
+	code = buf;
+	left = (size_t)got;
+	*before = 0;
+	while (insn && addr < off && cs_disasm_iter(cs, &code, &left, &addr, insn))
+		*before = insn->address;
+	*after = addr;
+	ret = addr == off;
+	if (addr < off)
+		ret = -EIO; /* ran out of bytes or of valid instructions */
+	cs_free(insn, 1);
+	cs_close(&cs);
+out:
+	free(buf);
+	close(fd);
+	return ret;
 }
 
 static int resolve_map(void *vctx, int32_t pid, const char *path, uint64_t start, uint64_t end,
@@ -55,6 +109,30 @@ static int resolve_map(void *vctx, int32_t pid, const char *path, uint64_t start
 	if (!defs[0].has_offset || defs[0].file_offset < pgoff ||
 	    defs[0].file_offset - pgoff >= end - start)
 		return 0;
+	if (c->p->info.kind == HWT_PROBE_PT_INSN && c->p->info.offset) {
+		uint64_t before = 0, after = 0;
+
+		if (defs[0].size && c->p->info.offset >= defs[0].size) {
+			if (c->diag)
+				hwt_probe_diag_at(c->diag, c->rt->prog->text, c->p->pos,
+						  "%s: offset %" PRIu64 " is past the end of %s (%" PRIu64
+						  " bytes)",
+						  c->p->text, c->p->info.offset, c->p->func, defs[0].size);
+			c->err = -HWT_EINVAL;
+			return -HWT_EINVAL;
+		}
+		if (insn_boundary(path, defs[0].file_offset, defs[0].size, c->p->info.offset,
+				  &before, &after) == 0) {
+			if (c->diag)
+				hwt_probe_diag_at(c->diag, c->rt->prog->text, c->p->pos,
+						  "%s: offset %" PRIu64 " is inside an instruction of %s "
+						  "(the nearest start at +%" PRIu64 " or +%" PRIu64
+						  "; see 'objdump -d')",
+						  c->p->text, c->p->info.offset, c->p->func, before, after);
+			c->err = -HWT_EINVAL;
+			return -HWT_EINVAL;
+		}
+	}
 	memset(&r, 0, sizeof(r));
 	r.lo = start + (defs[0].file_offset - pgoff);
 	r.hi = r.lo + (defs[0].size ? defs[0].size : 1);
@@ -86,6 +164,8 @@ int hwt_probe_pt_resolve(struct hwt_probe_rt *rt, struct hwt_probe_diag *diag)
 			continue;
 		if ((err = prb_syms_each_map(rt->syms, p->object, resolve_map, &c)) < 0)
 			return err;
+		if (c.err == -HWT_EINVAL)
+			return c.err;
 		if (!c.found) {
 			if (c.err == -HWT_ENOSYM) {
 				if (diag)
@@ -179,4 +259,257 @@ size_t hwt_probe_pt_watches(const struct hwt_probe_rt *rt, struct hwt_probe_pt_w
 		}
 	}
 	return rt->npt;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Offline: decoding the recording's PT and feeding the flow hook            */
+
+/* A thread's open calls: the call sites (the `from` of each CALL record),
+ * oldest first. */
+struct pt_thread {
+	int32_t tid;
+	uint64_t *from;
+	size_t n, cap;
+};
+
+struct pt_run {
+	struct hwt_probe_rt *rt;
+	struct hwt_probe_pt_watch *w;
+	size_t nw;
+	bool want_insn;
+	struct pt_thread *threads;
+	size_t nthreads, cap, last;
+	uint64_t *stack;   /* scratch: the stack of a hit, leaf first */
+	size_t stack_cap;
+	uint64_t *ips;     /* scratch: a block's instructions */
+	size_t ips_cap;
+};
+
+static struct pt_thread *pt_thread_get(struct pt_run *r, int32_t tid)
+{
+	struct pt_thread *t;
+
+	if (r->last < r->nthreads && r->threads[r->last].tid == tid)
+		return &r->threads[r->last];
+	for (size_t i = 0; i < r->nthreads; i++) {
+		if (r->threads[i].tid == tid) {
+			r->last = i;
+			return &r->threads[i];
+		}
+	}
+	if (r->nthreads == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		void *n = realloc(r->threads, cap * sizeof(*r->threads));
+
+		if (!n)
+			return NULL;
+		r->threads = n;
+		r->cap = cap;
+	}
+	t = &r->threads[r->nthreads];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	r->last = r->nthreads++;
+	return t;
+}
+
+static int grow(uint64_t **v, size_t *cap, size_t need)
+{
+	size_t cap2 = *cap ? *cap : 64;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (cap2 < need)
+		cap2 *= 2;
+	if (!(n = realloc(*v, cap2 * sizeof(**v))))
+		return -ENOMEM;
+	*v = n;
+	*cap = cap2;
+	return 0;
+}
+
+static bool pt_watched(const struct pt_run *r, enum hwt_probe_flow_kind kind, int32_t pid,
+		       uint64_t ip)
+{
+	for (size_t i = 0; i < r->nw; i++) {
+		const struct hwt_probe_pt_watch *w = &r->w[i];
+
+		if (w->kind == kind && w->pid == pid && ip >= w->lo && ip < w->hi)
+			return true;
+	}
+	return false;
+}
+
+/* Fires the probes an event matches, with the thread's stack under ip. */
+static int pt_fire(struct pt_run *r, const struct hwt_dec_rec *rec, const struct pt_thread *t,
+		   enum hwt_probe_flow_kind kind, uint64_t ip)
+{
+	struct hwt_probe_flow ev;
+	int err;
+
+	if ((err = grow(&r->stack, &r->stack_cap, t->n + 1)) < 0)
+		return err;
+	r->stack[0] = ip;
+	for (size_t i = 0; i < t->n; i++)
+		r->stack[1 + i] = t->from[t->n - 1 - i];
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = kind;
+	ev.pid = rec->pid;
+	ev.tid = rec->tid;
+	ev.cpu = -1; /* per-thread streams: the CPU is not in the trace */
+	ev.time = (rec->flags & HWT_DEC_RF_TIME) ? rec->time : 0;
+	ev.ip = ip;
+	ev.stack = r->stack;
+	ev.stack_nr = t->n + 1;
+	err = hwt_probe_pt_flow(r->rt, &ev);
+	return err < 0 ? err : 0;
+}
+
+static int pt_block(struct pt_run *r, const struct hwt_dec_rec *rec, const struct pt_thread *t)
+{
+	uint64_t lo = rec->u.block.ip, hi = rec->u.block.end_ip;
+	uint32_t n = rec->u.block.ninsn;
+	bool any = false;
+	size_t got;
+	int err;
+
+	for (size_t i = 0; i < r->nw && !any; i++)
+		any = r->w[i].kind == HWT_PROBE_FLOW_INSN && r->w[i].pid == rec->pid &&
+		      r->w[i].lo >= lo && r->w[i].lo <= hi;
+	if (!any)
+		return 0;
+	if (!rec->u.block.bb || n == 0) {
+		/* No expansion (not a cached block): its ends are known. */
+		if (pt_watched(r, HWT_PROBE_FLOW_INSN, rec->pid, lo) &&
+		    (err = pt_fire(r, rec, t, HWT_PROBE_FLOW_INSN, lo)) < 0)
+			return err;
+		if (hi != lo && pt_watched(r, HWT_PROBE_FLOW_INSN, rec->pid, hi))
+			return pt_fire(r, rec, t, HWT_PROBE_FLOW_INSN, hi);
+		return 0;
+	}
+	if ((err = grow(&r->ips, &r->ips_cap, n)) < 0)
+		return err;
+	/* A partial block ran only its first ninsn instructions. */
+	got = hwt_dec_bb_insns(rec->u.block.bb, r->ips, n);
+	for (size_t i = 0; i < got; i++) {
+		if (pt_watched(r, HWT_PROBE_FLOW_INSN, rec->pid, r->ips[i]) &&
+		    (err = pt_fire(r, rec, t, HWT_PROBE_FLOW_INSN, r->ips[i])) < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int pt_rec(void *ctx, const struct hwt_dec_rec *rec)
+{
+	struct pt_run *r = ctx;
+	struct pt_thread *t = pt_thread_get(r, rec->tid);
+	uint64_t ip;
+	int err = 0;
+
+	if (!t)
+		return -ENOMEM;
+	switch (rec->type) {
+	case HWT_DEC_REC_BLOCK:
+		err = pt_block(r, rec, t);
+		break;
+	case HWT_DEC_REC_CALL:
+		if ((err = grow(&t->from, &t->cap, t->n + 1)) < 0)
+			return err;
+		t->from[t->n++] = rec->u.call.from;
+		if (pt_watched(r, HWT_PROBE_FLOW_CALL, rec->pid, rec->u.call.to))
+			err = pt_fire(r, rec, t, HWT_PROBE_FLOW_CALL, rec->u.call.to);
+		break;
+	case HWT_DEC_REC_RETURN:
+		/* A frame left without its own return (longjmp, an exception)
+		 * still returns from its function: match it by its entry. */
+		ip = (rec->flags & HWT_DEC_RF_UNWOUND) && rec->u.ret.func ? rec->u.ret.func
+									   : rec->u.ret.from;
+		if (pt_watched(r, HWT_PROBE_FLOW_RETURN, rec->pid, ip))
+			err = pt_fire(r, rec, t, HWT_PROBE_FLOW_RETURN, ip);
+		if (t->n)
+			t->n--;
+		break;
+	case HWT_DEC_REC_GAP:
+		r->rt->stats.trace_gaps++;
+		r->rt->stats.trace_gap_bytes += rec->u.gap.size;
+		break;
+	default:
+		break;
+	}
+	/* The decoder's depth is the truth (frames from before the trace
+	 * or a gap are not on our stack). */
+	if (t->n > rec->depth)
+		t->n = rec->depth;
+	return err;
+}
+
+int prb_pt_offline(struct hwt_probe_rt *rt, struct hwt_fmt_session *session,
+		   struct hwt_probe_diag *diag)
+{
+	struct pt_run r;
+	struct hwt_pts_config cfg;
+	struct hwt_pts *pts = NULL;
+	struct hwt_dec_sink sink;
+	int32_t *pids = NULL;
+	uint64_t off = 0;
+	int err;
+
+	memset(&r, 0, sizeof(r));
+	r.rt = rt;
+	if ((err = hwt_probe_pt_resolve(rt, diag)) < 0)
+		return err;
+	r.nw = hwt_probe_pt_watches(rt, NULL, 0);
+	if (!(r.w = calloc(r.nw ? r.nw : 1, sizeof(*r.w))) ||
+	    !(pids = calloc(r.nw ? r.nw : 1, sizeof(*pids)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	hwt_probe_pt_watches(rt, r.w, r.nw);
+	for (size_t i = 0; i < r.nw; i++) {
+		r.want_insn |= r.w[i].kind == HWT_PROBE_FLOW_INSN;
+		pids[i] = r.w[i].pid;
+	}
+	if ((err = hwt_fmt_session_rewind(session)) < 0) {
+		if (diag)
+			hwt_probe_diag_at(diag, NULL, 0,
+					  "pt: probes read the recording twice, and a pipe cannot be "
+					  "rewound: save it to a file first (perf record -o FILE)");
+		goto out;
+	}
+	hwt_pts_config_init(&cfg);
+	cfg.log = rt->cfg.log;
+	/* Only the processes the probes watch are decoded. */
+	cfg.pids = pids;
+	cfg.npids = r.nw;
+	if ((err = hwt_pts_open(&pts, session, &cfg, &off)) < 0) {
+		if (diag)
+			hwt_probe_diag_at(diag, NULL, 0,
+					  "cannot decode the recording's Intel PT (at offset %" PRIu64
+					  "): %s",
+					  off, hwt_strerror(err));
+		goto out;
+	}
+	memset(&sink, 0, sizeof(sink));
+	sink.size = sizeof(sink);
+	sink.want = HWT_DEC_WANT(HWT_DEC_REC_CALL) | HWT_DEC_WANT(HWT_DEC_REC_RETURN) |
+		    HWT_DEC_WANT(HWT_DEC_REC_GAP) |
+		    (r.want_insn ? HWT_DEC_WANT(HWT_DEC_REC_BLOCK) : 0);
+	sink.rec = pt_rec;
+	sink.ctx = &r;
+	if ((err = hwt_pts_add_sink(pts, &sink)) < 0)
+		goto out;
+	if ((err = hwt_pts_run(pts)) < 0 && diag && !diag->msg[0])
+		hwt_probe_diag_at(diag, NULL, 0, "decoding the recording's Intel PT failed: %s",
+				  hwt_strerror(err));
+out:
+	hwt_pts_close(pts);
+	for (size_t i = 0; i < r.nthreads; i++)
+		free(r.threads[i].from);
+	free(r.threads);
+	free(r.stack);
+	free(r.ips);
+	free(r.w);
+	free(pids);
+	return err;
 }
