@@ -350,7 +350,8 @@ static void test_attach_pid(void **state)
 	       hwt_test_prog("pmc_family"), hwt_test_hwtrace());
 	assert_true(csv_value(r.err, "page-faults") >= 600);
 	hwt_test_run_free(&r);
-	run_ok(&r, "sleep 0.3 & %s stat -e task-clock -p $!", hwt_test_hwtrace());
+	/* 2 s: hwtrace (under ASan, on a loaded machine) must attach before it exits. */
+	run_ok(&r, "sleep 2 & %s stat -e task-clock -p $!", hwt_test_hwtrace());
 	assert_true(hwt_test_contains(r.err, " Performance counter stats for process id '"));
 	assert_false(hwt_test_contains(r.err, "seconds user"));
 	hwt_test_run_free(&r);
