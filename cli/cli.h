@@ -46,6 +46,12 @@ int hwt_cmd_script(int argc, char **argv);
 /* `hwtrace script` on a recording of samples (cli/script_samples.c). */
 int hwt_script_samples(int argc, char **argv);
 
+struct hwt_fmt_session;
+/* `hwtrace script` on an Intel PT recording (cli/script_ptrec.c). session:
+ * the recording already opened (taken over and closed), or NULL to open
+ * -i FILE. */
+int hwt_script_ptrec(int argc, char **argv, struct hwt_fmt_session *session);
+
 /* `hwtrace script --pt ...`: raw Intel PT, ptxed-compatible (cli/script_pt.c). */
 int hwt_script_pt(int argc, char **argv);
 

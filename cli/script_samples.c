@@ -13,9 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "format/format.h"
+#include "ptsession/ptsession.h"
 #include "report/report.h"
 
 struct script_stats {
@@ -40,6 +42,8 @@ static void usage(FILE *f)
 		"usage: hwtrace script [-i FILE] [-G] [--max-stack N] [--pid PIDS] [--tid TIDS]\n"
 		"                      [--comm NAME] [--inline] [--show-sideband] [--ns]\n"
 		"                      [--kallsyms FILE] [--debug-dir DIR] [-q]\n"
+		"       hwtrace script --itrace=LETTERS | --flow ...  (a PT recording; see\n"
+		"                      'hwtrace script --flow --help')\n"
 		"       hwtrace script --pt ...   (raw Intel PT; see 'hwtrace script --pt --help')\n"
 		"\n"
 		"Prints every sample of a recording (hwtrace's .hwt or perf.data): command,\n"
@@ -236,6 +240,28 @@ static void print_sample(struct script *sc, const struct hwt_fmt_record *rec,
 
 /* --- setup ------------------------------------------------------------------ */
 
+/* Opens a recording as hwt_cli_open_recording() does, but keeps a PT trace
+ * open for the PT recording mode. */
+static int open_recording(const char *path, struct hwt_fmt_session **out)
+{
+	struct hwt_fmt_session_config cfg;
+	struct stat st;
+	uint64_t off = 0;
+	int err;
+
+	*out = NULL;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return hwt_cli_recording_error(path, -EISDIR, 0);
+	hwt_fmt_session_config_init(&cfg);
+	cfg.log = *hwt_cli_logger();
+	err = hwt_fmt_session_open(out, path, &cfg, &off);
+	if (err < 0) {
+		*out = NULL;
+		return hwt_cli_recording_error(path, err, off);
+	}
+	return HWT_EXIT_OK;
+}
+
 int hwt_script_samples(int argc, char **argv)
 {
 	enum { O_MAXSTACK = 256, O_PID, O_TID, O_COMM, O_INLINE, O_SIDEBAND, O_NS, O_KALLSYMS,
@@ -331,8 +357,16 @@ int hwt_script_samples(int argc, char **argv)
 
 	if (!input)
 		input = hwt_cli_default_input();
-	if (hwt_cli_open_recording(input, &sc.s) != HWT_EXIT_OK)
+	if (open_recording(input, &sc.s) != HWT_EXIT_OK)
 		goto out;
+	if (hwt_pts_session_has_pt(sc.s)) {
+		/* A PT recording: the decoding mode takes it (and closes it). */
+		struct hwt_fmt_session *s = sc.s;
+
+		free(sc.pids);
+		free(sc.tids);
+		return hwt_script_ptrec(argc, argv, s);
+	}
 	if (hwt_rep_dict_alloc(&sc.dict) < 0)
 		goto oom;
 	hwt_rep_samples_config_init(&rcfg);

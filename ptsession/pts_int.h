@@ -1,0 +1,111 @@
+/*
+ * ptsession/pts_int.h - what the PT session's files share: the process
+ * images over time, the per-CPU thread timelines and the AUX stream plans
+ * that the sideband pass (pts_sb.c) builds and the decoding run
+ * (ptsession.c) reads. After the sideband pass everything here is read-only,
+ * which is what lets the decoder's context hook run on several threads.
+ */
+#ifndef HWT_PTSESSION_PTS_INT_H
+#define HWT_PTSESSION_PTS_INT_H
+
+#include "ptsession/ptsession.h"
+
+/* One version of a process's address space: valid from time on. */
+struct pts_ver {
+	uint64_t time;
+	struct hwt_dec_image *img;
+};
+
+struct pts_range {
+	uint64_t start, end;
+};
+
+struct pts_proc {
+	int32_t pid;
+	struct pts_ver *vers;
+	size_t nvers, capvers;
+	/* Executable ranges of the current version, to tell whether one
+	 * image (the union of all versions) decodes the process exactly: it
+	 * does unless a mapping replaced another or the process exec'd. */
+	struct pts_range *ranges;
+	size_t nranges, capranges;
+	bool changing;
+};
+
+/* Who ran on a CPU from time on (per-CPU streams). */
+struct pts_sw {
+	uint64_t time;
+	int32_t pid, tid;
+};
+
+/* A place in an AUX stream where data was lost (flagged AUX records). */
+struct pts_mark {
+	uint64_t aux_offset;
+};
+
+/* A mapped file, checked once. */
+struct pts_file {
+	char *path;
+	bool checked, usable;
+	uint64_t size;
+};
+
+struct pts_stream {
+	struct hwt_pts *pts;
+	size_t idx;               /* the session's AUX stream index */
+	int32_t cpu, tid, pid;
+	uint64_t first_time;
+	struct pts_mark *marks;
+	size_t nmarks, capmarks;
+	struct pts_sw *sw;        /* per-CPU: switch timeline, by time */
+	size_t nsw, capsw;
+	int32_t first_pid, first_tid; /* who ran before the first switch */
+	uint64_t announced_end;   /* end of the data AUX records announced */
+	/* per run */
+	uint64_t last_time;
+	bool stop;
+};
+
+struct hwt_pts {
+	struct hwt_pts_config cfg;
+	int32_t *pids, *tids;
+	char *kallsyms;
+	struct hwt_fmt_session *s;
+	struct hwt_dec_config dcfg;
+	struct hwt_dec_icache *ic;
+	struct hwt_dec_image *empty;   /* context of unknown processes */
+	struct pts_proc *procs;        /* sorted by pid after the pass */
+	size_t nprocs, capprocs;
+	struct {
+		int32_t tid, pid;
+	} *tidmap;                     /* sorted by tid after the pass */
+	size_t ntidmap, captidmap;
+	struct pts_file *files;
+	size_t nfiles, capfiles;
+	struct pts_stream *streams;    /* in decoding order after the pass */
+	size_t nstreams;
+	const uint8_t *vdso;
+	size_t vdso_size;
+	struct hwt_sym_cache *sym_cache, *own_cache;
+	struct hwt_sym_aspace *aspace;
+	struct hwt_sym_hint hint;
+	struct hwt_dec_sink *sinks;
+	size_t nsinks;
+	bool ran;
+	bool warned_kernel, warned_anon;
+	struct hwt_pts_stats st;
+};
+
+/* The sideband pass: reads every record of the session. Returns 0 or a
+ * negative error (see hwt_pts_open). */
+int pts_sb_read(struct hwt_pts *pts, uint64_t *err_offset);
+/* Decoder configuration from the metadata. */
+void pts_sb_config(struct hwt_pts *pts);
+
+/* The image of process pid at time (NULL: none known). */
+struct hwt_dec_image *pts_image_at(const struct hwt_pts *pts, int32_t pid, uint64_t time);
+/* The process of thread tid (tid itself when unknown). */
+int32_t pts_pid_of(const struct hwt_pts *pts, int32_t tid);
+const struct pts_proc *pts_proc_find(const struct hwt_pts *pts, int32_t pid);
+
+#endif /* HWT_PTSESSION_PTS_INT_H */

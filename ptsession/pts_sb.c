@@ -1,0 +1,823 @@
+/*
+ * ptsession/pts_sb.c - the sideband pass of a PT session: reads every record
+ * of the recording once, in time order, and builds what decoding needs
+ * afterwards: a code image per process over time (MMAP/MMAP2 with their file
+ * offsets, exec starting an empty image, fork copying the parent's, the
+ * recorded vDSO copy), the thread -> process map, the threads that ran on
+ * each CPU over time (SWITCH / SWITCH_CPU_WIDE), the places where AUX data
+ * was lost (AUX records flagged TRUNCATED or PARTIAL) and the symbolization
+ * address space. It also derives the decoder configuration from the
+ * metadata: hwtrace's pt.config.* keys, or perf's AUXTRACE_INFO record.
+ *
+ * Images are built here, before any decoder exists, so they can be changed
+ * in place; from the end of the pass on they are immutable, which is what
+ * makes the context hook safe on several decoding threads.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "ptsession/pts_int.h"
+
+/* Grows *p (of *cap elements of size elem) to hold n elements. */
+static int grow(void *pp, size_t *cap, size_t n, size_t elem)
+{
+	void **p = pp;
+	size_t ncap, bytes;
+	void *np;
+
+	if (n <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	if (ncap < n)
+		ncap = n;
+	if (hwt_mul_size(ncap, elem, &bytes) < 0)
+		return -ENOMEM;
+	np = realloc(*p, bytes);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Metadata -> decoder configuration                                         */
+
+static bool meta_u64(const struct hwt_fmt_session *s, const char *key, uint64_t *v)
+{
+	const struct hwt_fmt_meta *m = hwt_fmt_session_meta_find(s, key);
+
+	if (!m || (m->type != HWT_FMT_META_U64 && m->type != HWT_FMT_META_I64))
+		return false;
+	*v = m->v.u64;
+	return true;
+}
+
+/* perf's intel-pt AUXTRACE_INFO priv[] layout (tools/perf/arch/x86/util/
+ * intel-pt.c, util/intel-pt.h). */
+enum {
+	PPT_PMU_TYPE,
+	PPT_TIME_SHIFT,
+	PPT_TIME_MULT,
+	PPT_TIME_ZERO,
+	PPT_CAP_USER_TIME_ZERO,
+	PPT_TSC_BIT,
+	PPT_NORETCOMP_BIT,
+	PPT_HAVE_SCHED_SWITCH,
+	PPT_SNAPSHOT_MODE,
+	PPT_PER_CPU_MMAPS,
+	PPT_MTC_BIT,
+	PPT_MTC_FREQ_BITS,
+	PPT_TSC_CTC_N,
+	PPT_TSC_CTC_D,
+	PPT_CYC_BIT,
+	PPT_MAX_NONTURBO_RATIO,
+	PPT_FILTER_STR_LEN,
+	PPT_NPRIV,
+};
+
+#define PPT_AUXTRACE_TYPE_INTEL_PT 1u
+
+/* Reads priv[] of perf's AUXTRACE_INFO; returns how many entries. */
+static size_t auxtrace_priv(const struct hwt_fmt_session *s, uint64_t priv[PPT_NPRIV])
+{
+	const struct hwt_fmt_meta *m = hwt_fmt_session_meta_find(s, HWT_META_PERF_AUXTRACE_INFO);
+	size_t n;
+
+	/* header (8), u32 type, u32 reserved, u64 priv[] */
+	if (!m || m->type != HWT_FMT_META_BYTES || m->len < 16 ||
+	    hwt_le32(m->v.bytes + 8) != PPT_AUXTRACE_TYPE_INTEL_PT)
+		return 0;
+	n = (m->len - 16) / 8;
+	if (n > PPT_NPRIV)
+		n = PPT_NPRIV;
+	for (size_t i = 0; i < n; i++)
+		priv[i] = hwt_le64(m->v.bytes + 16 + 8 * i);
+	return n;
+}
+
+void pts_sb_config(struct hwt_pts *pts)
+{
+	const struct hwt_fmt_session *s = pts->s;
+	struct hwt_dec_config *c = &pts->dcfg;
+	const struct hwt_fmt_meta *m;
+	uint64_t priv[PPT_NPRIV] = {0}, v, sh, mu, ze;
+	size_t npriv = auxtrace_priv(s, priv);
+
+	hwt_dec_config_init(c);
+	c->engine = pts->cfg.engine;
+	c->threads = pts->cfg.threads;
+	c->flags = pts->cfg.dec_flags;
+	c->log = pts->cfg.log;
+
+	m = hwt_fmt_session_meta_find(s, HWT_META_CPU_VENDOR);
+	if (m && m->type == HWT_FMT_META_STR && !strcmp(m->v.str, "GenuineIntel")) {
+		c->cpu.vendor = HWT_DEC_CPU_INTEL;
+		if (meta_u64(s, "pt.config.cpu.family", &v) || meta_u64(s, HWT_META_CPU_FAMILY, &v))
+			c->cpu.family = (uint16_t)v;
+		if (meta_u64(s, "pt.config.cpu.model", &v) || meta_u64(s, HWT_META_CPU_MODEL, &v))
+			c->cpu.model = (uint8_t)v;
+		if (meta_u64(s, "pt.config.cpu.stepping", &v) ||
+		    meta_u64(s, HWT_META_CPU_STEPPING, &v))
+			c->cpu.stepping = (uint8_t)v;
+	}
+	if (meta_u64(s, HWT_META_TIME_SHIFT, &sh) && meta_u64(s, HWT_META_TIME_MULT, &mu) &&
+	    meta_u64(s, HWT_META_TIME_ZERO, &ze) && mu) {
+		c->tconv.valid = true;
+		c->tconv.time_shift = (uint16_t)sh;
+		c->tconv.time_mult = (uint32_t)mu;
+		c->tconv.time_zero = ze;
+	} else if (npriv > PPT_TIME_ZERO && priv[PPT_TIME_MULT]) {
+		c->tconv.valid = true;
+		c->tconv.time_shift = (uint16_t)priv[PPT_TIME_SHIFT];
+		c->tconv.time_mult = (uint32_t)priv[PPT_TIME_MULT];
+		c->tconv.time_zero = priv[PPT_TIME_ZERO];
+	}
+	if (meta_u64(s, "pt.config.mtc_freq", &v)) {
+		c->mtc_freq = (uint8_t)v;
+	} else if (npriv > PPT_MTC_FREQ_BITS) {
+		/* The MTC period is a field of the intel_pt event's config. */
+		const struct hwt_fmt_evlist *ev = hwt_fmt_session_evlist(s);
+
+		for (size_t i = 0; ev && i < hwt_fmt_evlist_count(ev); i++) {
+			const struct hwt_fmt_event *e = hwt_fmt_evlist_event(ev, i);
+
+			if (e->attr.type == priv[PPT_PMU_TYPE] && priv[PPT_MTC_FREQ_BITS] < 64) {
+				c->mtc_freq = (uint8_t)((e->attr.config >>
+							 priv[PPT_MTC_FREQ_BITS]) & 0xf);
+				break;
+			}
+		}
+	}
+	if (meta_u64(s, "pt.config.nom_freq", &v))
+		c->nom_freq = (uint8_t)v;
+	else if (npriv > PPT_MAX_NONTURBO_RATIO)
+		c->nom_freq = (uint8_t)priv[PPT_MAX_NONTURBO_RATIO];
+	if (meta_u64(s, "pt.config.cpuid_0x15_eax", &v))
+		c->cpuid_0x15_eax = (uint32_t)v;
+	else if (npriv > PPT_TSC_CTC_D)
+		c->cpuid_0x15_eax = (uint32_t)priv[PPT_TSC_CTC_D];
+	if (meta_u64(s, "pt.config.cpuid_0x15_ebx", &v))
+		c->cpuid_0x15_ebx = (uint32_t)v;
+	else if (npriv > PPT_TSC_CTC_N)
+		c->cpuid_0x15_ebx = (uint32_t)priv[PPT_TSC_CTC_N];
+}
+
+/* Whether AUX streams are per CPU: perf says so in AUXTRACE_INFO; hwtrace in
+ * pt.config.per_thread and in the streams (cpu -1: per thread). */
+static bool streams_per_cpu(const struct hwt_pts *pts, const struct hwt_fmt_aux_stream *a)
+{
+	uint64_t priv[PPT_NPRIV] = {0}, v;
+
+	if (a->cpu < 0)
+		return false;
+	if (auxtrace_priv(pts->s, priv) > PPT_PER_CPU_MMAPS)
+		return priv[PPT_PER_CPU_MMAPS] != 0;
+	if (meta_u64(pts->s, "pt.config.per_thread", &v))
+		return v == 0;
+	return a->tid < 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Processes and their images                                                */
+
+static struct pts_proc *proc_get(struct hwt_pts *pts, int32_t pid)
+{
+	struct pts_proc *p;
+
+	for (size_t i = pts->nprocs; i-- > 0;) {
+		if (pts->procs[i].pid == pid)
+			return &pts->procs[i];
+	}
+	if (grow(&pts->procs, &pts->capprocs, pts->nprocs + 1, sizeof(*pts->procs)) < 0)
+		return NULL;
+	p = &pts->procs[pts->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
+}
+
+/* The version of p at time to change: the last one when it has this time
+ * (nothing can have run in between), else a new copy of it. */
+static struct hwt_dec_image *proc_edit(struct hwt_pts *pts, struct pts_proc *p, uint64_t time,
+				       bool empty)
+{
+	struct pts_ver *last = p->nvers ? &p->vers[p->nvers - 1] : NULL;
+	struct hwt_dec_image *img = NULL;
+	char name[32];
+
+	if (last && last->time == time && !empty)
+		return last->img;
+	if (grow(&p->vers, &p->capvers, p->nvers + 1, sizeof(*p->vers)) < 0)
+		return NULL;
+	snprintf(name, sizeof(name), "pid %" PRId32, p->pid);
+	if (hwt_dec_image_alloc(&img, pts->ic, name) < 0)
+		return NULL;
+	if (last && !empty && hwt_dec_image_copy(img, last->img) < 0) {
+		hwt_dec_image_put(img);
+		return NULL;
+	}
+	p->vers[p->nvers].time = time;
+	p->vers[p->nvers].img = img;
+	p->nvers++;
+	return img;
+}
+
+static struct pts_file *file_get(struct hwt_pts *pts, const char *path)
+{
+	struct pts_file *f;
+
+	for (size_t i = 0; i < pts->nfiles; i++) {
+		if (!strcmp(pts->files[i].path, path))
+			return &pts->files[i];
+	}
+	if (grow(&pts->files, &pts->capfiles, pts->nfiles + 1, sizeof(*pts->files)) < 0)
+		return NULL;
+	f = &pts->files[pts->nfiles];
+	memset(f, 0, sizeof(*f));
+	f->path = strdup(path);
+	if (!f->path)
+		return NULL;
+	pts->nfiles++;
+	return f;
+}
+
+static void hex(char *out, const uint8_t *id, size_t n)
+{
+	for (size_t i = 0; i < n && i < 32; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * (n < 32 ? n : 32)] = 0;
+}
+
+/* Checks a mapped file once: present, same build-id as recorded, large
+ * enough for the mapping. A file that fails is named once and not used: its
+ * code would be the wrong code. */
+static bool file_usable(struct hwt_pts *pts, const char *path, const uint8_t *bid, size_t bidlen,
+			uint64_t pgoff)
+{
+	struct pts_file *f = file_get(pts, path);
+	char key[4096 + 16], want[65], have[65];
+	uint8_t id[64];
+	struct stat st;
+	int n, serr;
+
+	if (!f)
+		return false;
+	if (!f->checked) {
+		f->checked = true;
+		if (!bid) {
+			const struct hwt_fmt_meta *m;
+
+			snprintf(key, sizeof(key), HWT_META_BUILDID_PREFIX "%s", path);
+			m = hwt_fmt_session_meta_find(pts->s, key);
+			if (m && m->type == HWT_FMT_META_BYTES && m->len && m->len <= 64) {
+				bid = m->v.bytes;
+				bidlen = m->len;
+			}
+		}
+		serr = stat(path, &st) < 0 ? errno : 0;
+		if (serr || !S_ISREG(st.st_mode)) {
+			hwt_log(&pts->cfg.log, HWT_LOG_WARN,
+				"%s: %s: the trace in its code cannot be decoded (gaps); put the "
+				"recorded file back at this path",
+				path, serr ? strerror(serr) : "not a regular file");
+			pts->st.missing_objects++;
+			return false;
+		}
+		f->size = (uint64_t)st.st_size;
+		n = bid ? hwt_sym_build_id_read(path, id, sizeof(id)) : -1;
+		if (bid && n >= 0 && ((size_t)n != bidlen || memcmp(id, bid, bidlen))) {
+			hex(want, bid, bidlen);
+			hex(have, id, (size_t)n);
+			hwt_log(&pts->cfg.log, HWT_LOG_WARN,
+				"%s changed since the recording (build-id %s, recorded %s): the trace "
+				"in its code is not decoded (gaps); use the recorded binary",
+				path, n ? have : "none", want);
+			pts->st.missing_objects++;
+			return false;
+		}
+		f->usable = true;
+	}
+	if (f->usable && pgoff >= f->size) {
+		hwt_log(&pts->cfg.log, HWT_LOG_WARN,
+			"%s changed since the recording (%" PRIu64 " bytes, but mapped from offset "
+			"%#" PRIx64 "): the trace in its code is not decoded (gaps)",
+			path, f->size, pgoff);
+		pts->st.missing_objects++;
+		f->usable = false;
+	}
+	return f->usable;
+}
+
+static int on_mmap(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
+{
+	const char *name = rec->u.mmap.filename;
+	uint64_t addr = rec->u.mmap.addr, len = rec->u.mmap.len, pgoff = rec->u.mmap.pgoff;
+	uint64_t time = (rec->id.present & PERF_SAMPLE_TIME) ? rec->id.time : 0;
+	int32_t pid = (int32_t)rec->u.mmap.pid;
+	struct hwt_sym_mmap_event ev = {0};
+	struct hwt_dec_image *img;
+	struct pts_proc *p;
+	bool exec;
+	int err;
+
+	if (rec->type == PERF_RECORD_MMAP2)
+		exec = (rec->u.mmap.prot & PROT_EXEC) != 0;
+	else
+		exec = !(rec->misc & PERF_RECORD_MISC_MMAP_DATA);
+	ev.pid = rec->u.mmap.pid;
+	ev.tid = rec->u.mmap.tid;
+	ev.time = time;
+	ev.start = addr;
+	ev.len = len;
+	ev.pgoff = pgoff;
+	ev.prot = exec ? PROT_EXEC : 0;
+	ev.filename = name;
+	if (rec->type == PERF_RECORD_MMAP2 && rec->u.mmap.has_build_id) {
+		ev.build_id = rec->u.mmap.build_id;
+		ev.build_id_len = rec->u.mmap.build_id_size;
+	}
+	err = hwt_sym_aspace_mmap(pts->aspace, &ev);
+	if (err == -ENOMEM)
+		return err;
+	if (!exec || !len || addr + len < addr)
+		return 0;
+	if (pid == -1 || (addr >> 63)) {
+		/* Kernel code: no image of it is available to the decoder. */
+		if (!pts->warned_kernel)
+			hwt_log(&pts->cfg.log, HWT_LOG_INFO,
+				"kernel code is not decoded (no kernel image): its trace gives gaps");
+		pts->warned_kernel = true;
+		return 0;
+	}
+	p = proc_get(pts, pid);
+	if (!p)
+		return -ENOMEM;
+	/* Replacing (part of) an executable mapping makes the process's code
+	 * depend on time: its streams then go through the context hook. */
+	for (size_t i = 0; i < p->nranges; i++) {
+		if (addr < p->ranges[i].end && p->ranges[i].start < addr + len)
+			p->changing = true;
+	}
+	if (grow(&p->ranges, &p->capranges, p->nranges + 1, sizeof(*p->ranges)) < 0)
+		return -ENOMEM;
+	p->ranges[p->nranges].start = addr;
+	p->ranges[p->nranges].end = addr + len;
+	p->nranges++;
+
+	if (!strcmp(name, "[vdso]")) {
+		if (!pts->vdso)
+			return 0;
+		img = proc_edit(pts, p, time, false);
+		if (!img)
+			return -ENOMEM;
+		err = hwt_dec_image_add_mem(img, pts->vdso, len < pts->vdso_size ? len : pts->vdso_size,
+					    addr, "[vdso]");
+		return err == -ENOMEM ? err : 0;
+	}
+	if (name[0] != '/') {
+		/* //anon, [stack], JIT code: nothing to read the code from. */
+		if (!pts->warned_anon)
+			hwt_log(&pts->cfg.log, HWT_LOG_INFO,
+				"%s: executable memory without a file (JIT?): its trace gives gaps",
+				name);
+		pts->warned_anon = true;
+		return 0;
+	}
+	if (!file_usable(pts, name, ev.build_id, ev.build_id_len, pgoff))
+		return 0;
+	img = proc_edit(pts, p, time, false);
+	if (!img)
+		return -ENOMEM;
+	err = hwt_dec_image_add_file(img, name, pgoff, len, addr);
+	if (err == -ENOMEM)
+		return err;
+	if (err < 0)
+		hwt_log(&pts->cfg.log, HWT_LOG_WARN, "%s: cannot map it at %#" PRIx64 ": %s", name,
+			addr, hwt_strerror(err));
+	return 0;
+}
+
+static int tid_set(struct hwt_pts *pts, int32_t tid, int32_t pid)
+{
+	if (tid <= 0 || pid < 0)
+		return 0;
+	if (grow(&pts->tidmap, &pts->captidmap, pts->ntidmap + 1, sizeof(*pts->tidmap)) < 0)
+		return -ENOMEM;
+	pts->tidmap[pts->ntidmap].tid = tid;
+	pts->tidmap[pts->ntidmap].pid = pid;
+	pts->ntidmap++;
+	return 0;
+}
+
+static int on_comm(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
+{
+	struct hwt_sym_comm_event ev = {0};
+	uint64_t time = (rec->id.present & PERF_SAMPLE_TIME) ? rec->id.time : 0;
+	int err;
+
+	ev.pid = rec->u.comm.pid;
+	ev.tid = rec->u.comm.tid;
+	ev.time = time;
+	ev.comm = rec->u.comm.comm;
+	ev.exec = (rec->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+	err = hwt_sym_aspace_comm(pts->aspace, &ev);
+	if (err == -ENOMEM)
+		return err;
+	if (tid_set(pts, (int32_t)ev.tid, (int32_t)ev.pid) < 0)
+		return -ENOMEM;
+	if (ev.exec) {
+		struct pts_proc *p = proc_get(pts, (int32_t)ev.pid);
+
+		if (!p)
+			return -ENOMEM;
+		if (p->nvers) {
+			/* exec: a new, empty address space from now on. */
+			if (!proc_edit(pts, p, time, true))
+				return -ENOMEM;
+			p->changing = true;
+		}
+		p->nranges = 0;
+	}
+	return 0;
+}
+
+static int on_fork(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
+{
+	struct hwt_sym_task_event ev = {0};
+	uint64_t time = (rec->id.present & PERF_SAMPLE_TIME) ? rec->id.time : rec->u.fork.time;
+	int err;
+
+	ev.pid = rec->u.fork.pid;
+	ev.ppid = rec->u.fork.ppid;
+	ev.tid = rec->u.fork.tid;
+	ev.ptid = rec->u.fork.ptid;
+	ev.time = time;
+	if (rec->type == PERF_RECORD_EXIT) {
+		err = hwt_sym_aspace_exit(pts->aspace, &ev);
+		return err == -ENOMEM ? err : 0;
+	}
+	err = hwt_sym_aspace_fork(pts->aspace, &ev);
+	if (err == -ENOMEM)
+		return err;
+	if (tid_set(pts, (int32_t)ev.tid, (int32_t)ev.pid) < 0)
+		return -ENOMEM;
+	if (ev.pid != ev.ppid) {
+		struct pts_proc *parent = proc_get(pts, (int32_t)ev.ppid), *child;
+		struct hwt_dec_image *img;
+
+		if (!parent)
+			return -ENOMEM;
+		if (!parent->nvers)
+			return 0;
+		child = proc_get(pts, (int32_t)ev.pid);
+		if (!child)
+			return -ENOMEM;
+		parent = proc_get(pts, (int32_t)ev.ppid); /* proc_get may move it */
+		if (child->nvers)
+			child->changing = true; /* a pid reused */
+		img = proc_edit(pts, child, time, true);
+		if (!img || hwt_dec_image_copy(img, parent->vers[parent->nvers - 1].img) < 0)
+			return -ENOMEM;
+		child->nranges = 0;
+		if (grow(&child->ranges, &child->capranges, parent->nranges, sizeof(*child->ranges)) < 0)
+			return -ENOMEM;
+		if (parent->nranges)
+			memcpy(child->ranges, parent->ranges, parent->nranges * sizeof(*child->ranges));
+		child->nranges = parent->nranges;
+	}
+	return 0;
+}
+
+/* Switch and AUX records, kept with their CPU/thread until the streams are
+ * known (a perf pipe announces its AUX streams while it is read). */
+struct pending {
+	struct pts_sw *sw;    /* who runs from time on, on CPU sw_cpu[i] */
+	int32_t *sw_cpu;
+	int32_t *sw_prev_pid, *sw_prev_tid;
+	size_t nsw, capsw, capcpu, capppid, capptid;
+	struct {
+		int32_t cpu, tid;
+		uint64_t end;     /* aux_offset + aux_size */
+		uint64_t flags;
+	} *aux;
+	size_t naux, capaux;
+};
+
+static int on_switch(struct pending *pd, const struct hwt_fmt_record *rec)
+{
+	bool out = (rec->misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+	int32_t pid, tid, ppid, ptid;
+
+	if (!(rec->id.present & PERF_SAMPLE_CPU) || !(rec->id.present & PERF_SAMPLE_TIME) ||
+	    !(rec->id.present & PERF_SAMPLE_TID))
+		return 0;
+	if (rec->type == PERF_RECORD_SWITCH_CPU_WIDE) {
+		if (out) {
+			pid = (int32_t)rec->u.sw.next_prev_pid;
+			tid = (int32_t)rec->u.sw.next_prev_tid;
+			ppid = (int32_t)rec->id.pid;
+			ptid = (int32_t)rec->id.tid;
+		} else {
+			pid = (int32_t)rec->id.pid;
+			tid = (int32_t)rec->id.tid;
+			ppid = (int32_t)rec->u.sw.next_prev_pid;
+			ptid = (int32_t)rec->u.sw.next_prev_tid;
+		}
+	} else {
+		if (out)
+			return 0; /* the next thread's IN record says who runs */
+		pid = (int32_t)rec->id.pid;
+		tid = (int32_t)rec->id.tid;
+		ppid = ptid = -1;
+	}
+	if (grow(&pd->sw, &pd->capsw, pd->nsw + 1, sizeof(*pd->sw)) < 0 ||
+	    grow(&pd->sw_cpu, &pd->capcpu, pd->nsw + 1, sizeof(*pd->sw_cpu)) < 0 ||
+	    grow(&pd->sw_prev_pid, &pd->capppid, pd->nsw + 1, sizeof(int32_t)) < 0 ||
+	    grow(&pd->sw_prev_tid, &pd->capptid, pd->nsw + 1, sizeof(int32_t)) < 0)
+		return -ENOMEM;
+	pd->sw[pd->nsw].time = rec->id.time;
+	pd->sw[pd->nsw].pid = pid;
+	pd->sw[pd->nsw].tid = tid;
+	pd->sw_cpu[pd->nsw] = (int32_t)rec->id.cpu;
+	pd->sw_prev_pid[pd->nsw] = ppid;
+	pd->sw_prev_tid[pd->nsw] = ptid;
+	pd->nsw++;
+	return 0;
+}
+
+static int on_aux(struct pending *pd, const struct hwt_fmt_record *rec)
+{
+	uint64_t end;
+
+	if (__builtin_add_overflow(rec->u.aux.aux_offset, rec->u.aux.aux_size, &end))
+		return 0;
+	if (grow(&pd->aux, &pd->capaux, pd->naux + 1, sizeof(*pd->aux)) < 0)
+		return -ENOMEM;
+	pd->aux[pd->naux].cpu = (rec->id.present & PERF_SAMPLE_CPU) ? (int32_t)rec->id.cpu : -1;
+	pd->aux[pd->naux].tid = (rec->id.present & PERF_SAMPLE_TID) ? (int32_t)rec->id.tid : -1;
+	pd->aux[pd->naux].end = end;
+	pd->aux[pd->naux].flags = rec->u.aux.flags;
+	pd->naux++;
+	return 0;
+}
+
+static void pending_free(struct pending *pd)
+{
+	free(pd->sw);
+	free(pd->sw_cpu);
+	free(pd->sw_prev_pid);
+	free(pd->sw_prev_tid);
+	free(pd->aux);
+}
+
+/* ------------------------------------------------------------------------ */
+/* After the pass: streams, sorted tables                                    */
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct pts_proc *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	const int32_t *x = a, *y = b; /* {tid, pid}: by tid only (stable below) */
+
+	return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+static int cmp_stream(const void *a, const void *b)
+{
+	const struct pts_stream *x = a, *y = b;
+
+	if (x->first_time != y->first_time)
+		return x->first_time < y->first_time ? -1 : 1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int build_streams(struct hwt_pts *pts, struct pending *pd)
+{
+	size_t n = hwt_fmt_session_naux(pts->s);
+
+	pts->streams = calloc(n ? n : 1, sizeof(*pts->streams));
+	if (!pts->streams)
+		return -ENOMEM;
+	pts->nstreams = n;
+	for (size_t i = 0; i < n; i++) {
+		const struct hwt_fmt_aux_stream *a = hwt_fmt_session_aux(pts->s, i);
+		struct pts_stream *st = &pts->streams[i];
+		bool per_cpu = streams_per_cpu(pts, a);
+
+		st->pts = pts;
+		st->idx = i;
+		st->cpu = per_cpu ? a->cpu : -1;
+		st->tid = per_cpu ? -1 : a->tid;
+		st->pid = st->tid >= 0 ? pts_pid_of(pts, st->tid) : -1;
+		st->first_pid = st->first_tid = -1;
+		st->first_time = UINT64_MAX;
+		if (a->nsegments) {
+			const struct hwt_fmt_aux_segment *g = hwt_fmt_session_aux_segment(pts->s, i, 0);
+
+			if (g && g->time)
+				st->first_time = g->time;
+		}
+		if (per_cpu)
+			pts->st.per_cpu = true;
+		for (size_t k = 0; k < pd->nsw && per_cpu; k++) {
+			if (pd->sw_cpu[k] != st->cpu)
+				continue;
+			if (!st->nsw) {
+				st->first_pid = pd->sw_prev_pid[k];
+				st->first_tid = pd->sw_prev_tid[k];
+			}
+			if (grow(&st->sw, &st->capsw, st->nsw + 1, sizeof(*st->sw)) < 0)
+				return -ENOMEM;
+			st->sw[st->nsw++] = pd->sw[k];
+		}
+		if (per_cpu && !st->nsw && a->tid >= 0) {
+			/* No switch records: the stream's own thread. */
+			st->first_tid = a->tid;
+			st->first_pid = pts_pid_of(pts, a->tid);
+		}
+		for (size_t k = 0; k < pd->naux; k++) {
+			if (per_cpu ? pd->aux[k].cpu != st->cpu : pd->aux[k].tid != st->tid)
+				continue;
+			if (pd->aux[k].end > st->announced_end)
+				st->announced_end = pd->aux[k].end;
+			if (!(pd->aux[k].flags & (PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_PARTIAL)))
+				continue;
+			if (grow(&st->marks, &st->capmarks, st->nmarks + 1, sizeof(*st->marks)) < 0)
+				return -ENOMEM;
+			st->marks[st->nmarks++].aux_offset = pd->aux[k].end;
+		}
+	}
+	qsort(pts->streams, n, sizeof(*pts->streams), cmp_stream);
+	pts->st.streams = n;
+	return 0;
+}
+
+int pts_sb_read(struct hwt_pts *pts, uint64_t *err_offset)
+{
+	struct pending pd;
+	struct hwt_fmt_record rec;
+	uint64_t off = 0;
+	int err;
+
+	memset(&pd, 0, sizeof(pd));
+	for (;;) {
+		err = hwt_fmt_session_next(pts->s, &rec, &off);
+		if (err == -HWT_EEOS)
+			break;
+		if (err == -ENOMEM)
+			goto out;
+		if (err < 0) {
+			pts->st.read_errors++;
+			if (err_offset)
+				*err_offset = off;
+			hwt_log(&pts->cfg.log, HWT_LOG_WARN,
+				"sideband at offset %" PRIu64 " is damaged (%s): %s", off,
+				hwt_strerror(err),
+				hwt_fmt_session_kind(pts->s) == HWT_FMT_KIND_HWT
+					? "its records are skipped"
+					: "the records after it are not read");
+			if (hwt_fmt_session_kind(pts->s) == HWT_FMT_KIND_HWT)
+				continue;
+			break;
+		}
+		pts->st.sideband++;
+		switch (rec.type) {
+		case PERF_RECORD_MMAP:
+		case PERF_RECORD_MMAP2:
+			err = on_mmap(pts, &rec);
+			break;
+		case PERF_RECORD_COMM:
+			err = on_comm(pts, &rec);
+			break;
+		case PERF_RECORD_FORK:
+		case PERF_RECORD_EXIT:
+			err = on_fork(pts, &rec);
+			break;
+		case PERF_RECORD_ITRACE_START:
+			err = tid_set(pts, (int32_t)rec.u.itrace_start.tid,
+				      (int32_t)rec.u.itrace_start.pid);
+			break;
+		case PERF_RECORD_SWITCH:
+		case PERF_RECORD_SWITCH_CPU_WIDE:
+			err = on_switch(&pd, &rec);
+			break;
+		case PERF_RECORD_AUX:
+			err = on_aux(&pd, &rec);
+			break;
+		default:
+			err = 0;
+			break;
+		}
+		if (err < 0)
+			goto out;
+	}
+	qsort(pts->procs, pts->nprocs, sizeof(*pts->procs), cmp_proc);
+	if (pts->ntidmap) {
+		/* Keep the last pid given for each tid (a tid can be reused):
+		 * qsort is not stable, so sort copies tagged with their order. */
+		struct {
+			int32_t tid, pid;
+			size_t order;
+		} *tmp = malloc(pts->ntidmap * sizeof(*tmp));
+		size_t n = 0;
+
+		if (!tmp) {
+			err = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < pts->ntidmap; i++) {
+			tmp[i].tid = pts->tidmap[i].tid;
+			tmp[i].pid = pts->tidmap[i].pid;
+			tmp[i].order = i;
+		}
+		qsort(tmp, pts->ntidmap, sizeof(*tmp), cmp_tid);
+		for (size_t i = 0; i < pts->ntidmap; i++) {
+			size_t best = i;
+
+			while (i + 1 < pts->ntidmap && tmp[i + 1].tid == tmp[best].tid) {
+				i++;
+				if (tmp[i].order > tmp[best].order)
+					best = i;
+			}
+			pts->tidmap[n].tid = tmp[best].tid;
+			pts->tidmap[n].pid = tmp[best].pid;
+			n++;
+		}
+		pts->ntidmap = n;
+		free(tmp);
+	}
+	pts->st.processes = pts->nprocs;
+	err = build_streams(pts, &pd);
+out:
+	pending_free(&pd);
+	return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lookups (read-only after the pass)                                        */
+
+const struct pts_proc *pts_proc_find(const struct hwt_pts *pts, int32_t pid)
+{
+	size_t lo = 0, hi = pts->nprocs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pts->procs[mid].pid == pid)
+			return &pts->procs[mid];
+		if (pts->procs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+struct hwt_dec_image *pts_image_at(const struct hwt_pts *pts, int32_t pid, uint64_t time)
+{
+	const struct pts_proc *p = pts_proc_find(pts, pid);
+	size_t lo = 0, hi;
+
+	if (!p || !p->nvers)
+		return NULL;
+	/* The last version at or before time; before the first one (clocks
+	 * of different CPUs disagree a little), the first. */
+	hi = p->nvers;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->vers[mid].time <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return p->vers[lo ? lo - 1 : 0].img;
+}
+
+int32_t pts_pid_of(const struct hwt_pts *pts, int32_t tid)
+{
+	size_t lo = 0, hi = pts->ntidmap;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pts->tidmap[mid].tid == tid)
+			return pts->tidmap[mid].pid;
+		if (pts->tidmap[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return tid;
+}

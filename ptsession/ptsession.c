@@ -1,0 +1,522 @@
+/*
+ * ptsession/ptsession.c - the PT session: opens a recording's sideband
+ * (pts_sb.c), then decodes each AUX stream with its own decoder, feeding the
+ * stream's segments in AUX order and reporting every loss (offset gaps,
+ * flagged AUX records, data that cannot be read, data announced but never
+ * stored) where it happened, so it shows as a counted GAP record. Per-thread
+ * streams whose process's code never changes get one image and no hook, so
+ * the fast engine and parallel segments apply; per-CPU streams, and
+ * processes that exec or map over their code, go through the context hook,
+ * which looks up thread and image by time in the tables of the pass. The
+ * session's own sink applies the time and pid/tid filters and passes the
+ * records on to the caller's sinks.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptsession/pts_int.h"
+
+#define PTS_PIECE (256u * 1024u) /* AUX bytes read and fed at a time */
+
+void hwt_pts_config_init(struct hwt_pts_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->size = sizeof(*cfg);
+	cfg->engine = HWT_DEC_ENGINE_FAST;
+}
+
+bool hwt_pts_session_has_pt(const struct hwt_fmt_session *s)
+{
+	const struct hwt_fmt_evlist *ev;
+
+	if (!s)
+		return false;
+	if (hwt_fmt_session_naux(s) || hwt_fmt_session_meta_find(s, HWT_META_PT_EMULATED) ||
+	    hwt_fmt_session_meta_find(s, HWT_META_PERF_AUXTRACE_INFO) ||
+	    hwt_fmt_session_meta_find(s, "pt.config.config"))
+		return true;
+	ev = hwt_fmt_session_evlist(s);
+	for (size_t i = 0; ev && i < hwt_fmt_evlist_count(ev); i++) {
+		if (!strncmp(hwt_fmt_evlist_event(ev, i)->name, "intel_pt", 8))
+			return true;
+	}
+	return false;
+}
+
+static int32_t *copy_ids(const int32_t *v, size_t n)
+{
+	int32_t *c;
+
+	if (!n)
+		return NULL;
+	c = malloc(n * sizeof(*c));
+	if (c)
+		memcpy(c, v, n * sizeof(*c));
+	return c;
+}
+
+static bool in_ids(const int32_t *v, size_t n, int32_t x)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] == x)
+			return true;
+	}
+	return false;
+}
+
+static int load_meta(struct hwt_pts *pts)
+{
+	const struct hwt_fmt_meta *m;
+	size_t plen = strlen(HWT_META_BUILDID_PREFIX);
+	int err;
+
+	m = hwt_fmt_session_meta_find(pts->s, HWT_META_VDSO_IMAGE);
+	if (m && m->type == HWT_FMT_META_BYTES && m->len) {
+		pts->vdso = m->v.bytes;
+		pts->vdso_size = m->len;
+		err = hwt_sym_aspace_image(pts->aspace, "[vdso]", m->v.bytes, m->len);
+		if (err == -ENOMEM)
+			return err;
+	}
+	for (size_t i = 0; i < hwt_fmt_session_nmeta(pts->s); i++) {
+		m = hwt_fmt_session_meta(pts->s, i);
+		if (!m || m->type != HWT_FMT_META_BYTES || strncmp(m->key, HWT_META_BUILDID_PREFIX, plen))
+			continue;
+		err = hwt_sym_aspace_build_id(pts->aspace, m->key + plen, m->v.bytes, m->len);
+		if (err == -ENOMEM)
+			return err;
+	}
+	m = hwt_fmt_session_meta_find(pts->s, HWT_META_PT_EMULATED);
+	pts->st.emulated = m && m->type == HWT_FMT_META_U64 && m->v.u64;
+	return 0;
+}
+
+int hwt_pts_open(struct hwt_pts **out, struct hwt_fmt_session *session,
+		 const struct hwt_pts_config *cfg, uint64_t *err_offset)
+{
+	struct hwt_sym_aspace_config acfg;
+	struct hwt_pts_config defaults;
+	struct hwt_pts *pts;
+	int err;
+
+	if (!out)
+		return -HWT_EINVAL;
+	*out = NULL;
+	if (!cfg) {
+		hwt_pts_config_init(&defaults);
+		cfg = &defaults;
+	}
+	if (!session || cfg->size < sizeof(*cfg) || cfg->engine > HWT_DEC_ENGINE_PTXED ||
+	    (cfg->npids && !cfg->pids) || (cfg->ntids && !cfg->tids))
+		return -HWT_EINVAL;
+	if (!hwt_pts_session_has_pt(session))
+		return -HWT_ENOPT;
+	pts = calloc(1, sizeof(*pts));
+	if (!pts)
+		return -ENOMEM;
+	pts->cfg = *cfg;
+	pts->s = session;
+	err = -ENOMEM;
+	pts->pids = copy_ids(cfg->pids, cfg->npids);
+	pts->tids = copy_ids(cfg->tids, cfg->ntids);
+	pts->cfg.pids = pts->pids;
+	pts->cfg.tids = pts->tids;
+	if ((cfg->npids && !pts->pids) || (cfg->ntids && !pts->tids))
+		goto error;
+	if (cfg->kallsyms) {
+		pts->kallsyms = strdup(cfg->kallsyms);
+		if (!pts->kallsyms)
+			goto error;
+	}
+	pts->cfg.kallsyms = pts->kallsyms;
+	pts_sb_config(pts);
+	err = hwt_dec_icache_alloc(&pts->ic, &pts->cfg.log);
+	if (err < 0)
+		goto error;
+	err = hwt_dec_image_alloc(&pts->empty, pts->ic, "unknown process");
+	if (err < 0)
+		goto error;
+	pts->sym_cache = cfg->sym_cache;
+	if (!pts->sym_cache) {
+		struct hwt_sym_config scfg;
+
+		hwt_sym_config_init(&scfg);
+		scfg.logger = pts->cfg.log;
+		err = hwt_sym_cache_alloc(&scfg, &pts->own_cache);
+		if (err < 0)
+			goto error;
+		pts->sym_cache = pts->own_cache;
+	}
+	hwt_sym_aspace_config_init(&acfg);
+	acfg.logger = pts->cfg.log;
+	acfg.cache = pts->sym_cache;
+	acfg.kallsyms = pts->kallsyms;
+	err = hwt_sym_aspace_alloc(&acfg, &pts->aspace);
+	if (err < 0)
+		goto error;
+	err = load_meta(pts);
+	if (err < 0)
+		goto error;
+	err = pts_sb_read(pts, err_offset);
+	if (err < 0)
+		goto error;
+	*out = pts;
+	return 0;
+error:
+	hwt_pts_close(pts);
+	return err;
+}
+
+void hwt_pts_close(struct hwt_pts *pts)
+{
+	if (!pts)
+		return;
+	for (size_t i = 0; i < pts->nprocs; i++) {
+		for (size_t k = 0; k < pts->procs[i].nvers; k++)
+			hwt_dec_image_put(pts->procs[i].vers[k].img);
+		free(pts->procs[i].vers);
+		free(pts->procs[i].ranges);
+	}
+	free(pts->procs);
+	for (size_t i = 0; i < pts->nstreams; i++) {
+		free(pts->streams[i].marks);
+		free(pts->streams[i].sw);
+	}
+	free(pts->streams);
+	for (size_t i = 0; i < pts->nfiles; i++)
+		free(pts->files[i].path);
+	free(pts->files);
+	free(pts->tidmap);
+	hwt_dec_image_put(pts->empty);
+	hwt_dec_icache_free(pts->ic);
+	hwt_sym_aspace_free(pts->aspace);
+	hwt_sym_cache_free(pts->own_cache);
+	free(pts->sinks);
+	free(pts->pids);
+	free(pts->tids);
+	free(pts->kallsyms);
+	free(pts);
+}
+
+int hwt_pts_add_sink(struct hwt_pts *pts, const struct hwt_dec_sink *sink)
+{
+	struct hwt_dec_sink *n;
+
+	if (!pts || !sink || sink->size < sizeof(*sink) || !sink->rec || pts->ran)
+		return -HWT_EINVAL;
+	n = realloc(pts->sinks, (pts->nsinks + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	pts->sinks = n;
+	pts->sinks[pts->nsinks] = *sink;
+	pts->sinks[pts->nsinks].size = sizeof(*sink);
+	if (!pts->sinks[pts->nsinks].want)
+		pts->sinks[pts->nsinks].want = HWT_DEC_WANT_ALL;
+	pts->nsinks++;
+	return 0;
+}
+
+const struct hwt_dec_config *hwt_pts_dec_config(const struct hwt_pts *pts)
+{
+	return &pts->dcfg;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decoding                                                                  */
+
+static uint64_t query_time(const struct hwt_pts *pts, const struct hwt_dec_context_query *q)
+{
+	if (!q->has_tsc)
+		return 0;
+	return pts->dcfg.tconv.valid ? hwt_dec_tsc_to_perf(&pts->dcfg.tconv, q->tsc) : q->tsc;
+}
+
+/* The thread on a CPU at time: the last switch at or before it. */
+static void thread_at(const struct pts_stream *st, uint64_t time, int32_t *pid, int32_t *tid)
+{
+	size_t lo = 0, hi = st->nsw;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->sw[mid].time <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo) {
+		*pid = st->first_pid;
+		*tid = st->first_tid;
+	} else {
+		*pid = st->sw[lo - 1].pid;
+		*tid = st->sw[lo - 1].tid;
+	}
+}
+
+/* The decoder's context hook: read-only lookups, safe on several threads. */
+static int pts_hook(void *ctx, const struct hwt_dec_context_query *q, struct hwt_dec_context *out)
+{
+	const struct pts_stream *st = ctx;
+	const struct hwt_pts *pts = st->pts;
+	uint64_t time = query_time(pts, q);
+	int32_t pid = st->pid, tid = st->tid;
+	struct hwt_dec_image *img;
+
+	if (st->cpu >= 0)
+		thread_at(st, time, &pid, &tid);
+	img = pid >= 0 ? pts_image_at(pts, pid, time) : NULL;
+	out->pid = pid;
+	out->tid = tid;
+	out->image = img ? img : pts->empty;
+	out->note = 0;
+	return 0;
+}
+
+static int pts_rec(void *ctx, const struct hwt_dec_rec *rec)
+{
+	struct pts_stream *st = ctx;
+	struct hwt_pts *pts = st->pts;
+	uint64_t t;
+
+	if (rec->flags & HWT_DEC_RF_TIME)
+		st->last_time = pts->dcfg.tconv.valid ? rec->time : rec->tsc;
+	t = st->last_time;
+	if (pts->cfg.time_end && t > pts->cfg.time_end) {
+		/* A stream's time only grows: the rest is later still. */
+		st->stop = true;
+		return -HWT_EEOS;
+	}
+	if (t < pts->cfg.time_start || (pts->cfg.npids && !in_ids(pts->pids, pts->cfg.npids, rec->pid)) ||
+	    (pts->cfg.ntids && !in_ids(pts->tids, pts->cfg.ntids, rec->tid))) {
+		pts->st.filtered++;
+		return 0;
+	}
+	for (size_t i = 0; i < pts->nsinks; i++) {
+		const struct hwt_dec_sink *s = &pts->sinks[i];
+		int err;
+
+		if (!(s->want & HWT_DEC_WANT(rec->type)))
+			continue;
+		err = s->rec(s->ctx, rec);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int lost(struct hwt_pts *pts, struct hwt_dec *dec, uint64_t size)
+{
+	pts->st.lost_gaps++;
+	pts->st.lost_bytes += size;
+	return hwt_dec_lost(dec, size);
+}
+
+static int cmp_mark(const void *a, const void *b)
+{
+	const struct pts_mark *x = a, *y = b;
+
+	return (x->aux_offset > y->aux_offset) - (x->aux_offset < y->aux_offset);
+}
+
+/* Feeds one stream's segments, with its losses in their places. */
+static int feed_stream(struct hwt_pts *pts, struct pts_stream *st, struct hwt_dec *dec,
+		       uint8_t *buf)
+{
+	const struct hwt_fmt_aux_stream *a = hwt_fmt_session_aux(pts->s, st->idx);
+	uint64_t prev_end = 0;
+	size_t mark = 0;
+	int err;
+
+	qsort(st->marks, st->nmarks, sizeof(*st->marks), cmp_mark);
+	for (size_t g = 0; g < a->nsegments && !st->stop; g++) {
+		const struct hwt_fmt_aux_segment *seg = hwt_fmt_session_aux_segment(pts->s, st->idx, g);
+		uint64_t pos = 0;
+
+		if (!seg)
+			break;
+		if (seg->aux_offset > prev_end) {
+			err = lost(pts, dec, seg->aux_offset - prev_end);
+			if (err < 0)
+				return err;
+		}
+		/* Marks inside data already fed (overlapping segments) or
+		 * before this segment were reported or cannot be placed. */
+		while (mark < st->nmarks && st->marks[mark].aux_offset <= seg->aux_offset)
+			mark++;
+		while (pos < seg->size && !st->stop) {
+			uint64_t piece = seg->size - pos;
+			int64_t n;
+
+			if (piece > PTS_PIECE)
+				piece = PTS_PIECE;
+			if (mark < st->nmarks && st->marks[mark].aux_offset - seg->aux_offset - pos < piece)
+				piece = st->marks[mark].aux_offset - seg->aux_offset - pos;
+			n = hwt_fmt_session_aux_read(pts->s, st->idx, g, pos, buf, (size_t)piece);
+			if (n <= 0) {
+				if (n == -ENOMEM)
+					return (int)n;
+				/* A damaged chunk: its bytes are lost, the rest goes on. */
+				pts->st.read_errors++;
+				hwt_log(&pts->cfg.log, HWT_LOG_WARN,
+					"PT data of stream %zu at AUX offset %#" PRIx64
+					" cannot be read (%s): %" PRIu64 " bytes lost",
+					st->idx, seg->aux_offset + pos,
+					n ? hwt_strerror((int)n) : "no data", piece);
+				err = lost(pts, dec, piece);
+				if (err < 0)
+					return err;
+				pos += piece;
+				continue;
+			}
+			pts->st.aux_bytes += (uint64_t)n;
+			err = hwt_dec_feed(dec, buf, (size_t)n);
+			if (err < 0)
+				return err;
+			pos += (uint64_t)n;
+			if (mark < st->nmarks && st->marks[mark].aux_offset == seg->aux_offset + pos) {
+				/* The AUX record that ends here was flagged:
+				 * the kernel dropped trace after it. */
+				mark++;
+				err = lost(pts, dec, 0);
+				if (err < 0)
+					return err;
+			}
+		}
+		if (seg->aux_offset + seg->size > prev_end)
+			prev_end = seg->aux_offset + seg->size;
+	}
+	if (st->stop)
+		return 0;
+	/* Flagged records after the data, or data announced by AUX records but
+	 * never stored (a recording cut short). */
+	while (mark < st->nmarks && st->marks[mark].aux_offset > prev_end) {
+		mark++;
+		err = lost(pts, dec, 0);
+		if (err < 0)
+			return err;
+	}
+	if (st->announced_end > prev_end) {
+		err = lost(pts, dec, st->announced_end - prev_end);
+		if (err < 0)
+			return err;
+	}
+	return hwt_dec_finish(dec);
+}
+
+static void add_stats(struct hwt_dec_stats *sum, const struct hwt_dec_stats *s)
+{
+	uint64_t *d = (uint64_t *)sum;
+	const uint64_t *v = (const uint64_t *)s;
+
+	/* struct hwt_dec_stats is all uint64_t counters. */
+	for (size_t i = 0; i < sizeof(*s) / sizeof(uint64_t); i++)
+		d[i] += v[i];
+}
+
+static int run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf)
+{
+	const struct pts_proc *p = NULL;
+	struct hwt_dec_config cfg = pts->dcfg;
+	struct hwt_dec_sink sink = {sizeof(sink), HWT_DEC_WANT_ALL, pts_rec, st};
+	struct hwt_dec_stats ds;
+	struct hwt_dec_image *img;
+	struct hwt_dec *dec = NULL;
+	int32_t pid = st->pid, tid = st->tid;
+	int err;
+
+	if (st->cpu < 0) {
+		if ((pts->cfg.npids && !in_ids(pts->pids, pts->cfg.npids, st->pid)) ||
+		    (pts->cfg.ntids && !in_ids(pts->tids, pts->cfg.ntids, st->tid)))
+			return 0;
+		p = pts_proc_find(pts, st->pid);
+	}
+	pts->st.streams_decoded++;
+	if (st->cpu >= 0 || !p || p->changing) {
+		cfg.context = pts_hook;
+		cfg.context_ctx = st;
+	}
+	err = hwt_dec_alloc(&dec, &cfg, pts->ic);
+	if (err < 0)
+		return err;
+	if (st->cpu >= 0) {
+		pid = st->first_pid;
+		tid = st->first_tid;
+	}
+	/* Without the hook: the process's last image is the union of all its
+	 * mappings (none replaced another), which decodes it at every time. */
+	img = p && p->nvers && !cfg.context ? p->vers[p->nvers - 1].img
+					    : (pid >= 0 ? pts_image_at(pts, pid, st->first_time) : NULL);
+	err = hwt_dec_set_context(dec, pid, tid, img ? img : pts->empty);
+	if (err >= 0)
+		err = hwt_dec_add_sink(dec, &sink);
+	if (err >= 0)
+		err = feed_stream(pts, st, dec, buf);
+	if (err == -HWT_EEOS && st->stop)
+		err = 0;
+	hwt_dec_stats(dec, &ds);
+	add_stats(&pts->st.dec, &ds);
+	hwt_dec_free(dec);
+	return err;
+}
+
+int hwt_pts_run(struct hwt_pts *pts)
+{
+	uint8_t *buf;
+	int err = 0;
+
+	if (!pts || pts->ran)
+		return -HWT_EINVAL;
+	pts->ran = true;
+	buf = malloc(PTS_PIECE);
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < pts->nstreams && err >= 0; i++)
+		err = run_stream(pts, &pts->streams[i], buf);
+	free(buf);
+	return err;
+}
+
+void hwt_pts_stats(const struct hwt_pts *pts, struct hwt_pts_stats *stats)
+{
+	*stats = pts->st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Symbols                                                                   */
+
+struct hwt_sym_aspace *hwt_pts_aspace(struct hwt_pts *pts)
+{
+	return pts->aspace;
+}
+
+int hwt_pts_symbolize(struct hwt_pts *pts, int32_t pid, uint64_t time, uint64_t ip,
+		      struct hwt_pts_sym *out)
+{
+	struct hwt_sym_loc loc;
+	struct hwt_sym_func fn;
+	int err;
+
+	if (!pts || !out)
+		return -HWT_EINVAL;
+	memset(out, 0, sizeof(*out));
+	err = hwt_sym_aspace_lookup(pts->aspace, (uint32_t)pid, time, ip, &loc);
+	if (err < 0)
+		return err;
+	out->object = loc.path;
+	if (!loc.obj)
+		return -HWT_ENOSYM;
+	err = hwt_sym_func_at(loc.obj, loc.addr, 0, &pts->hint, &fn);
+	if (err < 0)
+		return err;
+	out->function = fn.name;
+	out->offset = loc.addr - fn.addr;
+	out->func_ip = ip - out->offset;
+	return 0;
+}
+
+const char *hwt_pts_comm(struct hwt_pts *pts, int32_t tid, uint64_t time)
+{
+	return hwt_sym_aspace_comm_of(pts->aspace, (uint32_t)tid, time);
+}

@@ -1,0 +1,178 @@
+/*
+ * ptsession/ptsession.h - decoding Intel PT *recordings*: the whole contract
+ * of the ptsession module.
+ *
+ * A recording (hwtrace's .hwt from `record --pt` or `record --pt=emulate`,
+ * or a perf.data from `perf record -e intel_pt//`, file or pipe mode) holds
+ * PT bytes in AUX streams (one per thread or one per CPU), the kernel's
+ * sideband records (MMAP/MMAP2, COMM, FORK, EXIT, SWITCH, AUX,
+ * ITRACE_START, ...) and metadata (CPU, TSC conversion, PT settings,
+ * build-ids, a copy of the vDSO). A PT session reads all of it and drives
+ * the decoder (decoder/decoder.h): the decoder configuration comes from the
+ * metadata (hwtrace's pt.config.* keys, or perf's AUXTRACE_INFO), a code
+ * image per process over time comes from the sideband (mmaps with their file
+ * offsets, exec starting an empty image, fork copying the parent's, the
+ * recorded vDSO), and per-CPU streams are split into threads by the context
+ * switch records through the decoder's context hook.
+ *
+ * Records reach the caller's sinks (struct hwt_dec_sink) with pid and tid
+ * set. Order: AUX streams are decoded one after another, by the perf time of
+ * their first data (streams without time keep their order in the file); the
+ * records of one stream arrive in stream order, which is time order. In a
+ * per-thread recording (the emulator, `hwtrace record --pt`) every thread
+ * has one stream, so each thread's records are contiguous and in time
+ * order. In a per-CPU recording (perf's default) each CPU's records are in
+ * time order; a thread that ran on several CPUs has its records in several
+ * streams, and its call stack starts afresh on each CPU (returns to frames
+ * entered on another CPU are RF_UNKNOWN_FRAME).
+ *
+ * Losses are records, never silence: AUX data missing between segments (a
+ * gap in AUX offsets), AUX records flagged TRUNCATED, PARTIAL or OVERWRITE,
+ * and AUX data that cannot be read from a damaged file each become a
+ * HWT_DEC_GAP_LOST record at their place in the flow (hwt_dec_lost), and are
+ * counted in the stats. A mapped file that is missing, or whose build-id or
+ * size differs from the recording's, is named once through the logger and
+ * left out of the images: code in it gives decode-error gaps, the rest
+ * decodes.
+ *
+ * Usage:
+ *
+ *   hwt_fmt_session_open(&s, "trace.hwt", NULL, &off);
+ *   if (!hwt_pts_session_has_pt(s)) ... samples, not PT ...
+ *   hwt_pts_config_init(&cfg);  cfg.log = *logger;  cfg.threads = 2;
+ *   err = hwt_pts_open(&pts, s, &cfg, &off);   // reads the sideband
+ *   hwt_pts_add_sink(pts, &sink);
+ *   err = hwt_pts_run(pts);                    // decodes, calls the sinks
+ *   hwt_pts_symbolize(pts, rec->pid, rec->time, ip, &sym);
+ *   hwt_pts_stats(pts, &st);
+ *   hwt_pts_close(pts);  hwt_fmt_session_close(s);
+ *
+ * Threads: one thread uses a session at a time (sinks are called from the
+ * thread that calls hwt_pts_run, also when cfg.threads > 1).
+ */
+#ifndef HWT_PTSESSION_PTSESSION_H
+#define HWT_PTSESSION_PTSESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/hwt.h"
+#include "decoder/decoder.h"
+#include "format/format.h"
+#include "symbolize/symbolize.h"
+
+struct hwt_pts;
+
+/* True when the session holds Intel PT: AUX streams, an intel_pt event, or
+ * PT metadata (for a perf pipe, whose AUX data arrive later, the event or
+ * the AUXTRACE_INFO tells). Reads no records. */
+HWT_API bool hwt_pts_session_has_pt(const struct hwt_fmt_session *session);
+
+struct hwt_pts_config {
+	size_t size;              /* sizeof(struct hwt_pts_config) */
+	uint32_t engine;          /* enum hwt_dec_engine; default FAST */
+	unsigned int threads;     /* decode each stream's PSB segments on this
+				   * many threads; 0 or 1: the calling thread.
+				   * The records are the same either way */
+	uint32_t dec_flags;       /* HWT_DEC_F_* for every decoder */
+	uint64_t time_start;      /* perf clock ns: only records from here */
+	uint64_t time_end;        /* ... up to here (inclusive); 0: no end.
+				   * Records without a time inherit the time
+				   * of the record before them */
+	const int32_t *pids;      /* only these processes (copied); */
+	size_t npids;             /* 0: all */
+	const int32_t *tids;      /* only these threads (copied); 0: all */
+	size_t ntids;
+	/* Symbolization (hwt_pts_aspace, hwt_pts_symbolize): objects are
+	 * opened in this cache (borrowed; it must outlive the session).
+	 * NULL: the session allocates its own with the defaults. */
+	struct hwt_sym_cache *sym_cache;
+	const char *kallsyms;     /* kernel symbols file, or NULL (copied) */
+	struct hwt_logger log;    /* copied */
+};
+
+/* Zeroes cfg and sets its size and defaults. */
+HWT_API void hwt_pts_config_init(struct hwt_pts_config *cfg);
+
+/* Reads a PT recording: the session (borrowed; it must outlive the PT
+ * session, and must not have been read yet: its records are read here, all
+ * of them, to the end) and its metadata. Builds the decoder configuration,
+ * the process images over time, the context-switch timelines of per-CPU
+ * streams and the symbolization address space. cfg is copied (NULL: the
+ * defaults). A damaged .hwt chunk is reported through cfg->log and skipped.
+ * Returns 0 and stores the session, or:
+ *   -HWT_EINVAL   bad config;
+ *   -HWT_ENOPT    the recording holds no Intel PT;
+ *   -HWT_EFORMAT / -HWT_ETRUNC  a perf.data whose framing is broken (the
+ *                 file offset in *err_offset when not NULL);
+ *   -ENOMEM, or -HWT_ELIB (libipt could not be set up). */
+HWT_API int hwt_pts_open(struct hwt_pts **pts, struct hwt_fmt_session *session,
+			 const struct hwt_pts_config *cfg, uint64_t *err_offset);
+/* Frees the session, its images and decoders. Accepts NULL. */
+HWT_API void hwt_pts_close(struct hwt_pts *pts);
+
+/* Adds a sink (copied) that receives the decoded records (see the order
+ * above). Returns 0, -HWT_EINVAL (bad sink, or after hwt_pts_run) or
+ * -ENOMEM. */
+HWT_API int hwt_pts_add_sink(struct hwt_pts *pts, const struct hwt_dec_sink *sink);
+
+/* Decodes every AUX stream and delivers the records. Once per session.
+ * Corrupt or lost trace is not an error (GAP records). Returns 0, a sink's
+ * negative return (decoding stops there), -HWT_EINVAL (called twice),
+ * -ENOMEM or -HWT_EINTERNAL. */
+HWT_API int hwt_pts_run(struct hwt_pts *pts);
+
+/* The decoder configuration derived from the recording (CPU, timing, TSC
+ * conversion; engine, threads and flags from cfg). Valid for the session's
+ * lifetime. */
+HWT_API const struct hwt_dec_config *hwt_pts_dec_config(const struct hwt_pts *pts);
+
+struct hwt_pts_stats {
+	struct hwt_dec_stats dec; /* summed over the streams decoded */
+	uint64_t streams;         /* AUX streams in the recording */
+	uint64_t streams_decoded; /* ... decoded (not filtered out) */
+	uint64_t aux_bytes;       /* PT bytes read */
+	uint64_t lost_gaps;       /* losses reported as GAP records: offset
+				   * gaps, flagged AUX records, unreadable
+				   * data */
+	uint64_t lost_bytes;      /* PT bytes known to be missing (offset
+				   * gaps and unreadable data) */
+	uint64_t filtered;        /* records not delivered (time/pid/tid) */
+	uint64_t sideband;        /* sideband records read */
+	uint64_t bad_records;     /* sideband records skipped as malformed */
+	uint64_t read_errors;     /* damaged chunks skipped */
+	uint64_t missing_objects; /* mapped files missing or changed */
+	uint64_t processes;       /* processes seen in the sideband */
+	bool emulated;            /* the PT comes from hwtrace's emulator */
+	bool per_cpu;             /* streams are per CPU (else per thread) */
+};
+
+/* Fills *stats (cumulative; complete after hwt_pts_run). */
+HWT_API void hwt_pts_stats(const struct hwt_pts *pts, struct hwt_pts_stats *stats);
+
+/* The recording's process map for symbolizing, fed with all its sideband,
+ * its build-ids and its vDSO copy (symbolize/symbolize.h: lookups by pid,
+ * time and ip). Owned by the session; one thread at a time. */
+HWT_API struct hwt_sym_aspace *hwt_pts_aspace(struct hwt_pts *pts);
+
+/* What an address was, for printing "func+0xoff (object)". */
+struct hwt_pts_sym {
+	const char *function; /* NULL when unknown; owned by the session */
+	uint64_t offset;      /* ip - function start (when function) */
+	uint64_t func_ip;     /* the function's runtime start (when function) */
+	const char *object;   /* mapped object path, NULL when unmapped */
+};
+
+/* Symbolizes ip of process pid at perf time (the record's time, or 0).
+ * Returns 0 (function found), -HWT_ENOSYM (mapped but no symbol, or not
+ * mapped: object tells which), -HWT_EINVAL. Allocates only when an object
+ * is opened for the first time. */
+HWT_API int hwt_pts_symbolize(struct hwt_pts *pts, int32_t pid, uint64_t time, uint64_t ip,
+			      struct hwt_pts_sym *out);
+
+/* The command name of thread tid at perf time (its last COMM, or its
+ * creator's), or NULL. Owned by the session. */
+HWT_API const char *hwt_pts_comm(struct hwt_pts *pts, int32_t tid, uint64_t time);
+
+#endif /* HWT_PTSESSION_PTSESSION_H */
