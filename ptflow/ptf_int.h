@@ -74,9 +74,11 @@ struct ptf_frame {
 	uint32_t node, func;
 	uint64_t entry_insns, entry_time;
 	bool entry_timed;
-	/* TIMELINE: short calls of one function from this frame, merged
-	 * into one span until another call breaks the run. */
-	uint32_t mfunc, mcount;
+	/* TIMELINE: a run of short calls from this frame, merged into one
+	 * span until a call that is not short breaks the run; the first two
+	 * functions of the run name it. */
+	uint32_t mfunc, mfunc2, mcount;
+	bool mmore;
 	uint64_t mbegin, mend;
 };
 

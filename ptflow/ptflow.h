@@ -103,9 +103,11 @@ struct hwt_ptf_config {
 	struct hwt_rep_timeline *timeline;
 	uint64_t timeline_min;        /* calls shorter than this (ns, or
 				       * instructions without time) are not
-				       * spans of their own: consecutive short
-				       * calls of one function from one caller
-				       * merge into one span "f (N calls)".
+				       * spans of their own: a run of
+				       * consecutive short calls from one
+				       * caller merges into one span "f (N
+				       * calls)" ("f, g, ... (N calls)" when
+				       * several functions alternate).
 				       * Default 0: every call */
 	uint64_t timeline_max;        /* at most this many spans; the rest are
 				       * counted in hwt_ptf_stats.spans_dropped

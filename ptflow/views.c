@@ -104,12 +104,14 @@ int ptf_timeline_flush(struct hwt_ptf *ptf, struct ptf_thread *t, struct ptf_fra
 		return 0;
 	name = ptf->funcs[f->mfunc].label;
 	if (f->mcount > 1) {
-		size_t need = strlen(name) + 32;
+		const char *name2 = f->mfunc2 != PTF_NONE ? ptf->funcs[f->mfunc2].label : NULL;
+		size_t need = strlen(name) + (name2 ? strlen(name2) : 0) + 48;
 
 		err = ptf_grow((void **)&ptf->scratch, &ptf->capscratch, need, 1);
 		if (err < 0)
 			return err;
-		snprintf(ptf->scratch, ptf->capscratch, "%s (%" PRIu32 " calls)", name, f->mcount);
+		snprintf(ptf->scratch, ptf->capscratch, "%s%s%s%s (%" PRIu32 " calls)", name,
+			 name2 ? ", " : "", name2 ? name2 : "", f->mmore ? ", ..." : "", f->mcount);
 		name = ptf->scratch;
 	}
 	err = span(ptf, t, name, f->mbegin, f->mend);
@@ -138,16 +140,21 @@ int ptf_timeline_call(struct hwt_ptf *ptf, struct ptf_thread *t, size_t level, u
 	if (err < 0)
 		return err;
 	if (min && stop - begin < min) {
-		if (parent->mcount && parent->mfunc == f->func) {
+		if (parent->mcount) {
+			if (f->func != parent->mfunc && f->func != parent->mfunc2) {
+				if (parent->mfunc2 == PTF_NONE)
+					parent->mfunc2 = f->func;
+				else
+					parent->mmore = true;
+			}
 			parent->mend = stop;
 			parent->mcount++;
 			ptf->st.spans_merged++;
 			return 0;
 		}
-		err = ptf_timeline_flush(ptf, t, parent);
-		if (err < 0)
-			return err;
 		parent->mfunc = f->func;
+		parent->mfunc2 = PTF_NONE;
+		parent->mmore = false;
 		parent->mcount = 1;
 		parent->mbegin = begin;
 		parent->mend = stop;

@@ -680,8 +680,9 @@ static void test_known_timeline(void **state)
 	hwt_ptf_free(ptf);
 	hwt_rep_timeline_free(tl);
 
-	/* Short calls merged: main's five rec(9) calls in a row become one
-	 * span; leaf and dispatch alternate, so they stay single. */
+	/* Every call short: runs merge. work's 2000 calls of leaf and
+	 * dispatch become one span, main's work and five rec(9) another;
+	 * a dispatch's one op and a rec's one rec stay single spans. */
 	assert_int_equal(hwt_rep_timeline_alloc(&tl), 0);
 	cfg.timeline = tl;
 	cfg.timeline_min = UINT64_MAX;
@@ -692,8 +693,11 @@ static void test_known_timeline(void **state)
 	hwt_buf_init(&out);
 	assert_int_equal(hwt_rep_timeline_render(tl, &out), 0);
 	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
-	assert_int_equal(count_str((char *)out.data, "\"name\":\"rec (5 calls)\"}"), 1);
+	assert_int_equal(count_str((char *)out.data, "\"name\":\"leaf, dispatch (2000 calls)\"}"), 1);
+	assert_int_equal(count_str((char *)out.data, "\"name\":\"work, rec (6 calls)\"}"), 1);
 	assert_int_equal(count_str((char *)out.data, "\"name\":\"rec\"}"), 45);
+	assert_int_equal(count_str((char *)out.data, "\"name\":\"op_b\"}"), 300);
+	assert_int_equal(count_str((char *)out.data, "\"name\":\"leaf\"}"), 0);
 	assert_int_equal(st.spans + st.spans_merged, st.calls);
 	hwt_buf_fini(&out);
 	hwt_ptf_free(ptf);
