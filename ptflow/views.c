@@ -747,8 +747,13 @@ static int branch_row_text(struct hwt_buf *out, const struct hwt_ptf_insn_stats 
 		snprintf(src, sizeof(src), "%s:%" PRIu32, file ? file + 1 : r->file, r->line);
 	else
 		snprintf(src, sizeof(src), "-");
-	err = hwt_buf_printf(out, "%12" PRIu64 "  %16" PRIx64 "  +0x%-5" PRIx64 " %-22s %-36s",
-			     r->count, r->ip, r->offset, src, dis);
+	char addr[24], off[24];
+	bool more = r->taken + r->not_taken || r->ntargets;
+
+	snprintf(addr, sizeof(addr), "0x%" PRIx64, r->ip);
+	snprintf(off, sizeof(off), "+0x%" PRIx64, r->offset);
+	err = hwt_buf_printf(out, "%12" PRIu64 "  %-18s %-7s %-22s %-*s", r->count, addr, off, src,
+			     more ? 36 : 0, dis);
 	if (err >= 0 && r->taken + r->not_taken)
 		err = hwt_buf_printf(out, "  taken %" PRIu64 " (%.1f%%), not taken %" PRIu64 " (%.1f%%)",
 				     r->taken, pct(r->taken, r->taken + r->not_taken), r->not_taken,
@@ -864,7 +869,7 @@ int hwt_ptf_branches_print(const struct hwt_ptf *ptf, enum hwt_rep_format format
 					     "# %" PRIu64 " other function(s) of this name not shown\n",
 					     ptf->st.branch_instances);
 		if (err >= 0)
-			err = hwt_buf_printf(out, "%12s  %16s  %-7s %-22s %-36s  %s\n", "COUNT",
+			err = hwt_buf_printf(out, "%12s  %-18s %-7s %-22s %-36s  %s\n", "COUNT",
 					     "ADDRESS", "OFFSET", "SOURCE", "INSTRUCTION", "BRANCH");
 	}
 	for (size_t i = 0; i < info.ninsns && err >= 0; i++) {
