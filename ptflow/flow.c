@@ -715,7 +715,7 @@ static int branch_block(struct hwt_ptf *ptf, struct ptf_thread *t,
 static int sync_depth(struct hwt_ptf *ptf, struct ptf_thread *t, const struct hwt_dec_rec *rec,
 		      uint64_t now, bool timed)
 {
-	size_t want = (size_t)rec->depth + 2;
+	size_t want = (size_t)(rec->depth < PTF_MAX_DEPTH ? rec->depth : PTF_MAX_DEPTH) + 2;
 	int err;
 
 	while (t->n > want) {
@@ -801,6 +801,10 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 			return err;
 		if (!ptf->funcs[fi].calls++)
 			ptf->funcs[fi].entry = rec->u.call.to;
+		if (t->n >= PTF_MAX_DEPTH + 2) {
+			ptf->st.too_deep++;
+			break;
+		}
 		err = push_frame(ptf, t, fi, rec, now, timed);
 		if (err < 0)
 			return err;

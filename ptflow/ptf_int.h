@@ -11,6 +11,9 @@
 #include "symbolize/symbolize.h"
 
 #define PTF_NONE UINT32_MAX
+/* Deepest stack kept per thread: deeper calls (runaway recursion, or a
+ * corrupt depth) are counted in hwt_ptf_stats.too_deep, not followed. */
+#define PTF_MAX_DEPTH 65536
 
 /* Open-addressing hash map from a pair of 64-bit keys to a 32-bit value.
  * Grows at half full; used for every "seen before?" question of the hot
