@@ -306,7 +306,8 @@ static int finish_branches(struct hwt_ptf *ptf)
 			}
 		}
 	}
-	qsort(ptf->rows, ptf->nrows, sizeof(*ptf->rows), cmp_row);
+	if (ptf->nrows > 1)
+		qsort(ptf->rows, ptf->nrows, sizeof(*ptf->rows), cmp_row);
 	ptf->shown_first = 0;
 	ptf->shown_n = ptf->nrows;
 	if (ptf->cfg.branch_off >= 0) {
@@ -319,7 +320,8 @@ static int finish_branches(struct hwt_ptf *ptf)
 		}
 	}
 	/* Indirect targets, grouped by branch, most frequent first. */
-	qsort(ptf->tgts, ptf->ntgts, sizeof(*ptf->tgts), cmp_tgt);
+	if (ptf->ntgts > 1)
+		qsort(ptf->tgts, ptf->ntgts, sizeof(*ptf->tgts), cmp_tgt);
 	ptf->tgt_sorted = calloc(ptf->ntgts ? ptf->ntgts : 1, sizeof(*ptf->tgt_sorted));
 	if (!ptf->tgt_sorted)
 		return -ENOMEM;
@@ -350,7 +352,8 @@ static int finish_branches(struct hwt_ptf *ptf)
 		}
 	}
 	/* Stacks, most frequent first, as frame ids. */
-	qsort(ptf->stacks, ptf->nstacks, sizeof(*ptf->stacks), cmp_stack);
+	if (ptf->nstacks > 1)
+		qsort(ptf->stacks, ptf->nstacks, sizeof(*ptf->stacks), cmp_stack);
 	for (size_t i = 0; i < ptf->nstacks; i++) {
 		size_t d = 0;
 
@@ -396,7 +399,8 @@ int ptf_finish_views(struct hwt_ptf *ptf)
 	for (size_t i = 0; i < ptf->nfuncs; i++)
 		keys[i] = (struct func_key){ptf->funcs[i].self_insns, ptf->funcs[i].calls,
 					    ptf->funcs[i].label, (uint32_t)i};
-	qsort(keys, ptf->nfuncs, sizeof(*keys), cmp_func);
+	if (ptf->nfuncs > 1)
+		qsort(keys, ptf->nfuncs, sizeof(*keys), cmp_func);
 	for (size_t i = 0; i < ptf->nfuncs; i++)
 		ptf->order[i] = keys[i].idx;
 	free(keys);
