@@ -278,8 +278,19 @@ static int pts_rec(void *ctx, const struct hwt_dec_rec *rec)
 {
 	struct pts_stream *st = ctx;
 	struct hwt_pts *pts = st->pts;
+	struct hwt_dec_rec owned;
 	uint64_t t;
 
+	if (rec->tid < 0 && rec->pid < 0) {
+		/* Records before any decoding (a loss at the start of a
+		 * stream) have no thread yet: the stream's, or the CPU's. */
+		owned = *rec;
+		owned.pid = st->pid;
+		owned.tid = st->tid;
+		if (st->cpu >= 0)
+			thread_at(st, st->last_time, &owned.pid, &owned.tid);
+		rec = &owned;
+	}
 	if (rec->flags & HWT_DEC_RF_TIME)
 		st->last_time = pts->dcfg.tconv.valid ? rec->time : rec->tsc;
 	t = st->last_time;

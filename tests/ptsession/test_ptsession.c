@@ -1,0 +1,509 @@
+/*
+ * tests/ptsession/test_ptsession.c - PT recordings decoded with their
+ * sideband, against control flow known from the program: tests/progs/
+ * pts_prog.c is recorded once with `hwtrace record --pt=emulate` and its
+ * exact call, return, branch and instruction counts per function are checked
+ * in `script --itrace` and `--flow` output and through the ptsession API
+ * (including the PLT call into a shared library, the dlopen'd library, the
+ * forked child, and the instruction total the emulator counted); parallel
+ * and libipt decoding equal the sequential fast decode; pid and time
+ * filters; damaged recordings give counted gaps and one error line.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptsession/ptsession.h"
+#include "tests/lib/testutil.h"
+
+static char *dir;
+static char trace[512];
+static bool recorded;
+static uint64_t emu_insns; /* the emulator's own instruction count */
+static const char *skip_reason;
+
+static int setup(void **state)
+{
+	struct hwt_test_run r;
+	const char *p;
+
+	(void)state;
+	dir = hwt_test_tmpdir();
+	if (system("qemu-x86_64 --version >/dev/null 2>&1") != 0) {
+		skip_reason = "qemu-x86_64 is not installed (Debian package qemu-user)";
+		return 0;
+	}
+	snprintf(trace, sizeof(trace), "%s/p.hwt", dir);
+	hwt_test_run(&r, "%s record --pt=emulate -o %s -- %s %s/progs/libpts_lib.so",
+		     hwt_test_hwtrace(), trace, hwt_test_prog("pts_prog"), hwt_test_binary_dir());
+	if (r.status != 0) {
+		static char why[512];
+
+		snprintf(why, sizeof(why), "record --pt=emulate failed (plugin not built?): %.400s",
+			 r.err);
+		skip_reason = why;
+		hwt_test_run_free(&r);
+		return 0;
+	}
+	/* "... 2 threads, 127998 instructions, ..." */
+	p = strstr(r.err, " threads, ");
+	if (!p)
+		p = strstr(r.err, " thread, ");
+	if (p)
+		emu_insns = strtoull(strchr(p, ',') + 2, NULL, 10);
+	hwt_test_run_free(&r);
+	recorded = true;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	hwt_test_tmpdir_remove(dir);
+	return 0;
+}
+
+static bool need_recording(void)
+{
+	if (!recorded)
+		hwt_test_skip("%s", skip_reason ? skip_reason : "no recording");
+	return recorded;
+}
+
+/* Lines of text that contain every one of the needles (NULL-terminated). */
+static unsigned count_lines(const char *text, ...)
+{
+	unsigned n = 0;
+
+	for (const char *l = text; l && *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		char *line = strndup(l, len);
+		bool all = true;
+		va_list ap;
+		const char *needle;
+
+		va_start(ap, text);
+		while ((needle = va_arg(ap, const char *)))
+			all &= strstr(line, needle) != NULL;
+		va_end(ap);
+		n += all;
+		free(line);
+		l = e ? e + 1 : NULL;
+	}
+	return n;
+}
+
+static void script(struct hwt_test_run *r, const char *opts)
+{
+	hwt_test_run(r, "%s script -q -i %s %s", hwt_test_hwtrace(), trace, opts);
+	if (r->status != 0)
+		fprintf(stderr, "script %s: %s\n", opts, r->err);
+	assert_int_equal(r->status, 0);
+}
+
+/* --itrace=c / r / b / i: exact counts per function. */
+static void test_itrace_counts(void **state)
+{
+	struct hwt_test_run r;
+
+	(void)state;
+	if (!need_recording())
+		return;
+	script(&r, "--itrace=c");
+	assert_int_equal(count_lines(r.out, "call: ", "=> ", " leaf+0x0 (", NULL), 250);
+	assert_int_equal(count_lines(r.out, "call: ", " pts_lib_add@plt+0x0 (", NULL), 40);
+	assert_int_equal(count_lines(r.out, "call: ", " pts_dl_mul+0x0 (", "libpts_lib.so)", NULL),
+			 30);
+	assert_int_equal(count_lines(r.out, "call: ", " child_work+0x0 (", NULL), 17);
+	assert_int_equal(count_lines(r.out, "call: ", " before_exec+0x0 (", NULL), 1);
+	assert_int_equal(count_lines(r.out, "call: ", " spin+0x0 (", NULL), 3);
+	assert_int_equal(count_lines(r.out, "return: ", NULL), 0);
+	assert_int_equal(count_lines(r.out, "branch: ", NULL), 0);
+	/* comm, pid/tid and time on every line */
+	assert_int_equal(count_lines(r.out, "pts_prog ", " leaf+0x0 (", ".", NULL), 250);
+	hwt_test_run_free(&r);
+
+	script(&r, "--itrace=r");
+	assert_int_equal(count_lines(r.out, "return: ", " leaf+0x", NULL), 250);
+	assert_int_equal(count_lines(r.out, "return: ", " spin+0x5 (", NULL), 3);
+	assert_int_equal(count_lines(r.out, "return: ", " child_work+0x", NULL), 17);
+	assert_int_equal(count_lines(r.out, "call: ", NULL), 0);
+	hwt_test_run_free(&r);
+
+	/* spin: jnz taken 99 times then ret, per call. */
+	script(&r, "--itrace=b");
+	assert_int_equal(count_lines(r.out, "branch: ", " spin+0x3 (", "=> ", " spin+0x0 (", NULL),
+			 3 * 99);
+	assert_int_equal(count_lines(r.out, "branch: ", " spin+0x5 (", NULL), 3);
+	/* The PLT stub jumps into the library (the first call via the lazy
+	 * resolver): one taken branch to pts_lib_add per call. */
+	assert_int_equal(count_lines(r.out, "branch: ", "=> ", " pts_lib_add+0x0 (",
+				     "libpts_lib.so)", NULL),
+			 40);
+	hwt_test_run_free(&r);
+
+	/* spin: dec, jnz per iteration, then ret. */
+	script(&r, "--itrace=i --tid 0 --comm nosuchcomm");
+	assert_int_equal(count_lines(r.out, "insn: ", NULL), 0);
+	hwt_test_run_free(&r);
+	script(&r, "--itrace=i");
+	assert_int_equal(count_lines(r.out, "insn: ", " spin+0x0 (", NULL), 300);
+	assert_int_equal(count_lines(r.out, "insn: ", " spin+0x3 (", NULL), 300);
+	assert_int_equal(count_lines(r.out, "insn: ", " spin+0x5 (", NULL), 3);
+	assert_int_equal(count_lines(r.out, "insn: ", " leaf+0x", NULL), 2 * 250);
+	if (emu_insns)
+		assert_int_equal(count_lines(r.out, "insn: ", NULL), emu_insns);
+	hwt_test_run_free(&r);
+}
+
+/* The child's trace is its own process (fork copies the image). */
+static void test_fork_pid_filter(void **state)
+{
+	struct hwt_test_run r;
+	char opts[128], *p;
+	long child;
+
+	(void)state;
+	if (!need_recording())
+		return;
+	script(&r, "--itrace=c");
+	p = strstr(r.out, " child_work+0x0 (");
+	assert_non_null(p);
+	while (p > r.out && p[-1] != '\n')
+		p--;
+	/* "        pts_prog  30873/30873  ..." */
+	child = strtol(strchr(p + strspn(p, " "), ' '), NULL, 10);
+	assert_true(child > 0);
+	hwt_test_run_free(&r);
+
+	snprintf(opts, sizeof(opts), "--itrace=c --pid %ld", child);
+	script(&r, opts);
+	assert_int_equal(count_lines(r.out, " child_work+0x0 (", NULL), 17);
+	assert_int_equal(count_lines(r.out, " leaf+0x0 (", NULL), 0);
+	assert_int_equal(count_lines(r.out, "call: ", NULL),
+			 count_lines(r.out, "call: ", "/", NULL)); /* all symbolized lines */
+	hwt_test_run_free(&r);
+}
+
+/* --flow: calls and returns by depth, with durations and instructions. */
+static void test_flow(void **state)
+{
+	struct hwt_test_run r;
+	const char *a, *b;
+	size_t ia = 0, ib = 0;
+
+	(void)state;
+	if (!need_recording())
+		return;
+	script(&r, "--flow");
+	assert_int_equal(count_lines(r.out, "-> leaf (", NULL), 250);
+	assert_int_equal(count_lines(r.out, "<- leaf (", " ns, 2 insns", NULL), 250);
+	assert_int_equal(count_lines(r.out, "-> spin (", NULL), 3);
+	assert_int_equal(count_lines(r.out, "<- spin (", ", 201 insns", NULL), 3);
+	assert_int_equal(count_lines(r.out, "-> child_work (", NULL), 17);
+	assert_int_equal(count_lines(r.out, "-> pts_dl_mul (", NULL), 30);
+	/* leaf is one level (two spaces) below main: count the indentation
+	 * between the time's ": " and the arrow. */
+	a = strstr(r.out, "-> main (");
+	b = strstr(r.out, "-> leaf (");
+	assert_non_null(a);
+	assert_non_null(b);
+	while (a[-1] == ' ') {
+		a--;
+		ia++;
+	}
+	while (b[-1] == ' ') {
+		b--;
+		ib++;
+	}
+	assert_int_equal(ib, ia + 2);
+	hwt_test_run_free(&r);
+}
+
+/* --- the API --------------------------------------------------------------- */
+
+struct counts {
+	struct hwt_pts *pts;
+	uint64_t calls_leaf, rets_leaf, calls_child, records, insn_sum;
+	int32_t parent_pid, child_pid;
+	uint64_t hash;
+};
+
+static bool is_func(struct hwt_pts *pts, int32_t pid, uint64_t time, uint64_t ip,
+		    const char *name)
+{
+	struct hwt_pts_sym sym;
+
+	return hwt_pts_symbolize(pts, pid, time, ip, &sym) == 0 && !strcmp(sym.function, name) &&
+	       sym.offset == 0;
+}
+
+static int count_rec(void *ctx, const struct hwt_dec_rec *rec)
+{
+	struct counts *c = ctx;
+	uint64_t v[6] = {rec->type, (uint64_t)rec->pid << 32 | (uint32_t)rec->tid, rec->insns,
+			 rec->time, rec->depth, 0};
+
+	switch (rec->type) {
+	case HWT_DEC_REC_BLOCK:
+		v[5] = rec->u.block.ip ^ (uint64_t)rec->u.block.ninsn << 48;
+		c->insn_sum += rec->u.block.ninsn;
+		break;
+	case HWT_DEC_REC_CALL:
+		v[5] = rec->u.call.to;
+		if (is_func(c->pts, rec->pid, rec->time, rec->u.call.to, "leaf")) {
+			c->calls_leaf++;
+			c->parent_pid = rec->pid;
+		}
+		if (is_func(c->pts, rec->pid, rec->time, rec->u.call.to, "child_work")) {
+			c->calls_child++;
+			c->child_pid = rec->pid;
+		}
+		break;
+	case HWT_DEC_REC_RETURN:
+		v[5] = rec->u.ret.func;
+		c->rets_leaf += rec->u.ret.func &&
+				is_func(c->pts, rec->pid, rec->time, rec->u.ret.func, "leaf");
+		break;
+	default:
+		break;
+	}
+	for (size_t i = 0; i < 6; i++)
+		c->hash = (c->hash ^ v[i]) * 0x100000001b3ull;
+	c->records++;
+	return 0;
+}
+
+static void decode(const char *path, struct hwt_pts_config *cfg, struct counts *c,
+		   struct hwt_pts_stats *st)
+{
+	struct hwt_fmt_session *s;
+	struct hwt_dec_sink sink = {sizeof(sink), 0, count_rec, c};
+	uint64_t off = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->hash = 0xcbf29ce484222325ull;
+	assert_int_equal(hwt_fmt_session_open(&s, path, NULL, &off), 0);
+	assert_true(hwt_pts_session_has_pt(s));
+	assert_int_equal(hwt_pts_open(&c->pts, s, cfg, &off), 0);
+	assert_int_equal(hwt_pts_add_sink(c->pts, &sink), 0);
+	assert_int_equal(hwt_pts_run(c->pts), 0);
+	assert_int_equal(hwt_pts_run(c->pts), -HWT_EINVAL); /* once */
+	hwt_pts_stats(c->pts, st);
+	hwt_pts_close(c->pts);
+	c->pts = NULL;
+	hwt_fmt_session_close(s);
+}
+
+static void test_api(void **state)
+{
+	struct hwt_pts_config cfg;
+	struct hwt_pts_stats st;
+	struct counts c;
+
+	(void)state;
+	if (!need_recording())
+		return;
+	hwt_pts_config_init(&cfg);
+	decode(trace, &cfg, &c, &st);
+	assert_int_equal(c.calls_leaf, 250);
+	assert_int_equal(c.rets_leaf, 250);
+	assert_int_equal(c.calls_child, 17);
+	assert_true(c.parent_pid > 0 && c.child_pid > 0 && c.parent_pid != c.child_pid);
+	assert_true(st.emulated);
+	assert_false(st.per_cpu);
+	assert_int_equal(st.streams, 2);
+	assert_int_equal(st.streams_decoded, 2);
+	assert_int_equal(st.dec.gaps, 0);
+	assert_int_equal(st.lost_gaps, 0);
+	assert_int_equal(st.read_errors, 0);
+	assert_int_equal(st.missing_objects, 0);
+	assert_int_equal(st.dec.insns, c.insn_sum);
+	if (emu_insns)
+		assert_int_equal(st.dec.insns, emu_insns);
+
+	/* pid filter through the API: only the child's stream. */
+	cfg.pids = &c.child_pid;
+	cfg.npids = 1;
+	{
+		struct counts c2;
+		struct hwt_pts_stats st2;
+
+		decode(trace, &cfg, &c2, &st2);
+		assert_int_equal(c2.calls_child, 17);
+		assert_int_equal(c2.calls_leaf, 0);
+		assert_int_equal(st2.streams_decoded, 1);
+	}
+}
+
+/* threads=2 and the libipt engine give the records of the sequential fast
+ * decode, record for record. */
+static void test_parallel_engines(void **state)
+{
+	struct hwt_pts_config cfg;
+	struct hwt_pts_stats st;
+	struct counts seq, par, ipt;
+	struct hwt_test_run a, b;
+
+	(void)state;
+	if (!need_recording())
+		return;
+	hwt_pts_config_init(&cfg);
+	decode(trace, &cfg, &seq, &st);
+	cfg.threads = 2;
+	decode(trace, &cfg, &par, &st);
+	cfg.threads = 1;
+	cfg.engine = HWT_DEC_ENGINE_LIBIPT;
+	decode(trace, &cfg, &ipt, &st);
+	assert_true(seq.records > 1000);
+	assert_int_equal(par.records, seq.records);
+	assert_int_equal(par.hash, seq.hash);
+	assert_int_equal(ipt.records, seq.records);
+	assert_int_equal(ipt.hash, seq.hash);
+
+	script(&a, "--itrace=bcre");
+	script(&b, "--itrace=bcre --threads 2");
+	assert_string_equal(a.out, b.out);
+	hwt_test_run_free(&b);
+	script(&b, "--itrace=bcre --engine libipt");
+	assert_string_equal(a.out, b.out);
+	hwt_test_run_free(&a);
+	hwt_test_run_free(&b);
+}
+
+/* --time: a range of the run keeps only the records inside it (at the
+ * resolution of the trace's timing packets). */
+static void test_time_filter(void **state)
+{
+	struct hwt_test_run r;
+	char opts[128];
+	const char *p;
+	double t0;
+
+	(void)state;
+	if (!need_recording())
+		return;
+	script(&r, "--itrace=c --ns");
+	/* The child's first call: every leaf call of the parent came long
+	 * before the fork. */
+	p = strstr(r.out, " child_work+0x0 (");
+	assert_non_null(p);
+	while (p > r.out && p[-1] != '\n')
+		p--;
+	/* "COMM PID/TID TIME: call: ..." */
+	p = strchr(strchr(p, '/'), ' ');
+	t0 = strtod(p, NULL);
+	assert_true(t0 > 0);
+	hwt_test_run_free(&r);
+	snprintf(opts, sizeof(opts), "--itrace=c --time %.9f,", t0);
+	script(&r, opts);
+	assert_int_equal(count_lines(r.out, " leaf+0x0 (", NULL), 0);
+	assert_int_equal(count_lines(r.out, " spin+0x0 (", NULL), 0);
+	assert_int_equal(count_lines(r.out, " child_work+0x0 (", NULL), 17);
+	hwt_test_run_free(&r);
+	snprintf(opts, sizeof(opts), "--itrace=c --time ,%.9f", t0 - 1e-9);
+	script(&r, opts);
+	assert_int_equal(count_lines(r.out, " leaf+0x0 (", NULL), 250);
+	assert_int_equal(count_lines(r.out, " spin+0x0 (", NULL), 3);
+	assert_int_equal(count_lines(r.out, " child_work+0x0 (", NULL), 0);
+	hwt_test_run_free(&r);
+}
+
+/* The file offset of the middle of the payload of the largest AUX chunk. */
+static uint64_t aux_middle(const char *path, uint32_t *raw)
+{
+	struct hwt_fmt_reader *rd;
+	uint64_t best = 0;
+
+	*raw = 0;
+	assert_int_equal(hwt_fmt_reader_open(&rd, path, NULL, NULL), 0);
+	for (size_t i = 0; i < hwt_fmt_reader_nchunks(rd); i++) {
+		const struct hwt_fmt_chunk *k = hwt_fmt_reader_chunk(rd, i);
+
+		if (k->type == HWT_FMT_CHUNK_AUX && k->raw_size > *raw) {
+			*raw = k->raw_size;
+			best = k->file_offset + HWT_FMT_CHUNK_HEADER_SIZE + k->comp_size / 2;
+		}
+	}
+	hwt_fmt_reader_close(rd);
+	assert_true(best > 0);
+	return best;
+}
+
+/* A damaged AUX chunk: its bytes are one counted gap, the rest decodes, and
+ * one error line says the file is damaged (exit 1). A file cut inside the
+ * AUX data (a recorder killed): the data the AUX records announced but that
+ * never reached the file are counted gaps, one per stream. Never a crash. */
+static void test_damaged(void **state)
+{
+	struct hwt_test_run r;
+	char want[64];
+	uint64_t mid;
+	uint32_t raw;
+	const char *last;
+
+	(void)state;
+	if (!need_recording())
+		return;
+	mid = aux_middle(trace, &raw);
+	hwt_test_run(&r, "cd %s && cp p.hwt bad.hwt && printf 'XXXXXXXX' | dd of=bad.hwt bs=1 "
+			 "seek=%" PRIu64 " conv=notrunc 2>/dev/null && %s script -i bad.hwt "
+			 "--itrace=ce",
+		     dir, mid, hwt_test_hwtrace());
+	assert_int_equal(r.status, 1);
+	last = r.err + strlen(r.err) - 1;
+	while (last > r.err && last[-1] != '\n')
+		last--;
+	assert_true(hwt_test_contains(last, "hwtrace: error: bad.hwt is damaged: 1 part(s) could "
+					    "not be read"));
+	snprintf(want, sizeof(want), "(offset 0, %" PRIu32 " bytes)", raw);
+	assert_int_equal(count_lines(r.out, "trace lost", want, NULL), 1);
+	assert_int_equal(count_lines(r.out, "trace lost", NULL), 1);
+	/* the other stream (the child) still decodes */
+	assert_int_equal(count_lines(r.out, " child_work+0x0 (", NULL), 17);
+	assert_int_equal(count_lines(r.out, " leaf+0x0 (", NULL), 0);
+	hwt_test_run_free(&r);
+
+	hwt_test_run(&r, "cd %s && head -c %" PRIu64 " p.hwt > cut.hwt && %s script -i cut.hwt "
+			 "--itrace=ce",
+		     dir, mid, hwt_test_hwtrace());
+	assert_int_equal(r.status, 0);
+	assert_true(hwt_test_contains(r.err, "truncated"));
+	assert_int_equal(count_lines(r.out, "trace lost", want, NULL), 1);
+	assert_int_equal(count_lines(r.out, "trace lost", NULL), 2);
+	assert_true(hwt_test_contains(r.err, " 2 gaps (2 from lost trace, "));
+	hwt_test_run_free(&r);
+
+	/* Cuts anywhere: a result or one error line, never a crash. */
+	for (uint64_t cut = 0; cut < mid; cut += 97) {
+		hwt_test_run(&r, "cd %s && head -c %" PRIu64 " p.hwt > cut.hwt && %s script -q "
+				 "-i cut.hwt --itrace=e",
+			     dir, cut, hwt_test_hwtrace());
+		assert_true(r.status == 0 || r.status == 1);
+		if (r.status == 1)
+			assert_true(hwt_test_contains(r.err, "hwtrace: error: "));
+		hwt_test_run_free(&r);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_itrace_counts),
+		cmocka_unit_test(test_fork_pid_filter),
+		cmocka_unit_test(test_flow),
+		cmocka_unit_test(test_api),
+		cmocka_unit_test(test_parallel_engines),
+		cmocka_unit_test(test_time_filter),
+		cmocka_unit_test(test_damaged),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
