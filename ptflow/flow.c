@@ -482,8 +482,8 @@ static int set_base(struct hwt_ptf *ptf, struct ptf_thread *t, uint32_t fi)
 	return 0;
 }
 
-static int push_frame(struct hwt_ptf *ptf, struct ptf_thread *t, uint32_t fi,
-		      const struct hwt_dec_rec *rec, uint64_t now, bool timed)
+static int push_frame(struct hwt_ptf *ptf, struct ptf_thread *t, uint32_t fi, uint64_t now,
+		      bool timed)
 {
 	struct ptf_frame *f;
 	uint32_t node;
@@ -499,7 +499,7 @@ static int push_frame(struct hwt_ptf *ptf, struct ptf_thread *t, uint32_t fi,
 	memset(f, 0, sizeof(*f));
 	f->node = node;
 	f->func = fi;
-	f->entry_insns = rec->insns;
+	f->entry_insns = t->insns;
 	f->entry_time = now;
 	f->entry_timed = timed;
 	return 0;
@@ -709,17 +709,18 @@ static int branch_block(struct hwt_ptf *ptf, struct ptf_thread *t,
 /* ------------------------------------------------------------------------ */
 /* Records                                                                   */
 
-/* Brings t's stack to the record's depth when the two disagree: a gap
- * reset the decoder's stack (frames lost), or the decoder knows frames we
+/* Brings t's stack to decoder depth `depth` when the two disagree: a gap
+ * reset the decoder's stack (frames lost), another stream of the thread
+ * began (per-CPU traces restart stacks), or the decoder knows frames we
  * were not shown (kept as "[unknown]"). */
-static int sync_depth(struct hwt_ptf *ptf, struct ptf_thread *t, const struct hwt_dec_rec *rec,
-		      uint64_t now, bool timed)
+static int sync_depth(struct hwt_ptf *ptf, struct ptf_thread *t, uint32_t depth, uint64_t now,
+		      bool timed)
 {
-	size_t want = (size_t)(rec->depth < PTF_MAX_DEPTH ? rec->depth : PTF_MAX_DEPTH) + 2;
+	size_t want = (size_t)(depth < PTF_MAX_DEPTH ? depth : PTF_MAX_DEPTH) + 2;
 	int err;
 
 	while (t->n > want) {
-		err = pop_frame(ptf, t, false, rec->insns, now, timed);
+		err = pop_frame(ptf, t, false, t->insns, now, timed);
 		if (err < 0)
 			return err;
 		ptf->st.lost_frames++;
@@ -731,11 +732,23 @@ static int sync_depth(struct hwt_ptf *ptf, struct ptf_thread *t, const struct hw
 		err = func_get(ptf, PTF_NONE, 0, NULL, NULL, &fi, &created);
 		if (err < 0)
 			return err;
-		err = push_frame(ptf, t, fi, rec, now, timed);
+		err = push_frame(ptf, t, fi, now, timed);
 		if (err < 0)
 			return err;
 	}
 	return 0;
+}
+
+/* The decoder depth before rec: CALL records are at the callee's depth,
+ * RETURN records (of a known frame) at the caller's. */
+static uint32_t depth_before(const struct hwt_dec_rec *rec)
+{
+	if (rec->type == HWT_DEC_REC_CALL && rec->depth)
+		return rec->depth - 1;
+	if (rec->type == HWT_DEC_REC_RETURN && !(rec->flags & HWT_DEC_RF_UNKNOWN_FRAME) &&
+	    rec->depth < UINT32_MAX)
+		return rec->depth + 1;
+	return rec->depth;
 }
 
 int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
@@ -753,20 +766,27 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 	err = thread_get(ptf, rec->pid, rec->tid, &t);
 	if (err < 0)
 		return err;
-	if (rec->insns > t->last_insns) {
-		delta = rec->insns - t->last_insns;
-		t->last_insns = rec->insns;
+	/* Only blocks run instructions. Their own count, rather than the
+	 * decoder's running count, keeps threads whose trace continues in
+	 * another stream (another decoder, counting from 0) exact. */
+	if (rec->type == HWT_DEC_REC_BLOCK) {
+		delta = rec->u.block.ninsn;
+		t->insns += delta;
 	}
 	if (timed) {
 		ptf->st.timed = true;
+		/* Time going back is another stream of the thread: no time
+		 * passed for this one. */
 		if (t->has_time && rec->time > t->last_time)
 			dt = rec->time - t->last_time;
-		if (!t->has_time || rec->time > t->last_time)
-			t->last_time = rec->time;
+		t->last_time = rec->time;
 		t->has_time = true;
 	}
 	now = t->last_time;
 	timed = t->has_time;
+	err = sync_depth(ptf, t, depth_before(rec), now, timed);
+	if (err < 0)
+		return err;
 
 	/* The depth-0 code changes without a call: name it by its function
 	 * before its instructions are counted. */
@@ -805,7 +825,7 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 			ptf->st.too_deep++;
 			break;
 		}
-		err = push_frame(ptf, t, fi, rec, now, timed);
+		err = push_frame(ptf, t, fi, now, timed);
 		if (err < 0)
 			return err;
 		break;
@@ -827,7 +847,7 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 		ptf->st.returns++;
 		if (rec->flags & HWT_DEC_RF_UNWOUND)
 			ptf->st.unwound++;
-		err = pop_frame(ptf, t, true, rec->insns, now, timed);
+		err = pop_frame(ptf, t, true, t->insns, now, timed);
 		if (err < 0)
 			return err;
 		break;
@@ -837,7 +857,7 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 	default:
 		break;
 	}
-	return sync_depth(ptf, t, rec, now, timed);
+	return sync_depth(ptf, t, rec->depth, now, timed);
 }
 
 static int sink_rec(void *ctx, const struct hwt_dec_rec *rec)
@@ -865,7 +885,7 @@ int hwt_ptf_finish(struct hwt_ptf *ptf)
 		struct ptf_thread *t = &ptf->threads[i];
 
 		while (t->n > 2) {
-			err = pop_frame(ptf, t, false, t->last_insns, t->last_time, t->has_time);
+			err = pop_frame(ptf, t, false, t->insns, t->last_time, t->has_time);
 			if (err < 0)
 				return err;
 			ptf->st.open_frames++;

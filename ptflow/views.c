@@ -132,7 +132,7 @@ int ptf_timeline_call(struct hwt_ptf *ptf, struct ptf_thread *t, size_t level, u
 		stop = end;
 	} else if (!ptf->st.timed) {
 		begin = f->entry_insns;
-		stop = t->last_insns;
+		stop = t->insns;
 	} else {
 		begin = stop = end; /* entered before time was known */
 	}

@@ -211,6 +211,57 @@ static void test_synthetic(void **state)
 	hwt_rep_profile_free(prof);
 }
 
+/* A thread whose trace continues in another stream (per-CPU recordings:
+ * another decoder, whose instruction count and stack start afresh, at
+ * times that may be earlier): nothing is counted twice or lost. */
+static void test_stream_restart(void **state)
+{
+	struct hwt_ptf_config cfg;
+	struct hwt_rep_profile *prof;
+	struct hwt_ptf_call_stats c;
+	struct hwt_ptf_stats st;
+	struct hwt_ptf *ptf;
+	struct hwt_dec_rec r;
+	uint64_t n = 0;
+
+	(void)state;
+	assert_int_equal(hwt_rep_profile_alloc(&prof, NULL), 0);
+	hwt_ptf_config_init(&cfg);
+	cfg.views = HWT_PTF_PROFILE | HWT_PTF_CALLS;
+	cfg.profile = prof;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	r = block(0x1000, 3, &n, 0, 100);
+	feed(ptf, &r);
+	r = call(0x2000, n, 1, 110);
+	feed(ptf, &r);
+	r = block(0x2000, 4, &n, 1, 120);
+	feed(ptf, &r);
+	n = 0; /* the next stream's decoder */
+	r = block(0x2008, 2, &n, 0, 50);
+	feed(ptf, &r);
+	r = block(0x1000, 5, &n, 0, 60);
+	feed(ptf, &r);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	hwt_ptf_stats(ptf, &st);
+	assert_int_equal(st.insns, 3 + 4 + 2 + 5);
+	assert_int_equal(hwt_rep_profile_stats(prof)->weight, st.insns);
+	assert_int_equal(st.lost_frames, 1);
+	assert_int_equal(st.open_frames, 0);
+	assert_int_equal(hwt_ptf_calls_find(ptf, "0x2000", &c), 0);
+	assert_int_equal(c.calls, 1);
+	assert_int_equal(c.returns, 0);
+	assert_int_equal(c.self_insns, 4);
+	assert_int_equal(hwt_ptf_calls_find(ptf, "[unknown]", &c), 0);
+	assert_int_equal(c.self_insns, 3 + 2 + 5);
+	/* Time: 100 -> 110 (depth 0) -> 120 (in 0x2000) in the first
+	 * stream; back to 50 (no time passes), then 60 in the second. */
+	assert_int_equal(c.self_ns, 10 + 10);
+	assert_int_equal(hwt_ptf_calls_find(ptf, "0x2000", &c), 0);
+	assert_int_equal(c.self_ns, 10);
+	hwt_ptf_free(ptf);
+	hwt_rep_profile_free(prof);
+}
+
 static void test_config_errors(void **state)
 {
 	struct hwt_ptf_config cfg;
@@ -729,6 +780,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_synthetic),
+		cmocka_unit_test(test_stream_restart),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_known_calls),
 		cmocka_unit_test(test_known_profile),
