@@ -274,15 +274,19 @@ HWT_API int hwt_ptf_branches_get(const struct hwt_ptf *ptf, size_t i,
 HWT_API int hwt_ptf_branches_print(const struct hwt_ptf *ptf, enum hwt_rep_format format,
 				   struct hwt_buf *out);
 
-/* The call stacks that reached the stacks instruction: stack i (most
- * frequent first) as frame ids of dict (leaf first; the dict of the
- * profile, or the object's own) through *frames, its count in *count.
- * Returns the number of frames, or -HWT_EINVAL (i out of range, no
- * stacks asked). */
+/* The call stacks that reached the stacks instruction (after finish):
+ * their number in *n and the executions they add up to in *total (either
+ * may be NULL). Returns 0 or -HWT_EINVAL (no BRANCHES view). */
 HWT_API int hwt_ptf_stacks_count(const struct hwt_ptf *ptf, size_t *n, uint64_t *total);
+/* Stack i (most frequent first): its frames as frame ids of
+ * hwt_ptf_dict() (leaf first; the root "[unknown]" last) through *frames,
+ * valid for the lifetime of ptf, and how often it reached the instruction
+ * in *count. Returns the number of frames, or -HWT_EINVAL (i out of
+ * range). */
 HWT_API int hwt_ptf_stacks_get(const struct hwt_ptf *ptf, size_t i, const uint32_t **frames,
 			       uint64_t *count);
-/* The dict frame ids of stacks live in. */
+/* The dict that frame ids of stacks (and of the profile's samples) live
+ * in: the profile's, or one of ptf's own. */
 HWT_API const struct hwt_rep_dict *hwt_ptf_dict(const struct hwt_ptf *ptf);
 /* Appends the stacks DTrace's way (@[stack()] = count(): a frame a line,
  * leaf first, the count under it; least frequent first) or as JSON.

@@ -224,6 +224,59 @@ static void test_branches(void **state)
 	hwt_test_run_free(&r);
 }
 
+/* Threads: each thread's calls on its own track, counts per thread. */
+static void test_threads(void **state)
+{
+	struct hwt_test_run r;
+	char path[600], out[600], *text, *p;
+	size_t len;
+
+	(void)state;
+	need();
+	snprintf(path, sizeof(path), "%s/threads.hwt", dir);
+	snprintf(out, sizeof(out), "%s/threads.json", dir);
+	hwt_test_run(&r, "%s record --pt=emulate -o %s -- %s", hwt_test_hwtrace(), path,
+		     hwt_test_prog("ptflow_threads"));
+	assert_int_equal(r.status, 0);
+	hwt_test_run_free(&r);
+	hwt_test_run(&r, "%s report --calls --json -q -i %s", hwt_test_hwtrace(), path);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(json_field(r.out, "t_a", "calls"), 300);
+	assert_int_equal(json_field(r.out, "t_b", "calls"), 500);
+	hwt_test_run_free(&r);
+	hwt_test_run(&r, "%s flame -q -i %s -o %s", hwt_test_hwtrace(), path, out);
+	assert_int_equal(r.status, 0);
+	hwt_test_run_free(&r);
+	text = hwt_test_read_file(out, &len);
+	assert_int_equal(count_str(text, "\"name\":\"thread_name\""), 3);
+	assert_int_equal(count_str(text, "\"name\":\"t_a\"}"), 300);
+	assert_int_equal(count_str(text, "\"name\":\"t_b\"}"), 500);
+	/* All of t_a's spans on one thread, t_b's on another. */
+	char tid_a[64] = "", tid_b[64] = "";
+
+	for (p = text; (p = strstr(p, "\n{\"pid\":")); p++) {
+		char *tid = strstr(p, "\"tid\":"), *nl = strchr(p + 1, '\n');
+		char *which = NULL, key[64];
+
+		if (!tid || (nl && tid > nl))
+			continue;
+		snprintf(key, sizeof(key), "%.*s", (int)strcspn(tid, ","), tid);
+		if (strstr(p, "\"name\":\"t_a\"}") && (!nl || strstr(p, "\"name\":\"t_a\"}") < nl))
+			which = tid_a;
+		else if (strstr(p, "\"name\":\"t_b\"}") &&
+			 (!nl || strstr(p, "\"name\":\"t_b\"}") < nl))
+			which = tid_b;
+		if (!which)
+			continue;
+		if (!*which)
+			snprintf(which, 64, "%s", key);
+		assert_string_equal(which, key);
+	}
+	assert_true(*tid_a && *tid_b);
+	assert_string_not_equal(tid_a, tid_b);
+	free(text);
+}
+
 static void test_errors(void **state)
 {
 	struct hwt_test_run r;
@@ -272,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_report_calls),
 		cmocka_unit_test(test_flame),
 		cmocka_unit_test(test_branches),
+		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_errors),
 	};
 
