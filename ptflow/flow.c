@@ -719,6 +719,12 @@ static int sync_depth(struct hwt_ptf *ptf, struct ptf_thread *t, uint32_t depth,
 	size_t want = (size_t)(depth < PTF_MAX_DEPTH ? depth : PTF_MAX_DEPTH) + 2;
 	int err;
 
+	/* The decoder's depth moves one frame per record, except down at a
+	 * gap: a jump up by more than this is a broken depth, not frames. */
+	if (want > t->n + 256) {
+		ptf->st.too_deep++;
+		return 0;
+	}
 	while (t->n > want) {
 		err = pop_frame(ptf, t, false, t->insns, now, timed);
 		if (err < 0)

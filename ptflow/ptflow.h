@@ -168,7 +168,8 @@ struct hwt_ptf_stats {
 	uint64_t lost_frames;    /* frames dropped when a gap reset a stack */
 	uint64_t open_frames;    /* frames still open at the end */
 	uint64_t gaps;           /* GAP records: trace lost, flow resumed */
-	uint64_t too_deep;       /* calls beyond 65536 frames, not followed */
+	uint64_t too_deep;       /* calls beyond 65536 frames, or depths
+				  * jumping up by over 256: not followed */
 	uint64_t nodes;          /* distinct (thread, stack) paths */
 	bool timed;              /* records carried perf clock time */
 	uint64_t spans;          /* TIMELINE: spans added */
