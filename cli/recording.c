@@ -88,8 +88,8 @@ int hwt_cli_open_recording(const char *path, struct hwt_fmt_session **out)
 	if (hwt_fmt_session_naux(*out)) {
 		/* A trace, not samples: the decoder's mode reads it. */
 		hwt_cli_error("%s holds an Intel PT trace (%zu AUX stream(s)), not samples: decode it "
-			      "with 'hwtrace script --pt'",
-			      path, hwt_fmt_session_naux(*out));
+			      "with 'hwtrace script -i %s'",
+			      path, hwt_fmt_session_naux(*out), path);
 		hwt_fmt_session_close(*out);
 		*out = NULL;
 		return HWT_EXIT_ERROR;

@@ -62,6 +62,9 @@ struct pts_stream {
 	int32_t first_pid, first_tid; /* who ran before the first switch */
 	uint64_t announced_end;   /* end of the data AUX records announced */
 	/* per run */
+	const struct hwt_dec_image *last_img;
+	uint64_t last_img_time;
+	int32_t last_img_pid;
 	uint64_t last_time;
 	bool stop;
 };
@@ -72,6 +75,20 @@ struct hwt_pts {
 	char *kallsyms;
 	struct hwt_fmt_session *s;
 	struct hwt_dec_config dcfg;
+	/* How far the trace's time can lag behind the true time at a
+	 * TIP.PGE (the time of the last timing packet before it): the kernel
+	 * work that happened while tracing was off (mmap, exec, a context
+	 * switch) is applied up to this much after the PGE's time. */
+	uint64_t enable_slack;
+	/* Image versions by image, for the symbolization floor. */
+	struct pts_imgtime {
+		const struct hwt_dec_image *img;
+		uint64_t time;
+		int32_t pid;
+	} *imgtimes;
+	size_t nimgtimes;
+	int32_t floor_pid;      /* the record being delivered: its process */
+	uint64_t floor_time;    /* ... and when its code was mapped */
 	struct hwt_dec_icache *ic;
 	struct hwt_dec_image *empty;   /* context of unknown processes */
 	struct pts_proc *procs;        /* sorted by pid after the pass */
@@ -106,6 +123,9 @@ void pts_sb_config(struct hwt_pts *pts);
 struct hwt_dec_image *pts_image_at(const struct hwt_pts *pts, int32_t pid, uint64_t time);
 /* The process of thread tid (tid itself when unknown). */
 int32_t pts_pid_of(const struct hwt_pts *pts, int32_t tid);
+/* When image (a version of process *pid) was mapped; 0 and *pid -1 when
+ * it is none of them. */
+uint64_t pts_image_time(const struct hwt_pts *pts, const struct hwt_dec_image *img, int32_t *pid);
 const struct pts_proc *pts_proc_find(const struct hwt_pts *pts, int32_t pid);
 
 #endif /* HWT_PTSESSION_PTS_INT_H */

@@ -166,6 +166,17 @@ void pts_sb_config(struct hwt_pts *pts)
 		c->cpuid_0x15_ebx = (uint32_t)v;
 	else if (npriv > PPT_TSC_CTC_N)
 		c->cpuid_0x15_ebx = (uint32_t)priv[PPT_TSC_CTC_N];
+
+	/* The time at a TIP.PGE is the last timing packet's: with MTC, at
+	 * most one MTC period (2^mtc_freq crystal ticks) behind; otherwise
+	 * assume 10 us. Twice that, to be safe. */
+	pts->enable_slack = 10000;
+	if (c->mtc_freq < 16 && c->cpuid_0x15_eax && c->cpuid_0x15_ebx && c->tconv.valid) {
+		uint64_t tsc = ((uint64_t)1 << c->mtc_freq) * c->cpuid_0x15_ebx /
+			       c->cpuid_0x15_eax;
+
+		pts->enable_slack = 2 * ((tsc * c->tconv.time_mult) >> c->tconv.time_shift) + 1;
+	}
 }
 
 /* Whether AUX streams are per CPU: perf says so in AUXTRACE_INFO; hwtrace in
@@ -507,6 +518,11 @@ struct pending {
 		uint64_t flags;
 	} *aux;
 	size_t naux, capaux;
+	struct {
+		int32_t tid;
+		uint64_t time;
+	} *starts;            /* ITRACE_START: when a thread's trace began */
+	size_t nstarts, capstarts;
 };
 
 static int on_switch(struct pending *pd, const struct hwt_fmt_record *rec)
@@ -574,6 +590,7 @@ static void pending_free(struct pending *pd)
 	free(pd->sw_prev_pid);
 	free(pd->sw_prev_tid);
 	free(pd->aux);
+	free(pd->starts);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -628,6 +645,12 @@ static int build_streams(struct hwt_pts *pts, struct pending *pd)
 			if (g && g->time)
 				st->first_time = g->time;
 		}
+		/* A thread's stream starts when its trace started (its AUX
+		 * records are written later, as the buffer fills). */
+		for (size_t k = 0; k < pd->nstarts && !per_cpu; k++) {
+			if (pd->starts[k].tid == st->tid && pd->starts[k].time < st->first_time)
+				st->first_time = pd->starts[k].time;
+		}
 		if (per_cpu)
 			pts->st.per_cpu = true;
 		for (size_t k = 0; k < pd->nsw && per_cpu; k++) {
@@ -660,6 +683,55 @@ static int build_streams(struct hwt_pts *pts, struct pending *pd)
 	}
 	qsort(pts->streams, n, sizeof(*pts->streams), cmp_stream);
 	pts->st.streams = n;
+	return 0;
+}
+
+static int cmp_imgtime(const void *a, const void *b)
+{
+	const struct pts_imgtime *x = a, *y = b;
+	uintptr_t p = (uintptr_t)x->img, q = (uintptr_t)y->img;
+
+	return (p > q) - (p < q);
+}
+
+static int build_imgtimes(struct hwt_pts *pts)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < pts->nprocs; i++)
+		n += pts->procs[i].nvers;
+	pts->imgtimes = calloc(n ? n : 1, sizeof(*pts->imgtimes));
+	if (!pts->imgtimes)
+		return -ENOMEM;
+	for (size_t i = 0; i < pts->nprocs; i++) {
+		for (size_t k = 0; k < pts->procs[i].nvers; k++) {
+			pts->imgtimes[pts->nimgtimes].img = pts->procs[i].vers[k].img;
+			pts->imgtimes[pts->nimgtimes].time = pts->procs[i].vers[k].time;
+			pts->imgtimes[pts->nimgtimes].pid = pts->procs[i].pid;
+			pts->nimgtimes++;
+		}
+	}
+	qsort(pts->imgtimes, pts->nimgtimes, sizeof(*pts->imgtimes), cmp_imgtime);
+	return 0;
+}
+
+uint64_t pts_image_time(const struct hwt_pts *pts, const struct hwt_dec_image *img, int32_t *pid)
+{
+	size_t lo = 0, hi = pts->nimgtimes;
+
+	*pid = -1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pts->imgtimes[mid].img == img) {
+			*pid = pts->imgtimes[mid].pid;
+			return pts->imgtimes[mid].time;
+		}
+		if ((uintptr_t)pts->imgtimes[mid].img < (uintptr_t)img)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return 0;
 }
 
@@ -707,6 +779,15 @@ int pts_sb_read(struct hwt_pts *pts, uint64_t *err_offset)
 		case PERF_RECORD_ITRACE_START:
 			err = tid_set(pts, (int32_t)rec.u.itrace_start.tid,
 				      (int32_t)rec.u.itrace_start.pid);
+			if (err >= 0 && (rec.id.present & PERF_SAMPLE_TIME)) {
+				err = grow(&pd.starts, &pd.capstarts, pd.nstarts + 1,
+					   sizeof(*pd.starts));
+				if (err < 0)
+					break;
+				pd.starts[pd.nstarts].tid = (int32_t)rec.u.itrace_start.tid;
+				pd.starts[pd.nstarts].time = rec.id.time;
+				pd.nstarts++;
+			}
 			break;
 		case PERF_RECORD_SWITCH:
 		case PERF_RECORD_SWITCH_CPU_WIDE:
@@ -722,7 +803,8 @@ int pts_sb_read(struct hwt_pts *pts, uint64_t *err_offset)
 		if (err < 0)
 			goto out;
 	}
-	qsort(pts->procs, pts->nprocs, sizeof(*pts->procs), cmp_proc);
+	if (pts->nprocs)
+		qsort(pts->procs, pts->nprocs, sizeof(*pts->procs), cmp_proc);
 	if (pts->ntidmap) {
 		/* Keep the last pid given for each tid (a tid can be reused):
 		 * qsort is not stable, so sort copies tagged with their order. */
@@ -758,6 +840,9 @@ int pts_sb_read(struct hwt_pts *pts, uint64_t *err_offset)
 		free(tmp);
 	}
 	pts->st.processes = pts->nprocs;
+	err = build_imgtimes(pts);
+	if (err < 0)
+		goto out;
 	err = build_streams(pts, &pd);
 out:
 	pending_free(&pd);

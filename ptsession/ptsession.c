@@ -118,6 +118,7 @@ int hwt_pts_open(struct hwt_pts **out, struct hwt_fmt_session *session,
 		return -ENOMEM;
 	pts->cfg = *cfg;
 	pts->s = session;
+	pts->floor_pid = -1;
 	err = -ENOMEM;
 	pts->pids = copy_ids(cfg->pids, cfg->npids);
 	pts->tids = copy_ids(cfg->tids, cfg->ntids);
@@ -189,6 +190,7 @@ void hwt_pts_close(struct hwt_pts *pts)
 		free(pts->files[i].path);
 	free(pts->files);
 	free(pts->tidmap);
+	free(pts->imgtimes);
 	hwt_dec_image_put(pts->empty);
 	hwt_dec_icache_free(pts->ic);
 	hwt_sym_aspace_free(pts->aspace);
@@ -264,6 +266,12 @@ static int pts_hook(void *ctx, const struct hwt_dec_context_query *q, struct hwt
 	int32_t pid = st->pid, tid = st->tid;
 	struct hwt_dec_image *img;
 
+	/* Tracing resumes after kernel work (a syscall that mapped code, an
+	 * exec, a switch to another thread) whose sideband time can be later
+	 * than the trace's estimate of now, which lags behind the truth. */
+	if (q->event && q->event->type == HWT_DEC_EV_ENABLED && q->has_tsc)
+		time += pts->enable_slack;
+
 	if (st->cpu >= 0)
 		thread_at(st, time, &pid, &tid);
 	img = pid >= 0 ? pts_image_at(pts, pid, time) : NULL;
@@ -304,6 +312,14 @@ static int pts_rec(void *ctx, const struct hwt_dec_rec *rec)
 		pts->st.filtered++;
 		return 0;
 	}
+	/* The code of a block is what the decoder had mapped: symbolize by
+	 * that mapping, even where the record's time lags behind it. */
+	if (rec->type == HWT_DEC_REC_BLOCK && rec->u.block.image != st->last_img) {
+		st->last_img = rec->u.block.image;
+		st->last_img_time = pts_image_time(pts, st->last_img, &st->last_img_pid);
+	}
+	pts->floor_pid = st->last_img_pid;
+	pts->floor_time = st->last_img_time;
 	for (size_t i = 0; i < pts->nsinks; i++) {
 		const struct hwt_dec_sink *s = &pts->sinks[i];
 		int err;
@@ -340,7 +356,8 @@ static int feed_stream(struct hwt_pts *pts, struct pts_stream *st, struct hwt_de
 	size_t mark = 0;
 	int err;
 
-	qsort(st->marks, st->nmarks, sizeof(*st->marks), cmp_mark);
+	if (st->nmarks)
+		qsort(st->marks, st->nmarks, sizeof(*st->marks), cmp_mark);
 	for (size_t g = 0; g < a->nsegments && !st->stop; g++) {
 		const struct hwt_fmt_aux_segment *seg = hwt_fmt_session_aux_segment(pts->s, st->idx, g);
 		uint64_t pos = 0;
@@ -444,10 +461,15 @@ static int run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf)
 		p = pts_proc_find(pts, st->pid);
 	}
 	pts->st.streams_decoded++;
+	st->last_img_pid = -1;
 	if (st->cpu >= 0 || !p || p->changing) {
 		cfg.context = pts_hook;
 		cfg.context_ctx = st;
 	}
+	hwt_log(&pts->cfg.log, HWT_LOG_DEBUG,
+		"PT stream %zu (%s %" PRId32 "): %s", st->idx, st->cpu >= 0 ? "cpu" : "tid",
+		st->cpu >= 0 ? st->cpu : st->tid,
+		cfg.context ? "code and thread by time (context hook)" : "one image");
 	err = hwt_dec_alloc(&dec, &cfg, pts->ic);
 	if (err < 0)
 		return err;
@@ -485,6 +507,8 @@ int hwt_pts_run(struct hwt_pts *pts)
 		return -ENOMEM;
 	for (size_t i = 0; i < pts->nstreams && err >= 0; i++)
 		err = run_stream(pts, &pts->streams[i], buf);
+	pts->floor_pid = -1;
+	pts->floor_time = 0;
 	free(buf);
 	return err;
 }
@@ -512,6 +536,8 @@ int hwt_pts_symbolize(struct hwt_pts *pts, int32_t pid, uint64_t time, uint64_t 
 	if (!pts || !out)
 		return -HWT_EINVAL;
 	memset(out, 0, sizeof(*out));
+	if (pid == pts->floor_pid && time < pts->floor_time)
+		time = pts->floor_time;
 	err = hwt_sym_aspace_lookup(pts->aspace, (uint32_t)pid, time, ip, &loc);
 	if (err < 0)
 		return err;

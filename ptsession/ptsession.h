@@ -100,12 +100,13 @@ HWT_API void hwt_pts_config_init(struct hwt_pts_config *cfg);
  * of them, to the end) and its metadata. Builds the decoder configuration,
  * the process images over time, the context-switch timelines of per-CPU
  * streams and the symbolization address space. cfg is copied (NULL: the
- * defaults). A damaged .hwt chunk is reported through cfg->log and skipped.
- * Returns 0 and stores the session, or:
+ * defaults). Damage is not an error here: a .hwt chunk that cannot be read
+ * is skipped, a perf.data whose framing breaks is read up to there; each is
+ * reported through cfg->log, counted in stats.read_errors, and its file
+ * offset stored in *err_offset (when not NULL); decoding goes on with what
+ * was read. Returns 0 and stores the session, or:
  *   -HWT_EINVAL   bad config;
  *   -HWT_ENOPT    the recording holds no Intel PT;
- *   -HWT_EFORMAT / -HWT_ETRUNC  a perf.data whose framing is broken (the
- *                 file offset in *err_offset when not NULL);
  *   -ENOMEM, or -HWT_ELIB (libipt could not be set up). */
 HWT_API int hwt_pts_open(struct hwt_pts **pts, struct hwt_fmt_session *session,
 			 const struct hwt_pts_config *cfg, uint64_t *err_offset);
@@ -165,6 +166,9 @@ struct hwt_pts_sym {
 };
 
 /* Symbolizes ip of process pid at perf time (the record's time, or 0).
+ * Called from a sink during hwt_pts_run for the record being delivered, it
+ * uses the mappings the decoder used for that record's code (the trace's
+ * time can lag a little behind the sideband's at a return from the kernel).
  * Returns 0 (function found), -HWT_ENOSYM (mapped but no symbol, or not
  * mapped: object tells which), -HWT_EINVAL. Allocates only when an object
  * is opened for the first time. */

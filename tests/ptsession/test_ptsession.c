@@ -5,7 +5,9 @@
  * exact call, return, branch and instruction counts per function are checked
  * in `script --itrace` and `--flow` output and through the ptsession API
  * (including the PLT call into a shared library, the dlopen'd library, the
- * forked child, and the instruction total the emulator counted); parallel
+ * forked child, and the instruction total the emulator counted); code
+ * replaced at the same address over time (pts_remap); the recording
+ * rewritten per CPU with switch records decodes to the same flow; parallel
  * and libipt decoding equal the sequential fast decode; pid and time
  * filters; damaged recordings give counted gaps and one error line.
  */
@@ -176,6 +178,8 @@ static void test_fork_pid_filter(void **state)
 	script(&r, "--itrace=c");
 	p = strstr(r.out, " child_work+0x0 (");
 	assert_non_null(p);
+	/* streams in the order their threads started: the parent first */
+	assert_true(strstr(r.out, " leaf+0x0 (") < p);
 	while (p > r.out && p[-1] != '\n')
 		p--;
 	/* "        pts_prog  30873/30873  ..." */
@@ -225,6 +229,151 @@ static void test_flow(void **state)
 	}
 	assert_int_equal(ib, ia + 2);
 	hwt_test_run_free(&r);
+}
+
+/* Different code at the same address over time (pts_remap): each call is
+ * decoded with the mapping of its time, through the context hook, also on
+ * two threads; and symbolized with that mapping's object. */
+static void test_remap(void **state)
+{
+	struct hwt_test_run r, r2;
+	char path[600], code[600], opts[700];
+	uint64_t insns = 0;
+	const char *p;
+
+	(void)state;
+	if (!need_recording())
+		return;
+	snprintf(path, sizeof(path), "%s/remap.hwt", dir);
+	snprintf(code, sizeof(code), "%s/code", dir);
+	hwt_test_run(&r, "mkdir -p %s && %s record --pt=emulate -o %s -- %s %s", code,
+		     hwt_test_hwtrace(), path, hwt_test_prog("pts_remap"), code);
+	assert_int_equal(r.status, 0);
+	p = strstr(r.err, " thread, ");
+	assert_non_null(p);
+	insns = strtoull(p + 9, NULL, 10);
+	assert_true(insns > 0);
+	hwt_test_run_free(&r);
+
+	hwt_test_run(&r, "%s -v script -i %s --itrace=ie", hwt_test_hwtrace(), path);
+	assert_int_equal(r.status, 0);
+	assert_true(hwt_test_contains(r.err, "code and thread by time (context hook)"));
+	snprintf(opts, sizeof(opts), "(%s/code_a)", code);
+	assert_int_equal(count_lines(r.out, "insn:         70000000 ", opts, NULL), 5);
+	assert_int_equal(count_lines(r.out, "insn:         70000004 ", opts, NULL), 5);
+	snprintf(opts, sizeof(opts), "(%s/code_b)", code);
+	assert_int_equal(count_lines(r.out, "insn:         70000000 ", opts, NULL), 7);
+	assert_int_equal(count_lines(r.out, "insn:         70000005 ", opts, NULL), 7);
+	assert_int_equal(count_lines(r.out, "insn:         70000009 ", opts, NULL), 7);
+	assert_int_equal(count_lines(r.out, "insn:         70000002 ", NULL), 0);
+	assert_int_equal(count_lines(r.out, "insn: ", NULL), insns);
+	assert_int_equal(count_lines(r.out, "decode error", NULL), 0);
+	hwt_test_run_free(&r);
+
+	snprintf(opts, sizeof(opts), "-q -i %s --itrace=bcre", path);
+	hwt_test_run(&r, "%s script %s", hwt_test_hwtrace(), opts);
+	hwt_test_run(&r2, "%s script %s --threads 2", hwt_test_hwtrace(), opts);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r2.status, 0);
+	assert_string_equal(r.out, r2.out);
+	hwt_test_run_free(&r);
+	hwt_test_run_free(&r2);
+}
+
+/* The per-thread recording rewritten as a per-CPU one (the parent's PT on
+ * CPU 0, the child's on CPU 1, SWITCH_CPU_WIDE records saying who ran
+ * where, pt.config.per_thread = 0): the threads now come from the switch
+ * timeline through the context hook, and the flow is the same. */
+static void make_per_cpu(const char *in, const char *out)
+{
+	struct hwt_fmt_session *s;
+	struct hwt_fmt_writer *w;
+	struct hwt_fmt_record rec;
+	uint64_t off = 0, start[2] = {0};
+	uint32_t pid[2] = {0}, nstart = 0;
+	int sb, swst, aux[2];
+	uint8_t buf[65536];
+
+	assert_int_equal(hwt_fmt_session_open(&s, in, NULL, &off), 0);
+	assert_int_equal(hwt_fmt_writer_open(&w, out, NULL), 0);
+	for (size_t i = 0; i < hwt_fmt_session_nmeta(s); i++) {
+		const struct hwt_fmt_meta *m = hwt_fmt_session_meta(s, i);
+
+		if (!strcmp(m->key, "pt.config.per_thread"))
+			assert_int_equal(hwt_fmt_writer_meta_u64(w, m->key, 0), 0);
+		else if (m->type == HWT_FMT_META_U64)
+			assert_int_equal(hwt_fmt_writer_meta_u64(w, m->key, m->v.u64), 0);
+		else if (m->type == HWT_FMT_META_STR)
+			assert_int_equal(hwt_fmt_writer_meta_str(w, m->key, m->v.str), 0);
+		else if (m->type == HWT_FMT_META_BYTES)
+			assert_int_equal(hwt_fmt_writer_meta_bytes(w, m->key, m->v.bytes, m->len), 0);
+	}
+	sb = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, -1, -1, "sideband");
+	swst = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, -1, -1, "switch");
+	assert_true(sb >= 0 && swst >= 0);
+	while (hwt_fmt_session_next(s, &rec, &off) == 0) {
+		if (rec.type == PERF_RECORD_AUX)
+			continue; /* they name CPU 0 for both threads */
+		if (rec.type == PERF_RECORD_ITRACE_START && nstart < 2) {
+			pid[nstart] = rec.u.itrace_start.pid;
+			start[nstart++] = rec.id.time;
+		}
+		assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)sb, rec.raw, rec.size), 0);
+	}
+	assert_int_equal(nstart, 2);
+	for (uint32_t cpu = 0; cpu < 2; cpu++) {
+		/* SWITCH_CPU_WIDE IN: next_prev pid/tid (idle), then the
+		 * sample_id trailer: pid, tid, time, cpu, res, id. */
+		uint8_t r[8 + 8 + 32] = {0};
+
+		hwt_put_le32(r, PERF_RECORD_SWITCH_CPU_WIDE);
+		hwt_put_le16(r + 6, sizeof(r));
+		hwt_put_le32(r + 16, pid[cpu]);
+		hwt_put_le32(r + 20, pid[cpu]);
+		hwt_put_le64(r + 24, start[cpu]);
+		hwt_put_le32(r + 32, cpu);
+		hwt_put_le64(r + 40, 1);
+		assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)swst, r, sizeof(r)), 0);
+	}
+	for (size_t a = 0; a < hwt_fmt_session_naux(s); a++) {
+		const struct hwt_fmt_aux_stream *as = hwt_fmt_session_aux(s, a);
+		const struct hwt_fmt_aux_segment *g = hwt_fmt_session_aux_segment(s, a, 0);
+		int64_t n;
+		size_t cpu = (uint32_t)as->tid == pid[0] ? 0 : 1;
+
+		aux[cpu] = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_AUX, (int32_t)cpu, -1, "pt.cpu");
+		assert_true(aux[cpu] >= 0);
+		assert_int_equal(as->nsegments, 1);
+		n = hwt_fmt_session_aux_read(s, a, 0, 0, buf, sizeof(buf));
+		assert_true(n > 0 && (uint64_t)n == g->size);
+		assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux[cpu], 0, buf, (size_t)n), 0);
+	}
+	assert_int_equal(hwt_fmt_writer_close(w), 0);
+	hwt_fmt_session_close(s);
+}
+
+static void test_per_cpu(void **state)
+{
+	struct hwt_test_run r, t;
+	char path[600];
+
+	(void)state;
+	if (!need_recording())
+		return;
+	snprintf(path, sizeof(path), "%s/percpu.hwt", dir);
+	make_per_cpu(trace, path);
+	hwt_test_run(&r, "%s -v script -i %s --itrace=bcre", hwt_test_hwtrace(), path);
+	assert_int_equal(r.status, 0);
+	assert_true(hwt_test_contains(r.err, "PT stream 0 (cpu 0): code and thread by time"));
+	assert_true(hwt_test_contains(r.err, "2 PT stream(s) (per CPU)"));
+	assert_int_equal(count_lines(r.out, "call: ", " leaf+0x0 (", NULL), 250);
+	assert_int_equal(count_lines(r.out, "call: ", " child_work+0x0 (", NULL), 17);
+	assert_int_equal(count_lines(r.out, "decode error", NULL), 0);
+	/* the same lines as the per-thread recording, thread for thread */
+	script(&t, "--itrace=bcre");
+	assert_string_equal(r.out, t.out);
+	hwt_test_run_free(&r);
+	hwt_test_run_free(&t);
 }
 
 /* --- the API --------------------------------------------------------------- */
@@ -499,6 +648,8 @@ int main(void)
 		cmocka_unit_test(test_itrace_counts),
 		cmocka_unit_test(test_fork_pid_filter),
 		cmocka_unit_test(test_flow),
+		cmocka_unit_test(test_remap),
+		cmocka_unit_test(test_per_cpu),
 		cmocka_unit_test(test_api),
 		cmocka_unit_test(test_parallel_engines),
 		cmocka_unit_test(test_time_filter),
