@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include "common/hwt.h"
+#include "ptflow/ptflow.h"
+#include "ptsession/ptsession.h"
 #include "report/report.h"
 
 /* Exit codes of every subcommand. */
@@ -131,6 +133,32 @@ int hwt_cli_samples_option(struct hwt_cli_samples_opts *o, int opt, const char *
  * HWT_EXIT_OK or HWT_EXIT_ERROR. */
 int hwt_cli_load_samples(struct hwt_cli_samples_opts *o, const char *path,
 			 struct hwt_rep_profile **profile, struct hwt_rep_timeline *timeline);
+
+/* Intel PT recordings in report, flame and branches (cli/ptreport.c). */
+int hwt_cmd_branches(int argc, char **argv);
+/* True when path is a PT recording; *session is then the opened recording
+ * (the caller's to close or hand on). False for anything else, including
+ * files that cannot be read and "-" (the samples path reports those). */
+bool hwt_cli_is_pt(const char *path, struct hwt_fmt_session **session);
+struct hwt_ptf_config;
+/* A decoded PT recording and its exact views. */
+struct hwt_cli_ptrun {
+	const char *path;
+	struct hwt_fmt_session *session;
+	struct hwt_pts *pts;
+	struct hwt_ptf *ptf;          /* finished: views ready */
+	struct hwt_pts_stats st;
+};
+/* Decodes session (taken over: closed by hwt_cli_ptrun_fini) into a new
+ * ptf made from cfg (its aspace and logger are set here), with the pid,
+ * tid and time filters and kallsyms of so (may be NULL). Prints its own
+ * one-line errors and warnings (losses, damage); returns HWT_EXIT_OK or
+ * HWT_EXIT_ERROR. Call hwt_cli_ptrun_fini() either way. */
+int hwt_cli_ptrun(struct hwt_cli_ptrun *r, const char *path, struct hwt_fmt_session *session,
+		  struct hwt_ptf_config *cfg, const struct hwt_cli_samples_opts *so);
+/* "WHAT: emulated PT: N instructions, ... gaps" on stderr. */
+void hwt_cli_ptrun_note(const struct hwt_cli_ptrun *r, const char *what);
+void hwt_cli_ptrun_fini(struct hwt_cli_ptrun *r);
 
 /* "hwtrace: error: <message>" on stderr. One line: say the cause and the fix. */
 void hwt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

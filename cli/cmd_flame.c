@@ -5,7 +5,9 @@
  * flamegraph.pl and difffolded.pl): interactive SVG/HTML, differential
  * graphs of two recordings, folded stacks, pprof, or, for a recording,
  * a Chrome trace of the sampled stacks over time per thread; the output
- * file's extension picks the format.
+ * file's extension picks the format. An Intel PT recording gives the exact
+ * graph instead: every instruction attributed to its call stack (ptflow/),
+ * and its .json is every call on its thread's timeline.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "ptflow/ptflow.h"
 #include "report/report.h"
 
 static void usage(FILE *out)
@@ -27,7 +30,7 @@ static void usage(FILE *out)
 		"  .folded      folded stacks (FlameGraph, inferno, speedscope)\n"
 		"  .pb.gz       pprof profile (go tool pprof, Pyroscope, Parca)\n"
 		"  .json        Chrome trace (Perfetto): each thread's sampled stacks over\n"
-		"               time (recordings only)\n"
+		"               time (recordings only); for Intel PT, every call\n"
 		"\n"
 		"options:\n"
 		"  -i, --input FILE   a recording: .hwt or perf.data (file or pipe mode,\n"
@@ -53,7 +56,63 @@ static void usage(FILE *out)
 		"  --event NAME       (folded stacks) the event the counts stand for\n"
 		"  --comm, --pid, --tid, --dso, --time, --inline, --max-stack, --kallsyms,\n"
 		"  --debug-dir        as for 'hwtrace report'\n"
-		"  -q, --quiet        no summary line on standard error\n");
+		"  -q, --quiet        no summary line on standard error\n"
+		"\n"
+		"Intel PT recordings (record --pt, --pt=emulate, perf's intel_pt//) are\n"
+		"decoded: the graph is exact, not sampled; widths are instructions.\n"
+		"  --weight WHAT      insns (default) or time: perf-clock time between\n"
+		"                     records (coarse without CYC packets)\n"
+		"  --min-call NS      (.json) calls shorter than NS merge into one span\n"
+		"                     per run of calls to the same function\n"
+		"  --max-spans N      (.json) at most N spans (default 1000000)\n");
+}
+
+/* The exact profile (or call timeline) of a PT recording (session taken
+ * over). */
+static int load_pt(const char *path, struct hwt_fmt_session *session,
+		   const struct hwt_cli_samples_opts *so, enum hwt_ptf_weight weight,
+		   const struct hwt_ptf_config *tlopts, struct hwt_rep_profile **profile,
+		   struct hwt_rep_timeline *tl, bool quiet)
+{
+	struct hwt_rep_profile_config pc;
+	struct hwt_ptf_config cfg;
+	struct hwt_cli_ptrun run;
+	int rc;
+
+	hwt_rep_profile_config_init(&pc);
+	pc.filter = so->filter;
+	pc.log = *hwt_cli_logger();
+	if (hwt_rep_profile_alloc(profile, &pc) < 0) {
+		hwt_fmt_session_close(session);
+		hwt_cli_error("out of memory");
+		return HWT_EXIT_ERROR;
+	}
+	hwt_ptf_config_init(&cfg);
+	cfg.views = tl ? HWT_PTF_TIMELINE : HWT_PTF_PROFILE;
+	cfg.profile = *profile;
+	cfg.weight = weight;
+	cfg.timeline = tl;
+	cfg.timeline_min = tlopts->timeline_min;
+	cfg.timeline_max = tlopts->timeline_max;
+	rc = hwt_cli_ptrun(&run, path, session, &cfg, so);
+	if (rc == HWT_EXIT_OK && !quiet)
+		hwt_cli_ptrun_note(&run, path);
+	if (rc == HWT_EXIT_OK && tl) {
+		struct hwt_ptf_stats st;
+
+		hwt_ptf_stats(run.ptf, &st);
+		if (st.spans_dropped)
+			hwt_cli_warn("%s: %" PRIu64 " calls beyond --max-spans %" PRIu64
+				     " are not in the timeline: raise --max-spans, or merge short "
+				     "calls with --min-call NS",
+				     path, st.spans_dropped, tlopts->timeline_max);
+		if (!st.timed)
+			hwt_cli_warn("%s has no timing: the timeline counts instructions as "
+				     "nanoseconds",
+				     path);
+	}
+	hwt_cli_ptrun_fini(&run);
+	return rc;
 }
 
 static char *read_input(const char *path, size_t *len)
@@ -177,7 +236,7 @@ static int write_buf(const char *path, const struct hwt_buf *buf)
 int hwt_cmd_flame(int argc, char **argv)
 {
 	enum { OPT_FOLDED = 256, OPT_DIFF, OPT_TITLE, OPT_ICICLE, OPT_WIDTH, OPT_MINW, OPT_EVENT,
-	       OPT_FORMAT, OPT_NONORM, OPT_COUNT };
+	       OPT_FORMAT, OPT_NONORM, OPT_COUNT, OPT_WEIGHT, OPT_MINCALL, OPT_MAXSPANS };
 	static const struct option opts[] = {
 		{"input", required_argument, NULL, 'i'},
 		{"folded-in", required_argument, NULL, OPT_FOLDED},
@@ -191,6 +250,9 @@ int hwt_cmd_flame(int argc, char **argv)
 		{"format", required_argument, NULL, OPT_FORMAT},
 		{"no-normalize", no_argument, NULL, OPT_NONORM},
 		{"count", required_argument, NULL, OPT_COUNT},
+		{"weight", required_argument, NULL, OPT_WEIGHT},
+		{"min-call", required_argument, NULL, OPT_MINCALL},
+		{"max-spans", required_argument, NULL, OPT_MAXSPANS},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		HWT_CLI_SAMPLES_LONGOPTS,
@@ -203,13 +265,18 @@ int hwt_cmd_flame(int argc, char **argv)
 	struct hwt_rep_profile *p = NULL, *base = NULL;
 	struct hwt_rep_timeline *tl = NULL;
 	const struct hwt_rep_stats *st;
-	bool quiet = false;
+	struct hwt_fmt_session *ptsess = NULL;
+	enum hwt_ptf_weight weight = HWT_PTF_WEIGHT_INSNS;
+	struct hwt_ptf_config tlopts;
+	bool quiet = false, pt = false;
+	unsigned long long v;
 	int count = -1; /* 1: samples, 0: events, -1: the format's default */
 	int c, err, rc = HWT_EXIT_ERROR;
 
 	hwt_rep_render_config_init(&cfg);
 	cfg.log = *hwt_cli_logger();
 	hwt_cli_samples_opts_init(&so);
+	hwt_ptf_config_init(&tlopts);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:o:qh", opts, NULL)) != -1) {
 		switch (c) {
@@ -275,6 +342,31 @@ int hwt_cmd_flame(int argc, char **argv)
 							 optarg);
 				goto out;
 			}
+			break;
+		case OPT_WEIGHT:
+			if (!strcmp(optarg, "insns") || !strcmp(optarg, "instructions"))
+				weight = HWT_PTF_WEIGHT_INSNS;
+			else if (!strcmp(optarg, "time"))
+				weight = HWT_PTF_WEIGHT_TIME;
+			else {
+				rc = hwt_cli_usage_error("flame", "--weight takes insns or time, not "
+								  "'%s'",
+							 optarg);
+				goto out;
+			}
+			break;
+		case OPT_MINCALL:
+		case OPT_MAXSPANS:
+			if (hwt_cli_parse_u64(optarg, false, &v) < 0 || (c == OPT_MAXSPANS && !v)) {
+				rc = hwt_cli_usage_error("flame", "%s takes a positive count, not '%s'",
+							 c == OPT_MINCALL ? "--min-call" : "--max-spans",
+							 optarg);
+				goto out;
+			}
+			if (c == OPT_MINCALL)
+				tlopts.timeline_min = v;
+			else
+				tlopts.timeline_max = v;
 			break;
 		case 'q':
 			quiet = true;
@@ -351,16 +443,31 @@ int hwt_cmd_flame(int argc, char **argv)
 			hwt_cli_error("out of memory");
 			goto out;
 		}
-		if (hwt_cli_load_samples(&so, input, &p, tl) != HWT_EXIT_OK)
+		pt = hwt_cli_is_pt(input, &ptsess);
+		if (pt) {
+			if (load_pt(input, ptsess, &so, weight, &tlopts, &p, tl, quiet) !=
+			    HWT_EXIT_OK)
+				goto out;
+		} else if (hwt_cli_load_samples(&so, input, &p, tl) != HWT_EXIT_OK) {
 			goto out;
-		if (diff && hwt_cli_load_samples(&so, diff, &base, NULL) != HWT_EXIT_OK)
+		}
+		if (diff && hwt_cli_is_pt(diff, &ptsess)) {
+			if (load_pt(diff, ptsess, &so, weight, &tlopts, &base, NULL, true) !=
+			    HWT_EXIT_OK)
+				goto out;
+		} else if (diff && hwt_cli_load_samples(&so, diff, &base, NULL) != HWT_EXIT_OK) {
 			goto out;
+		}
 	}
 	cfg.base = base;
 	/* Folded stacks count samples, as stackcollapse-perf's do (tools
 	 * that read them say "samples"); graphs and pprof weigh samples by
 	 * their period, as perf report's percentages do. */
 	cfg.count_samples = count >= 0 ? count == 1 : cfg.format == HWT_REP_FMT_FOLDED;
+	/* A PT profile's "samples" are distinct stacks: its counts are its
+	 * instructions (or time). */
+	if (pt)
+		cfg.count_samples = false;
 	if (tl) {
 		struct hwt_buf buf;
 
@@ -385,7 +492,7 @@ int hwt_cmd_flame(int argc, char **argv)
 		goto out;
 	}
 	st = hwt_rep_profile_stats(p);
-	if (strcmp(out, "-") && !quiet)
+	if (strcmp(out, "-") && !quiet && !pt)
 		hwt_cli_note("%s: %" PRIu64 " samples (%" PRIu64 " filtered out, %" PRIu64
 			     " lost), %" PRIu64 " frames (%" PRIu64 " unsymbolized)",
 			     out, st->samples, st->filtered, st->lost, st->frames, st->unsymbolized);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "ptflow/ptflow.h"
 #include "report/report.h"
 
 static void usage(FILE *out)
@@ -58,7 +59,68 @@ static void usage(FILE *out)
 		"                          recording is from the running kernel)\n"
 		"  --debug-dir DIR         look for separate debug files in DIR first\n"
 		"  --event NAME            (folded stacks) the event the counts stand for\n"
-		"  -q, --quiet             no summary line on standard error\n");
+		"  -q, --quiet             no summary line on standard error\n"
+		"\n"
+		"Intel PT recordings (record --pt, --pt=emulate, perf's intel_pt//) are\n"
+		"decoded: the report is exact, every instruction counted under its stack.\n"
+		"  --calls                 per function: exact calls, self and inclusive\n"
+		"                          instructions, times (with timing), sorted by self\n"
+		"                          instructions; -n limits the rows, --json for scripts\n"
+		"  --hist                  with --calls: each function's latency histogram\n"
+		"                          (power-of-two buckets, DTrace's quantize)\n"
+		"  --all                   with --calls: functions never called too (code\n"
+		"                          the trace began in)\n");
+}
+
+static int write_out(const char *out, const struct hwt_buf *text);
+
+/* An Intel PT recording (session taken over): the exact profile through
+ * the usual renderer, or the calls table. */
+static int report_pt(const char *input, struct hwt_fmt_session *session,
+		     struct hwt_cli_samples_opts *so, struct hwt_rep_render_config *cfg,
+		     bool calls, unsigned int cflags, size_t max_rows, const char *out, bool quiet)
+{
+	struct hwt_rep_profile_config pc;
+	struct hwt_rep_profile *p = NULL;
+	struct hwt_ptf_config pcfg;
+	struct hwt_cli_ptrun run;
+	struct hwt_buf text;
+	int err, rc;
+
+	hwt_rep_profile_config_init(&pc);
+	pc.filter = so->filter;
+	pc.log = *hwt_cli_logger();
+	if (!calls && hwt_rep_profile_alloc(&p, &pc) < 0) {
+		hwt_fmt_session_close(session);
+		hwt_cli_error("out of memory");
+		return HWT_EXIT_ERROR;
+	}
+	hwt_ptf_config_init(&pcfg);
+	pcfg.views = calls ? HWT_PTF_CALLS : HWT_PTF_PROFILE;
+	pcfg.profile = p;
+	rc = hwt_cli_ptrun(&run, input, session, &pcfg, so);
+	if (rc != HWT_EXIT_OK)
+		goto out;
+	hwt_buf_init(&text);
+	if (calls)
+		err = hwt_ptf_calls_print(run.ptf,
+					  cfg->format == HWT_REP_FMT_JSON ? HWT_REP_FMT_JSON
+									   : HWT_REP_FMT_TEXT,
+					  cflags, max_rows, &text);
+	else
+		err = hwt_rep_render(p, cfg, &text);
+	if (err >= 0)
+		rc = write_out(out, &text);
+	else
+		rc = (hwt_cli_error("cannot render the report: %s", hwt_strerror(err)),
+		      HWT_EXIT_ERROR);
+	hwt_buf_fini(&text);
+	if (rc == HWT_EXIT_OK && !quiet)
+		hwt_cli_ptrun_note(&run, "report");
+out:
+	hwt_cli_ptrun_fini(&run);
+	hwt_rep_profile_free(p);
+	return rc;
 }
 
 static int parse_pct(const char *s, double *out)
@@ -120,12 +182,15 @@ static int write_out(const char *out, const struct hwt_buf *text)
 int hwt_cmd_report(int argc, char **argv)
 {
 	enum { OPT_FOLDED = 256, OPT_JSON, OPT_NOCHILD, OPT_CHILD, OPT_PCT, OPT_GPCT, OPT_EVENT,
-	       OPT_STDIO };
+	       OPT_STDIO, OPT_CALLS, OPT_HIST, OPT_ALL };
 	static const struct option opts[] = {
 		{"input", required_argument, NULL, 'i'},
 		{"folded-in", required_argument, NULL, OPT_FOLDED},
 		{"stdio", no_argument, NULL, OPT_STDIO},
 		{"json", no_argument, NULL, OPT_JSON},
+		{"calls", no_argument, NULL, OPT_CALLS},
+		{"hist", no_argument, NULL, OPT_HIST},
+		{"all", no_argument, NULL, OPT_ALL},
 		{"no-children", no_argument, NULL, OPT_NOCHILD},
 		{"children", no_argument, NULL, OPT_CHILD},
 		{"call-graph", required_argument, NULL, 'g'},
@@ -146,7 +211,9 @@ int hwt_cmd_report(int argc, char **argv)
 	struct hwt_rep_profile *p = NULL;
 	struct hwt_buf text;
 	int children = -1, graph = -1; /* -1: not given */
-	bool quiet = false, sort_given = false;
+	bool quiet = false, sort_given = false, calls = false;
+	struct hwt_fmt_session *ptsess = NULL;
+	unsigned int cflags = 0;
 	int c, err, rc = HWT_EXIT_ERROR;
 
 	hwt_rep_render_config_init(&cfg);
@@ -160,6 +227,15 @@ int hwt_cmd_report(int argc, char **argv)
 			break;
 		case OPT_FOLDED:
 			folded = optarg;
+			break;
+		case OPT_CALLS:
+			calls = true;
+			break;
+		case OPT_HIST:
+			cflags |= HWT_PTF_PRINT_HIST;
+			break;
+		case OPT_ALL:
+			cflags |= HWT_PTF_PRINT_ALL;
 			break;
 		case OPT_STDIO:
 			break;
@@ -255,6 +331,32 @@ int hwt_cmd_report(int argc, char **argv)
 	if (folded && input) {
 		rc = hwt_cli_usage_error("report", "give either -i FILE or --folded-in FILE, not both");
 		goto out;
+	}
+	if ((cflags && !calls) || (calls && folded)) {
+		rc = hwt_cli_usage_error("report", "%s", calls ? "--calls needs an Intel PT recording "
+								 "(-i), not folded stacks"
+							       : "--hist and --all go with --calls");
+		goto out;
+	}
+	if (!folded) {
+		if (!input)
+			input = hwt_cli_default_input();
+		if (hwt_cli_is_pt(input, &ptsess)) {
+			if (children >= 0)
+				cfg.children = children;
+			if (graph >= 0)
+				cfg.graph = (enum hwt_rep_graph)graph;
+			rc = report_pt(input, ptsess, &so, &cfg, calls, cflags, cfg.max_entries, out,
+				       quiet);
+			goto out;
+		}
+		if (calls) {
+			hwt_cli_error("%s holds samples, not an Intel PT trace: --calls counts calls "
+				      "exactly from one (record it with 'hwtrace record --pt' or "
+				      "'--pt=emulate')",
+				      input);
+			goto out;
+		}
 	}
 	if (folded) {
 		if (!sort_given) {

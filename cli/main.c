@@ -13,6 +13,7 @@ static const struct hwt_cli_cmd commands[] = {
 	{"stat", hwt_cmd_stat, "count events for a command, processes or the system"},
 	{"report", hwt_cmd_report, "top functions, call graphs (perf report layout), JSON"},
 	{"flame", hwt_cmd_flame, "flame graphs (SVG/HTML), folded stacks, pprof"},
+	{"branches", hwt_cmd_branches, "one function of a PT trace: counts per instruction and branch"},
 	{"trace", hwt_cmd_trace, "DTrace-style one-liners: probes, predicates, aggregations"},
 	{"record", hwt_cmd_record, "sample a command, processes or the system (or Intel PT)"},
 	{"script", hwt_cmd_script, "print samples, or the decoded PT trace (--pt)"},

@@ -1,0 +1,121 @@
+/*
+ * cli/ptreport.c - what report, flame and branches share for Intel PT
+ * recordings: telling a PT recording from one of samples, and decoding it
+ * through the PT session (ptsession/) into the exact views of ptflow/ with
+ * the command's filters, printing one line for each problem (a recording
+ * that cannot be read, decoding that stopped) and a summary that never
+ * hides losses.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "format/format.h"
+#include "ptsession/ptsession.h"
+
+bool hwt_cli_is_pt(const char *path, struct hwt_fmt_session **session)
+{
+	struct hwt_fmt_session_config scfg;
+	struct hwt_fmt_session *s = NULL;
+	uint64_t off = 0;
+
+	*session = NULL;
+	/* A pipe can be read once: it goes to the samples path, which names
+	 * a PT stream when it finds one. */
+	if (!path || !strcmp(path, "-"))
+		return false;
+	hwt_fmt_session_config_init(&scfg);
+	scfg.log = *hwt_cli_logger();
+	/* Errors are the samples path's to report. */
+	scfg.log.fn = NULL;
+	if (hwt_fmt_session_open(&s, path, &scfg, &off) < 0)
+		return false;
+	if (!hwt_pts_session_has_pt(s)) {
+		hwt_fmt_session_close(s);
+		return false;
+	}
+	*session = s;
+	return true;
+}
+
+int hwt_cli_ptrun(struct hwt_cli_ptrun *r, const char *path, struct hwt_fmt_session *session,
+		  struct hwt_ptf_config *cfg, const struct hwt_cli_samples_opts *so)
+{
+	struct hwt_pts_config pc;
+	struct hwt_dec_sink sink;
+	uint64_t off = 0;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->session = session;
+	r->path = path;
+	hwt_pts_config_init(&pc);
+	pc.log = *hwt_cli_logger();
+	if (so) {
+		pc.pids = so->filter.pids;
+		pc.npids = so->filter.npids;
+		pc.tids = so->filter.tids;
+		pc.ntids = so->filter.ntids;
+		pc.time_start = so->filter.time_begin;
+		pc.time_end = so->filter.time_end;
+		pc.kallsyms = so->kallsyms;
+	}
+	err = hwt_pts_open(&r->pts, session, &pc, &off);
+	if (err < 0) {
+		r->pts = NULL;
+		if (err == -ENOMEM) {
+			hwt_cli_error("out of memory");
+			return HWT_EXIT_ERROR;
+		}
+		return hwt_cli_recording_error(path, err, off);
+	}
+	cfg->aspace = hwt_pts_aspace(r->pts);
+	cfg->log = *hwt_cli_logger();
+	err = hwt_ptf_alloc(&r->ptf, cfg);
+	if (err < 0) {
+		hwt_cli_error("cannot set up the PT report: %s", hwt_strerror(err));
+		return HWT_EXIT_ERROR;
+	}
+	hwt_ptf_sink(r->ptf, &sink);
+	err = hwt_pts_add_sink(r->pts, &sink);
+	if (err >= 0)
+		err = hwt_pts_run(r->pts);
+	if (err >= 0)
+		err = hwt_ptf_finish(r->ptf);
+	if (err < 0) {
+		hwt_cli_error("%s: decoding stopped: %s", path, hwt_strerror(err));
+		return HWT_EXIT_ERROR;
+	}
+	hwt_pts_stats(r->pts, &r->st);
+	if (r->st.read_errors)
+		hwt_cli_warn("%s is damaged: %" PRIu64 " part(s) could not be read and were "
+			     "skipped (the report has gaps there); record it again",
+			     path, r->st.read_errors);
+	if (r->st.dec.gaps)
+		hwt_cli_warn("%s: %" PRIu64 " gap(s) in the trace (%" PRIu64 " bytes lost, %" PRIu64
+			     " overflows): the flow resumes after each, and calls open across a "
+			     "gap are not counted as completed",
+			     path, r->st.dec.gaps, r->st.lost_bytes, r->st.dec.overflows);
+	return HWT_EXIT_OK;
+}
+
+void hwt_cli_ptrun_note(const struct hwt_cli_ptrun *r, const char *what)
+{
+	struct hwt_ptf_stats st;
+
+	hwt_ptf_stats(r->ptf, &st);
+	hwt_cli_note("%s: %s%" PRIu64 " instructions, %" PRIu64 " calls, %" PRIu64
+		     " threads, %" PRIu64 " functions (%" PRIu64 " unsymbolized), %" PRIu64
+		     " gaps (exact, from Intel PT)",
+		     what, r->st.emulated ? "emulated PT: " : "", st.insns, st.calls, st.threads,
+		     st.functions, st.unsymbolized, st.gaps);
+}
+
+void hwt_cli_ptrun_fini(struct hwt_cli_ptrun *r)
+{
+	hwt_ptf_free(r->ptf);
+	hwt_pts_close(r->pts);
+	hwt_fmt_session_close(r->session);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,792 @@
+/*
+ * tests/ptflow/test_flow.c - exact reports from PT (ptflow) against ground
+ * truth, without the session layer:
+ *
+ *   - synthetic records whose stacks, counts and times are written by hand
+ *     (attribution, inclusive counts, latencies, gaps, unknown frames);
+ *   - tests/progs/ptflow_known recorded with the PT emulator, decoded here
+ *     (image and address space from its sideband): call counts the program
+ *     is written to make (leaf 1000, op_a/b/c 500/300/200, rec 50, nested
+ *     10 deep), the conditional in leaf taken 300 and not taken 700 times,
+ *     the indirect call's target histogram, the stacks reaching an
+ *     instruction, the flame graph's stacks, the timeline's spans; and the
+ *     views checked against each other (self = sum of instruction rows,
+ *     inclusive = self + callees' inclusive).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "tests/ptflow/ptf_load.h"
+
+#include <inttypes.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------ */
+/* Synthetic records                                                         */
+
+static void feed(struct hwt_ptf *ptf, struct hwt_dec_rec *r)
+{
+	assert_int_equal(hwt_ptf_rec(ptf, r), 0);
+}
+
+static struct hwt_dec_rec block(uint64_t ip, uint32_t n, uint64_t *insns, uint32_t depth,
+				uint64_t time)
+{
+	struct hwt_dec_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = HWT_DEC_REC_BLOCK;
+	r.pid = 10;
+	r.tid = 11;
+	*insns += n;
+	r.insns = *insns;
+	r.depth = depth;
+	r.u.block.ip = ip;
+	r.u.block.end_ip = ip + n - 1;
+	r.u.block.ninsn = n;
+	if (time) {
+		r.flags = HWT_DEC_RF_TIME;
+		r.time = time;
+	}
+	return r;
+}
+
+static struct hwt_dec_rec call(uint64_t to, uint64_t insns, uint32_t depth, uint64_t time)
+{
+	struct hwt_dec_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = HWT_DEC_REC_CALL;
+	r.pid = 10;
+	r.tid = 11;
+	r.insns = insns;
+	r.depth = depth;
+	r.u.call.to = to;
+	if (time) {
+		r.flags = HWT_DEC_RF_TIME;
+		r.time = time;
+	}
+	return r;
+}
+
+static struct hwt_dec_rec ret(uint64_t to, uint64_t insns, uint32_t depth, uint64_t time,
+			      uint32_t flags)
+{
+	struct hwt_dec_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = HWT_DEC_REC_RETURN;
+	r.pid = 10;
+	r.tid = 11;
+	r.insns = insns;
+	r.depth = depth;
+	r.flags = flags;
+	r.u.ret.to = to;
+	if (time) {
+		r.flags |= HWT_DEC_RF_TIME;
+		r.time = time;
+	}
+	return r;
+}
+
+/* main-level code (3 insns) calls 0x2000 (4 insns, which calls 0x3000 with
+ * 5 insns twice), returns, runs 2 more; then a call to 0x3000 is cut by a
+ * gap; then a return out of a frame older than the trace. Times in ns. */
+static void test_synthetic(void **state)
+{
+	struct hwt_ptf_config cfg;
+	struct hwt_rep_profile *prof;
+	struct hwt_ptf_call_stats c;
+	struct hwt_ptf_stats st;
+	struct hwt_ptf *ptf;
+	struct hwt_dec_rec r;
+	struct hwt_buf out;
+	uint64_t n = 0;
+
+	(void)state;
+	assert_int_equal(hwt_rep_profile_alloc(&prof, NULL), 0);
+	hwt_ptf_config_init(&cfg);
+	cfg.views = HWT_PTF_PROFILE | HWT_PTF_CALLS;
+	cfg.profile = prof;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+
+	r = block(0x1000, 3, &n, 0, 100);
+	feed(ptf, &r);
+	r = call(0x2000, n, 1, 110);
+	feed(ptf, &r);
+	r = block(0x2000, 2, &n, 1, 120);
+	feed(ptf, &r);
+	for (int i = 0; i < 2; i++) {
+		r = call(0x3000, n, 2, 130 + 100 * i);
+		feed(ptf, &r);
+		r = block(0x3000, 5, &n, 2, 0); /* no time of its own */
+		feed(ptf, &r);
+		r = ret(0x2002, n, 1, 170 + 100 * i, 0);
+		feed(ptf, &r);
+	}
+	r = block(0x2002, 2, &n, 1, 0);
+	feed(ptf, &r);
+	r = ret(0x1003, n, 0, 400, 0);
+	feed(ptf, &r);
+	r = block(0x1003, 2, &n, 0, 410);
+	feed(ptf, &r);
+	r = call(0x3000, n, 1, 420);
+	feed(ptf, &r);
+	memset(&r, 0, sizeof(r));
+	r.type = HWT_DEC_REC_GAP;
+	r.pid = 10;
+	r.tid = 11;
+	r.insns = n;
+	r.depth = 0; /* the decoder's stack was reset */
+	feed(ptf, &r);
+	r = ret(0x5000, n, 0, 500, HWT_DEC_RF_UNKNOWN_FRAME);
+	feed(ptf, &r);
+	r = block(0x5000, 1, &n, 0, 510);
+	feed(ptf, &r);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	assert_int_equal(hwt_ptf_rec(ptf, &r), -HWT_EINVAL);
+	assert_int_equal(hwt_ptf_finish(ptf), -HWT_EINVAL);
+
+	hwt_ptf_stats(ptf, &st);
+	assert_int_equal(st.insns, n);
+	assert_int_equal(st.insns, 3 + 2 + 10 + 2 + 2 + 1);
+	assert_int_equal(st.calls, 4);
+	assert_int_equal(st.returns, 3);
+	assert_int_equal(st.unknown_returns, 1);
+	assert_int_equal(st.lost_frames, 1);
+	assert_int_equal(st.gaps, 1);
+	assert_true(st.timed);
+
+	/* No aspace: called functions are named by their entry. */
+	assert_int_equal(hwt_ptf_calls_find(ptf, "0x3000", &c), 0);
+	assert_int_equal(c.calls, 3);
+	assert_int_equal(c.returns, 2);
+	assert_int_equal(c.self_insns, 10);
+	assert_int_equal(c.incl_insns, 10);
+	assert_true(c.timed);
+	assert_int_equal(c.incl_ns, 40 + 40);
+	assert_int_equal(c.min_ns, 40);
+	assert_int_equal(c.max_ns, 40);
+	assert_non_null(c.buckets);
+	assert_int_equal(c.buckets[hwt_rep_quantize_bucket(40)], 2);
+	assert_int_equal(hwt_ptf_calls_find(ptf, "0x2000", &c), 0);
+	assert_int_equal(c.calls, 1);
+	assert_int_equal(c.returns, 1);
+	assert_int_equal(c.self_insns, 4);
+	assert_int_equal(c.incl_insns, 14);
+	assert_int_equal(c.incl_ns, 400 - 110);
+	/* Code at depth 0 without symbols: "[unknown]" below "[unknown]". */
+	assert_int_equal(hwt_ptf_calls_find(ptf, "[unknown]", &c), 0);
+	assert_int_equal(c.self_insns, 3 + 2 + 1);
+	assert_int_equal(c.calls, 0);
+	assert_int_equal(hwt_ptf_calls_find(ptf, "nosuch", &c), -HWT_ENOSYM);
+
+	/* The profile: root [unknown], depth-0 code, then the calls. */
+	struct hwt_rep_render_config rc;
+
+	hwt_rep_render_config_init(&rc);
+	rc.format = HWT_REP_FMT_FOLDED;
+	rc.by_comm = false;
+	rc.annotate = false;
+	hwt_buf_init(&out);
+	assert_int_equal(hwt_rep_render(prof, &rc, &out), 0);
+	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
+	assert_true(hwt_test_contains((char *)out.data, "[unknown];[unknown];0x2000;0x3000 10\n"));
+	assert_true(hwt_test_contains((char *)out.data, "[unknown];[unknown];0x2000 4\n"));
+	assert_true(hwt_test_contains((char *)out.data, "[unknown];[unknown] 6\n"));
+	hwt_buf_fini(&out);
+
+	hwt_buf_init(&out);
+	assert_int_equal(hwt_ptf_calls_print(ptf, HWT_REP_FMT_JSON, 0, 0, &out), 0);
+	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
+	assert_true(hwt_test_contains((char *)out.data,
+				      "{\"function\":\"0x3000\",\"object\":null,\"addr\":12288,"
+				      "\"calls\":3,\"returns\":2,\"self_insns\":10,\"incl_insns\":10,"
+				      "\"self_ns\":"));
+	assert_true(hwt_test_contains((char *)out.data, "\"latency_unit\":\"ns\",\"latency\":[[32,2]]"));
+	hwt_buf_fini(&out);
+	hwt_ptf_free(ptf);
+	hwt_rep_profile_free(prof);
+}
+
+/* A thread whose trace continues in another stream (per-CPU recordings:
+ * another decoder, whose instruction count and stack start afresh, at
+ * times that may be earlier): nothing is counted twice or lost. */
+static void test_stream_restart(void **state)
+{
+	struct hwt_ptf_config cfg;
+	struct hwt_rep_profile *prof;
+	struct hwt_ptf_call_stats c;
+	struct hwt_ptf_stats st;
+	struct hwt_ptf *ptf;
+	struct hwt_dec_rec r;
+	uint64_t n = 0;
+
+	(void)state;
+	assert_int_equal(hwt_rep_profile_alloc(&prof, NULL), 0);
+	hwt_ptf_config_init(&cfg);
+	cfg.views = HWT_PTF_PROFILE | HWT_PTF_CALLS;
+	cfg.profile = prof;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	r = block(0x1000, 3, &n, 0, 100);
+	feed(ptf, &r);
+	r = call(0x2000, n, 1, 110);
+	feed(ptf, &r);
+	r = block(0x2000, 4, &n, 1, 120);
+	feed(ptf, &r);
+	n = 0; /* the next stream's decoder */
+	r = block(0x2008, 2, &n, 0, 50);
+	feed(ptf, &r);
+	r = block(0x1000, 5, &n, 0, 60);
+	feed(ptf, &r);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	hwt_ptf_stats(ptf, &st);
+	assert_int_equal(st.insns, 3 + 4 + 2 + 5);
+	assert_int_equal(hwt_rep_profile_stats(prof)->weight, st.insns);
+	assert_int_equal(st.lost_frames, 1);
+	assert_int_equal(st.open_frames, 0);
+	assert_int_equal(hwt_ptf_calls_find(ptf, "0x2000", &c), 0);
+	assert_int_equal(c.calls, 1);
+	assert_int_equal(c.returns, 0);
+	assert_int_equal(c.self_insns, 4);
+	assert_int_equal(hwt_ptf_calls_find(ptf, "[unknown]", &c), 0);
+	assert_int_equal(c.self_insns, 3 + 2 + 5);
+	/* Time: 100 -> 110 (depth 0) -> 120 (in 0x2000) in the first
+	 * stream; back to 50 (no time passes), then 60 in the second. */
+	assert_int_equal(c.self_ns, 10 + 10);
+	assert_int_equal(hwt_ptf_calls_find(ptf, "0x2000", &c), 0);
+	assert_int_equal(c.self_ns, 10);
+	hwt_ptf_free(ptf);
+	hwt_rep_profile_free(prof);
+}
+
+static void test_config_errors(void **state)
+{
+	struct hwt_ptf_config cfg;
+	struct hwt_ptf *ptf = (void *)1;
+	struct hwt_ptf_branch_info bi;
+	struct hwt_buf out;
+
+	(void)state;
+	hwt_ptf_config_init(&cfg);
+	cfg.views = HWT_PTF_PROFILE;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), -HWT_EINVAL);
+	assert_null(ptf);
+	cfg.views = HWT_PTF_TIMELINE;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), -HWT_EINVAL);
+	cfg.views = HWT_PTF_BRANCHES;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), -HWT_EINVAL);
+	cfg.size = 8;
+	cfg.views = 0;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), -HWT_EINVAL);
+	assert_int_equal(hwt_ptf_alloc(&ptf, NULL), -HWT_EINVAL);
+	hwt_ptf_free(NULL);
+
+	/* A function that never ran: found is false, printing says so. */
+	hwt_ptf_config_init(&cfg);
+	cfg.views = HWT_PTF_BRANCHES;
+	cfg.branch_func = "nosuch";
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	hwt_buf_init(&out);
+	assert_int_equal(hwt_ptf_calls_print(ptf, HWT_REP_FMT_TEXT, 0, 0, &out), -HWT_EINVAL);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	assert_int_equal(hwt_ptf_branches_info(ptf, &bi), 0);
+	assert_false(bi.found);
+	assert_int_equal(hwt_ptf_branches_print(ptf, HWT_REP_FMT_TEXT, &out), -HWT_ENOSYM);
+	assert_int_equal(hwt_ptf_calls_print(ptf, HWT_REP_FMT_SVG, 0, 0, &out), -HWT_EINVAL);
+	hwt_buf_fini(&out);
+	hwt_ptf_free(ptf);
+}
+
+/* ------------------------------------------------------------------------ */
+/* ptflow_known under the emulator                                           */
+
+struct known {
+	char *dir;
+	char path[512];
+	char cyc[512]; /* the same with CYC packets (cycle-accurate time) */
+	bool skip;
+};
+
+static struct known K;
+
+static int setup_known(void **state)
+{
+	(void)state;
+	if (system("qemu-x86_64 --version >/dev/null 2>&1") != 0) {
+		K.skip = true;
+		return 0;
+	}
+	K.dir = hwt_test_tmpdir();
+	ptl_record(K.dir, "known", "", hwt_test_prog("ptflow_known"), "", K.path, sizeof(K.path));
+	ptl_record(K.dir, "known_cyc", "cyc", hwt_test_prog("ptflow_known"), "", K.cyc,
+		   sizeof(K.cyc));
+	return 0;
+}
+
+static int teardown_known(void **state)
+{
+	(void)state;
+	if (K.dir)
+		hwt_test_tmpdir_remove(K.dir);
+	return 0;
+}
+
+static void need_known(void)
+{
+	if (K.skip)
+		hwt_test_skip("qemu-x86_64 is not installed: the PT emulator cannot run");
+}
+
+static void call_of(struct hwt_ptf *ptf, const char *name, struct hwt_ptf_call_stats *c)
+{
+	if (hwt_ptf_calls_find(ptf, name, c) != 0)
+		fail_msg("function %s not in the calls table", name);
+}
+
+static void check_calls(struct hwt_ptf *ptf)
+{
+	struct hwt_ptf_call_stats leaf, disp, a, b, c, work, rec, mainf;
+
+	call_of(ptf, "leaf", &leaf);
+	call_of(ptf, "dispatch", &disp);
+	call_of(ptf, "op_a", &a);
+	call_of(ptf, "op_b", &b);
+	call_of(ptf, "op_c", &c);
+	call_of(ptf, "work", &work);
+	call_of(ptf, "rec", &rec);
+	call_of(ptf, "main", &mainf);
+	assert_int_equal(leaf.calls, 1000);
+	assert_int_equal(leaf.returns, 1000);
+	assert_int_equal(disp.calls, 1000);
+	assert_int_equal(a.calls, 500);
+	assert_int_equal(b.calls, 300);
+	assert_int_equal(c.calls, 200);
+	assert_int_equal(work.calls, 1);
+	assert_int_equal(rec.calls, 50);
+	assert_int_equal(rec.returns, 50);
+	assert_int_equal(mainf.calls, 1);
+	/* leaf calls nothing: all its instructions are its own. */
+	assert_int_equal(leaf.self_insns, leaf.incl_insns);
+	assert_true(leaf.self_insns > 1000 * 10);
+	/* Inclusive = self + the callees' inclusive. */
+	assert_int_equal(disp.incl_insns, disp.self_insns + a.incl_insns + b.incl_insns + c.incl_insns);
+	assert_int_equal(work.incl_insns, work.self_insns + leaf.incl_insns + disp.incl_insns);
+	/* op_a/b/c are straight-line: the same count per call. */
+	assert_int_equal(a.self_insns % 500, 0);
+	assert_int_equal(b.self_insns % 300, 0);
+	assert_int_equal(c.self_insns % 200, 0);
+	/* The emulated clock runs: latencies are known for every return. */
+	assert_true(leaf.timed);
+	uint64_t hist = 0;
+
+	for (size_t i = 0; i < HWT_REP_QUANTIZE_BUCKETS; i++)
+		hist += leaf.buckets[i];
+	assert_int_equal(hist, 1000);
+	assert_true(leaf.max_ns >= leaf.min_ns);
+}
+
+static void test_known_calls(void **state)
+{
+	struct hwt_ptf_config cfg;
+	struct hwt_ptf *ptf;
+	struct ptl l;
+	struct hwt_buf out;
+
+	(void)state;
+	need_known();
+	ptl_open(&l, K.path);
+	hwt_ptf_config_init(&cfg);
+	cfg.views = HWT_PTF_CALLS;
+	cfg.aspace = l.as;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	ptl_decode(&l, ptf, HWT_DEC_ENGINE_FAST);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	check_calls(ptf);
+
+	hwt_buf_init(&out);
+	assert_int_equal(hwt_ptf_calls_print(ptf, HWT_REP_FMT_TEXT, HWT_PTF_PRINT_HIST, 0, &out), 0);
+	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
+	assert_true(hwt_test_contains((char *)out.data, "# Calls, exact"));
+	assert_true(hwt_test_contains((char *)out.data, "@latency_ns[function]: quantize()"));
+	hwt_buf_fini(&out);
+	hwt_ptf_free(ptf);
+
+	/* libipt's engine gives the same flow, so the same table. */
+	struct hwt_ptf_call_stats x, y;
+	struct hwt_ptf *ptf2;
+
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	assert_int_equal(hwt_ptf_alloc(&ptf2, &cfg), 0);
+	ptl_decode(&l, ptf, HWT_DEC_ENGINE_FAST);
+	ptl_decode(&l, ptf2, HWT_DEC_ENGINE_LIBIPT);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	assert_int_equal(hwt_ptf_finish(ptf2), 0);
+	check_calls(ptf2);
+	assert_int_equal(hwt_ptf_calls_count(ptf), hwt_ptf_calls_count(ptf2));
+	for (size_t i = 0; i < hwt_ptf_calls_count(ptf); i++) {
+		assert_int_equal(hwt_ptf_calls_get(ptf, i, &x), 0);
+		assert_int_equal(hwt_ptf_calls_get(ptf2, i, &y), 0);
+		assert_string_equal(x.function, y.function);
+		assert_int_equal(x.calls, y.calls);
+		assert_int_equal(x.self_insns, y.self_insns);
+		assert_int_equal(x.incl_insns, y.incl_insns);
+	}
+	hwt_ptf_free(ptf);
+	hwt_ptf_free(ptf2);
+	ptl_close(&l);
+}
+
+static void test_known_profile(void **state)
+{
+	struct hwt_rep_render_config rc;
+	struct hwt_ptf_call_stats leaf, disp;
+	struct hwt_rep_profile *prof;
+	struct hwt_ptf_config cfg;
+	struct hwt_ptf_stats st;
+	struct hwt_ptf *ptf;
+	struct hwt_buf out;
+	char line[128];
+	struct ptl l;
+
+	(void)state;
+	need_known();
+	ptl_open(&l, K.path);
+	assert_int_equal(hwt_rep_profile_alloc(&prof, NULL), 0);
+	hwt_ptf_config_init(&cfg);
+	cfg.views = HWT_PTF_PROFILE | HWT_PTF_CALLS;
+	cfg.aspace = l.as;
+	cfg.profile = prof;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	ptl_decode(&l, ptf, HWT_DEC_ENGINE_FAST);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	call_of(ptf, "leaf", &leaf);
+	call_of(ptf, "dispatch", &disp);
+	hwt_ptf_stats(ptf, &st);
+	/* Every instruction is in the profile once. */
+	assert_int_equal(hwt_rep_profile_stats(prof)->weight, st.insns);
+
+	hwt_rep_render_config_init(&rc);
+	rc.format = HWT_REP_FMT_FOLDED;
+	rc.annotate = false;
+	hwt_buf_init(&out);
+	assert_int_equal(hwt_rep_render(prof, &rc, &out), 0);
+	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
+	/* All of leaf's instructions under one stack: main -> work -> leaf,
+	 * rooted at the process's first code with "[unknown]" below it. */
+	snprintf(line, sizeof(line), ";main;work;leaf %" PRIu64 "\n", leaf.self_insns);
+	assert_true(hwt_test_contains((char *)out.data, line));
+	assert_true(hwt_test_contains((char *)out.data, "ptflow_known;[unknown];"));
+	snprintf(line, sizeof(line), ";main;work;dispatch %" PRIu64 "\n", disp.self_insns);
+	assert_true(hwt_test_contains((char *)out.data, line));
+	/* The recursion: rec nested ten deep. */
+	assert_true(hwt_test_contains((char *)out.data,
+				      ";main;rec;rec;rec;rec;rec;rec;rec;rec;rec;rec "));
+	assert_false(hwt_test_contains((char *)out.data, ";rec;rec;rec;rec;rec;rec;rec;rec;rec;rec;rec"));
+	hwt_buf_fini(&out);
+
+	/* The other renderers take it as it is. */
+	rc.format = HWT_REP_FMT_SVG;
+	hwt_buf_init(&out);
+	assert_int_equal(hwt_rep_render(prof, &rc, &out), 0);
+	assert_true(out.len > 1000);
+	hwt_buf_fini(&out);
+	rc.format = HWT_REP_FMT_PPROF;
+	hwt_buf_init(&out);
+	assert_int_equal(hwt_rep_render(prof, &rc, &out), 0);
+	assert_true(out.len > 100);
+	hwt_buf_fini(&out);
+	hwt_ptf_free(ptf);
+	hwt_rep_profile_free(prof);
+
+	/* Weighted by time, from a trace with CYC packets. Time is known at
+	 * packets only: leaf's branches are bits of TNT packets that span
+	 * several calls, so its calls take no measurable time, while work's
+	 * one call spans the program's loop. The weights add up to the
+	 * traced time. */
+	struct ptl lc;
+
+	ptl_open(&lc, K.cyc);
+	assert_int_equal(hwt_rep_profile_alloc(&prof, NULL), 0);
+	cfg.profile = prof;
+	cfg.aspace = lc.as;
+	cfg.weight = HWT_PTF_WEIGHT_TIME;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	ptl_decode(&lc, ptf, HWT_DEC_ENGINE_FAST);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	call_of(ptf, "leaf", &leaf);
+	call_of(ptf, "work", &disp);
+	assert_true(leaf.timed);
+	assert_int_equal(leaf.incl_ns, 0);
+	assert_int_equal(leaf.buckets[hwt_rep_quantize_bucket(0)], 1000);
+	assert_true(disp.incl_ns > 0);
+	assert_true(disp.self_ns > 0);
+	assert_true(hwt_rep_profile_stats(prof)->weight > disp.incl_ns);
+	hwt_ptf_free(ptf);
+	hwt_rep_profile_free(prof);
+	ptl_close(&lc);
+	ptl_close(&l);
+}
+
+static const struct hwt_ptf_insn_stats *find_cond(const struct hwt_ptf_insn_stats *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].taken + rows[i].not_taken)
+			return &rows[i];
+	}
+	return NULL;
+}
+
+static void test_known_branches(void **state)
+{
+	struct hwt_ptf_insn_stats rows[64];
+	struct hwt_ptf_branch_info bi;
+	struct hwt_ptf_call_stats leaf;
+	struct hwt_ptf_config cfg;
+	const struct hwt_ptf_insn_stats *jcc;
+	struct hwt_ptf *ptf;
+	struct hwt_buf out;
+	struct ptl l;
+	uint64_t sum = 0;
+
+	(void)state;
+	need_known();
+	ptl_open(&l, K.path);
+	hwt_ptf_config_init(&cfg);
+	cfg.views = HWT_PTF_BRANCHES | HWT_PTF_CALLS;
+	cfg.aspace = l.as;
+	cfg.branch_func = "leaf";
+	cfg.stacks_off = 0;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	ptl_decode(&l, ptf, HWT_DEC_ENGINE_FAST);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	call_of(ptf, "leaf", &leaf);
+	assert_int_equal(hwt_ptf_branches_info(ptf, &bi), 0);
+	assert_true(bi.found);
+	assert_string_equal(bi.function, "leaf");
+	assert_int_equal(bi.calls, 1000);
+	assert_true(bi.ninsns > 5 && bi.ninsns <= 64);
+	for (size_t i = 0; i < bi.ninsns; i++) {
+		assert_int_equal(hwt_ptf_branches_get(ptf, i, &rows[i]), 0);
+		assert_true(rows[i].decoded);
+		assert_non_null(rows[i].file);
+		assert_true(hwt_test_contains(rows[i].file, "ptflow_known.c"));
+		sum += rows[i].count;
+	}
+	/* The instruction rows add up to leaf's own instructions. */
+	assert_int_equal(sum, leaf.self_insns);
+	assert_int_equal(bi.insns, leaf.self_insns);
+	assert_int_equal(rows[0].offset, 0);
+	assert_int_equal(rows[0].count, 1000);
+	/* k % 10 < 7 holds 700 times: one way 700, the other 300. */
+	jcc = find_cond(rows, bi.ninsns);
+	assert_non_null(jcc);
+	assert_int_equal(jcc->taken + jcc->not_taken, 1000);
+	assert_true((jcc->taken == 700 && jcc->not_taken == 300) ||
+		    (jcc->taken == 300 && jcc->not_taken == 700));
+	/* The instruction after the jcc runs exactly when it falls through. */
+	for (size_t i = 0; i + 1 < bi.ninsns; i++) {
+		if (&rows[i] == jcc)
+			assert_int_equal(rows[i + 1].count, jcc->not_taken);
+	}
+	/* The last instruction (ret) runs every call. */
+	assert_int_equal(rows[bi.ninsns - 1].count, 1000);
+	assert_int_equal(rows[bi.ninsns - 1].insn.branch, HWT_DEC_BR_RETURN);
+
+	/* Stacks reaching leaf+0: one, 1000 times, leaf <- work <- main. */
+	size_t ns;
+	uint64_t total, count;
+	const uint32_t *frames;
+	int nf;
+
+	assert_int_equal(hwt_ptf_stacks_count(ptf, &ns, &total), 0);
+	assert_int_equal(ns, 1);
+	assert_int_equal(total, 1000);
+	nf = hwt_ptf_stacks_get(ptf, 0, &frames, &count);
+	assert_true(nf >= 4);
+	assert_int_equal(count, 1000);
+	assert_string_equal(hwt_rep_frame_label(hwt_ptf_dict(ptf), frames[0]), "leaf");
+	assert_string_equal(hwt_rep_frame_label(hwt_ptf_dict(ptf), frames[1]), "work");
+	assert_string_equal(hwt_rep_frame_label(hwt_ptf_dict(ptf), frames[2]), "main");
+	assert_string_equal(hwt_rep_frame_label(hwt_ptf_dict(ptf), frames[nf - 1]), "[unknown]");
+
+	hwt_buf_init(&out);
+	assert_int_equal(hwt_ptf_branches_print(ptf, HWT_REP_FMT_TEXT, &out), 0);
+	assert_int_equal(hwt_ptf_stacks_print(ptf, HWT_REP_FMT_TEXT, &out), 0);
+	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
+	assert_true(hwt_test_contains((char *)out.data, "taken 300 (30.0%), not taken 700 (70.0%)") ||
+		    hwt_test_contains((char *)out.data, "taken 700 (70.0%), not taken 300 (30.0%)"));
+	assert_true(hwt_test_contains((char *)out.data, "ptflow_known`work\n"));
+	hwt_buf_fini(&out);
+	hwt_ptf_free(ptf);
+
+	/* dispatch's indirect call: op_a 500, op_b 300, op_c 200. */
+	hwt_ptf_config_init(&cfg);
+	cfg.views = HWT_PTF_BRANCHES;
+	cfg.aspace = l.as;
+	cfg.branch_func = "dispatch";
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	ptl_decode(&l, ptf, HWT_DEC_ENGINE_FAST);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	assert_int_equal(hwt_ptf_branches_info(ptf, &bi), 0);
+	const struct hwt_ptf_insn_stats *ind = NULL;
+
+	for (size_t i = 0; i < bi.ninsns; i++) {
+		assert_int_equal(hwt_ptf_branches_get(ptf, i, &rows[i]), 0);
+		if (rows[i].ntargets)
+			ind = &rows[i];
+	}
+	assert_non_null(ind);
+	assert_int_equal(ind->insn.branch, HWT_DEC_BR_IND_CALL);
+	assert_int_equal(ind->count, 1000);
+	assert_int_equal(ind->ntargets, 3);
+	assert_string_equal(ind->targets[0].function, "op_a");
+	assert_int_equal(ind->targets[0].count, 500);
+	assert_int_equal(ind->targets[0].offset, 0);
+	assert_string_equal(ind->targets[1].function, "op_b");
+	assert_int_equal(ind->targets[1].count, 300);
+	assert_string_equal(ind->targets[2].function, "op_c");
+	assert_int_equal(ind->targets[2].count, 200);
+	hwt_buf_init(&out);
+	assert_int_equal(hwt_ptf_branches_print(ptf, HWT_REP_FMT_JSON, &out), 0);
+	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
+	assert_true(hwt_test_contains((char *)out.data, "\"count\":500,\"function\":\"op_a\",\"offset\":0}"));
+	hwt_buf_fini(&out);
+	hwt_ptf_free(ptf);
+
+	/* rec+0 is reached by ten distinct stacks (depth 1 .. 10), 5 each. */
+	hwt_ptf_config_init(&cfg);
+	cfg.views = HWT_PTF_BRANCHES;
+	cfg.aspace = l.as;
+	cfg.branch_func = "rec";
+	cfg.branch_off = 0;
+	cfg.stacks_off = 0;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	ptl_decode(&l, ptf, HWT_DEC_ENGINE_FAST);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	assert_int_equal(hwt_ptf_branches_info(ptf, &bi), 0);
+	assert_int_equal(bi.ninsns, 1);
+	assert_int_equal(hwt_ptf_branches_get(ptf, 0, &rows[0]), 0);
+	assert_int_equal(rows[0].count, 50);
+	assert_int_equal(hwt_ptf_stacks_count(ptf, &ns, &total), 0);
+	assert_int_equal(ns, 10);
+	assert_int_equal(total, 50);
+	for (size_t i = 0; i < ns; i++) {
+		int d = 0;
+
+		nf = hwt_ptf_stacks_get(ptf, i, &frames, &count);
+		assert_int_equal(count, 5);
+		while (d < nf && !strcmp(hwt_rep_frame_label(hwt_ptf_dict(ptf), frames[d]), "rec"))
+			d++;
+		assert_true(d >= 1 && d <= 10);
+		assert_string_equal(hwt_rep_frame_label(hwt_ptf_dict(ptf), frames[d]), "main");
+	}
+	hwt_ptf_free(ptf);
+	ptl_close(&l);
+}
+
+static size_t count_str(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void test_known_timeline(void **state)
+{
+	struct hwt_rep_timeline *tl;
+	struct hwt_ptf_config cfg;
+	struct hwt_ptf_stats st;
+	struct hwt_ptf *ptf;
+	struct hwt_buf out;
+	struct ptl l;
+
+	(void)state;
+	need_known();
+	ptl_open(&l, K.path);
+	assert_int_equal(hwt_rep_timeline_alloc(&tl), 0);
+	hwt_ptf_config_init(&cfg);
+	cfg.views = HWT_PTF_TIMELINE;
+	cfg.aspace = l.as;
+	cfg.timeline = tl;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	ptl_decode(&l, ptf, HWT_DEC_ENGINE_FAST);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	hwt_ptf_stats(ptf, &st);
+	hwt_buf_init(&out);
+	assert_int_equal(hwt_rep_timeline_render(tl, &out), 0);
+	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
+	/* Every call a span: 1000 of leaf, 50 of rec. */
+	assert_int_equal(count_str((char *)out.data, "\"ph\":\"X\""), st.spans);
+	assert_int_equal(count_str((char *)out.data, "\"name\":\"leaf\"}"), 1000);
+	assert_int_equal(count_str((char *)out.data, "\"name\":\"rec\"}"), 50);
+	assert_int_equal(count_str((char *)out.data, "\"name\":\"thread_name\""), 1);
+	assert_int_equal(st.spans, st.calls);
+	assert_int_equal(st.spans_merged, 0);
+	hwt_buf_fini(&out);
+	hwt_ptf_free(ptf);
+	hwt_rep_timeline_free(tl);
+
+	/* Every call short: runs merge. work's 2000 calls of leaf and
+	 * dispatch become one span, main's work and five rec(9) another;
+	 * a dispatch's one op and a rec's one rec stay single spans. */
+	assert_int_equal(hwt_rep_timeline_alloc(&tl), 0);
+	cfg.timeline = tl;
+	cfg.timeline_min = UINT64_MAX;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	ptl_decode(&l, ptf, HWT_DEC_ENGINE_FAST);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	hwt_ptf_stats(ptf, &st);
+	hwt_buf_init(&out);
+	assert_int_equal(hwt_rep_timeline_render(tl, &out), 0);
+	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
+	assert_int_equal(count_str((char *)out.data, "\"name\":\"leaf, dispatch (2000 calls)\"}"), 1);
+	assert_int_equal(count_str((char *)out.data, "\"name\":\"work, rec (6 calls)\"}"), 1);
+	assert_int_equal(count_str((char *)out.data, "\"name\":\"rec\"}"), 45);
+	assert_int_equal(count_str((char *)out.data, "\"name\":\"op_b\"}"), 300);
+	assert_int_equal(count_str((char *)out.data, "\"name\":\"leaf\"}"), 0);
+	assert_int_equal(st.spans + st.spans_merged, st.calls);
+	hwt_buf_fini(&out);
+	hwt_ptf_free(ptf);
+	hwt_rep_timeline_free(tl);
+
+	/* Capped: 100 spans, the rest counted, an instant marks the cut. */
+	assert_int_equal(hwt_rep_timeline_alloc(&tl), 0);
+	cfg.timeline = tl;
+	cfg.timeline_min = 0;
+	cfg.timeline_max = 100;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	ptl_decode(&l, ptf, HWT_DEC_ENGINE_FAST);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	hwt_ptf_stats(ptf, &st);
+	assert_int_equal(st.spans, 100);
+	assert_int_equal(st.spans + st.spans_dropped, st.calls);
+	hwt_buf_init(&out);
+	assert_int_equal(hwt_rep_timeline_render(tl, &out), 0);
+	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
+	assert_int_equal(count_str((char *)out.data, "\"ph\":\"X\""), 100);
+	assert_int_equal(count_str((char *)out.data, "span limit reached"), 1);
+	hwt_buf_fini(&out);
+	hwt_ptf_free(ptf);
+	hwt_rep_timeline_free(tl);
+	ptl_close(&l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_synthetic),
+		cmocka_unit_test(test_stream_restart),
+		cmocka_unit_test(test_config_errors),
+		cmocka_unit_test(test_known_calls),
+		cmocka_unit_test(test_known_profile),
+		cmocka_unit_test(test_known_branches),
+		cmocka_unit_test(test_known_timeline),
+	};
+
+	return cmocka_run_group_tests(tests, setup_known, teardown_known);
+}
