@@ -56,6 +56,8 @@ struct hwt_dec_icache {
 	struct pt_image_section_cache *ipt;
 	struct hwt_logger log;
 	pthread_mutex_t lock;          /* sections, memfds, csh pool */
+	pthread_mutex_t ipt_lock;      /* one libipt block decoder at a time
+					* (see hwt_dec_seg_ipt) */
 	struct hwt_dec_section **sections;
 	size_t nsections, cap_sections;
 	int *memfds;                   /* kept open so their names stay unique */

@@ -633,7 +633,7 @@ out:
 	return err < 0 ? err : s->err;
 }
 
-int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
+static int seg_ipt_once(struct hwt_dec *dec, struct seg *s)
 {
 	int err = seg_ipt(dec, s, false);
 
@@ -648,4 +648,22 @@ int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
 	seg_drop_counts(s);
 	seg_reset(s);
 	return seg_ipt(dec, s, true);
+}
+
+int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
+{
+	struct hwt_dec_icache *ic = dec->icache;
+	int err;
+
+	/* libipt block decoders running at once on the same sections (their
+	 * shared block cache) were seen to loop forever inside pt_blk_next
+	 * (libipt 2.0.5; about one run in six of a 1.2e7-instruction trace
+	 * on two threads). Parallel workers therefore take turns here; the
+	 * FAST engine's own segments still decode in parallel. */
+	if (dec->cfg.threads <= 1)
+		return seg_ipt_once(dec, s);
+	pthread_mutex_lock(&ic->ipt_lock);
+	err = seg_ipt_once(dec, s);
+	pthread_mutex_unlock(&ic->ipt_lock);
+	return err;
 }

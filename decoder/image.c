@@ -79,6 +79,7 @@ int hwt_dec_icache_alloc(struct hwt_dec_icache **out, const struct hwt_logger *l
 	if (!ic)
 		return -ENOMEM;
 	pthread_mutex_init(&ic->lock, NULL);
+	pthread_mutex_init(&ic->ipt_lock, NULL);
 	if (log)
 		ic->log = *log;
 	ic->ipt = pt_iscache_alloc("hwtrace");
@@ -115,6 +116,7 @@ void hwt_dec_icache_free(struct hwt_dec_icache *ic)
 		close(ic->memfds[i]);
 	free(ic->memfds);
 	pthread_mutex_destroy(&ic->lock);
+	pthread_mutex_destroy(&ic->ipt_lock);
 	free(ic);
 }
 
