@@ -1,0 +1,537 @@
+/*
+ * tests/report/test_samples.c - reports and flame graphs of recordings of
+ * samples, against perf on the same perf.data and against the known hot
+ * spots of tests/progs/rec_hot.c (75% of its CPU time in hot_a, reached
+ * main -> path_a -> hot_a; 25% in hot_b, main -> path_b -> middle_b ->
+ * hot_b):
+ *
+ *   - `hwtrace report --no-children` and `perf report --stdio --no-children`
+ *     (and both with children) list the same entries above 1% with the same
+ *     percentages, to display rounding (tests/report/perf_compare.py);
+ *   - `hwtrace flame -o x.folded` holds exactly the stacks `perf script`
+ *     shows, folded by perf_compare.py (one stated exception, see there);
+ *   - on hwtrace's own .hwt of rec_hot the time goes to the right
+ *     functions with the right call chains; filters, sort keys, graphs,
+ *     JSON, pipes, perf record -z, several events, inline expansion, the
+ *     caches (results equal with and without), the sampled-stack Chrome
+ *     trace and the differential graph;
+ *   - errors are one line and exit 1.
+ * Recordings are made once per run (group setup) with perf and hwtrace.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/format.h"
+#include "tests/lib/testutil.h"
+#include "tests/report/report_test.h"
+
+struct fixture {
+	char *dir;
+	char perf[4096];  /* perf record -g of rec_hot */
+	char own[4096];   /* hwtrace record -g of rec_hot */
+	char flat[4096];  /* hwtrace record of rec_hot without -g */
+	char cmp[4096];   /* tests/report/perf_compare.py */
+	bool have_perf;
+};
+
+static struct fixture fx;
+
+static int setup(void **state)
+{
+	struct hwt_test_run r;
+
+	(void)state;
+	fx.dir = strdup(hwt_test_tmpdir());
+	snprintf(fx.perf, sizeof(fx.perf), "%s/hot.data", fx.dir);
+	snprintf(fx.own, sizeof(fx.own), "%s/hot.hwt", fx.dir);
+	snprintf(fx.flat, sizeof(fx.flat), "%s/flat.hwt", fx.dir);
+	snprintf(fx.cmp, sizeof(fx.cmp), "%s/tests/report/perf_compare.py", hwt_test_source_dir());
+	hwt_test_run(&r, "perf record -q -g -F 999 -o %s -- %s 0.6", fx.perf, hwt_test_prog("rec_hot"));
+	fx.have_perf = r.status == 0;
+	if (!fx.have_perf)
+		fprintf(stderr, "perf record failed (%d): %s\n", r.status, r.err);
+	hwt_test_run_free(&r);
+	hwt_test_run(&r, "%s record -q -g -F 999 -o %s -- %s 0.6", hwt_test_hwtrace(), fx.own,
+		     hwt_test_prog("rec_hot"));
+	assert_int_equal(r.status, 0);
+	hwt_test_run_free(&r);
+	hwt_test_run(&r, "%s record -q -F 999 -o %s -- %s 0.2", hwt_test_hwtrace(), fx.flat,
+		     hwt_test_prog("rec_hot"));
+	assert_int_equal(r.status, 0);
+	hwt_test_run_free(&r);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	hwt_test_tmpdir_remove(fx.dir);
+	free(fx.dir);
+	return 0;
+}
+
+static void need_perf(void)
+{
+	if (!fx.have_perf)
+		hwt_test_skip("perf record does not work here");
+}
+
+/* Runs a command that must succeed; its stdout stays in *r. */
+#define RUN_OK(r, ...)                                                       \
+	do {                                                                 \
+		hwt_test_run((r), __VA_ARGS__);                              \
+		if ((r)->status != 0)                                        \
+			fprintf(stderr, "failed (%d): %s%s\n", (r)->status,  \
+				(r)->out, (r)->err);                         \
+		assert_int_equal((r)->status, 0);                            \
+	} while (0)
+
+/* ------------------------------------------------------------------------ */
+
+static void test_report_matches_perf(void **state)
+{
+	struct hwt_test_run r;
+
+	(void)state;
+	need_perf();
+	/* --no-children: the self percentages of every entry above 1%. */
+	RUN_OK(&r, "perf report -i %s --stdio --no-children > %s/p.nc 2>/dev/null && "
+		   "%s report -q -i %s --stdio --no-children > %s/h.nc && "
+		   "python3 %s report %s/p.nc %s/h.nc 1",
+	       fx.perf, fx.dir, hwt_test_hwtrace(), fx.perf, fx.dir, fx.cmp, fx.dir, fx.dir);
+	fprintf(stderr, "%s", r.out);
+	assert_true(hwt_test_contains(r.out, "[.] hot_a"));
+	assert_true(hwt_test_contains(r.out, "[.] hot_b"));
+	hwt_test_run_free(&r);
+	/* Children (the default with call chains): both columns. */
+	RUN_OK(&r, "perf report -i %s --stdio > %s/p.ch 2>/dev/null && "
+		   "%s report -q -i %s > %s/h.ch && python3 %s report %s/p.ch %s/h.ch 1",
+	       fx.perf, fx.dir, hwt_test_hwtrace(), fx.perf, fx.dir, fx.cmp, fx.dir, fx.dir);
+	fprintf(stderr, "%s", r.out);
+	assert_true(hwt_test_contains(r.out, "[.] path_a"));
+	assert_true(hwt_test_contains(r.out, "[.] main"));
+	hwt_test_run_free(&r);
+}
+
+static void test_folded_matches_perf_script(void **state)
+{
+	struct hwt_test_run r;
+
+	(void)state;
+	need_perf();
+	RUN_OK(&r, "perf script -i %s -F comm,ip,sym,symoff,dso > %s/p.script 2>/dev/null && "
+		   "%s flame -q -i %s -o %s/h.folded && python3 %s stacks %s/p.script %s/h.folded",
+	       fx.perf, fx.dir, hwt_test_hwtrace(), fx.perf, fx.dir, fx.cmp, fx.dir, fx.dir);
+	fprintf(stderr, "%s", r.out);
+	assert_true(hwt_test_contains(r.out, "identical multisets"));
+	hwt_test_run_free(&r);
+}
+
+/* The share of hwtrace's own recording that each hot spot got, with its
+ * call chain. */
+static void test_own_recording(void **state)
+{
+	char json[4200], buf[1024];
+	struct hwt_test_run r;
+	double a, b;
+
+	(void)state;
+	snprintf(json, sizeof(json), "%s/own.json", fx.dir);
+	RUN_OK(&r, "%s report -q -i %s --no-children --json -o %s", hwt_test_hwtrace(), fx.own, json);
+	hwt_test_run_free(&r);
+	rt_json_valid(json);
+	a = atof(rt_json_eval(json, "[e for e in d[\"events\"][0][\"entries\"] if e[\"function\"]"
+				    "==\"hot_a\"][0][\"self_percent\"]",
+			      buf, sizeof(buf)));
+	b = atof(rt_json_eval(json, "[e for e in d[\"events\"][0][\"entries\"] if e[\"function\"]"
+				    "==\"hot_b\"][0][\"self_percent\"]",
+			      buf, sizeof(buf)));
+	fprintf(stderr, "own recording: hot_a %.2f%%, hot_b %.2f%%\n", a, b);
+	/* 75/25 of the CPU time, within a few points (a loaded machine
+	 * adds kernel samples: interrupts, start-up). */
+	assert_true(a > 62 && a < 85);
+	assert_true(b > 17 && b < 35);
+	assert_true(a + b > 90);
+	/* Callers of each hot spot (callee graph): exactly its path. */
+	assert_string_equal(rt_json_eval(json, "(lambda t: [t[\"name\"], t[\"children\"][0][\"name\"], "
+					       "t[\"children\"][0][\"children\"][0][\"name\"]])([e for e "
+					       "in d[\"events\"][0][\"entries\"] if e[\"function\"]==\"hot_a\"]"
+					       "[0][\"callgraph\"][\"tree\"][0])",
+					 buf, sizeof(buf)),
+			    "['hot_a', 'path_a', 'main']");
+	assert_string_equal(rt_json_eval(json, "(lambda t: [t[\"name\"], t[\"children\"][0][\"name\"], "
+					       "t[\"children\"][0][\"children\"][0][\"name\"]])([e for e "
+					       "in d[\"events\"][0][\"entries\"] if e[\"function\"]==\"hot_b\"]"
+					       "[0][\"callgraph\"][\"tree\"][0])",
+					 buf, sizeof(buf)),
+			    "['hot_b', 'middle_b', 'path_b']");
+	/* The stats say what was kept. */
+	assert_string_equal(rt_json_eval(json, "d[\"stats\"][\"samples\"] == d[\"events\"][0][\"samples\"]"
+					       " and d[\"stats\"][\"lost\"] == 0 and d[\"stats\"][\"filtered\"]"
+					       " == 0",
+					 buf, sizeof(buf)),
+			    "True");
+
+	/* Children: main and path_a hold their callees' time. */
+	RUN_OK(&r, "%s report -q -i %s -g caller", hwt_test_hwtrace(), fx.own);
+	assert_true(hwt_test_contains(r.out, "# Children      Self  Command  Shared Object"));
+	assert_true(hwt_test_contains(r.out, "[.] main\n"));
+	assert_true(hwt_test_contains(r.out, "--path_a\n"));
+	assert_true(hwt_test_contains(r.out, "# samples: "));
+	hwt_test_run_free(&r);
+}
+
+static void test_filters_and_sorts(void **state)
+{
+	char json[4200], buf[1024];
+	struct hwt_test_run r;
+	unsigned long long t0, t1, all, part;
+	int pid;
+
+	(void)state;
+	snprintf(json, sizeof(json), "%s/f.json", fx.dir);
+	/* The process's pid and the time span, from script. */
+	RUN_OK(&r, "%s script -q -G -i %s | awk 'NR==1{split($2,p,\"/\"); print p[1]} "
+		   "{t=$4} END{print t}' | tr -d ':'", hwt_test_hwtrace(), fx.own);
+	assert_int_equal(sscanf(r.out, "%d", &pid), 1);
+	hwt_test_run_free(&r);
+
+	RUN_OK(&r, "%s report -q -i %s --pid %d --comm rec_hot --dso rec_hot -s function "
+		   "--no-children -g none --json -o %s", hwt_test_hwtrace(), fx.own, pid, json);
+	hwt_test_run_free(&r);
+	/* Only samples whose leaf is in rec_hot: its functions only. */
+	assert_string_equal(rt_json_eval(json, "sorted(set(e[\"function\"] for e in d[\"events\"][0]"
+					       "[\"entries\"]) - {\"main\", \"path_a\", \"path_b\", "
+					       "\"middle_b\", \"cpu_seconds\", \"_start\"})",
+					 buf, sizeof(buf)),
+			    "['hot_a', 'hot_b']");
+	assert_true(atoi(rt_json_eval(json, "d[\"stats\"][\"filtered\"]", buf, sizeof(buf))) >= 0);
+
+	/* Nothing matches: not an error, everything counted as filtered. */
+	hwt_test_run(&r, "%s report -i %s --comm nosuch --json -o %s", hwt_test_hwtrace(), fx.own,
+		     json);
+	assert_int_equal(r.status, 0);
+	assert_true(hwt_test_contains(r.err, "the filters rejected all"));
+	hwt_test_run_free(&r);
+	assert_string_equal(rt_json_eval(json, "(d[\"stats\"][\"samples\"], d[\"stats\"][\"filtered\"] > 0)",
+					 buf, sizeof(buf)),
+			    "(0, True)");
+
+	/* A time window: the first half of the recording keeps part. */
+	RUN_OK(&r, "%s script -q -G -i %s | awk '{print $4}' | tr -d ':' | sed -n '1p;$p'",
+	       hwt_test_hwtrace(), fx.own);
+	{
+		double a, b;
+
+		assert_int_equal(sscanf(r.out, "%lf %lf", &a, &b), 2);
+		t0 = (unsigned long long)(a * 1e6);
+		t1 = (unsigned long long)(b * 1e6);
+	}
+	hwt_test_run_free(&r);
+	RUN_OK(&r, "%s report -q -i %s --json -o %s", hwt_test_hwtrace(), fx.own, json);
+	hwt_test_run_free(&r);
+	all = strtoull(rt_json_eval(json, "d[\"stats\"][\"samples\"]", buf, sizeof(buf)), NULL, 10);
+	RUN_OK(&r, "%s report -q -i %s --time %llu.%06llu,%llu.%06llu --json -o %s",
+	       hwt_test_hwtrace(), fx.own, t0 / 1000000, t0 % 1000000, ((t0 + t1) / 2) / 1000000,
+	       ((t0 + t1) / 2) % 1000000, json);
+	hwt_test_run_free(&r);
+	part = strtoull(rt_json_eval(json, "d[\"stats\"][\"samples\"]", buf, sizeof(buf)), NULL, 10);
+	fprintf(stderr, "time window: %llu of %llu samples\n", part, all);
+	assert_true(part > all / 4 && part < all * 3 / 4);
+	assert_int_equal(strtoull(rt_json_eval(json, "d[\"stats\"][\"filtered\"]", buf, sizeof(buf)),
+				  NULL, 10),
+			 all - part);
+
+	/* Sort keys: pid and cpu columns, srcline names hot_a's loop. */
+	RUN_OK(&r, "%s report -q -i %s -s pid,cpu --no-children -g none", hwt_test_hwtrace(), fx.own);
+	assert_true(hwt_test_contains(r.out, "# Overhead  Pid    CPU"));
+	snprintf(buf, sizeof(buf), "  %d  ", pid);
+	assert_true(hwt_test_contains(r.out, buf));
+	hwt_test_run_free(&r);
+	RUN_OK(&r, "%s report -q -i %s -s srcline --no-children -g none -n 2", hwt_test_hwtrace(),
+	       fx.own);
+	assert_true(hwt_test_contains(r.out, "rec_hot.c:"));
+	hwt_test_run_free(&r);
+	RUN_OK(&r, "%s report -q -i %s -s object,event --no-children -g none", hwt_test_hwtrace(),
+	       fx.own);
+	assert_true(hwt_test_contains(r.out, "Shared Object  Event"));
+	assert_true(hwt_test_contains(r.out, "rec_hot        cpu-clock"));
+	hwt_test_run_free(&r);
+}
+
+/* perf.data in pipe mode on stdin, and compressed (perf record -z). */
+static void test_pipe_and_compressed(void **state)
+{
+	struct hwt_test_run r;
+
+	(void)state;
+	need_perf();
+	RUN_OK(&r, "perf record -q -g -F 999 -o - -- %s 0.3 2>/dev/null | %s report -q -i - "
+		   "--no-children -g none -s function",
+	       hwt_test_prog("rec_hot"), hwt_test_hwtrace());
+	assert_true(hwt_test_contains(r.out, "[.] hot_a\n"));
+	assert_true(hwt_test_contains(r.out, "[.] hot_b\n"));
+	hwt_test_run_free(&r);
+	RUN_OK(&r, "perf record -q -z -g -F 999 -o %s/z.data -- %s 0.3 2>/dev/null && "
+		   "%s flame -q -i %s/z.data -o - --format folded",
+	       fx.dir, hwt_test_prog("rec_hot"), hwt_test_hwtrace(), fx.dir);
+	assert_true(hwt_test_contains(r.out, "rec_hot;__libc_start_call_main;main;path_a;hot_a "));
+	assert_true(hwt_test_contains(r.out, "rec_hot;__libc_start_call_main;main;path_b;middle_b;hot_b "));
+	hwt_test_run_free(&r);
+}
+
+/* Two events: one section each, as perf report prints them. */
+static void test_two_events(void **state)
+{
+	struct hwt_test_run r;
+
+	(void)state;
+	RUN_OK(&r, "%s record -q -g -e cpu-clock,page-faults -F 999 -o %s/two.hwt -- %s 0.2 && "
+		   "%s report -q -i %s/two.hwt -g none",
+	       hwt_test_hwtrace(), fx.dir, hwt_test_prog("rec_hot"), hwt_test_hwtrace(), fx.dir);
+	assert_true(hwt_test_contains(r.out, "of event 'cpu-clock'"));
+	assert_true(hwt_test_contains(r.out, "of event 'page-faults'"));
+	hwt_test_run_free(&r);
+}
+
+/* --inline: the loop inlined into outer shows as mix [i] under outer. */
+static void test_inline(void **state)
+{
+	struct hwt_test_run r;
+
+	(void)state;
+	RUN_OK(&r, "%s record -q -g -F 999 -o %s/inl.hwt -- %s 0.3 && "
+		   "%s flame -q -i %s/inl.hwt -o - --format folded | sort -t' ' -k2 -nr | head -1",
+	       hwt_test_hwtrace(), fx.dir, hwt_test_prog("rep_inline"), hwt_test_hwtrace(), fx.dir);
+	assert_true(hwt_test_contains(r.out, "rep_inline;__libc_start_call_main;main;outer "));
+	hwt_test_run_free(&r);
+	RUN_OK(&r, "%s flame -q --inline -i %s/inl.hwt -o - --format folded | sort -t' ' -k2 -nr | "
+		   "head -1",
+	       hwt_test_hwtrace(), fx.dir);
+	assert_true(hwt_test_contains(r.out, "rep_inline;__libc_start_call_main;main;outer;mix_[i] "));
+	hwt_test_run_free(&r);
+	RUN_OK(&r, "%s report -q --inline -i %s/inl.hwt --no-children -g none -n 1", hwt_test_hwtrace(),
+	       fx.dir);
+	assert_true(hwt_test_contains(r.out, "[i] mix\n"));
+	hwt_test_run_free(&r);
+	RUN_OK(&r, "%s script -q --inline -i %s/inl.hwt | grep -m1 -A1 '(inlined)'", hwt_test_hwtrace(),
+	       fx.dir);
+	assert_true(hwt_test_contains(r.out, " mix (inlined)\n"));
+	assert_true(hwt_test_contains(r.out, " outer+0x"));
+	hwt_test_run_free(&r);
+}
+
+/* The caches change nothing: a profile built with them equals one built
+ * resolving every address every time (folded text, with inline frames and
+ * lines too). */
+static void folded_of(const char *path, bool no_cache, bool inl, struct hwt_buf *out,
+		      struct hwt_rep_samples_stats *st)
+{
+	struct hwt_rep_samples_config cfg;
+	struct hwt_rep_render_config rc;
+	struct hwt_fmt_session *s;
+	struct hwt_rep_samples *rs;
+	struct hwt_rep_profile *p;
+
+	assert_int_equal(hwt_fmt_session_open(&s, path, NULL, NULL), 0);
+	assert_int_equal(hwt_rep_profile_alloc(&p, NULL), 0);
+	hwt_rep_samples_config_init(&cfg);
+	cfg.no_cache = no_cache;
+	cfg.inline_frames = inl;
+	cfg.srclines = inl;
+	assert_int_equal(hwt_rep_samples_alloc(&rs, s, hwt_rep_profile_dict(p), &cfg), 0);
+	assert_true(hwt_rep_samples_load(rs, p, NULL, NULL) > 0);
+	hwt_rep_samples_stats(rs, st);
+	hwt_rep_render_config_init(&rc);
+	rc.format = HWT_REP_FMT_FOLDED;
+	rc.count_samples = true;
+	hwt_buf_init(out);
+	assert_int_equal(hwt_rep_render(p, &rc, out), 0);
+	hwt_rep_samples_free(rs);
+	hwt_rep_profile_free(p);
+	hwt_fmt_session_close(s);
+}
+
+static void test_cache_equivalence(void **state)
+{
+	const char *files[] = {fx.own, fx.perf};
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		for (int inl = 0; inl < 2; inl++) {
+			struct hwt_rep_samples_stats a, b;
+			struct hwt_buf x, y;
+
+			if (i == 1 && !fx.have_perf)
+				continue;
+			folded_of(files[i], false, inl, &x, &a);
+			folded_of(files[i], true, inl, &y, &b);
+			assert_true(x.len > 0);
+			assert_int_equal(x.len, y.len);
+			assert_memory_equal(x.data, y.data, x.len);
+			assert_int_equal(a.samples, b.samples);
+			assert_int_equal(a.frames, b.frames);
+			/* Each distinct address was symbolized once with the
+			 * caches, once per frame without. */
+			assert_true(a.resolved < a.frames / 4);
+			if (inl)
+				assert_true(b.resolved <= b.frames - b.unmapped);
+			else
+				assert_int_equal(b.resolved, b.frames - b.unmapped);
+			fprintf(stderr, "%s%s: %llu frames, %llu symbolized with caches\n", files[i],
+				inl ? " (inline, lines)" : "", (unsigned long long)a.frames,
+				(unsigned long long)a.resolved);
+			hwt_buf_fini(&x);
+			hwt_buf_fini(&y);
+		}
+	}
+}
+
+/* Every output format of flame from a recording; the Chrome trace of
+ * sampled stacks; the differential graph of two recordings. */
+static void test_flame_outputs(void **state)
+{
+	char path[4200], buf[1024];
+	struct hwt_test_run r;
+	double share;
+
+	(void)state;
+	RUN_OK(&r, "cd %s && %s flame -i %s -o g.svg && %s flame -i %s -o g.html && "
+		   "%s flame -i %s -o g.pb.gz && %s flame -i %s -o g.json",
+	       fx.dir, hwt_test_hwtrace(), fx.own, hwt_test_hwtrace(), fx.own, hwt_test_hwtrace(),
+	       fx.own, hwt_test_hwtrace(), fx.own);
+	assert_true(hwt_test_contains(r.err, "g.svg: "));
+	assert_true(hwt_test_contains(r.err, " samples (0 filtered out, 0 lost), "));
+	hwt_test_run_free(&r);
+	snprintf(path, sizeof(path), "%s/g.svg", fx.dir);
+	{
+		char *svg = hwt_test_read_file(path, NULL);
+
+		assert_non_null(svg);
+		assert_true(hwt_test_contains(svg, "hot_a"));
+		assert_true(hwt_test_contains(svg, "path_b"));
+		free(svg);
+	}
+	snprintf(path, sizeof(path), "%s/g.json", fx.dir);
+	rt_json_valid(path);
+	/* Spans of a thread nest (each is inside or apart from every other
+	 * one), and hot_a holds about 3/4 of hot_a + hot_b's time. */
+	assert_string_equal(rt_json_eval(path, "(lambda X: all(not (a[\"ts\"] < b[\"ts\"] < a[\"ts\"]+a[\"dur\"] "
+					       "< b[\"ts\"]+b[\"dur\"]) for a in X for b in X if a[\"tid\"]"
+					       "==b[\"tid\"]))([e for e in d[\"traceEvents\"] if e[\"ph\"]==\"X\""
+					       " and e[\"name\"] in (\"hot_a\",\"hot_b\",\"path_a\",\"path_b\","
+					       "\"main\")][:400])",
+					 buf, sizeof(buf)),
+			    "True");
+	assert_string_equal(rt_json_eval(path, "[e[\"args\"][\"name\"] for e in d[\"traceEvents\"] if "
+					       "e[\"ph\"]==\"M\"]",
+					 buf, sizeof(buf)),
+			    "['rec_hot']");
+	share = atof(rt_json_eval(path, "(lambda s: s(\"hot_a\")/(s(\"hot_a\")+s(\"hot_b\")))(lambda n: "
+					"sum(e[\"dur\"] for e in d[\"traceEvents\"] if e[\"ph\"]==\"X\" and "
+					"e[\"name\"]==n))",
+				  buf, sizeof(buf)));
+	fprintf(stderr, "chrome trace: hot_a holds %.1f%% of hot_a + hot_b\n", 100 * share);
+	assert_true(share > 0.62 && share < 0.85);
+
+	/* pprof reads back (python's gzip) with our names in it. */
+	snprintf(path, sizeof(path), "%s/g.pb.gz", fx.dir);
+	RUN_OK(&r, "python3 -c 'import gzip,sys; b=gzip.open(sys.argv[1]).read(); print(b\"hot_a\" in b)' %s",
+	       path);
+	assert_string_equal(r.out, "True\n");
+	hwt_test_run_free(&r);
+
+	/* Differential: the own recording against the perf one (or itself). */
+	RUN_OK(&r, "cd %s && %s flame -i %s --diff %s -o d.html", fx.dir, hwt_test_hwtrace(), fx.own,
+	       fx.have_perf ? fx.perf : fx.own);
+	hwt_test_run_free(&r);
+	snprintf(path, sizeof(path), "%s/d.html", fx.dir);
+	{
+		char *html = hwt_test_read_file(path, NULL);
+
+		assert_non_null(html);
+		assert_true(hwt_test_contains(html, "Differential"));
+		free(html);
+	}
+}
+
+/* One-line errors, exit 1. */
+static void test_errors(void **state)
+{
+	static const char garbage[] = "this is not a recording of anything at all, just text\n";
+	char bad[4200];
+	struct hwt_test_run r;
+	struct {
+		const char *cmd;
+		const char *msg;
+	} cases[] = {
+		{"report -i missing.hwt", "missing.hwt: no such file (record one with 'hwtrace "
+					     "record', or give it with -i)"},
+		{"flame -i missing.hwt -o x.svg", "missing.hwt: no such file"},
+		{"report -i bad.hwt", "(not a hwtrace or perf.data recording, or it is damaged)"},
+		{"flame -i bad.hwt -o x.folded", "(not a hwtrace or perf.data recording, or it is "
+						    "damaged)"},
+		{"report -i .", "is a directory (give a recording with -i)"},
+		{"report -i empty.hwt", "holds no samples ("},
+		{"report -i flat.hwt -g caller", "event 'cpu-clock' was recorded without call "
+						    "chains, so it has no call graph: record with -g, "
+						    "or report with -g none (or --no-children)"},
+	};
+
+	(void)state;
+	snprintf(bad, sizeof(bad), "%s/bad.hwt", fx.dir);
+	hwt_test_write_file(bad, garbage, sizeof(garbage) - 1);
+	/* A recording in which the event never fired. */
+	RUN_OK(&r, "%s record -q -e page-faults -c 1000000000 -o %s/empty.hwt -- true",
+	       hwt_test_hwtrace(), fx.dir);
+	hwt_test_run_free(&r);
+	for (size_t i = 0; i < HWT_ARRAY_SIZE(cases); i++) {
+		hwt_test_run(&r, "cd %s && %s %s", fx.dir, hwt_test_hwtrace(), cases[i].cmd);
+		if (r.status != 1 || !hwt_test_contains(r.err, cases[i].msg))
+			fprintf(stderr, "%s: %d: %s", cases[i].cmd, r.status, r.err);
+		assert_int_equal(r.status, 1);
+		assert_true(hwt_test_contains(r.err, cases[i].msg));
+		assert_true(hwt_test_contains(r.err, "hwtrace: error: "));
+		/* one line */
+		assert_int_equal(strchr(r.err, '\n') - r.err + 1, (long)strlen(r.err));
+		assert_string_equal(r.out, "");
+		hwt_test_run_free(&r);
+	}
+	/* Without call chains the default is a flat profile, as perf's. */
+	RUN_OK(&r, "%s report -q -i %s/flat.hwt", hwt_test_hwtrace(), fx.dir);
+	assert_true(hwt_test_contains(r.out, "# Overhead  Command  Shared Object  Symbol"));
+	assert_true(hwt_test_contains(r.out, "[.] hot_a\n"));
+	assert_false(hwt_test_contains(r.out, "---"));
+	hwt_test_run_free(&r);
+	/* The default input: hwtrace.hwt, else perf.data. */
+	if (fx.have_perf) {
+		RUN_OK(&r, "mkdir -p %s/d && cp %s %s/d/perf.data && cd %s/d && %s report -q "
+			   "--no-children -g none -n 1",
+		       fx.dir, fx.perf, fx.dir, fx.dir, hwt_test_hwtrace());
+		assert_true(hwt_test_contains(r.out, "[.] hot_a\n"));
+		hwt_test_run_free(&r);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_report_matches_perf),
+		cmocka_unit_test(test_folded_matches_perf_script),
+		cmocka_unit_test(test_own_recording),
+		cmocka_unit_test(test_filters_and_sorts),
+		cmocka_unit_test(test_pipe_and_compressed),
+		cmocka_unit_test(test_two_events),
+		cmocka_unit_test(test_inline),
+		cmocka_unit_test(test_cache_equivalence),
+		cmocka_unit_test(test_flame_outputs),
+		cmocka_unit_test(test_errors),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
