@@ -380,8 +380,6 @@ static int tree_link(struct tree *t, const struct hwt_rep_dict *dict)
 	return 0;
 }
 
-/* The graph of an entry. caller: its callees (and the whole chain from
- * the root for its own samples); else its callers. */
 /* Which rows hold each entry: an index (CSR) so that building an entry's
  * graph visits only its rows, not the whole profile once per entry. */
 struct entry_rows {
@@ -446,11 +444,17 @@ static int entry_rows_init(struct entry_rows *er, const struct view *v, const st
 }
 
 /* Builds the graph of entry `id` from its rows; with !worth (the entry is
- * under the graph limit, so no branch could show) an empty graph. */
+ * under the graph limit, so no branch could show) an empty graph. caller:
+ * its callees (and the whole chain from the root for its own samples);
+ * else its callers. Without children the entry stands for its own
+ * samples only, so only they make its graph (as perf's self entries,
+ * whose call chains are the chains of their samples). */
 /* A row on its way down an entry's graph. */
 struct walker {
 	const uint32_t *frames; /* the row's stack, leaf first */
-	uint32_t top;           /* stack index of the path's first frame */
+	uint32_t top;           /* stack index of the path's first frame
+				 * (its root end in caller order, its leaf
+				 * end in callee order) */
 	uint32_t len;           /* frames in the path */
 	uint32_t node;          /* tree node reached so far */
 	uint64_t weight;
@@ -458,7 +462,7 @@ struct walker {
 
 static int build_tree(struct tree *t, const struct view *v, const struct hwt_rep_profile *p,
 		      const struct group *g, const struct entry_rows *er, uint32_t id, bool caller,
-		      bool worth, uint64_t min)
+		      bool children, bool worth, uint64_t min)
 {
 	size_t nw = 0, cap = worth ? er->off[id + 1] - er->off[id] : 0;
 	struct walker *w = malloc((cap ? cap : 1) * sizeof(*w));
@@ -477,27 +481,34 @@ static int build_tree(struct tree *t, const struct view *v, const struct hwt_rep
 		if (!n)
 			continue;
 		npos = v->frame_fields ? n : 1;
-		if (!caller) {
-			/* Callers: from the leaf (this entry) to the root. */
-			if (pos[0] != id)
-				continue;
-			j = 0;
-		} else {
-			/* Callees from the outermost occurrence (recursion
-			 * shows once); for the entry's own samples the
-			 * whole chain from the root. */
+		if (!children && pos[0] != id)
+			continue; /* without children an entry is its own samples */
+		/* As perf's cumulative entries: a sample whose leaf is in the
+		 * entry gives its whole chain (root to leaf in caller order,
+		 * leaf to root in callee order); any other sample gives the
+		 * path from the entry's occurrence that perf meets first when
+		 * it walks the chain in display order: the outermost one
+		 * toward the leaf (its callees) in caller order, the innermost
+		 * one toward the root (its callers) in callee order. So a
+		 * recursive function shows once. */
+		if (pos[0] == id) {
+			j = caller ? n - 1 : 0;
+		} else if (caller) {
 			for (j = npos; j-- > 0;) {
 				if (pos[j] == id)
 					break;
 			}
-			if (j == SIZE_MAX)
-				continue;
-			if (j == 0 || !v->frame_fields)
-				j = n - 1;
+		} else {
+			for (j = 0; j < npos && pos[j] != id; j++)
+				;
+			if (j == npos)
+				j = SIZE_MAX;
 		}
+		if (j == SIZE_MAX)
+			continue;
 		w[nw].frames = frames;
 		w[nw].top = (uint32_t)j;
-		w[nw].len = caller ? (uint32_t)j + 1 : (uint32_t)n;
+		w[nw].len = caller ? (uint32_t)j + 1 : (uint32_t)(n - j);
 		w[nw].node = 0;
 		w[nw].weight = p->vals[g->rows[r]].weight;
 		t->val[0] += w[nw].weight;
@@ -511,7 +522,7 @@ static int build_tree(struct tree *t, const struct view *v, const struct hwt_rep
 
 		for (size_t i = 0; i < nw && err >= 0; i++) {
 			struct walker *k = &w[i];
-			uint32_t f = caller ? k->frames[k->top - level] : k->frames[level];
+			uint32_t f = caller ? k->frames[k->top - level] : k->frames[k->top + level];
 			uint32_t key[2] = {k->node, hwt_rep_dict_label_id(p->dict, f)}, nid;
 
 			if ((err = grow((void **)&t->val, &t->cap, t->nodes.n + 1, sizeof(*t->val))) < 0)
@@ -573,19 +584,22 @@ static int print_branches(struct hwt_buf *out, const struct tree *t, const struc
 		bool last;
 		char pct[48];
 		size_t plen = prefix->len;
-		int pl;
-
 		next = shown_from(t, t->next_sibling[c], min);
 		last = next == UINT32_MAX;
 
-		pl = snprintf(pct, sizeof(pct), "--%.2f%%--", 100.0 * (double)t->val[c] / (double)total);
+		snprintf(pct, sizeof(pct), "--%.2f%%--", 100.0 * (double)t->val[c] / (double)total);
 		err = hwt_buf_printf(out, "%.*s|          \n", (int)plen, (const char *)prefix->data);
 		if (err >= 0)
 			err = hwt_buf_printf(out, "%.*s%c%s%s\n", (int)plen, (const char *)prefix->data,
 					     last ? ' ' : '|', pct,
 					     hwt_rep_dict_str_get(dict, tree_label(t, c)));
+		/* perf gives every level 11 columns ("|" and 10 blanks,
+		 * ipchain__fprintf_graph), whatever the width of the
+		 * percentage: the names after the first of a chain sit one
+		 * column right of it under "--0.76%--" and one column left
+		 * under "--100.00%--", and so do they here. */
 		if (err >= 0)
-			err = hwt_buf_printf(prefix, "%c%*s", last ? ' ' : '|', pl, "");
+			err = hwt_buf_printf(prefix, "%c%10s", last ? ' ' : '|', "");
 		for (uint32_t d; err >= 0 && (d = chain_child(t, c)) != UINT32_MAX; c = d)
 			err = hwt_buf_printf(out, "%.*s%s\n", (int)prefix->len, (const char *)prefix->data,
 					     hwt_rep_dict_str_get(dict, tree_label(t, d)));
@@ -596,9 +610,15 @@ static int print_branches(struct hwt_buf *out, const struct tree *t, const struc
 	return err;
 }
 
-/* Returns 1 when a graph was printed, 0 when nothing reached the limit. */
+/* Returns 1 when a graph was printed, 0 when nothing reached the limit.
+ * skip: when a chain from the top starts with this name (the entry's
+ * function, when the sort keys start with it), the name is left out as
+ * perf does when the sort keys start with sym: it would show the entry's
+ * name twice. perf also drops a first name that is not the entry's (the
+ * root of a self entry's chain in caller order without children); that
+ * one is kept here. */
 static int print_graph(struct hwt_buf *out, const struct tree *t, const struct hwt_rep_dict *dict,
-		       uint64_t total, double limit)
+		       uint64_t total, double limit, const char *skip)
 {
 	uint64_t min = (uint64_t)((double)total * limit / 100.0);
 	struct hwt_buf prefix;
@@ -609,15 +629,25 @@ static int print_graph(struct hwt_buf *out, const struct tree *t, const struct h
 		return 0;
 	hwt_buf_init(&prefix);
 	if (shown_from(t, t->next_sibling[first], min) == UINT32_MAX && t->val[first] == t->val[0]) {
-		uint32_t c = first;
+		uint32_t c = first, d;
+		bool printed = false;
 
-		err = hwt_buf_printf(out, "            |\n            ---%s\n",
-				     hwt_rep_dict_str_get(dict, tree_label(t, c)));
-		for (uint32_t d; err >= 0 && (d = chain_child(t, c)) != UINT32_MAX; c = d)
-			err = hwt_buf_printf(out, "               %s\n",
-					     hwt_rep_dict_str_get(dict, tree_label(t, d)));
+		/* One chain from the top: no percentage, "---" before its first
+		 * name (perf's callchain__fprintf_graph); a first name that is
+		 * the entry itself is left out. */
+		err = 0;
+		for (d = c; err >= 0 && d != UINT32_MAX; c = d, d = chain_child(t, d)) {
+			const char *name = hwt_rep_dict_str_get(dict, tree_label(t, d));
+
+			if (d == first && skip && !strcmp(name, skip))
+				continue;
+			err = hwt_buf_printf(out, printed ? "               %s\n"
+							  : "            |\n            ---%s\n",
+					     name);
+			printed = true;
+		}
 		if (err >= 0)
-			err = hwt_buf_printf(&prefix, "%15s", "");
+			err = hwt_buf_printf(&prefix, printed ? "%15s" : "%12s", "");
 		if (err >= 0)
 			err = print_branches(out, t, dict, c, &prefix, total, min, 0);
 	} else {
@@ -869,9 +899,9 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 		memset(&t, 0, sizeof(t));
 		if (want_graph) {
 			bool caller = graph == HWT_REP_GRAPH_CALLER;
-			uint64_t gtotal = caller ? e->children : e->self;
+			uint64_t gtotal = children ? e->children : e->self;
 
-			err = build_tree(&t, v, ctx->profile, g, &er, order[i].id, caller,
+			err = build_tree(&t, v, ctx->profile, g, &er, order[i].id, caller, children,
 					 gtotal && gtotal >= graph_min, graph_min);
 			if (err < 0) {
 				tree_fini(&t);
@@ -932,7 +962,8 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 			if (err >= 0)
 				err = hwt_buf_printf(out, "\n");
 			if (err >= 0 && want_graph) {
-				err = print_graph(out, &t, dict, g->weight, cfg->graph_limit);
+				err = print_graph(out, &t, dict, g->weight, cfg->graph_limit,
+						  v->sort[0] == HWT_REP_F_FUNCTION ? order[i].name : NULL);
 				if (err == 1)
 					err = hwt_buf_printf(out, "\n");
 			}

@@ -26,6 +26,20 @@ with perf's own, for tests/report/test_samples.c.
       entry per object in hwtrace ("[.] [vdso]"); such entries are left
       out on both sides and counted.
 
+  perf_compare.py graphs PERF_REPORT_OUT HWTRACE_REPORT_OUT MIN_PERCENT [...]
+      Splits both reports into entries (the entry line and the call-graph
+      lines under it, trailing blanks removed) and checks that every entry
+      at or above MIN_PERCENT has the same graph, line for line: branches,
+      percentages, names and the columns they are printed in. Entries
+      whose shares tie are listed in an order of their own by each tool,
+      so entries are matched by their line (and event), not by position.
+      Entries of unresolved addresses are left out as in "report", and a
+      graph line where perf prints the bare address of a frame without a
+      symbol ("0x7f653106d8a8", or "0" for a zero address) matches
+      hwtrace's "[unknown]" or "[object]" on the same columns. More
+      triples of arguments compare more pairs in one run; each pair's
+      result line starts with its hwtrace file's name.
+
 Prints "ok: ..." lines and exits 0, or prints "FAIL: ..." and exits 1.
 """
 import collections
@@ -184,7 +198,107 @@ def cmd_report(perf_out, ours_out, min_pct):
     return 0 if ok else 1
 
 
+ENTRY = re.compile(r'^\s+(\d+\.\d+)%\s+(?:(\d+\.\d+)%\s+)?(.*?)\s*$')
+
+
+def parse_graphs(path):
+    """Entry line -> its graph lines, for the entries of a report."""
+    blocks, cur, event = {}, None, ''
+    for line in open(path, errors='replace'):
+        line = line.rstrip()
+        ev = re.match(r"^# Samples: \d+\s+of event '([^']*)'", line)
+        if ev:
+            event = ev.group(1)
+        if not line or line.startswith('#'):
+            cur = None
+            continue
+        m = ENTRY.match(line)
+        if m and not line.startswith('            '):
+            key = re.sub(r'\s+', ' ', line.strip())
+            if event:
+                key = '%s: %s' % (event, key)
+            cur = blocks.setdefault(key, [])
+            continue
+        if cur is not None:
+            cur.append(line)
+    return blocks
+
+
+GRAPH_LINE = re.compile(r'^([\s|]*(?:---|--\d+\.\d+%--)?)(.*)$')
+
+
+def same_graph(perf, ours):
+    """Line for line, with the unresolved-address exception."""
+    if len(perf) != len(ours):
+        return False
+    for a, b in zip(perf, ours):
+        if a == b:
+            continue
+        ma, mb = GRAPH_LINE.match(a), GRAPH_LINE.match(b)
+        if ma.group(1) != mb.group(1):
+            return False
+        if not (re.match(r'^(0x[0-9a-f]+|0)$', ma.group(2)) and
+                re.match(r'^\[.*\]$', mb.group(2))):
+            return False
+    return True
+
+
+def unresolved_entry(key):
+    """An entry of addresses without a symbol (perf: one per address,
+    "0x..." or "0000000000000000"; hwtrace: one per object, "[object]")."""
+    sym = key.rsplit('] ', 1)[-1] if '] ' in key else ''
+    return bool(re.match(r'^(0x)?[0-9a-f]+$', sym) or re.match(r'^\[.*\]$', sym))
+
+
+def pct_of(key):
+    return float(key.split(': ', 1)[-1].split('%', 1)[0])
+
+
+def cmd_graphs(perf_out, ours_out, min_pct):
+    min_pct = float(min_pct)
+    perf, ours = parse_graphs(perf_out), parse_graphs(ours_out)
+    checked, lines, bad = 0, 0, 0
+    for key, graph in perf.items():
+        if pct_of(key) < min_pct:
+            continue
+        if unresolved_entry(key):
+            continue
+        got = ours.get(key)
+        if got is None or not same_graph(graph, got):
+            bad += 1
+            print('FAIL: the graph of "%s" differs' % key)
+            if got is None:
+                print('  hwtrace has no such entry')
+            else:
+                import difflib
+                for d in list(difflib.unified_diff(graph, got, 'perf', 'hwtrace',
+                                                   lineterm=''))[:40]:
+                    print('  ' + d)
+            continue
+        checked += 1
+        lines += len(graph)
+    for key in ours:
+        if pct_of(key) >= min_pct and key not in perf and not unresolved_entry(key):
+            bad += 1
+            print('FAIL: hwtrace shows "%s", perf has no such entry' % key)
+    if not checked and not bad:
+        print('FAIL: perf report shows no entry at or above %.2f%%' % min_pct)
+        return 1
+    if bad:
+        return 1
+    print('ok: %d entries at or above %.2f%% have the same call graphs (%d lines)' %
+          (checked, min_pct, lines))
+    return 0
+
+
 if __name__ == '__main__':
+    if len(sys.argv) >= 5 and (len(sys.argv) - 2) % 3 == 0 and sys.argv[1] == 'graphs':
+        rc = 0
+        for i in range(2, len(sys.argv), 3):
+            if len(sys.argv) > 5:
+                print('%s: ' % sys.argv[i + 1].rsplit('/', 1)[-1], end='')
+            rc |= cmd_graphs(sys.argv[i], sys.argv[i + 1], sys.argv[i + 2])
+        sys.exit(rc)
     if len(sys.argv) == 4 and sys.argv[1] == 'stacks':
         sys.exit(cmd_stacks(sys.argv[2], sys.argv[3]))
     if len(sys.argv) == 5 and sys.argv[1] == 'report':
