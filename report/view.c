@@ -611,14 +611,13 @@ static int print_branches(struct hwt_buf *out, const struct tree *t, const struc
 }
 
 /* Returns 1 when a graph was printed, 0 when nothing reached the limit.
- * skip: when a chain from the top starts with this name (the entry's
- * function, when the sort keys start with it), the name is left out as
- * perf does when the sort keys start with sym: it would show the entry's
- * name twice. perf also drops a first name that is not the entry's (the
- * root of a self entry's chain in caller order without children); that
- * one is kept here. */
+ * skip: leave out the first name of a chain from the top, as perf does
+ * when the sort keys start with sym (callchain__fprintf_graph): that name
+ * is mostly the entry's own, shown twice otherwise. perf drops it also
+ * where it is not (the root of a self entry's chain in caller order), and
+ * so does this, so that the two reports read the same. */
 static int print_graph(struct hwt_buf *out, const struct tree *t, const struct hwt_rep_dict *dict,
-		       uint64_t total, double limit, const char *skip)
+		       uint64_t total, double limit, bool skip)
 {
 	uint64_t min = (uint64_t)((double)total * limit / 100.0);
 	struct hwt_buf prefix;
@@ -639,7 +638,7 @@ static int print_graph(struct hwt_buf *out, const struct tree *t, const struct h
 		for (d = c; err >= 0 && d != UINT32_MAX; c = d, d = chain_child(t, d)) {
 			const char *name = hwt_rep_dict_str_get(dict, tree_label(t, d));
 
-			if (d == first && skip && !strcmp(name, skip))
+			if (d == first && skip)
 				continue;
 			err = hwt_buf_printf(out, printed ? "               %s\n"
 							  : "            |\n            ---%s\n",
@@ -963,7 +962,7 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 				err = hwt_buf_printf(out, "\n");
 			if (err >= 0 && want_graph) {
 				err = print_graph(out, &t, dict, g->weight, cfg->graph_limit,
-						  v->sort[0] == HWT_REP_F_FUNCTION ? order[i].name : NULL);
+						  v->sort[0] == HWT_REP_F_FUNCTION);
 				if (err == 1)
 					err = hwt_buf_printf(out, "\n");
 			}

@@ -36,7 +36,9 @@ with perf's own, for tests/report/test_samples.c.
       Entries of unresolved addresses are left out as in "report", and a
       graph line where perf prints the bare address of a frame without a
       symbol ("0x7f653106d8a8", or "0" for a zero address) matches
-      hwtrace's "[unknown]" or "[object]" on the same columns. More
+      hwtrace's "[unknown]" or "[object]" on the same columns; so does
+      perf's "@plt", its name for a PLT slot whose relocation names no
+      symbol (IRELATIVE). More
       triples of arguments compare more pairs in one run; each pair's
       result line starts with its hwtrace file's name.
 
@@ -165,7 +167,8 @@ def parse_report(path):
 
 def unresolved(key):
     sym = key[2].split(' ', 1)[1]
-    return bool(re.match(r'^0x[0-9a-f]+$', sym)) or (sym.startswith('[') and sym.endswith(']'))
+    return (bool(re.match(r'^0x[0-9a-f]+$', sym)) or (sym.startswith('[') and sym.endswith(']'))
+            or sym == '@plt')
 
 
 def cmd_report(perf_out, ours_out, min_pct):
@@ -237,7 +240,7 @@ def same_graph(perf, ours):
         ma, mb = GRAPH_LINE.match(a), GRAPH_LINE.match(b)
         if ma.group(1) != mb.group(1):
             return False
-        if not (re.match(r'^(0x[0-9a-f]+|0)$', ma.group(2)) and
+        if not (re.match(r'^(0x[0-9a-f]+|0|@plt)$', ma.group(2)) and
                 re.match(r'^\[.*\]$', mb.group(2))):
             return False
     return True
@@ -247,7 +250,9 @@ def unresolved_entry(key):
     """An entry of addresses without a symbol (perf: one per address,
     "0x..." or "0000000000000000"; hwtrace: one per object, "[object]")."""
     sym = key.rsplit('] ', 1)[-1] if '] ' in key else ''
-    return bool(re.match(r'^(0x)?[0-9a-f]+$', sym) or re.match(r'^\[.*\]$', sym))
+    # "@plt": perf's name for a PLT slot whose relocation names no symbol
+    # (IRELATIVE), an address without a symbol to hwtrace.
+    return bool(re.match(r'^(0x)?[0-9a-f]+$', sym) or re.match(r'^\[.*\]$', sym) or sym == '@plt')
 
 
 def pct_of(key):

@@ -160,38 +160,36 @@ static void test_own_recording(void **state)
 	snprintf(json, sizeof(json), "%s/own.json", fx.dir);
 	RUN_OK(&r, "%s report -q -i %s --no-children --json -o %s", hwt_test_hwtrace(), fx.own, json);
 	hwt_test_run_free(&r);
-	rt_json_valid(json);
-	a = atof(rt_json_eval(json, "[e for e in d[\"events\"][0][\"entries\"] if e[\"function\"]"
-				    "==\"hot_a\"][0][\"self_percent\"]",
-			      buf, sizeof(buf)));
-	b = atof(rt_json_eval(json, "[e for e in d[\"events\"][0][\"entries\"] if e[\"function\"]"
-				    "==\"hot_b\"][0][\"self_percent\"]",
-			      buf, sizeof(buf)));
-	fprintf(stderr, "own recording: hot_a %.2f%%, hot_b %.2f%%\n", a, b);
-	/* 75/25 of the CPU time, within a few points (a loaded machine
-	 * adds kernel samples: interrupts, start-up). */
-	assert_true(a > 62 && a < 85);
-	assert_true(b > 17 && b < 35);
-	assert_true(a + b > 90);
-	/* Callers of each hot spot (callee graph): exactly its path. */
-	assert_string_equal(rt_json_eval(json, "(lambda t: [t[\"name\"], t[\"children\"][0][\"name\"], "
-					       "t[\"children\"][0][\"children\"][0][\"name\"]])([e for e "
-					       "in d[\"events\"][0][\"entries\"] if e[\"function\"]==\"hot_a\"]"
-					       "[0][\"callgraph\"][\"tree\"][0])",
-					 buf, sizeof(buf)),
-			    "['hot_a', 'path_a', 'main']");
-	assert_string_equal(rt_json_eval(json, "(lambda t: [t[\"name\"], t[\"children\"][0][\"name\"], "
-					       "t[\"children\"][0][\"children\"][0][\"name\"]])([e for e "
-					       "in d[\"events\"][0][\"entries\"] if e[\"function\"]==\"hot_b\"]"
-					       "[0][\"callgraph\"][\"tree\"][0])",
-					 buf, sizeof(buf)),
-			    "['hot_b', 'middle_b', 'path_b']");
-	/* The stats say what was kept. */
-	assert_string_equal(rt_json_eval(json, "d[\"stats\"][\"samples\"] == d[\"events\"][0][\"samples\"]"
-					       " and d[\"stats\"][\"lost\"] == 0 and d[\"stats\"][\"filtered\"]"
-					       " == 0",
-					 buf, sizeof(buf)),
-			    "True");
+	/* One python for all the checks (each start costs half a second of
+	 * CPU here): the two shares, the callers of each hot spot (callee
+	 * graph: exactly its path) and whether the stats add up. */
+	{
+		char hot_a_path[256], hot_b_path[256], stats_ok[16];
+		const char *v = rt_json_eval(
+			json,
+			"(lambda E, cg: \"%.4f %.4f %s %s %s\" % (E(\"hot_a\")[\"self_percent\"], "
+			"E(\"hot_b\")[\"self_percent\"], cg(\"hot_a\"), cg(\"hot_b\"), d[\"stats\"][\"samples\"] == "
+			"d[\"events\"][0][\"samples\"] and d[\"stats\"][\"lost\"] == 0 and d[\"stats\"][\"filtered\"] == 0))"
+			"((lambda n: [e for e in d[\"events\"][0][\"entries\"] if e[\"function\"] == n][0]), "
+			"(lambda n: (lambda t: \",\".join([t[\"name\"], t[\"children\"][0][\"name\"], "
+			"t[\"children\"][0][\"children\"][0][\"name\"]]))([e for e in d[\"events\"][0][\"entries\"] "
+			"if e[\"function\"] == n][0][\"callgraph\"][\"tree\"][0])))",
+			buf, sizeof(buf));
+
+		assert_int_equal(sscanf(v, "%lf %lf %255s %255s %15s", &a, &b, hot_a_path, hot_b_path,
+					stats_ok),
+				 5);
+		fprintf(stderr, "own recording: hot_a %.2f%%, hot_b %.2f%%\n", a, b);
+		/* 75/25 of the CPU time, within a few points (a loaded machine
+		 * adds kernel samples: interrupts, start-up). */
+		assert_true(a > 62 && a < 85);
+		assert_true(b > 17 && b < 35);
+		assert_true(a + b > 90);
+		assert_string_equal(hot_a_path, "hot_a,path_a,main");
+		assert_string_equal(hot_b_path, "hot_b,middle_b,path_b");
+		/* The stats say what was kept. */
+		assert_string_equal(stats_ok, "True");
+	}
 
 	/* Children: main and path_a hold their callees' time. */
 	RUN_OK(&r, "%s report -q -i %s -g caller", hwt_test_hwtrace(), fx.own);
@@ -204,29 +202,38 @@ static void test_own_recording(void **state)
 
 static void test_filters_and_sorts(void **state)
 {
-	char json[4200], buf[1024];
+	char json[4200], buf[1024], want[128];
 	struct hwt_test_run r;
 	unsigned long long t0, t1, all, part;
 	int pid;
 
 	(void)state;
 	snprintf(json, sizeof(json), "%s/f.json", fx.dir);
-	/* The process's pid and the time span, from script. */
-	RUN_OK(&r, "%s script -q -G -i %s | awk 'NR==1{split($2,p,\"/\"); print p[1]} "
-		   "{t=$4} END{print t}' | tr -d ':'", hwt_test_hwtrace(), fx.own);
-	assert_int_equal(sscanf(r.out, "%d", &pid), 1);
+	/* The process's pid, the number of samples and the time span, from
+	 * script (a line per sample with -G). */
+	RUN_OK(&r, "%s script -q -G -i %s | awk 'NR==1{split($2,p,\"/\"); f=$4} {t=$4} "
+		   "END{print p[1], NR, f, t}' | tr -d ':'", hwt_test_hwtrace(), fx.own);
+	{
+		double a, b;
+
+		assert_int_equal(sscanf(r.out, "%d %llu %lf %lf", &pid, &all, &a, &b), 4);
+		t0 = (unsigned long long)(a * 1e6);
+		t1 = (unsigned long long)(b * 1e6);
+	}
 	hwt_test_run_free(&r);
 
 	RUN_OK(&r, "%s report -q -i %s --pid %d --comm rec_hot --dso rec_hot -s function "
 		   "--no-children -g none --json -o %s", hwt_test_hwtrace(), fx.own, pid, json);
 	hwt_test_run_free(&r);
-	/* Only samples whose leaf is in rec_hot: its functions only. */
-	assert_string_equal(rt_json_eval(json, "sorted(set(e[\"function\"] for e in d[\"events\"][0]"
+	/* Only samples whose leaf is in rec_hot: its functions only; the
+	 * others are counted as filtered out, none lost. */
+	snprintf(want, sizeof(want), "(['hot_a', 'hot_b'], %llu)", all);
+	assert_string_equal(rt_json_eval(json, "(sorted(set(e[\"function\"] for e in d[\"events\"][0]"
 					       "[\"entries\"]) - {\"main\", \"path_a\", \"path_b\", "
-					       "\"middle_b\", \"cpu_seconds\", \"_start\"})",
+					       "\"middle_b\", \"cpu_seconds\", \"_start\"}), "
+					       "d[\"stats\"][\"samples\"] + d[\"stats\"][\"filtered\"])",
 					 buf, sizeof(buf)),
-			    "['hot_a', 'hot_b']");
-	assert_true(atoi(rt_json_eval(json, "d[\"stats\"][\"filtered\"]", buf, sizeof(buf))) >= 0);
+			    want);
 
 	/* Nothing matches: not an error, everything counted as filtered. */
 	hwt_test_run(&r, "%s report -i %s --comm nosuch --json -o %s", hwt_test_hwtrace(), fx.own,
@@ -234,34 +241,29 @@ static void test_filters_and_sorts(void **state)
 	assert_int_equal(r.status, 0);
 	assert_true(hwt_test_contains(r.err, "the filters rejected all"));
 	hwt_test_run_free(&r);
-	assert_string_equal(rt_json_eval(json, "(d[\"stats\"][\"samples\"], d[\"stats\"][\"filtered\"] > 0)",
+	snprintf(want, sizeof(want), "(0, %llu)", all);
+	assert_string_equal(rt_json_eval(json, "(d[\"stats\"][\"samples\"], d[\"stats\"][\"filtered\"])",
 					 buf, sizeof(buf)),
-			    "(0, True)");
+			    want);
 
-	/* A time window: the first half of the recording keeps part. */
-	RUN_OK(&r, "%s script -q -G -i %s | awk '{print $4}' | tr -d ':' | sed -n '1p;$p'",
-	       hwt_test_hwtrace(), fx.own);
-	{
-		double a, b;
-
-		assert_int_equal(sscanf(r.out, "%lf %lf", &a, &b), 2);
-		t0 = (unsigned long long)(a * 1e6);
-		t1 = (unsigned long long)(b * 1e6);
-	}
-	hwt_test_run_free(&r);
-	RUN_OK(&r, "%s report -q -i %s --json -o %s", hwt_test_hwtrace(), fx.own, json);
-	hwt_test_run_free(&r);
-	all = strtoull(rt_json_eval(json, "d[\"stats\"][\"samples\"]", buf, sizeof(buf)), NULL, 10);
+	/* A time window: the first half of the recording keeps about half;
+	 * the rest is counted as filtered out. */
 	RUN_OK(&r, "%s report -q -i %s --time %llu.%06llu,%llu.%06llu --json -o %s",
 	       hwt_test_hwtrace(), fx.own, t0 / 1000000, t0 % 1000000, ((t0 + t1) / 2) / 1000000,
 	       ((t0 + t1) / 2) % 1000000, json);
 	hwt_test_run_free(&r);
-	part = strtoull(rt_json_eval(json, "d[\"stats\"][\"samples\"]", buf, sizeof(buf)), NULL, 10);
-	fprintf(stderr, "time window: %llu of %llu samples\n", part, all);
-	assert_true(part > all / 4 && part < all * 3 / 4);
-	assert_int_equal(strtoull(rt_json_eval(json, "d[\"stats\"][\"filtered\"]", buf, sizeof(buf)),
-				  NULL, 10),
-			 all - part);
+	{
+		unsigned long long filtered;
+
+		assert_int_equal(sscanf(rt_json_eval(json, "\"%d %d\" % (d[\"stats\"][\"samples\"], "
+							   "d[\"stats\"][\"filtered\"])",
+						     buf, sizeof(buf)),
+					"%llu %llu", &part, &filtered),
+				 2);
+		fprintf(stderr, "time window: %llu of %llu samples\n", part, all);
+		assert_true(part > all / 4 && part < all * 3 / 4);
+		assert_int_equal(filtered, all - part);
+	}
 
 	/* Sort keys: pid and cpu columns, srcline names hot_a's loop. */
 	RUN_OK(&r, "%s report -q -i %s -s pid,cpu --no-children -g none", hwt_test_hwtrace(), fx.own);
@@ -319,6 +321,7 @@ static void test_graphs_match_perf(void **state)
 		{"-s function", "-g graph,1,caller -s sym"},
 		{"-s function -g callee", "-g graph,1,callee -s sym"},
 		{"--no-children -s function", "--no-children -g graph,1,callee -s sym"},
+		{"--no-children -s function -g caller", "--no-children -g graph,1,caller -s sym"},
 		{"-s comm,object", "-g graph,1,caller -s comm,dso"},
 		{"--no-children -s object,function -g caller", "--no-children -g graph,1,caller -s dso,sym"},
 		{"-g none --no-children -s object", "-g none --no-children -s dso"},
@@ -553,7 +556,7 @@ static void test_flame_outputs(void **state)
 		free(svg);
 	}
 	snprintf(path, sizeof(path), "%s/g.json", fx.dir);
-	rt_json_valid(path);
+	/* (rt_json_eval parses it with python's json: a strict parser) */
 	/* Spans of a thread nest (each is inside or apart from every other
 	 * one), and hot_a holds about 3/4 of hot_a + hot_b's time. Times are
 	 * microseconds with three decimals: compared as integer ns, since
@@ -582,6 +585,49 @@ static void test_flame_outputs(void **state)
 	RUN_OK(&r, "python3 -c 'import gzip,sys; b=gzip.open(sys.argv[1]).read(); print(b\"hot_a\" in b)' %s",
 	       path);
 	assert_string_equal(r.out, "True\n");
+	hwt_test_run_free(&r);
+
+	/* Icicle: the root at the top, above hot_a; the other way round
+	 * without it. */
+	RUN_OK(&r, "cd %s && %s flame -q -i %s --icicle -o ic.svg && %s flame -q -i %s -o fl.svg && "
+		   "for f in ic fl; do for n in all hot_a; do grep -o \"<title>$n ([^<]*</title><rect "
+		   "[^>]*>\" $f.svg | head -1 | sed 's/.* y=\"\\([0-9]*\\)\".*/\\1/'; done; done | tr '\\n' ' '",
+	       fx.dir, hwt_test_hwtrace(), fx.own, hwt_test_hwtrace(), fx.own);
+	{
+		int ic_all, ic_a, fl_all, fl_a;
+
+		assert_int_equal(sscanf(r.out, "%d %d %d %d", &ic_all, &ic_a, &fl_all, &fl_a), 4);
+		fprintf(stderr, "icicle: all at y=%d, hot_a at y=%d; flame: all at y=%d, hot_a at y=%d\n",
+			ic_all, ic_a, fl_all, fl_a);
+		assert_true(ic_all < ic_a);
+		assert_true(fl_all > fl_a);
+	}
+	hwt_test_run_free(&r);
+
+	/* Differential graphs, whose colours are known: a recording against
+	 * itself changes nothing (every frame grey); rep_inline's against
+	 * rec_hot's without normalizing (about half the samples): the root
+	 * shrank (blue), outer grew from nothing (red). */
+	RUN_OK(&r, "cd %s && %s flame -q -i %s --diff %s -o same.svg && grep -o '<title>[^<]*</title>"
+		   "<rect [^>]*>' same.svg | grep -o 'fill=\"[^\"]*\"' | sort | uniq -c",
+	       fx.dir, hwt_test_hwtrace(), fx.own, fx.own);
+	assert_true(hwt_test_contains(r.out, "fill=\"rgb(225,225,225)\""));
+	assert_int_equal(strchr(r.out, '\n') - r.out + 1, (long)strlen(r.out)); /* one colour */
+	hwt_test_run_free(&r);
+	RUN_OK(&r, "cd %s && (test -f inl.hwt || %s record -q -g -F 999 -o inl.hwt -- %s 0.3) && "
+		   "%s flame -q -i inl.hwt --diff %s --no-normalize -o grew.svg && for n in all outer; do "
+		   "grep -o \"<title>$n ([^<]*</title><rect [^>]*>\" grew.svg | head -1 | "
+		   "grep -o 'fill=\"[^\"]*\"'; done",
+	       fx.dir, hwt_test_hwtrace(), hwt_test_prog("rep_inline"), hwt_test_hwtrace(), fx.own);
+	{
+		int r1, g1, b1, r2, g2, b2;
+
+		assert_int_equal(sscanf(r.out, "fill=\"rgb(%d,%d,%d)\"\nfill=\"rgb(%d,%d,%d)\"", &r1, &g1,
+					&b1, &r2, &g2, &b2),
+				 6);
+		assert_true(b1 == 255 && r1 < 255 && g1 < 255); /* all: blue */
+		assert_true(r2 == 255 && g2 < 100 && b2 < 100); /* outer: red */
+	}
 	hwt_test_run_free(&r);
 
 	/* Differential: the own recording against the perf one (or itself). */
