@@ -209,7 +209,7 @@ def parse_graphs(path):
     blocks, cur, event = {}, None, ''
     for line in open(path, errors='replace'):
         line = line.rstrip()
-        ev = re.match(r"^# Samples: \d+\s+of event '([^']*)'", line)
+        ev = re.match(r"^# Samples: \S+\s+of event '([^']*)'", line)
         if ev:
             event = ev.group(1)
         if not line or line.startswith('#'):
