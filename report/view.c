@@ -443,12 +443,6 @@ static int entry_rows_init(struct entry_rows *er, const struct view *v, const st
 	return 0;
 }
 
-/* Builds the graph of entry `id` from its rows; with !worth (the entry is
- * under the graph limit, so no branch could show) an empty graph. caller:
- * its callees (and the whole chain from the root for its own samples);
- * else its callers. Without children the entry stands for its own
- * samples only, so only they make its graph (as perf's self entries,
- * whose call chains are the chains of their samples). */
 /* A row on its way down an entry's graph. */
 struct walker {
 	const uint32_t *frames; /* the row's stack, leaf first */
@@ -460,6 +454,12 @@ struct walker {
 	uint64_t weight;
 };
 
+/* Builds the graph of entry `id` from its rows; with !worth (the entry is
+ * under the graph limit, so no branch could show) an empty graph. caller:
+ * its callees (and the whole chain from the root for its own samples);
+ * else its callers. Without children the entry stands for its own
+ * samples only, so only they make its graph (as perf's self entries,
+ * whose call chains are the chains of their samples). */
 static int build_tree(struct tree *t, const struct view *v, const struct hwt_rep_profile *p,
 		      const struct group *g, const struct entry_rows *er, uint32_t id, bool caller,
 		      bool children, bool worth, uint64_t min)
@@ -584,6 +584,7 @@ static int print_branches(struct hwt_buf *out, const struct tree *t, const struc
 		bool last;
 		char pct[48];
 		size_t plen = prefix->len;
+
 		next = shown_from(t, t->next_sibling[c], min);
 		last = next == UINT32_MAX;
 
@@ -620,6 +621,7 @@ static int print_graph(struct hwt_buf *out, const struct tree *t, const struct h
 		       uint64_t total, double limit, bool skip)
 {
 	uint64_t min = (uint64_t)((double)total * limit / 100.0);
+	size_t start = out->len;
 	struct hwt_buf prefix;
 	uint32_t first = shown_from(t, t->first_child[0], min);
 	int err;
@@ -632,8 +634,8 @@ static int print_graph(struct hwt_buf *out, const struct tree *t, const struct h
 		bool printed = false;
 
 		/* One chain from the top: no percentage, "---" before its first
-		 * name (perf's callchain__fprintf_graph); a first name that is
-		 * the entry itself is left out. */
+		 * name (perf's callchain__fprintf_graph), less the first name
+		 * with skip. */
 		err = 0;
 		for (d = c; err >= 0 && d != UINT32_MAX; c = d, d = chain_child(t, d)) {
 			const char *name = hwt_rep_dict_str_get(dict, tree_label(t, d));
@@ -655,7 +657,9 @@ static int print_graph(struct hwt_buf *out, const struct tree *t, const struct h
 			err = print_branches(out, t, dict, 0, &prefix, total, min, 0);
 	}
 	hwt_buf_fini(&prefix);
-	return err < 0 ? err : 1;
+	/* A lone chain of one skipped name prints nothing, and then takes
+	 * no blank line after it either (as perf). */
+	return err < 0 ? err : out->len > start;
 }
 
 static int json_tree(struct hwt_buf *out, const struct tree *t, const struct hwt_rep_dict *dict,

@@ -222,8 +222,9 @@ static void test_filters_and_sorts(void **state)
 	}
 	hwt_test_run_free(&r);
 
-	RUN_OK(&r, "%s report -q -i %s --pid %d --comm rec_hot --dso rec_hot -s function "
-		   "--no-children -g none --json -o %s", hwt_test_hwtrace(), fx.own, pid, json);
+	/* (rec_hot has one thread: its tid is its pid) */
+	RUN_OK(&r, "%s report -q -i %s --pid %d --tid %d --comm rec_hot --dso rec_hot -s function "
+		   "--no-children -g none --json -o %s", hwt_test_hwtrace(), fx.own, pid, pid, json);
 	hwt_test_run_free(&r);
 	/* Only samples whose leaf is in rec_hot: its functions only; the
 	 * others are counted as filtered out, none lost. */
@@ -236,6 +237,11 @@ static void test_filters_and_sorts(void **state)
 			    want);
 
 	/* Nothing matches: not an error, everything counted as filtered. */
+	hwt_test_run(&r, "%s report -i %s --tid %d --json -o %s", hwt_test_hwtrace(), fx.own,
+		     pid + 1, json);
+	assert_int_equal(r.status, 0);
+	assert_true(hwt_test_contains(r.err, "the filters rejected all"));
+	hwt_test_run_free(&r);
 	hwt_test_run(&r, "%s report -i %s --comm nosuch --json -o %s", hwt_test_hwtrace(), fx.own,
 		     json);
 	assert_int_equal(r.status, 0);
