@@ -383,10 +383,14 @@ static void test_pipe_and_compressed(void **state)
 	assert_true(hwt_test_contains(r.out, "[.] hot_b\n"));
 	hwt_test_run_free(&r);
 	graphs_agree(data, "--no-children -g callee", "--no-children -g graph,1,callee", "pipe", 2);
-	/* stdin itself, as perf record | hwtrace report -i - */
+	/* stdin itself, as perf record | hwtrace report -i - (and flame):
+	 * the same output as from the file */
 	RUN_OK(&r, "cat %s | %s report -q -i - --graph-limit 1 > %s/h.stdin && "
-		   "%s report -q -i %s --graph-limit 1 | cmp - %s/h.stdin",
-	       data, hwt_test_hwtrace(), fx.dir, hwt_test_hwtrace(), data, fx.dir);
+		   "%s report -q -i %s --graph-limit 1 | cmp - %s/h.stdin && "
+		   "cat %s | %s flame -q -i - -o - --format folded > %s/f.stdin && "
+		   "%s flame -q -i %s -o - --format folded | cmp - %s/f.stdin",
+	       data, hwt_test_hwtrace(), fx.dir, hwt_test_hwtrace(), data, fx.dir, data,
+	       hwt_test_hwtrace(), fx.dir, hwt_test_hwtrace(), data, fx.dir);
 	hwt_test_run_free(&r);
 
 	snprintf(data, sizeof(data), "%s/z.data", fx.dir);
@@ -398,6 +402,13 @@ static void test_pipe_and_compressed(void **state)
 	hwt_test_run_free(&r);
 	graphs_agree(data, "--children -g caller", "--children -g graph,1,caller", "perf record -z",
 		     2);
+	/* and its folded stacks are perf script's */
+	RUN_OK(&r, "perf script -i %s -F comm,ip,sym,symoff,dso > %s/z.script 2>/dev/null && "
+		   "%s flame -q -i %s -o %s/z.folded && python3 %s stacks %s/z.script %s/z.folded",
+	       data, fx.dir, hwt_test_hwtrace(), data, fx.dir, fx.cmp, fx.dir, fx.dir);
+	fprintf(stderr, "perf record -z, folded: %s", r.out);
+	assert_true(hwt_test_contains(r.out, "identical multisets"));
+	hwt_test_run_free(&r);
 }
 
 /* Two events: one section each, as perf report prints them; against perf
@@ -674,9 +685,29 @@ static void test_errors(void **state)
 	(void)state;
 	snprintf(bad, sizeof(bad), "%s/bad.hwt", fx.dir);
 	hwt_test_write_file(bad, garbage, sizeof(garbage) - 1);
-	/* A recording in which the event never fired. */
+	/* A recording in which the event never fired (with -c, as perf, no
+	 * period in the samples: else the kernel samples a software event at
+	 * every hit). */
 	RUN_OK(&r, "%s record -q -e page-faults -c 1000000000 -o %s/empty.hwt -- true",
 	       hwt_test_hwtrace(), fx.dir);
+	hwt_test_run_free(&r);
+	/* An Intel PT trace (emulated) is not samples: the error says how to
+	 * decode it. */
+	hwt_test_run(&r, "%s record -q --pt=emulate -o %s/pt.hwt -- true", hwt_test_hwtrace(),
+		     fx.dir);
+	if (r.status == 0) {
+		struct hwt_test_run e;
+
+		hwt_test_run(&e, "cd %s && %s report -i pt.hwt", fx.dir, hwt_test_hwtrace());
+		assert_int_equal(e.status, 1);
+		assert_true(hwt_test_contains(e.err, "hwtrace: error: pt.hwt holds an Intel PT trace ("));
+		assert_true(hwt_test_contains(e.err, "decode it with 'hwtrace script --pt'\n"));
+		assert_int_equal(strchr(e.err, '\n') - e.err + 1, (long)strlen(e.err));
+		hwt_test_run_free(&e);
+	} else {
+		fprintf(stderr, "no PT recording (the emulator did not run: %s): that case untested\n",
+			r.err);
+	}
 	hwt_test_run_free(&r);
 	for (size_t i = 0; i < HWT_ARRAY_SIZE(cases); i++) {
 		hwt_test_run(&r, "cd %s && %s %s", fx.dir, hwt_test_hwtrace(), cases[i].cmd);
