@@ -20,6 +20,7 @@ struct entry_val {
 	uint64_t self, children, samples;
 	uint32_t stamp; /* last row that counted into children */
 	uint32_t frame; /* a frame of this entry (for its kind), or NO_FRAME */
+	uint32_t comm;  /* the command of its first sample (pid, tid columns) */
 };
 
 /* All rows of one event. */
@@ -227,6 +228,7 @@ static int view_process(struct hwt_rep_render_ctx *ctx, int source, uint32_t row
 			memset(e, 0, sizeof(*e));
 			e->stamp = UINT32_MAX;
 			e->frame = frame;
+			e->comm = row->comm;
 		}
 		g->pos[g->npos++] = id;
 		if (i == 0) {
@@ -713,9 +715,9 @@ static const char *column_title(enum hwt_rep_field f)
 	case HWT_REP_F_COMM:
 		return "Command";
 	case HWT_REP_F_PID:
-		return "Pid";
+		return "    Pid:Command"; /* as perf's, over "%7d:comm" */
 	case HWT_REP_F_TID:
-		return "Tid";
+		return "    Tid:Command";
 	case HWT_REP_F_CPU:
 		return "CPU";
 	case HWT_REP_F_EVENT:
@@ -745,8 +747,18 @@ static const char *column_text(const struct view *v, const struct hwt_rep_dict *
 		return *s ? s : "[unknown]";
 	case HWT_REP_F_PID:
 	case HWT_REP_F_TID:
+		/* Text as perf's thread column: the number and the command
+		 * (marker: for people; else the bare number, for JSON). */
+		s = hwt_rep_dict_str_get(dict, e->comm);
+		if (marker)
+			snprintf(tmp, tmpsz, "%7" PRId32 ":%s", (int32_t)(uint32_t)key[i],
+				 *s ? s : "[unknown]");
+		else
+			snprintf(tmp, tmpsz, "%" PRId32, (int32_t)(uint32_t)key[i]);
+		return tmp;
 	case HWT_REP_F_CPU:
-		snprintf(tmp, tmpsz, "%" PRId32, (int32_t)(uint32_t)key[i]);
+		/* perf prints three digits ("%*.*d" at width 3) */
+		snprintf(tmp, tmpsz, marker ? "%.3" PRId32 : "%" PRId32, (int32_t)(uint32_t)key[i]);
 		return tmp;
 	case HWT_REP_F_OBJECT:
 		s = hwt_rep_dict_str_get(dict, (uint32_t)key[i]);

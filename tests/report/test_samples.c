@@ -271,10 +271,11 @@ static void test_filters_and_sorts(void **state)
 		assert_int_equal(filtered, all - part);
 	}
 
-	/* Sort keys: pid and cpu columns, srcline names hot_a's loop. */
+	/* Sort keys: pid and cpu columns as perf prints them ("%7d:comm",
+	 * "%03d"), srcline names hot_a's loop. */
 	RUN_OK(&r, "%s report -q -i %s -s pid,cpu --no-children -g none", hwt_test_hwtrace(), fx.own);
-	assert_true(has_line(r.out, "^# Overhead  Pid +CPU$"));
-	snprintf(buf, sizeof(buf), "^ +[0-9.]+%%  %d +[01]$", pid);
+	assert_true(has_line(r.out, "^# Overhead +Pid:Command  CPU$"));
+	snprintf(buf, sizeof(buf), "^ +[0-9.]+%%  %7d:rec_hot  00[01]$", pid);
 	assert_true(has_line(r.out, buf));
 	hwt_test_run_free(&r);
 	RUN_OK(&r, "%s report -q -i %s -s srcline --no-children -g none -n 2", hwt_test_hwtrace(),
@@ -329,6 +330,8 @@ static void test_graphs_match_perf(void **state)
 		{"-s function -g callee", "-g graph,1,callee -s sym"},
 		{"--no-children -s function -g caller", "--no-children -g graph,1,caller -s sym"},
 		{"--no-children -s object,function -g caller", "--no-children -g graph,1,caller -s dso,sym"},
+		/* perf's pid is the thread: the same for one-thread rec_hot */
+		{"--no-children -s pid,cpu,object -g caller", "--no-children -g graph,1,caller -s pid,cpu,dso"},
 	};
 
 	struct hwt_buf cmd, cmp;
