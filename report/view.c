@@ -796,6 +796,34 @@ static const char *kind_name(uint32_t kind)
 /* ------------------------------------------------------------------------ */
 /* Output */
 
+/* perf leaves a comm or dso column out when --comms or --dsos names one
+ * value, and prints "# comm: NAME" above instead. Here a column is left
+ * out when its filter names one value and every shown entry has it (with
+ * children, entries of callers in other objects keep the column). Returns
+ * the value, or NULL when column c shows. */
+static const char *elided(struct hwt_rep_render_ctx *ctx, const struct group *g,
+			  const struct sorted *order, size_t shown, size_t c, char *tmp, size_t tmpsz)
+{
+	const struct hwt_rep_profile *p = ctx->profile;
+	const struct view *v = ctx->state;
+	const char *only;
+
+	if (v->nsort < 2)
+		return NULL;
+	if (v->sort[c] == HWT_REP_F_COMM && p->nf_comms == 1)
+		only = hwt_rep_dict_str_get(p->dict, p->f_comms[0]);
+	else if (v->sort[c] == HWT_REP_F_OBJECT && p->nf_objects == 1)
+		only = strrchr(p->f_objects[0], '/') ? strrchr(p->f_objects[0], '/') + 1
+						     : p->f_objects[0];
+	else
+		return NULL;
+	for (size_t i = 0; i < shown; i++) {
+		if (strcmp(column_text(v, p->dict, g, order[i].id, c, tmp, tmpsz, true), only))
+			return NULL;
+	}
+	return only;
+}
+
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
@@ -812,12 +840,26 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 	enum hwt_rep_order ord = cfg->order;
 	enum hwt_rep_graph graph = cfg->graph;
 	bool children = cfg->children;
-	uint64_t graph_min;
+	uint64_t graph_min, total = g->weight, total_samples = g->samples;
 	struct entry_rows er;
 	int widths[8];
+	bool show[8];
+	size_t last_col = 0;
 	int err = 0;
 	char tmp[4400];
 
+	/* perf's default percentages are of every sample in the time range,
+	 * the ones the other filters rejected too (--percentage absolute). */
+	if (!cfg->relative) {
+		const struct hwt_rep_profile *p = ctx->profile;
+
+		for (size_t i = 0; i < p->nf_events; i++) {
+			if (p->f_events[i].event == g->event) {
+				total += p->f_events[i].weight;
+				total_samples += p->f_events[i].samples;
+			}
+		}
+	}
 	if (!children && ord == HWT_REP_ORDER_CHILDREN)
 		ord = HWT_REP_ORDER_SELF;
 	if (graph == HWT_REP_GRAPH_AUTO)
@@ -846,7 +888,7 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 		}
 	}
 	qsort(order, n, sizeof(*order), cmp_sorted);
-	graph_min = (uint64_t)((double)g->weight * cfg->graph_limit / 100.0);
+	graph_min = (uint64_t)((double)total * cfg->graph_limit / 100.0);
 	/* Which entries show: over the percent limit, at most max_entries. */
 	for (size_t i = 0; i < n; i++) {
 		const struct entry_val *e = &g->ev[order[i].id];
@@ -856,7 +898,7 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 			break;
 		if (ord == HWT_REP_ORDER_SAMPLES)
 			key = e->self;
-		if (pct(key, g->weight) < cfg->percent_limit)
+		if (pct(key, total) < cfg->percent_limit)
 			break;
 		if (!key)
 			break; /* an entry with nothing to show */
@@ -868,13 +910,24 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 			err = hwt_rep_json_str(out, hwt_rep_dict_str_get(dict, g->event));
 		if (err >= 0)
 			err = hwt_buf_printf(out, ",\"samples\":%" PRIu64 ",\"weight\":%" PRIu64
-					     ",\"entries\":[", g->samples, g->weight);
+					     ",\"entries\":[", total_samples, total);
 	} else {
 		const char *ev = hwt_rep_dict_str_get(dict, g->event);
 
-		err = hwt_buf_printf(out, "%s#\n# Samples: %" PRIu64 " of event '%s'\n# Event count: %" PRIu64
-				     "\n#\n", first_group ? "" : "\n", g->samples, *ev ? ev : "unknown",
-				     g->weight);
+		err = hwt_buf_printf(out, "%s#\n", first_group ? "" : "\n");
+		for (size_t c = 0; c < v->nsort && err >= 0; c++) {
+			const char *only = elided(ctx, g, order, shown, c, tmp, sizeof(tmp));
+
+			show[c] = !only;
+			if (only)
+				err = hwt_buf_printf(out, "# %s: %s\n",
+						     v->sort[c] == HWT_REP_F_COMM ? "comm" : "dso", only);
+			else
+				last_col = c;
+		}
+		if (err >= 0)
+			err = hwt_buf_printf(out, "# Samples: %" PRIu64 " of event '%s'\n# Event count: %" PRIu64
+					     "\n#\n", total_samples, *ev ? ev : "unknown", total);
 		for (size_t c = 0; c < v->nsort; c++) {
 			widths[c] = (int)strlen(column_title(v->sort[c]));
 			for (size_t i = 0; i < shown; i++) {
@@ -884,18 +937,22 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 				if (w > widths[c])
 					widths[c] = w;
 			}
-			if (c + 1 == v->nsort)
+			if (c == last_col)
 				widths[c] = 0; /* no padding at the end of a line */
 		}
 		if (err >= 0)
 			err = hwt_buf_printf(out, children ? "# Children      Self" : "# Overhead");
-		for (size_t c = 0; c < v->nsort && err >= 0; c++)
-			err = hwt_buf_printf(out, "  %-*s", widths[c], column_title(v->sort[c]));
+		for (size_t c = 0; c < v->nsort && err >= 0; c++) {
+			if (show[c])
+				err = hwt_buf_printf(out, "  %-*s", widths[c], column_title(v->sort[c]));
+		}
 		if (err >= 0)
 			err = hwt_buf_printf(out, children ? "\n# ........  ........" : "\n# ........");
 		for (size_t c = 0; c < v->nsort && err >= 0; c++) {
 			int w = widths[c] ? widths[c] : (int)strlen(column_title(v->sort[c]));
 
+			if (!show[c])
+				continue;
 			err = hwt_buf_printf(out, "  ");
 			for (int k = 0; k < w && err >= 0; k++)
 				err = hwt_buf_append(out, ".", 1);
@@ -924,7 +981,7 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 			}
 		}
 		if (v->json) {
-			uint64_t min = (uint64_t)((double)g->weight * cfg->graph_limit / 100.0);
+			uint64_t min = (uint64_t)((double)total * cfg->graph_limit / 100.0);
 
 			err = hwt_buf_printf(out, "%s{", i ? "," : "");
 			for (size_t c = 0; c < v->nsort && err >= 0; c++) {
@@ -952,13 +1009,13 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 						     ",\"samples\":%" PRIu64
 						     ",\"self_percent\":%.4f,\"children_percent\":%.4f",
 						     e->self, children ? e->children : e->self, e->samples,
-						     pct(e->self, g->weight),
-						     pct(children ? e->children : e->self, g->weight));
+						     pct(e->self, total),
+						     pct(children ? e->children : e->self, total));
 			if (err >= 0 && want_graph) {
 				err = hwt_buf_printf(out, ",\"callgraph\":{\"mode\":\"%s\",\"tree\":",
 						     graph == HWT_REP_GRAPH_CALLER ? "caller" : "callee");
 				if (err >= 0)
-					err = json_tree(out, &t, dict, 0, g->weight, min, 0);
+					err = json_tree(out, &t, dict, 0, total, min, 0);
 				if (err >= 0)
 					err = hwt_buf_printf(out, "}");
 			}
@@ -966,18 +1023,20 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 				err = hwt_buf_printf(out, "}");
 		} else {
 			if (children)
-				err = hwt_buf_printf(out, "%9.2f%%%9.2f%%", pct(e->children, g->weight),
-						     pct(e->self, g->weight));
+				err = hwt_buf_printf(out, "%9.2f%%%9.2f%%", pct(e->children, total),
+						     pct(e->self, total));
 			else
-				err = hwt_buf_printf(out, "%9.2f%%", pct(e->self, g->weight));
-			for (size_t c = 0; c < v->nsort && err >= 0; c++)
-				err = hwt_buf_printf(out, "  %-*s", widths[c],
-						     column_text(v, dict, g, order[i].id, c, tmp,
-								 sizeof(tmp), true));
+				err = hwt_buf_printf(out, "%9.2f%%", pct(e->self, total));
+			for (size_t c = 0; c < v->nsort && err >= 0; c++) {
+				if (show[c])
+					err = hwt_buf_printf(out, "  %-*s", widths[c],
+							     column_text(v, dict, g, order[i].id, c,
+									 tmp, sizeof(tmp), true));
+			}
 			if (err >= 0)
 				err = hwt_buf_printf(out, "\n");
 			if (err >= 0 && want_graph) {
-				err = print_graph(out, &t, dict, g->weight, cfg->graph_limit,
+				err = print_graph(out, &t, dict, total, cfg->graph_limit,
 						  v->sort[0] == HWT_REP_F_FUNCTION);
 				if (err == 1)
 					err = hwt_buf_printf(out, "\n");
