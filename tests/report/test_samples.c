@@ -312,14 +312,53 @@ static void graphs_agree(const char *data, const char *hw, const char *pf, const
 	hwt_test_run_free(&r);
 }
 
+struct mode {
+	const char *hw, *pf; /* hwtrace report options, perf report's */
+};
+
+/* graphs_agree() for many modes at once: one shell and one python for all
+ * of them (each start costs more than the reports). */
+static void modes_agree(const char *data, const struct mode *modes, size_t n, const char *tag)
+{
+	struct hwt_buf cmd, cmp;
+	struct hwt_test_run r;
+
+	hwt_buf_init(&cmd);
+	hwt_buf_init(&cmp);
+	assert_int_equal(hwt_buf_printf(&cmp, "python3 %s graphs", fx.cmp), 0);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(hwt_buf_printf(&cmd, "perf report -i %s --stdio %s > %s/p.%s%zu 2>/dev/null && "
+						      "%s report -q -i %s --graph-limit 1 %s > %s/%s%zu && ",
+						data, modes[i].pf, fx.dir, tag, i, hwt_test_hwtrace(), data,
+						modes[i].hw, fx.dir, tag, i),
+				 0);
+		assert_int_equal(hwt_buf_printf(&cmp, " %s/p.%s%zu %s/%s%zu 1", fx.dir, tag, i, fx.dir, tag,
+						i),
+				 0);
+		fprintf(stderr, "%s%zu: hwtrace report %s | perf report %s\n", tag, i, modes[i].hw,
+			modes[i].pf);
+	}
+	assert_int_equal(hwt_buf_append(&cmp, "", 1), 0);
+	hwt_test_run(&r, "%.*s%s", (int)cmd.len, (const char *)cmd.data, (const char *)cmp.data);
+	fprintf(stderr, "%s%s", r.out, r.err);
+	assert_int_equal(r.status, 0);
+	for (size_t i = 0; i < n; i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "%s%zu: ok: ", tag, i);
+		assert_true(hwt_test_contains(r.out, want));
+	}
+	hwt_test_run_free(&r);
+	hwt_buf_fini(&cmd);
+	hwt_buf_fini(&cmp);
+}
+
 /* Call graphs in both orders, with and without children, and the sort
  * keys perf has (dso = object, sym = function, comm), against perf. (Flat
  * reports: test_two_events.) */
 static void test_graphs_match_perf(void **state)
 {
-	static const struct {
-		const char *hw, *pf;
-	} modes[] = {
+	static const struct mode modes[] = {
 		{"--children -g caller", "--children -g graph,1,caller"},
 		{"--children -g callee", "--children -g graph,1,callee"},
 		{"--no-children -g caller", "--no-children -g graph,1,caller"},
@@ -334,39 +373,51 @@ static void test_graphs_match_perf(void **state)
 		{"--no-children -s pid,cpu,object -g caller", "--no-children -g graph,1,caller -s pid,cpu,dso"},
 	};
 
-	struct hwt_buf cmd, cmp;
+	(void)state;
+	need_perf();
+	modes_agree(fx.perf, modes, HWT_ARRAY_SIZE(modes), "mode");
+}
+
+/* The filters against perf's: --comm/--pid/--tid/--dso (perf: --comms,
+ * --pid, --tid, --dsos) with shares of every sample by default, of the
+ * kept ones with --percentage relative; a one-value dso or comm filter
+ * drops that column; --time keeps a window. Without children: with them,
+ * perf's --dsos hides entries of other objects while hwtrace filters
+ * samples by the leaf's object (docs/report.md). */
+static void test_filters_match_perf(void **state)
+{
+	char pid[32], t0[32], t1[32], mid[32], hw[8][160], pf[8][160];
+	struct mode modes[8];
 	struct hwt_test_run r;
+	size_t n = 0;
 
 	(void)state;
 	need_perf();
-	/* One shell and one python for all of them: each costs more than
-	 * the reports. */
-	hwt_buf_init(&cmd);
-	hwt_buf_init(&cmp);
-	assert_int_equal(hwt_buf_printf(&cmp, "python3 %s graphs", fx.cmp), 0);
-	for (size_t i = 0; i < HWT_ARRAY_SIZE(modes); i++) {
-		assert_int_equal(hwt_buf_printf(&cmd, "perf report -i %s --stdio %s > %s/p.%zu 2>/dev/null && "
-						      "%s report -q -i %s --graph-limit 1 %s > %s/mode%zu && ",
-						fx.perf, modes[i].pf, fx.dir, i, hwt_test_hwtrace(), fx.perf,
-						modes[i].hw, fx.dir, i),
-				 0);
-		assert_int_equal(hwt_buf_printf(&cmp, " %s/p.%zu %s/mode%zu 1", fx.dir, i, fx.dir, i), 0);
-		fprintf(stderr, "mode%zu: hwtrace report %s | perf report %s\n", i, modes[i].hw,
-			modes[i].pf);
-	}
-	assert_int_equal(hwt_buf_append(&cmp, "", 1), 0);
-	hwt_test_run(&r, "%.*s%s", (int)cmd.len, (const char *)cmd.data, (const char *)cmp.data);
-	fprintf(stderr, "%s%s", r.out, r.err);
-	assert_int_equal(r.status, 0);
-	for (size_t i = 0; i < HWT_ARRAY_SIZE(modes); i++) {
-		char want[64];
-
-		snprintf(want, sizeof(want), "mode%zu: ok: ", i);
-		assert_true(hwt_test_contains(r.out, want));
-	}
+	RUN_OK(&r, "perf script -i %s -F pid,time 2>/dev/null | tr -d ':' | "
+		   "awk 'NR==1{p=$1; f=$2} {t=$2} END{printf \"%%s %%s %%s %%.6f\\n\", p, f, t, (f+t)/2}'",
+	       fx.perf);
+	assert_int_equal(sscanf(r.out, "%31s %31s %31s %31s", pid, t0, t1, mid), 4);
 	hwt_test_run_free(&r);
-	hwt_buf_fini(&cmd);
-	hwt_buf_fini(&cmp);
+#define MODE(H, P, ...)                                                      \
+	do {                                                                 \
+		snprintf(hw[n], sizeof(hw[n]), "--no-children " H, __VA_ARGS__); \
+		snprintf(pf[n], sizeof(pf[n]), "--no-children " P, __VA_ARGS__); \
+		modes[n].hw = hw[n];                                         \
+		modes[n].pf = pf[n];                                         \
+		n++;                                                         \
+	} while (0)
+	MODE("-g none --dso %s", "-g none --dsos %s", "rec_hot");
+	MODE("-g none --percentage relative --dso %s", "-g none --percentage relative --dsos %s",
+	     "rec_hot");
+	MODE("-g caller --comm %s", "-g graph,1,caller --comms %s", "rec_hot");
+	MODE("-g callee --comm rec_hot,%s --dso %s", "-g graph,1,callee --comms rec_hot,%s --dsos %s",
+	     "nosuch", "rec_hot");
+	MODE("-g callee --pid %s", "-g graph,1,callee --pid %s", pid);
+	MODE("-g caller --tid %s", "-g graph,1,caller --tid %s", pid);
+	MODE("-g callee --time %s,%s", "-g graph,1,callee --time %s,%s", t0, mid);
+	MODE("-g none -s object --time %s,%s", "-g none -s dso --time %s,%s", mid, t1);
+#undef MODE
+	modes_agree(fx.perf, modes, n, "filter");
 }
 
 /* perf.data in pipe mode on stdin, and compressed (perf record -z): the
@@ -748,6 +799,7 @@ int main(void)
 		cmocka_unit_test(test_own_recording),
 		cmocka_unit_test(test_filters_and_sorts),
 		cmocka_unit_test(test_graphs_match_perf),
+		cmocka_unit_test(test_filters_match_perf),
 		cmocka_unit_test(test_pipe_and_compressed),
 		cmocka_unit_test(test_two_events),
 		cmocka_unit_test(test_inline),
