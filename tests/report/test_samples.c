@@ -7,16 +7,22 @@
  *
  *   - `hwtrace report --no-children` and `perf report --stdio --no-children`
  *     (and both with children) list the same entries above 1% with the same
- *     percentages, to display rounding (tests/report/perf_compare.py);
+ *     percentages, to display rounding (tests/report/perf_compare.py), and
+ *     the same call graphs line for line in both orders, with sort keys and
+ *     filters (perf_compare.py graphs), on perf.data files, pipes, -z and
+ *     two events;
  *   - `hwtrace flame -o x.folded` holds exactly the stacks `perf script`
  *     shows, folded by perf_compare.py (one stated exception, see there);
  *   - on hwtrace's own .hwt of rec_hot the time goes to the right
  *     functions with the right call chains; filters, sort keys, graphs,
  *     JSON, pipes, perf record -z, several events, inline expansion, the
  *     caches (results equal with and without), the sampled-stack Chrome
- *     trace and the differential graph;
+ *     trace, icicle and differential graphs (colours of known changes);
  *   - errors are one line and exit 1.
- * Recordings are made once per run (group setup) with perf and hwtrace.
+ * The main recordings (perf and hwtrace, with and without -g) are made once
+ * per run (group setup); cases that need another kind (a perf pipe, -z,
+ * two events, the inline program, no samples, emulated PT) make a short
+ * one each.
  */
 #include <setjmp.h>
 #include <stdarg.h>
