@@ -83,6 +83,7 @@ static void test_report_errors(void **state)
 		{"--folded-in %s -g sideways", 2, "-g takes caller, callee or none"},
 		{"--folded-in %s -s function,stack", 2, "bad --sort"},
 		{"--folded-in %s --percent-limit 101", 2, "--percent-limit takes 0 to 100"},
+		{"--folded-in %s --percentage some", 2, "--percentage takes absolute or relative, not 'some'"},
 		{"--folded-in %s trace.data", 2, "unexpected argument 'trace.data' (the recording is given with -i)"},
 		{"--folded-in %s.missing", 1, "cannot read"},
 	};
