@@ -438,11 +438,6 @@ struct hwt_rep_render_config {
 	double percent_limit;       /* hide entries below this %; default 0 */
 	double graph_limit;         /* hide graph branches below this %; 0.5 */
 	size_t max_entries;         /* 0: all */
-	bool relative;              /* percentages of the samples the comm,
-				     * pid, tid and object filters kept (perf's
-				     * --percentage relative); default false:
-				     * of every sample in the time range, as
-				     * perf's default (absolute) */
 
 	/* flame graphs (SVG, HTML, FOLDED) and pprof */
 	const char *title;          /* default "Flame Graph" / "Differential..." */
@@ -463,6 +458,13 @@ struct hwt_rep_render_config {
 					     * required */
 	bool diff_normalize;        /* scale base to the same total; true */
 	struct hwt_logger log;
+
+	/* TEXT and JSON reports (added later: options grow at the end) */
+	bool relative;              /* percentages of the samples the comm,
+				     * pid, tid and object filters kept (perf's
+				     * --percentage relative); default false:
+				     * of every sample in the time range, as
+				     * perf's default (absolute) */
 };
 
 HWT_API void hwt_rep_render_config_init(struct hwt_rep_render_config *cfg);
