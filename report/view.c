@@ -796,6 +796,29 @@ static const char *kind_name(uint32_t kind)
 /* ------------------------------------------------------------------------ */
 /* Output */
 
+/* The text an entry sorts by among equal shares: its key columns' texts
+ * joined by \x01 and ending in a NUL, numbers as fixed-width hex of their
+ * offset from INT32_MIN so that they sort as numbers. */
+static int tie_key(struct hwt_buf *out, const struct view *v, const struct hwt_rep_dict *dict,
+		   const struct group *g, uint32_t id, char *tmp, size_t tmpsz)
+{
+	const uint64_t *key = (const uint64_t *)hwt_rep_set_key(&g->entries, id, NULL);
+	int err = 0;
+
+	for (size_t c = 0; c < v->nsort && err >= 0; c++) {
+		enum hwt_rep_field f = v->sort[c];
+
+		if (f == HWT_REP_F_PID || f == HWT_REP_F_TID || f == HWT_REP_F_CPU)
+			err = hwt_buf_printf(out, "%08" PRIx32 "\x01", (uint32_t)key[c] ^ 0x80000000u);
+		else
+			err = hwt_buf_printf(out, "%s\x01",
+					     column_text(v, dict, g, id, c, tmp, tmpsz, false));
+	}
+	if (err >= 0)
+		err = hwt_buf_append(out, "", 1);
+	return err;
+}
+
 /* perf leaves a comm or dso column out when --comms or --dsos names one
  * value, and prints "# comm: NAME" above instead. Here a column is left
  * out when its filter names one value and every shown entry has it (with
@@ -845,6 +868,7 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 	int widths[8];
 	bool show[8];
 	size_t last_col = 0;
+	struct hwt_buf keys;
 	int err = 0;
 	char tmp[4400];
 
@@ -867,15 +891,39 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 	order = malloc((n ? n : 1) * sizeof(*order));
 	if (!order)
 		return -ENOMEM;
+	/* Without children, perf lists entries of equal self by their keys,
+	 * column after column, ascending: their texts, kept in one buffer. */
+	hwt_buf_init(&keys);
+	if (!children) {
+		size_t *off = malloc((n ? n : 1) * sizeof(*off));
+
+		if (!off) {
+			free(order);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < n && err >= 0; i++) {
+			off[i] = keys.len;
+			err = tie_key(&keys, v, dict, g, (uint32_t)i, tmp, sizeof(tmp));
+		}
+		for (size_t i = 0; i < n && err >= 0; i++)
+			order[i].name = (const char *)keys.data + off[i];
+		free(off);
+		if (err < 0) {
+			hwt_buf_fini(&keys);
+			free(order);
+			return err;
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct entry_val *e = &g->ev[i];
 
 		order[i].id = (uint32_t)i;
-		order[i].name = entry_name(v, dict, g, (uint32_t)i);
+		if (children)
+			order[i].name = entry_name(v, dict, g, (uint32_t)i);
 		switch (ord) {
 		case HWT_REP_ORDER_SELF:
 			order[i].primary = e->self;
-			order[i].secondary = e->children;
+			order[i].secondary = children ? e->children : 0;
 			break;
 		case HWT_REP_ORDER_SAMPLES:
 			order[i].primary = e->samples;
@@ -1047,6 +1095,7 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 	if (err >= 0 && v->json)
 		err = hwt_buf_printf(out, "]}");
 	entry_rows_fini(&er);
+	hwt_buf_fini(&keys);
 	free(order);
 	return err;
 }
