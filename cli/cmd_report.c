@@ -43,6 +43,9 @@ static void usage(FILE *out)
 		"                          (default: comm,object,function; function for\n"
 		"                          folded stacks)\n"
 		"  --percent-limit PCT     hide entries under PCT percent\n"
+		"  --percentage MODE       absolute (default): shares of every sample in the\n"
+		"                          --time range, also those --comm/--pid/--tid/--dso\n"
+		"                          left out, as perf's; relative: of the kept ones\n"
 		"  --graph-limit PCT       hide call-graph branches under PCT (default 0.5)\n"
 		"  -n, --max-entries N     show at most N entries per event\n"
 		"  -o, --output FILE       write there instead of standard output\n"
@@ -182,7 +185,7 @@ static int write_out(const char *out, const struct hwt_buf *text)
 int hwt_cmd_report(int argc, char **argv)
 {
 	enum { OPT_FOLDED = 256, OPT_JSON, OPT_NOCHILD, OPT_CHILD, OPT_PCT, OPT_GPCT, OPT_EVENT,
-	       OPT_STDIO, OPT_CALLS, OPT_HIST, OPT_ALL };
+	       OPT_STDIO, OPT_CALLS, OPT_HIST, OPT_ALL, OPT_PERCENTAGE };
 	static const struct option opts[] = {
 		{"input", required_argument, NULL, 'i'},
 		{"folded-in", required_argument, NULL, OPT_FOLDED},
@@ -196,6 +199,7 @@ int hwt_cmd_report(int argc, char **argv)
 		{"call-graph", required_argument, NULL, 'g'},
 		{"sort", required_argument, NULL, 's'},
 		{"percent-limit", required_argument, NULL, OPT_PCT},
+		{"percentage", required_argument, NULL, OPT_PERCENTAGE},
 		{"graph-limit", required_argument, NULL, OPT_GPCT},
 		{"max-entries", required_argument, NULL, 'n'},
 		{"event", required_argument, NULL, OPT_EVENT},
@@ -280,6 +284,15 @@ int hwt_cmd_report(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case OPT_PERCENTAGE:
+			if (!strcmp(optarg, "absolute") || !strcmp(optarg, "relative")) {
+				cfg.relative = optarg[0] == 'r';
+				break;
+			}
+			rc = hwt_cli_usage_error("report", "--percentage takes absolute or relative, "
+							   "not '%s'",
+						 optarg);
+			goto out;
 		case OPT_GPCT:
 			if (parse_pct(optarg, &cfg.graph_limit) < 0) {
 				rc = hwt_cli_usage_error("report", "--graph-limit takes 0 to 100, not "

@@ -240,7 +240,7 @@ static void sampling_attr(struct hwt_coll_rec *r, struct perf_event_attr *a, boo
 {
 	a->size = sizeof(*a);
 	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
 	if (r->cfg.callgraph != HWT_COLL_CG_NONE)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	if (r->cfg.callgraph == HWT_COLL_CG_LBR) {
@@ -249,15 +249,23 @@ static void sampling_attr(struct hwt_coll_rec *r, struct perf_event_attr *a, boo
 	}
 	a->sample_id_all = 1;
 	a->read_format = 0;
+	/* PERF_SAMPLE_PERIOD only where the period varies: with it, the
+	 * kernel samples a software event with a fixed period on every hit
+	 * (perf_swevent_event() overflows at once and reports nr as the
+	 * period), so -c 1000000 -e page-faults would sample every fault.
+	 * perf record leaves it out with -c for the same reason; readers
+	 * take the attr's sample_period then. */
 	if (r->cfg.period) {
 		a->freq = 0;
 		a->sample_period = r->cfg.period;
 	} else if (r->cfg.freq || !tracepoint) {
 		a->freq = 1;
 		a->sample_freq = r->cfg.freq ? r->cfg.freq : DEFAULT_FREQ;
+		a->sample_type |= PERF_SAMPLE_PERIOD;
 	} else {
 		a->freq = 0;
 		a->sample_period = 1; /* a tracepoint: every hit, as perf */
+		a->sample_type |= PERF_SAMPLE_PERIOD; /* hits that count several */
 	}
 }
 

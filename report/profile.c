@@ -165,6 +165,7 @@ void hwt_rep_profile_free(struct hwt_rep_profile *p)
 	free(p->f_comms);
 	free(p->f_pids);
 	free(p->f_tids);
+	free(p->f_events);
 	for (size_t i = 0; i < p->nf_objects; i++)
 		free(p->f_objects[i]);
 	free(p->f_objects);
@@ -195,6 +196,15 @@ static bool object_matches(const struct hwt_rep_profile *p, const char *obj)
 	return false;
 }
 
+static int str_id(struct hwt_rep_dict *dict, const char *s, uint32_t *id);
+
+/* The time range: samples outside it are not part of the profile at all
+ * (perf's --time drops them before any total). */
+static bool in_time(const struct hwt_rep_profile *p, const struct hwt_rep_sample *s)
+{
+	return s->time >= p->f_time_begin && (!p->f_time_end || s->time < p->f_time_end);
+}
+
 /* Filters that need no interning; the comm filter compares ids later. */
 static bool keep_sample(const struct hwt_rep_profile *p, const struct hwt_rep_sample *s)
 {
@@ -202,11 +212,42 @@ static bool keep_sample(const struct hwt_rep_profile *p, const struct hwt_rep_sa
 		return false;
 	if (p->nf_tids && !int_in(p->f_tids, p->nf_tids, s->tid))
 		return false;
-	if (s->time < p->f_time_begin)
-		return false;
-	if (p->f_time_end && s->time >= p->f_time_end)
-		return false;
 	return true;
+}
+
+/* Counts a sample that the comm/pid/tid/object filters rejected into its
+ * event's rejected totals (for absolute percentages). Cold: filtered
+ * samples only. */
+static int count_rejected(struct hwt_rep_profile *p, const struct hwt_rep_sample *s)
+{
+	struct hwt_rep_filtered_event *fe;
+	uint32_t event;
+	size_t i;
+	int err;
+
+	if ((err = str_id(p->dict, s->event, &event)) < 0)
+		return err;
+	for (i = 0; i < p->nf_events && p->f_events[i].event != event; i++)
+		;
+	if (i == p->nf_events) {
+		if (i == p->f_events_cap) {
+			size_t cap = p->f_events_cap ? 2 * p->f_events_cap : 4;
+			void *n = realloc(p->f_events, cap * sizeof(*p->f_events));
+
+			if (!n)
+				return -ENOMEM;
+			p->f_events = n;
+			p->f_events_cap = cap;
+		}
+		p->f_events[i].event = event;
+		p->f_events[i].samples = 0;
+		p->f_events[i].weight = 0;
+		p->nf_events++;
+	}
+	fe = &p->f_events[i];
+	fe->samples++;
+	fe->weight += s->weight ? s->weight : 1;
+	return 0;
 }
 
 /* Interns the frames of a sample into out (leaf first, at most
@@ -324,6 +365,10 @@ int hwt_rep_profile_add(struct hwt_rep_profile *p, const struct hwt_rep_sample *
 
 	if (!p || !s)
 		return -HWT_EINVAL;
+	if (!in_time(p, s)) {
+		p->stats.filtered++;
+		return 0;
+	}
 	if (!keep_sample(p, s))
 		goto filtered;
 	if ((err = str_id(p->dict, s->comm, &comm)) < 0 ||
@@ -350,7 +395,7 @@ int hwt_rep_profile_add(struct hwt_rep_profile *p, const struct hwt_rep_sample *
 		       s->weight ? s->weight : 1);
 filtered:
 	p->stats.filtered++;
-	return 0;
+	return count_rejected(p, s);
 }
 
 void hwt_rep_profile_lost(struct hwt_rep_profile *p, uint64_t samples)

@@ -378,7 +378,11 @@ HWT_API void hwt_rep_profile_free(struct hwt_rep_profile *profile);
 /* Adds a sample (copied: interned and merged with identical ones). Returns 1
  * when it was added, 0 when a filter rejected it, or -HWT_EINVAL (a
  * frame_id the dict never gave; counted in bad_input) / -ENOMEM. Allocates
- * nothing for a sample whose stack, thread, cpu and event were seen before. */
+ * nothing for a sample whose stack, thread, cpu and event were seen before.
+ * A sample outside the time range is counted as filtered only; one that
+ * the comm, pid, tid or object filters reject also adds to its event's
+ * rejected totals, which reports include in their percentages' base
+ * unless hwt_rep_render_config.relative (as perf's --percentage). */
 HWT_API int hwt_rep_profile_add(struct hwt_rep_profile *profile,
 				const struct hwt_rep_sample *sample);
 
@@ -454,6 +458,13 @@ struct hwt_rep_render_config {
 					     * required */
 	bool diff_normalize;        /* scale base to the same total; true */
 	struct hwt_logger log;
+
+	/* TEXT and JSON reports (added later: options grow at the end) */
+	bool relative;              /* percentages of the samples the comm,
+				     * pid, tid and object filters kept (perf's
+				     * --percentage relative); default false:
+				     * of every sample in the time range, as
+				     * perf's default (absolute) */
 };
 
 HWT_API void hwt_rep_render_config_init(struct hwt_rep_render_config *cfg);

@@ -136,6 +136,14 @@ struct hwt_rep_profile {
 	char **f_objects;
 	size_t nf_objects;
 	uint64_t f_time_begin, f_time_end;
+	/* Per event, what the comm/pid/tid/object filters rejected: perf's
+	 * default percentages are of everything in the time range, kept or
+	 * not (--percentage absolute). Few events: a plain array. */
+	struct hwt_rep_filtered_event {
+		uint32_t event; /* string id */
+		uint64_t samples, weight;
+	} *f_events;
+	size_t nf_events, f_events_cap;
 	struct hwt_logger log;
 	uint32_t work[HWT_REP_MAX_DEPTH]; /* frame ids of the sample being added */
 };

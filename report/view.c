@@ -20,6 +20,7 @@ struct entry_val {
 	uint64_t self, children, samples;
 	uint32_t stamp; /* last row that counted into children */
 	uint32_t frame; /* a frame of this entry (for its kind), or NO_FRAME */
+	uint32_t comm;  /* the command of its first sample (pid, tid columns) */
 };
 
 /* All rows of one event. */
@@ -227,6 +228,7 @@ static int view_process(struct hwt_rep_render_ctx *ctx, int source, uint32_t row
 			memset(e, 0, sizeof(*e));
 			e->stamp = UINT32_MAX;
 			e->frame = frame;
+			e->comm = row->comm;
 		}
 		g->pos[g->npos++] = id;
 		if (i == 0) {
@@ -380,8 +382,6 @@ static int tree_link(struct tree *t, const struct hwt_rep_dict *dict)
 	return 0;
 }
 
-/* The graph of an entry. caller: its callees (and the whole chain from
- * the root for its own samples); else its callers. */
 /* Which rows hold each entry: an index (CSR) so that building an entry's
  * graph visits only its rows, not the whole profile once per entry. */
 struct entry_rows {
@@ -445,20 +445,26 @@ static int entry_rows_init(struct entry_rows *er, const struct view *v, const st
 	return 0;
 }
 
-/* Builds the graph of entry `id` from its rows; with !worth (the entry is
- * under the graph limit, so no branch could show) an empty graph. */
 /* A row on its way down an entry's graph. */
 struct walker {
 	const uint32_t *frames; /* the row's stack, leaf first */
-	uint32_t top;           /* stack index of the path's first frame */
+	uint32_t top;           /* stack index of the path's first frame
+				 * (its root end in caller order, its leaf
+				 * end in callee order) */
 	uint32_t len;           /* frames in the path */
 	uint32_t node;          /* tree node reached so far */
 	uint64_t weight;
 };
 
+/* Builds the graph of entry `id` from its rows; with !worth (the entry is
+ * under the graph limit, so no branch could show) an empty graph. caller:
+ * its callees (and the whole chain from the root for its own samples);
+ * else its callers. Without children the entry stands for its own
+ * samples only, so only they make its graph (as perf's self entries,
+ * whose call chains are the chains of their samples). */
 static int build_tree(struct tree *t, const struct view *v, const struct hwt_rep_profile *p,
 		      const struct group *g, const struct entry_rows *er, uint32_t id, bool caller,
-		      bool worth, uint64_t min)
+		      bool children, bool worth, uint64_t min)
 {
 	size_t nw = 0, cap = worth ? er->off[id + 1] - er->off[id] : 0;
 	struct walker *w = malloc((cap ? cap : 1) * sizeof(*w));
@@ -477,27 +483,34 @@ static int build_tree(struct tree *t, const struct view *v, const struct hwt_rep
 		if (!n)
 			continue;
 		npos = v->frame_fields ? n : 1;
-		if (!caller) {
-			/* Callers: from the leaf (this entry) to the root. */
-			if (pos[0] != id)
-				continue;
-			j = 0;
-		} else {
-			/* Callees from the outermost occurrence (recursion
-			 * shows once); for the entry's own samples the
-			 * whole chain from the root. */
+		if (!children && pos[0] != id)
+			continue; /* without children an entry is its own samples */
+		/* As perf's cumulative entries: a sample whose leaf is in the
+		 * entry gives its whole chain (root to leaf in caller order,
+		 * leaf to root in callee order); any other sample gives the
+		 * path from the entry's occurrence that perf meets first when
+		 * it walks the chain in display order: the outermost one
+		 * toward the leaf (its callees) in caller order, the innermost
+		 * one toward the root (its callers) in callee order. So a
+		 * recursive function shows once. */
+		if (pos[0] == id) {
+			j = caller ? n - 1 : 0;
+		} else if (caller) {
 			for (j = npos; j-- > 0;) {
 				if (pos[j] == id)
 					break;
 			}
-			if (j == SIZE_MAX)
-				continue;
-			if (j == 0 || !v->frame_fields)
-				j = n - 1;
+		} else {
+			for (j = 0; j < npos && pos[j] != id; j++)
+				;
+			if (j == npos)
+				j = SIZE_MAX;
 		}
+		if (j == SIZE_MAX)
+			continue;
 		w[nw].frames = frames;
 		w[nw].top = (uint32_t)j;
-		w[nw].len = caller ? (uint32_t)j + 1 : (uint32_t)n;
+		w[nw].len = caller ? (uint32_t)j + 1 : (uint32_t)(n - j);
 		w[nw].node = 0;
 		w[nw].weight = p->vals[g->rows[r]].weight;
 		t->val[0] += w[nw].weight;
@@ -511,7 +524,7 @@ static int build_tree(struct tree *t, const struct view *v, const struct hwt_rep
 
 		for (size_t i = 0; i < nw && err >= 0; i++) {
 			struct walker *k = &w[i];
-			uint32_t f = caller ? k->frames[k->top - level] : k->frames[level];
+			uint32_t f = caller ? k->frames[k->top - level] : k->frames[k->top + level];
 			uint32_t key[2] = {k->node, hwt_rep_dict_label_id(p->dict, f)}, nid;
 
 			if ((err = grow((void **)&t->val, &t->cap, t->nodes.n + 1, sizeof(*t->val))) < 0)
@@ -573,19 +586,23 @@ static int print_branches(struct hwt_buf *out, const struct tree *t, const struc
 		bool last;
 		char pct[48];
 		size_t plen = prefix->len;
-		int pl;
 
 		next = shown_from(t, t->next_sibling[c], min);
 		last = next == UINT32_MAX;
 
-		pl = snprintf(pct, sizeof(pct), "--%.2f%%--", 100.0 * (double)t->val[c] / (double)total);
+		snprintf(pct, sizeof(pct), "--%.2f%%--", 100.0 * (double)t->val[c] / (double)total);
 		err = hwt_buf_printf(out, "%.*s|          \n", (int)plen, (const char *)prefix->data);
 		if (err >= 0)
 			err = hwt_buf_printf(out, "%.*s%c%s%s\n", (int)plen, (const char *)prefix->data,
 					     last ? ' ' : '|', pct,
 					     hwt_rep_dict_str_get(dict, tree_label(t, c)));
+		/* perf gives every level 11 columns ("|" and 10 blanks,
+		 * ipchain__fprintf_graph), whatever the width of the
+		 * percentage: the names after the first of a chain sit one
+		 * column right of it under "--0.76%--" and one column left
+		 * under "--100.00%--", and so do they here. */
 		if (err >= 0)
-			err = hwt_buf_printf(prefix, "%c%*s", last ? ' ' : '|', pl, "");
+			err = hwt_buf_printf(prefix, "%c%10s", last ? ' ' : '|', "");
 		for (uint32_t d; err >= 0 && (d = chain_child(t, c)) != UINT32_MAX; c = d)
 			err = hwt_buf_printf(out, "%.*s%s\n", (int)prefix->len, (const char *)prefix->data,
 					     hwt_rep_dict_str_get(dict, tree_label(t, d)));
@@ -596,11 +613,17 @@ static int print_branches(struct hwt_buf *out, const struct tree *t, const struc
 	return err;
 }
 
-/* Returns 1 when a graph was printed, 0 when nothing reached the limit. */
+/* Returns 1 when a graph was printed, 0 when nothing reached the limit.
+ * skip: leave out the first name of a chain from the top, as perf does
+ * when the sort keys start with sym (callchain__fprintf_graph): that name
+ * is mostly the entry's own, shown twice otherwise. perf drops it also
+ * where it is not (the root of a self entry's chain in caller order), and
+ * so does this, so that the two reports read the same. */
 static int print_graph(struct hwt_buf *out, const struct tree *t, const struct hwt_rep_dict *dict,
-		       uint64_t total, double limit)
+		       uint64_t total, double limit, bool skip)
 {
 	uint64_t min = (uint64_t)((double)total * limit / 100.0);
+	size_t start = out->len;
 	struct hwt_buf prefix;
 	uint32_t first = shown_from(t, t->first_child[0], min);
 	int err;
@@ -609,15 +632,25 @@ static int print_graph(struct hwt_buf *out, const struct tree *t, const struct h
 		return 0;
 	hwt_buf_init(&prefix);
 	if (shown_from(t, t->next_sibling[first], min) == UINT32_MAX && t->val[first] == t->val[0]) {
-		uint32_t c = first;
+		uint32_t c = first, d;
+		bool printed = false;
 
-		err = hwt_buf_printf(out, "            |\n            ---%s\n",
-				     hwt_rep_dict_str_get(dict, tree_label(t, c)));
-		for (uint32_t d; err >= 0 && (d = chain_child(t, c)) != UINT32_MAX; c = d)
-			err = hwt_buf_printf(out, "               %s\n",
-					     hwt_rep_dict_str_get(dict, tree_label(t, d)));
+		/* One chain from the top: no percentage, "---" before its first
+		 * name (perf's callchain__fprintf_graph), less the first name
+		 * with skip. */
+		err = 0;
+		for (d = c; err >= 0 && d != UINT32_MAX; c = d, d = chain_child(t, d)) {
+			const char *name = hwt_rep_dict_str_get(dict, tree_label(t, d));
+
+			if (d == first && skip)
+				continue;
+			err = hwt_buf_printf(out, printed ? "               %s\n"
+							  : "            |\n            ---%s\n",
+					     name);
+			printed = true;
+		}
 		if (err >= 0)
-			err = hwt_buf_printf(&prefix, "%15s", "");
+			err = hwt_buf_printf(&prefix, printed ? "%15s" : "%12s", "");
 		if (err >= 0)
 			err = print_branches(out, t, dict, c, &prefix, total, min, 0);
 	} else {
@@ -626,7 +659,9 @@ static int print_graph(struct hwt_buf *out, const struct tree *t, const struct h
 			err = print_branches(out, t, dict, 0, &prefix, total, min, 0);
 	}
 	hwt_buf_fini(&prefix);
-	return err < 0 ? err : 1;
+	/* A lone chain of one skipped name prints nothing, and then takes
+	 * no blank line after it either (as perf). */
+	return err < 0 ? err : out->len > start;
 }
 
 static int json_tree(struct hwt_buf *out, const struct tree *t, const struct hwt_rep_dict *dict,
@@ -680,9 +715,9 @@ static const char *column_title(enum hwt_rep_field f)
 	case HWT_REP_F_COMM:
 		return "Command";
 	case HWT_REP_F_PID:
-		return "Pid";
+		return "    Pid:Command"; /* as perf's, over "%7d:comm" */
 	case HWT_REP_F_TID:
-		return "Tid";
+		return "    Tid:Command";
 	case HWT_REP_F_CPU:
 		return "CPU";
 	case HWT_REP_F_EVENT:
@@ -712,8 +747,18 @@ static const char *column_text(const struct view *v, const struct hwt_rep_dict *
 		return *s ? s : "[unknown]";
 	case HWT_REP_F_PID:
 	case HWT_REP_F_TID:
+		/* Text as perf's thread column: the number and the command
+		 * (marker: for people; else the bare number, for JSON). */
+		s = hwt_rep_dict_str_get(dict, e->comm);
+		if (marker)
+			snprintf(tmp, tmpsz, "%7" PRId32 ":%s", (int32_t)(uint32_t)key[i],
+				 *s ? s : "[unknown]");
+		else
+			snprintf(tmp, tmpsz, "%" PRId32, (int32_t)(uint32_t)key[i]);
+		return tmp;
 	case HWT_REP_F_CPU:
-		snprintf(tmp, tmpsz, "%" PRId32, (int32_t)(uint32_t)key[i]);
+		/* perf prints three digits ("%*.*d" at width 3) */
+		snprintf(tmp, tmpsz, marker ? "%.3" PRId32 : "%" PRId32, (int32_t)(uint32_t)key[i]);
 		return tmp;
 	case HWT_REP_F_OBJECT:
 		s = hwt_rep_dict_str_get(dict, (uint32_t)key[i]);
@@ -751,6 +796,57 @@ static const char *kind_name(uint32_t kind)
 /* ------------------------------------------------------------------------ */
 /* Output */
 
+/* The text an entry sorts by among equal shares: its key columns' texts
+ * joined by \x01 and ending in a NUL, numbers as fixed-width hex of their
+ * offset from INT32_MIN so that they sort as numbers. */
+static int tie_key(struct hwt_buf *out, const struct view *v, const struct hwt_rep_dict *dict,
+		   const struct group *g, uint32_t id, char *tmp, size_t tmpsz)
+{
+	const uint64_t *key = (const uint64_t *)hwt_rep_set_key(&g->entries, id, NULL);
+	int err = 0;
+
+	for (size_t c = 0; c < v->nsort && err >= 0; c++) {
+		enum hwt_rep_field f = v->sort[c];
+
+		if (f == HWT_REP_F_PID || f == HWT_REP_F_TID || f == HWT_REP_F_CPU)
+			err = hwt_buf_printf(out, "%08" PRIx32 "\x01", (uint32_t)key[c] ^ 0x80000000u);
+		else
+			err = hwt_buf_printf(out, "%s\x01",
+					     column_text(v, dict, g, id, c, tmp, tmpsz, false));
+	}
+	if (err >= 0)
+		err = hwt_buf_append(out, "", 1);
+	return err;
+}
+
+/* perf leaves a comm or dso column out when --comms or --dsos names one
+ * value, and prints "# comm: NAME" above instead. Here a column is left
+ * out when its filter names one value and every shown entry has it (with
+ * children, entries of callers in other objects keep the column). Returns
+ * the value, or NULL when column c shows. */
+static const char *elided(struct hwt_rep_render_ctx *ctx, const struct group *g,
+			  const struct sorted *order, size_t shown, size_t c, char *tmp, size_t tmpsz)
+{
+	const struct hwt_rep_profile *p = ctx->profile;
+	const struct view *v = ctx->state;
+	const char *only;
+
+	if (v->nsort < 2)
+		return NULL;
+	if (v->sort[c] == HWT_REP_F_COMM && p->nf_comms == 1)
+		only = hwt_rep_dict_str_get(p->dict, p->f_comms[0]);
+	else if (v->sort[c] == HWT_REP_F_OBJECT && p->nf_objects == 1)
+		only = strrchr(p->f_objects[0], '/') ? strrchr(p->f_objects[0], '/') + 1
+						     : p->f_objects[0];
+	else
+		return NULL;
+	for (size_t i = 0; i < shown; i++) {
+		if (strcmp(column_text(v, p->dict, g, order[i].id, c, tmp, tmpsz, true), only))
+			return NULL;
+	}
+	return only;
+}
+
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
@@ -767,12 +863,27 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 	enum hwt_rep_order ord = cfg->order;
 	enum hwt_rep_graph graph = cfg->graph;
 	bool children = cfg->children;
-	uint64_t graph_min;
+	uint64_t graph_min, total = g->weight, total_samples = g->samples;
 	struct entry_rows er;
 	int widths[8];
+	bool show[8];
+	size_t last_col = 0;
+	struct hwt_buf keys;
 	int err = 0;
 	char tmp[4400];
 
+	/* perf's default percentages are of every sample in the time range,
+	 * the ones the other filters rejected too (--percentage absolute). */
+	if (!cfg->relative) {
+		const struct hwt_rep_profile *p = ctx->profile;
+
+		for (size_t i = 0; i < p->nf_events; i++) {
+			if (p->f_events[i].event == g->event) {
+				total += p->f_events[i].weight;
+				total_samples += p->f_events[i].samples;
+			}
+		}
+	}
 	if (!children && ord == HWT_REP_ORDER_CHILDREN)
 		ord = HWT_REP_ORDER_SELF;
 	if (graph == HWT_REP_GRAPH_AUTO)
@@ -780,15 +891,39 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 	order = malloc((n ? n : 1) * sizeof(*order));
 	if (!order)
 		return -ENOMEM;
+	/* Without children, perf lists entries of equal self by their keys,
+	 * column after column, ascending: their texts, kept in one buffer. */
+	hwt_buf_init(&keys);
+	if (!children) {
+		size_t *off = malloc((n ? n : 1) * sizeof(*off));
+
+		if (!off) {
+			free(order);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < n && err >= 0; i++) {
+			off[i] = keys.len;
+			err = tie_key(&keys, v, dict, g, (uint32_t)i, tmp, sizeof(tmp));
+		}
+		for (size_t i = 0; i < n && err >= 0; i++)
+			order[i].name = (const char *)keys.data + off[i];
+		free(off);
+		if (err < 0) {
+			hwt_buf_fini(&keys);
+			free(order);
+			return err;
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct entry_val *e = &g->ev[i];
 
 		order[i].id = (uint32_t)i;
-		order[i].name = entry_name(v, dict, g, (uint32_t)i);
+		if (children)
+			order[i].name = entry_name(v, dict, g, (uint32_t)i);
 		switch (ord) {
 		case HWT_REP_ORDER_SELF:
 			order[i].primary = e->self;
-			order[i].secondary = e->children;
+			order[i].secondary = children ? e->children : 0;
 			break;
 		case HWT_REP_ORDER_SAMPLES:
 			order[i].primary = e->samples;
@@ -801,7 +936,7 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 		}
 	}
 	qsort(order, n, sizeof(*order), cmp_sorted);
-	graph_min = (uint64_t)((double)g->weight * cfg->graph_limit / 100.0);
+	graph_min = (uint64_t)((double)total * cfg->graph_limit / 100.0);
 	/* Which entries show: over the percent limit, at most max_entries. */
 	for (size_t i = 0; i < n; i++) {
 		const struct entry_val *e = &g->ev[order[i].id];
@@ -811,7 +946,7 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 			break;
 		if (ord == HWT_REP_ORDER_SAMPLES)
 			key = e->self;
-		if (pct(key, g->weight) < cfg->percent_limit)
+		if (pct(key, total) < cfg->percent_limit)
 			break;
 		if (!key)
 			break; /* an entry with nothing to show */
@@ -823,13 +958,24 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 			err = hwt_rep_json_str(out, hwt_rep_dict_str_get(dict, g->event));
 		if (err >= 0)
 			err = hwt_buf_printf(out, ",\"samples\":%" PRIu64 ",\"weight\":%" PRIu64
-					     ",\"entries\":[", g->samples, g->weight);
+					     ",\"entries\":[", total_samples, total);
 	} else {
 		const char *ev = hwt_rep_dict_str_get(dict, g->event);
 
-		err = hwt_buf_printf(out, "%s#\n# Samples: %" PRIu64 " of event '%s'\n# Event count: %" PRIu64
-				     "\n#\n", first_group ? "" : "\n", g->samples, *ev ? ev : "unknown",
-				     g->weight);
+		err = hwt_buf_printf(out, "%s#\n", first_group ? "" : "\n");
+		for (size_t c = 0; c < v->nsort && err >= 0; c++) {
+			const char *only = elided(ctx, g, order, shown, c, tmp, sizeof(tmp));
+
+			show[c] = !only;
+			if (only)
+				err = hwt_buf_printf(out, "# %s: %s\n",
+						     v->sort[c] == HWT_REP_F_COMM ? "comm" : "dso", only);
+			else
+				last_col = c;
+		}
+		if (err >= 0)
+			err = hwt_buf_printf(out, "# Samples: %" PRIu64 " of event '%s'\n# Event count: %" PRIu64
+					     "\n#\n", total_samples, *ev ? ev : "unknown", total);
 		for (size_t c = 0; c < v->nsort; c++) {
 			widths[c] = (int)strlen(column_title(v->sort[c]));
 			for (size_t i = 0; i < shown; i++) {
@@ -839,18 +985,22 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 				if (w > widths[c])
 					widths[c] = w;
 			}
-			if (c + 1 == v->nsort)
+			if (c == last_col)
 				widths[c] = 0; /* no padding at the end of a line */
 		}
 		if (err >= 0)
 			err = hwt_buf_printf(out, children ? "# Children      Self" : "# Overhead");
-		for (size_t c = 0; c < v->nsort && err >= 0; c++)
-			err = hwt_buf_printf(out, "  %-*s", widths[c], column_title(v->sort[c]));
+		for (size_t c = 0; c < v->nsort && err >= 0; c++) {
+			if (show[c])
+				err = hwt_buf_printf(out, "  %-*s", widths[c], column_title(v->sort[c]));
+		}
 		if (err >= 0)
 			err = hwt_buf_printf(out, children ? "\n# ........  ........" : "\n# ........");
 		for (size_t c = 0; c < v->nsort && err >= 0; c++) {
 			int w = widths[c] ? widths[c] : (int)strlen(column_title(v->sort[c]));
 
+			if (!show[c])
+				continue;
 			err = hwt_buf_printf(out, "  ");
 			for (int k = 0; k < w && err >= 0; k++)
 				err = hwt_buf_append(out, ".", 1);
@@ -869,9 +1019,9 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 		memset(&t, 0, sizeof(t));
 		if (want_graph) {
 			bool caller = graph == HWT_REP_GRAPH_CALLER;
-			uint64_t gtotal = caller ? e->children : e->self;
+			uint64_t gtotal = children ? e->children : e->self;
 
-			err = build_tree(&t, v, ctx->profile, g, &er, order[i].id, caller,
+			err = build_tree(&t, v, ctx->profile, g, &er, order[i].id, caller, children,
 					 gtotal && gtotal >= graph_min, graph_min);
 			if (err < 0) {
 				tree_fini(&t);
@@ -879,7 +1029,7 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 			}
 		}
 		if (v->json) {
-			uint64_t min = (uint64_t)((double)g->weight * cfg->graph_limit / 100.0);
+			uint64_t min = (uint64_t)((double)total * cfg->graph_limit / 100.0);
 
 			err = hwt_buf_printf(out, "%s{", i ? "," : "");
 			for (size_t c = 0; c < v->nsort && err >= 0; c++) {
@@ -907,13 +1057,13 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 						     ",\"samples\":%" PRIu64
 						     ",\"self_percent\":%.4f,\"children_percent\":%.4f",
 						     e->self, children ? e->children : e->self, e->samples,
-						     pct(e->self, g->weight),
-						     pct(children ? e->children : e->self, g->weight));
+						     pct(e->self, total),
+						     pct(children ? e->children : e->self, total));
 			if (err >= 0 && want_graph) {
 				err = hwt_buf_printf(out, ",\"callgraph\":{\"mode\":\"%s\",\"tree\":",
 						     graph == HWT_REP_GRAPH_CALLER ? "caller" : "callee");
 				if (err >= 0)
-					err = json_tree(out, &t, dict, 0, g->weight, min, 0);
+					err = json_tree(out, &t, dict, 0, total, min, 0);
 				if (err >= 0)
 					err = hwt_buf_printf(out, "}");
 			}
@@ -921,18 +1071,21 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 				err = hwt_buf_printf(out, "}");
 		} else {
 			if (children)
-				err = hwt_buf_printf(out, "%9.2f%%%9.2f%%", pct(e->children, g->weight),
-						     pct(e->self, g->weight));
+				err = hwt_buf_printf(out, "%9.2f%%%9.2f%%", pct(e->children, total),
+						     pct(e->self, total));
 			else
-				err = hwt_buf_printf(out, "%9.2f%%", pct(e->self, g->weight));
-			for (size_t c = 0; c < v->nsort && err >= 0; c++)
-				err = hwt_buf_printf(out, "  %-*s", widths[c],
-						     column_text(v, dict, g, order[i].id, c, tmp,
-								 sizeof(tmp), true));
+				err = hwt_buf_printf(out, "%9.2f%%", pct(e->self, total));
+			for (size_t c = 0; c < v->nsort && err >= 0; c++) {
+				if (show[c])
+					err = hwt_buf_printf(out, "  %-*s", widths[c],
+							     column_text(v, dict, g, order[i].id, c,
+									 tmp, sizeof(tmp), true));
+			}
 			if (err >= 0)
 				err = hwt_buf_printf(out, "\n");
 			if (err >= 0 && want_graph) {
-				err = print_graph(out, &t, dict, g->weight, cfg->graph_limit);
+				err = print_graph(out, &t, dict, total, cfg->graph_limit,
+						  v->sort[0] == HWT_REP_F_FUNCTION);
 				if (err == 1)
 					err = hwt_buf_printf(out, "\n");
 			}
@@ -942,6 +1095,7 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 	if (err >= 0 && v->json)
 		err = hwt_buf_printf(out, "]}");
 	entry_rows_fini(&er);
+	hwt_buf_fini(&keys);
 	free(order);
 	return err;
 }

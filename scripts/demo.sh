@@ -1,17 +1,60 @@
 #!/bin/sh
 # The main job on a bundled example, from a fresh Debian 12 machine:
-# installs the dependencies, builds hwtrace, and records the example
-# program examples/hotspots.c (two hot paths) with call chains, then shows
-# what the recording holds and its first samples with their stacks.
+# installs the dependencies, builds hwtrace, records the example program
+# examples/hotspots.c (two hot paths) with call chains, and reads the
+# recording four ways: what it holds (hwtrace info), the top functions
+# (hwtrace report), the first samples with their stacks (hwtrace script)
+# and a flame graph (hwtrace flame -> build/demo/hotspots.svg, open it in a
+# browser). Then the Intel PT leg: the same program recorded as an
+# emulated Intel PT trace (exact control flow, no PT hardware needed), and
+# what that recording holds.
+#
+# After the build it takes a few seconds. It reads nothing from standard
+# input and draws no progress bars, so it runs the same under CI=true, in a
+# pipe or from cron.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build hwtrace
 HWTRACE=./build/cli/hwtrace
-mkdir -p build/demo
+OUT=build/demo
+mkdir -p "$OUT"
+exec </dev/null
+
+# step TITLE: a heading, so that each command's output is easy to find.
+step() { printf '\n== %s\n' "$*"; }
+
 gcc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
-	-o build/demo/hotspots examples/hotspots.c
-$HWTRACE record -g -o build/demo/hotspots.hwt -- ./build/demo/hotspots 2
-$HWTRACE info build/demo/hotspots.hwt
-$HWTRACE script -i build/demo/hotspots.hwt | head -40
+	-o "$OUT/hotspots" examples/hotspots.c
+
+step "hwtrace record -g -o $OUT/hotspots.hwt -- $OUT/hotspots 1"
+$HWTRACE record -g -o "$OUT/hotspots.hwt" -- "$OUT/hotspots" 1
+
+step "hwtrace info $OUT/hotspots.hwt"
+$HWTRACE info "$OUT/hotspots.hwt"
+
+# The top of perf report's layout: functions by self time, then with
+# children and call graphs (head closes the pipe early: hwtrace stops
+# quietly, as any filter does).
+step "hwtrace report -i $OUT/hotspots.hwt --stdio --no-children -g none -n 6"
+$HWTRACE report -q -i "$OUT/hotspots.hwt" --stdio --no-children -g none -n 6
+step "hwtrace report -i $OUT/hotspots.hwt --stdio | head -40"
+$HWTRACE report -q -i "$OUT/hotspots.hwt" --stdio | head -40
+
+step "hwtrace script -i $OUT/hotspots.hwt | head -20"
+$HWTRACE script -i "$OUT/hotspots.hwt" | head -20
+
+step "hwtrace flame -i $OUT/hotspots.hwt -o $OUT/hotspots.svg"
+$HWTRACE flame -i "$OUT/hotspots.hwt" -o "$OUT/hotspots.svg"
+echo "flame graph: $(pwd)/$OUT/hotspots.svg (open it in a browser: hover, click to zoom, search)"
+
+# The Intel PT leg. The emulator runs the program under its control and
+# writes the packets real PT hardware would (docs/pt-emulator.md); a short
+# run, since it traces every instruction.
+step "hwtrace record --pt=emulate -o $OUT/hotspots-pt.hwt -- $OUT/hotspots 0.02"
+$HWTRACE record --pt=emulate -o "$OUT/hotspots-pt.hwt" -- "$OUT/hotspots" 0.02
+step "hwtrace info $OUT/hotspots-pt.hwt"
+$HWTRACE info "$OUT/hotspots-pt.hwt"
+
+printf '\ndone: recordings in %s/, flame graph in %s/hotspots.svg\n' "$(pwd)/$OUT" "$(pwd)/$OUT"

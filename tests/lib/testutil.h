@@ -36,7 +36,8 @@ const char *hwt_test_binary_dir(void);
 const char *hwt_test_testdata(void);
 
 /* A fresh temporary directory (removed with everything in it by
- * hwt_test_tmpdir_remove). The string is static per call site; copy it. */
+ * hwt_test_tmpdir_remove, which also frees the string: the caller owns it
+ * until then). */
 char *hwt_test_tmpdir(void);
 void hwt_test_tmpdir_remove(char *dir);
 
