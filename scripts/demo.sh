@@ -6,8 +6,10 @@
 # (hwtrace report), the first samples with their stacks (hwtrace script)
 # and a flame graph (hwtrace flame -> build/demo/hotspots.svg, open it in a
 # browser). Then the Intel PT leg: the same program recorded as an
-# emulated Intel PT trace (exact control flow, no PT hardware needed), and
-# what that recording holds.
+# emulated Intel PT trace (exact control flow, no PT hardware needed),
+# decoded into exact call counts, a kinst-style view of the hottest
+# function, the call flow, and an exact flame graph
+# (build/demo/hotspots-pt.svg).
 #
 # After the build it takes a few seconds. It reads nothing from standard
 # input and draws no progress bars, so it runs the same under CI=true, in a
@@ -52,9 +54,21 @@ echo "flame graph: $(pwd)/$OUT/hotspots.svg (open it in a browser: hover, click 
 # The Intel PT leg. The emulator runs the program under its control and
 # writes the packets real PT hardware would (docs/pt-emulator.md); a short
 # run, since it traces every instruction.
-step "hwtrace record --pt=emulate -o $OUT/hotspots-pt.hwt -- $OUT/hotspots 0.02"
-$HWTRACE record --pt=emulate -o "$OUT/hotspots-pt.hwt" -- "$OUT/hotspots" 0.02
+step "hwtrace record --pt=emulate -o $OUT/hotspots-pt.hwt -- $OUT/hotspots 0.2"
+$HWTRACE record --pt=emulate -o "$OUT/hotspots-pt.hwt" -- "$OUT/hotspots" 0.2
 step "hwtrace info $OUT/hotspots-pt.hwt"
 $HWTRACE info "$OUT/hotspots-pt.hwt"
 
-printf '\ndone: recordings in %s/, flame graph in %s/hotspots.svg\n' "$(pwd)/$OUT" "$(pwd)/$OUT"
+# Every call was traced: exact counts and instructions, not samples.
+step "hwtrace report -i $OUT/hotspots-pt.hwt --calls -n 8"
+$HWTRACE report -i "$OUT/hotspots-pt.hwt" --calls -n 8
+step "hwtrace branches -i $OUT/hotspots-pt.hwt checksum.constprop.0"
+$HWTRACE branches -i "$OUT/hotspots-pt.hwt" checksum.constprop.0 ||
+	echo "(gcc named it differently here: see 'hwtrace report -i $OUT/hotspots-pt.hwt --calls')"
+step "hwtrace script -i $OUT/hotspots-pt.hwt --flow | grep -m 1 -A 12 ' -> main '"
+$HWTRACE script -q -i "$OUT/hotspots-pt.hwt" --flow | grep -m 1 -A 12 ' -> main ' || true
+step "hwtrace flame -i $OUT/hotspots-pt.hwt -o $OUT/hotspots-pt.svg"
+$HWTRACE flame -i "$OUT/hotspots-pt.hwt" -o "$OUT/hotspots-pt.svg"
+
+printf '\ndone: recordings in %s/, flame graphs %s/hotspots.svg (sampled) and %s/hotspots-pt.svg (exact, from PT)\n' \
+	"$(pwd)/$OUT" "$(pwd)/$OUT" "$(pwd)/$OUT"
