@@ -67,6 +67,8 @@ const char *hwt_cli_default_input(void);
  * HWT_EXIT_OK (*session set) or HWT_EXIT_ERROR. */
 struct hwt_fmt_session;
 int hwt_cli_open_recording(const char *path, struct hwt_fmt_session **session);
+/* The same for any recording, PT included. */
+int hwt_cli_open_session(const char *path, struct hwt_fmt_session **session);
 /* One line naming the cause and the fix for a recording that cannot be
  * read (err from the format module, off the file offset). Returns
  * HWT_EXIT_ERROR. */

@@ -68,7 +68,7 @@ int hwt_cli_recording_error(const char *path, int err, uint64_t off)
 	return HWT_EXIT_ERROR;
 }
 
-int hwt_cli_open_recording(const char *path, struct hwt_fmt_session **out)
+int hwt_cli_open_session(const char *path, struct hwt_fmt_session **out)
 {
 	struct hwt_fmt_session_config cfg;
 	struct stat st;
@@ -85,6 +85,15 @@ int hwt_cli_open_recording(const char *path, struct hwt_fmt_session **out)
 		*out = NULL;
 		return hwt_cli_recording_error(path, err, off);
 	}
+	return HWT_EXIT_OK;
+}
+
+int hwt_cli_open_recording(const char *path, struct hwt_fmt_session **out)
+{
+	int rc = hwt_cli_open_session(path, out);
+
+	if (rc != HWT_EXIT_OK)
+		return rc;
 	if (hwt_fmt_session_naux(*out)) {
 		/* A trace, not samples: the decoder's mode reads it. */
 		hwt_cli_error("%s holds an Intel PT trace (%zu AUX stream(s)), not samples: decode it "

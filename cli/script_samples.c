@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "format/format.h"
@@ -240,28 +239,6 @@ static void print_sample(struct script *sc, const struct hwt_fmt_record *rec,
 
 /* --- setup ------------------------------------------------------------------ */
 
-/* Opens a recording as hwt_cli_open_recording() does, but keeps a PT trace
- * open for the PT recording mode. */
-static int open_recording(const char *path, struct hwt_fmt_session **out)
-{
-	struct hwt_fmt_session_config cfg;
-	struct stat st;
-	uint64_t off = 0;
-	int err;
-
-	*out = NULL;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return hwt_cli_recording_error(path, -EISDIR, 0);
-	hwt_fmt_session_config_init(&cfg);
-	cfg.log = *hwt_cli_logger();
-	err = hwt_fmt_session_open(out, path, &cfg, &off);
-	if (err < 0) {
-		*out = NULL;
-		return hwt_cli_recording_error(path, err, off);
-	}
-	return HWT_EXIT_OK;
-}
-
 int hwt_script_samples(int argc, char **argv)
 {
 	enum { O_MAXSTACK = 256, O_PID, O_TID, O_COMM, O_INLINE, O_SIDEBAND, O_NS, O_KALLSYMS,
@@ -357,7 +334,7 @@ int hwt_script_samples(int argc, char **argv)
 
 	if (!input)
 		input = hwt_cli_default_input();
-	if (open_recording(input, &sc.s) != HWT_EXIT_OK)
+	if (hwt_cli_open_session(input, &sc.s) != HWT_EXIT_OK)
 		goto out;
 	if (hwt_pts_session_has_pt(sc.s)) {
 		/* A PT recording: the decoding mode takes it (and closes it). */
