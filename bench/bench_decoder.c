@@ -11,7 +11,15 @@
  * N runs each, and checks every run decoded the instructions the workload
  * executed.
  *
+ * With --hwt FILE, decodes a real (or emulated: `hwtrace record
+ * --pt=emulate`) recording instead, through ptsession (sideband, images
+ * over time), one thread, with each engine: PTXED (libipt's block decoder
+ * over the whole stream as ptxed runs it: the plain libipt loop), FAST and
+ * LIBIPT; the ratios are to PTXED. Counted: CPU time of hwt_pts_run (the
+ * decoding; reading the recording is outside).
+ *
  *   usage: bench_decoder [INSNS [RUNS [THREADS]]]
+ *          bench_decoder --hwt FILE [RUNS]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +30,8 @@
 #include <time.h>
 
 #include "decoder/decoder.h"
+#include "format/format.h"
+#include "ptsession/ptsession.h"
 #include "tests/lib/ptsynth.h"
 
 static double now(void)
@@ -248,6 +258,97 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 	return ok ? 0 : 1;
 }
 
+/* One decode of a recording with engine; returns 0 and the instructions
+ * and calls decoded, and the CPU time of the decoding. */
+static int hwt_file_run(const char *path, uint32_t engine, double *cpu, uint64_t *insns,
+			uint64_t *calls)
+{
+	struct hwt_fmt_session *fs = NULL;
+	struct hwt_pts *pts = NULL;
+	struct hwt_pts_config cfg;
+	struct hwt_pts_stats st;
+	struct count_sink cs = {0};
+	struct hwt_dec_sink sink;
+	double c0;
+	int err;
+
+	err = hwt_fmt_session_open(&fs, path, NULL, NULL);
+	if (err < 0)
+		goto out;
+	hwt_pts_config_init(&cfg);
+	cfg.engine = engine;
+	cfg.threads = 1;
+	cfg.dec_flags = engine == HWT_DEC_ENGINE_PTXED ? 0 : HWT_DEC_F_PROFILE;
+	err = hwt_pts_open(&pts, fs, &cfg, NULL);
+	if (err < 0)
+		goto out;
+	memset(&sink, 0, sizeof(sink));
+	sink.size = sizeof(sink);
+	sink.want = HWT_DEC_WANT(HWT_DEC_REC_CALL);
+	sink.rec = count_rec;
+	sink.ctx = &cs;
+	err = hwt_pts_add_sink(pts, &sink);
+	if (err < 0)
+		goto out;
+	c0 = cpu_now();
+	err = hwt_pts_run(pts);
+	*cpu = cpu_now() - c0;
+	hwt_pts_stats(pts, &st);
+	*insns = st.dec.insns;
+	*calls = cs.calls;
+	if (getenv("HWT_BENCH_VERBOSE"))
+		fprintf(stderr, "engine %u: %" PRIu64 " segments, %" PRIu64 " by libipt\n", engine,
+			st.dec.segments, st.dec.segments_fallback);
+out:
+	hwt_pts_close(pts);
+	hwt_fmt_session_close(fs);
+	return err;
+}
+
+static int bench_hwt_file(const char *path, int runs)
+{
+	static const char *names[] = {"ptxed engine (libipt loop)", "hwtrace fast, 1 thread",
+				      "hwtrace libipt engine, 1 thread"};
+	static const uint32_t engines[] = {HWT_DEC_ENGINE_PTXED, HWT_DEC_ENGINE_FAST,
+					   HWT_DEC_ENGINE_LIBIPT};
+	double cpu[3];
+	uint64_t insns[3] = {0}, calls[3] = {0};
+
+	printf("command: bench_decoder --hwt %s %d   (best of %d runs, engines interleaved, "
+	       "CPU time of the decoding)\n\n",
+	       path, runs, runs);
+	for (int k = 0; k < 3; k++)
+		cpu[k] = 1e30;
+	for (int r = 0; r < runs; r++) {
+		for (int k = 0; k < 3; k++) {
+			const char *only = getenv("HWT_BENCH_ONLY");
+			double c;
+			int err;
+
+			/* HWT_BENCH_ONLY=k runs one engine (for profiling). */
+			if (only && atoi(only) != k)
+				continue;
+			err = hwt_file_run(path, engines[k], &c, &insns[k], &calls[k]);
+
+			if (err < 0) {
+				fprintf(stderr, "bench_decoder: %s: %s\n", path, hwt_strerror(err));
+				return 1;
+			}
+			if (c < cpu[k])
+				cpu[k] = c;
+		}
+	}
+	printf("%-34s %9s %12s %10s %s\n", "decoder", "cpu s", "insns/s", "vs ptxed",
+	       "insns (calls)");
+	for (int k = 0; k < 3; k++)
+		printf("%-34s %9.3f %12.3g %9.2fx %" PRIu64 " (%" PRIu64 ")\n", names[k], cpu[k],
+		       (double)insns[k] / cpu[k], cpu[0] / cpu[k], insns[k], calls[k]);
+	printf("(ptxed: libipt blocks, no call stacks; hwtrace: call stacks, per-block counts, "
+	       "every call reported)\n");
+	/* The canonical engines decode the same instructions. */
+	return insns[1] == insns[2] && calls[1] == calls[2] ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t ninsns = argc > 1 ? strtoull(argv[1], NULL, 0) : 100000000ull;
@@ -255,6 +356,8 @@ int main(int argc, char **argv)
 	unsigned int threads = argc > 3 ? (unsigned int)atoi(argv[3]) : 2;
 	int err = 0;
 
+	if (argc > 2 && !strcmp(argv[1], "--hwt"))
+		return bench_hwt_file(argv[2], argc > 3 && atoi(argv[3]) > 0 ? atoi(argv[3]) : 3);
 	if (runs < 1)
 		runs = 1;
 	printf("command: bench_decoder %" PRIu64 " %d %u   (best of %d runs, decoders "

@@ -346,8 +346,13 @@ static int decode_status(struct fast *f)
 
 /* pt_qry_read_ahead(): decode status packets up to the next branch or
  * event packet. Returns 0, Q_EOS at the end, or DECLINE. */
-static int read_ahead(struct fast *f)
+static inline int read_ahead(struct fast *f)
 {
+	uint8_t t0 = f->np->type;
+
+	/* The common case: a branch packet right away. */
+	if (t0 == HWT_PKT_TNT_8 || t0 == HWT_PKT_TIP || t0 == HWT_PKT_TNT_64)
+		return 0;
 	for (;;) {
 		int n = peek(f), err;
 
@@ -368,10 +373,19 @@ static int read_ahead(struct fast *f)
 
 /* pt_qry_status_flags(). Declines when the next packet is one we do not
  * handle: libipt would flag an event or an error there. */
-static int status_flags(struct fast *f)
+static inline int status_flags(struct fast *f)
 {
 	int flags = 0;
 
+	if (f->ntnt == 0) {
+		uint8_t t = f->np->type;
+
+		/* The common cases first (will_event() below). */
+		if (t == HWT_PKT_TNT_8 || t == HWT_PKT_TNT_64)
+			return 0;
+		if (t == HWT_PKT_TIP)
+			return f->ntipq ? ST_EVENT : 0;
+	}
 	if (f->ntnt == 0) {
 		int n = peek(f);
 
@@ -385,7 +399,7 @@ static int status_flags(struct fast *f)
 	return flags;
 }
 
-static int ra_tolerant(struct fast *f)
+static inline int ra_tolerant(struct fast *f)
 {
 	int err = read_ahead(f);
 
@@ -393,10 +407,23 @@ static int ra_tolerant(struct fast *f)
 }
 
 /* pt_qry_cond_branch(). */
-static int q_cond(struct fast *f, bool *taken)
+static inline int q_cond(struct fast *f, bool *taken)
 {
 	if (f->ntnt == 0) {
 		int n = peek(f), err;
+
+		if (f->np->type == HWT_PKT_TNT_8 || f->np->type == HWT_PKT_TNT_64) {
+			/* The common case (the checks below pass). */
+			f->tnt = f->np->payload;
+			f->ntnt = f->np->aux;
+			advance(f);
+			if (f->ntnt == 0)
+				return DECLINE;
+			err = ra_tolerant(f);
+			if (err < 0)
+				return err;
+			goto have_bits;
+		}
 
 		if (n == 0)
 			return Q_EOS;
@@ -415,6 +442,7 @@ static int q_cond(struct fast *f, bool *taken)
 		if (err < 0)
 			return err;
 	}
+have_bits:
 	f->ntnt--;
 	*taken = (f->tnt >> f->ntnt) & 1;
 	return status_flags(f);
@@ -1204,6 +1232,73 @@ static int proceed_no_event(struct fast *f)
 			f->ip = next;
 			bb = nb;
 			continue;
+		case HWT_DEC_BR_RETURN:
+		case HWT_DEC_BR_IND_JUMP:
+		case HWT_DEC_BR_IND_CALL:
+			/* The common cases of complete_with_trace(), inline:
+			 * a compressed return taking a cached TNT bit, and a
+			 * TIP right at hand for an indirect branch. */
+			if (bb->branch == HWT_DEC_BR_RETURN && f->ntnt) {
+				struct hwt_dec_bb *call;
+
+				direct = 0;
+				f->ntnt--;
+				if (!((f->tnt >> f->ntnt) & 1) || !(call = rs_pop(f)))
+					return DECLINE;
+				st = f->ntnt ? 0 : status_flags(f);
+				if (st < 0)
+					return st;
+				f->status = st;
+				next = call->fallthrough;
+				err = add_item(f, bb, bb->ninsn, 0, next);
+				if (err < 0)
+					return err;
+				f->ip = next;
+				if (st) {
+					f->decided = true;
+					return 0;
+				}
+				snapshot(f);
+				nb = succ(f, call, 0, &err);
+				if (!nb)
+					nb = bb_at(f, next, &err);
+				if (!nb)
+					return err;
+				bb = nb;
+				continue;
+			}
+			if (!f->ntnt && f->np->type == HWT_PKT_TIP && !f->ntipq) {
+				direct = 0;
+				if (bb->branch == HWT_DEC_BR_IND_CALL)
+					rs_push(f, bb);
+				err = update_ip(f);
+				if (err < 0)
+					return err;
+				if (!query_ip(f, &next))
+					return DECLINE; /* -pte_noip */
+				advance(f);
+				err = ra_tolerant(f);
+				if (err < 0)
+					return DECLINE;
+				st = status_flags(f);
+				if (st < 0)
+					return st;
+				f->status = st;
+				err = add_item(f, bb, bb->ninsn, 0, next);
+				if (err < 0)
+					return err;
+				f->ip = next;
+				if (st) {
+					f->decided = true;
+					return 0;
+				}
+				snapshot(f);
+				bb = bb_at(f, next, &err);
+				if (!bb)
+					return err;
+				continue;
+			}
+			/* fall through */
 		default:
 			direct = 0;
 			f->open = bb;
