@@ -11,7 +11,18 @@
  * N runs each, and checks every run decoded the instructions the workload
  * executed.
  *
+ * With --hwt FILE, decodes a real (or emulated: `hwtrace record
+ * --pt=emulate`) recording instead, through ptsession (sideband, images
+ * over time), one thread, with each engine: LIBIPT (libipt's block decoder
+ * per segment, with the same call stacks and profile: the ratios are to
+ * it), FAST, and PTXED (what `script --format=ptxed` costs: libipt over the
+ * whole stream plus disassembly of every instruction; not a plain loop).
+ * Counted: CPU time of hwt_pts_run (reading the recording is outside). The
+ * number of segments the fast engine left to libipt is printed: with a
+ * sideband hook (every recording) that is all of them today.
+ *
  *   usage: bench_decoder [INSNS [RUNS [THREADS]]]
+ *          bench_decoder --hwt FILE [RUNS]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +33,8 @@
 #include <time.h>
 
 #include "decoder/decoder.h"
+#include "format/format.h"
+#include "ptsession/ptsession.h"
 #include "tests/lib/ptsynth.h"
 
 static double now(void)
@@ -248,6 +261,99 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 	return ok ? 0 : 1;
 }
 
+/* One decode of a recording with engine; returns 0 and the instructions
+ * and calls decoded, and the CPU time of the decoding. */
+static int hwt_file_run(const char *path, uint32_t engine, double *cpu, uint64_t *insns,
+			uint64_t *calls, uint64_t *segs, uint64_t *fallback)
+{
+	struct hwt_fmt_session *fs = NULL;
+	struct hwt_pts *pts = NULL;
+	struct hwt_pts_config cfg;
+	struct hwt_pts_stats st;
+	struct count_sink cs = {0};
+	struct hwt_dec_sink sink;
+	double c0;
+	int err;
+
+	err = hwt_fmt_session_open(&fs, path, NULL, NULL);
+	if (err < 0)
+		goto out;
+	hwt_pts_config_init(&cfg);
+	cfg.engine = engine;
+	cfg.threads = 1;
+	cfg.dec_flags = engine == HWT_DEC_ENGINE_PTXED ? 0 : HWT_DEC_F_PROFILE;
+	err = hwt_pts_open(&pts, fs, &cfg, NULL);
+	if (err < 0)
+		goto out;
+	memset(&sink, 0, sizeof(sink));
+	sink.size = sizeof(sink);
+	sink.want = HWT_DEC_WANT(HWT_DEC_REC_CALL);
+	sink.rec = count_rec;
+	sink.ctx = &cs;
+	err = hwt_pts_add_sink(pts, &sink);
+	if (err < 0)
+		goto out;
+	c0 = cpu_now();
+	err = hwt_pts_run(pts);
+	*cpu = cpu_now() - c0;
+	hwt_pts_stats(pts, &st);
+	*insns = st.dec.insns;
+	*calls = cs.calls;
+	*segs = st.dec.segments;
+	*fallback = st.dec.segments_fallback;
+out:
+	hwt_pts_close(pts);
+	hwt_fmt_session_close(fs);
+	return err;
+}
+
+static int bench_hwt_file(const char *path, int runs)
+{
+	static const char *names[] = {"hwtrace libipt engine, 1 thread", "hwtrace fast, 1 thread",
+				      "hwtrace ptxed engine (+ disasm)"};
+	static const uint32_t engines[] = {HWT_DEC_ENGINE_LIBIPT, HWT_DEC_ENGINE_FAST,
+					   HWT_DEC_ENGINE_PTXED};
+	double cpu[3];
+	uint64_t insns[3] = {0}, calls[3] = {0}, segs[3] = {0}, fallback[3] = {0};
+
+	printf("command: bench_decoder --hwt %s %d   (best of %d runs, engines interleaved, "
+	       "CPU time of the decoding)\n\n",
+	       path, runs, runs);
+	for (int k = 0; k < 3; k++)
+		cpu[k] = 1e30;
+	for (int r = 0; r < runs; r++) {
+		for (int k = 0; k < 3; k++) {
+			const char *only = getenv("HWT_BENCH_ONLY");
+			double c;
+			int err;
+
+			/* HWT_BENCH_ONLY=k runs one engine (for profiling). */
+			if (only && atoi(only) != k)
+				continue;
+			err = hwt_file_run(path, engines[k], &c, &insns[k], &calls[k], &segs[k],
+					   &fallback[k]);
+
+			if (err < 0) {
+				fprintf(stderr, "bench_decoder: %s: %s\n", path, hwt_strerror(err));
+				return 1;
+			}
+			if (c < cpu[k])
+				cpu[k] = c;
+		}
+	}
+	printf("%-34s %9s %12s %10s %s\n", "decoder", "cpu s", "insns/s", "vs libipt",
+	       "insns (calls), segments (left to libipt)");
+	for (int k = 0; k < 3; k++)
+		printf("%-34s %9.3f %12.3g %9.2fx %" PRIu64 " (%" PRIu64 "), %" PRIu64 " (%" PRIu64
+		       ")\n",
+		       names[k], cpu[k], (double)insns[k] / cpu[k], cpu[0] / cpu[k], insns[k],
+		       calls[k], segs[k], k == 1 ? fallback[k] : segs[k]);
+	printf("(libipt and fast: call stacks, per-block counts, every call reported; ptxed: "
+	       "libipt blocks, every instruction disassembled, no stacks)\n");
+	/* The canonical engines decode the same instructions. */
+	return insns[0] == insns[1] && calls[0] == calls[1] ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t ninsns = argc > 1 ? strtoull(argv[1], NULL, 0) : 100000000ull;
@@ -255,6 +361,8 @@ int main(int argc, char **argv)
 	unsigned int threads = argc > 3 ? (unsigned int)atoi(argv[3]) : 2;
 	int err = 0;
 
+	if (argc > 2 && !strcmp(argv[1], "--hwt"))
+		return bench_hwt_file(argv[2], argc > 3 && atoi(argv[3]) > 0 ? atoi(argv[3]) : 3);
 	if (runs < 1)
 		runs = 1;
 	printf("command: bench_decoder %" PRIu64 " %d %u   (best of %d runs, decoders "

@@ -64,16 +64,30 @@ struct l1_entry {
 #define RUN_MAX 16
 #define RUN_CACHE 2048
 
-/* An entry: the block, with bit 0 set when its conditional was taken
+/* An entry: the block, with bit 0 set when its log item is TAKEN
  * (blocks are 8-byte aligned). */
 typedef uintptr_t run_ent;
 
+/* A run's blocks are not logged one by one (libxdc's other idea): a run
+ * adds its instruction total and counts its executions; only the blocks
+ * phase 2 needs (calls) become items, with the instructions before them
+ * precomputed. The profile gets the run's count times each of its blocks
+ * when the run is evicted or the segment ends (run_fold). */
 struct run {
 	const struct hwt_dec_bb *bb;   /* key: the start */
 	uint64_t image_id;             /* key: the image it was built in */
 	uint16_t key;                  /* key: bit count << 8 | bits */
 	uint8_t used;                  /* bits consumed */
 	uint8_t n;
+	uint8_t nlog;                  /* entries logged as items */
+	uint8_t nlog_pre;              /* ... of them before the decision
+					* before the last (used >= 2) */
+	uint8_t log_idx[RUN_MAX];      /* ... their indexes in ent */
+	uint32_t log_delta[RUN_MAX];   /* instructions up to each, from the
+					* previous one (its own included) */
+	uint32_t tail;                 /* instructions after the last */
+	uint32_t insns;                /* all instructions */
+	uint64_t count;                /* runs since the last fold */
 	struct hwt_dec_bb *end;        /* where to go on (not run yet) */
 	uint64_t end_ip;
 	run_ent ent[RUN_MAX];
@@ -82,6 +96,9 @@ struct run {
 struct fast_scratch {
 	struct l1_entry l1[L1_SIZE];
 	struct run runs[RUN_CACHE];
+	/* Runs with a count this segment (profile): folded at its end. */
+	uint32_t counted[RUN_CACHE];
+	uint32_t ncounted;
 };
 
 int hwt_dec_fast_scratch_alloc(void **out)
@@ -329,8 +346,13 @@ static int decode_status(struct fast *f)
 
 /* pt_qry_read_ahead(): decode status packets up to the next branch or
  * event packet. Returns 0, Q_EOS at the end, or DECLINE. */
-static int read_ahead(struct fast *f)
+static inline int read_ahead(struct fast *f)
 {
+	uint8_t t0 = f->np->type;
+
+	/* The common case: a branch packet right away. */
+	if (t0 == HWT_PKT_TNT_8 || t0 == HWT_PKT_TIP || t0 == HWT_PKT_TNT_64)
+		return 0;
 	for (;;) {
 		int n = peek(f), err;
 
@@ -351,10 +373,19 @@ static int read_ahead(struct fast *f)
 
 /* pt_qry_status_flags(). Declines when the next packet is one we do not
  * handle: libipt would flag an event or an error there. */
-static int status_flags(struct fast *f)
+static inline int status_flags(struct fast *f)
 {
 	int flags = 0;
 
+	if (f->ntnt == 0) {
+		uint8_t t = f->np->type;
+
+		/* The common cases first (will_event() below). */
+		if (t == HWT_PKT_TNT_8 || t == HWT_PKT_TNT_64)
+			return 0;
+		if (t == HWT_PKT_TIP)
+			return f->ntipq ? ST_EVENT : 0;
+	}
 	if (f->ntnt == 0) {
 		int n = peek(f);
 
@@ -368,7 +399,7 @@ static int status_flags(struct fast *f)
 	return flags;
 }
 
-static int ra_tolerant(struct fast *f)
+static inline int ra_tolerant(struct fast *f)
 {
 	int err = read_ahead(f);
 
@@ -376,10 +407,23 @@ static int ra_tolerant(struct fast *f)
 }
 
 /* pt_qry_cond_branch(). */
-static int q_cond(struct fast *f, bool *taken)
+static inline int q_cond(struct fast *f, bool *taken)
 {
 	if (f->ntnt == 0) {
 		int n = peek(f), err;
+
+		if (f->np->type == HWT_PKT_TNT_8 || f->np->type == HWT_PKT_TNT_64) {
+			/* The common case (the checks below pass). */
+			f->tnt = f->np->payload;
+			f->ntnt = f->np->aux;
+			advance(f);
+			if (f->ntnt == 0)
+				return DECLINE;
+			err = ra_tolerant(f);
+			if (err < 0)
+				return err;
+			goto have_bits;
+		}
 
 		if (n == 0)
 			return Q_EOS;
@@ -398,6 +442,7 @@ static int q_cond(struct fast *f, bool *taken)
 		if (err < 0)
 			return err;
 	}
+have_bits:
 	f->ntnt--;
 	*taken = (f->tnt >> f->ntnt) & 1;
 	return status_flags(f);
@@ -718,6 +763,17 @@ static inline __attribute__((always_inline)) void snapshot(struct fast *f)
 	f->unposed = n;
 }
 
+/* snapshot() of the items before index n only. */
+static inline void snapshot_to(struct fast *f, size_t n)
+{
+	struct seg *s = f->s;
+
+	for (size_t i = f->unposed; i < n; i++)
+		s->items[i].pos = f->pos;
+	if (n > f->unposed)
+		f->unposed = n;
+}
+
 static int close_open(struct fast *f)
 {
 	int err;
@@ -844,65 +900,144 @@ static int complete_with_trace(struct fast *f, struct hwt_dec_bb *bb)
 	return 0;
 }
 
+/* Whether seg_bb() logs a full block as an item (with runs, log_all is
+ * off). */
+static inline bool run_logs(const struct seg *s, const struct hwt_dec_bb *bb)
+{
+	return (bb->flags & HWT_DEC_BBF_LOG_STACK) ||
+	       (s->profile && (bb->flags & HWT_DEC_BBF_LOG_TARGET));
+}
+
+/* Adds a run's count times each of its blocks to the worker's profile
+ * counts (as seg_bb() would have, one run at a time). */
+static int run_fold(struct seg *s, struct run *r)
+{
+	struct seg_work *w = s->work;
+	uint64_t cnt = r->count;
+
+	r->count = 0;
+	if (!cnt || !s->profile)
+		return 0;
+	for (unsigned int i = 0; i < r->n; i++) {
+		const struct hwt_dec_bb *bb = (const struct hwt_dec_bb *)(r->ent[i] & ~(run_ent)7);
+		uint32_t id = bb->id;
+		struct seg_cnt *c;
+
+		if (id >= w->size && seg_work_grow(w, id) < 0)
+			return s->err = -ENOMEM;
+		c = &w->c[id];
+		c->count += cnt;
+		c->taken += (r->ent[i] & 1) ? cnt : 0;
+		if (!c->touched) {
+			if (w->ntouched == w->cap_touched && seg_work_grow(w, UINT32_MAX) < 0)
+				return s->err = -ENOMEM;
+			c->touched = 1;
+			w->touched[w->ntouched++] = id;
+		}
+	}
+	return 0;
+}
+
+/* Folds every counted run (at the segment's end: its counts are then
+ * committed or dropped with the rest, as for blocks counted one by
+ * one). */
+static int runs_fold_all(struct fast *f)
+{
+	struct fast_scratch *sc = f->sc;
+	int err = 0;
+
+	for (uint32_t i = 0; i < sc->ncounted; i++) {
+		struct run *r = &sc->runs[sc->counted[i]];
+
+		if (err == 0)
+			err = run_fold(f->s, r);
+		r->count = 0;
+	}
+	sc->ncounted = 0;
+	return err;
+}
+
 /* Builds the run from bb with k bits. Returns false when something on
  * the way needs the slow path (no run then). */
 static bool run_build(struct fast *f, struct hwt_dec_bb *bb, unsigned int k, unsigned int bits,
 		      struct run *r)
 {
 	unsigned int used = 0;
+	uint32_t since = 0, insns_cut = 0;
+	uint8_t n_cut = 0, nlog_cut = 0, nlog_dec = 0, pre_cut = 0;
 	int err = 0;
 
 	r->bb = bb;
 	r->image_id = f->ctx.image->id;
 	r->key = (uint16_t)(k << 8 | bits);
 	r->n = 0;
+	r->nlog = 0;
+	r->insns = 0;
 	for (;;) {
 		struct hwt_dec_bb *nb;
 		uint64_t next;
+		run_ent fl = 0;
+		int dir;
 
 		if ((bb->flags & (HWT_DEC_BBF_ERROR | HWT_DEC_BBF_TRUNCATED)) || r->n == RUN_MAX)
 			break;
 		if (bb->branch == HWT_DEC_BR_COND) {
-			bool taken;
-
 			if (used == k)
 				break;
-			taken = (bits >> (k - 1 - used)) & 1;
+			dir = (bits >> (k - 1 - used)) & 1;
 			used++;
-			next = taken ? bb->target : bb->fallthrough;
-			r->ent[r->n++] = (run_ent)bb | (taken ? 1u : 0u);
-			nb = succ(f, bb, taken, &err);
-			if (!nb)
-				return false;
-			bb = nb;
-			if (used == k) {
-				/* The status is due where the bits end. */
-				r->end = bb;
-				r->end_ip = next;
-				r->used = (uint8_t)used;
-				return true;
-			}
-			continue;
-		}
-		if (bb->branch != HWT_DEC_BR_JUMP && bb->branch != HWT_DEC_BR_CALL &&
-		    bb->branch != HWT_DEC_BR_NONE)
+			next = dir ? bb->target : bb->fallthrough;
+			fl = next == bb->target ? 1 : 0;
+		} else if (bb->branch == HWT_DEC_BR_JUMP || bb->branch == HWT_DEC_BR_CALL ||
+			   bb->branch == HWT_DEC_BR_NONE) {
+			dir = bb->branch != HWT_DEC_BR_NONE;
+			next = dir ? bb->target : bb->fallthrough;
+		} else {
 			break;
-		r->ent[r->n++] = (run_ent)bb;
-		nb = succ(f, bb, bb->branch != HWT_DEC_BR_NONE, &err);
+		}
+		since += bb->ninsn;
+		r->insns += bb->ninsn;
+		if (run_logs(f->s, bb)) {
+			r->log_idx[r->nlog] = r->n;
+			r->log_delta[r->nlog++] = since;
+			since = 0;
+		}
+		r->ent[r->n++] = (run_ent)bb | fl;
+		nb = succ(f, bb, dir, &err);
 		if (!nb)
 			return false;
+		if (bb->branch == HWT_DEC_BR_COND) {
+			/* A run ends after a decision: the items before it
+			 * get the position after it (snapshot()); blocks
+			 * after the last decision wait for the next one,
+			 * which may consume a packet (an indirect branch's
+			 * TIP), so they are not part of the run. */
+			r->end = nb;
+			r->end_ip = next;
+			r->used = (uint8_t)used;
+			r->tail = since;
+			r->nlog_pre = nlog_dec;
+			nlog_dec = r->nlog;
+			n_cut = r->n;
+			nlog_cut = r->nlog;
+			pre_cut = r->nlog_pre;
+			insns_cut = r->insns;
+			if (used == k)
+				return true;
+		}
 		bb = nb;
 	}
 	if (!used)
 		return false;
-	r->end = bb;
-	r->end_ip = bb->ip;
-	r->used = (uint8_t)used;
+	r->n = n_cut;
+	r->nlog = nlog_cut;
+	r->nlog_pre = pre_cut;
+	r->insns = insns_cut;
 	return true;
 }
 
 /* Finds or builds the run for bb and the cached TNT bits. */
-static const struct run *run_get(struct fast *f, struct hwt_dec_bb *bb)
+static struct run *run_get(struct fast *f, struct hwt_dec_bb *bb)
 {
 	unsigned int k = f->ntnt < RUN_BITS ? f->ntnt : RUN_BITS;
 	unsigned int bits = (unsigned int)(f->tnt >> (f->ntnt - k)) & ((1u << k) - 1);
@@ -912,11 +1047,77 @@ static const struct run *run_get(struct fast *f, struct hwt_dec_bb *bb)
 
 	if (r->bb == bb && r->key == key && r->image_id == f->ctx.image->id)
 		return r;
+	/* Evicted: its blocks' counts so far go to the profile. */
+	if (r->count && run_fold(f->s, r) < 0)
+		return NULL;
 	if (!run_build(f, bb, k, bits, r)) {
 		r->bb = NULL;
 		return NULL;
 	}
 	return r;
+}
+
+/* Runs a run: what seg_bb() would do for each of its blocks, with only
+ * the logged ones touched one by one. */
+static inline __attribute__((always_inline)) int run_replay(struct fast *f, struct run *r)
+{
+	struct seg *s = f->s;
+
+	for (unsigned int j = 0; j < r->nlog; j++) {
+		struct hwt_dec_bb *eb = (struct hwt_dec_bb *)(r->ent[r->log_idx[j]] & ~(run_ent)7);
+		bool fl = r->ent[r->log_idx[j]] & 1;
+		struct seg_item *it;
+		uint64_t nip;
+
+		switch (eb->branch) {
+		case HWT_DEC_BR_COND:
+			nip = fl ? eb->target : eb->fallthrough;
+			break;
+		case HWT_DEC_BR_NONE:
+			nip = eb->fallthrough;
+			break;
+		case HWT_DEC_BR_CALL:
+			if (!(eb->flags & HWT_DEC_BBF_PIC_CALL))
+				rs_push(f, eb);
+			/* fall through */
+		default:
+			nip = eb->target;
+			break;
+		}
+		if (__builtin_expect(s->nitems == s->cap_items, 0)) {
+			it = seg_add(s, SEG_BB);
+			if (!it)
+				return s->err;
+		} else {
+			it = &s->items[s->nitems++];
+			it->kind = SEG_BB;
+			it->reserved = 0;
+		}
+		it->bb = eb;
+		it->ninsn = eb->ninsn;
+		it->flags = fl ? SEG_F_TAKEN : 0;
+		it->next_ip = nip;
+		it->pos = SEG_UNPOSED;
+		it->delta = s->delta + r->log_delta[j];
+		s->delta = 0;
+	}
+	s->delta += r->tail;
+	s->insns += r->insns;
+	s->nbbs += r->n;
+	s->last_logged = SEG_NOT_LOGGED;
+	if (s->profile) {
+		struct fast_scratch *sc = f->sc;
+
+		if (!r->count) {
+			/* A run evicted and built again is listed twice:
+			 * the list can fill up; folding is always right. */
+			if (sc->ncounted == RUN_CACHE && runs_fold_all(f) < 0)
+				return s->err;
+			sc->counted[sc->ncounted++] = (uint32_t)(r - sc->runs);
+		}
+		r->count++;
+	}
+	return 0;
 }
 
 /* pt_blk_proceed_no_event(), repeated while nothing happens between
@@ -952,36 +1153,14 @@ static int proceed_no_event(struct fast *f)
 		case HWT_DEC_BR_COND:
 			direct = 0;
 			if (f->ntnt && !f->s->log_all) {
-				const struct run *r = run_get(f, bb);
+				struct run *r = run_get(f, bb);
 
 				if (r) {
-					for (unsigned int i = 0; i < r->n; i++) {
-						struct hwt_dec_bb *eb =
-							(struct hwt_dec_bb *)(r->ent[i] & ~(run_ent)7);
-						bool tk = r->ent[i] & 1;
-						uint64_t nip;
-						uint8_t fl = 0;
+					size_t base = f->s->nitems;
 
-						switch (eb->branch) {
-						case HWT_DEC_BR_COND:
-							nip = tk ? eb->target : eb->fallthrough;
-							fl = nip == eb->target ? SEG_F_TAKEN : 0;
-							break;
-						case HWT_DEC_BR_NONE:
-							nip = eb->fallthrough;
-							break;
-						case HWT_DEC_BR_CALL:
-							if (!(eb->flags & HWT_DEC_BBF_PIC_CALL))
-								rs_push(f, eb);
-							/* fall through */
-						default:
-							nip = eb->target;
-							break;
-						}
-						err = add_item(f, eb, eb->ninsn, fl, nip);
-						if (err < 0)
-							return err;
-					}
+					err = run_replay(f, r);
+					if (err < 0)
+						return err;
 					f->ntnt -= r->used;
 					f->ip = r->end_ip;
 					bb = r->end;
@@ -990,6 +1169,11 @@ static int proceed_no_event(struct fast *f)
 						return st;
 					f->status = st;
 					if (st) {
+						/* Only the items after the decision
+						 * before the last wait (bit by bit,
+						 * that decision took a snapshot). */
+						if (r->used >= 2)
+							snapshot_to(f, base + r->nlog_pre);
 						f->decided = true;
 						return 0;
 					}
@@ -1048,6 +1232,73 @@ static int proceed_no_event(struct fast *f)
 			f->ip = next;
 			bb = nb;
 			continue;
+		case HWT_DEC_BR_RETURN:
+		case HWT_DEC_BR_IND_JUMP:
+		case HWT_DEC_BR_IND_CALL:
+			/* The common cases of complete_with_trace(), inline:
+			 * a compressed return taking a cached TNT bit, and a
+			 * TIP right at hand for an indirect branch. */
+			if (bb->branch == HWT_DEC_BR_RETURN && f->ntnt) {
+				struct hwt_dec_bb *call;
+
+				direct = 0;
+				f->ntnt--;
+				if (!((f->tnt >> f->ntnt) & 1) || !(call = rs_pop(f)))
+					return DECLINE;
+				st = f->ntnt ? 0 : status_flags(f);
+				if (st < 0)
+					return st;
+				f->status = st;
+				next = call->fallthrough;
+				err = add_item(f, bb, bb->ninsn, 0, next);
+				if (err < 0)
+					return err;
+				f->ip = next;
+				if (st) {
+					f->decided = true;
+					return 0;
+				}
+				snapshot(f);
+				nb = succ(f, call, 0, &err);
+				if (!nb)
+					nb = bb_at(f, next, &err);
+				if (!nb)
+					return err;
+				bb = nb;
+				continue;
+			}
+			if (!f->ntnt && f->np->type == HWT_PKT_TIP && !f->ntipq) {
+				direct = 0;
+				if (bb->branch == HWT_DEC_BR_IND_CALL)
+					rs_push(f, bb);
+				err = update_ip(f);
+				if (err < 0)
+					return err;
+				if (!query_ip(f, &next))
+					return DECLINE; /* -pte_noip */
+				advance(f);
+				err = ra_tolerant(f);
+				if (err < 0)
+					return DECLINE;
+				st = status_flags(f);
+				if (st < 0)
+					return st;
+				f->status = st;
+				err = add_item(f, bb, bb->ninsn, 0, next);
+				if (err < 0)
+					return err;
+				f->ip = next;
+				if (st) {
+					f->decided = true;
+					return 0;
+				}
+				snapshot(f);
+				bb = bb_at(f, next, &err);
+				if (!bb)
+					return err;
+				continue;
+			}
+			/* fall through */
 		default:
 			direct = 0;
 			f->open = bb;
@@ -1521,6 +1772,12 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 		f->decided = false;
 	}
 out:
+	{
+		int ferr = runs_fold_all(f);
+
+		if (err == 0)
+			err = ferr;
+	}
 	if (err == 0) {
 		snapshot(f);
 		err = seg_flush_delta(s, f->pos);

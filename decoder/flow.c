@@ -332,6 +332,15 @@ struct replay {
 	bool want_block, want_call, want_ret;
 };
 
+/* hwt_dec_emit() for the hot records (calls and returns: no statistics
+ * to count), without its loop when one sink wants them. */
+static inline int emit_hot(struct hwt_dec *dec, struct hwt_dec_rec *rec)
+{
+	if (dec->nsinks == 1 && !dec->cfg.tconv.valid)
+		return dec->sinks[0].rec(dec->sinks[0].ctx, rec);
+	return hwt_dec_emit(dec, rec);
+}
+
 static void rec_head(struct replay *r, struct hwt_dec_rec *rec, uint32_t type, uint64_t pos,
 		     bool has_time, uint64_t tsc)
 {
@@ -429,7 +438,7 @@ static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr,
 	rec.u.call.to = to;
 	rec.u.call.ret_addr = ret_addr;
 	rec.u.call.branch = branch;
-	return hwt_dec_emit(f->dec, &rec);
+	return emit_hot(f->dec, &rec);
 }
 
 /* Pops frames down to and including index k. */
@@ -460,7 +469,7 @@ static int pop_to(struct replay *r, size_t k, uint64_t from, uint64_t to, uint8_
 		rec.u.ret.call_tsc = fr.has_time ? fr.call_tsc : 0;
 		rec.u.ret.insns = t->insns - fr.insns;
 		rec.u.ret.branch = branch;
-		err = hwt_dec_emit(f->dec, &rec);
+		err = emit_hot(f->dec, &rec);
 		if (err < 0)
 			return err;
 	}
@@ -703,7 +712,7 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 			const struct hwt_dec_bb *bb = it->bb;
 
 			f->cur->insns += it->delta;
-			if (profile && full && it->next_ip && (bb->flags & HWT_DEC_BBF_LOG_TARGET) &&
+			if ((bb->flags & HWT_DEC_BBF_LOG_TARGET) && profile && full && it->next_ip &&
 			    bb->branch != HWT_DEC_BR_RETURN) {
 				err = target_seen(f, bb, it->next_ip);
 				if (err < 0)

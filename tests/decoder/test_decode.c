@@ -139,6 +139,32 @@ static void check_truth(const struct ptsynth *w)
 	assert_int_equal(ipt.ind_targets, fast.ind_targets);
 	assert_int_equal(ipt.len, fast.len);
 	assert_same_text(ipt.text, fast.text);
+	assert_int_equal(ipt.profile_hash, fast.profile_hash);
+
+	/* Without block records the fast engine skips logging blocks
+	 * (cached TNT runs counted as a whole): the same calls, returns,
+	 * events and per-block profile. */
+	{
+		struct dectest_result fnb, inb;
+
+		opts_for(&o, w, HWT_DEC_ENGINE_FAST);
+		o.no_blocks = true;
+		decode(w, &o, &fnb);
+		opts_for(&o, w, HWT_DEC_ENGINE_LIBIPT);
+		o.no_blocks = true;
+		decode(w, &o, &inb);
+		assert_int_equal(fnb.nrec[HWT_DEC_REC_BLOCK], 0);
+		assert_int_equal(fnb.stats.insns, t->insns);
+		assert_int_equal(fnb.profile_insns, t->insns);
+		assert_int_equal(fnb.nrec[HWT_DEC_REC_CALL], t->calls);
+		assert_int_equal(fnb.profile_hash, fast.profile_hash);
+		assert_int_equal(inb.profile_hash, fast.profile_hash);
+		assert_same_text(inb.text, fnb.text);
+		if (exact)
+			assert_int_equal(fnb.stats.segments_fallback, 0);
+		dectest_result_free(&fnb);
+		dectest_result_free(&inb);
+	}
 	dectest_result_free(&fast);
 	dectest_result_free(&ipt);
 }
@@ -667,6 +693,26 @@ static void test_conformance_traces_engines_agree(void **state)
 				fprintf(stderr, "%s (cpu %s):\n", name, c);
 			assert_same_text(fast.text, ipt.text);
 			assert_same_text(fast.text, pieces.text);
+			assert_int_equal(fast.profile_hash, ipt.profile_hash);
+			/* Without block records (the fast engine's run cache). */
+			{
+				struct dectest_result fnb, inb;
+
+				o.no_blocks = true;
+				assert_int_equal(dectest_decode(&o, code, code_len, org, pt, pt_len,
+								&inb),
+						 0);
+				o.engine = HWT_DEC_ENGINE_FAST;
+				assert_int_equal(dectest_decode(&o, code, code_len, org, pt, pt_len,
+								&fnb),
+						 0);
+				o.no_blocks = false;
+				assert_same_text(fnb.text, inb.text);
+				assert_int_equal(fnb.profile_hash, fast.profile_hash);
+				assert_int_equal(inb.profile_hash, fast.profile_hash);
+				dectest_result_free(&fnb);
+				dectest_result_free(&inb);
+			}
 			runs++;
 			fallback += fast.stats.segments_fallback > 0;
 			dectest_result_free(&fast);

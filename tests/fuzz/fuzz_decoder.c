@@ -11,9 +11,14 @@
  *   - the FAST and LIBIPT engines give the same records (the fast engine
  *     must decode exactly what libipt decodes, or decline);
  *   - decoding the same bytes fed in pieces gives the same records;
- *   - decoding twice gives the same records (determinism).
- * Records are compared through a hash of every field.
+ *   - decoding twice gives the same records (determinism);
+ *   - without block records (the fast engine then counts cached TNT runs
+ *     as a whole), FAST and LIBIPT give the same records and both give
+ *     the same per-block profile as with them.
+ * Records are compared through a hash of every field; profiles through a
+ * sum of hashed (block, counts) and (branch, target, count) entries.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +30,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct digest {
-	uint64_t h, n, gaps;
+	uint64_t h, n, gaps, prof;
 };
 
 static void mix(struct digest *d, uint64_t v)
@@ -104,13 +109,49 @@ static const char *const cpus[8] = {
 	"none", "6/85/4", "6/78", "6/92", "6/61", "6/142", "6/106", "6/122",
 };
 
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* The profile's hash: independent of block ids (engines create blocks in
+ * different orders). */
+static uint64_t profile_hash(const struct hwt_dec *dec)
+{
+	struct hwt_dec_bb_count bc;
+	size_t it = 0;
+	uint64_t h = 0;
+
+	while (hwt_dec_profile_next(dec, &it, &bc) > 0) {
+		struct hwt_dec_bb_info info;
+
+		hwt_dec_bb_info(bc.bb, &info);
+		h += mix64(mix64(mix64(mix64(mix64(info.ip) ^ info.ninsn) ^ bc.count) ^ bc.taken) ^
+			   bc.partial) ^
+		     bc.partial_insns;
+		if (info.branch == HWT_DEC_BR_IND_JUMP || info.branch == HWT_DEC_BR_IND_CALL) {
+			struct hwt_dec_target_count tc[16];
+			size_t n = hwt_dec_profile_targets(dec, info.end_ip, tc, 16);
+
+			/* Blocks sharing their last instruction add the same
+			 * histogram once each, with either engine. */
+			for (size_t k = 0; k < n && k < 16; k++)
+				h += mix64(mix64(info.end_ip ^ tc[k].target) ^ tc[k].count);
+		}
+	}
+	return h;
+}
+
 static struct digest run(uint32_t engine, uint8_t conf, const uint8_t *pt, size_t len,
-			 size_t piece)
+			 size_t piece, bool blocks)
 {
 	struct hwt_dec_config cfg;
 	struct hwt_dec *dec;
 	struct hwt_dec_sink sink;
-	struct digest d = {0xcbf29ce484222325ull, 0, 0};
+	struct digest d = {0xcbf29ce484222325ull, 0, 0, 0};
 	int err = 0;
 
 	hwt_dec_config_init(&cfg);
@@ -127,6 +168,8 @@ static struct digest run(uint32_t engine, uint8_t conf, const uint8_t *pt, size_
 	sink.size = sizeof(sink);
 	sink.rec = on_rec;
 	sink.ctx = &d;
+	if (!blocks)
+		sink.want = HWT_DEC_WANT_ALL & ~HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
 	if (hwt_dec_add_sink(dec, &sink) < 0)
 		abort();
 	if (piece) {
@@ -141,12 +184,17 @@ static struct digest run(uint32_t engine, uint8_t conf, const uint8_t *pt, size_
 		fprintf(stderr, "engine %u: decoding failed: %s\n", engine, hwt_strerror(err));
 		abort();
 	}
+	d.prof = profile_hash(dec);
 	hwt_dec_free(dec);
 	return d;
 }
 
 static void same(const struct digest *a, const struct digest *b, const char *what)
 {
+	if (a->prof != b->prof) {
+		fprintf(stderr, "%s: profiles differ\n", what);
+		abort();
+	}
 	if (a->h != b->h || a->n != b->n) {
 		fprintf(stderr, "%s: records differ (%llu vs %llu records)\n", what,
 			(unsigned long long)a->n, (unsigned long long)b->n);
@@ -157,7 +205,7 @@ static void same(const struct digest *a, const struct digest *b, const char *wha
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const size_t pieces[4] = {0, 7, 61, 1000};
-	struct digest fast, again, ipt, cut;
+	struct digest fast, again, ipt, cut, nb_fast, nb_ipt;
 	uint8_t conf;
 
 	if (!size || size > (1u << 20))
@@ -166,15 +214,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	conf = data[0];
 	data++;
 	size--;
-	fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0);
-	again = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0);
+	fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true);
+	again = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true);
 	same(&fast, &again, "fast twice");
-	ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0);
+	ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, true);
 	same(&fast, &ipt, "fast vs libipt");
 	if (pieces[(conf >> 3) & 3]) {
-		cut = run(HWT_DEC_ENGINE_FAST, conf, data, size, pieces[(conf >> 3) & 3]);
+		cut = run(HWT_DEC_ENGINE_FAST, conf, data, size, pieces[(conf >> 3) & 3], true);
 		same(&fast, &cut, "fast in pieces");
 	}
-	(void)run(HWT_DEC_ENGINE_PTXED, conf, data, size, 0);
+	nb_fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, false);
+	nb_ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, false);
+	same(&nb_fast, &nb_ipt, "fast vs libipt without blocks");
+	if (nb_fast.prof != fast.prof) {
+		fprintf(stderr, "profile without blocks differs\n");
+		abort();
+	}
+	(void)run(HWT_DEC_ENGINE_PTXED, conf, data, size, 0, true);
 	return 0;
 }

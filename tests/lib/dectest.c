@@ -104,6 +104,16 @@ struct collect {
 	bool text;
 };
 
+/* A 64-bit mixer (splitmix64's finalizer): the profile hash sums mixed
+ * entries, so it does not depend on the order of blocks. */
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
 static int collect_rec(void *ctx, const struct hwt_dec_rec *rec)
 {
 	struct collect *c = ctx;
@@ -167,6 +177,8 @@ int dectest_decode(const struct dectest_opts *o, const uint8_t *code, size_t cod
 	memset(&sink, 0, sizeof(sink));
 	sink.size = sizeof(sink);
 	sink.rec = collect_rec;
+	if (o->no_blocks)
+		sink.want = HWT_DEC_WANT_ALL & ~HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
 	sink.ctx = &c;
 	err = hwt_dec_add_sink(dec, &sink);
 	if (err < 0)
@@ -192,6 +204,8 @@ int dectest_decode(const struct dectest_opts *o, const uint8_t *code, size_t cod
 
 			hwt_dec_bb_info(bc.bb, &info);
 			res->profile_insns += bc.count * info.ninsn + bc.partial_insns;
+			res->profile_hash += mix(mix(mix(mix(mix(info.ip) ^ info.ninsn) ^ bc.count) ^
+						     bc.taken) ^ bc.partial) ^ bc.partial_insns;
 			if (info.branch == HWT_DEC_BR_COND) {
 				res->taken += bc.taken;
 				res->not_taken += bc.count - bc.taken;
@@ -218,8 +232,11 @@ int dectest_decode(const struct dectest_opts *o, const uint8_t *code, size_t cod
 				continue;
 			n = hwt_dec_profile_targets(dec, froms[i], tc, 64);
 			res->ind_distinct += n;
-			for (size_t k = 0; k < n && k < 64; k++)
+			for (size_t k = 0; k < n && k < 64; k++) {
 				res->ind_targets += tc[k].count;
+				res->profile_hash += mix(mix(mix(froms[i]) ^ tc[k].target) ^
+							 tc[k].count);
+			}
 		}
 		free(froms);
 	}

@@ -33,6 +33,9 @@ struct dectest_opts {
 	size_t piece;             /* >0: feed the stream in pieces of this
 				   * many bytes (hwt_dec_decode per piece) */
 	bool no_text;             /* count only, no serialisation */
+	bool no_blocks;           /* the sink does not want BLOCK records
+				   * (the decoder then logs only what call
+				   * stacks and the profile need) */
 };
 
 struct dectest_result {
@@ -50,6 +53,8 @@ struct dectest_result {
 	uint64_t ind_targets;     /* profile: sum of the indirect jump/call
 				   * target histograms */
 	uint64_t ind_distinct;    /* ... distinct (from, target) pairs */
+	uint64_t profile_hash;    /* every block's counts and every target
+				   * count, independent of block ids */
 };
 
 void dectest_opts_init(struct dectest_opts *o);
