@@ -186,11 +186,12 @@ static void test_own_recording(void **state)
 					stats_ok),
 				 5);
 		fprintf(stderr, "own recording: hot_a %.2f%%, hot_b %.2f%%\n", a, b);
-		/* 75/25 of the CPU time, within a few points (a loaded machine
-		 * adds kernel samples: interrupts, start-up). */
-		assert_true(a > 62 && a < 85);
-		assert_true(b > 17 && b < 35);
-		assert_true(a + b > 90);
+		/* 75/25 of the program's own time, within a few points; a
+		 * loaded machine adds kernel samples (interrupts, reschedules:
+		 * 11% in one CI-like run), so the split is checked between
+		 * the two and their sum only loosely. */
+		assert_true(a + b > 75);
+		assert_true(a / (a + b) > 0.67 && a / (a + b) < 0.83);
 		assert_string_equal(hot_a_path, "hot_a,path_a,main");
 		assert_string_equal(hot_b_path, "hot_b,middle_b,path_b");
 		/* The stats say what was kept. */
