@@ -120,3 +120,29 @@ int hwt_cli_parse_u64(const char *s, bool binary, unsigned long long *out)
 		return -HWT_EINVAL;
 	return 0;
 }
+
+int hwt_cli_parse_ids(const char *s, long min, int32_t **ids, size_t *n)
+{
+	size_t before = *n;
+
+	while (*s) {
+		char *end;
+		long v;
+		int32_t *nv;
+
+		if (*s == ',') {
+			s++;
+			continue;
+		}
+		errno = 0;
+		v = strtol(s, &end, 10);
+		if (errno || end == s || v < min || v > INT32_MAX || (*end && *end != ','))
+			return -HWT_EINVAL;
+		if (!(nv = realloc(*ids, (*n + 1) * sizeof(*nv))))
+			return -ENOMEM;
+		*ids = nv;
+		(*ids)[(*n)++] = (int32_t)v;
+		s = end;
+	}
+	return *n > before ? 0 : -HWT_EINVAL;
+}

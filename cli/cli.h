@@ -183,4 +183,11 @@ int hwt_cli_usage_error(const char *cmd, const char *fmt, ...)
  * binary is true). Returns 0 or -HWT_EINVAL. */
 int hwt_cli_parse_u64(const char *s, bool binary, unsigned long long *out);
 
+/* Parses a comma-separated list of integers, each at least min (pids,
+ * tids: "12,34"), and appends them to *ids (realloc'd; the caller frees)
+ * and *n. Empty items are skipped. Returns 0, -HWT_EINVAL (not an integer,
+ * out of range, or no item at all) or -ENOMEM; on error *ids and *n hold
+ * what was appended before it. */
+int hwt_cli_parse_ids(const char *s, long min, int32_t **ids, size_t *n);
+
 #endif /* HWT_CLI_CLI_H */

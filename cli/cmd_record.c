@@ -371,38 +371,6 @@ int hwt_record_pt_emulate(int argc, char **argv)
 
 /* --- sampling and Intel PT ------------------------------------------------ */
 
-static int parse_pids(const char *s, int **out, size_t *n)
-{
-	char *copy = strdup(s), *save = NULL;
-	int *v = NULL;
-
-	*n = 0;
-	if (!copy)
-		return -ENOMEM;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long pid = strtol(t, &end, 10);
-		int *nv;
-
-		if (*end || pid <= 0 || pid > INT32_MAX) {
-			free(copy);
-			free(v);
-			return -HWT_EINVAL;
-		}
-		nv = realloc(v, (*n + 1) * sizeof(int));
-		if (!nv) {
-			free(copy);
-			free(v);
-			return -ENOMEM;
-		}
-		v = nv;
-		v[(*n)++] = (int)pid;
-	}
-	free(copy);
-	*out = v;
-	return *n ? 0 : -HWT_EINVAL;
-}
-
 static void print_summary(const struct rec_opts *o, const struct hwt_coll_rec_stats *st)
 {
 	char raw[32], file[32];
@@ -460,7 +428,7 @@ static int record(struct rec_opts *o)
 						     "or --pt");
 	if ((o->snapshot || o->filter) && !o->pt)
 		return hwt_cli_usage_error("record", "-S and --filter are for Intel PT (--pt)");
-	if (o->pids && parse_pids(o->pids, &pids, &npids) < 0)
+	if (o->pids && hwt_cli_parse_ids(o->pids, 1, &pids, &npids) < 0)
 		return hwt_cli_usage_error("record", "-p takes PIDs separated by commas, not '%s'",
 					   o->pids);
 	if (check_output(o->output) != HWT_EXIT_OK) {

@@ -67,29 +67,6 @@ static void usage(FILE *f)
 		"signal N).\n");
 }
 
-static int parse_pids(struct stat_opts *o, const char *arg)
-{
-	const char *p = arg;
-
-	while (*p) {
-		char *end;
-		long v;
-		int *n;
-
-		errno = 0;
-		v = strtol(p, &end, 10);
-		if (errno || end == p || v <= 0 || v > INT_MAX || (*end && *end != ','))
-			return -HWT_EINVAL;
-		n = realloc(o->pids, (o->npids + 1) * sizeof(int));
-		if (!n)
-			return -ENOMEM;
-		o->pids = n;
-		o->pids[o->npids++] = (int)v;
-		p = *end ? end + 1 : end;
-	}
-	return o->npids ? 0 : -HWT_EINVAL;
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -354,7 +331,7 @@ int hwt_cmd_stat(int argc, char **argv)
 			o.sep = optarg;
 			break;
 		case 'p':
-			if (parse_pids(&o, optarg) < 0) {
+			if (hwt_cli_parse_ids(optarg, 1, &o.pids, &o.npids) < 0) {
 				rc = hwt_cli_usage_error("stat", "-p wants PID[,PID...], not '%s'", optarg);
 				goto out;
 			}

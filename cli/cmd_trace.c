@@ -74,28 +74,6 @@ static void usage(FILE *f)
 		"See docs/trace.md and 'man hwtrace'.\n");
 }
 
-static int parse_pids(struct trace_opts *o, const char *arg)
-{
-	const char *p = arg;
-
-	while (*p) {
-		char *end;
-		long v;
-		int *n;
-
-		errno = 0;
-		v = strtol(p, &end, 10);
-		if (errno || end == p || v <= 0 || v > INT_MAX || (*end && *end != ','))
-			return -HWT_EINVAL;
-		if (!(n = realloc(o->pids, (o->npids + 1) * sizeof(int))))
-			return -ENOMEM;
-		o->pids = n;
-		o->pids[o->npids++] = (int)v;
-		p = *end ? end + 1 : end;
-	}
-	return o->npids ? 0 : -HWT_EINVAL;
-}
-
 static int write_stdout(void *ctx, const char *text, size_t len)
 {
 	(void)ctx;
@@ -421,7 +399,7 @@ int hwt_cmd_trace(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "p:ad:i:f:o:b:nh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (parse_pids(&o, optarg) < 0) {
+			if (hwt_cli_parse_ids(optarg, 1, &o.pids, &o.npids) < 0) {
 				rc = hwt_cli_usage_error("trace", "-p wants PID[,PID...], not '%s'", optarg);
 				goto out;
 			}

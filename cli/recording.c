@@ -148,34 +148,6 @@ static int split_strs(struct hwt_cli_samples_opts *o, const char *s, const char 
 	return *n ? 0 : -1;
 }
 
-static int split_ints(const char *s, int32_t **v, size_t *n)
-{
-	char *copy = strdup(s), *save = NULL;
-	int ret = 0;
-
-	if (!copy)
-		return -1;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long x = strtol(t, &end, 10);
-		int32_t *nv;
-
-		if (*end || end == t || x < -1 || x > INT32_MAX) {
-			ret = -1;
-			break;
-		}
-		nv = realloc(*v, (*n + 1) * sizeof(*nv));
-		if (!nv) {
-			ret = -1;
-			break;
-		}
-		*v = nv;
-		(*v)[(*n)++] = (int32_t)x;
-	}
-	free(copy);
-	return ret < 0 || !*n ? -1 : 0;
-}
-
 /* Seconds with up to nine decimals ("9721.55") to ns; "" is `dflt`. */
 static int parse_seconds(const char *s, size_t len, uint64_t dflt, uint64_t *out)
 {
@@ -219,12 +191,12 @@ int hwt_cli_samples_option(struct hwt_cli_samples_opts *o, int opt, const char *
 		o->filter.objects = o->objects;
 		return 0;
 	case HWT_CLI_OPT_PID:
-		if (split_ints(arg, &o->pids, &o->filter.npids) < 0)
+		if (hwt_cli_parse_ids(arg, -1, &o->pids, &o->filter.npids) < 0)
 			return hwt_cli_usage_error(cmd, "--pid takes PIDs separated by commas");
 		o->filter.pids = o->pids;
 		return 0;
 	case HWT_CLI_OPT_TID:
-		if (split_ints(arg, &o->tids, &o->filter.ntids) < 0)
+		if (hwt_cli_parse_ids(arg, -1, &o->tids, &o->filter.ntids) < 0)
 			return hwt_cli_usage_error(cmd, "--tid takes TIDs separated by commas");
 		o->filter.tids = o->tids;
 		return 0;

@@ -66,35 +66,6 @@ static void usage(FILE *f)
 		"  -h, --help           show this help\n");
 }
 
-static int parse_list(const char *s, int **out, size_t *n)
-{
-	char *copy = strdup(s), *save = NULL;
-
-	*n = 0;
-	*out = NULL;
-	if (!copy)
-		return -ENOMEM;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long v = strtol(t, &end, 10);
-		int *nv;
-
-		if (*end || v < 0) {
-			free(copy);
-			return -HWT_EINVAL;
-		}
-		nv = realloc(*out, (*n + 1) * sizeof(int));
-		if (!nv) {
-			free(copy);
-			return -ENOMEM;
-		}
-		*out = nv;
-		(*out)[(*n)++] = (int)v;
-	}
-	free(copy);
-	return *n ? 0 : -HWT_EINVAL;
-}
-
 static bool in_list(const int *v, size_t n, uint32_t x)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -285,12 +256,12 @@ int hwt_script_samples(int argc, char **argv)
 			sc.max_stack = (unsigned)v;
 			break;
 		case O_PID:
-			if (parse_list(optarg, &sc.pids, &sc.npids) < 0)
+			if (hwt_cli_parse_ids(optarg, 0, &sc.pids, &sc.npids) < 0)
 				return hwt_cli_usage_error("script", "--pid takes PIDs separated by "
 								     "commas");
 			break;
 		case O_TID:
-			if (parse_list(optarg, &sc.tids, &sc.ntids) < 0)
+			if (hwt_cli_parse_ids(optarg, 0, &sc.tids, &sc.ntids) < 0)
 				return hwt_cli_usage_error("script", "--tid takes TIDs separated by "
 								     "commas");
 			break;
