@@ -220,6 +220,12 @@ int hwt_dec_emit(struct hwt_dec *dec, struct hwt_dec_rec *rec);
 /* The context for a query (hook or default). */
 int hwt_dec_context_at(struct hwt_dec *dec, const struct hwt_dec_context_query *q,
 		       struct hwt_dec_context *out);
+/* The context every timed query in [tsc_lo, tsc_hi] gets (the span hook's
+ * answer, the default context where it names no image). Returns 1 and
+ * fills *out, 0 when the span is not stable or there is no span hook, or a
+ * negative error. */
+int hwt_dec_context_span(struct hwt_dec *dec, uint64_t tsc_lo, uint64_t tsc_hi,
+			 struct hwt_dec_context *out);
 
 /* Converts libipt's event to ours. */
 void hwt_dec_event_from_pt(struct hwt_dec_event *out, const struct pt_event *ev);

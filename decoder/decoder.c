@@ -200,6 +200,25 @@ int hwt_dec_context_at(struct hwt_dec *dec, const struct hwt_dec_context_query *
 	return 0;
 }
 
+int hwt_dec_context_span(struct hwt_dec *dec, uint64_t tsc_lo, uint64_t tsc_hi,
+			 struct hwt_dec_context *out)
+{
+	int st;
+
+	if (!dec->cfg.context || !dec->cfg.context_span)
+		return 0;
+	memset(out, 0, sizeof(*out));
+	st = dec->cfg.context_span(dec->cfg.context_ctx, tsc_lo, tsc_hi, out);
+	if (st <= 0)
+		return st;
+	if (out->note)
+		return 0;
+	if (!out->image)
+		*out = dec->ctx;
+	out->note = 0;
+	return 1;
+}
+
 int hwt_dec_add_sink(struct hwt_dec *dec, const struct hwt_dec_sink *sink)
 {
 	struct hwt_dec_sink *p;

@@ -410,10 +410,19 @@ struct hwt_dec_context_query {
  * of hwt_dec_set_context). Called at the start of every segment, after
  * every event and whenever time advances at a branch (libipt's tick), in
  * decode order; with cfg.threads > 1 possibly from several threads at
- * once. Segments with a hook are decoded by libipt (the fast engine does
- * not place ticks yet). Returns 0 or a negative error. */
+ * once. Returns 0 or a negative error. */
 typedef int (*hwt_dec_context_fn)(void *ctx, const struct hwt_dec_context_query *q,
 				  struct hwt_dec_context *out);
+
+/* The hook's optional companion: returns 1 and fills *out when the hook
+ * answers *out (note 0) to every query with a time (has_tsc) in
+ * [tsc_lo, tsc_hi], whatever its event; 0 when it may answer anything
+ * else; or a negative error. The fast engine decodes a segment whose time
+ * span is stable without asking at every branch where time advanced
+ * (libipt's ticks); without a span function, segments with a hook are
+ * decoded by libipt. */
+typedef int (*hwt_dec_context_span_fn)(void *ctx, uint64_t tsc_lo, uint64_t tsc_hi,
+				       struct hwt_dec_context *out);
 
 struct hwt_dec_addr_filter {
 	uint64_t addr_cfg;       /* IA32_RTIT_CTL.ADDRn_CFG, 4 bits each */
@@ -435,6 +444,7 @@ struct hwt_dec_config {
 	size_t window;           /* segments in flight when parallel;
 				  * default 64 (bounds memory) */
 	hwt_dec_context_fn context; /* optional sideband hook */
+	hwt_dec_context_span_fn context_span; /* optional, with context */
 	void *context_ctx;
 	struct hwt_logger log;
 };

@@ -152,6 +152,12 @@ struct fast {
 	struct hwt_dec_context ctx;
 	uint64_t image_id;         /* ctx.image's id, or 0 */
 	size_t tcur;
+	/* With a sideband hook whose answer is the same over the segment's
+	 * time span (span): libipt asks it again at every branch where time
+	 * advanced (a tick), which changes nothing while ctx is span. */
+	bool hooked;
+	bool ctx_stale;            /* ctx is not span: a tick may change it */
+	struct hwt_dec_context span;
 
 	/* Log bookkeeping: items wait for the position after the next
 	 * decision or event (eng_ipt.c's rule). */
@@ -277,6 +283,21 @@ static bool query_ip(struct fast *f, uint64_t *ip)
 		return false;
 	*ip = f->last_ip;
 	return true;
+}
+
+/* After a query that read a packet: where libipt would ask the hook again
+ * (pt_blk_tick when time advanced), its answer is the span's context, so
+ * nothing changes unless the context is another one or the time unknown
+ * here: those segments go to libipt. */
+static inline int tick_point(struct fast *f)
+{
+	uint64_t tsc;
+
+	if (__builtin_expect(!f->hooked, 1))
+		return 0;
+	if (f->ctx_stale || !seg_time_at(f->s, f->pos, &f->tcur, &tsc))
+		return DECLINE;
+	return 0;
 }
 
 static int tip_enqueue(struct fast *f, const struct fev *ev)
@@ -422,6 +443,9 @@ static inline int q_cond(struct fast *f, bool *taken)
 			err = ra_tolerant(f);
 			if (err < 0)
 				return err;
+			err = tick_point(f);
+			if (err < 0)
+				return err;
 			goto have_bits;
 		}
 
@@ -439,6 +463,9 @@ static inline int q_cond(struct fast *f, bool *taken)
 		if (f->ntnt == 0)
 			return DECLINE;
 		err = ra_tolerant(f);
+		if (err < 0)
+			return err;
+		err = tick_point(f);
 		if (err < 0)
 			return err;
 	}
@@ -490,6 +517,9 @@ static int q_indirect(struct fast *f, uint64_t *ip)
 			return err == Q_EOS ? Q_EOS : err;
 	}
 	err = ra_tolerant(f);
+	if (err < 0)
+		return err;
+	err = tick_point(f);
 	if (err < 0)
 		return err;
 	err = status_flags(f);
@@ -1450,7 +1480,15 @@ static int blk_next(struct fast *f)
 /* ------------------------------------------------------------------------ */
 /* Driver: eng_ipt.c's loop, writing the log directly                        */
 
-static int context(struct fast *f, uint64_t pos, bool first)
+static bool same_context(const struct hwt_dec_context *a, const struct hwt_dec_context *b)
+{
+	return a->image == b->image && a->pid == b->pid && a->tid == b->tid && !a->note;
+}
+
+/* Asks the hook (at the segment's start, and after each event e with its
+ * log flags, as eng_ipt.c's conv_context does). */
+static int context(struct fast *f, uint64_t pos, bool first, const struct hwt_dec_event *e,
+		   uint8_t flags)
 {
 	struct hwt_dec_context ctx;
 	struct hwt_dec_context_query q = {0, false, NULL, false, false};
@@ -1459,9 +1497,14 @@ static int context(struct fast *f, uint64_t pos, bool first)
 	if (!first && !f->dec->cfg.context)
 		return 0;
 	q.has_tsc = seg_time_at(f->s, pos, &f->tcur, &q.tsc);
+	q.event = e;
+	q.ip_suppressed = flags & SEG_F_IP_SUPPRESSED;
+	q.status_update = flags & SEG_F_STATUS;
 	err = hwt_dec_context_at(f->dec, &q, &ctx);
 	if (err < 0)
 		return err;
+	if (f->hooked)
+		f->ctx_stale = !same_context(&ctx, &f->span);
 	if (!first && !ctx.note && ctx.image == f->ctx.image && ctx.pid == f->ctx.pid &&
 	    ctx.tid == f->ctx.tid)
 		return 0;
@@ -1554,7 +1597,7 @@ static int deliver_event(struct fast *f)
 	if (err < 0)
 		return err;
 	f->unposed = f->s->nitems;
-	err = context(f, f->pos, false);
+	err = context(f, f->pos, false, &e, flags);
 	if (err < 0)
 		return err;
 	f->unposed = f->s->nitems;
@@ -1682,17 +1725,47 @@ header_done:
 	return trailing_event(f);
 }
 
+/* Erratum SKD007: an OVF may overwrite the rest of a multi-byte CYC. libipt
+ * takes a two-byte CYC whose second byte looks like an extended opcode,
+ * followed by an OVF opcode, for that (check_erratum_skd007). */
+static bool skd007_hits(const struct seg *s)
+{
+	for (const struct seg_pkt *p = s->pkts; p->type != SEG_PKT_END && p->type != HWT_PKT_BAD; p++) {
+		uint64_t next = s->start + p->off + 2;
+
+		if (p->type == HWT_PKT_CYC && p->size == 2 && (p->payload & ~0x1full) == 0x20 &&
+		    next < s->end && s->buf[next] == 0xf3)
+			return true;
+	}
+	return false;
+}
+
 int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 {
 	struct fast *f;
 	int status, err;
 
 	/* Outside the subset from the start. */
-	if (dec->cfg.filter.addr_cfg || dec->cfg.context || (dec->cfg.flags & HWT_DEC_F_TICK))
+	if (dec->cfg.filter.addr_cfg || (dec->cfg.flags & HWT_DEC_F_TICK) ||
+	    (dec->cfg.context && (!dec->cfg.context_span || !s->ntl)))
 		return DECLINE;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
+	if (dec->cfg.context) {
+		uint64_t lo = UINT64_MAX, hi = 0;
+
+		for (size_t i = 0; i < s->ntl; i++) {
+			lo = s->tl[i].tsc < lo ? s->tl[i].tsc : lo;
+			hi = s->tl[i].tsc > hi ? s->tl[i].tsc : hi;
+		}
+		err = hwt_dec_context_span(dec, lo, hi, &f->span);
+		if (err <= 0) {
+			free(f);
+			return err < 0 ? err : DECLINE;
+		}
+		f->hooked = true;
+	}
 	f->dec = dec;
 	f->s = s;
 	f->sc = scratch;
@@ -1705,12 +1778,15 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 	}
 	f->np = s->pkts;
 	f->mode = HWT_DEC_MODE_UNKNOWN;
-	if (dec->ptcfg.errata.skd007 || dec->ptcfg.errata.skz84) {
+	/* SKZ84 only changes how packets decode (pkt.c does it, and an
+	 * INVALID packet is unsupported); SKD007 changes a CYC's meaning
+	 * where it hits. */
+	if (dec->ptcfg.errata.skd007 && skd007_hits(s)) {
 		err = DECLINE;
 		goto out;
 	}
 
-	err = context(f, s->start, true);
+	err = context(f, s->start, true, NULL, 0);
 	if (err < 0)
 		goto out;
 	f->unposed = s->nitems;

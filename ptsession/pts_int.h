@@ -121,6 +121,8 @@ void pts_sb_config(struct hwt_pts *pts);
 
 /* The image of process pid at time (NULL: none known). */
 struct hwt_dec_image *pts_image_at(const struct hwt_pts *pts, int32_t pid, uint64_t time);
+/* Whether pid has the same image at every time in [t0, t1]. */
+bool pts_image_same(const struct hwt_pts *pts, int32_t pid, uint64_t t0, uint64_t t1);
 /* The process of thread tid (tid itself when unknown). */
 int32_t pts_pid_of(const struct hwt_pts *pts, int32_t tid);
 /* When image (a version of process *pid) was mapped; 0 and *pid -1 when

@@ -869,16 +869,13 @@ const struct pts_proc *pts_proc_find(const struct hwt_pts *pts, int32_t pid)
 	return NULL;
 }
 
-struct hwt_dec_image *pts_image_at(const struct hwt_pts *pts, int32_t pid, uint64_t time)
+/* The index of pid's version at time: the last at or before it; before
+ * the first one (clocks of different CPUs disagree a little), the first.
+ * Grows with time. */
+static size_t version_at(const struct pts_proc *p, uint64_t time)
 {
-	const struct pts_proc *p = pts_proc_find(pts, pid);
-	size_t lo = 0, hi;
+	size_t lo = 0, hi = p->nvers;
 
-	if (!p || !p->nvers)
-		return NULL;
-	/* The last version at or before time; before the first one (clocks
-	 * of different CPUs disagree a little), the first. */
-	hi = p->nvers;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -887,7 +884,23 @@ struct hwt_dec_image *pts_image_at(const struct hwt_pts *pts, int32_t pid, uint6
 		else
 			hi = mid;
 	}
-	return p->vers[lo ? lo - 1 : 0].img;
+	return lo ? lo - 1 : 0;
+}
+
+struct hwt_dec_image *pts_image_at(const struct hwt_pts *pts, int32_t pid, uint64_t time)
+{
+	const struct pts_proc *p = pts_proc_find(pts, pid);
+
+	if (!p || !p->nvers)
+		return NULL;
+	return p->vers[version_at(p, time)].img;
+}
+
+bool pts_image_same(const struct hwt_pts *pts, int32_t pid, uint64_t t0, uint64_t t1)
+{
+	const struct pts_proc *p = pts_proc_find(pts, pid);
+
+	return !p || !p->nvers || version_at(p, t0) == version_at(p, t1);
 }
 
 int32_t pts_pid_of(const struct hwt_pts *pts, int32_t tid)

@@ -235,8 +235,9 @@ static uint64_t query_time(const struct hwt_pts *pts, const struct hwt_dec_conte
 	return pts->dcfg.tconv.valid ? hwt_dec_tsc_to_perf(&pts->dcfg.tconv, q->tsc) : q->tsc;
 }
 
-/* The thread on a CPU at time: the last switch at or before it. */
-static void thread_at(const struct pts_stream *st, uint64_t time, int32_t *pid, int32_t *tid)
+/* How many of a CPU's switches happened at or before time (grows with
+ * time). */
+static size_t switches_by(const struct pts_stream *st, uint64_t time)
 {
 	size_t lo = 0, hi = st->nsw;
 
@@ -248,12 +249,20 @@ static void thread_at(const struct pts_stream *st, uint64_t time, int32_t *pid, 
 		else
 			hi = mid;
 	}
-	if (!lo) {
+	return lo;
+}
+
+/* The thread on a CPU at time: the last switch at or before it. */
+static void thread_at(const struct pts_stream *st, uint64_t time, int32_t *pid, int32_t *tid)
+{
+	size_t n = switches_by(st, time);
+
+	if (!n) {
 		*pid = st->first_pid;
 		*tid = st->first_tid;
 	} else {
-		*pid = st->sw[lo - 1].pid;
-		*tid = st->sw[lo - 1].tid;
+		*pid = st->sw[n - 1].pid;
+		*tid = st->sw[n - 1].tid;
 	}
 }
 
@@ -280,6 +289,31 @@ static int pts_hook(void *ctx, const struct hwt_dec_context_query *q, struct hwt
 	out->image = img ? img : pts->empty;
 	out->note = 0;
 	return 0;
+}
+
+/* The hook's span companion: pts_hook's answer is the same for every time
+ * in [lo, hi] when no switch and no new code version falls between the
+ * times it looks up (an enable looks enable_slack further). */
+static int pts_span(void *ctx, uint64_t lo, uint64_t hi, struct hwt_dec_context *out)
+{
+	const struct pts_stream *st = ctx;
+	const struct hwt_pts *pts = st->pts;
+	struct hwt_dec_context_query q = {lo, true, NULL, false, false};
+	uint64_t t0, t1;
+	int32_t pid = st->pid, tid = st->tid;
+
+	t0 = query_time(pts, &q);
+	q.tsc = hi;
+	t1 = query_time(pts, &q) + pts->enable_slack;
+	if (st->cpu >= 0) {
+		if (switches_by(st, t0) != switches_by(st, t1))
+			return 0;
+		thread_at(st, t0, &pid, &tid);
+	}
+	if (pid >= 0 && !pts_image_same(pts, pid, t0, t1))
+		return 0;
+	q.tsc = lo;
+	return pts_hook(ctx, &q, out) < 0 ? 0 : 1;
 }
 
 static int pts_rec(void *ctx, const struct hwt_dec_rec *rec)
@@ -464,6 +498,7 @@ static int run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf)
 	st->last_img_pid = -1;
 	if (st->cpu >= 0 || !p || p->changing) {
 		cfg.context = pts_hook;
+		cfg.context_span = pts_span;
 		cfg.context_ctx = st;
 	}
 	hwt_log(&pts->cfg.log, HWT_LOG_DEBUG,
@@ -507,6 +542,9 @@ int hwt_pts_run(struct hwt_pts *pts)
 		return -ENOMEM;
 	for (size_t i = 0; i < pts->nstreams && err >= 0; i++)
 		err = run_stream(pts, &pts->streams[i], buf);
+	hwt_log(&pts->cfg.log, HWT_LOG_DEBUG,
+		"PT decoding: %" PRIu64 " segments, %" PRIu64 " of them by libipt (the fast engine declined)",
+		pts->st.dec.segments, pts->st.dec.segments_fallback);
 	pts->floor_pid = -1;
 	pts->floor_time = 0;
 	free(buf);

@@ -234,6 +234,19 @@ static void test_flow(void **state)
 /* Different code at the same address over time (pts_remap): each call is
  * decoded with the mapping of its time, through the context hook, also on
  * two threads; and symbolized with that mapping's object. */
+/* From `hwtrace -v`'s stderr: how many segments the fast engine decoded
+ * (fails the test when the line is missing). */
+static long fast_segments(const char *err)
+{
+	const char *p = strstr(err, "PT decoding: ");
+	long segs, by_ipt;
+
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, "PT decoding: %ld segments, %ld of them by libipt", &segs, &by_ipt), 2);
+	assert_true(by_ipt <= segs);
+	return segs - by_ipt;
+}
+
 static void test_remap(void **state)
 {
 	struct hwt_test_run r, r2;
@@ -276,6 +289,19 @@ static void test_remap(void **state)
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r2.status, 0);
 	assert_string_equal(r.out, r2.out);
+	hwt_test_run_free(&r);
+	hwt_test_run_free(&r2);
+
+	/* The fast engine leaves a segment whose time span has two images
+	 * to libipt (here the only one: the trace is shorter than a PSB
+	 * period): the same instructions as libipt's alone. */
+	snprintf(opts, sizeof(opts), "-i %s --itrace=ie", path);
+	hwt_test_run(&r, "%s -v script %s", hwt_test_hwtrace(), opts);
+	hwt_test_run(&r2, "%s script %s --engine libipt", hwt_test_hwtrace(), opts);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r2.status, 0);
+	assert_string_equal(r.out, r2.out);
+	assert_int_equal(fast_segments(r.err), 0);
 	hwt_test_run_free(&r);
 	hwt_test_run_free(&r2);
 }
@@ -371,6 +397,13 @@ static void test_per_cpu(void **state)
 	assert_int_equal(count_lines(r.out, "decode error", NULL), 0);
 	/* the same lines as the per-thread recording, thread for thread */
 	script(&t, "--itrace=bcre");
+	assert_string_equal(r.out, t.out);
+	hwt_test_run_free(&t);
+	/* ... and as libipt alone, the fast engine taking the segments
+	 * without a switch */
+	assert_true(fast_segments(r.err) > 0);
+	hwt_test_run(&t, "%s script -i %s --itrace=bcre --engine libipt", hwt_test_hwtrace(), path);
+	assert_int_equal(t.status, 0);
 	assert_string_equal(r.out, t.out);
 	hwt_test_run_free(&r);
 	hwt_test_run_free(&t);
