@@ -61,6 +61,7 @@ int hwt_cli_ptrun(struct hwt_cli_ptrun *r, const char *path, struct hwt_fmt_sess
 		pc.time_end = so->filter.time_end;
 		pc.kallsyms = so->kallsyms;
 	}
+	pc.dec_flags |= hwt_ptf_dec_flags(cfg);
 	err = hwt_pts_open(&r->pts, session, &pc, &off);
 	if (err < 0) {
 		r->pts = NULL;

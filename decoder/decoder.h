@@ -381,6 +381,12 @@ enum hwt_dec_engine {
 #define HWT_DEC_F_PROFILE     (1u << 3) /* count executions per basic block
 					 * and branch outcomes (see
 					 * hwt_dec_profile_next) */
+#define HWT_DEC_F_BASE_BLOCKS (1u << 4) /* block records only while the
+					 * thread has no known frame (depth
+					 * 0): the code no call names; the
+					 * rest counts in rec->insns (saves
+					 * most records for consumers of
+					 * call stacks) */
 
 /* The thread and address space that trace at a given time belongs to. */
 struct hwt_dec_context {

@@ -692,6 +692,7 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 {
 	struct replay r;
 	bool profile = f->dec->cfg.flags & HWT_DEC_F_PROFILE;
+	bool base_only = f->dec->cfg.flags & HWT_DEC_F_BASE_BLOCKS;
 	int err = 0;
 
 	memset(&r, 0, sizeof(r));
@@ -718,7 +719,7 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 				if (err < 0)
 					break;
 			}
-			if (r.want_block) {
+			if (r.want_block && (!base_only || !f->cur->depth)) {
 				err = do_bb_record(&r, it, full);
 				if (err < 0)
 					break;

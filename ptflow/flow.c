@@ -772,13 +772,13 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 	err = thread_get(ptf, rec->pid, rec->tid, &t);
 	if (err < 0)
 		return err;
-	/* Only blocks run instructions. Their own count, rather than the
-	 * decoder's running count, keeps threads whose trace continues in
-	 * another stream (another decoder, counting from 0) exact. */
-	if (rec->type == HWT_DEC_REC_BLOCK) {
-		delta = rec->u.block.ninsn;
-		t->insns += delta;
-	}
+	/* The instructions since the thread's last record, from the
+	 * records' running count (so blocks need not be delivered: see
+	 * hwt_ptf_dec_flags); ptsession continues it across a thread's
+	 * streams. A count that goes back is another decoder's, from 0. */
+	delta = rec->insns >= t->last_count ? rec->insns - t->last_count : rec->insns;
+	t->last_count = rec->insns;
+	t->insns += delta;
 	if (timed) {
 		ptf->st.timed = true;
 		/* Time going back is another stream of the thread: no time
@@ -869,6 +869,12 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 static int sink_rec(void *ctx, const struct hwt_dec_rec *rec)
 {
 	return hwt_ptf_rec(ctx, rec);
+}
+
+uint32_t hwt_ptf_dec_flags(const struct hwt_ptf_config *cfg)
+{
+	/* BRANCHES looks at every block of its function. */
+	return cfg && (cfg->views & HWT_PTF_BRANCHES) ? 0 : HWT_DEC_F_BASE_BLOCKS;
 }
 
 void hwt_ptf_sink(struct hwt_ptf *ptf, struct hwt_dec_sink *sink)

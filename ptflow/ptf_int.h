@@ -90,7 +90,8 @@ struct ptf_thread {
 	uint32_t root;          /* node */
 	struct ptf_frame *f;
 	size_t n, cap;          /* levels in use (>= 2) */
-	uint64_t insns;         /* instructions of its blocks so far */
+	uint64_t insns;         /* instructions so far */
+	uint64_t last_count;    /* rec->insns of its last record */
 	uint64_t last_time;     /* perf clock ns of the last timed record */
 	bool has_time;
 };

@@ -150,6 +150,14 @@ HWT_API int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec);
  * type). */
 HWT_API void hwt_ptf_sink(struct hwt_ptf *ptf, struct hwt_dec_sink *sink);
 
+/* Decoder flags (HWT_DEC_F_*) that the views of cfg allow: without
+ * BRANCHES, HWT_DEC_F_BASE_BLOCKS (blocks only where depth-0 code is
+ * named; instructions come from the records' running count), which makes
+ * decoding several times cheaper. The records of one thread must then
+ * come from one decoder, or from ptsession (which continues the count
+ * across a thread's streams). */
+HWT_API uint32_t hwt_ptf_dec_flags(const struct hwt_ptf_config *cfg);
+
 /* The trace ended: calls still open are closed at their thread's last time
  * (counted in hwt_ptf_stats.open_frames, not as completed calls), spans
  * go to the timeline, stacks to the profile. Call once, before the

@@ -108,6 +108,15 @@ struct hwt_pts {
 	struct hwt_sym_hint hint;
 	struct hwt_dec_sink *sinks;
 	size_t nsinks;
+	/* Each thread's instructions over all its streams (records' insns;
+	 * a decoder counts from 0): open addressing by tid. */
+	struct pts_tcount {
+		int32_t tid;       /* -1: free */
+		uint32_t stream;   /* the stream counting now, + 1 */
+		uint64_t base;     /* instructions before that stream */
+		uint64_t total;
+	} *tcounts;
+	size_t ntcounts, captcounts;
 	bool ran;
 	bool warned_kernel, warned_anon;
 	struct hwt_pts_stats st;

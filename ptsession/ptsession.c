@@ -199,6 +199,7 @@ void hwt_pts_close(struct hwt_pts *pts)
 	free(pts->pids);
 	free(pts->tids);
 	free(pts->kallsyms);
+	free(pts->tcounts);
 	free(pts);
 }
 
@@ -316,22 +317,72 @@ static int pts_span(void *ctx, uint64_t lo, uint64_t hi, struct hwt_dec_context 
 	return pts_hook(ctx, &q, out) < 0 ? 0 : 1;
 }
 
-static int pts_rec(void *ctx, const struct hwt_dec_rec *rec)
+/* The entry of tid in the instruction counts (inserted), or NULL when out
+ * of memory. */
+static struct pts_tcount *tcount_get(struct hwt_pts *pts, int32_t tid)
+{
+	size_t mask, i;
+
+	if (2 * (pts->ntcounts + 1) > pts->captcounts) {
+		size_t cap = pts->captcounts ? 2 * pts->captcounts : 64;
+		struct pts_tcount *n = malloc(cap * sizeof(*n)), *old = pts->tcounts;
+
+		if (!n)
+			return NULL;
+		for (size_t k = 0; k < cap; k++)
+			n[k].tid = -1;
+		for (size_t k = 0; k < pts->captcounts; k++) {
+			if (old[k].tid < 0)
+				continue;
+			i = ((uint32_t)old[k].tid * 0x9e3779b1u) & (cap - 1);
+			while (n[i].tid >= 0)
+				i = (i + 1) & (cap - 1);
+			n[i] = old[k];
+		}
+		free(old);
+		pts->tcounts = n;
+		pts->captcounts = cap;
+	}
+	mask = pts->captcounts - 1;
+	i = ((uint32_t)tid * 0x9e3779b1u) & mask;
+	while (pts->tcounts[i].tid >= 0 && pts->tcounts[i].tid != tid)
+		i = (i + 1) & mask;
+	if (pts->tcounts[i].tid < 0) {
+		pts->tcounts[i] = (struct pts_tcount){tid, 0, 0, 0};
+		pts->ntcounts++;
+	}
+	return &pts->tcounts[i];
+}
+
+static int pts_rec(void *ctx, const struct hwt_dec_rec *rec_in)
 {
 	struct pts_stream *st = ctx;
 	struct hwt_pts *pts = st->pts;
-	struct hwt_dec_rec owned;
+	struct hwt_dec_rec owned = *rec_in;
+	const struct hwt_dec_rec *rec = &owned;
 	uint64_t t;
 
-	if (rec->tid < 0 && rec->pid < 0) {
+	if (owned.tid < 0 && owned.pid < 0) {
 		/* Records before any decoding (a loss at the start of a
 		 * stream) have no thread yet: the stream's, or the CPU's. */
-		owned = *rec;
 		owned.pid = st->pid;
 		owned.tid = st->tid;
 		if (st->cpu >= 0)
 			thread_at(st, st->last_time, &owned.pid, &owned.tid);
-		rec = &owned;
+	}
+	if (owned.tid >= 0) {
+		/* The thread's count goes on from its other streams. */
+		struct pts_tcount *c = tcount_get(pts, owned.tid);
+
+		if (!c)
+			return -ENOMEM;
+		if (c->stream != st->idx + 1) {
+			c->stream = (uint32_t)(st->idx + 1);
+			c->base = c->total;
+		}
+		owned.insns += c->base;
+		if (owned.insns > c->total)
+			c->total = owned.insns;
 	}
 	if (rec->flags & HWT_DEC_RF_TIME)
 		st->last_time = pts->dcfg.tconv.valid ? rec->time : rec->tsc;

@@ -24,7 +24,9 @@
  * order. In a per-CPU recording (perf's default) each CPU's records are in
  * time order; a thread that ran on several CPUs has its records in several
  * streams, and its call stack starts afresh on each CPU (returns to frames
- * entered on another CPU are RF_UNKNOWN_FRAME).
+ * entered on another CPU are RF_UNKNOWN_FRAME). A record's insns counts the
+ * thread's instructions over all its streams so far (each stream's decoder
+ * counts from 0; the session continues the count).
  *
  * Losses are records, never silence: AUX data missing between segments (a
  * gap in AUX offsets), AUX records flagged TRUNCATED, PARTIAL or OVERWRITE,
