@@ -79,7 +79,9 @@ int hwt_pkt_decode(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt);
  * Returns 0, or -1 when the IP is suppressed or the compression reserved. */
 int hwt_pkt_ip(const struct hwt_pkt *pkt, uint64_t *last_ip);
 
-/* Offset of the first PSB at or after pos in buf, or len if none. */
+/* Offset of the first PSB at or after pos in buf, or len if none. Where
+ * more 02 82 pairs come before it (the end of the packet before), the PSB
+ * is the last 16 bytes of the run, as in libipt. */
 size_t hwt_pkt_find_psb(const uint8_t *buf, size_t len, size_t pos);
 
 #define HWT_PKT_PSB_SIZE 16

@@ -252,6 +252,73 @@ static void test_random_bytes(void **state)
 	fprintf(stderr, "random: %" PRIu64 " packet positions compared\n", ncompared);
 }
 
+/* Where a stream synchronizes: at every PSB libipt's packet decoder finds
+ * (pt_pkt_sync_forward), also where the packet before a PSB ends in 02 82
+ * pairs (a TNT payload), which makes the PSB pattern begin early. */
+static void test_psb_sync(void **state)
+{
+	uint64_t rng = hwt_test_seed();
+	static const uint8_t psb[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
+	uint8_t buf[8192];
+	size_t npsb = 0, nearly = 0;
+
+	(void)state;
+	for (int round = 0; round < 40; round++) {
+		struct pt_config cfg;
+		struct pt_packet_decoder *pd;
+		size_t len = 0, ours;
+		uint64_t theirs;
+
+		while (len + 40 < sizeof(buf)) {
+			uint64_t r = hwt_test_rand(&rng);
+			/* A TNT-64 whose payload ends in 1..3 pairs of 02 82. */
+			uint8_t tnt[8] = {0x02, 0xa3, 0x49, 0x92, 0x24, 0x02, 0x02, 0x82};
+
+			switch (r % 5) {
+			case 0:
+				tnt[4] = (r >> 8) % 3 ? 0x24 : 0x02;
+				tnt[5] = (r >> 8) % 3 == 2 ? 0x82 : tnt[5];
+				memcpy(buf + len, tnt, 8);
+				len += 8;
+				if ((r >> 16) & 1)
+					break;
+				/* A PSB right after it. */
+				nearly++;
+				/* fall through */
+			case 1:
+				memcpy(buf + len, psb, 16);
+				buf[len + 16] = 0x02;
+				buf[len + 17] = 0x23; /* PSBEND */
+				len += 18;
+				npsb++;
+				break;
+			case 2:
+				buf[len++] = 0x59; /* MTC */
+				buf[len++] = (uint8_t)(r >> 8);
+				break;
+			default:
+				buf[len++] = 0x00; /* PAD */
+				break;
+			}
+		}
+		pt_config_init(&cfg);
+		cfg.begin = buf;
+		cfg.end = buf + len;
+		pd = pt_pkt_alloc_decoder(&cfg);
+		assert_non_null(pd);
+		ours = hwt_pkt_find_psb(buf, len, 0);
+		while (pt_pkt_sync_forward(pd) >= 0) {
+			assert_int_equal(pt_pkt_get_sync_offset(pd, &theirs), 0);
+			assert_int_equal(ours, theirs);
+			ours = hwt_pkt_find_psb(buf, len, ours + 16);
+		}
+		assert_int_equal(ours, len);
+		pt_pkt_free_decoder(pd);
+	}
+	assert_true(npsb > 100 && nearly > 50);
+}
+
 static void test_synthetic_traces(void **state)
 {
 	(void)state;
@@ -521,6 +588,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_bytes),
+		cmocka_unit_test(test_psb_sync),
 		cmocka_unit_test(test_synthetic_traces),
 		cmocka_unit_test(test_conformance_traces),
 		cmocka_unit_test(test_real_traces),
