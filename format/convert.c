@@ -357,6 +357,27 @@ static int finished_round(struct cv *c)
 	return hwt_fmt_perf_writer_record(c->w, r, sizeof(r));
 }
 
+/* Where to end an AUXTRACE record that the AUX data goes on after: at the
+ * last PSB in buf (its run of 02 82 pairs ends the pattern; see
+ * decoder/pkt.c), so that no packet spans two records; perf's decoder
+ * reported bad packets where one did. All of buf when it has none. */
+static size_t cut_at_psb(const uint8_t *buf, size_t len)
+{
+	/* i: the end of a run of 02 82 pairs, looking back from the end (a
+	 * run reaching the end may go on after it). */
+	for (size_t i = len - 1; i >= 16; i--) {
+		size_t k = i;
+
+		while (k >= 2 && buf[k - 2] == 0x02 && buf[k - 1] == 0x82)
+			k -= 2;
+		if (i - k >= 16)
+			return i - 16 ? i - 16 : len;
+		if (k < i)
+			i = k + 1;
+	}
+	return len;
+}
+
 /* Writes AUX stream a's bytes up to AUX offset end (all of them for
  * UINT64_MAX) as PERF_RECORD_AUXTRACE records. ref is the TSC when the
  * data was taken (perf record puts rdtsc() there): perf's decoder takes the
@@ -395,6 +416,16 @@ static int write_aux_until(struct cv *c, struct cv_aux *a, uint64_t end, uint64_
 				a->pos = 0;
 				continue;
 			}
+			bool held = false;
+
+			if (at + (uint64_t)got < sg->aux_offset + sg->size) {
+				/* The segment goes on: end the record at a PSB,
+				 * the rest waits for the next one. */
+				size_t cut = cut_at_psb(c->buf, (size_t)got);
+
+				held = at + (uint64_t)got >= lim;
+				got = (int64_t)cut;
+			}
 			err = hwt_fmt_perf_writer_auxtrace(c->w, at, ref, (uint32_t)a->index,
 							   a->st->tid, a->st->cpu, c->buf,
 							   (uint64_t)got);
@@ -403,6 +434,8 @@ static int write_aux_until(struct cv *c, struct cv_aux *a, uint64_t end, uint64_
 			c->st->aux_records++;
 			c->st->aux_bytes += (uint64_t)got;
 			a->pos += (uint64_t)got;
+			if (held && a->pos < sg->size)
+				return 0;
 		}
 		if (a->pos >= sg->size) {
 			a->seg++;

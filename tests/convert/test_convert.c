@@ -655,6 +655,70 @@ static void test_readback(void **state)
 	hwt_test_tmpdir_remove(dir);
 }
 
+/* A trace of several AUX records (the emulator announces one per 4 MB):
+ * every AUXTRACE record after the first begins at a PSB, so no packet
+ * spans two records (perf's decoder reported bad packets at such splits),
+ * the bytes are the recording's, and perf decodes it without errors. */
+static void test_records_at_psb(void **state)
+{
+	static const uint8_t psb[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
+	char *dir = hwt_test_tmpdir(), hwt[512], data[512];
+	struct hwt_fmt_session_config cfg;
+	struct hwt_fmt_session *a, *b;
+	struct hwt_fmt_record rec;
+	struct hwt_test_run run;
+	uint64_t nrec = 0;
+	uint8_t *x, *y;
+	size_t lx, ly;
+
+	(void)state;
+	if (!have_qemu()) {
+		hwt_test_tmpdir_remove(dir);
+		hwt_test_skip("qemu-x86_64 is not installed (Debian package qemu-user)");
+	}
+	snprintf(hwt, sizeof(hwt), "%s/long.hwt", dir);
+	snprintf(data, sizeof(data), "%s/long.perf.data", dir);
+	hwt_test_run(&run, "%s record --pt=emulate -o %s -- %s 30", hwt_test_hwtrace(), hwt,
+		     hwt_test_prog("conv_long"));
+	assert_int_equal(run.status, 0);
+	hwt_test_run_free(&run);
+	convert_ok(hwt, data);
+	hwt_fmt_session_config_init(&cfg);
+	cfg.load_aux = true;
+	assert_int_equal(hwt_fmt_session_open(&b, data, &cfg, NULL), 0);
+	while (hwt_fmt_session_next(b, &rec, NULL) == 0) {
+		if (rec.type != 71)
+			continue;
+		assert_non_null(rec.u.auxtrace.data);
+		assert_true(rec.u.auxtrace.size >= 16);
+		if (nrec++)
+			assert_memory_equal(rec.u.auxtrace.data, psb, sizeof(psb));
+	}
+	assert_true(nrec >= 2);
+	hwt_fmt_session_close(b);
+	assert_int_equal(hwt_fmt_session_open(&a, hwt, NULL, NULL), 0);
+	assert_int_equal(hwt_fmt_session_open(&b, data, NULL, NULL), 0);
+	x = aux_all(a, &lx);
+	y = aux_all(b, &ly);
+	assert_true(lx > (4u << 20));
+	assert_true(ly >= lx && ly - lx < 8);
+	assert_memory_equal(x, y, lx);
+	free(x);
+	free(y);
+	hwt_fmt_session_close(a);
+	hwt_fmt_session_close(b);
+	if (system("perf --version >/dev/null 2>&1") == 0) {
+		hwt_test_run(&run, "perf script -i %s --itrace=e 2>&1", data);
+		assert_int_equal(run.status, 0);
+		assert_false(hwt_test_contains(run.out, "instruction trace error"));
+		hwt_test_run_free(&run);
+	} else {
+		fprintf(stderr, "perf is not installed: the perf decode check is skipped\n");
+	}
+	hwt_test_tmpdir_remove(dir);
+}
+
 /* A recording of samples converts record for record: the same sample IPs
  * in the same order through our reader, and perf report counts them all. */
 static void test_samples(void **state)
@@ -897,6 +961,7 @@ int main(void)
 		cmocka_unit_test(test_threads_and_fork),
 		cmocka_unit_test(test_per_cpu_layout),
 		cmocka_unit_test(test_readback),
+		cmocka_unit_test(test_records_at_psb),
 		cmocka_unit_test(test_samples),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_output_and_truncated),
