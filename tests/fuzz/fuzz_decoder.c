@@ -4,7 +4,9 @@
  * it, so mutations explore plausible streams).
  *
  * Input: one configuration byte (bits 0-2: the CPU, for libipt's errata;
- * bits 3-4: how to cut the stream for hwt_dec_feed), then the PT bytes.
+ * bits 3-4: how to cut the stream for hwt_dec_feed; bits 5-7: a sideband
+ * hook that switches thread and image each 2^(4 * K) TSC ticks, K = 1..7,
+ * with its span companion; 0: none), then the PT bytes.
  *
  * Properties checked (a failure aborts, so the fuzzer reports it):
  *   - no engine crashes, hangs or reports an error other than gaps;
@@ -93,7 +95,7 @@ static int on_rec(void *ctx, const struct hwt_dec_rec *r)
 }
 
 static struct hwt_dec_icache *icache;
-static struct hwt_dec_image *image;
+static struct hwt_dec_image *image, *image2;
 
 static void setup(void)
 {
@@ -101,8 +103,32 @@ static void setup(void)
 		return;
 	if (hwt_dec_icache_alloc(&icache, NULL) < 0 ||
 	    hwt_dec_image_alloc(&image, icache, "fuzz") < 0 ||
-	    hwt_dec_image_add_mem(image, fuzz_code, sizeof(fuzz_code), FUZZ_CODE_BASE, "code") < 0)
+	    hwt_dec_image_add_mem(image, fuzz_code, sizeof(fuzz_code), FUZZ_CODE_BASE, "code") < 0 ||
+	    hwt_dec_image_alloc(&image2, icache, "fuzz2") < 0 || hwt_dec_image_copy(image2, image) < 0)
 		abort();
+}
+
+/* The hook: thread 2 (the copied image) in odd periods of 2^shift ticks,
+ * thread 1 in even ones and without time. */
+static int hook(void *ctx, const struct hwt_dec_context_query *q, struct hwt_dec_context *out)
+{
+	unsigned int shift = (unsigned int)(uintptr_t)ctx;
+	bool odd = q->has_tsc && ((q->tsc >> shift) & 1);
+
+	out->pid = 1;
+	out->tid = odd ? 2 : 1;
+	out->image = odd ? image2 : image;
+	return 0;
+}
+
+static int span(void *ctx, uint64_t lo, uint64_t hi, struct hwt_dec_context *out)
+{
+	unsigned int shift = (unsigned int)(uintptr_t)ctx;
+	struct hwt_dec_context_query q = {lo, true, NULL, false, false};
+
+	if ((lo >> shift) != (hi >> shift))
+		return 0;
+	return hook(ctx, &q, out) < 0 ? -1 : 1;
 }
 
 static const char *const cpus[8] = {
@@ -162,6 +188,11 @@ static struct digest run(uint32_t engine, uint8_t conf, const uint8_t *pt, size_
 	cfg.cpuid_0x15_ebx = 100;
 	if (hwt_dec_cpu_parse(&cfg.cpu, cpus[conf & 7]) < 0)
 		abort();
+	if (conf >> 5) {
+		cfg.context = hook;
+		cfg.context_span = span;
+		cfg.context_ctx = (void *)(uintptr_t)(4 * (conf >> 5));
+	}
 	if (hwt_dec_alloc(&dec, &cfg, icache) < 0 || hwt_dec_set_context(dec, 1, 1, image) < 0)
 		abort();
 	memset(&sink, 0, sizeof(sink));
