@@ -74,6 +74,7 @@ typedef uintptr_t run_ent;
  * precomputed. The profile gets the run's count times each of its blocks
  * when the run is evicted or the segment ends (run_fold). */
 struct run {
+	/* What a lookup and a replay read, in the first cache line. */
 	const struct hwt_dec_bb *bb;   /* key: the start */
 	uint64_t image_id;             /* key: the image it was built in */
 	uint16_t key;                  /* key: bit count << 8 | bits */
@@ -82,14 +83,14 @@ struct run {
 	uint8_t nlog;                  /* entries logged as items */
 	uint8_t nlog_pre;              /* ... of them before the decision
 					* before the last (used >= 2) */
-	uint8_t log_idx[RUN_MAX];      /* ... their indexes in ent */
-	uint32_t log_delta[RUN_MAX];   /* instructions up to each, from the
-					* previous one (its own included) */
 	uint32_t tail;                 /* instructions after the last */
 	uint32_t insns;                /* all instructions */
 	uint64_t count;                /* runs since the last fold */
 	struct hwt_dec_bb *end;        /* where to go on (not run yet) */
 	uint64_t end_ip;
+	uint8_t log_idx[RUN_MAX];      /* ... their indexes in ent */
+	uint32_t log_delta[RUN_MAX];   /* instructions up to each, from the
+					* previous one (its own included) */
 	run_ent ent[RUN_MAX];
 };
 

@@ -280,6 +280,15 @@ out:
 	return err;
 }
 
+/* Whether the 02 82 run of the PSB found at p reaches the end of buf (the
+ * PSB is the run's last 16 bytes: more bytes could move it). */
+static bool psb_run_open(const uint8_t *buf, size_t len, size_t p)
+{
+	size_t rest = len - (p + HWT_PKT_PSB_SIZE);
+
+	return rest == 0 || (rest == 1 && buf[len - 1] == 0x02);
+}
+
 /* Where the segments that can be decoded now end: at the last PSB whose
  * PSB+ is complete (a segment's end needs the next PSB+), or len when
  * final. */
@@ -327,6 +336,14 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bo
 	if (!len)
 		return final ? sync_gap_flush(dec) : 0;
 	first = hwt_pkt_find_psb(buf, len, 0);
+	if (first < len && !final && psb_run_open(buf, len, first)) {
+		/* The PSB's 02 82 run may go on in the next bytes, which
+		 * would move the PSB: the bytes before it are a gap either
+		 * way (one gap: not flushed), the rest waits. */
+		if (keep)
+			*keep = first;
+		return first ? sync_gap(dec, dec->base_pos, first) : 0;
+	}
 	if (first >= len && !final) {
 		/* No PSB: a gap, but a PSB may begin in the last bytes. */
 		first = len > HWT_PKT_PSB_SIZE - 1 ? len - (HWT_PKT_PSB_SIZE - 1) : 0;
