@@ -314,7 +314,7 @@ error:
 
 int script_sb_option(struct script_sb *sb, const char *name, const char *arg)
 {
-	uint64_t v;
+	uint64_t v = 0;
 	int err = 0;
 
 	if (!strcmp(name, "pevent:primary"))

@@ -921,8 +921,8 @@ static int handle_record(struct hwt_fmt_session *s, const uint8_t *r, size_t siz
 static int pump(struct hwt_fmt_session *s, uint64_t *err_offset)
 {
 	struct fmt_perf *p = s->perf;
-	const uint8_t *r;
-	size_t size;
+	const uint8_t *r = NULL;
+	size_t size = 0;
 	uint64_t off;
 	int err;
 
@@ -1139,8 +1139,8 @@ static int prescan(struct hwt_fmt_session *s, uint64_t *err_offset)
 	int err;
 
 	for (;;) {
-		const uint8_t *r;
-		size_t size;
+		const uint8_t *r = NULL;
+		size_t size = 0;
 		uint64_t off;
 		uint32_t type;
 
