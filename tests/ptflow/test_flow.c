@@ -485,6 +485,36 @@ static void test_known_profile(void **state)
 	assert_true(hwt_test_contains((char *)out.data,
 				      ";main;rec;rec;rec;rec;rec;rec;rec;rec;rec;rec "));
 	assert_false(hwt_test_contains((char *)out.data, ";rec;rec;rec;rec;rec;rec;rec;rec;rec;rec;rec"));
+
+	/* With block records at depth 0 only (what the views ask the
+	 * decoder for): the same stacks and weights. */
+	{
+		struct hwt_rep_profile *prof2;
+		struct hwt_ptf *ptf2;
+		struct hwt_ptf_stats st2;
+		struct hwt_buf out2;
+
+		assert_int_equal(hwt_ptf_dec_flags(&cfg), HWT_DEC_F_BASE_BLOCKS);
+		assert_int_equal(hwt_rep_profile_alloc(&prof2, NULL), 0);
+		cfg.profile = prof2;
+		assert_int_equal(hwt_ptf_alloc(&ptf2, &cfg), 0);
+		l.cfg.flags |= hwt_ptf_dec_flags(&cfg);
+		ptl_decode(&l, ptf2, HWT_DEC_ENGINE_FAST);
+		l.cfg.flags &= ~HWT_DEC_F_BASE_BLOCKS;
+		assert_int_equal(hwt_ptf_finish(ptf2), 0);
+		hwt_ptf_stats(ptf2, &st2);
+		assert_int_equal(st2.insns, st.insns);
+		assert_int_equal(st2.calls, st.calls);
+		assert_true(st2.records < st.records / 2);
+		hwt_buf_init(&out2);
+		assert_int_equal(hwt_rep_render(prof2, &rc, &out2), 0);
+		assert_int_equal(hwt_buf_append(&out2, "", 1), 0);
+		assert_string_equal((char *)out2.data, (char *)out.data);
+		hwt_buf_fini(&out2);
+		hwt_ptf_free(ptf2);
+		hwt_rep_profile_free(prof2);
+		cfg.profile = prof;
+	}
 	hwt_buf_fini(&out);
 
 	/* The other renderers take it as it is. */
