@@ -619,6 +619,62 @@ static int cmp_stream(const void *a, const void *b)
 	return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
+static int cmp_tid_cpu(const void *a, const void *b)
+{
+	const int32_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return (x[0] > y[0]) - (x[0] < y[0]);
+	return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* Per CPU: the threads that ran on more than one CPU, by the switch
+ * timelines (their call stacks restart on each CPU; counted so that the
+ * reports can say so). */
+static int count_migrated(struct hwt_pts *pts)
+{
+	size_t n = 0, k = 0;
+	int32_t *pairs;
+
+	for (size_t i = 0; i < pts->nstreams; i++)
+		n += pts->streams[i].cpu >= 0 ? pts->streams[i].nsw + 1 : 0;
+	if (!n)
+		return 0;
+	pairs = malloc(2 * n * sizeof(*pairs));
+	if (!pairs)
+		return -ENOMEM;
+	for (size_t i = 0; i < pts->nstreams; i++) {
+		const struct pts_stream *st = &pts->streams[i];
+
+		if (st->cpu < 0)
+			continue;
+		for (size_t j = 0; j <= st->nsw; j++) {
+			int32_t tid = j ? st->sw[j - 1].tid : st->first_tid;
+
+			if (tid <= 0)
+				continue; /* unknown, or the idle task */
+			pairs[2 * k] = tid;
+			pairs[2 * k + 1] = st->cpu;
+			k++;
+		}
+	}
+	qsort(pairs, k, 2 * sizeof(*pairs), cmp_tid_cpu);
+	for (size_t j = 0; j < k;) {
+		size_t e = j;
+		bool several = false;
+
+		/* One thread's (tid, cpu) pairs, sorted by CPU. */
+		while (e < k && pairs[2 * e] == pairs[2 * j]) {
+			several |= pairs[2 * e + 1] != pairs[2 * j + 1];
+			e++;
+		}
+		pts->st.migrated_threads += several;
+		j = e;
+	}
+	free(pairs);
+	return 0;
+}
+
 static int build_streams(struct hwt_pts *pts, struct pending *pd)
 {
 	size_t n = hwt_fmt_session_naux(pts->s);
@@ -683,7 +739,7 @@ static int build_streams(struct hwt_pts *pts, struct pending *pd)
 	}
 	qsort(pts->streams, n, sizeof(*pts->streams), cmp_stream);
 	pts->st.streams = n;
-	return 0;
+	return count_migrated(pts);
 }
 
 static int cmp_imgtime(const void *a, const void *b)

@@ -146,6 +146,8 @@ struct hwt_pts_stats {
 	uint64_t bad_records;     /* sideband records skipped as malformed */
 	uint64_t read_errors;     /* damaged chunks skipped */
 	uint64_t missing_objects; /* mapped files missing or changed */
+	uint64_t migrated_threads; /* per CPU: threads that ran on more than
+				    * one CPU (their stack restarts on each) */
 	uint64_t processes;       /* processes seen in the sideband */
 	bool emulated;            /* the PT comes from hwtrace's emulator */
 	bool per_cpu;             /* streams are per CPU (else per thread) */

@@ -310,12 +310,12 @@ static void test_remap(void **state)
  * CPU 0, the child's on CPU 1, SWITCH_CPU_WIDE records saying who ran
  * where, pt.config.per_thread = 0): the threads now come from the switch
  * timeline through the context hook, and the flow is the same. */
-static void make_per_cpu(const char *in, const char *out)
+static void make_per_cpu(const char *in, const char *out, bool migrate)
 {
 	struct hwt_fmt_session *s;
 	struct hwt_fmt_writer *w;
 	struct hwt_fmt_record rec;
-	uint64_t off = 0, start[2] = {0};
+	uint64_t off = 0, start[2] = {0}, last = 0;
 	uint32_t pid[2] = {0}, nstart = 0;
 	int sb, swst, aux[2];
 	uint8_t buf[65536];
@@ -344,19 +344,25 @@ static void make_per_cpu(const char *in, const char *out)
 			pid[nstart] = rec.u.itrace_start.pid;
 			start[nstart++] = rec.id.time;
 		}
+		if (rec.id.time > last)
+			last = rec.id.time;
 		assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)sb, rec.raw, rec.size), 0);
 	}
 	assert_int_equal(nstart, 2);
-	for (uint32_t cpu = 0; cpu < 2; cpu++) {
+	/* migrate: the parent also runs on CPU 1, after every other record
+	 * (no trace left then: the flow is the same, the thread counts as
+	 * one that ran on two CPUs). */
+	for (uint32_t k = 0; k < (migrate ? 3u : 2u); k++) {
 		/* SWITCH_CPU_WIDE IN: next_prev pid/tid (idle), then the
 		 * sample_id trailer: pid, tid, time, cpu, res, id. */
 		uint8_t r[8 + 8 + 32] = {0};
+		uint32_t cpu = k < 2 ? k : 1, who = k < 2 ? pid[k] : pid[0];
 
 		hwt_put_le32(r, PERF_RECORD_SWITCH_CPU_WIDE);
 		hwt_put_le16(r + 6, sizeof(r));
-		hwt_put_le32(r + 16, pid[cpu]);
-		hwt_put_le32(r + 20, pid[cpu]);
-		hwt_put_le64(r + 24, start[cpu]);
+		hwt_put_le32(r + 16, who);
+		hwt_put_le32(r + 20, who);
+		hwt_put_le64(r + 24, k < 2 ? start[k] : last + 1000000);
 		hwt_put_le32(r + 32, cpu);
 		hwt_put_le64(r + 40, 1);
 		assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)swst, r, sizeof(r)), 0);
@@ -387,7 +393,7 @@ static void test_per_cpu(void **state)
 	if (!need_recording())
 		return;
 	snprintf(path, sizeof(path), "%s/percpu.hwt", dir);
-	make_per_cpu(trace, path);
+	make_per_cpu(trace, path, false);
 	hwt_test_run(&r, "%s -v script -i %s --itrace=bcre", hwt_test_hwtrace(), path);
 	assert_int_equal(r.status, 0);
 	assert_true(hwt_test_contains(r.err, "PT stream 0 (cpu 0): code and thread by time"));
@@ -405,6 +411,41 @@ static void test_per_cpu(void **state)
 	hwt_test_run(&t, "%s script -i %s --itrace=bcre --engine libipt", hwt_test_hwtrace(), path);
 	assert_int_equal(t.status, 0);
 	assert_string_equal(r.out, t.out);
+	hwt_test_run_free(&r);
+	hwt_test_run_free(&t);
+}
+
+/* A thread that ran on two CPUs: the reports say that its call stack
+ * restarts on each CPU's trace (here nothing of it is traced on the second
+ * one, so the flow and the counts are the same as without). */
+static void test_per_cpu_migrated(void **state)
+{
+	struct hwt_test_run r, t;
+	char path[600], plain[600];
+
+	(void)state;
+	if (!need_recording())
+		return;
+	snprintf(path, sizeof(path), "%s/migrated.hwt", dir);
+	snprintf(plain, sizeof(plain), "%s/percpu2.hwt", dir);
+	make_per_cpu(trace, path, true);
+	make_per_cpu(trace, plain, false);
+	hwt_test_run(&r, "%s script -i %s --itrace=bcre", hwt_test_hwtrace(), path);
+	hwt_test_run(&t, "%s script -i %s --itrace=bcre", hwt_test_hwtrace(), plain);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(t.status, 0);
+	assert_string_equal(r.out, t.out);
+	assert_int_equal(count_lines(r.err, "1 thread(s) ran on more than one CPU", NULL), 1);
+	assert_int_equal(count_lines(t.err, "ran on more than one CPU", NULL), 0);
+	hwt_test_run_free(&r);
+	hwt_test_run_free(&t);
+	hwt_test_run(&r, "%s report -i %s --calls", hwt_test_hwtrace(), path);
+	hwt_test_run(&t, "%s report -i %s --calls", hwt_test_hwtrace(), plain);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, t.out);
+	assert_int_equal(count_lines(r.err, "warning: ", "1 thread(s) ran on more than one CPU",
+				     "[unknown]", NULL),
+			 1);
 	hwt_test_run_free(&r);
 	hwt_test_run_free(&t);
 }
@@ -724,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_flow),
 		cmocka_unit_test(test_remap),
 		cmocka_unit_test(test_per_cpu),
+		cmocka_unit_test(test_per_cpu_migrated),
 		cmocka_unit_test(test_missing_binary),
 		cmocka_unit_test(test_api),
 		cmocka_unit_test(test_parallel_engines),
