@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +156,24 @@ static void test_never_started_runs_nothing(void **state)
 	hwt_test_tmpdir_remove(dir);
 }
 
+/* Threads of process pid (entries of /proc/PID/task). */
+static int task_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
 static void test_attach_threads(void **state)
 {
 	struct hwt_coll_target *t = new_target(NULL);
@@ -171,7 +190,10 @@ static void test_attach_threads(void **state)
 		      (char *)NULL);
 		_exit(127);
 	}
-	usleep(150000);
+	/* Until its 3 threads exist (a fixed wait was too short for an ASan
+	 * binary on a loaded machine). */
+	for (int i = 0; i < 1000 && task_count(pid) < 4; i++)
+		usleep(10000);
 	assert_int_equal(hwt_coll_target_attach(t, &pid, 1), 0);
 	n = hwt_coll_target_threads(t, &tids);
 	assert_int_equal(n, 4); /* main + 3 threads */
