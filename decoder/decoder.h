@@ -414,8 +414,9 @@ struct hwt_dec_context_query {
 /* Sideband hook: fills *out with the context current at the query's time
  * (out->image NULL: none known yet, the decoder keeps the default context
  * of hwt_dec_set_context). Called at the start of every segment, after
- * every event and whenever time advances at a branch (libipt's tick), in
- * decode order; with cfg.threads > 1 possibly from several threads at
+ * every event and whenever time advances at a branch (libipt's tick;
+ * except where a span companion, below, says the answer stays the same),
+ * in decode order; with cfg.threads > 1 possibly from several threads at
  * once. Returns 0 or a negative error. */
 typedef int (*hwt_dec_context_fn)(void *ctx, const struct hwt_dec_context_query *q,
 				  struct hwt_dec_context *out);
