@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/pkt.h"
 #include "ptsession/ptsession.h"
 #include "tests/lib/testutil.h"
 
@@ -450,6 +451,174 @@ static void test_per_cpu_migrated(void **state)
 	hwt_test_run_free(&t);
 }
 
+/* A one-thread recording rewritten as a per-CPU one in which the thread
+ * moves: the PT from a third of the way to two thirds (cut at PSBs) is on
+ * CPU 1 from the time of its first PSB, the rest on CPU 0. Returns the
+ * instructions the emulator counted. */
+static uint64_t make_split_cpu(const char *out)
+{
+	char in[600];
+	struct hwt_test_run r;
+	struct hwt_fmt_session *s;
+	struct hwt_fmt_writer *w;
+	struct hwt_fmt_record rec;
+	struct hwt_dec_tconv tc = {true, 0, 0, 0};
+	uint64_t off = 0, insns, start = 0, t_mid = 0;
+	uint32_t pid = 0;
+	size_t len, cut[2];
+	int sb, swst, aux0, aux1;
+	uint8_t *buf;
+	const char *p;
+
+	snprintf(in, sizeof(in), "%s/one.hwt", dir);
+	hwt_test_run(&r, "%s record --pt=emulate,psb_period=0 -o %s -- %s 1", hwt_test_hwtrace(), in,
+		     hwt_test_prog("conv_long"));
+	assert_int_equal(r.status, 0);
+	p = strstr(r.err, " thread, ");
+	assert_non_null(p);
+	insns = strtoull(p + 9, NULL, 10);
+	hwt_test_run_free(&r);
+
+	assert_int_equal(hwt_fmt_session_open(&s, in, NULL, &off), 0);
+	assert_int_equal(hwt_fmt_writer_open(&w, out, NULL), 0);
+	for (size_t i = 0; i < hwt_fmt_session_nmeta(s); i++) {
+		const struct hwt_fmt_meta *m = hwt_fmt_session_meta(s, i);
+
+		if (!strcmp(m->key, "pt.config.per_thread"))
+			assert_int_equal(hwt_fmt_writer_meta_u64(w, m->key, 0), 0);
+		else if (m->type == HWT_FMT_META_U64)
+			assert_int_equal(hwt_fmt_writer_meta_u64(w, m->key, m->v.u64), 0);
+		else if (m->type == HWT_FMT_META_STR)
+			assert_int_equal(hwt_fmt_writer_meta_str(w, m->key, m->v.str), 0);
+		else if (m->type == HWT_FMT_META_BYTES)
+			assert_int_equal(hwt_fmt_writer_meta_bytes(w, m->key, m->v.bytes, m->len), 0);
+		if (!strcmp(m->key, "time.shift"))
+			tc.time_shift = (uint16_t)m->v.u64;
+		else if (!strcmp(m->key, "time.mult"))
+			tc.time_mult = (uint32_t)m->v.u64;
+		else if (!strcmp(m->key, "time.zero"))
+			tc.time_zero = m->v.u64;
+	}
+	assert_true(tc.time_mult > 0);
+	sb = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, -1, -1, "sideband");
+	swst = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, -1, -1, "switch");
+	assert_true(sb >= 0 && swst >= 0);
+	while (hwt_fmt_session_next(s, &rec, &off) == 0) {
+		if (rec.type == PERF_RECORD_AUX)
+			continue;
+		if (rec.type == PERF_RECORD_ITRACE_START && !pid) {
+			pid = rec.u.itrace_start.pid;
+			start = rec.id.time;
+		}
+		assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)sb, rec.raw, rec.size), 0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(hwt_fmt_session_naux(s), 1);
+	assert_int_equal(hwt_fmt_session_aux(s, 0)->nsegments, 1);
+	len = (size_t)hwt_fmt_session_aux_segment(s, 0, 0)->size;
+	buf = malloc(len);
+	assert_non_null(buf);
+	assert_int_equal(hwt_fmt_session_aux_read(s, 0, 0, 0, buf, len), (int64_t)len);
+	/* PSBs near a third and two thirds; the first one's PSB+ starts
+	 * with a TSC (the emulator's layout), which gives the switch time. */
+	cut[0] = hwt_pkt_find_psb(buf, len, len / 3);
+	cut[1] = hwt_pkt_find_psb(buf, len, 2 * len / 3);
+	assert_true(cut[0] < cut[1] && cut[1] < len);
+	assert_int_equal(buf[cut[0] + 16], 0x19);
+	{
+		uint64_t tsc = 0;
+
+		for (int i = 7; i >= 1; i--)
+			tsc = tsc << 8 | buf[cut[0] + 16 + i];
+		t_mid = hwt_dec_tsc_to_perf(&tc, tsc);
+	}
+	assert_true(t_mid > start);
+	/* SWITCH_CPU_WIDE IN (see make_per_cpu): the thread on CPU 0 from
+	 * its start, on CPU 1 from the cut (CPU 0 has no trace meanwhile). */
+	for (uint32_t cpu = 0; cpu < 2; cpu++) {
+		uint8_t sw[8 + 8 + 32] = {0};
+
+		hwt_put_le32(sw, PERF_RECORD_SWITCH_CPU_WIDE);
+		hwt_put_le16(sw + 6, sizeof(sw));
+		hwt_put_le32(sw + 16, pid);
+		hwt_put_le32(sw + 20, pid);
+		hwt_put_le64(sw + 24, cpu ? t_mid : start);
+		hwt_put_le32(sw + 32, cpu);
+		hwt_put_le64(sw + 40, 1);
+		assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)swst, sw, sizeof(sw)), 0);
+	}
+	aux0 = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_AUX, 0, -1, "pt.cpu");
+	aux1 = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_AUX, 1, -1, "pt.cpu");
+	assert_true(aux0 >= 0 && aux1 >= 0);
+	assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux0, 0, buf, cut[0]), 0);
+	assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux0, cut[0], buf + cut[1], len - cut[1]), 0);
+	assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux1, 0, buf + cut[0], cut[1] - cut[0]), 0);
+	assert_int_equal(hwt_fmt_writer_close(w), 0);
+	hwt_fmt_session_close(s);
+	free(buf);
+	return insns;
+}
+
+/* A thread whose trace continues on another CPU and comes back: every
+ * call is counted once, the flame graph weighs every decoded instruction
+ * once (the instruction count goes on across the thread's streams); its
+ * stack restarts on each CPU, which the reports say. */
+static void test_split_cpu(void **state)
+{
+	struct hwt_test_run r, t;
+	char path[600], one[600];
+	unsigned long long sum = 0, decoded;
+	uint64_t insns;
+	const char *p;
+
+	(void)state;
+	if (!need_recording())
+		return;
+	snprintf(path, sizeof(path), "%s/split.hwt", dir);
+	snprintf(one, sizeof(one), "%s/one.hwt", dir);
+	insns = make_split_cpu(path);
+
+	hwt_test_run(&r, "%s script -i %s --itrace=c", hwt_test_hwtrace(), path);
+	hwt_test_run(&t, "%s script -i %s --itrace=c", hwt_test_hwtrace(), one);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(t.status, 0);
+	assert_true(count_lines(t.out, "call: ", NULL) > 1000);
+	assert_int_equal(count_lines(r.out, "call: ", NULL), count_lines(t.out, "call: ", NULL));
+	assert_int_equal(count_lines(r.err, "2 PT stream(s) (per CPU)", NULL), 1);
+	assert_int_equal(count_lines(r.err, "1 thread(s) ran on more than one CPU", NULL), 1);
+	/* Nothing is lost. A few instructions more than the emulator ran:
+	 * at the end of the part before each cut the decoder follows direct
+	 * branches towards the next PSB's address, which the cut made
+	 * another part's (real per-CPU traces switch threads in the kernel,
+	 * where user-space tracing is off). */
+	p = strstr(r.err, " bytes: ");
+	assert_non_null(p);
+	decoded = strtoull(p + 8, NULL, 10);
+	assert_true(decoded >= insns && decoded - insns < 100);
+	assert_int_equal(count_lines(r.out, "decode error", NULL), 0);
+	hwt_test_run_free(&r);
+	hwt_test_run_free(&t);
+
+	/* The flame graph weighs every instruction once. */
+	hwt_test_run(&r, "%s flame -q -i %s -o - --format folded --count events", hwt_test_hwtrace(),
+		     path);
+	assert_int_equal(r.status, 0);
+	for (const char *l = r.out; *l;) {
+		const char *e = strchr(l, '\n'), *sp = NULL;
+
+		assert_non_null(e);
+		for (const char *q = l; q < e; q++) {
+			if (*q == ' ')
+				sp = q; /* "a;b;c COUNT": the last space */
+		}
+		assert_non_null(sp);
+		sum += strtoull(sp + 1, NULL, 10);
+		l = e + 1;
+	}
+	assert_int_equal(sum, decoded);
+	hwt_test_run_free(&r);
+}
+
 /* The traced program is gone, then replaced by another file: it is named
  * once, its code gives decode-error gaps, and the rest (the libraries)
  * still decodes. */
@@ -766,6 +935,7 @@ int main(void)
 		cmocka_unit_test(test_remap),
 		cmocka_unit_test(test_per_cpu),
 		cmocka_unit_test(test_per_cpu_migrated),
+		cmocka_unit_test(test_split_cpu),
 		cmocka_unit_test(test_missing_binary),
 		cmocka_unit_test(test_api),
 		cmocka_unit_test(test_parallel_engines),
