@@ -432,32 +432,18 @@ static inline int ra_tolerant(struct fast *f)
 static inline int q_cond(struct fast *f, bool *taken)
 {
 	if (f->ntnt == 0) {
-		int n = peek(f), err;
+		uint8_t t = f->np->type;
+		int n, err;
 
-		if (f->np->type == HWT_PKT_TNT_8 || f->np->type == HWT_PKT_TNT_64) {
-			/* The common case (the checks below pass). */
-			f->tnt = f->np->payload;
-			f->ntnt = f->np->aux;
-			advance(f);
-			if (f->ntnt == 0)
-				return DECLINE;
-			err = ra_tolerant(f);
-			if (err < 0)
-				return err;
-			err = tick_point(f);
-			if (err < 0)
-				return err;
-			goto have_bits;
+		if (t != HWT_PKT_TNT_8 && t != HWT_PKT_TNT_64) {
+			/* No TNT next: what libipt would say instead. */
+			n = peek(f);
+			if (n == 0)
+				return Q_EOS;
+			if (n > 0 && !unsupported(t) && (will_event(f) || t == HWT_PKT_TIP))
+				return Q_BADQUERY;
+			return DECLINE;
 		}
-
-		if (n == 0)
-			return Q_EOS;
-		if (n < 0 || unsupported(f->np->type))
-			return DECLINE;
-		if (will_event(f) || f->np->type == HWT_PKT_TIP)
-			return Q_BADQUERY;
-		if (f->np->type != HWT_PKT_TNT_8 && f->np->type != HWT_PKT_TNT_64)
-			return DECLINE;
 		f->tnt = f->np->payload;
 		f->ntnt = f->np->aux;
 		advance(f);
@@ -470,7 +456,6 @@ static inline int q_cond(struct fast *f, bool *taken)
 		if (err < 0)
 			return err;
 	}
-have_bits:
 	f->ntnt--;
 	*taken = (f->tnt >> f->ntnt) & 1;
 	return status_flags(f);
@@ -1097,7 +1082,6 @@ static inline __attribute__((always_inline)) int run_replay(struct fast *f, stru
 	for (unsigned int j = 0; j < r->nlog; j++) {
 		struct hwt_dec_bb *eb = (struct hwt_dec_bb *)(r->ent[r->log_idx[j]] & ~(run_ent)7);
 		bool fl = r->ent[r->log_idx[j]] & 1;
-		struct seg_item *it;
 		uint64_t nip;
 
 		switch (eb->branch) {
@@ -1115,22 +1099,9 @@ static inline __attribute__((always_inline)) int run_replay(struct fast *f, stru
 			nip = eb->target;
 			break;
 		}
-		if (__builtin_expect(s->nitems == s->cap_items, 0)) {
-			it = seg_add(s, SEG_BB);
-			if (!it)
-				return s->err;
-		} else {
-			it = &s->items[s->nitems++];
-			it->kind = SEG_BB;
-			it->reserved = 0;
-		}
-		it->bb = eb;
-		it->ninsn = eb->ninsn;
-		it->flags = fl ? SEG_F_TAKEN : 0;
-		it->next_ip = nip;
-		it->pos = SEG_UNPOSED;
-		it->delta = s->delta + r->log_delta[j];
-		s->delta = 0;
+		if (!seg_append_bb(s, eb, eb->ninsn, fl ? SEG_F_TAKEN : 0, nip, SEG_UNPOSED,
+				   s->delta + r->log_delta[j]))
+			return s->err;
 	}
 	s->delta += r->tail;
 	s->insns += r->insns;

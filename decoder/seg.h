@@ -184,6 +184,33 @@ int seg_flush_delta(struct seg *s, uint64_t pos);
 int seg_commit_counts(struct seg *s);
 void seg_drop_counts(struct seg *s);
 
+/* Appends a SEG_BB item with delta instructions since the previous item
+ * (s->delta is then 0). Returns the item, or NULL with s->err set. */
+static inline __attribute__((always_inline)) struct seg_item *
+seg_append_bb(struct seg *s, struct hwt_dec_bb *bb, uint32_t ninsn, uint8_t flags, uint64_t next_ip,
+	      uint64_t pos, uint32_t delta)
+{
+	struct seg_item *it;
+
+	if (__builtin_expect(s->nitems == s->cap_items, 0)) {
+		it = seg_add(s, SEG_BB);
+		if (!it)
+			return NULL;
+	} else {
+		it = &s->items[s->nitems++];
+		it->kind = SEG_BB;
+		it->reserved = 0;
+	}
+	it->bb = bb;
+	it->ninsn = ninsn;
+	it->flags = flags;
+	it->next_ip = next_ip;
+	it->pos = pos;
+	it->delta = delta;
+	s->delta = 0;
+	return it;
+}
+
 /* A block ran: ninsn instructions (flags SEG_F_PARTIAL when it stopped
  * early). Counts it and logs it when needed; the item's position is set
  * later (the engines' snapshot rule). Returns 0 or -ENOMEM. */
@@ -226,22 +253,9 @@ static inline __attribute__((always_inline)) int seg_bb(struct seg *s, struct hw
 	if (!s->log_all && !(full && ((bb->flags & HWT_DEC_BBF_LOG_STACK) ||
 				      (s->profile && (bb->flags & HWT_DEC_BBF_LOG_TARGET)))))
 		return 0;
-	if (__builtin_expect(s->nitems == s->cap_items, 0)) {
-		it = seg_add(s, SEG_BB);
-		if (!it)
-			return s->err;
-	} else {
-		it = &s->items[s->nitems++];
-		it->kind = SEG_BB;
-		it->reserved = 0;
-	}
-	it->bb = bb;
-	it->ninsn = ninsn;
-	it->flags = flags;
-	it->next_ip = next_ip;
-	it->pos = pos;
-	it->delta = s->delta;
-	s->delta = 0;
+	it = seg_append_bb(s, bb, ninsn, flags, next_ip, pos, s->delta);
+	if (!it)
+		return s->err;
 	s->last_logged = s->nitems - 1;
 	return 0;
 }

@@ -307,6 +307,69 @@ static void test_remap(void **state)
 	hwt_test_run_free(&r2);
 }
 
+/* A per-CPU copy of a per-thread recording under way: in, opened as *s,
+ * written to out as *w with its metadata (pt.config.per_thread 0) and
+ * sideband records, less the AUX records (they name CPU 0 for every
+ * thread), plus an empty record stream *swst for switch records. The
+ * first n ITRACE_START records give pid[] and start[]; *last is the
+ * latest record time. Returns how many ITRACE_STARTs were seen. */
+static uint32_t per_cpu_copy(const char *in, const char *out, struct hwt_fmt_session **s,
+			     struct hwt_fmt_writer **w, int *swst, uint32_t *pid, uint64_t *start,
+			     uint32_t n, uint64_t *last)
+{
+	struct hwt_fmt_record rec;
+	uint64_t off = 0;
+	uint32_t nstart = 0;
+	int sb;
+
+	assert_int_equal(hwt_fmt_session_open(s, in, NULL, &off), 0);
+	assert_int_equal(hwt_fmt_writer_open(w, out, NULL), 0);
+	for (size_t i = 0; i < hwt_fmt_session_nmeta(*s); i++) {
+		const struct hwt_fmt_meta *m = hwt_fmt_session_meta(*s, i);
+
+		if (!strcmp(m->key, "pt.config.per_thread"))
+			assert_int_equal(hwt_fmt_writer_meta_u64(*w, m->key, 0), 0);
+		else if (m->type == HWT_FMT_META_U64)
+			assert_int_equal(hwt_fmt_writer_meta_u64(*w, m->key, m->v.u64), 0);
+		else if (m->type == HWT_FMT_META_STR)
+			assert_int_equal(hwt_fmt_writer_meta_str(*w, m->key, m->v.str), 0);
+		else if (m->type == HWT_FMT_META_BYTES)
+			assert_int_equal(hwt_fmt_writer_meta_bytes(*w, m->key, m->v.bytes, m->len), 0);
+	}
+	sb = hwt_fmt_writer_add_stream(*w, HWT_FMT_STREAM_RECORDS, -1, -1, "sideband");
+	*swst = hwt_fmt_writer_add_stream(*w, HWT_FMT_STREAM_RECORDS, -1, -1, "switch");
+	assert_true(sb >= 0 && *swst >= 0);
+	*last = 0;
+	while (hwt_fmt_session_next(*s, &rec, &off) == 0) {
+		if (rec.type == PERF_RECORD_AUX)
+			continue;
+		if (rec.type == PERF_RECORD_ITRACE_START && nstart < n) {
+			pid[nstart] = rec.u.itrace_start.pid;
+			start[nstart++] = rec.id.time;
+		}
+		if (rec.id.time > *last)
+			*last = rec.id.time;
+		assert_int_equal(hwt_fmt_writer_records(*w, (uint32_t)sb, rec.raw, rec.size), 0);
+	}
+	return nstart;
+}
+
+/* Writes a SWITCH_CPU_WIDE IN record: next_prev pid/tid (idle), then the
+ * sample_id trailer: pid, tid, time, cpu, res, id. */
+static void switch_in(struct hwt_fmt_writer *w, int swst, uint32_t pid, uint64_t time, uint32_t cpu)
+{
+	uint8_t r[8 + 8 + 32] = {0};
+
+	hwt_put_le32(r, PERF_RECORD_SWITCH_CPU_WIDE);
+	hwt_put_le16(r + 6, sizeof(r));
+	hwt_put_le32(r + 16, pid);
+	hwt_put_le32(r + 20, pid);
+	hwt_put_le64(r + 24, time);
+	hwt_put_le32(r + 32, cpu);
+	hwt_put_le64(r + 40, 1);
+	assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)swst, r, sizeof(r)), 0);
+}
+
 /* The per-thread recording rewritten as a per-CPU one (the parent's PT on
  * CPU 0, the child's on CPU 1, SWITCH_CPU_WIDE records saying who ran
  * where, pt.config.per_thread = 0): the threads now come from the switch
@@ -315,59 +378,19 @@ static void make_per_cpu(const char *in, const char *out, bool migrate)
 {
 	struct hwt_fmt_session *s;
 	struct hwt_fmt_writer *w;
-	struct hwt_fmt_record rec;
-	uint64_t off = 0, start[2] = {0}, last = 0;
-	uint32_t pid[2] = {0}, nstart = 0;
-	int sb, swst, aux[2];
+	uint64_t start[2] = {0}, last;
+	uint32_t pid[2] = {0};
+	int swst, aux[2];
 	uint8_t buf[65536];
 
-	assert_int_equal(hwt_fmt_session_open(&s, in, NULL, &off), 0);
-	assert_int_equal(hwt_fmt_writer_open(&w, out, NULL), 0);
-	for (size_t i = 0; i < hwt_fmt_session_nmeta(s); i++) {
-		const struct hwt_fmt_meta *m = hwt_fmt_session_meta(s, i);
-
-		if (!strcmp(m->key, "pt.config.per_thread"))
-			assert_int_equal(hwt_fmt_writer_meta_u64(w, m->key, 0), 0);
-		else if (m->type == HWT_FMT_META_U64)
-			assert_int_equal(hwt_fmt_writer_meta_u64(w, m->key, m->v.u64), 0);
-		else if (m->type == HWT_FMT_META_STR)
-			assert_int_equal(hwt_fmt_writer_meta_str(w, m->key, m->v.str), 0);
-		else if (m->type == HWT_FMT_META_BYTES)
-			assert_int_equal(hwt_fmt_writer_meta_bytes(w, m->key, m->v.bytes, m->len), 0);
-	}
-	sb = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, -1, -1, "sideband");
-	swst = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, -1, -1, "switch");
-	assert_true(sb >= 0 && swst >= 0);
-	while (hwt_fmt_session_next(s, &rec, &off) == 0) {
-		if (rec.type == PERF_RECORD_AUX)
-			continue; /* they name CPU 0 for both threads */
-		if (rec.type == PERF_RECORD_ITRACE_START && nstart < 2) {
-			pid[nstart] = rec.u.itrace_start.pid;
-			start[nstart++] = rec.id.time;
-		}
-		if (rec.id.time > last)
-			last = rec.id.time;
-		assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)sb, rec.raw, rec.size), 0);
-	}
-	assert_int_equal(nstart, 2);
+	assert_int_equal(per_cpu_copy(in, out, &s, &w, &swst, pid, start, 2, &last), 2);
+	switch_in(w, swst, pid[0], start[0], 0);
+	switch_in(w, swst, pid[1], start[1], 1);
 	/* migrate: the parent also runs on CPU 1, after every other record
 	 * (no trace left then: the flow is the same, the thread counts as
 	 * one that ran on two CPUs). */
-	for (uint32_t k = 0; k < (migrate ? 3u : 2u); k++) {
-		/* SWITCH_CPU_WIDE IN: next_prev pid/tid (idle), then the
-		 * sample_id trailer: pid, tid, time, cpu, res, id. */
-		uint8_t r[8 + 8 + 32] = {0};
-		uint32_t cpu = k < 2 ? k : 1, who = k < 2 ? pid[k] : pid[0];
-
-		hwt_put_le32(r, PERF_RECORD_SWITCH_CPU_WIDE);
-		hwt_put_le16(r + 6, sizeof(r));
-		hwt_put_le32(r + 16, who);
-		hwt_put_le32(r + 20, who);
-		hwt_put_le64(r + 24, k < 2 ? start[k] : last + 1000000);
-		hwt_put_le32(r + 32, cpu);
-		hwt_put_le64(r + 40, 1);
-		assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)swst, r, sizeof(r)), 0);
-	}
+	if (migrate)
+		switch_in(w, swst, pid[0], last + 1000000, 1);
 	for (size_t a = 0; a < hwt_fmt_session_naux(s); a++) {
 		const struct hwt_fmt_aux_stream *as = hwt_fmt_session_aux(s, a);
 		const struct hwt_fmt_aux_segment *g = hwt_fmt_session_aux_segment(s, a, 0);
@@ -461,12 +484,12 @@ static uint64_t make_split_cpu(const char *out)
 	struct hwt_test_run r;
 	struct hwt_fmt_session *s;
 	struct hwt_fmt_writer *w;
-	struct hwt_fmt_record rec;
+	const struct hwt_fmt_meta *m;
 	struct hwt_dec_tconv tc = {true, 0, 0, 0};
-	uint64_t off = 0, insns, start = 0, t_mid = 0;
+	uint64_t insns, start = 0, t_mid = 0, last;
 	uint32_t pid = 0;
 	size_t len, cut[2];
-	int sb, swst, aux0, aux1;
+	int swst, aux0, aux1;
 	uint8_t *buf;
 	const char *p;
 
@@ -479,39 +502,14 @@ static uint64_t make_split_cpu(const char *out)
 	insns = strtoull(p + 9, NULL, 10);
 	hwt_test_run_free(&r);
 
-	assert_int_equal(hwt_fmt_session_open(&s, in, NULL, &off), 0);
-	assert_int_equal(hwt_fmt_writer_open(&w, out, NULL), 0);
-	for (size_t i = 0; i < hwt_fmt_session_nmeta(s); i++) {
-		const struct hwt_fmt_meta *m = hwt_fmt_session_meta(s, i);
-
-		if (!strcmp(m->key, "pt.config.per_thread"))
-			assert_int_equal(hwt_fmt_writer_meta_u64(w, m->key, 0), 0);
-		else if (m->type == HWT_FMT_META_U64)
-			assert_int_equal(hwt_fmt_writer_meta_u64(w, m->key, m->v.u64), 0);
-		else if (m->type == HWT_FMT_META_STR)
-			assert_int_equal(hwt_fmt_writer_meta_str(w, m->key, m->v.str), 0);
-		else if (m->type == HWT_FMT_META_BYTES)
-			assert_int_equal(hwt_fmt_writer_meta_bytes(w, m->key, m->v.bytes, m->len), 0);
-		if (!strcmp(m->key, "time.shift"))
-			tc.time_shift = (uint16_t)m->v.u64;
-		else if (!strcmp(m->key, "time.mult"))
-			tc.time_mult = (uint32_t)m->v.u64;
-		else if (!strcmp(m->key, "time.zero"))
-			tc.time_zero = m->v.u64;
-	}
+	assert_int_equal(per_cpu_copy(in, out, &s, &w, &swst, &pid, &start, 1, &last), 1);
+	if ((m = hwt_fmt_session_meta_find(s, "time.shift")))
+		tc.time_shift = (uint16_t)m->v.u64;
+	if ((m = hwt_fmt_session_meta_find(s, "time.mult")))
+		tc.time_mult = (uint32_t)m->v.u64;
+	if ((m = hwt_fmt_session_meta_find(s, "time.zero")))
+		tc.time_zero = m->v.u64;
 	assert_true(tc.time_mult > 0);
-	sb = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, -1, -1, "sideband");
-	swst = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, -1, -1, "switch");
-	assert_true(sb >= 0 && swst >= 0);
-	while (hwt_fmt_session_next(s, &rec, &off) == 0) {
-		if (rec.type == PERF_RECORD_AUX)
-			continue;
-		if (rec.type == PERF_RECORD_ITRACE_START && !pid) {
-			pid = rec.u.itrace_start.pid;
-			start = rec.id.time;
-		}
-		assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)sb, rec.raw, rec.size), 0);
-	}
 	assert_true(pid > 0);
 	assert_int_equal(hwt_fmt_session_naux(s), 1);
 	assert_int_equal(hwt_fmt_session_aux(s, 0)->nsegments, 1);
@@ -533,20 +531,10 @@ static uint64_t make_split_cpu(const char *out)
 		t_mid = hwt_dec_tsc_to_perf(&tc, tsc);
 	}
 	assert_true(t_mid > start);
-	/* SWITCH_CPU_WIDE IN (see make_per_cpu): the thread on CPU 0 from
-	 * its start, on CPU 1 from the cut (CPU 0 has no trace meanwhile). */
-	for (uint32_t cpu = 0; cpu < 2; cpu++) {
-		uint8_t sw[8 + 8 + 32] = {0};
-
-		hwt_put_le32(sw, PERF_RECORD_SWITCH_CPU_WIDE);
-		hwt_put_le16(sw + 6, sizeof(sw));
-		hwt_put_le32(sw + 16, pid);
-		hwt_put_le32(sw + 20, pid);
-		hwt_put_le64(sw + 24, cpu ? t_mid : start);
-		hwt_put_le32(sw + 32, cpu);
-		hwt_put_le64(sw + 40, 1);
-		assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)swst, sw, sizeof(sw)), 0);
-	}
+	/* The thread on CPU 0 from its start, on CPU 1 from the cut (CPU 0
+	 * has no trace meanwhile). */
+	switch_in(w, swst, pid, start, 0);
+	switch_in(w, swst, pid, t_mid, 1);
 	aux0 = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_AUX, 0, -1, "pt.cpu");
 	aux1 = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_AUX, 1, -1, "pt.cpu");
 	assert_true(aux0 >= 0 && aux1 >= 0);
