@@ -220,6 +220,13 @@ int hwt_dec_emit(struct hwt_dec *dec, struct hwt_dec_rec *rec);
 /* The context for a query (hook or default). */
 int hwt_dec_context_at(struct hwt_dec *dec, const struct hwt_dec_context_query *q,
 		       struct hwt_dec_context *out);
+/* Whether two contexts name the same thread, run and code. */
+static inline bool hwt_dec_context_same(const struct hwt_dec_context *a,
+					const struct hwt_dec_context *b)
+{
+	return a->image == b->image && a->pid == b->pid && a->tid == b->tid && a->run == b->run;
+}
+
 /* The context every timed query in [tsc_lo, tsc_hi] gets (the span hook's
  * answer, the default context where it names no image). Returns 1 and
  * fills *out, 0 when the span is not stable or there is no span hook, or a

@@ -239,6 +239,9 @@ enum hwt_dec_rec_type {
 					 * to an older frame: longjmp,
 					 * exceptions, or returns lost in an
 					 * overflow); closed here */
+#define HWT_DEC_RF_NEW_RUN    (1u << 10) /* switch: the thread's run
+					  * changed (hwt_dec_context.run):
+					  * its depth restarts at 0 */
 
 enum hwt_dec_event_type {
 	HWT_DEC_EV_ENABLED = 1,   /* tracing (re)started at ip */
@@ -345,7 +348,9 @@ struct hwt_dec_rec {
 			bool sync;         /* raised while synchronizing */
 		} gap;
 		struct {
-			int32_t prev_pid, prev_tid;
+			int32_t prev_pid, prev_tid; /* may be the thread
+						     * itself (a new run) */
+			uint64_t run;      /* hwt_dec_context.run */
 		} sw;
 		struct {
 			uint64_t cookie; /* the hook's hwt_dec_context.note */
@@ -399,6 +404,15 @@ struct hwt_dec_context {
 				      * cookie where the query was made in
 				      * the record order (to interleave
 				      * sideband output with the flow) */
+	uint64_t run;                /* the thread's run (0 unless the
+				      * hook says): when it changes, the
+				      * thread ran elsewhere since (another
+				      * CPU's stream) and its frames here
+				      * are stale: they are forgotten and a
+				      * SWITCH record with
+				      * HWT_DEC_RF_NEW_RUN marks the place
+				      * (the caller carries the stack over
+				      * from the other stream) */
 };
 
 /* What the decoder knows when it asks the sideband hook for the context:

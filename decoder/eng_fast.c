@@ -1454,7 +1454,7 @@ static int blk_next(struct fast *f)
 
 static bool same_context(const struct hwt_dec_context *a, const struct hwt_dec_context *b)
 {
-	return a->image == b->image && a->pid == b->pid && a->tid == b->tid && !a->note;
+	return hwt_dec_context_same(a, b) && !a->note;
 }
 
 /* Asks the hook (at the segment's start, and after each event e with its
@@ -1477,8 +1477,7 @@ static int context(struct fast *f, uint64_t pos, bool first, const struct hwt_de
 		return err;
 	if (f->hooked)
 		f->ctx_stale = !same_context(&ctx, &f->span);
-	if (!first && !ctx.note && ctx.image == f->ctx.image && ctx.pid == f->ctx.pid &&
-	    ctx.tid == f->ctx.tid)
+	if (!first && !ctx.note && hwt_dec_context_same(&ctx, &f->ctx))
 		return 0;
 	f->ctx = ctx;
 	f->image_id = ctx.image ? ctx.image->id : 0;

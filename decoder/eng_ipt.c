@@ -267,8 +267,7 @@ static int conv_context(struct conv *c, uint64_t pos, bool first, const struct h
 	err = hwt_dec_context_at(c->dec, &q, &ctx);
 	if (err < 0)
 		return err;
-	if (!first && !ctx.note && ctx.image == c->ctx.image && ctx.pid == c->ctx.pid &&
-	    ctx.tid == c->ctx.tid)
+	if (!first && !ctx.note && hwt_dec_context_same(&ctx, &c->ctx))
 		return 0;
 	c->ctx = ctx;
 	if (ctx.image) {

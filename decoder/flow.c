@@ -42,6 +42,7 @@ struct thread {
 	size_t depth, cap;
 	uint64_t insns;
 	uint64_t dropped;   /* frames dropped at MAX_DEPTH */
+	uint64_t run;       /* hwt_dec_context.run */
 	struct thread *next; /* hash chain */
 };
 
@@ -530,20 +531,30 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 {
 	struct hwt_dec_flow *f = r->f;
 	struct thread *prev = f->cur, *t;
+	bool new_run;
 
 	f->image = c->image;
 	t = thread_get(f, c->pid, c->tid);
 	if (!t)
 		return -ENOMEM;
 	f->cur = t;
-	if (prev && prev != t) {
+	/* The thread ran elsewhere since its frames here were seen. */
+	new_run = t->run != c->run;
+	if (new_run) {
+		t->run = c->run;
+		t->depth = 0;
+	}
+	if ((prev && prev != t) || new_run) {
 		struct hwt_dec_rec rec;
 
 		int err;
 
 		rec_base(r, &rec, HWT_DEC_REC_SWITCH, pos);
-		rec.u.sw.prev_pid = prev->pid;
-		rec.u.sw.prev_tid = prev->tid;
+		if (new_run)
+			rec.flags |= HWT_DEC_RF_NEW_RUN;
+		rec.u.sw.prev_pid = prev ? prev->pid : -1;
+		rec.u.sw.prev_tid = prev ? prev->tid : -1;
+		rec.u.sw.run = c->run;
 		err = hwt_dec_emit(f->dec, &rec);
 		if (err < 0)
 			return err;

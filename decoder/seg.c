@@ -221,7 +221,7 @@ int seg_add_ctx(struct seg *s, const struct hwt_dec_context *ctx, uint64_t pos)
 	if (!it)
 		return s->err;
 	s->ctxs[s->nctxs] = (struct seg_ctx){ctx->pid, ctx->tid, hwt_dec_image_get(ctx->image),
-					     ctx->note};
+					     ctx->note, ctx->run};
 	it->ninsn = (uint32_t)s->nctxs++;
 	it->pos = pos;
 	return 0;

@@ -95,6 +95,7 @@ struct seg_ctx {
 	int32_t pid, tid;
 	struct hwt_dec_image *image; /* a reference */
 	uint64_t note;               /* hwt_dec_context.note */
+	uint64_t run;                /* hwt_dec_context.run */
 };
 
 /* A packet of the segment, decoded once (by seg_timeline) for the fast

@@ -32,6 +32,13 @@ struct pts_proc {
 	bool changing;
 };
 
+/* A frame of a thread's stack as the session sees it (stitch). */
+struct pts_frame {
+	uint64_t func, ret_addr, call_tsc, insns;
+	uint8_t kind;  /* 0 near, 1 far, 2 async */
+	bool timed;
+};
+
 /* Who ran on a CPU from time on (per-CPU streams). */
 struct pts_sw {
 	uint64_t time;
@@ -61,7 +68,11 @@ struct pts_stream {
 	size_t nsw, capsw;
 	int32_t first_pid, first_tid; /* who ran before the first switch */
 	uint64_t announced_end;   /* end of the data AUX records announced */
-	/* per run */
+	/* per run; the counters are the decoding thread's (pts_merge.c
+	 * runs several), summed into the session's stats after it */
+	uint64_t aux_bytes, lost_gaps, lost_bytes, read_errors;
+	struct hwt_dec_stats dstats;
+	bool decoded;
 	const struct hwt_dec_image *last_img;
 	uint64_t last_img_time;
 	int32_t last_img_pid;
@@ -115,12 +126,34 @@ struct hwt_pts {
 		uint32_t stream;   /* the stream counting now, + 1 */
 		uint64_t base;     /* instructions before that stream */
 		uint64_t total;
+		/* stitch: the thread's whole stack; frames below `below`
+		 * were entered in earlier runs (other CPUs), those above
+		 * are the current decoder's */
+		struct pts_frame *frames;
+		size_t nframes, capframes, below;
+		uint32_t run_stream; /* the stream of the current run, + 1 */
 	} *tcounts;
 	size_t ntcounts, captcounts;
+	/* Per-CPU streams are decoded together in time order (pts_merge.c)
+	 * and threads' stacks carried from CPU to CPU. */
+	bool stitch;
 	bool ran;
 	bool warned_kernel, warned_anon;
 	struct hwt_pts_stats st;
 };
+
+/* Decodes one stream, delivering its records to rec(ctx, ...) from the
+ * calling thread; buf holds PTS_PIECE bytes. */
+#define PTS_PIECE (4u * 1024u * 1024u) /* AUX bytes read and fed at a time */
+int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf,
+		   int (*rec)(void *ctx, const struct hwt_dec_rec *rec), void *ctx);
+/* The session's sink for a record of stream st (filters, stitches,
+ * delivers). Returns 0, -HWT_EEOS when the stream passed the end time, or
+ * a sink's error. */
+int pts_rec(struct pts_stream *st, const struct hwt_dec_rec *rec);
+/* Decodes every stream on its own thread and delivers the records merged
+ * by time (pts_merge.c). */
+int pts_merge_run(struct hwt_pts *pts);
 
 /* The sideband pass: reads every record of the session. Returns 0 or a
  * negative error (see hwt_pts_open). */

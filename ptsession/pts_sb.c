@@ -678,6 +678,7 @@ static int count_migrated(struct hwt_pts *pts)
 static int build_streams(struct hwt_pts *pts, struct pending *pd)
 {
 	size_t n = hwt_fmt_session_naux(pts->s);
+	int err;
 
 	pts->streams = calloc(n ? n : 1, sizeof(*pts->streams));
 	if (!pts->streams)
@@ -739,7 +740,15 @@ static int build_streams(struct hwt_pts *pts, struct pending *pd)
 	}
 	qsort(pts->streams, n, sizeof(*pts->streams), cmp_stream);
 	pts->st.streams = n;
-	return count_migrated(pts);
+	err = count_migrated(pts);
+	if (err < 0)
+		return err;
+	/* Stitching merges the CPUs' records by time, which needs it. */
+	pts->stitch = pts->st.per_cpu && pts->dcfg.tconv.valid &&
+		      (pts->cfg.stitch == HWT_PTS_STITCH_ON ||
+		       (pts->cfg.stitch == HWT_PTS_STITCH_AUTO && pts->st.migrated_threads));
+	pts->st.stitched = pts->stitch;
+	return 0;
 }
 
 static int cmp_imgtime(const void *a, const void *b)

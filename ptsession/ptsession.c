@@ -18,8 +18,6 @@
 
 #include "ptsession/pts_int.h"
 
-#define PTS_PIECE (4u * 1024u * 1024u) /* AUX bytes read and fed at a time */
-
 void hwt_pts_config_init(struct hwt_pts_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -109,6 +107,7 @@ int hwt_pts_open(struct hwt_pts **out, struct hwt_fmt_session *session,
 		cfg = &defaults;
 	}
 	if (!session || cfg->size < sizeof(*cfg) || cfg->engine > HWT_DEC_ENGINE_PTXED ||
+	    cfg->stitch > HWT_PTS_STITCH_ON ||
 	    (cfg->npids && !cfg->pids) || (cfg->ntids && !cfg->tids))
 		return -HWT_EINVAL;
 	if (!hwt_pts_session_has_pt(session))
@@ -199,6 +198,8 @@ void hwt_pts_close(struct hwt_pts *pts)
 	free(pts->pids);
 	free(pts->tids);
 	free(pts->kallsyms);
+	for (size_t i = 0; i < pts->captcounts; i++)
+		free(pts->tcounts[i].frames);
 	free(pts->tcounts);
 	free(pts);
 }
@@ -253,17 +254,21 @@ static size_t switches_by(const struct pts_stream *st, uint64_t time)
 	return lo;
 }
 
-/* The thread on a CPU at time: the last switch at or before it. */
-static void thread_at(const struct pts_stream *st, uint64_t time, int32_t *pid, int32_t *tid)
+/* The thread on a CPU at time: the last switch at or before it. Its run
+ * (stitching) is that switch's time, 1 before the first. */
+static void thread_at(const struct pts_stream *st, uint64_t time, int32_t *pid, int32_t *tid,
+		      uint64_t *run)
 {
 	size_t n = switches_by(st, time);
 
 	if (!n) {
 		*pid = st->first_pid;
 		*tid = st->first_tid;
+		*run = 1;
 	} else {
 		*pid = st->sw[n - 1].pid;
 		*tid = st->sw[n - 1].tid;
+		*run = st->sw[n - 1].time;
 	}
 }
 
@@ -274,6 +279,7 @@ static int pts_hook(void *ctx, const struct hwt_dec_context_query *q, struct hwt
 	const struct hwt_pts *pts = st->pts;
 	uint64_t time = query_time(pts, q);
 	int32_t pid = st->pid, tid = st->tid;
+	uint64_t run = 0;
 	struct hwt_dec_image *img;
 
 	/* Tracing resumes after kernel work (a syscall that mapped code, an
@@ -283,12 +289,15 @@ static int pts_hook(void *ctx, const struct hwt_dec_context_query *q, struct hwt
 		time += pts->enable_slack;
 
 	if (st->cpu >= 0)
-		thread_at(st, time, &pid, &tid);
+		thread_at(st, time, &pid, &tid, &run);
 	img = pid >= 0 ? pts_image_at(pts, pid, time) : NULL;
 	out->pid = pid;
 	out->tid = tid;
 	out->image = img ? img : pts->empty;
 	out->note = 0;
+	/* Stitching: the decoder forgets a thread's frames at each switch
+	 * (the session carries its stack over, from whichever CPU). */
+	out->run = pts->stitch ? run : 0;
 	return 0;
 }
 
@@ -302,6 +311,7 @@ static int pts_span(void *ctx, uint64_t lo, uint64_t hi, struct hwt_dec_context 
 	struct hwt_dec_context_query q = {lo, true, NULL, false, false};
 	uint64_t t0, t1;
 	int32_t pid = st->pid, tid = st->tid;
+	uint64_t run;
 
 	t0 = query_time(pts, &q);
 	q.tsc = hi;
@@ -309,7 +319,7 @@ static int pts_span(void *ctx, uint64_t lo, uint64_t hi, struct hwt_dec_context 
 	if (st->cpu >= 0) {
 		if (switches_by(st, t0) != switches_by(st, t1))
 			return 0;
-		thread_at(st, t0, &pid, &tid);
+		thread_at(st, t0, &pid, &tid, &run);
 	}
 	if (pid >= 0 && !pts_image_same(pts, pid, t0, t1))
 		return 0;
@@ -348,50 +358,17 @@ static struct pts_tcount *tcount_get(struct hwt_pts *pts, int32_t tid)
 	while (pts->tcounts[i].tid >= 0 && pts->tcounts[i].tid != tid)
 		i = (i + 1) & mask;
 	if (pts->tcounts[i].tid < 0) {
-		pts->tcounts[i] = (struct pts_tcount){tid, 0, 0, 0};
+		pts->tcounts[i] = (struct pts_tcount){.tid = tid};
 		pts->ntcounts++;
 	}
 	return &pts->tcounts[i];
 }
 
-static int pts_rec(void *ctx, const struct hwt_dec_rec *rec_in)
+/* Passes a record on to the caller's sinks, unless filtered out. */
+static int deliver(struct hwt_pts *pts, struct pts_stream *st, const struct hwt_dec_rec *rec)
 {
-	struct pts_stream *st = ctx;
-	struct hwt_pts *pts = st->pts;
-	struct hwt_dec_rec owned = *rec_in;
-	const struct hwt_dec_rec *rec = &owned;
-	uint64_t t;
+	uint64_t t = st->last_time;
 
-	if (owned.tid < 0 && owned.pid < 0) {
-		/* Records before any decoding (a loss at the start of a
-		 * stream) have no thread yet: the stream's, or the CPU's. */
-		owned.pid = st->pid;
-		owned.tid = st->tid;
-		if (st->cpu >= 0)
-			thread_at(st, st->last_time, &owned.pid, &owned.tid);
-	}
-	if (owned.tid >= 0) {
-		/* The thread's count goes on from its other streams. */
-		struct pts_tcount *c = tcount_get(pts, owned.tid);
-
-		if (!c)
-			return -ENOMEM;
-		if (c->stream != st->idx + 1) {
-			c->stream = (uint32_t)(st->idx + 1);
-			c->base = c->total;
-		}
-		owned.insns += c->base;
-		if (owned.insns > c->total)
-			c->total = owned.insns;
-	}
-	if (rec->flags & HWT_DEC_RF_TIME)
-		st->last_time = pts->dcfg.tconv.valid ? rec->time : rec->tsc;
-	t = st->last_time;
-	if (pts->cfg.time_end && t > pts->cfg.time_end) {
-		/* A stream's time only grows: the rest is later still. */
-		st->stop = true;
-		return -HWT_EEOS;
-	}
 	if (t < pts->cfg.time_start || (pts->cfg.npids && !in_ids(pts->pids, pts->cfg.npids, rec->pid)) ||
 	    (pts->cfg.ntids && !in_ids(pts->tids, pts->cfg.ntids, rec->tid))) {
 		pts->st.filtered++;
@@ -418,10 +395,189 @@ static int pts_rec(void *ctx, const struct hwt_dec_rec *rec_in)
 	return 0;
 }
 
-static int lost(struct hwt_pts *pts, struct hwt_dec *dec, uint64_t size)
+/* ------------------------------------------------------------------------ */
+/* Stitching: a thread's stack across CPUs                                   */
+
+static int frame_push(struct pts_tcount *c, const struct pts_frame *fr)
 {
-	pts->st.lost_gaps++;
-	pts->st.lost_bytes += size;
+	if (c->nframes == c->capframes) {
+		size_t cap = c->capframes ? 2 * c->capframes : 16;
+		struct pts_frame *p = realloc(c->frames, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		c->frames = p;
+		c->capframes = cap;
+	}
+	c->frames[c->nframes++] = *fr;
+	return 0;
+}
+
+/* The return as a return from frame k of the thread's stack. */
+static void known_return(struct hwt_dec_rec *rec, const struct pts_frame *fr, size_t k)
+{
+	rec->flags &= ~HWT_DEC_RF_UNKNOWN_FRAME;
+	if (fr->kind == 2)
+		rec->flags |= HWT_DEC_RF_ASYNC;
+	rec->u.ret.func = fr->func;
+	rec->u.ret.call_tsc = fr->timed ? fr->call_tsc : 0;
+	rec->u.ret.insns = rec->insns - fr->insns;
+	rec->depth = (uint32_t)k;
+}
+
+/* A return out of the decoder's frames (it restarted them at the run's
+ * switch): when it goes back to a frame of an earlier run, that frame (and
+ * those above it, unwound) closes here, as one decoder would have closed
+ * it. Returns the index of the frame it closes, or SIZE_MAX. */
+static size_t older_frame(const struct pts_tcount *c, const struct hwt_dec_rec *rec)
+{
+	for (size_t k = c->below; k > 0; k--) {
+		const struct pts_frame *fr = &c->frames[k - 1];
+
+		if (rec->u.ret.branch == HWT_DEC_BR_FAR_RETURN) {
+			if (fr->kind)
+				return k - 1;
+			continue;
+		}
+		if (fr->kind)
+			break; /* a near return never leaves an interrupt */
+		if (fr->ret_addr == rec->u.ret.to)
+			return k - 1;
+	}
+	return SIZE_MAX;
+}
+
+/* Rewrites rec (of thread c, from stream st) to the thread's whole stack:
+ * depths count the frames of earlier runs, and returns into them are
+ * known returns. Unwound frames are delivered first. */
+static int stitch(struct hwt_pts *pts, struct pts_stream *st, struct pts_tcount *c,
+		  struct hwt_dec_rec *rec)
+{
+	size_t depth;
+	int err;
+
+	if (c->run_stream != st->idx + 1 ||
+	    (rec->type == HWT_DEC_REC_SWITCH && (rec->flags & HWT_DEC_RF_NEW_RUN))) {
+		/* A run begins: the decoder's frames start from here. */
+		c->run_stream = (uint32_t)(st->idx + 1);
+		c->below = c->nframes;
+	}
+	switch (rec->type) {
+	case HWT_DEC_REC_CALL: {
+		struct pts_frame fr = {rec->u.call.to, rec->u.call.ret_addr, rec->tsc, rec->insns, 0,
+				       (rec->flags & HWT_DEC_RF_TIME) != 0};
+
+		if (rec->flags & HWT_DEC_RF_ASYNC)
+			fr.kind = 2;
+		else if (rec->u.call.branch == HWT_DEC_BR_FAR_CALL)
+			fr.kind = 1;
+		/* Its depth is the callee's: the frame is below it. */
+		while (c->nframes > c->below + (rec->depth ? rec->depth - 1 : 0))
+			c->nframes--;
+		err = frame_push(c, &fr);
+		if (err < 0)
+			return err;
+		break;
+	}
+	case HWT_DEC_REC_RETURN:
+		if ((rec->flags & HWT_DEC_RF_UNKNOWN_FRAME) && rec->depth == 0 && c->below) {
+			size_t k = older_frame(c, rec);
+
+			if (k == SIZE_MAX)
+				break;
+			pts->st.stitched_returns++;
+			while (c->nframes > k + 1) {
+				struct hwt_dec_rec un = *rec;
+
+				c->nframes--;
+				known_return(&un, &c->frames[c->nframes], c->nframes);
+				un.flags |= HWT_DEC_RF_UNWOUND;
+				err = deliver(pts, st, &un);
+				if (err < 0)
+					return err;
+			}
+			known_return(rec, &c->frames[k], k);
+			c->nframes = c->below = k;
+			return 0;
+		}
+		break;
+	default:
+		break;
+	}
+	/* The decoder's depth, over the frames of earlier runs. */
+	depth = c->below + rec->depth;
+	while (c->nframes > depth)
+		c->nframes--;
+	while (c->nframes < depth) {
+		/* Frames the decoder knows and we were not shown. */
+		struct pts_frame fr = {0};
+
+		err = frame_push(c, &fr);
+		if (err < 0)
+			return err;
+	}
+	rec->depth = depth > UINT32_MAX ? UINT32_MAX : (uint32_t)depth;
+	return 0;
+}
+
+int pts_rec(struct pts_stream *st, const struct hwt_dec_rec *rec_in)
+{
+	struct hwt_pts *pts = st->pts;
+	struct hwt_dec_rec owned = *rec_in;
+	struct pts_tcount *c = NULL;
+	int err;
+
+	if (owned.tid < 0 && owned.pid < 0) {
+		/* Records before any decoding (a loss at the start of a
+		 * stream) have no thread yet: the stream's, or the CPU's. */
+		uint64_t run;
+
+		owned.pid = st->pid;
+		owned.tid = st->tid;
+		if (st->cpu >= 0)
+			thread_at(st, st->last_time, &owned.pid, &owned.tid, &run);
+	}
+	if (owned.tid >= 0) {
+		/* The thread's count goes on from its other streams. */
+		c = tcount_get(pts, owned.tid);
+		if (!c)
+			return -ENOMEM;
+		if (c->stream != st->idx + 1) {
+			c->stream = (uint32_t)(st->idx + 1);
+			c->base = c->total;
+		}
+		owned.insns += c->base;
+		if (owned.insns > c->total)
+			c->total = owned.insns;
+	}
+	if (owned.flags & HWT_DEC_RF_TIME)
+		st->last_time = pts->dcfg.tconv.valid ? owned.time : owned.tsc;
+	/* A stream's time only grows: the rest is later still. */
+	if (pts->cfg.time_end && st->last_time > pts->cfg.time_end)
+		return -HWT_EEOS;
+	if (pts->stitch && c) {
+		err = stitch(pts, st, c, &owned);
+		if (err < 0)
+			return err;
+	}
+	return deliver(pts, st, &owned);
+}
+
+/* The sink of a stream decoded alone. */
+static int stream_rec(void *ctx, const struct hwt_dec_rec *rec)
+{
+	struct pts_stream *st = ctx;
+	int err = pts_rec(st, rec);
+
+	if (err == -HWT_EEOS)
+		st->stop = true;
+	return err;
+}
+
+static int lost(struct pts_stream *st, struct hwt_dec *dec, uint64_t size)
+{
+	st->lost_gaps++;
+	st->lost_bytes += size;
 	return hwt_dec_lost(dec, size);
 }
 
@@ -450,7 +606,7 @@ static int feed_stream(struct hwt_pts *pts, struct pts_stream *st, struct hwt_de
 		if (!seg)
 			break;
 		if (seg->aux_offset > prev_end) {
-			err = lost(pts, dec, seg->aux_offset - prev_end);
+			err = lost(st, dec, seg->aux_offset - prev_end);
 			if (err < 0)
 				return err;
 		}
@@ -471,19 +627,19 @@ static int feed_stream(struct hwt_pts *pts, struct pts_stream *st, struct hwt_de
 				if (n == -ENOMEM)
 					return (int)n;
 				/* A damaged chunk: its bytes are lost, the rest goes on. */
-				pts->st.read_errors++;
+				st->read_errors++;
 				hwt_log(&pts->cfg.log, HWT_LOG_WARN,
 					"PT data of stream %zu at AUX offset %#" PRIx64
 					" cannot be read (%s): %" PRIu64 " bytes lost",
 					st->idx, seg->aux_offset + pos,
 					n ? hwt_strerror((int)n) : "no data", piece);
-				err = lost(pts, dec, piece);
+				err = lost(st, dec, piece);
 				if (err < 0)
 					return err;
 				pos += piece;
 				continue;
 			}
-			pts->st.aux_bytes += (uint64_t)n;
+			st->aux_bytes += (uint64_t)n;
 			err = hwt_dec_feed(dec, buf, (size_t)n);
 			if (err < 0)
 				return err;
@@ -492,7 +648,7 @@ static int feed_stream(struct hwt_pts *pts, struct pts_stream *st, struct hwt_de
 				/* The AUX record that ends here was flagged:
 				 * the kernel dropped trace after it. */
 				mark++;
-				err = lost(pts, dec, 0);
+				err = lost(st, dec, 0);
 				if (err < 0)
 					return err;
 			}
@@ -506,12 +662,12 @@ static int feed_stream(struct hwt_pts *pts, struct pts_stream *st, struct hwt_de
 	 * never stored (a recording cut short). */
 	while (mark < st->nmarks && st->marks[mark].aux_offset > prev_end) {
 		mark++;
-		err = lost(pts, dec, 0);
+		err = lost(st, dec, 0);
 		if (err < 0)
 			return err;
 	}
 	if (st->announced_end > prev_end) {
-		err = lost(pts, dec, st->announced_end - prev_end);
+		err = lost(st, dec, st->announced_end - prev_end);
 		if (err < 0)
 			return err;
 	}
@@ -528,12 +684,12 @@ static void add_stats(struct hwt_dec_stats *sum, const struct hwt_dec_stats *s)
 		d[i] += v[i];
 }
 
-static int run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf)
+int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf,
+		   int (*rec)(void *ctx, const struct hwt_dec_rec *rec), void *ctx)
 {
 	const struct pts_proc *p = NULL;
 	struct hwt_dec_config cfg = pts->dcfg;
-	struct hwt_dec_sink sink = {sizeof(sink), HWT_DEC_WANT_ALL, pts_rec, st};
-	struct hwt_dec_stats ds;
+	struct hwt_dec_sink sink = {sizeof(sink), HWT_DEC_WANT_ALL, rec, ctx};
 	struct hwt_dec_image *img;
 	struct hwt_dec *dec = NULL;
 	int32_t pid = st->pid, tid = st->tid;
@@ -545,7 +701,7 @@ static int run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf)
 			return 0;
 		p = pts_proc_find(pts, st->pid);
 	}
-	pts->st.streams_decoded++;
+	st->decoded = true;
 	st->last_img_pid = -1;
 	if (st->cpu >= 0 || !p || p->changing) {
 		cfg.context = pts_hook;
@@ -574,10 +730,20 @@ static int run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf)
 		err = feed_stream(pts, st, dec, buf);
 	if (err == -HWT_EEOS && st->stop)
 		err = 0;
-	hwt_dec_stats(dec, &ds);
-	add_stats(&pts->st.dec, &ds);
+	hwt_dec_stats(dec, &st->dstats);
 	hwt_dec_free(dec);
 	return err;
+}
+
+/* Adds what decoding st counted to the session's stats. */
+static void sum_stream(struct hwt_pts *pts, const struct pts_stream *st)
+{
+	pts->st.streams_decoded += st->decoded;
+	pts->st.aux_bytes += st->aux_bytes;
+	pts->st.lost_gaps += st->lost_gaps;
+	pts->st.lost_bytes += st->lost_bytes;
+	pts->st.read_errors += st->read_errors;
+	add_stats(&pts->st.dec, &st->dstats);
 }
 
 int hwt_pts_run(struct hwt_pts *pts)
@@ -588,17 +754,25 @@ int hwt_pts_run(struct hwt_pts *pts)
 	if (!pts || pts->ran)
 		return -HWT_EINVAL;
 	pts->ran = true;
-	buf = malloc(PTS_PIECE);
-	if (!buf)
-		return -ENOMEM;
-	for (size_t i = 0; i < pts->nstreams && err >= 0; i++)
-		err = run_stream(pts, &pts->streams[i], buf);
+	if (pts->stitch) {
+		err = pts_merge_run(pts);
+	} else {
+		buf = malloc(PTS_PIECE);
+		if (!buf)
+			return -ENOMEM;
+		for (size_t i = 0; i < pts->nstreams && err >= 0; i++)
+			err = pts_run_stream(pts, &pts->streams[i], buf, stream_rec, &pts->streams[i]);
+		free(buf);
+	}
+	for (size_t i = 0; i < pts->nstreams; i++)
+		sum_stream(pts, &pts->streams[i]);
+	/* Returns the decoders counted as unknown that stitching closed. */
+	pts->st.dec.unknown_returns -= pts->st.stitched_returns;
 	hwt_log(&pts->cfg.log, HWT_LOG_DEBUG,
 		"PT decoding: %" PRIu64 " segments, %" PRIu64 " of them by libipt (the fast engine declined)",
 		pts->st.dec.segments, pts->st.dec.segments_fallback);
 	pts->floor_pid = -1;
 	pts->floor_time = 0;
-	free(buf);
 	return err;
 }
 

@@ -22,9 +22,14 @@
  * per-thread recording (the emulator, `hwtrace record --pt`) every thread
  * has one stream, so each thread's records are contiguous and in time
  * order. In a per-CPU recording (perf's default) each CPU's records are in
- * time order; a thread that ran on several CPUs has its records in several
- * streams, and its call stack starts afresh on each CPU (returns to frames
- * entered on another CPU are RF_UNKNOWN_FRAME). A record's insns counts the
+ * time order. When a thread ran on several CPUs, the CPUs' streams are
+ * decoded together and their records merged by time (stitching, see
+ * hwt_pts_config.stitch), so that each thread's records are in time order
+ * and its call stack carries over from CPU to CPU: depths count the frames
+ * entered on other CPUs and returns into them are known returns. Without
+ * stitching (no timing, or turned off) each CPU's stream is decoded alone
+ * and a thread's stack starts afresh on each CPU (returns to frames entered
+ * on another CPU are RF_UNKNOWN_FRAME). A record's insns counts the
  * thread's instructions over all its streams so far (each stream's decoder
  * counts from 0; the session continues the count).
  *
@@ -92,6 +97,18 @@ struct hwt_pts_config {
 	struct hwt_sym_cache *sym_cache;
 	const char *kallsyms;     /* kernel symbols file, or NULL (copied) */
 	struct hwt_logger log;    /* copied */
+	uint32_t stitch;          /* enum hwt_pts_stitch */
+};
+
+/* Per-CPU recordings: whether the CPUs' streams are decoded together, in
+ * time order, so that a thread's call stack carries over when it moves to
+ * another CPU (the decoders run on one thread each, the records are
+ * merged by time). It needs timing (TSC and its conversion). */
+enum hwt_pts_stitch {
+	HWT_PTS_STITCH_AUTO = 0, /* when some thread ran on several CPUs */
+	HWT_PTS_STITCH_OFF,      /* never: each CPU's stream alone, a stack
+				  * restarts on each CPU */
+	HWT_PTS_STITCH_ON,       /* every per-CPU recording (tests) */
 };
 
 /* Zeroes cfg and sets its size and defaults. */
@@ -147,7 +164,13 @@ struct hwt_pts_stats {
 	uint64_t read_errors;     /* damaged chunks skipped */
 	uint64_t missing_objects; /* mapped files missing or changed */
 	uint64_t migrated_threads; /* per CPU: threads that ran on more than
-				    * one CPU (their stack restarts on each) */
+				    * one CPU */
+	bool stitched;            /* per CPU: streams decoded together in
+				   * time order, stacks carried from CPU to
+				   * CPU (hwt_pts_config.stitch) */
+	uint64_t stitched_returns; /* returns into frames entered on another
+				    * CPU (or before a switch), closed by
+				    * stitching */
 	uint64_t processes;       /* processes seen in the sideband */
 	bool emulated;            /* the PT comes from hwtrace's emulator */
 	bool per_cpu;             /* streams are per CPU (else per thread) */

@@ -1,0 +1,279 @@
+/*
+ * ptsession/pts_merge.c - stitching: the streams of a per-CPU recording
+ * decoded together, each on its own thread (a lane), and their records
+ * delivered from the calling thread merged by time, so that a thread that
+ * moved from CPU to CPU has its records in time order and the session can
+ * carry its call stack over (ptsession.c's stitch()).
+ *
+ * A lane's records are copied into batches; a lane holds at most
+ * LANE_QUEUE full batches (memory stays bounded however long the trace):
+ * its decoder waits while the consumer is behind. The consumer takes the
+ * record with the smallest key among the lanes' next ones, which needs a
+ * record (or the end) from every lane. A record's key is its stream's
+ * time so far (records without a time have the time of the one before),
+ * raised to the start of the thread's run at its switch record: a thread's
+ * records on its next CPU are keyed after its switch there, its records on
+ * the CPU it left before that switch (the hook gave the CPU to another
+ * thread from then on).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptsession/pts_int.h"
+
+#define LANE_BATCH 1024 /* records per batch */
+#define LANE_QUEUE 4    /* full batches a lane may hold */
+
+struct mrec {
+	struct hwt_dec_rec rec;
+	uint64_t key;
+	uint8_t raw[16]; /* a truncated block's last bytes */
+};
+
+struct batch {
+	size_t n;
+	struct mrec r[LANE_BATCH];
+};
+
+struct merge;
+
+struct lane {
+	struct merge *m;
+	struct pts_stream *st;
+	pthread_t thread;
+	/* producer's */
+	struct batch *fill;
+	uint64_t key;
+	/* shared, under m->lock */
+	struct batch *queue[LANE_QUEUE];
+	size_t qhead, qlen;
+	bool done, stop;
+	int err;
+	/* consumer's */
+	struct batch *cur;
+	size_t pos;
+	bool ended;
+};
+
+struct merge {
+	struct hwt_pts *pts;
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	bool abort;
+	struct lane *lanes;
+	size_t nlanes;
+};
+
+/* Hands the producer's batch to the consumer; waits for room. Returns 0,
+ * or -HWT_EEOS when the lane is to stop (the consumer is done with it). */
+static int lane_hand(struct lane *l)
+{
+	struct merge *m = l->m;
+	int err = 0;
+
+	pthread_mutex_lock(&m->lock);
+	while (l->qlen == LANE_QUEUE && !l->stop && !m->abort)
+		pthread_cond_wait(&m->cv, &m->lock);
+	if (l->stop || m->abort) {
+		err = -HWT_EEOS;
+	} else {
+		l->queue[(l->qhead + l->qlen) % LANE_QUEUE] = l->fill;
+		l->qlen++;
+		l->fill = NULL;
+		pthread_cond_broadcast(&m->cv);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return err;
+}
+
+/* The decoder's sink on a lane: copies the record into the batch. */
+static int lane_rec(void *ctx, const struct hwt_dec_rec *rec)
+{
+	struct lane *l = ctx;
+	struct hwt_pts *pts = l->m->pts;
+	struct mrec *r;
+
+	if (!l->fill) {
+		l->fill = malloc(sizeof(*l->fill));
+		if (!l->fill)
+			return -ENOMEM;
+		l->fill->n = 0;
+	}
+	if (rec->flags & HWT_DEC_RF_TIME) {
+		uint64_t t = pts->dcfg.tconv.valid ? rec->time : rec->tsc;
+
+		if (t > l->key)
+			l->key = t;
+	}
+	if (rec->type == HWT_DEC_REC_SWITCH && (rec->flags & HWT_DEC_RF_NEW_RUN) &&
+	    rec->u.sw.run > l->key)
+		l->key = rec->u.sw.run;
+	r = &l->fill->r[l->fill->n++];
+	r->rec = *rec;
+	r->key = l->key;
+	if (rec->type == HWT_DEC_REC_BLOCK && rec->u.block.raw) {
+		size_t n = rec->u.block.raw_size < sizeof(r->raw) ? rec->u.block.raw_size
+								  : sizeof(r->raw);
+
+		memcpy(r->raw, rec->u.block.raw, n);
+		r->rec.u.block.raw_size = (uint8_t)n;
+	}
+	if (l->fill->n < LANE_BATCH)
+		return 0;
+	return lane_hand(l);
+}
+
+static void *lane_main(void *arg)
+{
+	struct lane *l = arg;
+	struct merge *m = l->m;
+	uint8_t *buf = malloc(PTS_PIECE);
+	int err = -ENOMEM;
+
+	if (buf) {
+		err = pts_run_stream(m->pts, l->st, buf, lane_rec, l);
+		if (err >= 0 && l->fill && l->fill->n)
+			err = lane_hand(l);
+	}
+	free(buf);
+	free(l->fill);
+	l->fill = NULL;
+	pthread_mutex_lock(&m->lock);
+	/* Stopped by the consumer: not an error. */
+	if (err == -HWT_EEOS && (l->stop || m->abort))
+		err = 0;
+	l->err = err;
+	l->done = true;
+	pthread_cond_broadcast(&m->cv);
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+/* Makes l->cur hold a record, waiting for its producer; false when the
+ * lane has no more. */
+static bool lane_next(struct lane *l)
+{
+	struct merge *m = l->m;
+
+	if (l->ended)
+		return false;
+	if (l->cur && l->pos < l->cur->n)
+		return true;
+	free(l->cur);
+	l->cur = NULL;
+	pthread_mutex_lock(&m->lock);
+	while (!l->qlen && !l->done)
+		pthread_cond_wait(&m->cv, &m->lock);
+	if (l->qlen) {
+		l->cur = l->queue[l->qhead];
+		l->qhead = (l->qhead + 1) % LANE_QUEUE;
+		l->qlen--;
+		l->pos = 0;
+		pthread_cond_broadcast(&m->cv);
+	} else {
+		l->ended = true;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return !l->ended;
+}
+
+/* The consumer is done with the lane (the stream passed the end time):
+ * its decoder stops. */
+static void lane_stop(struct lane *l)
+{
+	struct merge *m = l->m;
+
+	pthread_mutex_lock(&m->lock);
+	l->stop = true;
+	pthread_cond_broadcast(&m->cv);
+	pthread_mutex_unlock(&m->lock);
+	l->ended = true;
+}
+
+/* Delivers the lanes' records by key (ties: the stream decoded first). */
+static int merge_loop(struct merge *m)
+{
+	for (;;) {
+		struct lane *best = NULL;
+		uint64_t next = UINT64_MAX;
+
+		for (size_t i = 0; i < m->nlanes; i++) {
+			struct lane *l = &m->lanes[i];
+			uint64_t key;
+
+			if (!lane_next(l))
+				continue;
+			key = l->cur->r[l->pos].key;
+			if (!best || key < best->cur->r[best->pos].key) {
+				if (best)
+					next = best->cur->r[best->pos].key;
+				best = l;
+			} else if (key < next) {
+				next = key;
+			}
+		}
+		if (!best)
+			return 0;
+		/* The best lane's records up to the next lane's key. */
+		do {
+			struct mrec *r = &best->cur->r[best->pos++];
+			int err;
+
+			if (r->rec.type == HWT_DEC_REC_BLOCK && r->rec.u.block.raw)
+				r->rec.u.block.raw = r->raw;
+			err = pts_rec(best->st, &r->rec);
+			if (err == -HWT_EEOS) {
+				lane_stop(best);
+				break;
+			}
+			if (err < 0)
+				return err;
+		} while (best->pos < best->cur->n && best->cur->r[best->pos].key <= next);
+	}
+}
+
+int pts_merge_run(struct hwt_pts *pts)
+{
+	struct merge m = {.pts = pts};
+	int err = 0;
+
+	m.lanes = calloc(pts->nstreams ? pts->nstreams : 1, sizeof(*m.lanes));
+	if (!m.lanes)
+		return -ENOMEM;
+	pthread_mutex_init(&m.lock, NULL);
+	pthread_cond_init(&m.cv, NULL);
+	for (size_t i = 0; i < pts->nstreams; i++) {
+		struct lane *l = &m.lanes[m.nlanes];
+
+		l->m = &m;
+		l->st = &pts->streams[i];
+		if (pthread_create(&l->thread, NULL, lane_main, l)) {
+			err = -HWT_EINTERNAL;
+			break;
+		}
+		m.nlanes++;
+	}
+	if (err >= 0)
+		err = merge_loop(&m);
+	/* Stop what is still decoding (an error, or a lane left). */
+	pthread_mutex_lock(&m.lock);
+	m.abort = true;
+	pthread_cond_broadcast(&m.cv);
+	pthread_mutex_unlock(&m.lock);
+	for (size_t i = 0; i < m.nlanes; i++) {
+		struct lane *l = &m.lanes[i];
+
+		pthread_join(l->thread, NULL);
+		if (err >= 0 && l->err < 0)
+			err = l->err;
+		free(l->cur);
+		for (size_t k = 0; k < l->qlen; k++)
+			free(l->queue[(l->qhead + k) % LANE_QUEUE]);
+	}
+	pthread_cond_destroy(&m.cv);
+	pthread_mutex_destroy(&m.lock);
+	free(m.lanes);
+	return err;
+}
