@@ -387,10 +387,16 @@ static void summary(struct ptrec *p, const char *input)
 		     st.per_cpu ? "per CPU" : "per thread", st.aux_bytes, st.dec.insns, st.dec.calls,
 		     st.dec.returns, st.dec.gaps, st.lost_gaps, st.lost_bytes, st.dec.overflows,
 		     st.missing_objects ? "; some code could not be read (see above)" : "");
-	if (st.migrated_threads)
-		hwt_cli_note("script: %" PRIu64 " thread(s) ran on more than one CPU: their call "
-			     "depth restarts on each CPU's trace (returns to calls made on another "
-			     "CPU are returns from unknown frames)",
+	if (st.migrated_threads && st.stitched)
+		hwt_cli_note("script: %" PRIu64 " thread(s) ran on more than one CPU: the CPUs' "
+			     "traces were decoded together in time order and their call stacks "
+			     "carried across (%" PRIu64 " return(s) into frames entered before a switch)",
+			     st.migrated_threads, st.stitched_returns);
+	else if (st.migrated_threads)
+		hwt_cli_note("script: %" PRIu64 " thread(s) ran on more than one CPU and the "
+			     "recording has no timing to follow them: their call depth restarts on "
+			     "each CPU's trace (returns to calls made on another CPU are returns from "
+			     "unknown frames)",
 			     st.migrated_threads);
 	(void)input;
 }

@@ -350,6 +350,9 @@ struct hwt_dec_rec {
 		struct {
 			int32_t prev_pid, prev_tid; /* may be the thread
 						     * itself (a new run) */
+			uint64_t prev_insns; /* the previous thread's insns
+					      * count here (its instructions
+					      * after its last record) */
 			uint64_t run;      /* hwt_dec_context.run */
 		} sw;
 		struct {
@@ -412,7 +415,8 @@ struct hwt_dec_context {
 				      * SWITCH record with
 				      * HWT_DEC_RF_NEW_RUN marks the place
 				      * (the caller carries the stack over
-				      * from the other stream) */
+				      * from the other stream); records'
+				      * insns count from 0 again */
 };
 
 /* What the decoder knows when it asks the sideband hook for the context:

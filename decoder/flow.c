@@ -531,6 +531,7 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 {
 	struct hwt_dec_flow *f = r->f;
 	struct thread *prev = f->cur, *t;
+	uint64_t prev_insns;
 	bool new_run;
 
 	f->image = c->image;
@@ -538,11 +539,13 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 	if (!t)
 		return -ENOMEM;
 	f->cur = t;
+	prev_insns = prev ? prev->insns : 0;
 	/* The thread ran elsewhere since its frames here were seen. */
 	new_run = t->run != c->run;
 	if (new_run) {
 		t->run = c->run;
 		t->depth = 0;
+		t->insns = 0;
 	}
 	if ((prev && prev != t) || new_run) {
 		struct hwt_dec_rec rec;
@@ -554,6 +557,7 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 			rec.flags |= HWT_DEC_RF_NEW_RUN;
 		rec.u.sw.prev_pid = prev ? prev->pid : -1;
 		rec.u.sw.prev_tid = prev ? prev->tid : -1;
+		rec.u.sw.prev_insns = prev_insns;
 		rec.u.sw.run = c->run;
 		err = hwt_dec_emit(f->dec, &rec);
 		if (err < 0)
@@ -748,7 +752,7 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 				f->cur->insns += it->delta;
 			break;
 		case SEG_BB: {
-			struct seg_ctx none = {-1, -1, NULL, 0};
+			struct seg_ctx none = {-1, -1, NULL, 0, 0};
 
 			err = do_ctx(&r, &none, it->pos);
 			i--; /* again, now with a thread */

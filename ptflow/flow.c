@@ -769,6 +769,17 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 	if (!ptf || !rec || ptf->finished)
 		return -HWT_EINVAL;
 	ptf->st.records++;
+	/* A switch or a note changes no stack and runs nothing: the
+	 * thread's next record carries its count (and the idle task that
+	 * per-CPU traces switch to is no thread of the report). */
+	if (rec->type == HWT_DEC_REC_SWITCH || rec->type == HWT_DEC_REC_NOTE)
+		return 0;
+	/* Nor does a status event of a thread that ran nothing yet (the
+	 * idle task at a PSB+). */
+	if (rec->type == HWT_DEC_REC_EVENT && !rec->insns &&
+	    ptf_map_get(&ptf->thread_map, (uint64_t)(uint32_t)rec->pid,
+			(uint64_t)(uint32_t)rec->tid) == PTF_NONE)
+		return 0;
 	err = thread_get(ptf, rec->pid, rec->tid, &t);
 	if (err < 0)
 		return err;

@@ -151,6 +151,10 @@ int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf,
  * delivers). Returns 0, -HWT_EEOS when the stream passed the end time, or
  * a sink's error. */
 int pts_rec(struct pts_stream *st, const struct hwt_dec_rec *rec);
+/* When the run of a per-CPU stream that began at run (the switch time
+ * that the hook gives as hwt_dec_context.run) ended: the CPU's next switch,
+ * or UINT64_MAX. */
+uint64_t pts_run_end(const struct pts_stream *st, uint64_t run);
 /* Decodes every stream on its own thread and delivers the records merged
  * by time (pts_merge.c). */
 int pts_merge_run(struct hwt_pts *pts);

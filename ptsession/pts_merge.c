@@ -11,10 +11,12 @@
  * record with the smallest key among the lanes' next ones, which needs a
  * record (or the end) from every lane. A record's key is its stream's
  * time so far (records without a time have the time of the one before),
- * raised to the start of the thread's run at its switch record: a thread's
- * records on its next CPU are keyed after its switch there, its records on
- * the CPU it left before that switch (the hook gave the CPU to another
- * thread from then on).
+ * kept within the run of its thread on that CPU: raised to the run's start
+ * (its switch in), and below the run's end (the CPU's next switch; a
+ * decoder can stamp the last blocks before tracing stopped with a time read
+ * after). Keys are doubled times so that "below the end" stays before a
+ * run that starts at that same time on another CPU: a thread's records on
+ * the CPU it left come before its records on the next one.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -45,7 +47,8 @@ struct lane {
 	pthread_t thread;
 	/* producer's */
 	struct batch *fill;
-	uint64_t key;
+	uint64_t key; /* the stream's key so far */
+	uint64_t end; /* when the current run ended (UINT64_MAX: open) */
 	/* shared, under m->lock */
 	struct batch *queue[LANE_QUEUE];
 	size_t qhead, qlen;
@@ -101,18 +104,24 @@ static int lane_rec(void *ctx, const struct hwt_dec_rec *rec)
 			return -ENOMEM;
 		l->fill->n = 0;
 	}
-	if (rec->flags & HWT_DEC_RF_TIME) {
-		uint64_t t = pts->dcfg.tconv.valid ? rec->time : rec->tsc;
-
-		if (t > l->key)
-			l->key = t;
+	if (rec->type == HWT_DEC_REC_SWITCH && (rec->flags & HWT_DEC_RF_NEW_RUN)) {
+		l->end = pts_run_end(l->st, rec->u.sw.run);
+		if (2 * rec->u.sw.run > l->key)
+			l->key = 2 * rec->u.sw.run;
 	}
-	if (rec->type == HWT_DEC_REC_SWITCH && (rec->flags & HWT_DEC_RF_NEW_RUN) &&
-	    rec->u.sw.run > l->key)
-		l->key = rec->u.sw.run;
 	r = &l->fill->r[l->fill->n++];
 	r->rec = *rec;
-	r->key = l->key;
+	/* Stitching requires the time conversion: times are perf times. */
+	if ((rec->flags & HWT_DEC_RF_TIME) && rec->time > l->end) {
+		/* Read after the thread left the CPU (libipt reads timing
+		 * packets ahead of the last blocks before a disable): it ran
+		 * until its switch at the latest. */
+		r->rec.time = l->end;
+		r->rec.tsc = hwt_dec_perf_to_tsc(&pts->dcfg.tconv, l->end);
+	}
+	if ((rec->flags & HWT_DEC_RF_TIME) && 2 * r->rec.time > l->key)
+		l->key = 2 * r->rec.time;
+	r->key = l->end < UINT64_MAX / 2 && l->key >= 2 * l->end ? 2 * l->end - 1 : l->key;
 	if (rec->type == HWT_DEC_REC_BLOCK && rec->u.block.raw) {
 		size_t n = rec->u.block.raw_size < sizeof(r->raw) ? rec->u.block.raw_size
 								  : sizeof(r->raw);
@@ -239,6 +248,9 @@ int pts_merge_run(struct hwt_pts *pts)
 	struct merge m = {.pts = pts};
 	int err = 0;
 
+	hwt_log(&pts->cfg.log, HWT_LOG_DEBUG,
+		"PT streams of %zu CPUs decoded together in time order: call stacks carried from CPU to CPU",
+		pts->nstreams);
 	m.lanes = calloc(pts->nstreams ? pts->nstreams : 1, sizeof(*m.lanes));
 	if (!m.lanes)
 		return -ENOMEM;
@@ -249,6 +261,7 @@ int pts_merge_run(struct hwt_pts *pts)
 
 		l->m = &m;
 		l->st = &pts->streams[i];
+		l->end = UINT64_MAX;
 		if (pthread_create(&l->thread, NULL, lane_main, l)) {
 			err = -HWT_EINTERNAL;
 			break;

@@ -254,6 +254,13 @@ static size_t switches_by(const struct pts_stream *st, uint64_t time)
 	return lo;
 }
 
+uint64_t pts_run_end(const struct pts_stream *st, uint64_t run)
+{
+	size_t n = switches_by(st, run);
+
+	return n < st->nsw ? st->sw[n].time : UINT64_MAX;
+}
+
 /* The thread on a CPU at time: the last switch at or before it. Its run
  * (stitching) is that switch's time, 1 before the first. */
 static void thread_at(const struct pts_stream *st, uint64_t time, int32_t *pid, int32_t *tid,
@@ -340,7 +347,7 @@ static struct pts_tcount *tcount_get(struct hwt_pts *pts, int32_t tid)
 		if (!n)
 			return NULL;
 		for (size_t k = 0; k < cap; k++)
-			n[k].tid = -1;
+			n[k] = (struct pts_tcount){.tid = -1};
 		for (size_t k = 0; k < pts->captcounts; k++) {
 			if (old[k].tid < 0)
 				continue;
@@ -537,12 +544,24 @@ int pts_rec(struct pts_stream *st, const struct hwt_dec_rec *rec_in)
 		if (st->cpu >= 0)
 			thread_at(st, st->last_time, &owned.pid, &owned.tid, &run);
 	}
+	if (owned.type == HWT_DEC_REC_SWITCH && owned.u.sw.prev_tid >= 0) {
+		/* The previous thread ran up to here: its count, for its
+		 * next record (in another run or stream) to carry. */
+		c = tcount_get(pts, owned.u.sw.prev_tid);
+		if (!c)
+			return -ENOMEM;
+		if (c->stream == st->idx + 1 && c->base + owned.u.sw.prev_insns > c->total)
+			c->total = c->base + owned.u.sw.prev_insns;
+	}
 	if (owned.tid >= 0) {
 		/* The thread's count goes on from its other streams. */
 		c = tcount_get(pts, owned.tid);
 		if (!c)
 			return -ENOMEM;
-		if (c->stream != st->idx + 1) {
+		if (c->stream != st->idx + 1 || (owned.type == HWT_DEC_REC_SWITCH &&
+						 (owned.flags & HWT_DEC_RF_NEW_RUN))) {
+			/* The decoder counts from 0 in a stream, and in
+			 * each run. */
 			c->stream = (uint32_t)(st->idx + 1);
 			c->base = c->total;
 		}

@@ -454,30 +454,86 @@ static void test_per_cpu_migrated(void **state)
 	snprintf(plain, sizeof(plain), "%s/percpu2.hwt", dir);
 	make_per_cpu(trace, path, true);
 	make_per_cpu(trace, plain, false);
-	hwt_test_run(&r, "%s script -i %s --itrace=bcre", hwt_test_hwtrace(), path);
-	hwt_test_run(&t, "%s script -i %s --itrace=bcre", hwt_test_hwtrace(), plain);
+	/* The same lines; the migrated one's (the CPUs decoded together)
+	 * in time order across the two threads. */
+	hwt_test_run(&r, "%s script -i %s --itrace=bcre | sort", hwt_test_hwtrace(), path);
+	hwt_test_run(&t, "%s script -i %s --itrace=bcre | sort", hwt_test_hwtrace(), plain);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(t.status, 0);
+	assert_true(count_lines(r.out, " call: ", NULL) > 1000);
 	assert_string_equal(r.out, t.out);
-	assert_int_equal(count_lines(r.err, "1 thread(s) ran on more than one CPU", NULL), 1);
-	assert_int_equal(count_lines(t.err, "ran on more than one CPU", NULL), 0);
 	hwt_test_run_free(&r);
+	hwt_test_run_free(&t);
+	hwt_test_run(&r, "%s script -i %s --itrace=bcre --ns | awk '{print $3}' | LC_ALL=C sort -c",
+		     hwt_test_hwtrace(), path);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_lines(r.err, "1 thread(s) ran on more than one CPU",
+				     "decoded together in time order", NULL),
+			 1);
+	hwt_test_run_free(&r);
+	hwt_test_run(&t, "%s script -i %s --itrace=bcre --ns | awk '{print $3}' | LC_ALL=C sort -c",
+		     hwt_test_hwtrace(), plain);
+	assert_int_not_equal(t.status, 0); /* stream after stream */
+	assert_int_equal(count_lines(t.err, "ran on more than one CPU", NULL), 0);
 	hwt_test_run_free(&t);
 	hwt_test_run(&r, "%s report -i %s --calls", hwt_test_hwtrace(), path);
 	hwt_test_run(&t, "%s report -i %s --calls", hwt_test_hwtrace(), plain);
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.out, t.out);
-	assert_int_equal(count_lines(r.err, "warning: ", "1 thread(s) ran on more than one CPU",
-				     "[unknown]", NULL),
-			 1);
+	assert_int_equal(count_lines(r.err, "warning: ", NULL), 0);
 	hwt_test_run_free(&r);
 	hwt_test_run_free(&t);
 }
 
+static void put_le48(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 6; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The ip of the FUP in the PSB+ at psb: where the thread goes on. */
+static uint64_t psb_fup_ip(const uint8_t *buf, size_t len, size_t psb)
+{
+	uint64_t ip = 0;
+
+	for (size_t pos = psb; pos < len;) {
+		struct hwt_pkt pkt;
+		int n = hwt_pkt_decode(buf + pos, len - pos, 0, &pkt);
+
+		assert_true(n > 0);
+		if (pkt.type == HWT_PKT_FUP) {
+			assert_int_equal(hwt_pkt_ip(&pkt, &ip), 0);
+			return ip;
+		}
+		assert_int_not_equal(pkt.type, HWT_PKT_PSBEND);
+		pos += (size_t)n;
+	}
+	fail_msg("no FUP in the PSB+ at %zu", psb);
+	return 0;
+}
+
+/* FUP(ip), TIP.PGD: tracing stopped asynchronously at ip. */
+static size_t switch_out(uint8_t *p, uint64_t ip)
+{
+	p[0] = 0x7d; /* FUP, 6 bytes sign-extended */
+	put_le48(p + 1, ip);
+	p[7] = 0x01; /* TIP.PGD, ip suppressed */
+	return 8;
+}
+
+static size_t time_packet(uint8_t *p, uint64_t tsc)
+{
+	p[0] = 0x19;
+	for (int i = 0; i < 7; i++)
+		p[1 + i] = (uint8_t)(tsc >> (8 * i));
+	return 8;
+}
+
 /* A one-thread recording rewritten as a per-CPU one in which the thread
  * moves: the PT from a third of the way to two thirds (cut at PSBs) is on
- * CPU 1 from the time of its first PSB, the rest on CPU 0. Returns the
- * instructions the emulator counted. */
+ * CPU 1 from the time of its first PSB, the rest on CPU 0, with the
+ * packets a preemption writes at the cuts and the switch records. Returns
+ * the instructions the emulator counted. */
 static uint64_t make_split_cpu(const char *out)
 {
 	char in[600];
@@ -486,7 +542,9 @@ static uint64_t make_split_cpu(const char *out)
 	struct hwt_fmt_writer *w;
 	const struct hwt_fmt_meta *m;
 	struct hwt_dec_tconv tc = {true, 0, 0, 0};
-	uint64_t insns, start = 0, t_mid = 0, last;
+	uint64_t insns, start = 0, t_cut[2] = {0}, tsc_cut[2] = {0}, ip_cut[2], last;
+	uint8_t pkt0[32], pkt1[16];
+	size_t n0, n1;
 	uint32_t pid = 0;
 	size_t len, cut[2];
 	int swst, aux0, aux1;
@@ -522,42 +580,72 @@ static uint64_t make_split_cpu(const char *out)
 	cut[0] = hwt_pkt_find_psb(buf, len, len / 3);
 	cut[1] = hwt_pkt_find_psb(buf, len, 2 * len / 3);
 	assert_true(cut[0] < cut[1] && cut[1] < len);
-	assert_int_equal(buf[cut[0] + 16], 0x19);
-	{
+	for (int k = 0; k < 2; k++) {
 		uint64_t tsc = 0;
 
+		assert_int_equal(buf[cut[k] + 16], 0x19);
 		for (int i = 7; i >= 1; i--)
-			tsc = tsc << 8 | buf[cut[0] + 16 + i];
-		t_mid = hwt_dec_tsc_to_perf(&tc, tsc);
+			tsc = tsc << 8 | buf[cut[k] + 16 + i];
+		tsc_cut[k] = tsc;
+		t_cut[k] = hwt_dec_tsc_to_perf(&tc, tsc);
 	}
-	assert_true(t_mid > start);
-	/* The thread on CPU 0 from its start, on CPU 1 from the cut (CPU 0
-	 * has no trace meanwhile). */
+	assert_true(t_cut[0] > start && t_cut[1] > t_cut[0]);
+	for (int k = 0; k < 2; k++)
+		ip_cut[k] = psb_fup_ip(buf, len, cut[k]);
+	/* The thread on CPU 0 from its start, on CPU 1 from the first cut,
+	 * back on CPU 0 from the second (the idle task, pid 0, meanwhile). */
 	switch_in(w, swst, pid, start, 0);
-	switch_in(w, swst, pid, t_mid, 1);
+	switch_in(w, swst, 0, t_cut[0], 0);
+	switch_in(w, swst, pid, t_cut[0], 1);
+	switch_in(w, swst, 0, t_cut[1], 1);
+	switch_in(w, swst, pid, t_cut[1], 0);
 	aux0 = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_AUX, 0, -1, "pt.cpu");
 	aux1 = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_AUX, 1, -1, "pt.cpu");
 	assert_true(aux0 >= 0 && aux1 >= 0);
+	/* What the CPU writes when the thread is preempted (user-space
+	 * tracing: an asynchronous disable where it stopped) and when it
+	 * runs again (the time, then the enable where it goes on). */
+	n0 = switch_out(pkt0, ip_cut[0]);
+	n0 += time_packet(pkt0 + n0, tsc_cut[1]);
+	pkt0[n0++] = 0x71; /* TIP.PGE, 6 bytes */
+	put_le48(pkt0 + n0, ip_cut[1]);
+	n0 += 6;
+	n1 = switch_out(pkt1, ip_cut[1]);
 	assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux0, 0, buf, cut[0]), 0);
-	assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux0, cut[0], buf + cut[1], len - cut[1]), 0);
+	assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux0, cut[0], pkt0, n0), 0);
+	assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux0, cut[0] + n0, buf + cut[1], len - cut[1]),
+			 0);
 	assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux1, 0, buf + cut[0], cut[1] - cut[0]), 0);
+	assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux1, cut[1] - cut[0], pkt1, n1), 0);
 	assert_int_equal(hwt_fmt_writer_close(w), 0);
 	hwt_fmt_session_close(s);
 	free(buf);
 	return insns;
 }
 
-/* A thread whose trace continues on another CPU and comes back: every
- * call is counted once, the flame graph weighs every decoded instruction
- * once (the instruction count goes on across the thread's streams); its
- * stack restarts on each CPU, which the reports say. */
+/* The instructions a script run reports in its summary line. */
+static unsigned long long summary_insns(const struct hwt_test_run *r)
+{
+	const char *p = strstr(r->err, " bytes: ");
+
+	assert_non_null(p);
+	return strtoull(p + 8, NULL, 10);
+}
+
+/* A thread whose trace continues on another CPU and comes back: the CPUs'
+ * streams are decoded together in time order and its call stack carries
+ * over, so every view is the one of the same trace recorded per thread,
+ * byte for byte. */
 static void test_split_cpu(void **state)
 {
+	static const char *const views[] = {
+		"script --itrace=bcre", "script --flow", "report --calls",
+		"flame -o - --format folded", "flame -o - --format chrome",
+	};
 	struct hwt_test_run r, t;
 	char path[600], one[600];
-	unsigned long long sum = 0, decoded;
+	unsigned long long decoded;
 	uint64_t insns;
-	const char *p;
 
 	(void)state;
 	if (!need_recording())
@@ -571,40 +659,32 @@ static void test_split_cpu(void **state)
 	assert_int_equal(r.status, 0);
 	assert_int_equal(t.status, 0);
 	assert_true(count_lines(t.out, "call: ", NULL) > 1000);
-	assert_int_equal(count_lines(r.out, "call: ", NULL), count_lines(t.out, "call: ", NULL));
 	assert_int_equal(count_lines(r.err, "2 PT stream(s) (per CPU)", NULL), 1);
-	assert_int_equal(count_lines(r.err, "1 thread(s) ran on more than one CPU", NULL), 1);
-	/* Nothing is lost. A few instructions more than the emulator ran:
-	 * at the end of the part before each cut the decoder follows direct
-	 * branches towards the next PSB's address, which the cut made
-	 * another part's (real per-CPU traces switch threads in the kernel,
-	 * where user-space tracing is off). */
-	p = strstr(r.err, " bytes: ");
-	assert_non_null(p);
-	decoded = strtoull(p + 8, NULL, 10);
+	assert_int_equal(count_lines(r.err, "1 thread(s) ran on more than one CPU",
+				     "decoded together in time order", NULL),
+			 1);
+	/* Nothing lost, nothing counted twice. (The per-thread decode
+	 * follows direct branches a few instructions past the emulator's
+	 * end.) */
+	decoded = summary_insns(&r);
+	assert_int_equal(decoded, summary_insns(&t));
 	assert_true(decoded >= insns && decoded - insns < 100);
 	assert_int_equal(count_lines(r.out, "decode error", NULL), 0);
 	hwt_test_run_free(&r);
 	hwt_test_run_free(&t);
 
-	/* The flame graph weighs every instruction once. */
-	hwt_test_run(&r, "%s flame -q -i %s -o - --format folded --count events", hwt_test_hwtrace(),
-		     path);
-	assert_int_equal(r.status, 0);
-	for (const char *l = r.out; *l;) {
-		const char *e = strchr(l, '\n'), *sp = NULL;
-
-		assert_non_null(e);
-		for (const char *q = l; q < e; q++) {
-			if (*q == ' ')
-				sp = q; /* "a;b;c COUNT": the last space */
-		}
-		assert_non_null(sp);
-		sum += strtoull(sp + 1, NULL, 10);
-		l = e + 1;
+	for (size_t i = 0; i < HWT_ARRAY_SIZE(views); i++) {
+		hwt_test_run(&r, "%s %s -i %s", hwt_test_hwtrace(), views[i], path);
+		hwt_test_run(&t, "%s %s -i %s", hwt_test_hwtrace(), views[i], one);
+		assert_int_equal(r.status, 0);
+		assert_int_equal(t.status, 0);
+		assert_true(strlen(t.out) > 10000);
+		if (strcmp(r.out, t.out))
+			fail_msg("hwtrace %s: the split recording's output differs", views[i]);
+		assert_int_equal(count_lines(r.err, "warning: ", NULL), 0);
+		hwt_test_run_free(&r);
+		hwt_test_run_free(&t);
 	}
-	assert_int_equal(sum, decoded);
-	hwt_test_run_free(&r);
 }
 
 /* The traced program is gone, then replaced by another file: it is named
@@ -655,6 +735,9 @@ struct counts {
 	uint64_t calls_leaf, rets_leaf, calls_child, records, insn_sum;
 	int32_t parent_pid, child_pid;
 	uint64_t hash;
+	/* Order-free: the sum of the records' hashes and their number,
+	 * switch records left out. */
+	uint64_t xsum, xrecords;
 };
 
 static bool is_func(struct hwt_pts *pts, int32_t pid, uint64_t time, uint64_t ip,
@@ -699,6 +782,21 @@ static int count_rec(void *ctx, const struct hwt_dec_rec *rec)
 	for (size_t i = 0; i < 6; i++)
 		c->hash = (c->hash ^ v[i]) * 0x100000001b3ull;
 	c->records++;
+	if (rec->type != HWT_DEC_REC_SWITCH) {
+		uint64_t h = 0xcbf29ce484222325ull;
+		uint64_t w[3] = {rec->flags, 0, 0};
+
+		if (rec->type == HWT_DEC_REC_RETURN) {
+			w[1] = rec->u.ret.insns;
+			w[2] = rec->u.ret.call_tsc;
+		}
+		for (size_t i = 0; i < 6; i++)
+			h = (h ^ v[i]) * 0x100000001b3ull;
+		for (size_t i = 0; i < 3; i++)
+			h = (h ^ w[i]) * 0x100000001b3ull;
+		c->xsum += h;
+		c->xrecords++;
+	}
 	return 0;
 }
 
@@ -762,6 +860,73 @@ static void test_api(void **state)
 		assert_int_equal(c2.calls_leaf, 0);
 		assert_int_equal(st2.streams_decoded, 1);
 	}
+}
+
+/* Stitching through the API. Forced on a per-CPU recording where no
+ * thread moves, it delivers the records of decoding each CPU alone (merged
+ * by time, plus a switch record at each run), also with parallel segments;
+ * on a recording where a thread moves it closes the returns into frames
+ * entered on the other CPU, which a decode without it leaves unknown. */
+static void test_stitch_api(void **state)
+{
+	struct hwt_pts_config cfg;
+	struct hwt_pts_stats off_st, on_st, st;
+	struct counts off, on, c;
+	char path[600], split[600], one[600];
+
+	(void)state;
+	if (!need_recording())
+		return;
+	snprintf(path, sizeof(path), "%s/percpu3.hwt", dir);
+	make_per_cpu(trace, path, false);
+	hwt_pts_config_init(&cfg);
+	cfg.stitch = HWT_PTS_STITCH_OFF;
+	decode(path, &cfg, &off, &off_st);
+	assert_false(off_st.stitched);
+	cfg.stitch = HWT_PTS_STITCH_ON;
+	decode(path, &cfg, &on, &on_st);
+	assert_true(on_st.stitched);
+	assert_true(off.xrecords > 1000);
+	assert_int_equal(on.xrecords, off.xrecords);
+	assert_int_equal(on.xsum, off.xsum);
+	assert_int_equal(on.calls_leaf, 250);
+	assert_int_equal(on_st.dec.insns, off_st.dec.insns);
+	assert_int_equal(on_st.dec.unknown_returns, off_st.dec.unknown_returns);
+	cfg.threads = 2;
+	decode(path, &cfg, &c, &st);
+	assert_int_equal(c.xsum, off.xsum);
+	assert_int_equal(c.records, on.records);
+	assert_int_equal(c.hash, on.hash); /* the same merged order */
+	cfg.threads = 1;
+	cfg.stitch = HWT_PTS_STITCH_ON + 1;
+	{
+		struct hwt_fmt_session *s;
+		struct hwt_pts *pts = NULL;
+		uint64_t o = 0;
+
+		assert_int_equal(hwt_fmt_session_open(&s, path, NULL, &o), 0);
+		assert_int_equal(hwt_pts_open(&pts, s, &cfg, &o), -HWT_EINVAL);
+		assert_null(pts);
+		hwt_fmt_session_close(s);
+	}
+
+	snprintf(split, sizeof(split), "%s/split2.hwt", dir);
+	snprintf(one, sizeof(one), "%s/one.hwt", dir);
+	make_split_cpu(split);
+	hwt_pts_config_init(&cfg);
+	decode(one, &cfg, &c, &st);
+	decode(split, &cfg, &on, &on_st);
+	assert_true(on_st.stitched); /* automatically: a thread moved */
+	assert_int_equal(on_st.migrated_threads, 1);
+	assert_true(on_st.stitched_returns > 0);
+	assert_int_equal(on_st.dec.insns, st.dec.insns);
+	assert_int_equal(on_st.dec.unknown_returns, st.dec.unknown_returns);
+	cfg.stitch = HWT_PTS_STITCH_OFF;
+	decode(split, &cfg, &off, &off_st);
+	assert_false(off_st.stitched);
+	assert_int_equal(off_st.dec.insns, st.dec.insns);
+	/* Returns on CPU 1 into frames entered on CPU 0. */
+	assert_true(off_st.dec.unknown_returns > st.dec.unknown_returns);
 }
 
 /* threads=2 and the libipt engine give the records of the sequential fast
@@ -927,6 +1092,7 @@ int main(void)
 		cmocka_unit_test(test_missing_binary),
 		cmocka_unit_test(test_api),
 		cmocka_unit_test(test_parallel_engines),
+		cmocka_unit_test(test_stitch_api),
 		cmocka_unit_test(test_time_filter),
 		cmocka_unit_test(test_damaged),
 	};
