@@ -3,9 +3,10 @@
  * (.hwt or perf.data: sideband records, metadata, AUX streams): open (the
  * sideband pass: images, forks, execs, switch timelines, AUX flags), decode
  * every stream with a sink that looks at every record, symbolize what the
- * records name, then close. The last input byte picks the engine and
- * whether segments are decoded on two threads. No crash, no leak, no
- * unbounded work.
+ * records name, then close. The last input byte picks the engine,
+ * whether segments are decoded on two threads and whether per-CPU streams
+ * are stitched (decoded together, merged by time) even when no thread
+ * moved. No crash, no leak, no unbounded work.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -57,6 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		hwt_pts_config_init(&cfg);
 		cfg.engine = data[size - 1] % 3;
 		cfg.threads = (data[size - 1] & 4) ? 2 : 1;
+		cfg.stitch = (data[size - 1] & 8) ? HWT_PTS_STITCH_ON : HWT_PTS_STITCH_AUTO;
 		if (hwt_pts_open(&c.pts, s, &cfg, &off) == 0) {
 			hwt_pts_add_sink(c.pts, &sink);
 			hwt_pts_run(c.pts);
