@@ -23,10 +23,35 @@ struct csh_box {
 	cs_insn *insn;
 };
 
+/* Capstone sets up shared tables on its first detailed disassembly (it
+ * copies and sorts a static register table for the Intel printer, without a
+ * lock): done once here, before handles can be used on several threads. */
+static void capstone_warm_up(void)
+{
+	static const uint8_t code[] = {0x90, 0x48, 0x89, 0xc3, 0xaa, 0xc3}; /* nop, mov, stosb, ret */
+	csh h;
+	cs_insn *insn = NULL;
+
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return;
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	cs_free(insn, cs_disasm(h, code, sizeof(code), 0x1000, 0, &insn));
+	cs_close(&h);
+}
+
+static void capstone_ready(void)
+{
+	static pthread_once_t warm = PTHREAD_ONCE_INIT;
+
+	pthread_once(&warm, capstone_warm_up);
+}
+
 static int csh_take(struct hwt_dec_icache *ic, enum hwt_dec_mode mode, struct csh_box **out)
 {
 	struct csh_box *box = NULL;
 	cs_mode cmode;
+
+	capstone_ready();
 
 	pthread_mutex_lock(&ic->lock);
 	if (ic->ncsh[mode])
@@ -319,6 +344,7 @@ int hwt_dec_insn_format(const struct hwt_dec_insn *insn, char *buf, size_t size)
 		cmode = CS_MODE_64;
 		break;
 	}
+	capstone_ready();
 	if (cs_open(CS_ARCH_X86, cmode, &handle) != CS_ERR_OK)
 		return -HWT_ELIB;
 	n = cs_disasm(handle, insn->raw, insn->size, insn->ip, 1, &ci);
