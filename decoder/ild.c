@@ -31,11 +31,14 @@ static void capstone_warm_up(void)
 	static const uint8_t code[] = {0x90, 0x48, 0x89, 0xc3, 0xaa, 0xc3}; /* nop, mov, stosb, ret */
 	csh h;
 	cs_insn *insn = NULL;
+	size_t n;
 
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
 		return;
 	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	cs_free(insn, cs_disasm(h, code, sizeof(code), 0x1000, 0, &insn));
+	n = cs_disasm(h, code, sizeof(code), 0x1000, 0, &insn);
+	if (n)
+		cs_free(insn, n);
 	cs_close(&h);
 }
 

@@ -23,6 +23,7 @@
 
 #include "decoder/pkt.h"
 #include "ptsession/ptsession.h"
+#include "tests/lib/ptsplit.h"
 #include "tests/lib/testutil.h"
 
 static char *dir;
@@ -307,67 +308,10 @@ static void test_remap(void **state)
 	hwt_test_run_free(&r2);
 }
 
-/* A per-CPU copy of a per-thread recording under way: in, opened as *s,
- * written to out as *w with its metadata (pt.config.per_thread 0) and
- * sideband records, less the AUX records (they name CPU 0 for every
- * thread), plus an empty record stream *swst for switch records. The
- * first n ITRACE_START records give pid[] and start[]; *last is the
- * latest record time. Returns how many ITRACE_STARTs were seen. */
-static uint32_t per_cpu_copy(const char *in, const char *out, struct hwt_fmt_session **s,
-			     struct hwt_fmt_writer **w, int *swst, uint32_t *pid, uint64_t *start,
-			     uint32_t n, uint64_t *last)
-{
-	struct hwt_fmt_record rec;
-	uint64_t off = 0;
-	uint32_t nstart = 0;
-	int sb;
-
-	assert_int_equal(hwt_fmt_session_open(s, in, NULL, &off), 0);
-	assert_int_equal(hwt_fmt_writer_open(w, out, NULL), 0);
-	for (size_t i = 0; i < hwt_fmt_session_nmeta(*s); i++) {
-		const struct hwt_fmt_meta *m = hwt_fmt_session_meta(*s, i);
-
-		if (!strcmp(m->key, "pt.config.per_thread"))
-			assert_int_equal(hwt_fmt_writer_meta_u64(*w, m->key, 0), 0);
-		else if (m->type == HWT_FMT_META_U64)
-			assert_int_equal(hwt_fmt_writer_meta_u64(*w, m->key, m->v.u64), 0);
-		else if (m->type == HWT_FMT_META_STR)
-			assert_int_equal(hwt_fmt_writer_meta_str(*w, m->key, m->v.str), 0);
-		else if (m->type == HWT_FMT_META_BYTES)
-			assert_int_equal(hwt_fmt_writer_meta_bytes(*w, m->key, m->v.bytes, m->len), 0);
-	}
-	sb = hwt_fmt_writer_add_stream(*w, HWT_FMT_STREAM_RECORDS, -1, -1, "sideband");
-	*swst = hwt_fmt_writer_add_stream(*w, HWT_FMT_STREAM_RECORDS, -1, -1, "switch");
-	assert_true(sb >= 0 && *swst >= 0);
-	*last = 0;
-	while (hwt_fmt_session_next(*s, &rec, &off) == 0) {
-		if (rec.type == PERF_RECORD_AUX)
-			continue;
-		if (rec.type == PERF_RECORD_ITRACE_START && nstart < n) {
-			pid[nstart] = rec.u.itrace_start.pid;
-			start[nstart++] = rec.id.time;
-		}
-		if (rec.id.time > *last)
-			*last = rec.id.time;
-		assert_int_equal(hwt_fmt_writer_records(*w, (uint32_t)sb, rec.raw, rec.size), 0);
-	}
-	return nstart;
-}
-
-/* Writes a SWITCH_CPU_WIDE IN record: next_prev pid/tid (idle), then the
- * sample_id trailer: pid, tid, time, cpu, res, id. */
+/* A switch record, in the test. */
 static void switch_in(struct hwt_fmt_writer *w, int swst, uint32_t pid, uint64_t time, uint32_t cpu)
 {
-	uint8_t r[8 + 8 + 32] = {0};
-
-	hwt_put_le32(r, PERF_RECORD_SWITCH_CPU_WIDE);
-	hwt_put_le16(r + 6, sizeof(r));
-	hwt_put_le32(r + 16, pid);
-	hwt_put_le32(r + 20, pid);
-	hwt_put_le64(r + 24, time);
-	hwt_put_le32(r + 32, cpu);
-	hwt_put_le64(r + 40, 1);
-	assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)swst, r, sizeof(r)), 0);
+	assert_int_equal(ptsplit_switch_in(w, swst, pid, time, cpu), 0);
 }
 
 /* The per-thread recording rewritten as a per-CPU one (the parent's PT on
@@ -382,8 +326,10 @@ static void make_per_cpu(const char *in, const char *out, bool migrate)
 	uint32_t pid[2] = {0};
 	int swst, aux[2];
 	uint8_t buf[65536];
+	uint32_t nstart;
 
-	assert_int_equal(per_cpu_copy(in, out, &s, &w, &swst, pid, start, 2, &last), 2);
+	assert_int_equal(ptsplit_copy(in, out, &s, &w, &swst, pid, start, 2, &last, &nstart), 0);
+	assert_int_equal(nstart, 2);
 	switch_in(w, swst, pid[0], start[0], 0);
 	switch_in(w, swst, pid[1], start[1], 1);
 	/* migrate: the parent also runs on CPU 1, after every other record
@@ -485,70 +431,16 @@ static void test_per_cpu_migrated(void **state)
 	hwt_test_run_free(&t);
 }
 
-static void put_le48(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 6; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* The ip of the FUP in the PSB+ at psb: where the thread goes on. */
-static uint64_t psb_fup_ip(const uint8_t *buf, size_t len, size_t psb)
-{
-	uint64_t ip = 0;
-
-	for (size_t pos = psb; pos < len;) {
-		struct hwt_pkt pkt;
-		int n = hwt_pkt_decode(buf + pos, len - pos, 0, &pkt);
-
-		assert_true(n > 0);
-		if (pkt.type == HWT_PKT_FUP) {
-			assert_int_equal(hwt_pkt_ip(&pkt, &ip), 0);
-			return ip;
-		}
-		assert_int_not_equal(pkt.type, HWT_PKT_PSBEND);
-		pos += (size_t)n;
-	}
-	fail_msg("no FUP in the PSB+ at %zu", psb);
-	return 0;
-}
-
-/* FUP(ip), TIP.PGD: tracing stopped asynchronously at ip. */
-static size_t switch_out(uint8_t *p, uint64_t ip)
-{
-	p[0] = 0x7d; /* FUP, 6 bytes sign-extended */
-	put_le48(p + 1, ip);
-	p[7] = 0x01; /* TIP.PGD, ip suppressed */
-	return 8;
-}
-
-static size_t time_packet(uint8_t *p, uint64_t tsc)
-{
-	p[0] = 0x19;
-	for (int i = 0; i < 7; i++)
-		p[1 + i] = (uint8_t)(tsc >> (8 * i));
-	return 8;
-}
-
 /* A one-thread recording rewritten as a per-CPU one in which the thread
- * moves: the PT from a third of the way to two thirds (cut at PSBs) is on
- * CPU 1 from the time of its first PSB, the rest on CPU 0, with the
- * packets a preemption writes at the cuts and the switch records. Returns
- * the instructions the emulator counted. */
+ * moves: the PT from a third of the way to two thirds (cut at PSBs) runs
+ * on CPU 1, the rest on CPU 0, with the packets a preemption writes at the
+ * cuts and the switch records (tests/lib/ptsplit.h). Returns the
+ * instructions the emulator counted. */
 static uint64_t make_split_cpu(const char *out)
 {
-	char in[600];
+	char in[600], why[256];
 	struct hwt_test_run r;
-	struct hwt_fmt_session *s;
-	struct hwt_fmt_writer *w;
-	const struct hwt_fmt_meta *m;
-	struct hwt_dec_tconv tc = {true, 0, 0, 0};
-	uint64_t insns, start = 0, t_cut[2] = {0}, tsc_cut[2] = {0}, ip_cut[2], last;
-	uint8_t pkt0[32], pkt1[16];
-	size_t n0, n1;
-	uint32_t pid = 0;
-	size_t len, cut[2];
-	int swst, aux0, aux1;
-	uint8_t *buf;
+	uint64_t insns;
 	const char *p;
 
 	snprintf(in, sizeof(in), "%s/one.hwt", dir);
@@ -559,67 +451,8 @@ static uint64_t make_split_cpu(const char *out)
 	assert_non_null(p);
 	insns = strtoull(p + 9, NULL, 10);
 	hwt_test_run_free(&r);
-
-	assert_int_equal(per_cpu_copy(in, out, &s, &w, &swst, &pid, &start, 1, &last), 1);
-	if ((m = hwt_fmt_session_meta_find(s, "time.shift")))
-		tc.time_shift = (uint16_t)m->v.u64;
-	if ((m = hwt_fmt_session_meta_find(s, "time.mult")))
-		tc.time_mult = (uint32_t)m->v.u64;
-	if ((m = hwt_fmt_session_meta_find(s, "time.zero")))
-		tc.time_zero = m->v.u64;
-	assert_true(tc.time_mult > 0);
-	assert_true(pid > 0);
-	assert_int_equal(hwt_fmt_session_naux(s), 1);
-	assert_int_equal(hwt_fmt_session_aux(s, 0)->nsegments, 1);
-	len = (size_t)hwt_fmt_session_aux_segment(s, 0, 0)->size;
-	buf = malloc(len);
-	assert_non_null(buf);
-	assert_int_equal(hwt_fmt_session_aux_read(s, 0, 0, 0, buf, len), (int64_t)len);
-	/* PSBs near a third and two thirds; the first one's PSB+ starts
-	 * with a TSC (the emulator's layout), which gives the switch time. */
-	cut[0] = hwt_pkt_find_psb(buf, len, len / 3);
-	cut[1] = hwt_pkt_find_psb(buf, len, 2 * len / 3);
-	assert_true(cut[0] < cut[1] && cut[1] < len);
-	for (int k = 0; k < 2; k++) {
-		uint64_t tsc = 0;
-
-		assert_int_equal(buf[cut[k] + 16], 0x19);
-		for (int i = 7; i >= 1; i--)
-			tsc = tsc << 8 | buf[cut[k] + 16 + i];
-		tsc_cut[k] = tsc;
-		t_cut[k] = hwt_dec_tsc_to_perf(&tc, tsc);
-	}
-	assert_true(t_cut[0] > start && t_cut[1] > t_cut[0]);
-	for (int k = 0; k < 2; k++)
-		ip_cut[k] = psb_fup_ip(buf, len, cut[k]);
-	/* The thread on CPU 0 from its start, on CPU 1 from the first cut,
-	 * back on CPU 0 from the second (the idle task, pid 0, meanwhile). */
-	switch_in(w, swst, pid, start, 0);
-	switch_in(w, swst, 0, t_cut[0], 0);
-	switch_in(w, swst, pid, t_cut[0], 1);
-	switch_in(w, swst, 0, t_cut[1], 1);
-	switch_in(w, swst, pid, t_cut[1], 0);
-	aux0 = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_AUX, 0, -1, "pt.cpu");
-	aux1 = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_AUX, 1, -1, "pt.cpu");
-	assert_true(aux0 >= 0 && aux1 >= 0);
-	/* What the CPU writes when the thread is preempted (user-space
-	 * tracing: an asynchronous disable where it stopped) and when it
-	 * runs again (the time, then the enable where it goes on). */
-	n0 = switch_out(pkt0, ip_cut[0]);
-	n0 += time_packet(pkt0 + n0, tsc_cut[1]);
-	pkt0[n0++] = 0x71; /* TIP.PGE, 6 bytes */
-	put_le48(pkt0 + n0, ip_cut[1]);
-	n0 += 6;
-	n1 = switch_out(pkt1, ip_cut[1]);
-	assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux0, 0, buf, cut[0]), 0);
-	assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux0, cut[0], pkt0, n0), 0);
-	assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux0, cut[0] + n0, buf + cut[1], len - cut[1]),
-			 0);
-	assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux1, 0, buf + cut[0], cut[1] - cut[0]), 0);
-	assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux1, cut[1] - cut[0], pkt1, n1), 0);
-	assert_int_equal(hwt_fmt_writer_close(w), 0);
-	hwt_fmt_session_close(s);
-	free(buf);
+	if (ptsplit_write(in, out, 3, 2, why, sizeof(why)) != 0)
+		fail_msg("%s", why);
 	return insns;
 }
 
