@@ -12,6 +12,7 @@
  * unknown-frame returns than the per-thread decode.
  *
  *   usage: bench_stitch FILE.hwt [PIECES [RUNS]]   (see bench_stitch.sh)
+ *   HWT_BENCH_ONLY=K decodes variant K only (0, 1, 2: the rows), to profile.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -109,6 +110,7 @@ int main(int argc, char **argv)
 	unsigned int pieces = argc > 2 ? (unsigned int)atoi(argv[2]) : 64;
 	int runs = argc > 3 ? atoi(argv[3]) : 3;
 	struct result best[3], r;
+	const char *only = getenv("HWT_BENCH_ONLY");
 	int fd, ok = 1;
 
 	if (argc < 2) {
@@ -131,6 +133,11 @@ int main(int argc, char **argv)
 	/* Round robin, so every variant sees the same machine load. */
 	for (int i = 0; i < runs; i++) {
 		for (int k = 0; k < 3; k++) {
+			/* HWT_BENCH_ONLY=k decodes one variant (for profiling). */
+			if (only && atoi(only) != k) {
+				best[k] = best[0];
+				continue;
+			}
 			if (decode(k ? split : argv[1], stitch[k], &r) < 0) {
 				fprintf(stderr, "bench_stitch: %s does not decode\n", k ? split : argv[1]);
 				remove(split);

@@ -77,6 +77,9 @@ struct pts_stream {
 	uint64_t last_img_time;
 	int32_t last_img_pid;
 	uint64_t last_time;
+	int32_t run_tid;          /* the thread of the last record ... */
+	uint64_t run_base;        /* ... and its count before this stream's
+				   * decoder began counting it */
 	bool stop;
 };
 
@@ -137,6 +140,7 @@ struct hwt_pts {
 	/* Per-CPU streams are decoded together in time order (pts_merge.c)
 	 * and threads' stacks carried from CPU to CPU. */
 	bool stitch;
+	uint32_t want;        /* records the decoders make (HWT_DEC_WANT) */
 	bool ran;
 	bool warned_kernel, warned_anon;
 	struct hwt_pts_stats st;

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,12 @@ struct lane {
 	struct batch *queue[LANE_QUEUE];
 	size_t qhead, qlen;
 	bool done, stop;
+	bool waiting;      /* the producer waits for room */
+	pthread_cond_t room;
+	struct batch *spare[LANE_QUEUE + 2]; /* used batches, for reuse
+					      * (fresh ones cost page
+					      * faults) */
+	size_t nspare;
 	int err;
 	/* consumer's */
 	struct batch *cur;
@@ -63,7 +70,8 @@ struct lane {
 struct merge {
 	struct hwt_pts *pts;
 	pthread_mutex_t lock;
-	pthread_cond_t cv;
+	pthread_cond_t cv;  /* the consumer waits for a batch */
+	bool waiting;       /* ... and does */
 	bool abort;
 	struct lane *lanes;
 	size_t nlanes;
@@ -77,15 +85,20 @@ static int lane_hand(struct lane *l)
 	int err = 0;
 
 	pthread_mutex_lock(&m->lock);
-	while (l->qlen == LANE_QUEUE && !l->stop && !m->abort)
-		pthread_cond_wait(&m->cv, &m->lock);
+	while (l->qlen == LANE_QUEUE && !l->stop && !m->abort) {
+		l->waiting = true;
+		pthread_cond_wait(&l->room, &m->lock);
+		l->waiting = false;
+	}
 	if (l->stop || m->abort) {
 		err = -HWT_EEOS;
 	} else {
 		l->queue[(l->qhead + l->qlen) % LANE_QUEUE] = l->fill;
 		l->qlen++;
 		l->fill = NULL;
-		pthread_cond_broadcast(&m->cv);
+		/* Wake-ups cost system calls: only when someone waits. */
+		if (m->waiting)
+			pthread_cond_signal(&m->cv);
 	}
 	pthread_mutex_unlock(&m->lock);
 	return err;
@@ -99,7 +112,12 @@ static int lane_rec(void *ctx, const struct hwt_dec_rec *rec)
 	struct mrec *r;
 
 	if (!l->fill) {
-		l->fill = malloc(sizeof(*l->fill));
+		pthread_mutex_lock(&l->m->lock);
+		if (l->nspare)
+			l->fill = l->spare[--l->nspare];
+		pthread_mutex_unlock(&l->m->lock);
+		if (!l->fill)
+			l->fill = malloc(sizeof(*l->fill));
 		if (!l->fill)
 			return -ENOMEM;
 		l->fill->n = 0;
@@ -110,7 +128,20 @@ static int lane_rec(void *ctx, const struct hwt_dec_rec *rec)
 			l->key = 2 * rec->u.sw.run;
 	}
 	r = &l->fill->r[l->fill->n++];
-	r->rec = *rec;
+	/* The header and this type's part only: the batches go from core
+	 * to core, and calls and returns are most records. */
+	memcpy(&r->rec, rec, offsetof(struct hwt_dec_rec, u));
+	switch (rec->type) {
+	case HWT_DEC_REC_CALL:
+		r->rec.u.call = rec->u.call;
+		break;
+	case HWT_DEC_REC_RETURN:
+		r->rec.u.ret = rec->u.ret;
+		break;
+	default:
+		r->rec.u = rec->u;
+		break;
+	}
 	/* Stitching requires the time conversion: times are perf times. */
 	if ((rec->flags & HWT_DEC_RF_TIME) && rec->time > l->end) {
 		/* Read after the thread left the CPU (libipt reads timing
@@ -155,7 +186,7 @@ static void *lane_main(void *arg)
 		err = 0;
 	l->err = err;
 	l->done = true;
-	pthread_cond_broadcast(&m->cv);
+	pthread_cond_signal(&m->cv);
 	pthread_mutex_unlock(&m->lock);
 	return NULL;
 }
@@ -170,17 +201,24 @@ static bool lane_next(struct lane *l)
 		return false;
 	if (l->cur && l->pos < l->cur->n)
 		return true;
-	free(l->cur);
-	l->cur = NULL;
 	pthread_mutex_lock(&m->lock);
-	while (!l->qlen && !l->done)
+	if (l->cur && l->nspare < HWT_ARRAY_SIZE(l->spare))
+		l->spare[l->nspare++] = l->cur;
+	else
+		free(l->cur);
+	l->cur = NULL;
+	while (!l->qlen && !l->done) {
+		m->waiting = true;
 		pthread_cond_wait(&m->cv, &m->lock);
+		m->waiting = false;
+	}
 	if (l->qlen) {
 		l->cur = l->queue[l->qhead];
 		l->qhead = (l->qhead + 1) % LANE_QUEUE;
 		l->qlen--;
 		l->pos = 0;
-		pthread_cond_broadcast(&m->cv);
+		if (l->waiting)
+			pthread_cond_signal(&l->room);
 	} else {
 		l->ended = true;
 	}
@@ -196,7 +234,7 @@ static void lane_stop(struct lane *l)
 
 	pthread_mutex_lock(&m->lock);
 	l->stop = true;
-	pthread_cond_broadcast(&m->cv);
+	pthread_cond_signal(&l->room);
 	pthread_mutex_unlock(&m->lock);
 	l->ended = true;
 }
@@ -262,7 +300,9 @@ int pts_merge_run(struct hwt_pts *pts)
 		l->m = &m;
 		l->st = &pts->streams[i];
 		l->end = UINT64_MAX;
+		pthread_cond_init(&l->room, NULL);
 		if (pthread_create(&l->thread, NULL, lane_main, l)) {
+			pthread_cond_destroy(&l->room);
 			err = -HWT_EINTERNAL;
 			break;
 		}
@@ -273,7 +313,8 @@ int pts_merge_run(struct hwt_pts *pts)
 	/* Stop what is still decoding (an error, or a lane left). */
 	pthread_mutex_lock(&m.lock);
 	m.abort = true;
-	pthread_cond_broadcast(&m.cv);
+	for (size_t i = 0; i < m.nlanes; i++)
+		pthread_cond_signal(&m.lanes[i].room);
 	pthread_mutex_unlock(&m.lock);
 	for (size_t i = 0; i < m.nlanes; i++) {
 		struct lane *l = &m.lanes[i];
@@ -284,6 +325,9 @@ int pts_merge_run(struct hwt_pts *pts)
 		free(l->cur);
 		for (size_t k = 0; k < l->qlen; k++)
 			free(l->queue[(l->qhead + k) % LANE_QUEUE]);
+		for (size_t k = 0; k < l->nspare; k++)
+			free(l->spare[k]);
+		pthread_cond_destroy(&l->room);
 	}
 	pthread_cond_destroy(&m.cv);
 	pthread_mutex_destroy(&m.lock);

@@ -544,14 +544,15 @@ int pts_rec(struct pts_stream *st, const struct hwt_dec_rec *rec_in)
 		if (st->cpu >= 0)
 			thread_at(st, st->last_time, &owned.pid, &owned.tid, &run);
 	}
-	if (owned.type == HWT_DEC_REC_SWITCH && owned.u.sw.prev_tid >= 0) {
+	if (owned.type == HWT_DEC_REC_SWITCH && owned.u.sw.prev_tid >= 0 &&
+	    owned.u.sw.prev_tid == st->run_tid) {
 		/* The previous thread ran up to here: its count, for its
 		 * next record (in another run or stream) to carry. */
 		c = tcount_get(pts, owned.u.sw.prev_tid);
 		if (!c)
 			return -ENOMEM;
-		if (c->stream == st->idx + 1 && c->base + owned.u.sw.prev_insns > c->total)
-			c->total = c->base + owned.u.sw.prev_insns;
+		if (st->run_base + owned.u.sw.prev_insns > c->total)
+			c->total = st->run_base + owned.u.sw.prev_insns;
 	}
 	if (owned.tid >= 0) {
 		/* The thread's count goes on from its other streams. */
@@ -565,6 +566,8 @@ int pts_rec(struct pts_stream *st, const struct hwt_dec_rec *rec_in)
 			c->stream = (uint32_t)(st->idx + 1);
 			c->base = c->total;
 		}
+		st->run_tid = owned.tid;
+		st->run_base = c->base;
 		owned.insns += c->base;
 		if (owned.insns > c->total)
 			c->total = owned.insns;
@@ -708,7 +711,7 @@ int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf,
 {
 	const struct pts_proc *p = NULL;
 	struct hwt_dec_config cfg = pts->dcfg;
-	struct hwt_dec_sink sink = {sizeof(sink), HWT_DEC_WANT_ALL, rec, ctx};
+	struct hwt_dec_sink sink = {sizeof(sink), pts->want, rec, ctx};
 	struct hwt_dec_image *img;
 	struct hwt_dec *dec = NULL;
 	int32_t pid = st->pid, tid = st->tid;
@@ -722,6 +725,7 @@ int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf,
 	}
 	st->decoded = true;
 	st->last_img_pid = -1;
+	st->run_tid = -1;
 	if (st->cpu >= 0 || !p || p->changing) {
 		cfg.context = pts_hook;
 		cfg.context_span = pts_span;
@@ -773,6 +777,16 @@ int hwt_pts_run(struct hwt_pts *pts)
 	if (!pts || pts->ran)
 		return -HWT_EINVAL;
 	pts->ran = true;
+	/* The decoders make only the records some sink wants (blocks are
+	 * most of them), and those the session itself reads: switches, and
+	 * for the stacks it carries over calls, returns and events (whose
+	 * counts place a thread's last instructions before it stopped). */
+	for (size_t i = 0; i < pts->nsinks; i++)
+		pts->want |= pts->sinks[i].want;
+	pts->want |= HWT_DEC_WANT(HWT_DEC_REC_SWITCH);
+	if (pts->stitch)
+		pts->want |= HWT_DEC_WANT(HWT_DEC_REC_CALL) | HWT_DEC_WANT(HWT_DEC_REC_RETURN) |
+			     HWT_DEC_WANT(HWT_DEC_REC_EVENT);
 	if (pts->stitch) {
 		err = pts_merge_run(pts);
 	} else {

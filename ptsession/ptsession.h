@@ -16,7 +16,8 @@
  * switch records through the decoder's context hook.
  *
  * Records reach the caller's sinks (struct hwt_dec_sink) with pid and tid
- * set. Order: AUX streams are decoded one after another, by the perf time of
+ * set; the decoders make only the record types some sink wants (its
+ * `want`), so a sink of calls pays for no block records. Order: AUX streams are decoded one after another, by the perf time of
  * their first data (streams without time keep their order in the file); the
  * records of one stream arrive in stream order, which is time order. In a
  * per-thread recording (the emulator, `hwtrace record --pt`) every thread
