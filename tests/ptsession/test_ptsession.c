@@ -482,6 +482,9 @@ static void test_split_cpu(void **state)
 		{"report --calls", "awk '{print $1, $2, $3, $NF}'"},
 		{"flame -o - --format folded", "cat"},
 		{"flame -o - --format chrome", "grep -o '\"name\":\"[^\"]*\"'"},
+		{"branches cmp_entry", "cat"},
+		/* A time window across both cuts: the lanes stop early. */
+		{"script --itrace=cr --time 1.0002,1.0006", "awk '{$3 = \"\"; print}'"},
 	};
 	struct hwt_test_run r, t;
 	char path[600], one[600];
@@ -521,7 +524,7 @@ static void test_split_cpu(void **state)
 			     views[i].view, one, dir, views[i].untimed, dir);
 		assert_int_equal(r.status, 0);
 		assert_int_equal(t.status, 0);
-		assert_true(strlen(t.out) > 2000);
+		assert_true(strlen(t.out) > 500);
 		if (strcmp(r.out, t.out))
 			fail_msg("hwtrace %s: the split recording's output differs", views[i].view);
 		assert_int_equal(count_lines(r.err, "warning: ", NULL), 0);
