@@ -70,6 +70,7 @@ struct pts_stream {
 	uint64_t announced_end;   /* end of the data AUX records announced */
 	/* per run; the counters are the decoding thread's (pts_merge.c
 	 * runs several), summed into the session's stats after it */
+	size_t piece;             /* AUX bytes fed at a time */
 	uint64_t aux_bytes, lost_gaps, lost_bytes, read_errors;
 	struct hwt_dec_stats dstats;
 	bool decoded;
@@ -147,9 +148,12 @@ struct hwt_pts {
 };
 
 /* Decodes one stream, delivering its records to rec(ctx, ...) from the
- * calling thread; buf holds PTS_PIECE bytes. */
-#define PTS_PIECE (4u * 1024u * 1024u) /* AUX bytes read and fed at a time */
-int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf,
+ * calling thread; AUX data is read and fed piece bytes at a time into buf
+ * (piece bytes). */
+#define PTS_PIECE (4u * 1024u * 1024u) /* one stream at a time */
+#define PTS_LANE_PIECE (256u * 1024u)  /* each CPU's stream at once
+					* (stitching): memory per CPU */
+int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf, size_t piece,
 		   int (*rec)(void *ctx, const struct hwt_dec_rec *rec), void *ctx);
 /* The session's sink for a record of stream st (filters, stitches,
  * delivers). Returns 0, -HWT_EEOS when the stream passed the end time, or

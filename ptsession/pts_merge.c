@@ -169,11 +169,11 @@ static void *lane_main(void *arg)
 {
 	struct lane *l = arg;
 	struct merge *m = l->m;
-	uint8_t *buf = malloc(PTS_PIECE);
+	uint8_t *buf = malloc(PTS_LANE_PIECE);
 	int err = -ENOMEM;
 
 	if (buf) {
-		err = pts_run_stream(m->pts, l->st, buf, lane_rec, l);
+		err = pts_run_stream(m->pts, l->st, buf, PTS_LANE_PIECE, lane_rec, l);
 		if (err >= 0 && l->fill && l->fill->n)
 			err = lane_hand(l);
 	}

@@ -640,8 +640,8 @@ static int feed_stream(struct hwt_pts *pts, struct pts_stream *st, struct hwt_de
 			uint64_t piece = seg->size - pos;
 			int64_t n;
 
-			if (piece > PTS_PIECE)
-				piece = PTS_PIECE;
+			if (piece > st->piece)
+				piece = st->piece;
 			if (mark < st->nmarks && st->marks[mark].aux_offset - seg->aux_offset - pos < piece)
 				piece = st->marks[mark].aux_offset - seg->aux_offset - pos;
 			n = hwt_fmt_session_aux_read(pts->s, st->idx, g, pos, buf, (size_t)piece);
@@ -706,7 +706,7 @@ static void add_stats(struct hwt_dec_stats *sum, const struct hwt_dec_stats *s)
 		d[i] += v[i];
 }
 
-int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf,
+int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf, size_t piece,
 		   int (*rec)(void *ctx, const struct hwt_dec_rec *rec), void *ctx)
 {
 	const struct pts_proc *p = NULL;
@@ -724,6 +724,7 @@ int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf,
 		p = pts_proc_find(pts, st->pid);
 	}
 	st->decoded = true;
+	st->piece = piece;
 	st->last_img_pid = -1;
 	st->run_tid = -1;
 	if (st->cpu >= 0 || !p || p->changing) {
@@ -794,7 +795,8 @@ int hwt_pts_run(struct hwt_pts *pts)
 		if (!buf)
 			return -ENOMEM;
 		for (size_t i = 0; i < pts->nstreams && err >= 0; i++)
-			err = pts_run_stream(pts, &pts->streams[i], buf, stream_rec, &pts->streams[i]);
+			err = pts_run_stream(pts, &pts->streams[i], buf, PTS_PIECE, stream_rec,
+					     &pts->streams[i]);
 		free(buf);
 	}
 	for (size_t i = 0; i < pts->nstreams; i++)
