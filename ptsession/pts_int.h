@@ -151,7 +151,7 @@ struct hwt_pts {
  * calling thread; AUX data is read and fed piece bytes at a time into buf
  * (piece bytes). */
 #define PTS_PIECE (4u * 1024u * 1024u) /* one stream at a time */
-#define PTS_LANE_PIECE (256u * 1024u)  /* each CPU's stream at once
+#define PTS_LANE_PIECE (1024u * 1024u)  /* each CPU's stream at once
 					* (stitching): memory per CPU */
 int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf, size_t piece,
 		   int (*rec)(void *ctx, const struct hwt_dec_rec *rec), void *ctx);
