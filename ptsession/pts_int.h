@@ -33,9 +33,15 @@ struct pts_proc {
 };
 
 /* A frame of a thread's stack as the session sees it (stitch). */
+enum pts_frame_kind {
+	PTS_FRAME_NEAR = 0, /* a near call */
+	PTS_FRAME_FAR,      /* SYSCALL, INT n, far CALL, ... */
+	PTS_FRAME_ASYNC,    /* an interrupt */
+};
+
 struct pts_frame {
 	uint64_t func, ret_addr, call_tsc, insns;
-	uint8_t kind;  /* 0 near, 1 far, 2 async */
+	uint8_t kind;  /* enum pts_frame_kind */
 	bool timed;
 };
 

@@ -424,7 +424,7 @@ static int frame_push(struct pts_tcount *c, const struct pts_frame *fr)
 static void known_return(struct hwt_dec_rec *rec, const struct pts_frame *fr, size_t k)
 {
 	rec->flags &= ~HWT_DEC_RF_UNKNOWN_FRAME;
-	if (fr->kind == 2)
+	if (fr->kind == PTS_FRAME_ASYNC)
 		rec->flags |= HWT_DEC_RF_ASYNC;
 	rec->u.ret.func = fr->func;
 	rec->u.ret.call_tsc = fr->timed ? fr->call_tsc : 0;
@@ -442,11 +442,11 @@ static size_t older_frame(const struct pts_tcount *c, const struct hwt_dec_rec *
 		const struct pts_frame *fr = &c->frames[k - 1];
 
 		if (rec->u.ret.branch == HWT_DEC_BR_FAR_RETURN) {
-			if (fr->kind)
+			if (fr->kind != PTS_FRAME_NEAR)
 				return k - 1;
 			continue;
 		}
-		if (fr->kind)
+		if (fr->kind != PTS_FRAME_NEAR)
 			break; /* a near return never leaves an interrupt */
 		if (fr->ret_addr == rec->u.ret.to)
 			return k - 1;
@@ -471,13 +471,13 @@ static int stitch(struct hwt_pts *pts, struct pts_stream *st, struct pts_tcount 
 	}
 	switch (rec->type) {
 	case HWT_DEC_REC_CALL: {
-		struct pts_frame fr = {rec->u.call.to, rec->u.call.ret_addr, rec->tsc, rec->insns, 0,
-				       (rec->flags & HWT_DEC_RF_TIME) != 0};
+		struct pts_frame fr = {rec->u.call.to, rec->u.call.ret_addr, rec->tsc, rec->insns,
+				       PTS_FRAME_NEAR, (rec->flags & HWT_DEC_RF_TIME) != 0};
 
 		if (rec->flags & HWT_DEC_RF_ASYNC)
-			fr.kind = 2;
+			fr.kind = PTS_FRAME_ASYNC;
 		else if (rec->u.call.branch == HWT_DEC_BR_FAR_CALL)
-			fr.kind = 1;
+			fr.kind = PTS_FRAME_FAR;
 		/* Its depth is the callee's: the frame is below it. */
 		while (c->nframes > c->below + (rec->depth ? rec->depth - 1 : 0))
 			c->nframes--;
