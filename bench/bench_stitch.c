@@ -128,16 +128,15 @@ int main(int argc, char **argv)
 		remove(split);
 		return 1;
 	}
+	memset(best, 0, sizeof(best));
 	for (int k = 0; k < 3; k++)
 		best[k].wall = best[k].cpu = 1e30;
 	/* Round robin, so every variant sees the same machine load. */
 	for (int i = 0; i < runs; i++) {
 		for (int k = 0; k < 3; k++) {
 			/* HWT_BENCH_ONLY=k decodes one variant (for profiling). */
-			if (only && atoi(only) != k) {
-				best[k] = best[0];
+			if (only && atoi(only) != k)
 				continue;
-			}
 			if (decode(k ? split : argv[1], stitch[k], &r) < 0) {
 				fprintf(stderr, "bench_stitch: %s does not decode\n", k ? split : argv[1]);
 				remove(split);
@@ -161,6 +160,13 @@ int main(int argc, char **argv)
 	for (int k = 0; k < 3; k++) {
 		bool same = best[k].insns == best[0].insns && best[k].t.calls == best[0].t.calls;
 
+		/* One variant only: nothing to compare with. */
+		if (only) {
+			if (atoi(only) == k)
+				printf("%-34s %8.3f %8.3f %11.3g\n", names[k], best[k].wall,
+				       best[k].cpu, (double)best[k].insns / best[k].wall);
+			continue;
+		}
 		if (!same || (k == 1 && (!best[k].stitched || best[k].t.unknown > best[0].t.unknown)))
 			ok = 0;
 		printf("%-34s %8.3f %8.3f %11.3g %8.2fx %9" PRIu64 " %s\n", names[k], best[k].wall,

@@ -1452,11 +1452,6 @@ static int blk_next(struct fast *f)
 /* ------------------------------------------------------------------------ */
 /* Driver: eng_ipt.c's loop, writing the log directly                        */
 
-static bool same_context(const struct hwt_dec_context *a, const struct hwt_dec_context *b)
-{
-	return hwt_dec_context_same(a, b) && !a->note;
-}
-
 /* Asks the hook (at the segment's start, and after each event e with its
  * log flags, as eng_ipt.c's conv_context does). */
 static int context(struct fast *f, uint64_t pos, bool first, const struct hwt_dec_event *e,
@@ -1476,7 +1471,7 @@ static int context(struct fast *f, uint64_t pos, bool first, const struct hwt_de
 	if (err < 0)
 		return err;
 	if (f->hooked)
-		f->ctx_stale = !same_context(&ctx, &f->span);
+		f->ctx_stale = ctx.note || !hwt_dec_context_same(&ctx, &f->span);
 	if (!first && !ctx.note && hwt_dec_context_same(&ctx, &f->ctx))
 		return 0;
 	f->ctx = ctx;

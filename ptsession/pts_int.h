@@ -76,7 +76,6 @@ struct pts_stream {
 	uint64_t announced_end;   /* end of the data AUX records announced */
 	/* per run; the counters are the decoding thread's (pts_merge.c
 	 * runs several), summed into the session's stats after it */
-	size_t piece;             /* AUX bytes fed at a time */
 	uint64_t aux_bytes, lost_gaps, lost_bytes, read_errors;
 	struct hwt_dec_stats dstats;
 	bool decoded;
@@ -141,7 +140,6 @@ struct hwt_pts {
 		 * are the current decoder's */
 		struct pts_frame *frames;
 		size_t nframes, capframes, below;
-		uint32_t run_stream; /* the stream of the current run, + 1 */
 	} *tcounts;
 	size_t ntcounts, captcounts;
 	/* Per-CPU streams are decoded together in time order (pts_merge.c)

@@ -456,19 +456,17 @@ static size_t older_frame(const struct pts_tcount *c, const struct hwt_dec_rec *
 
 /* Rewrites rec (of thread c, from stream st) to the thread's whole stack:
  * depths count the frames of earlier runs, and returns into them are
- * known returns. Unwound frames are delivered first. */
+ * known returns. Unwound frames are delivered first. run_start: rec is the
+ * first of a run (of another stream, or after the decoder's NEW_RUN). */
 static int stitch(struct hwt_pts *pts, struct pts_stream *st, struct pts_tcount *c,
-		  struct hwt_dec_rec *rec)
+		  struct hwt_dec_rec *rec, bool run_start)
 {
 	size_t depth;
 	int err;
 
-	if (c->run_stream != st->idx + 1 ||
-	    (rec->type == HWT_DEC_REC_SWITCH && (rec->flags & HWT_DEC_RF_NEW_RUN))) {
-		/* A run begins: the decoder's frames start from here. */
-		c->run_stream = (uint32_t)(st->idx + 1);
+	/* The decoder's frames start from here. */
+	if (run_start)
 		c->below = c->nframes;
-	}
 	switch (rec->type) {
 	case HWT_DEC_REC_CALL: {
 		struct pts_frame fr = {rec->u.call.to, rec->u.call.ret_addr, rec->tsc, rec->insns,
@@ -532,6 +530,7 @@ int pts_rec(struct pts_stream *st, const struct hwt_dec_rec *rec_in)
 	struct hwt_pts *pts = st->pts;
 	struct hwt_dec_rec owned = *rec_in;
 	struct pts_tcount *c = NULL;
+	bool run_start = false;
 	int err;
 
 	if (owned.tid < 0 && owned.pid < 0) {
@@ -559,8 +558,9 @@ int pts_rec(struct pts_stream *st, const struct hwt_dec_rec *rec_in)
 		c = tcount_get(pts, owned.tid);
 		if (!c)
 			return -ENOMEM;
-		if (c->stream != st->idx + 1 || (owned.type == HWT_DEC_REC_SWITCH &&
-						 (owned.flags & HWT_DEC_RF_NEW_RUN))) {
+		run_start = c->stream != st->idx + 1 || (owned.type == HWT_DEC_REC_SWITCH &&
+							 (owned.flags & HWT_DEC_RF_NEW_RUN));
+		if (run_start) {
 			/* The decoder counts from 0 in a stream, and in
 			 * each run. */
 			c->stream = (uint32_t)(st->idx + 1);
@@ -578,7 +578,7 @@ int pts_rec(struct pts_stream *st, const struct hwt_dec_rec *rec_in)
 	if (pts->cfg.time_end && st->last_time > pts->cfg.time_end)
 		return -HWT_EEOS;
 	if (pts->stitch && c) {
-		err = stitch(pts, st, c, &owned);
+		err = stitch(pts, st, c, &owned, run_start);
 		if (err < 0)
 			return err;
 	}
@@ -612,7 +612,7 @@ static int cmp_mark(const void *a, const void *b)
 
 /* Feeds one stream's segments, with its losses in their places. */
 static int feed_stream(struct hwt_pts *pts, struct pts_stream *st, struct hwt_dec *dec,
-		       uint8_t *buf)
+		       uint8_t *buf, size_t buf_size)
 {
 	const struct hwt_fmt_aux_stream *a = hwt_fmt_session_aux(pts->s, st->idx);
 	uint64_t prev_end = 0;
@@ -640,8 +640,8 @@ static int feed_stream(struct hwt_pts *pts, struct pts_stream *st, struct hwt_de
 			uint64_t piece = seg->size - pos;
 			int64_t n;
 
-			if (piece > st->piece)
-				piece = st->piece;
+			if (piece > buf_size)
+				piece = buf_size;
 			if (mark < st->nmarks && st->marks[mark].aux_offset - seg->aux_offset - pos < piece)
 				piece = st->marks[mark].aux_offset - seg->aux_offset - pos;
 			n = hwt_fmt_session_aux_read(pts->s, st->idx, g, pos, buf, (size_t)piece);
@@ -724,7 +724,6 @@ int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf, siz
 		p = pts_proc_find(pts, st->pid);
 	}
 	st->decoded = true;
-	st->piece = piece;
 	st->last_img_pid = -1;
 	st->run_tid = -1;
 	if (st->cpu >= 0 || !p || p->changing) {
@@ -751,7 +750,7 @@ int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf, siz
 	if (err >= 0)
 		err = hwt_dec_add_sink(dec, &sink);
 	if (err >= 0)
-		err = feed_stream(pts, st, dec, buf);
+		err = feed_stream(pts, st, dec, buf, piece);
 	if (err == -HWT_EEOS && st->stop)
 		err = 0;
 	hwt_dec_stats(dec, &st->dstats);

@@ -41,23 +41,31 @@ static bool have_qemu(void)
 	return system("qemu-x86_64 --version >/dev/null 2>&1") == 0;
 }
 
-/* Records prog with the emulator into path; returns the instruction count
- * the recorder printed ("N thread(s), M instructions"; N in *threads when
- * not NULL), or skips the test when emulation is unavailable. */
+/* Records prog (with the shell words args) with the emulator into path;
+ * returns the instruction count the recorder printed ("N thread(s), M
+ * instructions"; N in *threads when not NULL), or skips the test when
+ * emulation is unavailable. */
 static uint64_t record_pt_threads(const char *dir, const char *path, const char *prog,
-				  unsigned int *threads);
+				  const char *args, unsigned int *threads);
 
-static uint64_t record_pt(const char *dir, const char *path, const char *prog)
+/* The same for a one-thread program. */
+static uint64_t record_pt_args(const char *dir, const char *path, const char *prog,
+			       const char *args)
 {
 	unsigned int threads = 0;
-	uint64_t n = record_pt_threads(dir, path, prog, &threads);
+	uint64_t n = record_pt_threads(dir, path, prog, args, &threads);
 
 	assert_int_equal(threads, 1);
 	return n;
 }
 
+static uint64_t record_pt(const char *dir, const char *path, const char *prog)
+{
+	return record_pt_args(dir, path, prog, "");
+}
+
 static uint64_t record_pt_threads(const char *dir, const char *path, const char *prog,
-				  unsigned int *threads)
+				  const char *args, unsigned int *threads)
 {
 	struct hwt_test_run run;
 	unsigned long long insns = 0;
@@ -67,8 +75,8 @@ static uint64_t record_pt_threads(const char *dir, const char *path, const char 
 		hwt_test_tmpdir_remove((char *)dir);
 		hwt_test_skip("qemu-x86_64 is not installed (Debian package qemu-user)");
 	}
-	hwt_test_run(&run, "%s record --pt=emulate -o %s -- %s", hwt_test_hwtrace(), path,
-		     hwt_test_prog(prog));
+	hwt_test_run(&run, "%s record --pt=emulate -o %s -- %s %s", hwt_test_hwtrace(), path,
+		     hwt_test_prog(prog), args);
 	if (run.status != 0 && hwt_test_contains(run.err, "plugin")) {
 		fprintf(stderr, "%s", run.err);
 		hwt_test_run_free(&run);
@@ -275,7 +283,7 @@ static void test_threads_and_fork(void **state)
 
 		snprintf(hwt, sizeof(hwt), "%s/%s.hwt", dir, progs[i].prog);
 		snprintf(data, sizeof(data), "%s/%s.perf.data", dir, progs[i].prog);
-		insns = record_pt_threads(dir, hwt, progs[i].prog, &threads);
+		insns = record_pt_threads(dir, hwt, progs[i].prog, "", &threads);
 		assert_int_equal(threads, progs[i].threads);
 		convert_ok(hwt, data);
 		perf_script(&run, data, "--itrace=e");
@@ -673,16 +681,9 @@ static void test_records_at_psb(void **state)
 	size_t lx, ly;
 
 	(void)state;
-	if (!have_qemu()) {
-		hwt_test_tmpdir_remove(dir);
-		hwt_test_skip("qemu-x86_64 is not installed (Debian package qemu-user)");
-	}
 	snprintf(hwt, sizeof(hwt), "%s/long.hwt", dir);
 	snprintf(data, sizeof(data), "%s/long.perf.data", dir);
-	hwt_test_run(&run, "%s record --pt=emulate -o %s -- %s 30", hwt_test_hwtrace(), hwt,
-		     hwt_test_prog("conv_long"));
-	assert_int_equal(run.status, 0);
-	hwt_test_run_free(&run);
+	record_pt_args(dir, hwt, "conv_long", "30");
 	convert_ok(hwt, data);
 	hwt_fmt_session_config_init(&cfg);
 	cfg.load_aux = true;

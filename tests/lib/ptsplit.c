@@ -3,6 +3,7 @@
  * ptsplit.h).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,34 +94,29 @@ static void put_le48(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* The ip of the FUP in the PSB+ at psb (where the thread goes on), or 0. */
-static uint64_t psb_fup_ip(const uint8_t *buf, size_t len, size_t psb)
+/* The TSC and the FUP's ip (where the thread goes on) of the PSB+ at psb.
+ * Returns false when it lacks either. */
+static bool psb_plus(const uint8_t *buf, size_t len, size_t psb, uint64_t *tsc, uint64_t *ip)
 {
-	uint64_t ip = 0;
+	bool have_tsc = false;
+	uint64_t last_ip = 0;
 
 	for (size_t pos = psb; pos < len;) {
 		struct hwt_pkt pkt;
 		int n = hwt_pkt_decode(buf + pos, len - pos, 0, &pkt);
 
 		if (n <= 0 || pkt.type == HWT_PKT_PSBEND)
-			return 0;
-		if (pkt.type == HWT_PKT_FUP)
-			return hwt_pkt_ip(&pkt, &ip) == 0 ? ip : 0;
+			return false;
+		if (pkt.type == HWT_PKT_TSC) {
+			*tsc = pkt.payload;
+			have_tsc = true;
+		} else if (pkt.type == HWT_PKT_FUP) {
+			*ip = hwt_pkt_ip(&pkt, &last_ip) == 0 ? last_ip : 0;
+			return have_tsc && *ip;
+		}
 		pos += (size_t)n;
 	}
-	return 0;
-}
-
-/* The TSC of the PSB+ at psb (the emulator writes it first), or 0. */
-static uint64_t psb_tsc(const uint8_t *buf, size_t len, size_t psb)
-{
-	uint64_t tsc = 0;
-
-	if (psb + HWT_PKT_PSB_SIZE + 8 > len || buf[psb + HWT_PKT_PSB_SIZE] != 0x19)
-		return 0;
-	for (int i = 7; i >= 1; i--)
-		tsc = tsc << 8 | buf[psb + HWT_PKT_PSB_SIZE + i];
-	return tsc;
+	return false;
 }
 
 /* FUP(ip), TIP.PGD: tracing stopped asynchronously at ip. */
@@ -218,9 +214,8 @@ int ptsplit_write(const char *in, const char *out, unsigned int pieces, unsigned
 	cut[pieces] = len;
 	for (unsigned int k = 1; k < pieces; k++) {
 		cut[k] = hwt_pkt_find_psb(buf, len, (size_t)((uint64_t)len * k / pieces));
-		tsc[k] = cut[k] < len ? psb_tsc(buf, len, cut[k]) : 0;
-		ip[k] = cut[k] < len ? psb_fup_ip(buf, len, cut[k]) : 0;
-		if (cut[k] <= cut[k - 1] || cut[k] >= len || !tsc[k] || !ip[k]) {
+		if (cut[k] <= cut[k - 1] || cut[k] >= len ||
+		    !psb_plus(buf, len, cut[k], &tsc[k], &ip[k])) {
 			snprintf(why, whylen, "%s: no PSB+ with a TSC and a FUP to cut at near %zu",
 				 in, (size_t)((uint64_t)len * k / pieces));
 			goto out;
