@@ -6,8 +6,7 @@
  *            installed perf (cpu-clock every 10 us with call graphs, on 3 s
  *            of `find` over /usr), or from a perf.data given as argument;
  *   pt       real Intel PT bytes: the four quipper-*.pt AUX streams of the
- *            third-party testdata ($HWT_TESTDATA, default ../shared/testdata
- *            next to the source tree).
+ *            third-party testdata ($HWT_TESTDATA, default the tree's tests/data).
  *
  * For zstd levels 1, 3 and 9 it times hwt_fmt_writer (open, write in 64 KiB
  * batches as a ring-buffer reader would, close: compression, file writes,
@@ -119,27 +118,13 @@ static int load_records(const char *path, struct hwt_buf *out, size_t *nrec)
 	return 0;
 }
 
-static const char *testdata_dir(char *buf, size_t cap)
+static const char *testdata_dir(void)
 {
 	const char *env = getenv("HWT_TESTDATA");
-	char exe[PATH_MAX];
-	ssize_t n;
 
 	if (env && *env)
 		return env;
-	/* build/bench/bench_format -> <worktree>/.. /shared/testdata */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return "../shared/testdata";
-	exe[n] = '\0';
-	for (int i = 0; i < 4; i++) {
-		char *slash = strrchr(exe, '/');
-
-		if (slash)
-			*slash = '\0';
-	}
-	fmt(buf, cap, "%s/shared/testdata", exe);
-	return buf;
+	return HWT_TESTDATA_DIR; /* tests/data of the source tree (bench/CMakeLists.txt) */
 }
 
 struct result {
@@ -247,8 +232,8 @@ int main(int argc, char **argv)
 {
 	static const int levels[] = {1, 3, 9};
 	char dir[] = "/tmp/hwt-bench-XXXXXX", path[PATH_MAX], in_path[PATH_MAX], out[PATH_MAX];
-	char tdbuf[PATH_MAX], cmd[2 * PATH_MAX], cmds[8][2 * PATH_MAX];
-	const char *td = testdata_dir(tdbuf, sizeof(tdbuf));
+	char cmd[2 * PATH_MAX], cmds[8][2 * PATH_MAX];
+	const char *td = testdata_dir();
 	struct hwt_buf inputs[2];
 	const char *names[2] = {"records", "pt"};
 	size_t nrec = 0;

@@ -19,7 +19,7 @@ endfunction()
 
 # hwt_test(<name> SOURCES ... [LIBS ...] [LABELS ...] [TIMEOUT s])
 # A cmocka test program, registered with ctest under <name>. Tests run from
-# the build tree with HWT_SOURCE_DIR and HWT_TESTDATA (../shared/testdata) set.
+# the build tree with HWT_SOURCE_DIR and HWT_TESTDATA (tests/data) set.
 function(hwt_test name)
   cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
@@ -35,8 +35,9 @@ function(hwt_test name)
     ENVIRONMENT "HWT_SOURCE_DIR=${PROJECT_SOURCE_DIR};HWT_BINARY_DIR=${PROJECT_BINARY_DIR};HWT_TESTDATA=${HWT_TESTDATA};HWTRACE=$<TARGET_FILE:hwtrace>")
 endfunction()
 
-# ../shared/testdata: third-party PT reference data, used in place.
-get_filename_component(HWT_TESTDATA "${PROJECT_SOURCE_DIR}/../shared/testdata" ABSOLUTE)
+# tests/data: third-party PT reference data kept in the tree (each folder
+# with its origin and licence), so that a fresh clone runs every case.
+set(HWT_TESTDATA "${PROJECT_SOURCE_DIR}/tests/data")
 
 # hwt_test_prog(<name> SOURCES ... [CFLAGS ...] [LDFLAGS ...])
 # A program with known behaviour that tests trace. It is compiled by the

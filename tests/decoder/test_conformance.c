@@ -1,6 +1,6 @@
 /*
  * tests/decoder/test_conformance.c - `hwtrace script --pt` against libipt's
- * own conformance suite (../shared/testdata/libipt-conformance): for each of
+ * own conformance suite (tests/data/libipt-conformance): for each of
  * the 185 tests and each ptxed expectation (.exp) it has, run the ptxed
  * command line the suite's MANIFEST.tsv gives, with `--format=ptxed`, and
  * compare with what ptxed printed the way libipt's test harness does (diff
@@ -229,7 +229,7 @@ static void conformance(const char *extra, bool fast)
 	struct tally tl = {0};
 
 	if (!n)
-		hwt_test_skip("no conformance suite in %s", hwt_test_testdata());
+		fail_msg("no conformance suite in %s (tests/data is part of the tree)", hwt_test_testdata());
 	assert_int_equal(n, 185);
 	for (size_t i = 0; i < n; i++)
 		run_one(&t[i], extra, &tl, fast);
@@ -294,7 +294,7 @@ static void test_drpt2trace(void **state)
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/drpt2trace", hwt_test_testdata());
 	if (access(dir, R_OK) != 0)
-		hwt_test_skip("no drpt2trace data in %s", hwt_test_testdata());
+		fail_msg("no drpt2trace data in %s (tests/data is part of the tree)", hwt_test_testdata());
 	for (size_t e = 0; e < HWT_ARRAY_SIZE(engines); e++) {
 		/* With the binary. */
 		hwt_test_run(&run, "cd '%s' && '%s' script --pt pt.bin --elf hello " DRPT_CFG

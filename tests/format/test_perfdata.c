@@ -463,7 +463,7 @@ static void test_intel_pt_testdata(void **state)
 		snprintf(path, sizeof(path), "%s/perf-intel-pt/perf.data%s.intel_pt-4.14",
 			 hwt_test_testdata(), m ? ".piped" : "");
 		if (access(path, R_OK) != 0)
-			hwt_test_skip("testdata %s is missing", path);
+			fail_msg("testdata %s is missing (tests/data is part of the tree)", path);
 		hwt_fmt_session_config_init(&cfg);
 		cfg.load_aux = true;
 		assert_int_equal(hwt_fmt_session_open(&s, path, &cfg, &off), 0);

@@ -30,7 +30,7 @@ void hwt_test_run_free(struct hwt_test_run *run);
 const char *hwt_test_hwtrace(void);
 /* Path of a test program built by hwt_test_prog() (in $HWT_BINARY_DIR/progs). */
 const char *hwt_test_prog(const char *name);
-/* $HWT_SOURCE_DIR, $HWT_BINARY_DIR, $HWT_TESTDATA (../shared/testdata). */
+/* $HWT_SOURCE_DIR, $HWT_BINARY_DIR, $HWT_TESTDATA (tests/data). */
 const char *hwt_test_source_dir(void);
 const char *hwt_test_binary_dir(void);
 const char *hwt_test_testdata(void);

@@ -1,6 +1,6 @@
 /*
  * tests/ptsession/test_realpt.c - real Intel PT recordings through the PT
- * session (third-party data in ../shared/testdata, see its README.md):
+ * session (third-party data in tests/data, see its README.md):
  *
  * - perf-intel-pt/: `perf record -e intel_pt//` of `echo` on Linux 4.14, in
  *   file and pipe mode, two per-CPU AUX streams with SWITCH_CPU_WIDE
@@ -109,10 +109,8 @@ static void check_perf(const char *file, const char *dump0, const char *dump3, u
 	bool echo_thread = false;
 
 	snprintf(path, sizeof(path), "%s/perf-intel-pt/%s", hwt_test_testdata(), file);
-	if (access(path, R_OK) != 0) {
-		hwt_test_skip("%s is not available", path);
-		return;
-	}
+	if (access(path, R_OK) != 0)
+		fail_msg("%s is missing (tests/data is part of the tree)", path);
 	psbs = psb_count(dump0) + psb_count(dump3);
 	assert_true(psbs >= 2);
 	decode_file(path, 1, &t, &st);
@@ -284,8 +282,7 @@ static void test_drpt2trace(void **state)
 	snprintf(path, sizeof(path), "%s/drpt2trace/pt.bin", hwt_test_testdata());
 	if (access(path, R_OK) != 0) {
 		hwt_test_tmpdir_remove(dir);
-		hwt_test_skip("%s is not available", path);
-		return;
+		fail_msg("%s is missing (tests/data is part of the tree)", path);
 	}
 	snprintf(path, sizeof(path), "%s/hello.hwt", dir);
 	pack_drpt(path);
