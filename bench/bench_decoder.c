@@ -147,7 +147,8 @@ static uint64_t hwtrace_run(const struct ptsynth *w, const char *code_path, uint
 	sink.want = HWT_DEC_WANT(HWT_DEC_REC_CALL);
 	sink.rec = count_rec;
 	sink.ctx = &cs;
-	if ((!getenv("HWT_BENCH_NOSINK") && hwt_dec_add_sink(dec, &sink) < 0) || hwt_dec_decode(dec, w->pt, w->pt_len) < 0)
+	if ((!getenv("HWT_BENCH_NOSINK") && hwt_dec_add_sink(dec, &sink) < 0) ||
+	    hwt_dec_decode(dec, w->pt, w->pt_len) < 0)
 		goto out;
 	hwt_dec_stats(dec, &st);
 	insns = st.insns;
@@ -163,8 +164,8 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 			  unsigned int threads)
 {
 	static const char *names[] = {"libipt pt_blk_next loop", "hwtrace fast, 1 thread",
-				      "hwtrace libipt engine, 1 thread",
-				      "hwtrace fast, N threads", "hwtrace libipt engine, N threads"};
+				      "hwtrace libipt engine, 1 thread", "hwtrace fast, N threads",
+				      "hwtrace libipt engine, N threads"};
 	struct ptsynth_config wc;
 	struct ptsynth w;
 	char code_path[] = "/tmp/hwt-bench-code-XXXXXX";
@@ -179,8 +180,8 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 	wc.seed = 42;
 	wc.biased = biased;
 	wc.syscall_ppm = getenv("HWT_BENCH_SYSCALL_PPM")
-				 ? (unsigned int)atoi(getenv("HWT_BENCH_SYSCALL_PPM"))
-				 : 200;
+			     ? (unsigned int)atoi(getenv("HWT_BENCH_SYSCALL_PPM"))
+			     : 200;
 	if (ptsynth_generate(&wc, &w) < 0) {
 		fprintf(stderr, "bench_decoder: cannot generate the workload\n");
 		return 1;
@@ -218,7 +219,8 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 				got[k] = hwtrace_run(&w, code_path, HWT_DEC_ENGINE_FAST, 1, &calls);
 				break;
 			case 2:
-				got[k] = hwtrace_run(&w, code_path, HWT_DEC_ENGINE_LIBIPT, 1, &calls);
+				got[k] =
+				    hwtrace_run(&w, code_path, HWT_DEC_ENGINE_LIBIPT, 1, &calls);
 				break;
 			case 3:
 				got[k] = hwtrace_run(&w, code_path, HWT_DEC_ENGINE_FAST, threads,
@@ -251,7 +253,8 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 			continue;
 		printf("%-34s %9.3f %9.3f %12.3g %9.1f %9.2fx %s\n", names[k], wall[k],
 		       k == 3 || k == 4 ? 0.0 : cpu[k], (double)got[k] / t,
-		       (double)w.pt_len / 1e6 / t, base / t, got[k] == w.truth.insns ? "yes" : "NO");
+		       (double)w.pt_len / 1e6 / t, base / t,
+		       got[k] == w.truth.insns ? "yes" : "NO");
 	}
 	printf("(N = %u threads; hwtrace keeps call stacks and per-block counts and reports "
 	       "every call: %" PRIu64 ")\n\n",

@@ -26,10 +26,10 @@
 
 #include "report/report.h"
 
-#define NSTACKS 50000
-#define NNAMES 2000
+#define NSTACKS	 50000
+#define NNAMES	 2000
 #define NSAMPLES 1000000
-#define MAXD 40
+#define MAXD	 40
 
 struct stack {
 	uint16_t depth;
@@ -78,7 +78,9 @@ static void make_stacks(struct stack *st)
 {
 	for (int i = 0; i < NNAMES; i++)
 		snprintf(names[i], sizeof(names[i]), "%s_%d",
-			 (const char *[]){"parse", "eval", "hash", "alloc", "sort", "io", "lex", "emit"}[i % 8], i);
+			 (const char *[]){"parse", "eval", "hash", "alloc", "sort", "io", "lex",
+					  "emit"}[i % 8],
+			 i);
 	for (int i = 0; i < NSTACKS; i++) {
 		struct stack *s = &st[i];
 		int d = 4 + (int)(next() % (MAXD - 4));
@@ -90,8 +92,10 @@ static void make_stacks(struct stack *st)
 			 * prefixes, as real programs do. */
 			int spread = k > d - 4 ? 4 : 60 + (d - k) * 40;
 
-			s->names[k] = (uint16_t)(next() % (uint64_t)(spread < NNAMES ? spread : NNAMES));
-			s->kinds[k] = k < 2 && next() % 4 == 0 ? HWT_REP_KIND_KERNEL : HWT_REP_KIND_USER;
+			s->names[k] =
+			    (uint16_t)(next() % (uint64_t)(spread < NNAMES ? spread : NNAMES));
+			s->kinds[k] =
+			    k < 2 && next() % 4 == 0 ? HWT_REP_KIND_KERNEL : HWT_REP_KIND_USER;
 		}
 		s->names[d - 1] = 0; /* main */
 		s->names[d - 4] = (uint16_t)(100 + i / NNAMES);
@@ -106,7 +110,8 @@ static void to_sample(const struct stack *s, struct hwt_rep_frame *fr, struct hw
 	for (int k = 0; k < s->depth; k++) {
 		memset(&fr[k], 0, sizeof(fr[k]));
 		fr[k].function = names[s->names[k]];
-		fr[k].object = s->kinds[k] == HWT_REP_KIND_KERNEL ? "[kernel.kallsyms]" : "/usr/bin/bench";
+		fr[k].object =
+		    s->kinds[k] == HWT_REP_KIND_KERNEL ? "[kernel.kallsyms]" : "/usr/bin/bench";
 		fr[k].kind = s->kinds[k];
 	}
 	smp->event = "cycles";
@@ -182,9 +187,10 @@ int main(int argc, char **argv)
 	struct hwt_rep_sample smp;
 	char self[PATH_MAX], hwtrace[PATH_MAX + 32], folded[PATH_MAX], cmd[3 * PATH_MAX];
 	size_t svg_bytes, html_bytes, folded_bytes, text_bytes, json_bytes;
-	double text_ms, json_ms, svg_ms, html_ms, folded_ms, add_s, ids_s, cli_svg, cli_html, fg_ms = -1;
+	double text_ms, json_ms, svg_ms, html_ms, folded_ms, add_s, ids_s, cli_svg, cli_html,
+	    fg_ms = -1;
 	struct hwt_rep_profile *fast;
-	uint32_t (*ids)[MAXD];
+	uint32_t(*ids)[MAXD];
 	ssize_t n;
 
 	if (!st)
@@ -212,11 +218,11 @@ int main(int argc, char **argv)
 	self[n] = '\0';
 	*strrchr(self, '/') = '\0';
 	snprintf(hwtrace, sizeof(hwtrace), "%s/../cli/hwtrace", self);
-	snprintf(cmd, sizeof(cmd), "%s flame --folded-in %s -o %s/bench_flame.svg 2>/dev/null", hwtrace,
-		 folded, dir);
+	snprintf(cmd, sizeof(cmd), "%s flame --folded-in %s -o %s/bench_flame.svg 2>/dev/null",
+		 hwtrace, folded, dir);
 	cli_svg = run_ms(cmd);
-	snprintf(cmd, sizeof(cmd), "%s flame --folded-in %s -o %s/bench_flame.html 2>/dev/null", hwtrace,
-		 folded, dir);
+	snprintf(cmd, sizeof(cmd), "%s flame --folded-in %s -o %s/bench_flame.html 2>/dev/null",
+		 hwtrace, folded, dir);
 	cli_html = run_ms(cmd);
 	if (system("command -v flamegraph.pl >/dev/null 2>&1") == 0) {
 		snprintf(cmd, sizeof(cmd), "flamegraph.pl %s > %s/bench_fg.svg", folded, dir);
@@ -251,7 +257,8 @@ int main(int argc, char **argv)
 		for (int i = 0; i < NSTACKS; i++) {
 			to_sample(&st[i], fr, &smp);
 			for (int k = 0; k < st[i].depth; k++) {
-				if (hwt_rep_dict_frame(hwt_rep_profile_dict(fast), &fr[k], &ids[i][k]) < 0)
+				if (hwt_rep_dict_frame(hwt_rep_profile_dict(fast), &fr[k],
+						       &ids[i][k]) < 0)
 					return 1;
 			}
 		}
@@ -276,32 +283,37 @@ int main(int argc, char **argv)
 	printf("%-52s %12s %12s\n", "case", "CPU time", "output");
 	printf("%-52s %9.1f ms %9.2f MB\n", "render SVG, 50,000 distinct stacks (library)", svg_ms,
 	       (double)svg_bytes / 1e6);
-	printf("%-52s %9.1f ms %9.2f MB\n", "render HTML, 50,000 distinct stacks (library)", html_ms,
-	       (double)html_bytes / 1e6);
-	printf("%-52s %9.1f ms %9.2f MB\n", "perf-style text report with call graphs (library)", text_ms,
-	       (double)text_bytes / 1e6);
-	printf("%-52s %9.1f ms %9.2f MB\n", "the same report as JSON (library)", json_ms, (double)json_bytes / 1e6);
-	printf("%-52s %9.1f ms %9.2f MB\n", "hwtrace flame --folded-in F -o x.svg (end to end)", cli_svg,
-	       (double)svg_bytes / 1e6);
-	printf("%-52s %9.1f ms %9.2f MB\n", "hwtrace flame --folded-in F -o x.html (end to end)", cli_html,
-	       (double)html_bytes / 1e6);
+	printf("%-52s %9.1f ms %9.2f MB\n", "render HTML, 50,000 distinct stacks (library)",
+	       html_ms, (double)html_bytes / 1e6);
+	printf("%-52s %9.1f ms %9.2f MB\n", "perf-style text report with call graphs (library)",
+	       text_ms, (double)text_bytes / 1e6);
+	printf("%-52s %9.1f ms %9.2f MB\n", "the same report as JSON (library)", json_ms,
+	       (double)json_bytes / 1e6);
+	printf("%-52s %9.1f ms %9.2f MB\n", "hwtrace flame --folded-in F -o x.svg (end to end)",
+	       cli_svg, (double)svg_bytes / 1e6);
+	printf("%-52s %9.1f ms %9.2f MB\n", "hwtrace flame --folded-in F -o x.html (end to end)",
+	       cli_html, (double)html_bytes / 1e6);
 	if (fg_ms >= 0) {
 		char fg[PATH_MAX + 32];
 
 		snprintf(fg, sizeof(fg), "%s/bench_fg.svg", dir);
 		printf("%-52s %9.1f ms %9.2f MB\n", "flamegraph.pl F > x.svg", fg_ms,
 		       (double)file_size(fg) / 1e6);
-		printf("%-52s %9.2fx\n", "ratio flamegraph.pl / hwtrace (SVG, end to end)", fg_ms / cli_svg);
+		printf("%-52s %9.2fx\n", "ratio flamegraph.pl / hwtrace (SVG, end to end)",
+		       fg_ms / cli_svg);
 	} else {
-		printf("%-52s %12s\n", "flamegraph.pl", "not installed (no Debian 12 package): absolute figures only");
+		printf("%-52s %12s\n", "flamegraph.pl",
+		       "not installed (no Debian 12 package): absolute figures only");
 	}
-	printf("%-52s %9.1f ms %9.2f M samples/s\n", "add 1,000,000 samples, resolved frames", add_s * 1e3,
-	       NSAMPLES / add_s / 1e6);
-	printf("%-52s %9.1f ms %9.2f M samples/s\n", "add 1,000,000 samples, frame ids (decoder path)",
-	       ids_s * 1e3, NSAMPLES / ids_s / 1e6);
-	printf("%-52s %9.1f ms %9.2f MB\n", "write folded stacks of those 1,000,000 samples", folded_ms,
-	       (double)folded_bytes / 1e6);
-	printf("\ncommands: %s flame --folded-in %s -o %s/bench_flame.{svg,html}\n", hwtrace, folded, dir);
+	printf("%-52s %9.1f ms %9.2f M samples/s\n", "add 1,000,000 samples, resolved frames",
+	       add_s * 1e3, NSAMPLES / add_s / 1e6);
+	printf("%-52s %9.1f ms %9.2f M samples/s\n",
+	       "add 1,000,000 samples, frame ids (decoder path)", ids_s * 1e3,
+	       NSAMPLES / ids_s / 1e6);
+	printf("%-52s %9.1f ms %9.2f MB\n", "write folded stacks of those 1,000,000 samples",
+	       folded_ms, (double)folded_bytes / 1e6);
+	printf("\ncommands: %s flame --folded-in %s -o %s/bench_flame.{svg,html}\n", hwtrace,
+	       folded, dir);
 	printf("folded input: %lld bytes, 50,000 lines\n", (long long)file_size(folded));
 	hwt_rep_profile_free(p);
 	hwt_rep_profile_free(big);

@@ -250,13 +250,14 @@ int main(int argc, char **argv)
 	} else {
 		fmt(path, sizeof(path), "%s/bench.data", dir);
 		fmt(cmd, sizeof(cmd),
-			 "perf record -q --no-bpf-event -g -e cpu-clock -c 10000 -o %s -- "
-			 "sh -c 'timeout 3 find /usr -type f -size +1k; true'",
-			 path);
+		    "perf record -q --no-bpf-event -g -e cpu-clock -c 10000 -o %s -- "
+		    "sh -c 'timeout 3 find /usr -type f -size +1k; true'",
+		    path);
 		fmt(cmds[ncmds++], sizeof(cmds[0]), "%s", cmd);
 		fmt(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " > /dev/null");
 		if (run(cmd) != 0) {
-			fprintf(stderr, "bench_format: perf record failed; pass a perf.data instead\n");
+			fprintf(stderr,
+				"bench_format: perf record failed; pass a perf.data instead\n");
 			goto fail;
 		}
 	}
@@ -265,9 +266,10 @@ int main(int argc, char **argv)
 	for (int cpu = 0; cpu <= 3; cpu += 3) {
 		for (int m = 0; m < 2; m++) {
 			fmt(in_path, sizeof(in_path), "%s/perf-intel-pt/quipper-%s-cpu%d.pt", td,
-				 m ? "piped" : "file", cpu);
+			    m ? "piped" : "file", cpu);
 			if (append_file(&inputs[1], in_path) < 0)
-				fprintf(stderr, "bench_format: %s missing (set HWT_TESTDATA)\n", in_path);
+				fprintf(stderr, "bench_format: %s missing (set HWT_TESTDATA)\n",
+					in_path);
 		}
 	}
 
@@ -290,7 +292,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 2; i++) {
 		/* Enough repetitions for a small input to be timed, not the
 		 * process start. */
-		int reps = inputs[i].len < (8u << 20) ? (int)((8u << 20) / (inputs[i].len + 1)) + 1 : 1;
+		int reps =
+		    inputs[i].len < (8u << 20) ? (int)((8u << 20) / (inputs[i].len + 1)) + 1 : 1;
 
 		if (!inputs[i].len)
 			continue;
@@ -302,13 +305,16 @@ int main(int argc, char **argv)
 
 			fmt(out, sizeof(out), "%s/%s.hwt", dir, names[i]);
 			if (bench_ours(&inputs[i], i == 1, levels[l], 1, out, reps, &r) == 0)
-				row(names[i], "hwtrace writer, 1 thread", levels[l], inputs[i].len, &r);
+				row(names[i], "hwtrace writer, 1 thread", levels[l], inputs[i].len,
+				    &r);
 			if (bench_ours(&inputs[i], i == 1, levels[l], 2, out, reps, &r) == 0)
-				row(names[i], "hwtrace writer, 2 threads", levels[l], inputs[i].len, &r);
+				row(names[i], "hwtrace writer, 2 threads", levels[l], inputs[i].len,
+				    &r);
 			fmt(out, sizeof(out), "%s/%s.zst", dir, names[i]);
 			if (bench_zstd_cli(in_path, inputs[i].len, levels[l], out, reps, &r, cmd,
 					   sizeof(cmd)) == 0)
-				row(names[i], "zstd CLI (file to file)", levels[l], inputs[i].len, &r);
+				row(names[i], "zstd CLI (file to file)", levels[l], inputs[i].len,
+				    &r);
 			if (i == 0 && l == 0)
 				fmt(cmds[ncmds++], sizeof(cmds[0]), "%s", cmd);
 			if (bench_zstd_b(in_path, levels[l], &r, cmd, sizeof(cmd)) == 0)

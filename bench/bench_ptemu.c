@@ -154,7 +154,8 @@ int main(int argc, char **argv)
 	printf("  %-34s %12.2f s (%.0fx native)\n", "emulated run (qemu + plugin)", res.seconds,
 	       res.seconds / native);
 	printf("  %-34s %12llu\n", "instructions traced", (unsigned long long)res.insns);
-	printf("  %-34s %12.1f M/s\n", "emulator throughput", (double)res.insns / res.seconds / 1e6);
+	printf("  %-34s %12.1f M/s\n", "emulator throughput",
+	       (double)res.insns / res.seconds / 1e6);
 	printf("  %-34s %12.1f MB (%.3f bytes/insn)\n", "PT produced", (double)res.bytes / 1e6,
 	       (double)res.bytes / (double)res.insns);
 	printf("  %-34s %12.1f MB/s\n", "PT rate", (double)res.bytes / res.seconds / 1e6);
@@ -167,8 +168,8 @@ int main(int argc, char **argv)
 	fclose(f);
 	printf("\nCompression of the raw PT (%.1f MB, largest thread): libzstd vs zstd CLI\n",
 	       (double)pt->len / 1e6);
-	printf("  %-6s %10s %12s   %10s %12s   %s\n", "level", "ratio", "libzstd MB/s",
-	       "CLI ratio", "CLI MB/s", "CLI command");
+	printf("  %-6s %10s %12s   %10s %12s   %s\n", "level", "ratio", "libzstd MB/s", "CLI ratio",
+	       "CLI MB/s", "CLI command");
 	for (size_t i = 0; i < HWT_ARRAY_SIZE(levels); i++) {
 		size_t cap = ZSTD_compressBound(pt->len), n;
 		void *dst = malloc(cap);

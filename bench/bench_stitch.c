@@ -101,11 +101,12 @@ out:
 int main(int argc, char **argv)
 {
 	static const char *const names[] = {
-		"per-thread stream (as recorded)",
-		"per-CPU, stitched (default)",
-		"per-CPU, not stitched",
+	    "per-thread stream (as recorded)",
+	    "per-CPU, stitched (default)",
+	    "per-CPU, not stitched",
 	};
-	static const uint32_t stitch[] = {HWT_PTS_STITCH_AUTO, HWT_PTS_STITCH_AUTO, HWT_PTS_STITCH_OFF};
+	static const uint32_t stitch[] = {HWT_PTS_STITCH_AUTO, HWT_PTS_STITCH_AUTO,
+					  HWT_PTS_STITCH_OFF};
 	char split[] = "/tmp/hwt-bench-split-XXXXXX", why[256];
 	unsigned int pieces = argc > 2 ? (unsigned int)atoi(argv[2]) : 64;
 	int runs = argc > 3 ? atoi(argv[3]) : 3;
@@ -138,7 +139,8 @@ int main(int argc, char **argv)
 			if (only && atoi(only) != k)
 				continue;
 			if (decode(k ? split : argv[1], stitch[k], &r) < 0) {
-				fprintf(stderr, "bench_stitch: %s does not decode\n", k ? split : argv[1]);
+				fprintf(stderr, "bench_stitch: %s does not decode\n",
+					k ? split : argv[1]);
 				remove(split);
 				return 1;
 			}
@@ -167,7 +169,8 @@ int main(int argc, char **argv)
 				       best[k].cpu, (double)best[k].insns / best[k].wall);
 			continue;
 		}
-		if (!same || (k == 1 && (!best[k].stitched || best[k].t.unknown > best[0].t.unknown)))
+		if (!same ||
+		    (k == 1 && (!best[k].stitched || best[k].t.unknown > best[0].t.unknown)))
 			ok = 0;
 		printf("%-34s %8.3f %8.3f %11.3g %8.2fx %9" PRIu64 " %s\n", names[k], best[k].wall,
 		       best[k].cpu, (double)best[k].insns / best[k].wall,

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WORDS 2048
+#define WORDS	2048
 #define BUCKETS 1024
 
 struct entry {

@@ -10,7 +10,8 @@
 
 int hwt_cli_verbose;
 
-static __attribute__((format(printf, 2, 0))) void vmsg(const char *prefix, const char *fmt, va_list ap)
+static __attribute__((format(printf, 2, 0))) void vmsg(const char *prefix, const char *fmt,
+						       va_list ap)
 {
 	fflush(stdout);
 	fprintf(stderr, "hwtrace: %s", prefix);
@@ -99,15 +100,18 @@ int hwt_cli_parse_u64(const char *s, bool binary, unsigned long long *out)
 	switch (*end) {
 	case '\0':
 		break;
-	case 'k': case 'K':
+	case 'k':
+	case 'K':
 		mul = base;
 		end++;
 		break;
-	case 'm': case 'M':
+	case 'm':
+	case 'M':
 		mul = base * base;
 		end++;
 		break;
-	case 'g': case 'G':
+	case 'g':
+	case 'G':
 		mul = base * base * base;
 		end++;
 		break;

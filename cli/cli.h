@@ -89,24 +89,26 @@ enum {
 	HWT_CLI_OPT_DEBUGDIR,
 };
 
-#define HWT_CLI_SAMPLES_LONGOPTS                                                  \
-	{"comm", required_argument, NULL, HWT_CLI_OPT_COMM},                      \
-	{"comms", required_argument, NULL, HWT_CLI_OPT_COMM},                 \
-	{"pid", required_argument, NULL, HWT_CLI_OPT_PID},                    \
-	{"tid", required_argument, NULL, HWT_CLI_OPT_TID},                    \
-	{"dso", required_argument, NULL, HWT_CLI_OPT_OBJECT},                 \
-	{"dsos", required_argument, NULL, HWT_CLI_OPT_OBJECT},                \
-	{"object", required_argument, NULL, HWT_CLI_OPT_OBJECT},              \
-	{"time", required_argument, NULL, HWT_CLI_OPT_TIME},                  \
-	{"inline", no_argument, NULL, HWT_CLI_OPT_INLINE},                    \
-	{"max-stack", required_argument, NULL, HWT_CLI_OPT_MAXSTACK},         \
-	{"kallsyms", required_argument, NULL, HWT_CLI_OPT_KALLSYMS},          \
-	{"debug-dir", required_argument, NULL, HWT_CLI_OPT_DEBUGDIR}
+#define HWT_CLI_SAMPLES_LONGOPTS                                                                   \
+	{"comm", required_argument, NULL, HWT_CLI_OPT_COMM},                                       \
+	    {"comms", required_argument, NULL, HWT_CLI_OPT_COMM},                                  \
+	    {"pid", required_argument, NULL, HWT_CLI_OPT_PID},                                     \
+	    {"tid", required_argument, NULL, HWT_CLI_OPT_TID},                                     \
+	    {"dso", required_argument, NULL, HWT_CLI_OPT_OBJECT},                                  \
+	    {"dsos", required_argument, NULL, HWT_CLI_OPT_OBJECT},                                 \
+	    {"object", required_argument, NULL, HWT_CLI_OPT_OBJECT},                               \
+	    {"time", required_argument, NULL, HWT_CLI_OPT_TIME},                                   \
+	    {"inline", no_argument, NULL, HWT_CLI_OPT_INLINE},                                     \
+	    {"max-stack", required_argument, NULL, HWT_CLI_OPT_MAXSTACK},                          \
+	    {"kallsyms", required_argument, NULL, HWT_CLI_OPT_KALLSYMS},                           \
+	{                                                                                          \
+		"debug-dir", required_argument, NULL, HWT_CLI_OPT_DEBUGDIR                         \
+	}
 
 struct hwt_cli_samples_opts {
 	struct hwt_rep_filter filter;
 	bool callchains, inline_frames, srclines;
-	bool need_callchains;    /* a call graph was asked for explicitly */
+	bool need_callchains; /* a call graph was asked for explicitly */
 	unsigned int max_stack;
 	const char *kallsyms, *debug_dir;
 	/* storage of the filter lists */
@@ -148,7 +150,7 @@ struct hwt_cli_ptrun {
 	const char *path;
 	struct hwt_fmt_session *session;
 	struct hwt_pts *pts;
-	struct hwt_ptf *ptf;          /* finished: views ready */
+	struct hwt_ptf *ptf; /* finished: views ready */
 	struct hwt_pts_stats st;
 };
 /* Decodes session (taken over: closed by hwt_cli_ptrun_fini) into a new
@@ -177,7 +179,7 @@ extern int hwt_cli_verbose;
 /* Usage error for a subcommand: prints the message and "see 'hwtrace CMD
  * --help'", returns HWT_EXIT_USAGE. */
 int hwt_cli_usage_error(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* Parses an unsigned integer with optional k/M/G suffix (binary units when
  * binary is true). Returns 0 or -HWT_EINVAL. */

@@ -39,25 +39,26 @@ struct a2l {
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: hwtrace addr2line [OPTIONS] [ADDR...]\n"
-		"Convert addresses into file names and line numbers, like binutils addr2line.\n"
-		"With no ADDR, addresses are read from stdin, one per line.\n"
-		"  -a, --addresses          show addresses\n"
-		"  -b, --target=BFDNAME     accepted for compatibility (ELF is detected)\n"
-		"  -e, --exe=FILE           the object (default a.out)\n"
-		"  -i, --inlines            show the functions ADDR was inlined into\n"
-		"  -j, --section=NAME       ADDRs are offsets into section NAME\n"
-		"  -p, --pretty-print       one line per address\n"
-		"  -s, --basenames          strip directory names\n"
-		"  -f, --functions          show function names\n"
-		"  -C, --demangle[=STYLE]   demangle function names (C++, Rust)\n"
-		"  -r, -R                   accepted for compatibility (demangler recursion limit)\n"
-		"      --debug-dir=DIR      look for separate debug files in DIR first\n"
-		"      --kallsyms=FILE      symbolize kernel addresses with FILE (/proc/kallsyms)\n"
-		"      --perf-map=FILE      symbolize JIT addresses with FILE (/tmp/perf-PID.map)\n"
-		"  -h, --help               this help\n"
-		"  -v, --version            version\n");
+	fprintf(
+	    out,
+	    "usage: hwtrace addr2line [OPTIONS] [ADDR...]\n"
+	    "Convert addresses into file names and line numbers, like binutils addr2line.\n"
+	    "With no ADDR, addresses are read from stdin, one per line.\n"
+	    "  -a, --addresses          show addresses\n"
+	    "  -b, --target=BFDNAME     accepted for compatibility (ELF is detected)\n"
+	    "  -e, --exe=FILE           the object (default a.out)\n"
+	    "  -i, --inlines            show the functions ADDR was inlined into\n"
+	    "  -j, --section=NAME       ADDRs are offsets into section NAME\n"
+	    "  -p, --pretty-print       one line per address\n"
+	    "  -s, --basenames          strip directory names\n"
+	    "  -f, --functions          show function names\n"
+	    "  -C, --demangle[=STYLE]   demangle function names (C++, Rust)\n"
+	    "  -r, -R                   accepted for compatibility (demangler recursion limit)\n"
+	    "      --debug-dir=DIR      look for separate debug files in DIR first\n"
+	    "      --kallsyms=FILE      symbolize kernel addresses with FILE (/proc/kallsyms)\n"
+	    "      --perf-map=FILE      symbolize JIT addresses with FILE (/tmp/perf-PID.map)\n"
+	    "  -h, --help               this help\n"
+	    "  -v, --version            version\n");
 }
 
 static void out_flush(struct outbuf *o)
@@ -280,8 +281,9 @@ static void translate(struct a2l *a, char *text)
 	}
 	if (a->section) {
 		addr = a->sec_addr + pc;
-		n = pc < a->sec_size ? hwt_sym_lookup(a->obj, addr, flags, &info, frames, MAX_FRAMES)
-				     : -HWT_ENOSYM;
+		n = pc < a->sec_size
+			? hwt_sym_lookup(a->obj, addr, flags, &info, frames, MAX_FRAMES)
+			: -HWT_ENOSYM;
 	} else {
 		n = hwt_sym_lookup(a->obj, addr, flags, &info, frames, MAX_FRAMES);
 	}
@@ -344,25 +346,25 @@ int hwt_cmd_addr2line(int argc, char **argv)
 {
 	enum { OPT_DEBUG_DIR = 256, OPT_KALLSYMS, OPT_PERFMAP };
 	static const struct option opts[] = {
-		{"addresses", no_argument, NULL, 'a'},
-		{"basenames", no_argument, NULL, 's'},
-		{"demangle", optional_argument, NULL, 'C'},
-		{"exe", required_argument, NULL, 'e'},
-		{"functions", no_argument, NULL, 'f'},
-		{"inlines", no_argument, NULL, 'i'},
-		{"pretty-print", no_argument, NULL, 'p'},
-		{"recurse-limit", no_argument, NULL, 'R'},
-		{"recursion-limit", no_argument, NULL, 'R'},
-		{"no-recurse-limit", no_argument, NULL, 'r'},
-		{"no-recursion-limit", no_argument, NULL, 'r'},
-		{"section", required_argument, NULL, 'j'},
-		{"target", required_argument, NULL, 'b'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'v'},
-		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
-		{"kallsyms", required_argument, NULL, OPT_KALLSYMS},
-		{"perf-map", required_argument, NULL, OPT_PERFMAP},
-		{NULL, 0, NULL, 0},
+	    {"addresses", no_argument, NULL, 'a'},
+	    {"basenames", no_argument, NULL, 's'},
+	    {"demangle", optional_argument, NULL, 'C'},
+	    {"exe", required_argument, NULL, 'e'},
+	    {"functions", no_argument, NULL, 'f'},
+	    {"inlines", no_argument, NULL, 'i'},
+	    {"pretty-print", no_argument, NULL, 'p'},
+	    {"recurse-limit", no_argument, NULL, 'R'},
+	    {"recursion-limit", no_argument, NULL, 'R'},
+	    {"no-recurse-limit", no_argument, NULL, 'r'},
+	    {"no-recursion-limit", no_argument, NULL, 'r'},
+	    {"section", required_argument, NULL, 'j'},
+	    {"target", required_argument, NULL, 'b'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'v'},
+	    {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	    {"kallsyms", required_argument, NULL, OPT_KALLSYMS},
+	    {"perf-map", required_argument, NULL, OPT_PERFMAP},
+	    {NULL, 0, NULL, 0},
 	};
 	struct a2l a = {0};
 	struct hwt_sym_config cfg;
@@ -376,27 +378,56 @@ int hwt_cmd_addr2line(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "ab:C::e:fhHij:prRsvV", opts, NULL)) != -1) {
 		switch (c) {
-		case 'a': a.addresses = true; break;
-		case 'b': break; /* the format is detected from the file */
+		case 'a':
+			a.addresses = true;
+			break;
+		case 'b':
+			break; /* the format is detected from the file */
 		case 'C':
 			if (optarg && strcmp(optarg, "auto") && strcmp(optarg, "gnu-v3") &&
 			    strcmp(optarg, "rust") && strcmp(optarg, "gnu"))
-				return hwt_cli_usage_error("addr2line", "unknown demangling style '%s'",
-							   optarg);
+				return hwt_cli_usage_error("addr2line",
+							   "unknown demangling style '%s'", optarg);
 			a.demangle = true;
 			break;
-		case 'e': exe = optarg; break;
-		case 'f': a.functions = true; break;
-		case 'i': a.inlines = true; break;
-		case 'j': a.section = optarg; break;
-		case 'p': a.pretty = true; break;
-		case 's': a.basenames = true; break;
-		case 'r': case 'R': break;
-		case 'h': case 'H': usage(stdout); return HWT_EXIT_OK;
-		case 'v': case 'V': printf("hwtrace addr2line %s\n", HWT_VERSION); return HWT_EXIT_OK;
-		case OPT_DEBUG_DIR: cfg.debug_dir = optarg; break;
-		case OPT_KALLSYMS: kallsyms = optarg; break;
-		case OPT_PERFMAP: perfmap = optarg; break;
+		case 'e':
+			exe = optarg;
+			break;
+		case 'f':
+			a.functions = true;
+			break;
+		case 'i':
+			a.inlines = true;
+			break;
+		case 'j':
+			a.section = optarg;
+			break;
+		case 'p':
+			a.pretty = true;
+			break;
+		case 's':
+			a.basenames = true;
+			break;
+		case 'r':
+		case 'R':
+			break;
+		case 'h':
+		case 'H':
+			usage(stdout);
+			return HWT_EXIT_OK;
+		case 'v':
+		case 'V':
+			printf("hwtrace addr2line %s\n", HWT_VERSION);
+			return HWT_EXIT_OK;
+		case OPT_DEBUG_DIR:
+			cfg.debug_dir = optarg;
+			break;
+		case OPT_KALLSYMS:
+			kallsyms = optarg;
+			break;
+		case OPT_PERFMAP:
+			perfmap = optarg;
+			break;
 		default:
 			return hwt_cli_usage_error("addr2line", "unknown option");
 		}
@@ -421,8 +452,10 @@ int hwt_cmd_addr2line(int argc, char **argv)
 		else if (err == -HWT_EFORMAT)
 			hwt_cli_error("'%s': not an ELF file, or its headers are malformed", exe);
 		else if (err == -EACCES && kallsyms)
-			hwt_cli_error("'%s': addresses are hidden (set kernel.kptr_restrict=0 or run "
-				      "as root)", exe);
+			hwt_cli_error(
+			    "'%s': addresses are hidden (set kernel.kptr_restrict=0 or run "
+			    "as root)",
+			    exe);
 		else
 			hwt_cli_error("'%s': %s", exe, hwt_strerror(err));
 		status = HWT_EXIT_ERROR;

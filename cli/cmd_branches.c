@@ -20,23 +20,22 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: hwtrace branches [-i FILE] FUNC[+OFF] [--stacks ADDR|+OFF] [options]\n"
-		"\n"
-		"Shows one function of an Intel PT recording instruction by instruction:\n"
-		"exact execution counts, conditional branches taken / not taken, the\n"
-		"targets of indirect jumps and calls, disassembly and source lines.\n"
-		"FUNC+OFF shows only the instruction at byte offset OFF.\n"
-		"\n"
-		"  -i, --input FILE     the recording (default hwtrace.hwt, else perf.data)\n"
-		"  --stacks ADDR|+OFF   the call stacks that reached the instruction at\n"
-		"                       ADDR (as the table prints it) or at FUNC+OFF, with\n"
-		"                       how often each did\n"
-		"  --json               JSON instead of text\n"
-		"  -o, --output FILE    write there instead of standard output\n"
-		"  --pid PIDS, --tid TIDS, --time START,END, --kallsyms FILE\n"
-		"                       as for 'hwtrace report'\n"
-		"  -q, --quiet          no summary line on standard error\n");
+	fprintf(out, "usage: hwtrace branches [-i FILE] FUNC[+OFF] [--stacks ADDR|+OFF] [options]\n"
+		     "\n"
+		     "Shows one function of an Intel PT recording instruction by instruction:\n"
+		     "exact execution counts, conditional branches taken / not taken, the\n"
+		     "targets of indirect jumps and calls, disassembly and source lines.\n"
+		     "FUNC+OFF shows only the instruction at byte offset OFF.\n"
+		     "\n"
+		     "  -i, --input FILE     the recording (default hwtrace.hwt, else perf.data)\n"
+		     "  --stacks ADDR|+OFF   the call stacks that reached the instruction at\n"
+		     "                       ADDR (as the table prints it) or at FUNC+OFF, with\n"
+		     "                       how often each did\n"
+		     "  --json               JSON instead of text\n"
+		     "  -o, --output FILE    write there instead of standard output\n"
+		     "  --pid PIDS, --tid TIDS, --time START,END, --kallsyms FILE\n"
+		     "                       as for 'hwtrace report'\n"
+		     "  -q, --quiet          no summary line on standard error\n");
 }
 
 /* "FUNC" or "FUNC+OFF" (OFF decimal or 0x-hex): the last '+' followed by a
@@ -59,14 +58,14 @@ int hwt_cmd_branches(int argc, char **argv)
 {
 	enum { OPT_STACKS = 256, OPT_JSON };
 	static const struct option opts[] = {
-		{"input", required_argument, NULL, 'i'},
-		{"stacks", required_argument, NULL, OPT_STACKS},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"output", required_argument, NULL, 'o'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		HWT_CLI_SAMPLES_LONGOPTS,
-		{NULL, 0, NULL, 0},
+	    {"input", required_argument, NULL, 'i'},
+	    {"stacks", required_argument, NULL, OPT_STACKS},
+	    {"json", no_argument, NULL, OPT_JSON},
+	    {"output", required_argument, NULL, 'o'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    HWT_CLI_SAMPLES_LONGOPTS,
+	    {NULL, 0, NULL, 0},
 	};
 	const char *input = NULL, *outpath = NULL, *stacks = NULL;
 	struct hwt_fmt_session *session = NULL;
@@ -125,8 +124,9 @@ int hwt_cmd_branches(int argc, char **argv)
 			rc = hwt_cli_usage_error("branches", "name the function: hwtrace branches "
 							     "-i FILE FUNC[+OFF]");
 		else
-			rc = hwt_cli_usage_error("branches", "one function at a time (unexpected "
-							     "'%s')",
+			rc = hwt_cli_usage_error("branches",
+						 "one function at a time (unexpected "
+						 "'%s')",
 						 argv[optind + 1]);
 		goto out;
 	}
@@ -149,8 +149,9 @@ int hwt_cmd_branches(int argc, char **argv)
 		} else if (hwt_cli_parse_u64(stacks, false, &v) == 0 && v) {
 			cfg.stacks_addr = v;
 		} else {
-			rc = hwt_cli_usage_error("branches", "--stacks takes an address (0x...) or "
-							     "+OFF within %s, not '%s'",
+			rc = hwt_cli_usage_error("branches",
+						 "--stacks takes an address (0x...) or "
+						 "+OFF within %s, not '%s'",
 						 func, stacks);
 			goto out;
 		}

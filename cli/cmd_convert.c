@@ -104,11 +104,11 @@ static int output_error(const char *path, int err)
 int hwt_cmd_convert(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"input", required_argument, NULL, 'i'},
-		{"output", required_argument, NULL, 'o'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"input", required_argument, NULL, 'i'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct hwt_fmt_convert_config cfg;
 	struct hwt_fmt_convert_stats st;
@@ -134,8 +134,8 @@ int hwt_cmd_convert(int argc, char **argv)
 			usage(stdout);
 			return HWT_EXIT_OK;
 		default:
-			return hwt_cli_usage_error("convert", "unknown option or missing value: '%s'",
-						   argv[optind - 1]);
+			return hwt_cli_usage_error(
+			    "convert", "unknown option or missing value: '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc) {

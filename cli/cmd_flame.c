@@ -22,49 +22,48 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: hwtrace flame [-i FILE | --folded-in FILE] -o OUT [options]\n"
-		"\n"
-		"Renders a flame graph; the format follows OUT's extension:\n"
-		"  .svg .html   interactive flame graph (hover, click to zoom, search)\n"
-		"  .folded      folded stacks (FlameGraph, inferno, speedscope)\n"
-		"  .pb.gz       pprof profile (go tool pprof, Pyroscope, Parca)\n"
-		"  .json        Chrome trace (Perfetto): each thread's sampled stacks over\n"
-		"               time (recordings only); for Intel PT, every call\n"
-		"\n"
-		"options:\n"
-		"  -i, --input FILE   a recording: .hwt or perf.data (file or pipe mode,\n"
-		"                     compressed or not; - is standard input). Default:\n"
-		"                     hwtrace.hwt, else perf.data\n"
-		"  --folded-in FILE   read folded stacks (\"a;b;c COUNT\" lines; - is stdin)\n"
-		"  -o, --output OUT   output file (- writes to stdout; needs --format)\n"
-		"  --format FMT       svg, html, folded, pprof or chrome, overriding the\n"
-		"                     extension\n"
-		"  --diff BASE        differential graph against BASE (a recording, or\n"
-		"                     folded stacks with --folded-in): red frames grew,\n"
-		"                     blue frames shrank\n"
-		"  --no-normalize     with --diff, compare raw counts (default: scale BASE\n"
-		"                     to the same total)\n"
-		"  --title TEXT       title (default \"Flame Graph\")\n"
-		"  --icicle           root at the top (an icicle graph)\n"
-		"  --width PX         image width (default 1200)\n"
-		"  --min-width PX     do not draw frames narrower than this (default 0.1);\n"
-		"                     search and zoom still see every frame\n"
-		"  --count WHAT       samples or events: what widths and folded counts\n"
-		"                     measure (default: samples for .folded, events, the\n"
-		"                     sum of the samples' periods, for graphs)\n"
-		"  --event NAME       (folded stacks) the event the counts stand for\n"
-		"  --comm, --pid, --tid, --dso, --time, --inline, --max-stack, --kallsyms,\n"
-		"  --debug-dir        as for 'hwtrace report'\n"
-		"  -q, --quiet        no summary line on standard error\n"
-		"\n"
-		"Intel PT recordings (record --pt, --pt=emulate, perf's intel_pt//) are\n"
-		"decoded: the graph is exact, not sampled; widths are instructions.\n"
-		"  --weight WHAT      insns (default) or time: perf-clock time between\n"
-		"                     records (coarse without CYC packets)\n"
-		"  --min-call NS      (.json) calls shorter than NS merge into one span\n"
-		"                     per run of calls to the same function\n"
-		"  --max-spans N      (.json) at most N spans (default 1000000)\n");
+	fprintf(out, "usage: hwtrace flame [-i FILE | --folded-in FILE] -o OUT [options]\n"
+		     "\n"
+		     "Renders a flame graph; the format follows OUT's extension:\n"
+		     "  .svg .html   interactive flame graph (hover, click to zoom, search)\n"
+		     "  .folded      folded stacks (FlameGraph, inferno, speedscope)\n"
+		     "  .pb.gz       pprof profile (go tool pprof, Pyroscope, Parca)\n"
+		     "  .json        Chrome trace (Perfetto): each thread's sampled stacks over\n"
+		     "               time (recordings only); for Intel PT, every call\n"
+		     "\n"
+		     "options:\n"
+		     "  -i, --input FILE   a recording: .hwt or perf.data (file or pipe mode,\n"
+		     "                     compressed or not; - is standard input). Default:\n"
+		     "                     hwtrace.hwt, else perf.data\n"
+		     "  --folded-in FILE   read folded stacks (\"a;b;c COUNT\" lines; - is stdin)\n"
+		     "  -o, --output OUT   output file (- writes to stdout; needs --format)\n"
+		     "  --format FMT       svg, html, folded, pprof or chrome, overriding the\n"
+		     "                     extension\n"
+		     "  --diff BASE        differential graph against BASE (a recording, or\n"
+		     "                     folded stacks with --folded-in): red frames grew,\n"
+		     "                     blue frames shrank\n"
+		     "  --no-normalize     with --diff, compare raw counts (default: scale BASE\n"
+		     "                     to the same total)\n"
+		     "  --title TEXT       title (default \"Flame Graph\")\n"
+		     "  --icicle           root at the top (an icicle graph)\n"
+		     "  --width PX         image width (default 1200)\n"
+		     "  --min-width PX     do not draw frames narrower than this (default 0.1);\n"
+		     "                     search and zoom still see every frame\n"
+		     "  --count WHAT       samples or events: what widths and folded counts\n"
+		     "                     measure (default: samples for .folded, events, the\n"
+		     "                     sum of the samples' periods, for graphs)\n"
+		     "  --event NAME       (folded stacks) the event the counts stand for\n"
+		     "  --comm, --pid, --tid, --dso, --time, --inline, --max-stack, --kallsyms,\n"
+		     "  --debug-dir        as for 'hwtrace report'\n"
+		     "  -q, --quiet        no summary line on standard error\n"
+		     "\n"
+		     "Intel PT recordings (record --pt, --pt=emulate, perf's intel_pt//) are\n"
+		     "decoded: the graph is exact, not sampled; widths are instructions.\n"
+		     "  --weight WHAT      insns (default) or time: perf-clock time between\n"
+		     "                     records (coarse without CYC packets)\n"
+		     "  --min-call NS      (.json) calls shorter than NS merge into one span\n"
+		     "                     per run of calls to the same function\n"
+		     "  --max-spans N      (.json) at most N spans (default 1000000)\n");
 }
 
 /* The exact profile (or call timeline) of a PT recording (session taken
@@ -235,28 +234,41 @@ static int write_buf(const char *path, const struct hwt_buf *buf)
 
 int hwt_cmd_flame(int argc, char **argv)
 {
-	enum { OPT_FOLDED = 256, OPT_DIFF, OPT_TITLE, OPT_ICICLE, OPT_WIDTH, OPT_MINW, OPT_EVENT,
-	       OPT_FORMAT, OPT_NONORM, OPT_COUNT, OPT_WEIGHT, OPT_MINCALL, OPT_MAXSPANS };
+	enum {
+		OPT_FOLDED = 256,
+		OPT_DIFF,
+		OPT_TITLE,
+		OPT_ICICLE,
+		OPT_WIDTH,
+		OPT_MINW,
+		OPT_EVENT,
+		OPT_FORMAT,
+		OPT_NONORM,
+		OPT_COUNT,
+		OPT_WEIGHT,
+		OPT_MINCALL,
+		OPT_MAXSPANS
+	};
 	static const struct option opts[] = {
-		{"input", required_argument, NULL, 'i'},
-		{"folded-in", required_argument, NULL, OPT_FOLDED},
-		{"output", required_argument, NULL, 'o'},
-		{"diff", required_argument, NULL, OPT_DIFF},
-		{"title", required_argument, NULL, OPT_TITLE},
-		{"icicle", no_argument, NULL, OPT_ICICLE},
-		{"width", required_argument, NULL, OPT_WIDTH},
-		{"min-width", required_argument, NULL, OPT_MINW},
-		{"event", required_argument, NULL, OPT_EVENT},
-		{"format", required_argument, NULL, OPT_FORMAT},
-		{"no-normalize", no_argument, NULL, OPT_NONORM},
-		{"count", required_argument, NULL, OPT_COUNT},
-		{"weight", required_argument, NULL, OPT_WEIGHT},
-		{"min-call", required_argument, NULL, OPT_MINCALL},
-		{"max-spans", required_argument, NULL, OPT_MAXSPANS},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		HWT_CLI_SAMPLES_LONGOPTS,
-		{NULL, 0, NULL, 0},
+	    {"input", required_argument, NULL, 'i'},
+	    {"folded-in", required_argument, NULL, OPT_FOLDED},
+	    {"output", required_argument, NULL, 'o'},
+	    {"diff", required_argument, NULL, OPT_DIFF},
+	    {"title", required_argument, NULL, OPT_TITLE},
+	    {"icicle", no_argument, NULL, OPT_ICICLE},
+	    {"width", required_argument, NULL, OPT_WIDTH},
+	    {"min-width", required_argument, NULL, OPT_MINW},
+	    {"event", required_argument, NULL, OPT_EVENT},
+	    {"format", required_argument, NULL, OPT_FORMAT},
+	    {"no-normalize", no_argument, NULL, OPT_NONORM},
+	    {"count", required_argument, NULL, OPT_COUNT},
+	    {"weight", required_argument, NULL, OPT_WEIGHT},
+	    {"min-call", required_argument, NULL, OPT_MINCALL},
+	    {"max-spans", required_argument, NULL, OPT_MAXSPANS},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    HWT_CLI_SAMPLES_LONGOPTS,
+	    {NULL, 0, NULL, 0},
 	};
 	const char *folded = NULL, *input = NULL, *out = NULL, *diff = NULL, *event = NULL,
 		   *format = NULL;
@@ -302,8 +314,9 @@ int hwt_cmd_flame(int argc, char **argv)
 			unsigned long long w;
 
 			if (hwt_cli_parse_u64(optarg, false, &w) < 0 || w < 100 || w > 100000) {
-				rc = hwt_cli_usage_error("flame", "--width takes pixels from 100 to "
-								  "100000, not '%s'",
+				rc = hwt_cli_usage_error("flame",
+							 "--width takes pixels from 100 to "
+							 "100000, not '%s'",
 							 optarg);
 				goto out;
 			}
@@ -315,8 +328,9 @@ int hwt_cmd_flame(int argc, char **argv)
 
 			cfg.min_width = strtod(optarg, &end);
 			if (*end || end == optarg || cfg.min_width < 0 || cfg.min_width > 1000) {
-				rc = hwt_cli_usage_error("flame", "--min-width takes pixels (0 to "
-								  "1000), not '%s'",
+				rc = hwt_cli_usage_error("flame",
+							 "--min-width takes pixels (0 to "
+							 "1000), not '%s'",
 							 optarg);
 				goto out;
 			}
@@ -337,8 +351,9 @@ int hwt_cmd_flame(int argc, char **argv)
 			else if (!strcmp(optarg, "events"))
 				count = 0;
 			else {
-				rc = hwt_cli_usage_error("flame", "--count takes samples or events, "
-								  "not '%s'",
+				rc = hwt_cli_usage_error("flame",
+							 "--count takes samples or events, "
+							 "not '%s'",
 							 optarg);
 				goto out;
 			}
@@ -349,8 +364,9 @@ int hwt_cmd_flame(int argc, char **argv)
 			else if (!strcmp(optarg, "time"))
 				weight = HWT_PTF_WEIGHT_TIME;
 			else {
-				rc = hwt_cli_usage_error("flame", "--weight takes insns or time, not "
-								  "'%s'",
+				rc = hwt_cli_usage_error("flame",
+							 "--weight takes insns or time, not "
+							 "'%s'",
 							 optarg);
 				goto out;
 			}
@@ -358,9 +374,9 @@ int hwt_cmd_flame(int argc, char **argv)
 		case OPT_MINCALL:
 		case OPT_MAXSPANS:
 			if (hwt_cli_parse_u64(optarg, false, &v) < 0 || (c == OPT_MAXSPANS && !v)) {
-				rc = hwt_cli_usage_error("flame", "%s takes a positive count, not '%s'",
-							 c == OPT_MINCALL ? "--min-call" : "--max-spans",
-							 optarg);
+				rc = hwt_cli_usage_error(
+				    "flame", "%s takes a positive count, not '%s'",
+				    c == OPT_MINCALL ? "--min-call" : "--max-spans", optarg);
 				goto out;
 			}
 			if (c == OPT_MINCALL)
@@ -386,13 +402,15 @@ int hwt_cmd_flame(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		rc = hwt_cli_usage_error("flame", "unexpected argument '%s' (the recording is given "
-						  "with -i)",
+		rc = hwt_cli_usage_error("flame",
+					 "unexpected argument '%s' (the recording is given "
+					 "with -i)",
 					 argv[optind]);
 		goto out;
 	}
 	if (folded && input) {
-		rc = hwt_cli_usage_error("flame", "give either -i FILE or --folded-in FILE, not both");
+		rc = hwt_cli_usage_error("flame",
+					 "give either -i FILE or --folded-in FILE, not both");
 		goto out;
 	}
 	if (!out) {
@@ -402,8 +420,9 @@ int hwt_cmd_flame(int argc, char **argv)
 	}
 	if (format) {
 		if (parse_format(format, &cfg.format) < 0) {
-			rc = hwt_cli_usage_error("flame", "unknown --format '%s' (svg, html, folded, "
-							  "pprof, chrome)",
+			rc = hwt_cli_usage_error("flame",
+						 "unknown --format '%s' (svg, html, folded, "
+						 "pprof, chrome)",
 						 format);
 			goto out;
 		}
@@ -413,9 +432,10 @@ int hwt_cmd_flame(int argc, char **argv)
 		goto out;
 	} else if (hwt_rep_format_from_path(out, &cfg.format) < 0 ||
 		   cfg.format == HWT_REP_FMT_TEXT) {
-		rc = hwt_cli_usage_error("flame", "cannot tell the format of '%s': name it .svg, "
-						  ".html, .folded, .pb.gz or .json, or give "
-						  "--format",
+		rc = hwt_cli_usage_error("flame",
+					 "cannot tell the format of '%s': name it .svg, "
+					 ".html, .folded, .pb.gz or .json, or give "
+					 "--format",
 					 out);
 		goto out;
 	}
@@ -495,7 +515,8 @@ int hwt_cmd_flame(int argc, char **argv)
 	if (strcmp(out, "-") && !quiet && !pt)
 		hwt_cli_note("%s: %" PRIu64 " samples (%" PRIu64 " filtered out, %" PRIu64
 			     " lost), %" PRIu64 " frames (%" PRIu64 " unsymbolized)",
-			     out, st->samples, st->filtered, st->lost, st->frames, st->unsymbolized);
+			     out, st->samples, st->filtered, st->lost, st->frames,
+			     st->unsymbolized);
 	rc = HWT_EXIT_OK;
 out:
 	hwt_rep_profile_free(p);

@@ -30,7 +30,7 @@ struct info {
 	bool json;
 	struct hwt_fmt_session *s;
 	const struct hwt_fmt_reader *r;
-	struct stream_info *streams; /* .hwt: one per stream position */
+	struct stream_info *streams;  /* .hwt: one per stream position */
 	uint64_t by_type[NTYPES + 1]; /* perf.data */
 	uint64_t records;
 	char truncation[512]; /* the reader's truncation warning, if any */
@@ -185,11 +185,31 @@ static void print_meta_value(const struct hwt_fmt_meta *m, bool json)
 }
 
 static const char *const sample_bits[] = {
-	"IP",	     "TID",	  "TIME",	"ADDR",	      "READ",	    "CALLCHAIN",
-	"ID",	     "CPU",	  "PERIOD",	"STREAM_ID",  "RAW",	    "BRANCH_STACK",
-	"REGS_USER", "STACK_USER", "WEIGHT",	"DATA_SRC",   "IDENTIFIER", "TRANSACTION",
-	"REGS_INTR", "PHYS_ADDR", "AUX",	"CGROUP",     "DATA_PAGE_SIZE", "CODE_PAGE_SIZE",
-	"WEIGHT_STRUCT",
+    "IP",
+    "TID",
+    "TIME",
+    "ADDR",
+    "READ",
+    "CALLCHAIN",
+    "ID",
+    "CPU",
+    "PERIOD",
+    "STREAM_ID",
+    "RAW",
+    "BRANCH_STACK",
+    "REGS_USER",
+    "STACK_USER",
+    "WEIGHT",
+    "DATA_SRC",
+    "IDENTIFIER",
+    "TRANSACTION",
+    "REGS_INTR",
+    "PHYS_ADDR",
+    "AUX",
+    "CGROUP",
+    "DATA_PAGE_SIZE",
+    "CODE_PAGE_SIZE",
+    "WEIGHT_STRUCT",
 };
 
 static void sample_type_str(uint64_t t, char *buf, size_t cap)
@@ -419,7 +439,8 @@ static void print_events(const struct info *in)
 			json_cstr(st);
 			printf(", \"ids\": %zu}", e->nids);
 		} else {
-			printf("  %-3zu %-20s type %" PRIu32 " config %#llx sample_type %s ids %zu\n",
+			printf("  %-3zu %-20s type %" PRIu32
+			       " config %#llx sample_type %s ids %zu\n",
 			       i, e->name[0] ? e->name : "(unnamed)", e->attr.type,
 			       (unsigned long long)e->attr.config, st[0] ? st : "0", e->nids);
 		}
@@ -451,10 +472,11 @@ static void print_hwt(const struct info *in)
 		       fi->truncated ? "true" : "false", fi->valid_end);
 	} else {
 		printf("file       %s\n", in->path);
-		printf("format     hwtrace container %u.%u\n", fi->version_major, fi->version_minor);
-		printf("flags      %s\n",
-		       fi->flags & HWT_FMT_FLAG_EMULATED_PT ? "emulated-pt (PT bytes from the emulator)"
-							    : "none");
+		printf("format     hwtrace container %u.%u\n", fi->version_major,
+		       fi->version_minor);
+		printf("flags      %s\n", fi->flags & HWT_FMT_FLAG_EMULATED_PT
+					      ? "emulated-pt (PT bytes from the emulator)"
+					      : "none");
 		printf("size       %" PRIu64 " bytes, %zu chunks\n", fi->file_size,
 		       hwt_fmt_reader_nchunks(r));
 		if (fi->indexed)
@@ -464,15 +486,17 @@ static void print_hwt(const struct info *in)
 			       " (incomplete last chunk, %" PRIu64 " bytes dropped)\n",
 			       fi->valid_end, fi->file_size - fi->valid_end);
 		else
-			printf("index      absent: scanned (the recorder did not close the file)\n");
+			printf(
+			    "index      absent: scanned (the recorder did not close the file)\n");
 	}
 	print_meta(in);
 	print_events(in);
 	if (in->json)
 		printf(",\n  \"streams\": [");
 	else
-		printf("streams    %zu\n  %-3s %-8s %4s %7s  %-16s %6s %9s %12s %12s %6s\n", ns, "id",
-		       "kind", "cpu", "tid", "name", "chunks", "records", "raw", "stored", "ratio");
+		printf("streams    %zu\n  %-3s %-8s %4s %7s  %-16s %6s %9s %12s %12s %6s\n", ns,
+		       "id", "kind", "cpu", "tid", "name", "chunks", "records", "raw", "stored",
+		       "ratio");
 	for (size_t i = 0; i < ns; i++) {
 		const struct hwt_fmt_stream_desc *d = hwt_fmt_reader_stream(r, i);
 		const struct stream_info *si = &in->streams[i];
@@ -483,8 +507,8 @@ static void print_hwt(const struct info *in)
 			       ", \"tid\": %" PRId32 ", \"name\": ",
 			       i ? "," : "", d->id, aux ? "aux" : "records", d->cpu, d->tid);
 			json_cstr(d->name);
-			printf(", \"chunks\": %" PRIu64 ", \"raw\": %" PRIu64 ", \"stored\": %" PRIu64
-			       ", \"ratio\": %.2f",
+			printf(", \"chunks\": %" PRIu64 ", \"raw\": %" PRIu64
+			       ", \"stored\": %" PRIu64 ", \"ratio\": %.2f",
 			       si->chunks, si->raw, si->stored, ratio(si->raw, si->stored));
 			if (aux) {
 				printf(", \"aux_segments\": %" PRIu64, si->aux_segments);
@@ -525,8 +549,8 @@ static void print_hwt(const struct info *in)
 		for (size_t i = 0; i < nl; i++) {
 			const struct hwt_fmt_lost *l = hwt_fmt_reader_lost(r, i);
 
-			printf("%s\n    {\"stream\": %" PRId64 ", \"kind\": \"%s\", \"amount\": %" PRIu64
-			       "}",
+			printf("%s\n    {\"stream\": %" PRId64
+			       ", \"kind\": \"%s\", \"amount\": %" PRIu64 "}",
 			       i ? "," : "", l->stream == UINT32_MAX ? -1 : (int64_t)l->stream,
 			       lost_key(l->kind), l->amount);
 		}
@@ -541,10 +565,11 @@ static void print_hwt(const struct info *in)
 		const struct hwt_fmt_lost *l = hwt_fmt_reader_lost(r, i);
 
 		if (l->stream == UINT32_MAX)
-			printf("lost       whole file: %" PRIu64 " %s\n", l->amount, lost_kind(l->kind));
-		else
-			printf("lost       stream %" PRIu32 ": %" PRIu64 " %s\n", l->stream, l->amount,
+			printf("lost       whole file: %" PRIu64 " %s\n", l->amount,
 			       lost_kind(l->kind));
+		else
+			printf("lost       stream %" PRIu32 ": %" PRIu64 " %s\n", l->stream,
+			       l->amount, lost_kind(l->kind));
 	}
 }
 
@@ -564,7 +589,8 @@ static void print_perf(const struct info *in)
 		json_cstr(in->path);
 		printf(",\n  \"kind\": \"%s\"", pipe ? "perf-pipe" : "perf-file");
 	} else {
-		const struct hwt_fmt_meta *cut = hwt_fmt_session_meta_find(in->s, "perf.truncated_at");
+		const struct hwt_fmt_meta *cut =
+		    hwt_fmt_session_meta_find(in->s, "perf.truncated_at");
 
 		printf("file       %s\n", in->path);
 		printf("format     perf.data, %s mode\n", pipe ? "pipe" : "file");
@@ -591,8 +617,8 @@ static void print_perf(const struct info *in)
 		for (size_t j = 0; j < a->nsegments; j++)
 			bytes += hwt_fmt_session_aux_segment(in->s, i, j)->size;
 		if (in->json)
-			printf("%s\n    {\"idx\": %" PRIu32 ", \"cpu\": %" PRId32 ", \"tid\": %" PRId32
-			       ", \"segments\": %zu, \"bytes\": %" PRIu64 "}",
+			printf("%s\n    {\"idx\": %" PRIu32 ", \"cpu\": %" PRId32
+			       ", \"tid\": %" PRId32 ", \"segments\": %zu, \"bytes\": %" PRIu64 "}",
 			       i ? "," : "", a->idx, a->cpu, a->tid, a->nsegments, bytes);
 		else
 			printf("  idx %-3" PRIu32 " cpu %-3" PRId32 " tid %-7" PRId32
@@ -615,9 +641,9 @@ static void print_perf(const struct info *in)
 int hwt_cmd_info(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct hwt_fmt_session_config cfg;
 	struct info in;

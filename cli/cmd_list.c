@@ -22,11 +22,16 @@ struct list_out {
 static const char *kind_label(uint32_t kind)
 {
 	switch (kind) {
-	case HWT_PMC_LIST_HARDWARE: return "Hardware event";
-	case HWT_PMC_LIST_SOFTWARE: return "Software event";
-	case HWT_PMC_LIST_CACHE: return "Hardware cache event";
-	case HWT_PMC_LIST_TRACEPOINT: return "Tracepoint event";
-	default: return "";
+	case HWT_PMC_LIST_HARDWARE:
+		return "Hardware event";
+	case HWT_PMC_LIST_SOFTWARE:
+		return "Software event";
+	case HWT_PMC_LIST_CACHE:
+		return "Hardware cache event";
+	case HWT_PMC_LIST_TRACEPOINT:
+		return "Tracepoint event";
+	default:
+		return "";
 	}
 }
 
@@ -56,7 +61,8 @@ static int print_entry(void *ctx, const struct hwt_pmc_list_entry *e)
 		fprintf(o->f, "  %-50s [%s]\n", name, kind_label(e->kind));
 		break;
 	case HWT_PMC_LIST_PMU:
-		fprintf(o->f, "%s: %s\n  (libpfm4 events: %s::EVENT:UMASK:MODIFIER..., or EVENT:UMASK)\n",
+		fprintf(o->f,
+			"%s: %s\n  (libpfm4 events: %s::EVENT:UMASK:MODIFIER..., or EVENT:UMASK)\n",
 			e->name, e->desc ? e->desc : "", e->name);
 		break;
 	case HWT_PMC_LIST_PFM:
@@ -84,24 +90,23 @@ static int print_entry(void *ctx, const struct hwt_pmc_list_entry *e)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: hwtrace list [--no-desc] [PATTERN]\n"
-		"\n"
-		"Lists the events that -e accepts: generic hardware, software and cache\n"
-		"events, this CPU's PMU events (libpfm4), tracepoints, the uprobe/kprobe\n"
-		"PMUs and Intel PT. PATTERN keeps names containing it (case-insensitive);\n"
-		"'hardware', 'software', 'cache', 'tracepoint' or 'pmu' select a class.\n"
-		"\n"
-		"  --no-desc   omit event descriptions\n"
-		"  -h, --help  show this help\n");
+	fprintf(f, "usage: hwtrace list [--no-desc] [PATTERN]\n"
+		   "\n"
+		   "Lists the events that -e accepts: generic hardware, software and cache\n"
+		   "events, this CPU's PMU events (libpfm4), tracepoints, the uprobe/kprobe\n"
+		   "PMUs and Intel PT. PATTERN keeps names containing it (case-insensitive);\n"
+		   "'hardware', 'software', 'cache', 'tracepoint' or 'pmu' select a class.\n"
+		   "\n"
+		   "  --no-desc   omit event descriptions\n"
+		   "  -h, --help  show this help\n");
 }
 
 int hwt_cmd_list(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"no-desc", no_argument, NULL, 'D'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"no-desc", no_argument, NULL, 'D'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct hwt_pmc_config cfg;
 	struct list_out o = {stdout, 0, false, true};

@@ -28,15 +28,15 @@ struct rec_opts {
 	bool switch_events, per_thread, no_inherit;
 	unsigned long long mmap_bytes, aux_bytes;
 	int level;
-	bool pt;           /* --pt or -e intel_pt// */
+	bool pt; /* --pt or -e intel_pt// */
 	const char *pt_spec;
-	bool emulate;      /* --pt=emulate[,TERMS] */
+	bool emulate; /* --pt=emulate[,TERMS] */
 	const char *emu_terms;
 	bool snapshot;
 	const char *filter;
-	char **argv;       /* the command, NULL if none */
-	char *cmdline;     /* hwtrace's own command line (owned) */
-	char *target;      /* the command as one string (owned) */
+	char **argv;   /* the command, NULL if none */
+	char *cmdline; /* hwtrace's own command line (owned) */
+	char *target;  /* the command as one string (owned) */
 };
 
 static void usage(FILE *f)
@@ -44,7 +44,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: hwtrace record [-e EVENTS] [-c N | -F HZ] [-g] [-o FILE]\n"
 		"                      (-p PID[,PID...] | -a [-- CMD...] | [--] CMD [ARGS...])\n"
-		"       hwtrace record --pt[=TERMS] [-S] [--filter F] [-o FILE] (-p PID | -a | -- CMD)\n"
+		"       hwtrace record --pt[=TERMS] [-S] [--filter F] [-o FILE] (-p PID | -a | -- "
+		"CMD)\n"
 		"       hwtrace record --pt=emulate[,TERMS] [-o FILE] -- CMD [ARGS...]\n"
 		"\n"
 		"Samples a command, running processes or the whole system with perf_event_open\n"
@@ -139,24 +140,24 @@ static int parse(int argc, char **argv, struct rec_opts *o, bool *help)
 {
 	enum { O_CALLGRAPH = 256, O_SWITCH, O_PERTHREAD, O_PT, O_FILTER };
 	static const struct option lopts[] = {
-		{"event", required_argument, NULL, 'e'},
-		{"count", required_argument, NULL, 'c'},
-		{"freq", required_argument, NULL, 'F'},
-		{"call-graph", required_argument, NULL, O_CALLGRAPH},
-		{"pid", required_argument, NULL, 'p'},
-		{"all-cpus", no_argument, NULL, 'a'},
-		{"output", required_argument, NULL, 'o'},
-		{"mmap-pages", required_argument, NULL, 'm'},
-		{"switch-events", no_argument, NULL, O_SWITCH},
-		{"per-thread", no_argument, NULL, O_PERTHREAD},
-		{"no-inherit", no_argument, NULL, 'i'},
-		{"compression-level", required_argument, NULL, 'z'},
-		{"pt", optional_argument, NULL, O_PT},
-		{"snapshot", no_argument, NULL, 'S'},
-		{"filter", required_argument, NULL, O_FILTER},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"event", required_argument, NULL, 'e'},
+	    {"count", required_argument, NULL, 'c'},
+	    {"freq", required_argument, NULL, 'F'},
+	    {"call-graph", required_argument, NULL, O_CALLGRAPH},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"all-cpus", no_argument, NULL, 'a'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"mmap-pages", required_argument, NULL, 'm'},
+	    {"switch-events", no_argument, NULL, O_SWITCH},
+	    {"per-thread", no_argument, NULL, O_PERTHREAD},
+	    {"no-inherit", no_argument, NULL, 'i'},
+	    {"compression-level", required_argument, NULL, 'z'},
+	    {"pt", optional_argument, NULL, O_PT},
+	    {"snapshot", no_argument, NULL, 'S'},
+	    {"filter", required_argument, NULL, O_FILTER},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -178,15 +179,16 @@ static int parse(int argc, char **argv, struct rec_opts *o, bool *help)
 			break;
 		case 'c':
 			if (hwt_cli_parse_u64(optarg, false, &o->period) < 0 || !o->period)
-				return hwt_cli_usage_error("record", "-c needs a positive count, not '%s'",
-							   optarg);
+				return hwt_cli_usage_error(
+				    "record", "-c needs a positive count, not '%s'", optarg);
 			break;
 		case 'F':
 			if (!strcmp(optarg, "max")) {
 				o->freq_max = true;
 			} else if (hwt_cli_parse_u64(optarg, false, &o->freq) < 0 || !o->freq) {
 				return hwt_cli_usage_error(
-					"record", "-F needs a positive frequency or 'max', not '%s'", optarg);
+				    "record", "-F needs a positive frequency or 'max', not '%s'",
+				    optarg);
 			}
 			break;
 		case 'g':
@@ -221,10 +223,11 @@ static int parse(int argc, char **argv, struct rec_opts *o, bool *help)
 				*comma++ = '\0';
 			if ((buf[0] && parse_size(buf, &o->mmap_bytes) < 0) ||
 			    (comma && parse_size(comma, &o->aux_bytes) < 0))
-				return hwt_cli_usage_error("record",
-							   "-m takes PAGES or SIZE[,AUX] (e.g. 256, "
-							   "1M, 512K,16M), not '%s'",
-							   optarg);
+				return hwt_cli_usage_error(
+				    "record",
+				    "-m takes PAGES or SIZE[,AUX] (e.g. 256, "
+				    "1M, 512K,16M), not '%s'",
+				    optarg);
 			break;
 		}
 		case O_SWITCH:
@@ -240,7 +243,8 @@ static int parse(int argc, char **argv, struct rec_opts *o, bool *help)
 			unsigned long long lv;
 
 			if (hwt_cli_parse_u64(optarg, false, &lv) < 0 || lv < 1 || lv > 19)
-				return hwt_cli_usage_error("record", "-z takes a level from 1 to 19");
+				return hwt_cli_usage_error("record",
+							   "-z takes a level from 1 to 19");
 			o->level = (int)lv;
 			break;
 		}
@@ -268,8 +272,9 @@ static int parse(int argc, char **argv, struct rec_opts *o, bool *help)
 			return HWT_EXIT_OK;
 		default:
 			if (optopt && optopt < 256)
-				return hwt_cli_usage_error("record", "unknown option '-%c' or missing "
-								     "argument",
+				return hwt_cli_usage_error("record",
+							   "unknown option '-%c' or missing "
+							   "argument",
 							   optopt);
 			return hwt_cli_usage_error("record", "unknown option '%s'",
 						   argv[optind - 1]);
@@ -337,8 +342,8 @@ static int run_emulate(const struct rec_opts *o)
 	if (err < 0) {
 		if (err == -HWT_ENOTSUP)
 			return HWT_EXIT_ERROR; /* the library said what is missing */
-		hwt_cli_error("record: %s: %s (check the command and the output path)",
-			      o->output, hwt_strerror(err));
+		hwt_cli_error("record: %s: %s (check the command and the output path)", o->output,
+			      hwt_strerror(err));
 		hwt_ptemu_result_fini(&res);
 		return HWT_EXIT_ERROR;
 	}

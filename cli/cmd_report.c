@@ -80,8 +80,8 @@ static int write_out(const char *out, const struct hwt_buf *text);
 /* An Intel PT recording (session taken over): the exact profile through
  * the usual renderer, or the calls table. */
 static int report_pt(const char *input, struct hwt_fmt_session *session,
-		     struct hwt_cli_samples_opts *so, struct hwt_rep_render_config *cfg,
-		     bool calls, unsigned int cflags, size_t max_rows, const char *out, bool quiet)
+		     struct hwt_cli_samples_opts *so, struct hwt_rep_render_config *cfg, bool calls,
+		     unsigned int cflags, size_t max_rows, const char *out, bool quiet)
 {
 	struct hwt_rep_profile_config pc;
 	struct hwt_rep_profile *p = NULL;
@@ -106,10 +106,9 @@ static int report_pt(const char *input, struct hwt_fmt_session *session,
 		goto out;
 	hwt_buf_init(&text);
 	if (calls)
-		err = hwt_ptf_calls_print(run.ptf,
-					  cfg->format == HWT_REP_FMT_JSON ? HWT_REP_FMT_JSON
-									   : HWT_REP_FMT_TEXT,
-					  cflags, max_rows, &text);
+		err = hwt_ptf_calls_print(
+		    run.ptf, cfg->format == HWT_REP_FMT_JSON ? HWT_REP_FMT_JSON : HWT_REP_FMT_TEXT,
+		    cflags, max_rows, &text);
 	else
 		err = hwt_rep_render(p, cfg, &text);
 	if (err >= 0)
@@ -148,7 +147,8 @@ static int parse_sort(const char *s, struct hwt_rep_render_config *cfg)
 		if (cfg->nsort == HWT_ARRAY_SIZE(cfg->sort) || hwt_rep_field_parse(tok, &f) < 0)
 			return -1;
 		/* Stacks, weights and times are aggregation keys, not entries. */
-		if (hwt_rep_field_type(f) == HWT_REP_STACK || f == HWT_REP_F_WEIGHT || f == HWT_REP_F_TIME)
+		if (hwt_rep_field_type(f) == HWT_REP_STACK || f == HWT_REP_F_WEIGHT ||
+		    f == HWT_REP_F_TIME)
 			return -1;
 		cfg->sort[cfg->nsort++] = f;
 	}
@@ -176,7 +176,8 @@ static int write_out(const char *out, const struct hwt_buf *text)
 	}
 	if (fwrite(text->data, 1, text->len, o) != text->len || fflush(o) != 0 ||
 	    (o != stdout && fclose(o) != 0))
-		hwt_cli_error("cannot write %s: %s", out ? out : "standard output", strerror(errno));
+		hwt_cli_error("cannot write %s: %s", out ? out : "standard output",
+			      strerror(errno));
 	else
 		rc = HWT_EXIT_OK;
 	return rc;
@@ -184,30 +185,42 @@ static int write_out(const char *out, const struct hwt_buf *text)
 
 int hwt_cmd_report(int argc, char **argv)
 {
-	enum { OPT_FOLDED = 256, OPT_JSON, OPT_NOCHILD, OPT_CHILD, OPT_PCT, OPT_GPCT, OPT_EVENT,
-	       OPT_STDIO, OPT_CALLS, OPT_HIST, OPT_ALL, OPT_PERCENTAGE };
+	enum {
+		OPT_FOLDED = 256,
+		OPT_JSON,
+		OPT_NOCHILD,
+		OPT_CHILD,
+		OPT_PCT,
+		OPT_GPCT,
+		OPT_EVENT,
+		OPT_STDIO,
+		OPT_CALLS,
+		OPT_HIST,
+		OPT_ALL,
+		OPT_PERCENTAGE
+	};
 	static const struct option opts[] = {
-		{"input", required_argument, NULL, 'i'},
-		{"folded-in", required_argument, NULL, OPT_FOLDED},
-		{"stdio", no_argument, NULL, OPT_STDIO},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"calls", no_argument, NULL, OPT_CALLS},
-		{"hist", no_argument, NULL, OPT_HIST},
-		{"all", no_argument, NULL, OPT_ALL},
-		{"no-children", no_argument, NULL, OPT_NOCHILD},
-		{"children", no_argument, NULL, OPT_CHILD},
-		{"call-graph", required_argument, NULL, 'g'},
-		{"sort", required_argument, NULL, 's'},
-		{"percent-limit", required_argument, NULL, OPT_PCT},
-		{"percentage", required_argument, NULL, OPT_PERCENTAGE},
-		{"graph-limit", required_argument, NULL, OPT_GPCT},
-		{"max-entries", required_argument, NULL, 'n'},
-		{"event", required_argument, NULL, OPT_EVENT},
-		{"output", required_argument, NULL, 'o'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		HWT_CLI_SAMPLES_LONGOPTS,
-		{NULL, 0, NULL, 0},
+	    {"input", required_argument, NULL, 'i'},
+	    {"folded-in", required_argument, NULL, OPT_FOLDED},
+	    {"stdio", no_argument, NULL, OPT_STDIO},
+	    {"json", no_argument, NULL, OPT_JSON},
+	    {"calls", no_argument, NULL, OPT_CALLS},
+	    {"hist", no_argument, NULL, OPT_HIST},
+	    {"all", no_argument, NULL, OPT_ALL},
+	    {"no-children", no_argument, NULL, OPT_NOCHILD},
+	    {"children", no_argument, NULL, OPT_CHILD},
+	    {"call-graph", required_argument, NULL, 'g'},
+	    {"sort", required_argument, NULL, 's'},
+	    {"percent-limit", required_argument, NULL, OPT_PCT},
+	    {"percentage", required_argument, NULL, OPT_PERCENTAGE},
+	    {"graph-limit", required_argument, NULL, OPT_GPCT},
+	    {"max-entries", required_argument, NULL, 'n'},
+	    {"event", required_argument, NULL, OPT_EVENT},
+	    {"output", required_argument, NULL, 'o'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    HWT_CLI_SAMPLES_LONGOPTS,
+	    {NULL, 0, NULL, 0},
 	};
 	const char *folded = NULL, *input = NULL, *out = NULL, *event = NULL;
 	struct hwt_cli_samples_opts so;
@@ -260,17 +273,19 @@ int hwt_cmd_report(int argc, char **argv)
 			else if (!strcmp(optarg, "none"))
 				graph = HWT_REP_GRAPH_NONE;
 			else {
-				rc = hwt_cli_usage_error("report", "-g takes caller, callee or none, "
-								   "not '%s'",
+				rc = hwt_cli_usage_error("report",
+							 "-g takes caller, callee or none, "
+							 "not '%s'",
 							 optarg);
 				goto out;
 			}
 			break;
 		case 's':
 			if (parse_sort(optarg, &cfg) < 0) {
-				rc = hwt_cli_usage_error("report", "bad --sort '%s': use keys from "
-								   "function, object, comm, pid, tid, "
-								   "cpu, event, srcline",
+				rc = hwt_cli_usage_error("report",
+							 "bad --sort '%s': use keys from "
+							 "function, object, comm, pid, tid, "
+							 "cpu, event, srcline",
 							 optarg);
 				goto out;
 			}
@@ -278,8 +293,9 @@ int hwt_cmd_report(int argc, char **argv)
 			break;
 		case OPT_PCT:
 			if (parse_pct(optarg, &cfg.percent_limit) < 0) {
-				rc = hwt_cli_usage_error("report", "--percent-limit takes 0 to 100, "
-								   "not '%s'",
+				rc = hwt_cli_usage_error("report",
+							 "--percent-limit takes 0 to 100, "
+							 "not '%s'",
 							 optarg);
 				goto out;
 			}
@@ -289,14 +305,16 @@ int hwt_cmd_report(int argc, char **argv)
 				cfg.relative = optarg[0] == 'r';
 				break;
 			}
-			rc = hwt_cli_usage_error("report", "--percentage takes absolute or relative, "
-							   "not '%s'",
+			rc = hwt_cli_usage_error("report",
+						 "--percentage takes absolute or relative, "
+						 "not '%s'",
 						 optarg);
 			goto out;
 		case OPT_GPCT:
 			if (parse_pct(optarg, &cfg.graph_limit) < 0) {
-				rc = hwt_cli_usage_error("report", "--graph-limit takes 0 to 100, not "
-								   "'%s'",
+				rc = hwt_cli_usage_error("report",
+							 "--graph-limit takes 0 to 100, not "
+							 "'%s'",
 							 optarg);
 				goto out;
 			}
@@ -336,19 +354,22 @@ int hwt_cmd_report(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		rc = hwt_cli_usage_error("report", "unexpected argument '%s' (the recording is given "
-						   "with -i)",
+		rc = hwt_cli_usage_error("report",
+					 "unexpected argument '%s' (the recording is given "
+					 "with -i)",
 					 argv[optind]);
 		goto out;
 	}
 	if (folded && input) {
-		rc = hwt_cli_usage_error("report", "give either -i FILE or --folded-in FILE, not both");
+		rc = hwt_cli_usage_error("report",
+					 "give either -i FILE or --folded-in FILE, not both");
 		goto out;
 	}
 	if ((cflags && !calls) || (calls && folded)) {
-		rc = hwt_cli_usage_error("report", "%s", calls ? "--calls needs an Intel PT recording "
-								 "(-i), not folded stacks"
-							       : "--hist and --all go with --calls");
+		rc = hwt_cli_usage_error("report", "%s",
+					 calls ? "--calls needs an Intel PT recording "
+						 "(-i), not folded stacks"
+					       : "--hist and --all go with --calls");
 		goto out;
 	}
 	if (!folded) {
@@ -359,15 +380,16 @@ int hwt_cmd_report(int argc, char **argv)
 				cfg.children = children;
 			if (graph >= 0)
 				cfg.graph = (enum hwt_rep_graph)graph;
-			rc = report_pt(input, ptsess, &so, &cfg, calls, cflags, cfg.max_entries, out,
-				       quiet);
+			rc = report_pt(input, ptsess, &so, &cfg, calls, cflags, cfg.max_entries,
+				       out, quiet);
 			goto out;
 		}
 		if (calls) {
-			hwt_cli_error("%s holds samples, not an Intel PT trace: --calls counts calls "
-				      "exactly from one (record it with 'hwtrace record --pt' or "
-				      "'--pt=emulate')",
-				      input);
+			hwt_cli_error(
+			    "%s holds samples, not an Intel PT trace: --calls counts calls "
+			    "exactly from one (record it with 'hwtrace record --pt' or "
+			    "'--pt=emulate')",
+			    input);
 			goto out;
 		}
 	}
@@ -384,8 +406,8 @@ int hwt_cmd_report(int argc, char **argv)
 		so.srclines = has_srcline(&cfg);
 		/* A graph asked for by name needs call chains; the defaults
 		 * adapt to a recording without them, as perf's do. */
-		so.need_callchains = graph == HWT_REP_GRAPH_CALLER || graph == HWT_REP_GRAPH_CALLEE ||
-				     children == 1;
+		so.need_callchains =
+		    graph == HWT_REP_GRAPH_CALLER || graph == HWT_REP_GRAPH_CALLEE || children == 1;
 		so.callchains = graph != HWT_REP_GRAPH_NONE || children != 0;
 		if (hwt_cli_load_samples(&so, input, &p, NULL) != HWT_EXIT_OK)
 			goto out;
@@ -410,11 +432,10 @@ int hwt_cmd_report(int argc, char **argv)
 	if (rc == HWT_EXIT_OK && !quiet && !folded) {
 		const struct hwt_rep_stats *st = hwt_rep_profile_stats(p);
 
-		hwt_cli_note("report: %" PRIu64 " samples (%" PRIu64 " filtered out, %" PRIu64
-			     " lost), %" PRIu64 " frames (%" PRIu64 " unsymbolized, %" PRIu64
-			     " unmapped)",
-			     st->samples, st->filtered, st->lost, st->frames, st->unsymbolized,
-			     so.unmapped);
+		hwt_cli_note(
+		    "report: %" PRIu64 " samples (%" PRIu64 " filtered out, %" PRIu64
+		    " lost), %" PRIu64 " frames (%" PRIu64 " unsymbolized, %" PRIu64 " unmapped)",
+		    st->samples, st->filtered, st->lost, st->frames, st->unsymbolized, so.unmapped);
 	}
 out:
 	hwt_rep_profile_free(p);

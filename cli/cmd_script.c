@@ -12,8 +12,8 @@
 
 int hwt_cmd_script(int argc, char **argv)
 {
-	static const char *const ptrec_opts[] = {"--itrace", "--flow", "--call-trace",
-						 "--engine", "--threads"};
+	static const char *const ptrec_opts[] = {"--itrace", "--flow", "--call-trace", "--engine",
+						 "--threads"};
 	bool pt = false, help = false, ptrec = false;
 
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {

@@ -20,11 +20,11 @@
 /* perf stat's default events; those the machine lacks show as not
  * supported instead of failing (on a VM: the hardware ones). */
 static const char default_events[] =
-	"task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,"
-	"branches,branch-misses";
+    "task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,"
+    "branches,branch-misses";
 static const char default_events_system[] =
-	"cpu-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,"
-	"branches,branch-misses";
+    "cpu-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,"
+    "branches,branch-misses";
 
 struct stat_opts {
 	struct hwt_pmc_evlist *events;
@@ -44,27 +44,26 @@ struct stat_opts {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: hwtrace stat [-e EVENTS]... [-r N] [-I MS] [-x SEP] [-o FILE]\n"
-		"                    (-p PID[,PID...] | -a [-- COMMAND...] | [--] COMMAND...)\n"
-		"\n"
-		"Counts events for a command, running processes or the whole system, and\n"
-		"prints them as perf stat does (to stderr unless -o is given).\n"
-		"\n"
-		"  -e, --event EVENTS        events to count, comma-separated; groups as\n"
-		"                            {a,b}; see 'hwtrace list' (default: perf's set)\n"
-		"  -r, --repeat N            run the command N times: mean and +- noise\n"
-		"  -I, --interval-print MS   print the counts every MS milliseconds\n"
-		"  -x, --field-separator SEP CSV output with SEP between fields\n"
-		"  -p, --pid PID[,PID...]    count existing processes (all their threads)\n"
-		"  -a, --all-cpus            count the whole system (every online CPU)\n"
-		"  -o, --output FILE         write the counts to FILE\n"
-		"  -i, --no-inherit          do not count child threads and processes\n"
-		"      --no-big-num          no thousands separators\n"
-		"  -h, --help                show this help\n"
-		"\n"
-		"The exit status is the command's (127: not found, 128+N: killed by\n"
-		"signal N).\n");
+	fprintf(f, "usage: hwtrace stat [-e EVENTS]... [-r N] [-I MS] [-x SEP] [-o FILE]\n"
+		   "                    (-p PID[,PID...] | -a [-- COMMAND...] | [--] COMMAND...)\n"
+		   "\n"
+		   "Counts events for a command, running processes or the whole system, and\n"
+		   "prints them as perf stat does (to stderr unless -o is given).\n"
+		   "\n"
+		   "  -e, --event EVENTS        events to count, comma-separated; groups as\n"
+		   "                            {a,b}; see 'hwtrace list' (default: perf's set)\n"
+		   "  -r, --repeat N            run the command N times: mean and +- noise\n"
+		   "  -I, --interval-print MS   print the counts every MS milliseconds\n"
+		   "  -x, --field-separator SEP CSV output with SEP between fields\n"
+		   "  -p, --pid PID[,PID...]    count existing processes (all their threads)\n"
+		   "  -a, --all-cpus            count the whole system (every online CPU)\n"
+		   "  -o, --output FILE         write the counts to FILE\n"
+		   "  -i, --no-inherit          do not count child threads and processes\n"
+		   "      --no-big-num          no thousands separators\n"
+		   "  -h, --help                show this help\n"
+		   "\n"
+		   "The exit status is the command's (127: not found, 128+N: killed by\n"
+		   "signal N).\n");
 }
 
 static double now_s(void)
@@ -90,7 +89,8 @@ static void describe_target(const struct stat_opts *o, char *buf, size_t len)
 	}
 	used = (size_t)snprintf(buf, len, "'");
 	for (char **a = o->argv; *a && used < len; a++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%s", a == o->argv ? "" : " ", *a);
+		used +=
+		    (size_t)snprintf(buf + used, len - used, "%s%s", a == o->argv ? "" : " ", *a);
 	if (used < len)
 		snprintf(buf + used, len - used, "'");
 }
@@ -203,7 +203,8 @@ static int run_once(const struct stat_opts *o, struct hwt_pmc_stat *st, FILE *ou
 		int timeout = -1;
 
 		if (o->interval_ms) {
-			double next = t0 + (double)(interval_index + 1) * (double)o->interval_ms / 1e3;
+			double next =
+			    t0 + (double)(interval_index + 1) * (double)o->interval_ms / 1e3;
 			double left = next - now_s();
 
 			timeout = left > 0 ? (int)(left * 1e3 + 0.5) : 0;
@@ -226,8 +227,8 @@ static int run_once(const struct stat_opts *o, struct hwt_pmc_stat *st, FILE *ou
 			for (size_t i = 0; i < nev; i++)
 				hwt_pmc_count_delta(&counts[i], &prev[i], &delta[i]);
 			if (w == HWT_COLL_WAIT_TIMEOUT || tnow - tprev > 1e-4) {
-				err = hwt_pmc_stat_print_interval(st, delta, nev, tnow - t0, tnow - tprev,
-								  interval_index, buf);
+				err = hwt_pmc_stat_print_interval(
+				    st, delta, nev, tnow - t0, tnow - tprev, interval_index, buf);
 				if (err < 0 || flush_buf(out, buf, o->output) < 0)
 					goto out;
 			}
@@ -259,17 +260,17 @@ out:
 int hwt_cmd_stat(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"event", required_argument, NULL, 'e'},
-		{"repeat", required_argument, NULL, 'r'},
-		{"interval-print", required_argument, NULL, 'I'},
-		{"field-separator", required_argument, NULL, 'x'},
-		{"pid", required_argument, NULL, 'p'},
-		{"all-cpus", no_argument, NULL, 'a'},
-		{"output", required_argument, NULL, 'o'},
-		{"no-inherit", no_argument, NULL, 'i'},
-		{"no-big-num", no_argument, NULL, 'B'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"event", required_argument, NULL, 'e'},
+	    {"repeat", required_argument, NULL, 'r'},
+	    {"interval-print", required_argument, NULL, 'I'},
+	    {"field-separator", required_argument, NULL, 'x'},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"all-cpus", no_argument, NULL, 'a'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"no-inherit", no_argument, NULL, 'i'},
+	    {"no-big-num", no_argument, NULL, 'B'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct stat_opts o;
 	struct hwt_pmc_config pcfg;
@@ -309,17 +310,16 @@ int hwt_cmd_stat(int argc, char **argv)
 		case 'r':
 			if (hwt_cli_parse_u64(optarg, false, &o.repeat) < 0 || !o.repeat ||
 			    o.repeat > 100000) {
-				rc = hwt_cli_usage_error("stat", "-r wants a count from 1 to 100000, not '%s'",
-							 optarg);
+				rc = hwt_cli_usage_error(
+				    "stat", "-r wants a count from 1 to 100000, not '%s'", optarg);
 				goto out;
 			}
 			break;
 		case 'I':
 			if (hwt_cli_parse_u64(optarg, false, &o.interval_ms) < 0 ||
 			    o.interval_ms < 10 || o.interval_ms > 86400000) {
-				rc = hwt_cli_usage_error("stat",
-							 "-I wants milliseconds from 10 up, not '%s'",
-							 optarg);
+				rc = hwt_cli_usage_error(
+				    "stat", "-I wants milliseconds from 10 up, not '%s'", optarg);
 				goto out;
 			}
 			break;
@@ -332,7 +332,8 @@ int hwt_cmd_stat(int argc, char **argv)
 			break;
 		case 'p':
 			if (hwt_cli_parse_ids(optarg, 1, &o.pids, &o.npids) < 0) {
-				rc = hwt_cli_usage_error("stat", "-p wants PID[,PID...], not '%s'", optarg);
+				rc = hwt_cli_usage_error("stat", "-p wants PID[,PID...], not '%s'",
+							 optarg);
 				goto out;
 			}
 			o.pid_arg = optarg;
@@ -381,7 +382,8 @@ int hwt_cmd_stat(int argc, char **argv)
 		goto out;
 	}
 	if (!o.user_events) {
-		err = hwt_pmc_evlist_add(o.events, o.system ? default_events_system : default_events);
+		err =
+		    hwt_pmc_evlist_add(o.events, o.system ? default_events_system : default_events);
 		if (err < 0) {
 			hwt_cli_error("%s", hwt_pmc_evlist_errmsg(o.events));
 			goto out;
@@ -391,8 +393,8 @@ int hwt_cmd_stat(int argc, char **argv)
 	if (o.output) {
 		out = fopen(o.output, "w");
 		if (!out) {
-			hwt_cli_error("cannot write '%s': %s; choose a writable path with -o", o.output,
-				      strerror(errno));
+			hwt_cli_error("cannot write '%s': %s; choose a writable path with -o",
+				      o.output, strerror(errno));
 			out = stderr;
 			goto out;
 		}

@@ -143,17 +143,18 @@ static int print_results(struct hwt_probe_rt *rt, const struct trace_opts *o)
 		fputc('\n', out);
 	if ((buf.len && fwrite(buf.data, 1, buf.len, out) != buf.len) ||
 	    (out != stdout ? fclose(out) : fflush(out)) != 0) {
-		hwt_cli_error("cannot write the aggregations to '%s': %s", o->output ? o->output : "stdout",
-			      strerror(errno));
+		hwt_cli_error("cannot write the aggregations to '%s': %s",
+			      o->output ? o->output : "stdout", strerror(errno));
 		hwt_buf_fini(&buf);
 		return HWT_EXIT_ERROR;
 	}
 	hwt_buf_fini(&buf);
 	hwt_probe_rt_stats(rt, &st);
 	if (st.lost)
-		hwt_cli_warn("%llu probe hits were lost (ring buffer overflow): raise -b (pages per "
-			     "CPU) or narrow the probes",
-			     (unsigned long long)st.lost);
+		hwt_cli_warn(
+		    "%llu probe hits were lost (ring buffer overflow): raise -b (pages per "
+		    "CPU) or narrow the probes",
+		    (unsigned long long)st.lost);
 	if (st.faults)
 		hwt_cli_warn("%llu clause runs stopped on a fault (division by zero)",
 			     (unsigned long long)st.faults);
@@ -161,10 +162,11 @@ static int print_results(struct hwt_probe_rt *rt, const struct trace_opts *o)
 		hwt_cli_warn("%llu records could not be parsed and were skipped",
 			     (unsigned long long)st.bad_samples);
 	if (st.trace_gaps)
-		hwt_cli_warn("%llu gaps in the Intel PT trace (%llu bytes known lost or "
-			     "undecodable): pt: probe hits inside them are missing; 'hwtrace script "
-			     "-i FILE --itrace=e' lists them",
-			     (unsigned long long)st.trace_gaps, (unsigned long long)st.trace_gap_bytes);
+		hwt_cli_warn(
+		    "%llu gaps in the Intel PT trace (%llu bytes known lost or "
+		    "undecodable): pt: probe hits inside them are missing; 'hwtrace script "
+		    "-i FILE --itrace=e' lists them",
+		    (unsigned long long)st.trace_gaps, (unsigned long long)st.trace_gap_bytes);
 	return HWT_EXIT_OK;
 }
 
@@ -180,9 +182,10 @@ static int run_offline(struct hwt_probe_rt *rt, const struct trace_opts *o)
 	scfg.log = *hwt_cli_logger();
 	if ((err = hwt_fmt_session_open(&s, o->input, &scfg, &off)) < 0) {
 		if (err == -ENOENT)
-			hwt_cli_error("cannot open '%s': no such file; record one with 'hwtrace record' "
-				      "or 'perf record'",
-				      o->input);
+			hwt_cli_error(
+			    "cannot open '%s': no such file; record one with 'hwtrace record' "
+			    "or 'perf record'",
+			    o->input);
 		else
 			hwt_cli_error("cannot read '%s' (at offset %llu): %s", o->input,
 				      (unsigned long long)off, hwt_strerror(err));
@@ -282,10 +285,10 @@ static int run_live(const struct hwt_probe_prog *prog, struct hwt_probe_rt *rt,
 			goto out;
 		}
 		if (isatty(STDERR_FILENO))
-			hwt_cli_note("tracing %zu probe%s (%zu perf events)%s",
-				     hwt_probe_prog_nprobes(prog), hwt_probe_prog_nprobes(prog) == 1 ? "" : "s",
-				     hwt_probe_live_nevents(live),
-				     o->argv ? "" : "; Ctrl-C to end");
+			hwt_cli_note(
+			    "tracing %zu probe%s (%zu perf events)%s", hwt_probe_prog_nprobes(prog),
+			    hwt_probe_prog_nprobes(prog) == 1 ? "" : "s",
+			    hwt_probe_live_nevents(live), o->argv ? "" : "; Ctrl-C to end");
 	}
 	if ((err = hwt_probe_rt_begin(rt)) < 0) {
 		hwt_cli_error("cannot write the output: %s", hwt_strerror(err));
@@ -374,18 +377,18 @@ static int read_program(struct trace_opts *o, const char *path)
 int hwt_cmd_trace(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"pid", required_argument, NULL, 'p'},
-		{"all-cpus", no_argument, NULL, 'a'},
-		{"duration", required_argument, NULL, 'd'},
-		{"input", required_argument, NULL, 'i'},
-		{"file", required_argument, NULL, 'f'},
-		{"output", required_argument, NULL, 'o'},
-		{"json", no_argument, NULL, 'J'},
-		{"no-inherit", no_argument, NULL, 'I'},
-		{"buffer-pages", required_argument, NULL, 'b'},
-		{"dry-run", no_argument, NULL, 'n'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"all-cpus", no_argument, NULL, 'a'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"input", required_argument, NULL, 'i'},
+	    {"file", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"json", no_argument, NULL, 'J'},
+	    {"no-inherit", no_argument, NULL, 'I'},
+	    {"buffer-pages", required_argument, NULL, 'b'},
+	    {"dry-run", no_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct trace_opts o;
 	struct hwt_probe_config cfg;
@@ -400,7 +403,8 @@ int hwt_cmd_trace(int argc, char **argv)
 		switch (c) {
 		case 'p':
 			if (hwt_cli_parse_ids(optarg, 1, &o.pids, &o.npids) < 0) {
-				rc = hwt_cli_usage_error("trace", "-p wants PID[,PID...], not '%s'", optarg);
+				rc = hwt_cli_usage_error("trace", "-p wants PID[,PID...], not '%s'",
+							 optarg);
 				goto out;
 			}
 			break;
@@ -412,9 +416,10 @@ int hwt_cmd_trace(int argc, char **argv)
 
 			errno = 0;
 			o.duration = strtod(optarg, &end);
-			if (errno || *end || !(o.duration > 0) || o.duration > 1e7 || isnan(o.duration)) {
-				rc = hwt_cli_usage_error("trace", "-d wants seconds above 0, not '%s'",
-							 optarg);
+			if (errno || *end || !(o.duration > 0) || o.duration > 1e7 ||
+			    isnan(o.duration)) {
+				rc = hwt_cli_usage_error(
+				    "trace", "-d wants seconds above 0, not '%s'", optarg);
 				goto out;
 			}
 			break;
@@ -438,9 +443,9 @@ int hwt_cmd_trace(int argc, char **argv)
 		case 'b':
 			if (hwt_cli_parse_u64(optarg, false, &o.pages) < 0 || !o.pages ||
 			    (o.pages & (o.pages - 1)) || o.pages > 65536) {
-				rc = hwt_cli_usage_error("trace",
-							 "-b wants a power of two from 1 to 65536, not '%s'",
-							 optarg);
+				rc = hwt_cli_usage_error(
+				    "trace", "-b wants a power of two from 1 to 65536, not '%s'",
+				    optarg);
 				goto out;
 			}
 			break;
@@ -458,8 +463,9 @@ int hwt_cmd_trace(int argc, char **argv)
 	}
 	if (!o.program) {
 		if (optind >= argc) {
-			rc = hwt_cli_usage_error("trace", "give a program, as in 'profile:hz:99 { @[func] "
-							  "= count() }'");
+			rc = hwt_cli_usage_error("trace",
+						 "give a program, as in 'profile:hz:99 { @[func] "
+						 "= count() }'");
 			goto out;
 		}
 		o.program = argv[optind++];
@@ -467,7 +473,8 @@ int hwt_cmd_trace(int argc, char **argv)
 	if (optind < argc)
 		o.argv = argv + optind;
 	if (o.input && (o.system || o.npids || o.argv)) {
-		rc = hwt_cli_usage_error("trace", "-i runs over a recording: no -p, -a or command with it");
+		rc = hwt_cli_usage_error("trace",
+					 "-i runs over a recording: no -p, -a or command with it");
 		goto out;
 	}
 	if (o.npids && o.argv) {

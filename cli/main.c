@@ -7,17 +7,17 @@
 #include "cli/cli.h"
 
 static const struct hwt_cli_cmd commands[] = {
-	{"list", hwt_cmd_list, "list the events this machine can count"},
-	{"stat", hwt_cmd_stat, "count events for a command, processes or the system"},
-	{"record", hwt_cmd_record, "sample a command, processes or the system (or Intel PT)"},
-	{"info", hwt_cmd_info, "show what a trace file holds"},
-	{"script", hwt_cmd_script, "every sample, or the decoded PT flow (--itrace, --flow)"},
-	{"report", hwt_cmd_report, "top functions, call graphs, exact PT call counts (--calls)"},
-	{"flame", hwt_cmd_flame, "flame graphs (SVG/HTML), folded, pprof, Chrome timeline"},
-	{"branches", hwt_cmd_branches, "one function of a PT trace: counts per instruction and branch"},
-	{"trace", hwt_cmd_trace, "DTrace-style one-liners: probes, predicates, aggregations"},
-	{"convert", hwt_cmd_convert, "write a recording as perf.data for Linux perf"},
-	{"addr2line", hwt_cmd_addr2line, "addresses to functions, inline chains and lines"},
+    {"list", hwt_cmd_list, "list the events this machine can count"},
+    {"stat", hwt_cmd_stat, "count events for a command, processes or the system"},
+    {"record", hwt_cmd_record, "sample a command, processes or the system (or Intel PT)"},
+    {"info", hwt_cmd_info, "show what a trace file holds"},
+    {"script", hwt_cmd_script, "every sample, or the decoded PT flow (--itrace, --flow)"},
+    {"report", hwt_cmd_report, "top functions, call graphs, exact PT call counts (--calls)"},
+    {"flame", hwt_cmd_flame, "flame graphs (SVG/HTML), folded, pprof, Chrome timeline"},
+    {"branches", hwt_cmd_branches, "one function of a PT trace: counts per instruction and branch"},
+    {"trace", hwt_cmd_trace, "DTrace-style one-liners: probes, predicates, aggregations"},
+    {"convert", hwt_cmd_convert, "write a recording as perf.data for Linux perf"},
+    {"addr2line", hwt_cmd_addr2line, "addresses to functions, inline chains and lines"},
 };
 
 static void usage(FILE *out)
@@ -60,7 +60,6 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return HWT_EXIT_OK;
 	}
-	fprintf(stderr, "hwtrace: '%s' is not a hwtrace command (see 'hwtrace --help')\n",
-		argv[i]);
+	fprintf(stderr, "hwtrace: '%s' is not a hwtrace command (see 'hwtrace --help')\n", argv[i]);
 	return HWT_EXIT_USAGE;
 }

@@ -94,11 +94,12 @@ int hwt_cli_ptrun(struct hwt_cli_ptrun *r, const char *path, struct hwt_fmt_sess
 			     "skipped (the report has gaps there); record it again",
 			     path, r->st.read_errors);
 	if (r->st.migrated_threads && !r->st.stitched)
-		hwt_cli_warn("%s: %" PRIu64 " thread(s) ran on more than one CPU and the recording "
-			     "has no timing to follow them: their call stacks restart on each CPU's "
-			     "trace (calls made on another CPU show under [unknown]); instruction and "
-			     "call counts are exact",
-			     path, r->st.migrated_threads);
+		hwt_cli_warn(
+		    "%s: %" PRIu64 " thread(s) ran on more than one CPU and the recording "
+		    "has no timing to follow them: their call stacks restart on each CPU's "
+		    "trace (calls made on another CPU show under [unknown]); instruction and "
+		    "call counts are exact",
+		    path, r->st.migrated_threads);
 	if (r->st.dec.gaps)
 		hwt_cli_warn("%s: %" PRIu64 " gap(s) in the trace (%" PRIu64 " bytes lost, %" PRIu64
 			     " overflows): the flow resumes after each, and calls open across a "

@@ -96,9 +96,10 @@ int hwt_cli_open_recording(const char *path, struct hwt_fmt_session **out)
 		return rc;
 	if (hwt_fmt_session_naux(*out)) {
 		/* A trace, not samples: the decoder's mode reads it. */
-		hwt_cli_error("%s holds an Intel PT trace (%zu AUX stream(s)), not samples: decode it "
-			      "with 'hwtrace script -i %s'",
-			      path, hwt_fmt_session_naux(*out), path);
+		hwt_cli_error(
+		    "%s holds an Intel PT trace (%zu AUX stream(s)), not samples: decode it "
+		    "with 'hwtrace script -i %s'",
+		    path, hwt_fmt_session_naux(*out), path);
 		hwt_fmt_session_close(*out);
 		*out = NULL;
 		return HWT_EXIT_ERROR;
@@ -181,13 +182,15 @@ int hwt_cli_samples_option(struct hwt_cli_samples_opts *o, int opt, const char *
 	switch (opt) {
 	case HWT_CLI_OPT_COMM:
 		if (split_strs(o, arg, &o->comms, &o->filter.ncomms) < 0)
-			return hwt_cli_usage_error(cmd, "--comm takes command names separated by commas");
+			return hwt_cli_usage_error(
+			    cmd, "--comm takes command names separated by commas");
 		o->filter.comms = o->comms;
 		return 0;
 	case HWT_CLI_OPT_OBJECT:
 		if (split_strs(o, arg, &o->objects, &o->filter.nobjects) < 0)
-			return hwt_cli_usage_error(cmd, "--dso takes object paths or names separated by "
-							"commas");
+			return hwt_cli_usage_error(cmd,
+						   "--dso takes object paths or names separated by "
+						   "commas");
 		o->filter.objects = o->objects;
 		return 0;
 	case HWT_CLI_OPT_PID:
@@ -207,9 +210,10 @@ int hwt_cli_samples_option(struct hwt_cli_samples_opts *o, int opt, const char *
 		    parse_seconds(arg, (size_t)(comma - arg), 0, &o->filter.time_begin) < 0 ||
 		    parse_seconds(comma + 1, strlen(comma + 1), 0, &o->filter.time_end) < 0 ||
 		    (o->filter.time_end && o->filter.time_end <= o->filter.time_begin))
-			return hwt_cli_usage_error(cmd, "--time takes START,END in seconds as 'hwtrace "
-							"script' shows them (either may be empty), "
-							"not '%s'",
+			return hwt_cli_usage_error(cmd,
+						   "--time takes START,END in seconds as 'hwtrace "
+						   "script' shows them (either may be empty), "
+						   "not '%s'",
 						   arg);
 		return 0;
 	}
@@ -220,7 +224,8 @@ int hwt_cli_samples_option(struct hwt_cli_samples_opts *o, int opt, const char *
 		unsigned long long v;
 
 		if (hwt_cli_parse_u64(arg, false, &v) < 0 || v < 1 || v > 1024)
-			return hwt_cli_usage_error(cmd, "--max-stack takes 1 to 1024, not '%s'", arg);
+			return hwt_cli_usage_error(cmd, "--max-stack takes 1 to 1024, not '%s'",
+						   arg);
 		o->max_stack = (unsigned int)v;
 		return 0;
 	}
@@ -276,7 +281,8 @@ int hwt_cli_load_samples(struct hwt_cli_samples_opts *o, const char *path,
 		if (ev[i].callchain)
 			o->any_callchain = true;
 		else if (!o->no_callchain_event) {
-			snprintf(o->no_callchain_name, sizeof(o->no_callchain_name), "%s", ev[i].name);
+			snprintf(o->no_callchain_name, sizeof(o->no_callchain_name), "%s",
+				 ev[i].name);
 			o->no_callchain_event = o->no_callchain_name;
 		}
 	}
@@ -291,8 +297,8 @@ int hwt_cli_load_samples(struct hwt_cli_samples_opts *o, const char *path,
 		if (n == -ENOMEM)
 			goto oom;
 		if (n == -HWT_EINTERNAL) {
-			hwt_cli_error("%s: internal error while resolving samples (please report it)",
-				      path);
+			hwt_cli_error(
+			    "%s: internal error while resolving samples (please report it)", path);
 			goto out;
 		}
 		rc = hwt_cli_recording_error(path, (int)n, off);

@@ -28,61 +28,98 @@
 #include "decoder/decoder.h"
 
 enum {
-	OPT_PT = 1000, OPT_RAW, OPT_ELF, OPT_CPU, OPT_MTC_FREQ, OPT_NOM_FREQ, OPT_CPUID_EAX,
-	OPT_CPUID_EBX, OPT_FORMAT, OPT_ITRACE, OPT_FLOW, OPT_ENGINE, OPT_THREADS, OPT_STAT,
-	OPT_STAT_INSN, OPT_STAT_BLOCKS, OPT_NO_INST, OPT_QUIET, OPT_OFFSET, OPT_TIME,
-	OPT_RAW_INSN, OPT_CHECK, OPT_EVENT_TIME, OPT_EVENT_IP, OPT_EVENT_TICK, OPT_BLOCK_DEC,
-	OPT_INSN_DEC, OPT_SHOW_BLOCKS, OPT_END_ON_CALL, OPT_END_ON_JUMP, OPT_ISCACHE_LIMIT,
-	OPT_ATT, OPT_HELP, OPT_TIME_CONV, OPT_FILTER, /* OPT_FILTER + 3*n + {0 cfg, 1 a, 2 b} */
+	OPT_PT = 1000,
+	OPT_RAW,
+	OPT_ELF,
+	OPT_CPU,
+	OPT_MTC_FREQ,
+	OPT_NOM_FREQ,
+	OPT_CPUID_EAX,
+	OPT_CPUID_EBX,
+	OPT_FORMAT,
+	OPT_ITRACE,
+	OPT_FLOW,
+	OPT_ENGINE,
+	OPT_THREADS,
+	OPT_STAT,
+	OPT_STAT_INSN,
+	OPT_STAT_BLOCKS,
+	OPT_NO_INST,
+	OPT_QUIET,
+	OPT_OFFSET,
+	OPT_TIME,
+	OPT_RAW_INSN,
+	OPT_CHECK,
+	OPT_EVENT_TIME,
+	OPT_EVENT_IP,
+	OPT_EVENT_TICK,
+	OPT_BLOCK_DEC,
+	OPT_INSN_DEC,
+	OPT_SHOW_BLOCKS,
+	OPT_END_ON_CALL,
+	OPT_END_ON_JUMP,
+	OPT_ISCACHE_LIMIT,
+	OPT_ATT,
+	OPT_HELP,
+	OPT_TIME_CONV,
+	OPT_FILTER,		      /* OPT_FILTER + 3*n + {0 cfg, 1 a, 2 b} */
 	OPT_PEVENT = OPT_FILTER + 12, /* the --pevent:* and --sb:* family */
 };
 
 static const char pevent_names[][20] = {
-	"pevent:primary", "pevent:secondary", "pevent:sample-type", "pevent:time-zero",
-	"pevent:time-shift", "pevent:time-mult", "pevent:tsc-offset", "pevent:kernel-start",
-	"pevent:sysroot", "pevent:vdso-x64", "pevent:vdso-x32", "pevent:vdso-ia32",
-	"sb:compact", "sb", "sb:verbose", "sb:filename", "sb:offset", "sb:time", "sb:switch",
-	"sb:warn",
+    "pevent:primary",	  "pevent:secondary",
+    "pevent:sample-type", "pevent:time-zero",
+    "pevent:time-shift",  "pevent:time-mult",
+    "pevent:tsc-offset",  "pevent:kernel-start",
+    "pevent:sysroot",	  "pevent:vdso-x64",
+    "pevent:vdso-x32",	  "pevent:vdso-ia32",
+    "sb:compact",	  "sb",
+    "sb:verbose",	  "sb:filename",
+    "sb:offset",	  "sb:time",
+    "sb:switch",	  "sb:warn",
 };
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-"usage: hwtrace script --pt FILE[:FROM[-TO]] (--raw FILE[:FROM[-TO]]:BASE | --elf FILE[:BASE]\n"
-"                      | --pevent:primary FILE ...)... [options]\n"
-"\n"
-"Decode a raw Intel PT stream (no hwtrace recording needed). Takes the\n"
-"options of libipt's ptxed.\n"
-"\n"
-"code:\n"
-"  --raw FILE[:FROM[-TO]]:BASE  map bytes FROM..TO of FILE at address BASE\n"
-"  --elf FILE[:BASE]            map FILE's loadable segments (at BASE)\n"
-"  --pevent:primary FILE[:FROM[-TO]], --pevent:secondary FILE...\n"
-"                               perf-event sideband: mmaps, comm/exec, switches\n"
-"  --pevent:sample-type N, --pevent:time-zero N, --pevent:time-shift N,\n"
-"  --pevent:time-mult N, --pevent:tsc-offset N, --pevent:kernel-start ADDR,\n"
-"  --pevent:sysroot DIR, --pevent:vdso-x64 FILE\n"
-"trace configuration:\n"
-"  --cpu none|F/M[/S]           CPU the trace was recorded on (errata)\n"
-"  --mtc-freq N --nom-freq N --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
-"  --time-conv SHIFT,MULT,ZERO  TSC to perf clock (perf's time_shift,\n"
-"                               time_mult, time_zero; default: the primary\n"
-"                               --pevent stream's)\n"
-"  --filter:addrN_cfg N --filter:addrN_a ADDR --filter:addrN_b ADDR\n"
-"output:\n"
-"  --format=hwtrace|ptxed|records  hwtrace's views (default), ptxed's output,\n"
-"                               or every record field by field\n"
-"  --itrace=LETTERS             i instructions, b branches, c calls, r returns,\n"
-"                               e errors and gaps, v events (default: be)\n"
-"  --flow                       calls and returns indented by depth, with durations\n"
-"  --stat                       print instruction and block counts\n"
-"  --engine=fast|libipt|ptxed   decoding engine (default fast; ptxed for --format=ptxed)\n"
-"  -j, --threads=N              decode PSB segments on N threads\n"
-"ptxed output options:\n"
-"  --no-inst --quiet --offset --time --raw-insn --event:ip --event:time --event:tick\n"
-"  --block:show-blocks --block:end-on-call --block:end-on-jump --stat:insn\n"
-"  --stat:blocks --insn-decoder --block-decoder --sb:compact --sb:offset --sb:time\n"
-"  --sb:filename --sb:verbose --sb:switch --sb:warn\n");
+	fprintf(
+	    out,
+	    "usage: hwtrace script --pt FILE[:FROM[-TO]] (--raw FILE[:FROM[-TO]]:BASE | --elf "
+	    "FILE[:BASE]\n"
+	    "                      | --pevent:primary FILE ...)... [options]\n"
+	    "\n"
+	    "Decode a raw Intel PT stream (no hwtrace recording needed). Takes the\n"
+	    "options of libipt's ptxed.\n"
+	    "\n"
+	    "code:\n"
+	    "  --raw FILE[:FROM[-TO]]:BASE  map bytes FROM..TO of FILE at address BASE\n"
+	    "  --elf FILE[:BASE]            map FILE's loadable segments (at BASE)\n"
+	    "  --pevent:primary FILE[:FROM[-TO]], --pevent:secondary FILE...\n"
+	    "                               perf-event sideband: mmaps, comm/exec, switches\n"
+	    "  --pevent:sample-type N, --pevent:time-zero N, --pevent:time-shift N,\n"
+	    "  --pevent:time-mult N, --pevent:tsc-offset N, --pevent:kernel-start ADDR,\n"
+	    "  --pevent:sysroot DIR, --pevent:vdso-x64 FILE\n"
+	    "trace configuration:\n"
+	    "  --cpu none|F/M[/S]           CPU the trace was recorded on (errata)\n"
+	    "  --mtc-freq N --nom-freq N --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
+	    "  --time-conv SHIFT,MULT,ZERO  TSC to perf clock (perf's time_shift,\n"
+	    "                               time_mult, time_zero; default: the primary\n"
+	    "                               --pevent stream's)\n"
+	    "  --filter:addrN_cfg N --filter:addrN_a ADDR --filter:addrN_b ADDR\n"
+	    "output:\n"
+	    "  --format=hwtrace|ptxed|records  hwtrace's views (default), ptxed's output,\n"
+	    "                               or every record field by field\n"
+	    "  --itrace=LETTERS             i instructions, b branches, c calls, r returns,\n"
+	    "                               e errors and gaps, v events (default: be)\n"
+	    "  --flow                       calls and returns indented by depth, with durations\n"
+	    "  --stat                       print instruction and block counts\n"
+	    "  --engine=fast|libipt|ptxed   decoding engine (default fast; ptxed for "
+	    "--format=ptxed)\n"
+	    "  -j, --threads=N              decode PSB segments on N threads\n"
+	    "ptxed output options:\n"
+	    "  --no-inst --quiet --offset --time --raw-insn --event:ip --event:time --event:tick\n"
+	    "  --block:show-blocks --block:end-on-call --block:end-on-jump --stat:insn\n"
+	    "  --stat:blocks --insn-decoder --block-decoder --sb:compact --sb:offset --sb:time\n"
+	    "  --sb:filename --sb:verbose --sb:switch --sb:warn\n");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -172,7 +209,8 @@ static int load_pt(struct pt_file *f, char *arg)
 	}
 	if (size && from + size > (uint64_t)st.st_size) {
 		hwt_cli_error("script: --pt '%s': range ends at 0x%" PRIx64 ", beyond its %lld "
-			      "bytes", arg, from + size, (long long)st.st_size);
+			      "bytes",
+			      arg, from + size, (long long)st.st_size);
 		close(fd);
 		return -1;
 	}
@@ -201,15 +239,20 @@ static int load_raw(struct hwt_dec_image *img, char *arg)
 	int err;
 
 	if (!split_base(arg, &base))
-		return hwt_cli_usage_error("script", "--raw '%s' needs a load address: use "
-					   "FILE:BASE", arg);
+		return hwt_cli_usage_error("script",
+					   "--raw '%s' needs a load address: use "
+					   "FILE:BASE",
+					   arg);
 	if (split_range(arg, &from, &size) < 0)
-		return hwt_cli_usage_error("script", "bad range in --raw '%s': TO must be above "
-					   "FROM", arg);
+		return hwt_cli_usage_error("script",
+					   "bad range in --raw '%s': TO must be above "
+					   "FROM",
+					   arg);
 	err = hwt_dec_image_add_file(img, arg, from, size ? size : UINT64_MAX, base);
 	if (err == -HWT_EINVAL) {
 		hwt_cli_error("script: cannot map --raw '%s' at 0x%" PRIx64 ": the file is empty, "
-			      "not a regular file, or shorter than offset 0x%" PRIx64, arg, base, from);
+			      "not a regular file, or shorter than offset 0x%" PRIx64,
+			      arg, base, from);
 		return -1;
 	}
 	if (err < 0) {
@@ -222,8 +265,7 @@ static int load_raw(struct hwt_dec_image *img, char *arg)
 
 /* Maps an ELF file's PT_LOAD segments; with a base, the lowest segment goes
  * there (as ptxed's --elf does). */
-int hwt_script_load_elf(struct hwt_dec_image *img, const char *path, uint64_t base,
-			bool has_base)
+int hwt_script_load_elf(struct hwt_dec_image *img, const char *path, uint64_t base, bool has_base)
 {
 	Elf *elf = NULL;
 	GElf_Phdr ph;
@@ -242,7 +284,8 @@ int hwt_script_load_elf(struct hwt_dec_image *img, const char *path, uint64_t ba
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n) != 0) {
 		hwt_cli_error("script: '%s' is not an ELF file (%s); use --raw FILE:BASE for "
-			      "raw code", path, elf_errmsg(-1));
+			      "raw code",
+			      path, elf_errmsg(-1));
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
@@ -256,8 +299,8 @@ int hwt_script_load_elf(struct hwt_dec_image *img, const char *path, uint64_t ba
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
 			continue;
-		err = hwt_dec_image_add_file(img, path, ph.p_offset, ph.p_filesz,
-					     ph.p_vaddr + bias);
+		err =
+		    hwt_dec_image_add_file(img, path, ph.p_offset, ph.p_filesz, ph.p_vaddr + bias);
 		if (err < 0) {
 			hwt_cli_error("script: cannot map segment %zu of '%s': %s", i, path,
 				      hwt_strerror(err));
@@ -284,10 +327,10 @@ struct printer {
 	const struct script_opts *o;
 	struct hwt_dec *dec;
 	FILE *out;
-	uint64_t blocks;           /* ptxed [block N] numbering */
+	uint64_t blocks; /* ptxed [block N] numbering */
 	struct hwt_dec_stats stats;
 	const struct hwt_dec_image *image; /* for PTXED-engine blocks */
-	struct script_sb *sb;      /* sideband (may be NULL) */
+	struct script_sb *sb;		   /* sideband (may be NULL) */
 };
 
 static const char *mode_name(uint32_t mode)
@@ -348,10 +391,12 @@ static void ptxed_event(struct printer *p, const struct hwt_dec_rec *rec)
 		}
 		break;
 	case HWT_DEC_EV_PAGING:
-		fprintf(out, "paging, cr3: %016" PRIx64 "%s", ev->payload, ev->non_root ? ", nr" : "");
+		fprintf(out, "paging, cr3: %016" PRIx64 "%s", ev->payload,
+			ev->non_root ? ", nr" : "");
 		break;
 	case HWT_DEC_EV_ASYNC_PAGING:
-		fprintf(out, "paging, cr3: %016" PRIx64 "%s", ev->payload, ev->non_root ? ", nr" : "");
+		fprintf(out, "paging, cr3: %016" PRIx64 "%s", ev->payload,
+			ev->non_root ? ", nr" : "");
 		if (o->event_ip)
 			fprintf(out, ", ip: %016" PRIx64, ev->ip);
 		break;
@@ -366,8 +411,10 @@ static void ptxed_event(struct printer *p, const struct hwt_dec_rec *rec)
 			fprintf(out, ", ip: %016" PRIx64, ev->ip);
 		break;
 	case HWT_DEC_EV_TSX:
-		fprintf(out, "%s", ev->tsx == 2 ? "aborted" : ev->tsx == 1 ? "begin transaction" :
-								       "committed");
+		fprintf(out, "%s",
+			ev->tsx == 2   ? "aborted"
+			: ev->tsx == 1 ? "begin transaction"
+				       : "committed");
 		if (ipok)
 			fprintf(out, ", ip: %016" PRIx64, ev->ip);
 		break;
@@ -406,7 +453,8 @@ static void ptxed_event(struct printer *p, const struct hwt_dec_rec *rec)
 			fprintf(out, "st: ");
 		if (ev->pwrx_why & 4)
 			fprintf(out, "hw: ");
-		fprintf(out, "c%u (c%u)", (ev->pwrx_last + 1u) & 0xf, (ev->pwrx_deepest + 1u) & 0xf);
+		fprintf(out, "c%u (c%u)", (ev->pwrx_last + 1u) & 0xf,
+			(ev->pwrx_deepest + 1u) & 0xf);
 		break;
 	case HWT_DEC_EV_PTWRITE:
 		fprintf(out, "ptwrite: %" PRIx64, ev->payload);
@@ -517,7 +565,8 @@ static void ptxed_block(struct printer *p, const struct hwt_dec_rec *rec)
 		err = block_insn(rec, ip, &insn);
 		if (err < 0) {
 			if (err == -HWT_ENOSYM)
-				fprintf(p->out, " [fetch error: no memory mapped at this address]\n");
+				fprintf(p->out,
+					" [fetch error: no memory mapped at this address]\n");
 			else
 				fprintf(p->out, " [xed decode error: invalid instruction]\n");
 			break;
@@ -536,7 +585,8 @@ static void ptxed_block(struct printer *p, const struct hwt_dec_rec *rec)
 		ip = insn.has_target ? insn.target : ip + insn.size;
 	}
 	if (ip != rec->u.block.end_ip)
-		fprintf(p->out, "[%" PRIx64 ", %" PRIx64 ": reconstruct error: decoder out of sync]\n",
+		fprintf(p->out,
+			"[%" PRIx64 ", %" PRIx64 ": reconstruct error: decoder out of sync]\n",
 			rec->offset, ip);
 }
 
@@ -609,9 +659,11 @@ static int records_rec(void *ctx, const struct hwt_dec_rec *rec)
 			rec->u.call.to, rec->u.call.ret_addr);
 		break;
 	case HWT_DEC_REC_RETURN:
-		fprintf(out, " ret %" PRIx64 "->%" PRIx64 " func=%" PRIx64 " ct=%" PRIx64
-			" n=%" PRIu64 "\n", rec->u.ret.from, rec->u.ret.to, rec->u.ret.func,
-			rec->u.ret.call_tsc, rec->u.ret.insns);
+		fprintf(out,
+			" ret %" PRIx64 "->%" PRIx64 " func=%" PRIx64 " ct=%" PRIx64 " n=%" PRIu64
+			"\n",
+			rec->u.ret.from, rec->u.ret.to, rec->u.ret.func, rec->u.ret.call_tsc,
+			rec->u.ret.insns);
 		break;
 	case HWT_DEC_REC_EVENT:
 		fprintf(out, " event %u ip=%" PRIx64 " at=%" PRIx64 " p=%" PRIx64 " m=%u r=%u\n",
@@ -690,15 +742,27 @@ static const char *branch_name(uint8_t br, bool taken)
 static const char *event_name(uint32_t type)
 {
 	static const char *names[] = {
-		[HWT_DEC_EV_ENABLED] = "enabled", [HWT_DEC_EV_DISABLED] = "disabled",
-		[HWT_DEC_EV_ASYNC_DISABLED] = "disabled", [HWT_DEC_EV_ASYNC_BRANCH] = "interrupt",
-		[HWT_DEC_EV_PAGING] = "paging", [HWT_DEC_EV_ASYNC_PAGING] = "paging",
-		[HWT_DEC_EV_OVERFLOW] = "overflow", [HWT_DEC_EV_EXEC_MODE] = "exec-mode",
-		[HWT_DEC_EV_TSX] = "tsx", [HWT_DEC_EV_STOP] = "stopped", [HWT_DEC_EV_VMCS] = "vmcs",
-		[HWT_DEC_EV_ASYNC_VMCS] = "vmcs", [HWT_DEC_EV_EXSTOP] = "exstop",
-		[HWT_DEC_EV_MWAIT] = "mwait", [HWT_DEC_EV_PWRE] = "pwre", [HWT_DEC_EV_PWRX] = "pwrx",
-		[HWT_DEC_EV_PTWRITE] = "ptwrite", [HWT_DEC_EV_TICK] = "tick", [HWT_DEC_EV_CBR] = "cbr",
-		[HWT_DEC_EV_MNT] = "mnt", [HWT_DEC_EV_END] = "end-of-trace",
+	    [HWT_DEC_EV_ENABLED] = "enabled",
+	    [HWT_DEC_EV_DISABLED] = "disabled",
+	    [HWT_DEC_EV_ASYNC_DISABLED] = "disabled",
+	    [HWT_DEC_EV_ASYNC_BRANCH] = "interrupt",
+	    [HWT_DEC_EV_PAGING] = "paging",
+	    [HWT_DEC_EV_ASYNC_PAGING] = "paging",
+	    [HWT_DEC_EV_OVERFLOW] = "overflow",
+	    [HWT_DEC_EV_EXEC_MODE] = "exec-mode",
+	    [HWT_DEC_EV_TSX] = "tsx",
+	    [HWT_DEC_EV_STOP] = "stopped",
+	    [HWT_DEC_EV_VMCS] = "vmcs",
+	    [HWT_DEC_EV_ASYNC_VMCS] = "vmcs",
+	    [HWT_DEC_EV_EXSTOP] = "exstop",
+	    [HWT_DEC_EV_MWAIT] = "mwait",
+	    [HWT_DEC_EV_PWRE] = "pwre",
+	    [HWT_DEC_EV_PWRX] = "pwrx",
+	    [HWT_DEC_EV_PTWRITE] = "ptwrite",
+	    [HWT_DEC_EV_TICK] = "tick",
+	    [HWT_DEC_EV_CBR] = "cbr",
+	    [HWT_DEC_EV_MNT] = "mnt",
+	    [HWT_DEC_EV_END] = "end-of-trace",
 	};
 
 	if (type < HWT_ARRAY_SIZE(names) && names[type])
@@ -768,8 +832,9 @@ static int view_rec(void *ctx, const struct hwt_dec_rec *rec)
 		if (o->flow) {
 			print_time(p, rec);
 			print_tid(p, rec);
-			fprintf(p->out, "%*s-> %016" PRIx64 "%s\n", (int)(2 * (rec->depth ? rec->depth - 1 : 0)),
-				"", rec->u.call.to, (rec->flags & HWT_DEC_RF_ASYNC) ? " (interrupt)" : "");
+			fprintf(p->out, "%*s-> %016" PRIx64 "%s\n",
+				(int)(2 * (rec->depth ? rec->depth - 1 : 0)), "", rec->u.call.to,
+				(rec->flags & HWT_DEC_RF_ASYNC) ? " (interrupt)" : "");
 		} else if (o->view_call) {
 			print_time(p, rec);
 			print_tid(p, rec);
@@ -788,12 +853,14 @@ static int view_rec(void *ctx, const struct hwt_dec_rec *rec)
 			else
 				fprintf(p->out, "%016" PRIx64, rec->u.ret.func);
 			fprintf(p->out, " to %016" PRIx64 "  ", rec->u.ret.to);
-			if ((rec->flags & HWT_DEC_RF_TIME) && !(rec->flags & HWT_DEC_RF_UNKNOWN_FRAME) &&
-			    rec->u.ret.call_tsc && rec->tsc >= rec->u.ret.call_tsc) {
+			if ((rec->flags & HWT_DEC_RF_TIME) &&
+			    !(rec->flags & HWT_DEC_RF_UNKNOWN_FRAME) && rec->u.ret.call_tsc &&
+			    rec->tsc >= rec->u.ret.call_tsc) {
 				const struct hwt_dec_tconv *tc = &o->cfg.tconv;
-				uint64_t d = tc->valid ? hwt_dec_tsc_to_perf(tc, rec->tsc) -
-							 hwt_dec_tsc_to_perf(tc, rec->u.ret.call_tsc)
-						       : rec->tsc - rec->u.ret.call_tsc;
+				uint64_t d = tc->valid
+						 ? hwt_dec_tsc_to_perf(tc, rec->tsc) -
+						       hwt_dec_tsc_to_perf(tc, rec->u.ret.call_tsc)
+						 : rec->tsc - rec->u.ret.call_tsc;
 
 				if (tc->valid)
 					print_duration(p, d);
@@ -833,11 +900,15 @@ static int view_rec(void *ctx, const struct hwt_dec_rec *rec)
 			if (rec->u.gap.kind == HWT_DEC_GAP_CONFIG)
 				fprintf(p->out, "error  configuration: %s\n", rec->u.gap.what);
 			else if (rec->u.gap.kind == HWT_DEC_GAP_OVERFLOW)
-				fprintf(p->out, "gap    offset 0x%" PRIx64 " overflow, resumed at %016"
-					PRIx64 ": trace lost\n", rec->offset, rec->u.gap.ip);
+				fprintf(p->out,
+					"gap    offset 0x%" PRIx64
+					" overflow, resumed at %016" PRIx64 ": trace lost\n",
+					rec->offset, rec->u.gap.ip);
 			else
-				fprintf(p->out, "gap    offset 0x%" PRIx64 " size %" PRIu64 " ip %016" PRIx64
-					": %s\n", rec->offset, rec->u.gap.size, rec->u.gap.ip,
+				fprintf(p->out,
+					"gap    offset 0x%" PRIx64 " size %" PRIu64
+					" ip %016" PRIx64 ": %s\n",
+					rec->offset, rec->u.gap.size, rec->u.gap.ip,
 					rec->u.gap.what);
 		}
 		break;
@@ -845,7 +916,8 @@ static int view_rec(void *ctx, const struct hwt_dec_rec *rec)
 		if (o->flow || o->view_events) {
 			print_time(p, rec);
 			print_tid(p, rec);
-			fprintf(p->out, "switch from %d/%d\n", rec->u.sw.prev_pid, rec->u.sw.prev_tid);
+			fprintf(p->out, "switch from %d/%d\n", rec->u.sw.prev_pid,
+				rec->u.sw.prev_tid);
 		}
 		break;
 	}
@@ -908,40 +980,40 @@ static int parse_itrace(struct script_opts *o, const char *s)
 static struct option *build_options(void)
 {
 	static const struct option base[] = {
-		{"pt", required_argument, NULL, OPT_PT},
-		{"raw", required_argument, NULL, OPT_RAW},
-		{"elf", required_argument, NULL, OPT_ELF},
-		{"cpu", required_argument, NULL, OPT_CPU},
-		{"time-conv", required_argument, NULL, OPT_TIME_CONV},
-		{"mtc-freq", required_argument, NULL, OPT_MTC_FREQ},
-		{"nom-freq", required_argument, NULL, OPT_NOM_FREQ},
-		{"cpuid-0x15.eax", required_argument, NULL, OPT_CPUID_EAX},
-		{"cpuid-0x15.ebx", required_argument, NULL, OPT_CPUID_EBX},
-		{"format", required_argument, NULL, OPT_FORMAT},
-		{"itrace", required_argument, NULL, OPT_ITRACE},
-		{"flow", no_argument, NULL, OPT_FLOW},
-		{"engine", required_argument, NULL, OPT_ENGINE},
-		{"threads", required_argument, NULL, OPT_THREADS},
-		{"stat", no_argument, NULL, OPT_STAT},
-		{"stat:insn", no_argument, NULL, OPT_STAT_INSN},
-		{"stat:blocks", no_argument, NULL, OPT_STAT_BLOCKS},
-		{"no-inst", no_argument, NULL, OPT_NO_INST},
-		{"quiet", no_argument, NULL, OPT_QUIET},
-		{"offset", no_argument, NULL, OPT_OFFSET},
-		{"time", no_argument, NULL, OPT_TIME},
-		{"raw-insn", no_argument, NULL, OPT_RAW_INSN},
-		{"check", no_argument, NULL, OPT_CHECK},
-		{"event:time", no_argument, NULL, OPT_EVENT_TIME},
-		{"event:ip", no_argument, NULL, OPT_EVENT_IP},
-		{"event:tick", no_argument, NULL, OPT_EVENT_TICK},
-		{"block-decoder", no_argument, NULL, OPT_BLOCK_DEC},
-		{"insn-decoder", no_argument, NULL, OPT_INSN_DEC},
-		{"block:show-blocks", no_argument, NULL, OPT_SHOW_BLOCKS},
-		{"block:end-on-call", no_argument, NULL, OPT_END_ON_CALL},
-		{"block:end-on-jump", no_argument, NULL, OPT_END_ON_JUMP},
-		{"iscache-limit", required_argument, NULL, OPT_ISCACHE_LIMIT},
-		{"att", no_argument, NULL, OPT_ATT},
-		{"help", no_argument, NULL, OPT_HELP},
+	    {"pt", required_argument, NULL, OPT_PT},
+	    {"raw", required_argument, NULL, OPT_RAW},
+	    {"elf", required_argument, NULL, OPT_ELF},
+	    {"cpu", required_argument, NULL, OPT_CPU},
+	    {"time-conv", required_argument, NULL, OPT_TIME_CONV},
+	    {"mtc-freq", required_argument, NULL, OPT_MTC_FREQ},
+	    {"nom-freq", required_argument, NULL, OPT_NOM_FREQ},
+	    {"cpuid-0x15.eax", required_argument, NULL, OPT_CPUID_EAX},
+	    {"cpuid-0x15.ebx", required_argument, NULL, OPT_CPUID_EBX},
+	    {"format", required_argument, NULL, OPT_FORMAT},
+	    {"itrace", required_argument, NULL, OPT_ITRACE},
+	    {"flow", no_argument, NULL, OPT_FLOW},
+	    {"engine", required_argument, NULL, OPT_ENGINE},
+	    {"threads", required_argument, NULL, OPT_THREADS},
+	    {"stat", no_argument, NULL, OPT_STAT},
+	    {"stat:insn", no_argument, NULL, OPT_STAT_INSN},
+	    {"stat:blocks", no_argument, NULL, OPT_STAT_BLOCKS},
+	    {"no-inst", no_argument, NULL, OPT_NO_INST},
+	    {"quiet", no_argument, NULL, OPT_QUIET},
+	    {"offset", no_argument, NULL, OPT_OFFSET},
+	    {"time", no_argument, NULL, OPT_TIME},
+	    {"raw-insn", no_argument, NULL, OPT_RAW_INSN},
+	    {"check", no_argument, NULL, OPT_CHECK},
+	    {"event:time", no_argument, NULL, OPT_EVENT_TIME},
+	    {"event:ip", no_argument, NULL, OPT_EVENT_IP},
+	    {"event:tick", no_argument, NULL, OPT_EVENT_TICK},
+	    {"block-decoder", no_argument, NULL, OPT_BLOCK_DEC},
+	    {"insn-decoder", no_argument, NULL, OPT_INSN_DEC},
+	    {"block:show-blocks", no_argument, NULL, OPT_SHOW_BLOCKS},
+	    {"block:end-on-call", no_argument, NULL, OPT_END_ON_CALL},
+	    {"block:end-on-jump", no_argument, NULL, OPT_END_ON_JUMP},
+	    {"iscache-limit", required_argument, NULL, OPT_ISCACHE_LIMIT},
+	    {"att", no_argument, NULL, OPT_ATT},
+	    {"help", no_argument, NULL, OPT_HELP},
 	};
 	static char filter_names[12][24];
 	size_t nbase = HWT_ARRAY_SIZE(base), n = nbase + 12 + HWT_ARRAY_SIZE(pevent_names) + 1;
@@ -956,10 +1028,10 @@ static struct option *build_options(void)
 		static const char *sfx[] = {"cfg", "a", "b"};
 
 		for (int j = 0; j < 3; j++) {
-			snprintf(filter_names[f * 3 + j], sizeof(filter_names[0]), "filter:addr%d_%s", f,
-				 sfx[j]);
-			opts[k++] = (struct option){filter_names[f * 3 + j], required_argument, NULL,
-						    OPT_FILTER + f * 3 + j};
+			snprintf(filter_names[f * 3 + j], sizeof(filter_names[0]),
+				 "filter:addr%d_%s", f, sfx[j]);
+			opts[k++] = (struct option){filter_names[f * 3 + j], required_argument,
+						    NULL, OPT_FILTER + f * 3 + j};
 		}
 	}
 	for (size_t i = 0; i < HWT_ARRAY_SIZE(pevent_names); i++) {
@@ -1043,8 +1115,10 @@ int hwt_script_pt(int argc, char **argv)
 		}
 		case OPT_CPU:
 			if (hwt_dec_cpu_parse(&o.cfg.cpu, optarg) < 0) {
-				ret = hwt_cli_usage_error("script", "--cpu must be 'none' or F/M[/S], "
-							  "not '%s'", optarg);
+				ret = hwt_cli_usage_error("script",
+							  "--cpu must be 'none' or F/M[/S], "
+							  "not '%s'",
+							  optarg);
 				goto out;
 			}
 			break;
@@ -1054,10 +1128,13 @@ int hwt_script_pt(int argc, char **argv)
 			uint64_t zero;
 			int n = -1;
 
-			if (sscanf(optarg, "%u,%" SCNu32 ",%" SCNu64 "%n", &shift, &mult, &zero, &n) != 3 ||
+			if (sscanf(optarg, "%u,%" SCNu32 ",%" SCNu64 "%n", &shift, &mult, &zero,
+				   &n) != 3 ||
 			    n < 0 || optarg[n] || shift > 63 || !mult) {
-				ret = hwt_cli_usage_error("script", "--time-conv must be SHIFT,MULT,ZERO "
-							  "(decimal), not '%s'", optarg);
+				ret = hwt_cli_usage_error("script",
+							  "--time-conv must be SHIFT,MULT,ZERO "
+							  "(decimal), not '%s'",
+							  optarg);
 				goto out;
 			}
 			o.cfg.tconv.valid = true;
@@ -1094,16 +1171,20 @@ int hwt_script_pt(int argc, char **argv)
 			} else if (!strcmp(optarg, "hwtrace")) {
 				o.ptxed = false;
 			} else {
-				ret = hwt_cli_usage_error("script", "unknown --format '%s' (use "
-							  "hwtrace or ptxed)", optarg);
+				ret = hwt_cli_usage_error("script",
+							  "unknown --format '%s' (use "
+							  "hwtrace or ptxed)",
+							  optarg);
 				goto out;
 			}
 			break;
 		case OPT_ITRACE:
 			itrace_set = true;
 			if (parse_itrace(&o, optarg) < 0) {
-				ret = hwt_cli_usage_error("script", "unknown letter in --itrace=%s "
-							  "(use i, b, c, r, e, v)", optarg);
+				ret = hwt_cli_usage_error("script",
+							  "unknown letter in --itrace=%s "
+							  "(use i, b, c, r, e, v)",
+							  optarg);
 				goto out;
 			}
 			break;
@@ -1121,8 +1202,10 @@ int hwt_script_pt(int argc, char **argv)
 			else if (!strcmp(optarg, "ptxed"))
 				o.cfg.engine = HWT_DEC_ENGINE_PTXED;
 			else {
-				ret = hwt_cli_usage_error("script", "unknown --engine '%s' (use fast, "
-							  "libipt or ptxed)", optarg);
+				ret = hwt_cli_usage_error("script",
+							  "unknown --engine '%s' (use fast, "
+							  "libipt or ptxed)",
+							  optarg);
 				goto out;
 			}
 			break;
@@ -1232,7 +1315,7 @@ int hwt_script_pt(int argc, char **argv)
 	}
 	if (!have_code) {
 		ret = hwt_cli_usage_error("script", "give the traced code with --raw FILE:BASE, "
-					  "--elf FILE or --pevent:primary FILE");
+						    "--elf FILE or --pevent:primary FILE");
 		goto out;
 	}
 	if (o.ptxed && !engine_set)

@@ -16,8 +16,8 @@ struct script_sb;
 
 struct script_opts {
 	struct hwt_dec_config cfg;
-	bool ptxed;          /* --format=ptxed */
-	bool records;        /* --format=records */
+	bool ptxed;   /* --format=ptxed */
+	bool records; /* --format=records */
 	bool no_inst, quiet, offset, time, raw_insn, event_time, event_ip, show_blocks;
 	bool insn_decoder;
 	bool stat;
@@ -28,8 +28,7 @@ struct script_opts {
 };
 
 /* Maps an ELF file's loadable segments into img (ptxed's --elf). */
-int hwt_script_load_elf(struct hwt_dec_image *img, const char *path, uint64_t base,
-			bool has_base);
+int hwt_script_load_elf(struct hwt_dec_image *img, const char *path, uint64_t base, bool has_base);
 
 /* Sideband: allocated before option parsing, fed --pevent:* and --sb:*
  * options, set up once the code and configuration are known. */
@@ -41,8 +40,7 @@ void script_sb_free(struct script_sb *sb);
 int script_sb_option(struct script_sb *sb, const char *name, const char *arg);
 /* Loads the sideband files and installs the context hook into cfg. img is
  * the image of --raw/--elf code, which every process sees. */
-int script_sb_setup(struct script_sb *sb, struct hwt_dec_image *img,
-		    struct hwt_dec_config *cfg);
+int script_sb_setup(struct script_sb *sb, struct hwt_dec_image *img, struct hwt_dec_config *cfg);
 /* True when sideband files were given. */
 bool script_sb_active(const struct script_sb *sb);
 /* Prints the sideband output of a HWT_DEC_REC_NOTE record (what the

@@ -379,25 +379,27 @@ static void summary(struct ptrec *p, const char *input)
 	struct hwt_pts_stats st;
 
 	hwt_pts_stats(p->pts, &st);
-	hwt_cli_note("script: %s%" PRIu64 " PT stream(s) (%s), %" PRIu64 " bytes: %" PRIu64
-		     " instructions, %" PRIu64 " calls, %" PRIu64 " returns; %" PRIu64
-		     " gaps (%" PRIu64 " from lost trace, %" PRIu64 " bytes lost), %" PRIu64
-		     " overflows%s",
-		     st.emulated ? "emulated PT, " : "", st.streams_decoded,
-		     st.per_cpu ? "per CPU" : "per thread", st.aux_bytes, st.dec.insns, st.dec.calls,
-		     st.dec.returns, st.dec.gaps, st.lost_gaps, st.lost_bytes, st.dec.overflows,
-		     st.missing_objects ? "; some code could not be read (see above)" : "");
+	hwt_cli_note(
+	    "script: %s%" PRIu64 " PT stream(s) (%s), %" PRIu64 " bytes: %" PRIu64
+	    " instructions, %" PRIu64 " calls, %" PRIu64 " returns; %" PRIu64 " gaps (%" PRIu64
+	    " from lost trace, %" PRIu64 " bytes lost), %" PRIu64 " overflows%s",
+	    st.emulated ? "emulated PT, " : "", st.streams_decoded,
+	    st.per_cpu ? "per CPU" : "per thread", st.aux_bytes, st.dec.insns, st.dec.calls,
+	    st.dec.returns, st.dec.gaps, st.lost_gaps, st.lost_bytes, st.dec.overflows,
+	    st.missing_objects ? "; some code could not be read (see above)" : "");
 	if (st.migrated_threads && st.stitched)
 		hwt_cli_note("script: %" PRIu64 " thread(s) ran on more than one CPU: the CPUs' "
 			     "traces were decoded together in time order and their call stacks "
-			     "carried across (%" PRIu64 " return(s) into frames entered before a switch)",
+			     "carried across (%" PRIu64
+			     " return(s) into frames entered before a switch)",
 			     st.migrated_threads, st.stitched_returns);
 	else if (st.migrated_threads)
-		hwt_cli_note("script: %" PRIu64 " thread(s) ran on more than one CPU and the "
-			     "recording has no timing to follow them: their call depth restarts on "
-			     "each CPU's trace (returns to calls made on another CPU are returns from "
-			     "unknown frames)",
-			     st.migrated_threads);
+		hwt_cli_note(
+		    "script: %" PRIu64 " thread(s) ran on more than one CPU and the "
+		    "recording has no timing to follow them: their call depth restarts on "
+		    "each CPU's trace (returns to calls made on another CPU are returns from "
+		    "unknown frames)",
+		    st.migrated_threads);
 	(void)input;
 }
 
@@ -405,17 +407,17 @@ int hwt_script_ptrec(int argc, char **argv, struct hwt_fmt_session *session)
 {
 	enum { O_ITRACE = 300, O_FLOW, O_ENGINE, O_THREADS, O_NS };
 	static const struct option opts[] = {
-		{"input", required_argument, NULL, 'i'},
-		{"itrace", required_argument, NULL, O_ITRACE},
-		{"flow", no_argument, NULL, O_FLOW},
-		{"call-trace", no_argument, NULL, O_FLOW},
-		{"engine", required_argument, NULL, O_ENGINE},
-		{"threads", required_argument, NULL, O_THREADS},
-		{"ns", no_argument, NULL, O_NS},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		HWT_CLI_SAMPLES_LONGOPTS,
-		{NULL, 0, NULL, 0},
+	    {"input", required_argument, NULL, 'i'},
+	    {"itrace", required_argument, NULL, O_ITRACE},
+	    {"flow", no_argument, NULL, O_FLOW},
+	    {"call-trace", no_argument, NULL, O_FLOW},
+	    {"engine", required_argument, NULL, O_ENGINE},
+	    {"threads", required_argument, NULL, O_THREADS},
+	    {"ns", no_argument, NULL, O_NS},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    HWT_CLI_SAMPLES_LONGOPTS,
+	    {NULL, 0, NULL, 0},
 	};
 	struct hwt_pts_config cfg;
 	struct hwt_dec_sink sink;
@@ -440,8 +442,9 @@ int hwt_script_ptrec(int argc, char **argv, struct hwt_fmt_session *session)
 			break;
 		case O_ITRACE:
 			if (parse_itrace(optarg, &p.view) < 0 || !p.view) {
-				ret = hwt_cli_usage_error("script", "--itrace takes letters among "
-								    "i, b, c, r, e, not '%s'",
+				ret = hwt_cli_usage_error("script",
+							  "--itrace takes letters among "
+							  "i, b, c, r, e, not '%s'",
 							  optarg);
 				goto out;
 			}
@@ -457,16 +460,18 @@ int hwt_script_ptrec(int argc, char **argv, struct hwt_fmt_session *session)
 			} else if (!strcmp(optarg, "ptxed")) {
 				cfg.engine = HWT_DEC_ENGINE_PTXED;
 			} else {
-				ret = hwt_cli_usage_error("script", "--engine is fast, libipt or "
-								    "ptxed, not '%s'",
+				ret = hwt_cli_usage_error("script",
+							  "--engine is fast, libipt or "
+							  "ptxed, not '%s'",
 							  optarg);
 				goto out;
 			}
 			break;
 		case O_THREADS:
 			if (hwt_cli_parse_u64(optarg, false, &v) < 0 || v > 256) {
-				ret = hwt_cli_usage_error("script", "--threads takes a number up to "
-								    "256");
+				ret =
+				    hwt_cli_usage_error("script", "--threads takes a number up to "
+								  "256");
 				goto out;
 			}
 			cfg.threads = (unsigned)v;
@@ -497,8 +502,9 @@ int hwt_script_ptrec(int argc, char **argv, struct hwt_fmt_session *session)
 		}
 	}
 	if (optind != argc) {
-		ret = hwt_cli_usage_error("script", "unexpected argument '%s' (the recording is "
-						    "given with -i)",
+		ret = hwt_cli_usage_error("script",
+					  "unexpected argument '%s' (the recording is "
+					  "given with -i)",
 					  argv[optind]);
 		goto out;
 	}

@@ -37,33 +37,33 @@ struct script {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: hwtrace script [-i FILE] [-G] [--max-stack N] [--pid PIDS] [--tid TIDS]\n"
-		"                      [--comm NAME] [--inline] [--show-sideband] [--ns]\n"
-		"                      [--kallsyms FILE] [--debug-dir DIR] [-q]\n"
-		"       hwtrace script --itrace=LETTERS | --flow ...  (a PT recording; see\n"
-		"                      'hwtrace script --flow --help')\n"
-		"       hwtrace script --pt ...   (raw Intel PT; see 'hwtrace script --pt --help')\n"
-		"\n"
-		"Prints every sample of a recording (hwtrace's .hwt or perf.data): command,\n"
-		"pid/tid, CPU, time, period, event, address with symbol+offset and object,\n"
-		"and the call chain under it.\n"
-		"\n"
-		"  -i, --input FILE     the recording (default hwtrace.hwt, else perf.data;\n"
-		"                       - reads a perf pipe on standard input)\n"
-		"  -G, --hide-call-graph  no call chains\n"
-		"      --max-stack N    at most N frames per chain (default 127)\n"
-		"      --pid PIDS       only these processes (comma-separated)\n"
-		"      --tid TIDS       only these threads\n"
-		"      --comm NAME      only threads with this command name\n"
-		"      --inline         show inlined functions as frames (DWARF)\n"
-		"      --show-sideband  print mmap, comm, fork, exit and lost records too\n"
-		"      --ns             times in nanoseconds\n"
-		"      --kallsyms FILE  kernel symbols (default /proc/kallsyms when the\n"
-		"                       recording is from this kernel)\n"
-		"      --debug-dir DIR  look for separate debug files in DIR first\n"
-		"  -q, --quiet          no summary line at the end\n"
-		"  -h, --help           show this help\n");
+	fprintf(
+	    f, "usage: hwtrace script [-i FILE] [-G] [--max-stack N] [--pid PIDS] [--tid TIDS]\n"
+	       "                      [--comm NAME] [--inline] [--show-sideband] [--ns]\n"
+	       "                      [--kallsyms FILE] [--debug-dir DIR] [-q]\n"
+	       "       hwtrace script --itrace=LETTERS | --flow ...  (a PT recording; see\n"
+	       "                      'hwtrace script --flow --help')\n"
+	       "       hwtrace script --pt ...   (raw Intel PT; see 'hwtrace script --pt --help')\n"
+	       "\n"
+	       "Prints every sample of a recording (hwtrace's .hwt or perf.data): command,\n"
+	       "pid/tid, CPU, time, period, event, address with symbol+offset and object,\n"
+	       "and the call chain under it.\n"
+	       "\n"
+	       "  -i, --input FILE     the recording (default hwtrace.hwt, else perf.data;\n"
+	       "                       - reads a perf pipe on standard input)\n"
+	       "  -G, --hide-call-graph  no call chains\n"
+	       "      --max-stack N    at most N frames per chain (default 127)\n"
+	       "      --pid PIDS       only these processes (comma-separated)\n"
+	       "      --tid TIDS       only these threads\n"
+	       "      --comm NAME      only threads with this command name\n"
+	       "      --inline         show inlined functions as frames (DWARF)\n"
+	       "      --show-sideband  print mmap, comm, fork, exit and lost records too\n"
+	       "      --ns             times in nanoseconds\n"
+	       "      --kallsyms FILE  kernel symbols (default /proc/kallsyms when the\n"
+	       "                       recording is from this kernel)\n"
+	       "      --debug-dir DIR  look for separate debug files in DIR first\n"
+	       "  -q, --quiet          no summary line at the end\n"
+	       "  -h, --help           show this help\n");
 }
 
 static bool in_list(const int *v, size_t n, uint32_t x)
@@ -112,7 +112,8 @@ static void print_sideband(struct script *sc, const struct hwt_fmt_record *rec)
 	switch (rec->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
-		printf(" %" PRIu32 "/%" PRIu32 ": [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: %s\n",
+		printf(" %" PRIu32 "/%" PRIu32 ": [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64
+		       "]: %s\n",
 		       rec->u.mmap.pid, rec->u.mmap.tid, rec->u.mmap.addr, rec->u.mmap.len,
 		       rec->u.mmap.pgoff, rec->u.mmap.filename);
 		break;
@@ -212,23 +213,32 @@ static void print_sample(struct script *sc, const struct hwt_fmt_record *rec,
 
 int hwt_script_samples(int argc, char **argv)
 {
-	enum { O_MAXSTACK = 256, O_PID, O_TID, O_COMM, O_INLINE, O_SIDEBAND, O_NS, O_KALLSYMS,
-	       O_DEBUGDIR };
+	enum {
+		O_MAXSTACK = 256,
+		O_PID,
+		O_TID,
+		O_COMM,
+		O_INLINE,
+		O_SIDEBAND,
+		O_NS,
+		O_KALLSYMS,
+		O_DEBUGDIR
+	};
 	static const struct option opts[] = {
-		{"input", required_argument, NULL, 'i'},
-		{"hide-call-graph", no_argument, NULL, 'G'},
-		{"max-stack", required_argument, NULL, O_MAXSTACK},
-		{"pid", required_argument, NULL, O_PID},
-		{"tid", required_argument, NULL, O_TID},
-		{"comm", required_argument, NULL, O_COMM},
-		{"inline", no_argument, NULL, O_INLINE},
-		{"show-sideband", no_argument, NULL, O_SIDEBAND},
-		{"ns", no_argument, NULL, O_NS},
-		{"kallsyms", required_argument, NULL, O_KALLSYMS},
-		{"debug-dir", required_argument, NULL, O_DEBUGDIR},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"input", required_argument, NULL, 'i'},
+	    {"hide-call-graph", no_argument, NULL, 'G'},
+	    {"max-stack", required_argument, NULL, O_MAXSTACK},
+	    {"pid", required_argument, NULL, O_PID},
+	    {"tid", required_argument, NULL, O_TID},
+	    {"comm", required_argument, NULL, O_COMM},
+	    {"inline", no_argument, NULL, O_INLINE},
+	    {"show-sideband", no_argument, NULL, O_SIDEBAND},
+	    {"ns", no_argument, NULL, O_NS},
+	    {"kallsyms", required_argument, NULL, O_KALLSYMS},
+	    {"debug-dir", required_argument, NULL, O_DEBUGDIR},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct hwt_rep_samples_config rcfg;
 	struct hwt_fmt_record rec;
@@ -257,13 +267,15 @@ int hwt_script_samples(int argc, char **argv)
 			break;
 		case O_PID:
 			if (hwt_cli_parse_ids(optarg, 0, &sc.pids, &sc.npids) < 0)
-				return hwt_cli_usage_error("script", "--pid takes PIDs separated by "
-								     "commas");
+				return hwt_cli_usage_error("script",
+							   "--pid takes PIDs separated by "
+							   "commas");
 			break;
 		case O_TID:
 			if (hwt_cli_parse_ids(optarg, 0, &sc.tids, &sc.ntids) < 0)
-				return hwt_cli_usage_error("script", "--tid takes TIDs separated by "
-								     "commas");
+				return hwt_cli_usage_error("script",
+							   "--tid takes TIDs separated by "
+							   "commas");
 			break;
 		case O_COMM:
 			sc.comm = optarg;
@@ -298,8 +310,9 @@ int hwt_script_samples(int argc, char **argv)
 	if (optind != argc) {
 		free(sc.pids);
 		free(sc.tids);
-		return hwt_cli_usage_error("script", "unexpected argument '%s' (the recording is "
-						     "given with -i)",
+		return hwt_cli_usage_error("script",
+					   "unexpected argument '%s' (the recording is "
+					   "given with -i)",
 					   argv[optind]);
 	}
 
@@ -334,7 +347,8 @@ int hwt_script_samples(int argc, char **argv)
 		if (err < 0) {
 			/* A damaged chunk: say where, go on with the next one. */
 			if (err == -HWT_ECHECKSUM || err == -HWT_ECOMPRESS || err == -HWT_ETRUNC) {
-				hwt_cli_warn("%s: %s at offset %" PRIu64 ": records there are skipped",
+				hwt_cli_warn("%s: %s at offset %" PRIu64
+					     ": records there are skipped",
 					     input, hwt_strerror(err), off);
 				if (hwt_fmt_session_kind(sc.s) == HWT_FMT_KIND_HWT)
 					continue;
@@ -364,9 +378,10 @@ int hwt_script_samples(int argc, char **argv)
 		hwt_cli_note("script: %" PRIu64 " samples%s, %" PRIu64 " frames (%" PRIu64
 			     " unsymbolized, %" PRIu64 " unmapped); lost while recording: %" PRIu64
 			     " records, %" PRIu64 " samples%s",
-			     sc.st.samples, sc.st.shown != sc.st.samples ? " (some filtered out)" : "",
-			     rst.frames, rst.unsymbolized, rst.unmapped, rst.lost_records,
-			     rst.lost_samples, rst.bad_records ? "; malformed records skipped" : "");
+			     sc.st.samples,
+			     sc.st.shown != sc.st.samples ? " (some filtered out)" : "", rst.frames,
+			     rst.unsymbolized, rst.unmapped, rst.lost_records, rst.lost_samples,
+			     rst.bad_records ? "; malformed records skipped" : "");
 	}
 	ret = HWT_EXIT_OK;
 	goto out;

@@ -47,7 +47,7 @@ enum loc {
 
 /* Warnings (positive) and errors (negative) as the error lines name them. */
 enum {
-	SBW_LOST = 1,         /* "sideband lost" */
+	SBW_LOST = 1,	      /* "sideband lost" */
 	SBW_TRACE_LOST = 2,   /* "trace lost" */
 	SBW_SECTION_LOST = 3, /* "image section lost" */
 	SBE_BAD_CONFIG = -10, /* "bad configuration" */
@@ -69,7 +69,7 @@ struct sb_cfg {
 struct sb_ctx {
 	uint32_t pid;
 	struct hwt_dec_image *image;
-	int abi;              /* 0 unknown, 1 x64, 2 x32, 3 ia32 */
+	int abi; /* 0 unknown, 1 x64, 2 x32, 3 ia32 */
 	struct sb_ctx *next;
 };
 
@@ -89,11 +89,11 @@ struct sb_stream {
 	char *path;
 	uint8_t *buf;
 	size_t len;
-	size_t cur, next;     /* the current record, the one after it */
+	size_t cur, next; /* the current record, the one after it */
 	bool primary;
 	struct sb_cfg cfg;
 	struct sb_rec rec;
-	uint64_t tsc;         /* the current record's time */
+	uint64_t tsc; /* the current record's time */
 	enum loc loc;
 	struct sb_ctx *ctx, *next_ctx;
 	struct sb_stream *link;
@@ -102,15 +102,15 @@ struct sb_stream {
 struct script_sb {
 	struct hwt_dec_icache *ic;
 	const struct script_opts *opts;
-	struct sb_cfg cfg;    /* for the next --pevent file */
+	struct sb_cfg cfg; /* for the next --pevent file */
 	uint32_t flags;
 	bool warn, switch_note;
-	struct sb_stream *pending;  /* given, not fetched yet */
-	struct sb_stream *active;   /* by ascending tsc */
-	struct sb_stream *retired;  /* at their end */
+	struct sb_stream *pending; /* given, not fetched yet */
+	struct sb_stream *active;  /* by ascending tsc */
+	struct sb_stream *retired; /* at their end */
 	struct sb_stream *removed;
 	struct sb_ctx *ctxs;
-	struct hwt_dec_image **old;  /* images of removed contexts */
+	struct hwt_dec_image **old; /* images of removed contexts */
 	size_t nold;
 	struct hwt_dec_image *current; /* the primary context's image */
 	int32_t cur_pid;
@@ -494,8 +494,8 @@ static void report(struct script_sb *sb, const struct sb_stream *s, int code)
 		what = "unknown payload";
 		break;
 	}
-	fprintf(sb->out, "[%s:%016zx sideband %s: %s]\n", s->path, s->cur, code < 0 ? "error" : "warning",
-	       what);
+	fprintf(sb->out, "[%s:%016zx sideband %s: %s]\n", s->path, s->cur,
+		code < 0 ? "error" : "warning", what);
 }
 
 static void print_record(struct script_sb *sb, const struct sb_stream *s)
@@ -521,14 +521,17 @@ static void print_record(struct script_sb *sb, const struct sb_stream *s)
 		if (!fn)
 			break;
 		if (c)
-			fprintf(sb->out, "PERF_RECORD_MMAP  %x/%x, %" PRIx64 ", %" PRIx64 ", %" PRIx64 ", %s",
-			       hwt_le32(r->body), hwt_le32(r->body + 4), hwt_le64(r->body + 8),
-			       hwt_le64(r->body + 16), hwt_le64(r->body + 24), fn);
+			fprintf(sb->out,
+				"PERF_RECORD_MMAP  %x/%x, %" PRIx64 ", %" PRIx64 ", %" PRIx64
+				", %s",
+				hwt_le32(r->body), hwt_le32(r->body + 4), hwt_le64(r->body + 8),
+				hwt_le64(r->body + 16), hwt_le64(r->body + 24), fn);
 		if (v)
-			fprintf(sb->out, "PERF_RECORD_MMAP\n  pid: %x\n  tid: %x\n  addr: %" PRIx64
-			       "\n  len: %" PRIx64 "\n  pgoff: %" PRIx64 "\n  filename: %s",
-			       hwt_le32(r->body), hwt_le32(r->body + 4), hwt_le64(r->body + 8),
-			       hwt_le64(r->body + 16), hwt_le64(r->body + 24), fn);
+			fprintf(sb->out,
+				"PERF_RECORD_MMAP\n  pid: %x\n  tid: %x\n  addr: %" PRIx64
+				"\n  len: %" PRIx64 "\n  pgoff: %" PRIx64 "\n  filename: %s",
+				hwt_le32(r->body), hwt_le32(r->body + 4), hwt_le64(r->body + 8),
+				hwt_le64(r->body + 16), hwt_le64(r->body + 24), fn);
 		break;
 	}
 	case PERF_RECORD_MMAP2: {
@@ -537,25 +540,28 @@ static void print_record(struct script_sb *sb, const struct sb_stream *s)
 		if (!fn)
 			break;
 		if (c)
-			fprintf(sb->out, "PERF_RECORD_MMAP2  %x/%x, %" PRIx64 ", %" PRIx64 ", %" PRIx64
-			       ", %x, %x, %" PRIx64 ", %" PRIx64 ", %x, %x, %s",
-			       hwt_le32(r->body), hwt_le32(r->body + 4), hwt_le64(r->body + 8),
-			       hwt_le64(r->body + 16), hwt_le64(r->body + 24),
-			       hwt_le32(r->body + 32), hwt_le32(r->body + 36),
-			       hwt_le64(r->body + 40), hwt_le64(r->body + 48),
-			       hwt_le32(r->body + 56), hwt_le32(r->body + 60), fn);
+			fprintf(sb->out,
+				"PERF_RECORD_MMAP2  %x/%x, %" PRIx64 ", %" PRIx64 ", %" PRIx64
+				", %x, %x, %" PRIx64 ", %" PRIx64 ", %x, %x, %s",
+				hwt_le32(r->body), hwt_le32(r->body + 4), hwt_le64(r->body + 8),
+				hwt_le64(r->body + 16), hwt_le64(r->body + 24),
+				hwt_le32(r->body + 32), hwt_le32(r->body + 36),
+				hwt_le64(r->body + 40), hwt_le64(r->body + 48),
+				hwt_le32(r->body + 56), hwt_le32(r->body + 60), fn);
 		if (v)
-			fprintf(sb->out, "PERF_RECORD_MMAP2\n  pid: %x\n  tid: %x\n  addr: %" PRIx64
-			       "\n  len: %" PRIx64 "\n  pgoff: %" PRIx64 "\n  filename: %s",
-			       hwt_le32(r->body), hwt_le32(r->body + 4), hwt_le64(r->body + 8),
-			       hwt_le64(r->body + 16), hwt_le64(r->body + 24), fn);
+			fprintf(sb->out,
+				"PERF_RECORD_MMAP2\n  pid: %x\n  tid: %x\n  addr: %" PRIx64
+				"\n  len: %" PRIx64 "\n  pgoff: %" PRIx64 "\n  filename: %s",
+				hwt_le32(r->body), hwt_le32(r->body + 4), hwt_le64(r->body + 8),
+				hwt_le64(r->body + 16), hwt_le64(r->body + 24), fn);
 		break;
 	}
 	case PERF_RECORD_LOST:
 		if (body_has(r, 16) && (c || v))
-			fprintf(sb->out, c ? "PERF_RECORD_LOST  %" PRIx64 ", %" PRIx64
-				 : "PERF_RECORD_LOST\n  id: %" PRIx64 "\n  lost: %" PRIx64,
-			       hwt_le64(r->body), hwt_le64(r->body + 8));
+			fprintf(sb->out,
+				c ? "PERF_RECORD_LOST  %" PRIx64 ", %" PRIx64
+				  : "PERF_RECORD_LOST\n  id: %" PRIx64 "\n  lost: %" PRIx64,
+				hwt_le64(r->body), hwt_le64(r->body + 8));
 		break;
 	case PERF_RECORD_COMM: {
 		const char *comm = body_str(r, 8);
@@ -565,59 +571,62 @@ static void print_record(struct script_sb *sb, const struct sb_stream *s)
 			break;
 		if (c)
 			fprintf(sb->out, "PERF_RECORD_COMM%s  %x/%x, %s", sfx, hwt_le32(r->body),
-			       hwt_le32(r->body + 4), comm);
+				hwt_le32(r->body + 4), comm);
 		if (v)
-			fprintf(sb->out, "PERF_RECORD_COMM%s\n  pid: %x\n  tid: %x\n  comm: %s", sfx,
-			       hwt_le32(r->body), hwt_le32(r->body + 4), comm);
+			fprintf(sb->out, "PERF_RECORD_COMM%s\n  pid: %x\n  tid: %x\n  comm: %s",
+				sfx, hwt_le32(r->body), hwt_le32(r->body + 4), comm);
 		break;
 	}
 	case PERF_RECORD_EXIT:
 	case PERF_RECORD_FORK:
 		if (body_has(r, 24) && c)
 			fprintf(sb->out, "PERF_RECORD_%s  %x/%x, %x/%x, %" PRIx64,
-			       r->type == PERF_RECORD_FORK ? "FORK" : "EXIT", hwt_le32(r->body),
-			       hwt_le32(r->body + 8), hwt_le32(r->body + 4), hwt_le32(r->body + 12),
-			       hwt_le64(r->body + 16));
+				r->type == PERF_RECORD_FORK ? "FORK" : "EXIT", hwt_le32(r->body),
+				hwt_le32(r->body + 8), hwt_le32(r->body + 4),
+				hwt_le32(r->body + 12), hwt_le64(r->body + 16));
 		if (body_has(r, 24) && v)
-			fprintf(sb->out, "PERF_RECORD_%s\n  pid: %x\n  ppid: %x\n  tid: %x\n  ptid: %x\n"
-			       "  time: %" PRIx64,
-			       r->type == PERF_RECORD_FORK ? "FORK" : "EXIT", hwt_le32(r->body),
-			       hwt_le32(r->body + 4), hwt_le32(r->body + 8), hwt_le32(r->body + 12),
-			       hwt_le64(r->body + 16));
+			fprintf(sb->out,
+				"PERF_RECORD_%s\n  pid: %x\n  ppid: %x\n  tid: %x\n  ptid: %x\n"
+				"  time: %" PRIx64,
+				r->type == PERF_RECORD_FORK ? "FORK" : "EXIT", hwt_le32(r->body),
+				hwt_le32(r->body + 4), hwt_le32(r->body + 8),
+				hwt_le32(r->body + 12), hwt_le64(r->body + 16));
 		break;
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
 		if (body_has(r, 24) && c)
 			fprintf(sb->out, "PERF_RECORD_%s  %" PRIx64 ", %" PRIx64 ", %" PRIx64,
-			       r->type == PERF_RECORD_THROTTLE ? "THROTTLE" : "UNTHROTTLE",
-			       hwt_le64(r->body), hwt_le64(r->body + 8), hwt_le64(r->body + 16));
+				r->type == PERF_RECORD_THROTTLE ? "THROTTLE" : "UNTHROTTLE",
+				hwt_le64(r->body), hwt_le64(r->body + 8), hwt_le64(r->body + 16));
 		break;
 	case PERF_RECORD_AUX:
 		if (body_has(r, 24) && c)
 			fprintf(sb->out, "PERF_RECORD_AUX%s  %" PRIx64 ", %" PRIx64 ", %" PRIx64,
-			       hwt_le64(r->body + 16) & PERF_AUX_FLAG_TRUNCATED ? ".TRUNCATED" : "",
-			       hwt_le64(r->body), hwt_le64(r->body + 8), hwt_le64(r->body + 16));
+				hwt_le64(r->body + 16) & PERF_AUX_FLAG_TRUNCATED ? ".TRUNCATED"
+										 : "",
+				hwt_le64(r->body), hwt_le64(r->body + 8), hwt_le64(r->body + 16));
 		break;
 	case PERF_RECORD_ITRACE_START:
 		if (body_has(r, 8) && c)
 			fprintf(sb->out, "PERF_RECORD_ITRACE_START  %x/%x", hwt_le32(r->body),
-			       hwt_le32(r->body + 4));
+				hwt_le32(r->body + 4));
 		if (body_has(r, 8) && v)
-			fprintf(sb->out, "PERF_RECORD_ITRACE_START\n  pid: %x\n  tid: %x", hwt_le32(r->body),
-			       hwt_le32(r->body + 4));
+			fprintf(sb->out, "PERF_RECORD_ITRACE_START\n  pid: %x\n  tid: %x",
+				hwt_le32(r->body), hwt_le32(r->body + 4));
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
 		if (body_has(r, 8) && c)
 			fprintf(sb->out, "PERF_RECORD_LOST_SAMPLES  %" PRIx64, hwt_le64(r->body));
 		break;
 	case PERF_RECORD_SWITCH:
-		fprintf(sb->out, "PERF_RECORD_SWITCH.%s", r->misc & PERF_RECORD_MISC_SWITCH_OUT ? "OUT" : "IN");
+		fprintf(sb->out, "PERF_RECORD_SWITCH.%s",
+			r->misc & PERF_RECORD_MISC_SWITCH_OUT ? "OUT" : "IN");
 		break;
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		if (body_has(r, 8) && c)
 			fprintf(sb->out, "PERF_RECORD_SWITCH_CPU_WIDE.%s  %x/%x",
-			       r->misc & PERF_RECORD_MISC_SWITCH_OUT ? "OUT" : "IN",
-			       hwt_le32(r->body), hwt_le32(r->body + 4));
+				r->misc & PERF_RECORD_MISC_SWITCH_OUT ? "OUT" : "IN",
+				hwt_le32(r->body), hwt_le32(r->body + 4));
 		break;
 	default:
 		if (c)
@@ -739,7 +748,12 @@ static int elf_abi(const char *path)
 		return 0;
 	n = fread(id, 1, sizeof(id), f);
 	fclose(f);
-	if (n < 20 || memcmp(id, "\x7f" "ELF", 4) || id[6] != 1)
+	if (n < 20 ||
+	    memcmp(id,
+		   "\x7f"
+		   "ELF",
+		   4) ||
+	    id[6] != 1)
 		return 0;
 	if (id[4] == 2)
 		return 1;
@@ -762,8 +776,10 @@ static int do_map(struct script_sb *sb, struct sb_stream *s, uint32_t pid, const
 			report(sb, s, SBW_SECTION_LOST);
 			return 0;
 		}
-		file = c->abi == 1 ? s->cfg.vdso_x64 : c->abi == 2 ? s->cfg.vdso_x32 :
-		       c->abi == 3 ? s->cfg.vdso_ia32 : NULL;
+		file = c->abi == 1   ? s->cfg.vdso_x64
+		       : c->abi == 2 ? s->cfg.vdso_x32
+		       : c->abi == 3 ? s->cfg.vdso_ia32
+				     : NULL;
 		if (!file) {
 			report(sb, s, SBE_BAD_CONFIG);
 			return 0;
@@ -1006,7 +1022,8 @@ static enum loc loc_from_event(const struct sb_stream *s, const struct hwt_dec_c
 
 /* The event part of libipt-sb's apply: track the location and place a
  * postponed context switch in the kernel (or where we do not know). */
-static void present(struct script_sb *sb, struct sb_stream *s, const struct hwt_dec_context_query *q)
+static void present(struct script_sb *sb, struct sb_stream *s,
+		    const struct hwt_dec_context_query *q)
 {
 	enum loc old = s->loc;
 

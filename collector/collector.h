@@ -42,10 +42,10 @@
 /* Targets                                                                  */
 
 struct hwt_coll_target_config {
-	size_t size;              /* sizeof(struct hwt_coll_target_config) */
+	size_t size; /* sizeof(struct hwt_coll_target_config) */
 	struct hwt_logger logger;
-	const char *sysfs_root;   /* NULL: "/sys" (online CPUs); a test seam */
-	const char *proc_root;    /* NULL: "/proc" (threads of a PID); a test seam */
+	const char *sysfs_root; /* NULL: "/sys" (online CPUs); a test seam */
+	const char *proc_root;	/* NULL: "/proc" (threads of a PID); a test seam */
 	/* On failure, a one-line explanation with the fix goes here
 	 * (optional); the buffer must outlive the target. */
 	char *errmsg;
@@ -130,8 +130,7 @@ HWT_API int hwt_coll_target_exit_status(const struct hwt_coll_target *t);
 
 /* The command's user and system CPU seconds (from wait4; children it
  * waited for included). 0 until it exits. */
-HWT_API void hwt_coll_target_rusage(const struct hwt_coll_target *t, double *user_s,
-				    double *sys_s);
+HWT_API void hwt_coll_target_rusage(const struct hwt_coll_target *t, double *user_s, double *sys_s);
 
 /* True when a SIGINT/SIGTERM arrived during the waits. */
 HWT_API bool hwt_coll_target_interrupted(const struct hwt_coll_target *t);
@@ -142,7 +141,6 @@ HWT_API bool hwt_coll_target_interrupted(const struct hwt_coll_target *t);
  * and SIGCHLD; a pidfd per attached process). Writes at most max into fds
  * (owned by the target) and returns how many. */
 HWT_API size_t hwt_coll_target_pollfds(const struct hwt_coll_target *t, int *fds, size_t max);
-
 
 /* ------------------------------------------------------------------------ */
 /* Recording: samples (and Intel PT) into a container                        */
@@ -180,35 +178,35 @@ enum hwt_coll_callgraph {
 };
 
 struct hwt_coll_rec_config {
-	size_t size;              /* sizeof(struct hwt_coll_rec_config) */
+	size_t size;		  /* sizeof(struct hwt_coll_rec_config) */
 	struct hwt_logger logger; /* notices (default event fallback, throttling) */
-	const char *output;       /* the .hwt file (required) */
-	bool rename_old;          /* an existing output becomes OUTPUT.old */
+	const char *output;	  /* the .hwt file (required) */
+	bool rename_old;	  /* an existing output becomes OUTPUT.old */
 	/* Events to sample (pmc's -e syntax). NULL: cycles, or cpu-clock with
 	 * a notice where the machine has no hardware counters. */
 	const char *events;
-	uint64_t period;          /* sample every N events (-c) */
-	uint64_t freq;            /* ... or N times a second (-F); default 4000
-				     (1 for tracepoints: every hit); capped at
-				     kernel.perf_event_max_sample_rate */
+	uint64_t period; /* sample every N events (-c) */
+	uint64_t freq;	 /* ... or N times a second (-F); default 4000
+			    (1 for tracepoints: every hit); capped at
+			    kernel.perf_event_max_sample_rate */
 	enum hwt_coll_callgraph callgraph;
-	bool switch_events;       /* PERF_RECORD_SWITCH(_CPU_WIDE) */
-	bool per_thread;          /* one buffer per thread, no inheritance
-				     (default: one per CPU, following new
-				     threads and processes) */
-	bool no_inherit;          /* do not follow new threads/processes */
-	size_t mmap_bytes;        /* data area per buffer; 0: 1 MiB (rounded
-				     up to a power of two pages) */
-	int level;                /* zstd level; 0: the writer's default (3) */
-	const char *cmdline;      /* hwtrace's command line, for metadata */
+	bool switch_events;	    /* PERF_RECORD_SWITCH(_CPU_WIDE) */
+	bool per_thread;	    /* one buffer per thread, no inheritance
+				       (default: one per CPU, following new
+				       threads and processes) */
+	bool no_inherit;	    /* do not follow new threads/processes */
+	size_t mmap_bytes;	    /* data area per buffer; 0: 1 MiB (rounded
+				       up to a power of two pages) */
+	int level;		    /* zstd level; 0: the writer's default (3) */
+	const char *cmdline;	    /* hwtrace's command line, for metadata */
 	const char *target_cmdline; /* the traced command, for metadata */
 	/* Intel PT instead of samples: events is then ignored. */
 	bool pt;
-	const char *pt_spec;      /* "intel_pt/TERMS/MODS" or "TERMS" */
-	bool pt_snapshot;         /* overwrite mode; snapshots on SIGUSR2 and
-				     at the end */
-	size_t aux_bytes;         /* AUX area per buffer; 0: 4 MiB */
-	const char *pt_filter;    /* IP filters, see docs/record.md */
+	const char *pt_spec;   /* "intel_pt/TERMS/MODS" or "TERMS" */
+	bool pt_snapshot;      /* overwrite mode; snapshots on SIGUSR2 and
+				  at the end */
+	size_t aux_bytes;      /* AUX area per buffer; 0: 4 MiB */
+	const char *pt_filter; /* IP filters, see docs/record.md */
 	/* Test seams: sysfs and perf_event_paranoid (NULL: the real ones). */
 	const char *sysfs_root;
 	const char *paranoid_path;
@@ -251,25 +249,25 @@ HWT_API int hwt_coll_rec_open(struct hwt_coll_rec *rec, struct hwt_coll_target *
 HWT_API int hwt_coll_rec_run(struct hwt_coll_rec *rec);
 
 struct hwt_coll_rec_stats {
-	uint64_t samples;          /* PERF_RECORD_SAMPLE records */
-	uint64_t records;          /* all records from the kernel */
-	uint64_t lost_records;     /* PERF_RECORD_LOST: ring buffer overflow */
-	uint64_t lost_samples;     /* PERF_RECORD_LOST_SAMPLES */
-	uint64_t throttled;        /* PERF_RECORD_THROTTLE */
-	uint64_t writer_dropped;   /* bytes the writer could not take in time */
-	uint64_t aux_bytes;        /* Intel PT bytes recorded */
-	uint64_t aux_lost;         /* ... known lost (bytes) */
-	uint64_t aux_gaps;         /* AUX records with TRUNCATED/PARTIAL/COLLISION */
-	uint64_t snapshots;        /* PT snapshots taken */
-	uint64_t raw_bytes;        /* uncompressed bytes in the file */
-	uint64_t file_bytes;       /* size of the file */
-	uint64_t wakeups;          /* loop iterations that found data */
-	size_t buffers;            /* ring buffers */
-	size_t fds;                /* event descriptors */
-	double seconds;            /* wall time from start to end */
-	int exit_status;           /* of a launched command, -1 if none */
-	bool interrupted;          /* ended by SIGINT/SIGTERM */
-	char event[64];            /* the first event's name */
+	uint64_t samples;	 /* PERF_RECORD_SAMPLE records */
+	uint64_t records;	 /* all records from the kernel */
+	uint64_t lost_records;	 /* PERF_RECORD_LOST: ring buffer overflow */
+	uint64_t lost_samples;	 /* PERF_RECORD_LOST_SAMPLES */
+	uint64_t throttled;	 /* PERF_RECORD_THROTTLE */
+	uint64_t writer_dropped; /* bytes the writer could not take in time */
+	uint64_t aux_bytes;	 /* Intel PT bytes recorded */
+	uint64_t aux_lost;	 /* ... known lost (bytes) */
+	uint64_t aux_gaps;	 /* AUX records with TRUNCATED/PARTIAL/COLLISION */
+	uint64_t snapshots;	 /* PT snapshots taken */
+	uint64_t raw_bytes;	 /* uncompressed bytes in the file */
+	uint64_t file_bytes;	 /* size of the file */
+	uint64_t wakeups;	 /* loop iterations that found data */
+	size_t buffers;		 /* ring buffers */
+	size_t fds;		 /* event descriptors */
+	double seconds;		 /* wall time from start to end */
+	int exit_status;	 /* of a launched command, -1 if none */
+	bool interrupted;	 /* ended by SIGINT/SIGTERM */
+	char event[64];		 /* the first event's name */
 };
 
 /* Fills *st (valid after run, and partly during). */
@@ -301,10 +299,10 @@ HWT_API void hwt_coll_rec_free(struct hwt_coll_rec *rec);
 /* PT configuration terms, as in perf's intel_pt//: "tsc,mtc,cyc,noretcomp,
  * mtc_period=N,psb_period=N". */
 struct hwt_ptemu_terms {
-	bool tsc;              /* TSC packets in PSB+ (default on) */
-	bool mtc;              /* MTC packets (default on) and TMA in PSB+ */
-	bool cyc;              /* CYC packets (default off) */
-	bool noretcomp;        /* no return compression (default off) */
+	bool tsc;	       /* TSC packets in PSB+ (default on) */
+	bool mtc;	       /* MTC packets (default on) and TMA in PSB+ */
+	bool cyc;	       /* CYC packets (default off) */
+	bool noretcomp;	       /* no return compression (default off) */
 	uint8_t mtc_period;    /* MTC every 2^N crystal ticks, 0..15 (default 3) */
 	uint8_t psb_period;    /* PSB+ every 2^(N+11) bytes, 0..15 (default 3: 16 KiB) */
 	uint32_t tsc_per_insn; /* deterministic clock: TSC ticks per instruction
@@ -331,27 +329,27 @@ HWT_API uint64_t hwt_ptemu_terms_config(const struct hwt_ptemu_terms *terms);
 /* Statistics of one thread's stream. */
 struct hwt_ptemu_thread {
 	uint32_t pid, tid, ppid, ptid;
-	uint64_t insns;     /* instructions retired (ground truth) */
-	uint64_t cond;      /* conditional branches */
-	uint64_t taken;     /* ... taken */
-	uint64_t indirect;  /* indirect branches (TIP) */
-	uint64_t ret_comp;  /* compressed returns */
-	uint64_t ret_tip;   /* uncompressed returns */
-	uint64_t kernel;    /* kernel entries (syscalls, faults, signals) */
-	uint64_t lost;      /* events whose position was not known (OVF) */
+	uint64_t insns;	   /* instructions retired (ground truth) */
+	uint64_t cond;	   /* conditional branches */
+	uint64_t taken;	   /* ... taken */
+	uint64_t indirect; /* indirect branches (TIP) */
+	uint64_t ret_comp; /* compressed returns */
+	uint64_t ret_tip;  /* uncompressed returns */
+	uint64_t kernel;   /* kernel entries (syscalls, faults, signals) */
+	uint64_t lost;	   /* events whose position was not known (OVF) */
 	uint64_t psb;
-	uint64_t bytes;     /* PT bytes */
+	uint64_t bytes; /* PT bytes */
 	uint64_t tsc_start, tsc_end;
-	int end;            /* 0 running (killed), 1 exit, 2 exec, 3 signal */
+	int end; /* 0 running (killed), 1 exit, 2 exec, 3 signal */
 };
 
 /* What a run gave. */
 struct hwt_ptemu_result {
-	int exit_status;         /* of the command: exit code, or 128+signal */
+	int exit_status; /* of the command: exit code, or 128+signal */
 	size_t nthreads;
 	struct hwt_ptemu_thread *threads; /* owned: hwt_ptemu_result_fini() */
-	uint64_t insns, bytes;   /* totals */
-	double seconds;          /* wall time of the traced run */
+	uint64_t insns, bytes;		  /* totals */
+	double seconds;			  /* wall time of the traced run */
 };
 
 HWT_API void hwt_ptemu_result_fini(struct hwt_ptemu_result *res);
@@ -376,16 +374,16 @@ struct hwt_ptemu_sink {
 };
 
 struct hwt_ptemu_config {
-	size_t size;                 /* sizeof(struct hwt_ptemu_config) */
-	const char *const *argv;     /* the command, NULL-terminated */
+	size_t size;		 /* sizeof(struct hwt_ptemu_config) */
+	const char *const *argv; /* the command, NULL-terminated */
 	struct hwt_ptemu_terms terms;
-	const char *qemu;            /* default "qemu-x86_64" (PATH) */
-	const char *plugin;          /* default: $HWT_PTEMU_PLUGIN, the build
-				      * tree's, then the installed one */
-	const char *workdir;         /* where the plugin writes; default a new
-				      * directory under $TMPDIR, removed after */
-	bool truth;                  /* keep ground-truth files in workdir
-				      * (tests); needs workdir */
+	const char *qemu;    /* default "qemu-x86_64" (PATH) */
+	const char *plugin;  /* default: $HWT_PTEMU_PLUGIN, the build
+			      * tree's, then the installed one */
+	const char *workdir; /* where the plugin writes; default a new
+			      * directory under $TMPDIR, removed after */
+	bool truth;	     /* keep ground-truth files in workdir
+			      * (tests); needs workdir */
 	struct hwt_logger log;
 };
 

@@ -27,7 +27,7 @@
 #define PT_DIR "bus/event_source/devices/intel_pt"
 
 static int msg(char *buf, size_t len, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static int msg(char *buf, size_t len, int err, const char *fmt, ...)
 {
@@ -102,8 +102,7 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp((const char *)a, (const char *)b);
 }
 
-int hwt_coll_pt_pmu_read(const char *root, struct hwt_coll_pt_pmu *pmu, char *errmsg,
-			 size_t errlen)
+int hwt_coll_pt_pmu_read(const char *root, struct hwt_coll_pt_pmu *pmu, char *errmsg, size_t errlen)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 64], text[128];
 	struct dirent *de;
@@ -141,7 +140,8 @@ int hwt_coll_pt_pmu_read(const char *root, struct hwt_coll_pt_pmu *pmu, char *er
 			continue;
 		if (parse_fmt(text, f) < 0) {
 			closedir(d);
-			return msg(errmsg, errlen, -HWT_EFORMAT, "%s: cannot parse '%s'", file, text);
+			return msg(errmsg, errlen, -HWT_EFORMAT, "%s: cannot parse '%s'", file,
+				   text);
 		}
 		memcpy(f->name, de->d_name, strlen(de->d_name) + 1); /* length checked above */
 		pmu->nfmt++;
@@ -201,8 +201,7 @@ int64_t hwt_coll_pt_cap(const struct hwt_coll_pt_pmu *pmu, const char *name)
 	return -1;
 }
 
-const struct hwt_coll_pt_fmt *hwt_coll_pt_fmt(const struct hwt_coll_pt_pmu *pmu,
-					       const char *name)
+const struct hwt_coll_pt_fmt *hwt_coll_pt_fmt(const struct hwt_coll_pt_pmu *pmu, const char *name)
 {
 	for (size_t i = 0; i < pmu->nfmt; i++) {
 		if (!strcmp(pmu->fmt[i].name, name))
@@ -218,8 +217,20 @@ enum term_kind { T_FLAG, T_NUM };
 
 /* Positions in terms[] below. */
 enum {
-	I_PT, I_BRANCH, I_TSC, I_NORETCOMP, I_MTC, I_MTC_PERIOD, I_CYC, I_CYC_THRESH,
-	I_PSB_PERIOD, I_PTW, I_FUP_ON_PTW, I_PWR_EVT, I_NOTNT, I_EVENT,
+	I_PT,
+	I_BRANCH,
+	I_TSC,
+	I_NORETCOMP,
+	I_MTC,
+	I_MTC_PERIOD,
+	I_CYC,
+	I_CYC_THRESH,
+	I_PSB_PERIOD,
+	I_PTW,
+	I_FUP_ON_PTW,
+	I_PWR_EVT,
+	I_NOTNT,
+	I_EVENT,
 };
 
 struct term_def {
@@ -230,20 +241,20 @@ struct term_def {
 };
 
 static const struct term_def terms[] = {
-	{"pt", T_FLAG, NULL, NULL},
-	{"branch", T_FLAG, NULL, NULL},
-	{"tsc", T_FLAG, NULL, NULL},
-	{"noretcomp", T_FLAG, NULL, NULL},
-	{"mtc", T_FLAG, "mtc", NULL},
-	{"mtc_period", T_NUM, "mtc", "mtc_periods"},
-	{"cyc", T_FLAG, "psb_cyc", NULL},
-	{"cyc_thresh", T_NUM, "psb_cyc", "cycle_thresholds"},
-	{"psb_period", T_NUM, "psb_cyc", "psb_periods"},
-	{"ptw", T_FLAG, "ptwrite", NULL},
-	{"fup_on_ptw", T_FLAG, "ptwrite", NULL},
-	{"pwr_evt", T_FLAG, "power_event_trace", NULL},
-	{"notnt", T_FLAG, "tnt_disable", NULL},
-	{"event", T_FLAG, "event_trace", NULL},
+    {"pt", T_FLAG, NULL, NULL},
+    {"branch", T_FLAG, NULL, NULL},
+    {"tsc", T_FLAG, NULL, NULL},
+    {"noretcomp", T_FLAG, NULL, NULL},
+    {"mtc", T_FLAG, "mtc", NULL},
+    {"mtc_period", T_NUM, "mtc", "mtc_periods"},
+    {"cyc", T_FLAG, "psb_cyc", NULL},
+    {"cyc_thresh", T_NUM, "psb_cyc", "cycle_thresholds"},
+    {"psb_period", T_NUM, "psb_cyc", "psb_periods"},
+    {"ptw", T_FLAG, "ptwrite", NULL},
+    {"fup_on_ptw", T_FLAG, "ptwrite", NULL},
+    {"pwr_evt", T_FLAG, "power_event_trace", NULL},
+    {"notnt", T_FLAG, "tnt_disable", NULL},
+    {"event", T_FLAG, "event_trace", NULL},
 };
 
 #define NTERMS (sizeof(terms) / sizeof(terms[0]))
@@ -262,13 +273,14 @@ static void valid_list(uint64_t map, char *buf, size_t len)
 		while (e + 1 < 64 && (map & (1ull << (e + 1))))
 			e++;
 		if (e >= v + 2)
-			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%u-%u", n ? "," : "",
-					      v, e);
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%u-%u",
+					      n ? "," : "", v, e);
 		else if (e == v + 1)
-			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%u,%u", n ? "," : "",
-					      v, e);
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%u,%u",
+					      n ? "," : "", v, e);
 		else
-			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%u", n ? "," : "", v);
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%u", n ? "," : "",
+					      v);
 		v = e;
 	}
 	if (!n)
@@ -352,7 +364,8 @@ int hwt_coll_pt_conf_parse(const struct hwt_coll_pt_pmu *pmu, const char *spec,
 				   "pwr_evt, notnt, event, user, kernel)",
 				   t);
 		if (terms[i].kind == T_FLAG && v > 1)
-			return msg(errmsg, errlen, -HWT_EPARSE, "intel_pt term '%s' takes 0 or 1", t);
+			return msg(errmsg, errlen, -HWT_EPARSE, "intel_pt term '%s' takes 0 or 1",
+				   t);
 		vals[i] = v;
 		given[i] = true;
 	}
@@ -365,9 +378,9 @@ int hwt_coll_pt_conf_parse(const struct hwt_coll_pt_pmu *pmu, const char *spec,
 			else if (*m == 'k')
 				conf->kernel = true;
 			else
-				return msg(errmsg, errlen, -HWT_EPARSE,
-					   "intel_pt modifier '%c' is not supported (use u and/or k)",
-					   *m);
+				return msg(
+				    errmsg, errlen, -HWT_EPARSE,
+				    "intel_pt modifier '%c' is not supported (use u and/or k)", *m);
 		}
 	}
 	if (!conf->user && !conf->kernel)
@@ -407,10 +420,11 @@ int hwt_coll_pt_conf_parse(const struct hwt_coll_pt_pmu *pmu, const char *spec,
 		if (!f) {
 			if (!vals[i])
 				continue; /* "=0" of a term this kernel lacks: nothing to do */
-			return msg(errmsg, errlen, -HWT_ENOTSUP,
-				   "intel_pt term '%s' is not supported by this kernel (no format/%s "
-				   "in sysfs); drop it or use a newer kernel",
-				   t->name, t->name);
+			return msg(
+			    errmsg, errlen, -HWT_ENOTSUP,
+			    "intel_pt term '%s' is not supported by this kernel (no format/%s "
+			    "in sysfs); drop it or use a newer kernel",
+			    t->name, t->name);
 		}
 		width = (unsigned)(f->hi - f->lo + 1);
 		if (width < 64 && vals[i] >> width)
@@ -421,10 +435,11 @@ int hwt_coll_pt_conf_parse(const struct hwt_coll_pt_pmu *pmu, const char *spec,
 			continue;
 		if (t->cap && hwt_coll_pt_cap(pmu, t->cap) <= 0 &&
 		    !(t->kind == T_NUM && vals[i] == 0))
-			return msg(errmsg, errlen, -HWT_ENOTSUP,
-				   "intel_pt term '%s' is not supported by this CPU (caps/%s is %s); "
-				   "drop it",
-				   t->name, t->cap, hwt_coll_pt_cap(pmu, t->cap) < 0 ? "absent" : "0");
+			return msg(
+			    errmsg, errlen, -HWT_ENOTSUP,
+			    "intel_pt term '%s' is not supported by this CPU (caps/%s is %s); "
+			    "drop it",
+			    t->name, t->cap, hwt_coll_pt_cap(pmu, t->cap) < 0 ? "absent" : "0");
 		if (t->valid) {
 			int64_t map = hwt_coll_pt_cap(pmu, t->valid);
 
@@ -447,9 +462,10 @@ int hwt_coll_pt_conf_parse(const struct hwt_coll_pt_pmu *pmu, const char *spec,
 			   "intel_pt term 'fup_on_ptw' needs 'ptw' too");
 	if (given[I_BRANCH] && !vals[I_BRANCH] &&
 	    (hwt_coll_pt_cap(pmu, "psb_cyc") <= 0 || hwt_coll_pt_cap(pmu, "mtc") <= 0))
-		return msg(errmsg, errlen, -HWT_ENOTSUP,
-			   "intel_pt 'branch=0' is not supported by this CPU (branch tracing cannot "
-			   "be turned off before Skylake)");
+		return msg(
+		    errmsg, errlen, -HWT_ENOTSUP,
+		    "intel_pt 'branch=0' is not supported by this CPU (branch tracing cannot "
+		    "be turned off before Skylake)");
 
 	for (size_t i = 0; i < NTERMS; i++) {
 		const struct hwt_coll_pt_fmt *f = hwt_coll_pt_fmt(pmu, terms[i].name);
@@ -561,8 +577,9 @@ static int one_filter(char *item, struct hwt_sym_cache *cache, char *out, size_t
 		int err;
 
 		if (!realpath(file, real))
-			return msg(errmsg, errlen, -errno, "filter: '%s': %s (give the object's path)",
-				   file, strerror(errno));
+			return msg(errmsg, errlen, -errno,
+				   "filter: '%s': %s (give the object's path)", file,
+				   strerror(errno));
 		err = hwt_sym_obj_open(cache, real, NULL, 0, &obj);
 		if (err < 0)
 			return msg(errmsg, errlen, err, "filter: cannot read '%s': %s", real,
@@ -579,9 +596,10 @@ static int one_filter(char *item, struct hwt_sym_cache *cache, char *out, size_t
 			int nd = hwt_sym_find(obj, target, &def, 1);
 
 			if (nd <= 0)
-				return msg(errmsg, errlen, -HWT_ENOSYM,
-					   "filter: no symbol '%s' in '%s' (check the name with 'nm')",
-					   target, real);
+				return msg(
+				    errmsg, errlen, -HWT_ENOSYM,
+				    "filter: no symbol '%s' in '%s' (check the name with 'nm')",
+				    target, real);
 			if (!def.has_offset)
 				return msg(errmsg, errlen, -HWT_ENOSYM,
 					   "filter: symbol '%s' is not in a loaded segment of '%s'",
@@ -601,10 +619,11 @@ static int one_filter(char *item, struct hwt_sym_cache *cache, char *out, size_t
 		errno = 0;
 		addr = strtoull(target, &end, 0);
 		if (end == target || *end || errno)
-			return msg(errmsg, errlen, -HWT_EPARSE,
-				   "filter: '%s' needs '@ FILE' (symbols and user-space addresses are "
-				   "looked up in an object)",
-				   target);
+			return msg(
+			    errmsg, errlen, -HWT_EPARSE,
+			    "filter: '%s' needs '@ FILE' (symbols and user-space addresses are "
+			    "looked up in an object)",
+			    target);
 		if (!(addr >> 63))
 			return msg(errmsg, errlen, -HWT_EPARSE,
 				   "filter: user-space address %s needs '@ FILE'", target);
@@ -613,9 +632,9 @@ static int one_filter(char *item, struct hwt_sym_cache *cache, char *out, size_t
 		return msg(errmsg, errlen, -HWT_EPARSE, "filter: '%s' needs a size: ADDR/SIZE",
 			   target);
 	if (range)
-		n = snprintf(out + *used, outlen - *used, "%s%s 0x%llx/0x%llx%s%s", *used ? "," : "",
-			     kact, (unsigned long long)addr, (unsigned long long)size,
-			     file ? "@" : "", file ? real : "");
+		n = snprintf(out + *used, outlen - *used, "%s%s 0x%llx/0x%llx%s%s",
+			     *used ? "," : "", kact, (unsigned long long)addr,
+			     (unsigned long long)size, file ? "@" : "", file ? real : "");
 	else
 		n = snprintf(out + *used, outlen - *used, "%s%s 0x%llx%s%s", *used ? "," : "", kact,
 			     (unsigned long long)addr, file ? "@" : "", file ? real : "");
@@ -674,27 +693,27 @@ int hwt_coll_pt_meta(const struct hwt_coll_pt_pmu *pmu, const struct hwt_coll_pt
 		const char *key;
 		uint64_t v;
 	} u[] = {
-		{"pt.pmu_type", pmu->type},
-		{"pt.config.config", conf->config},
-		{"pt.config.tsc", conf->tsc},
-		{"pt.config.mtc", conf->mtc},
-		{"pt.config.cyc", conf->cyc},
-		{"pt.config.noretcomp", conf->noretcomp},
-		{"pt.config.branch", conf->branch},
-		{"pt.config.mtc_freq", conf->mtc_period},
-		{"pt.config.cyc_thresh", conf->cyc_thresh},
-		{"pt.config.psb_period", conf->psb_period},
-		{"pt.config.psb_bytes", 2048ull << conf->psb_period},
-		{"pt.config.ptw", conf->ptw},
-		{"pt.config.fup_on_ptw", conf->fup_on_ptw},
-		{"pt.config.pwr_evt", conf->pwr_evt},
-		{"pt.config.notnt", conf->notnt},
-		{"pt.config.event", conf->event},
-		{"pt.config.user", conf->user},
-		{"pt.config.kernel", conf->kernel},
-		{"pt.config.nom_freq", pmu->max_nonturbo_ratio},
-		{"pt.config.cpuid_0x15_eax", pmu->tsc_art_den},
-		{"pt.config.cpuid_0x15_ebx", pmu->tsc_art_num},
+	    {"pt.pmu_type", pmu->type},
+	    {"pt.config.config", conf->config},
+	    {"pt.config.tsc", conf->tsc},
+	    {"pt.config.mtc", conf->mtc},
+	    {"pt.config.cyc", conf->cyc},
+	    {"pt.config.noretcomp", conf->noretcomp},
+	    {"pt.config.branch", conf->branch},
+	    {"pt.config.mtc_freq", conf->mtc_period},
+	    {"pt.config.cyc_thresh", conf->cyc_thresh},
+	    {"pt.config.psb_period", conf->psb_period},
+	    {"pt.config.psb_bytes", 2048ull << conf->psb_period},
+	    {"pt.config.ptw", conf->ptw},
+	    {"pt.config.fup_on_ptw", conf->fup_on_ptw},
+	    {"pt.config.pwr_evt", conf->pwr_evt},
+	    {"pt.config.notnt", conf->notnt},
+	    {"pt.config.event", conf->event},
+	    {"pt.config.user", conf->user},
+	    {"pt.config.kernel", conf->kernel},
+	    {"pt.config.nom_freq", pmu->max_nonturbo_ratio},
+	    {"pt.config.cpuid_0x15_eax", pmu->tsc_art_den},
+	    {"pt.config.cpuid_0x15_ebx", pmu->tsc_art_num},
 	};
 	char key[96];
 	int err;

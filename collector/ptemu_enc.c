@@ -43,7 +43,7 @@ void hwt_ptemu_cpu_default(struct hwt_ptemu_cpu *cpu)
 	cpu->model = 85;
 	cpu->stepping = 4;
 	cpu->nom_freq = 21; /* 2.1 GHz TSC */
-	cpu->cbr = 21;      /* core clock = TSC clock: 1 cycle = 1 tick */
+	cpu->cbr = 21;	    /* core clock = TSC clock: 1 cycle = 1 tick */
 	/* 25 MHz crystal: TSC/ART = 168/2 = 84, an integer so that MTC times
 	 * are exact ticks of the emulated TSC. */
 	cpu->cpuid15_eax = 2;
@@ -352,8 +352,7 @@ static int psb_plus(struct hwt_ptemu_enc *e, uint64_t ip)
 }
 
 int hwt_ptemu_enc_init(struct hwt_ptemu_enc *e, const struct hwt_ptemu_terms *terms,
-		       const struct hwt_ptemu_cpu *cpu, struct hwt_ptemu_out *out,
-		       uint64_t tsc0)
+		       const struct hwt_ptemu_cpu *cpu, struct hwt_ptemu_out *out, uint64_t tsc0)
 {
 	memset(e, 0, sizeof(*e));
 	if (terms->mtc_period > 15 || terms->psb_period > 15 || !terms->tsc_per_insn ||

@@ -45,14 +45,14 @@
 
 /* Ground-truth event kinds (struct hwt_ptemu_truth.kind). */
 enum hwt_ptemu_truth_kind {
-	HWT_PTEMU_T_COND = 1,   /* conditional branch at ip; target: 1 taken, 0 not */
-	HWT_PTEMU_T_INDIRECT,   /* indirect jmp/call at ip to target */
-	HWT_PTEMU_T_RET,        /* near return at ip to target */
-	HWT_PTEMU_T_SYSCALL,    /* syscall at ip (tracing stops) */
-	HWT_PTEMU_T_FAULT,      /* event before ip was executed (FUP ip) */
-	HWT_PTEMU_T_ASYNC,      /* event after the previous instruction (FUP ip) */
-	HWT_PTEMU_T_ENABLE,     /* tracing (re)starts at target */
-	HWT_PTEMU_T_LOST,       /* an event whose IP is unknown: OVF emitted */
+	HWT_PTEMU_T_COND = 1, /* conditional branch at ip; target: 1 taken, 0 not */
+	HWT_PTEMU_T_INDIRECT, /* indirect jmp/call at ip to target */
+	HWT_PTEMU_T_RET,      /* near return at ip to target */
+	HWT_PTEMU_T_SYSCALL,  /* syscall at ip (tracing stops) */
+	HWT_PTEMU_T_FAULT,    /* event before ip was executed (FUP ip) */
+	HWT_PTEMU_T_ASYNC,    /* event after the previous instruction (FUP ip) */
+	HWT_PTEMU_T_ENABLE,   /* tracing (re)starts at target */
+	HWT_PTEMU_T_LOST,     /* an event whose IP is unknown: OVF emitted */
 };
 
 struct hwt_ptemu_truth {
@@ -76,25 +76,25 @@ struct hwt_ptemu_out {
 struct hwt_ptemu_cpu {
 	uint16_t family;
 	uint8_t model, stepping;
-	uint8_t nom_freq;       /* TSC frequency / 100 MHz */
-	uint8_t cbr;            /* core:bus ratio; equal to nom_freq */
-	uint32_t cpuid15_eax;   /* TSC / ART = ebx / eax */
+	uint8_t nom_freq;     /* TSC frequency / 100 MHz */
+	uint8_t cbr;	      /* core:bus ratio; equal to nom_freq */
+	uint32_t cpuid15_eax; /* TSC / ART = ebx / eax */
 	uint32_t cpuid15_ebx;
 };
 
 /* Counters of one thread's stream; also stored in the file header. */
 struct hwt_ptemu_counts {
-	uint64_t insns;        /* instructions retired in user space */
-	uint64_t cond;         /* conditional branches */
-	uint64_t taken;        /* ... of which taken */
-	uint64_t indirect;     /* TIP for indirect jmp/call */
-	uint64_t ret_comp;     /* compressed returns (TNT bit) */
-	uint64_t ret_tip;      /* uncompressed returns (TIP) */
-	uint64_t kernel;       /* entries to the kernel (TIP.PGD) */
-	uint64_t faults;       /* FUP+TIP.PGD for exceptions and signals */
-	uint64_t lost;         /* events encoded as OVF (position unknown) */
-	uint64_t psb;          /* PSB+ emitted */
-	uint64_t bytes;        /* PT bytes */
+	uint64_t insns;	   /* instructions retired in user space */
+	uint64_t cond;	   /* conditional branches */
+	uint64_t taken;	   /* ... of which taken */
+	uint64_t indirect; /* TIP for indirect jmp/call */
+	uint64_t ret_comp; /* compressed returns (TNT bit) */
+	uint64_t ret_tip;  /* uncompressed returns (TIP) */
+	uint64_t kernel;   /* entries to the kernel (TIP.PGD) */
+	uint64_t faults;   /* FUP+TIP.PGD for exceptions and signals */
+	uint64_t lost;	   /* events encoded as OVF (position unknown) */
+	uint64_t psb;	   /* PSB+ emitted */
+	uint64_t bytes;	   /* PT bytes */
 };
 
 struct hwt_ptemu_enc {
@@ -104,18 +104,18 @@ struct hwt_ptemu_enc {
 	struct pt_encoder *enc;
 	struct hwt_ptemu_out *out;
 
-	uint64_t tsc0;          /* clock at the thread's start */
-	uint64_t last_ip;       /* for IP compression */
-	bool have_ip;           /* last_ip valid (not after PSB or OVF) */
-	uint64_t tnt;           /* pending TNT bits, oldest most significant */
+	uint64_t tsc0;	  /* clock at the thread's start */
+	uint64_t last_ip; /* for IP compression */
+	bool have_ip;	  /* last_ip valid (not after PSB or OVF) */
+	uint64_t tnt;	  /* pending TNT bits, oldest most significant */
 	unsigned int ntnt;
-	bool enabled;           /* PacketEn */
-	bool mode_sent;         /* MODE.Exec since the last PSB */
-	bool started;           /* first PSB+ written */
-	uint64_t next_psb;      /* stream offset at which a PSB is due */
-	uint64_t last_cyc;      /* clock at the last CYC */
-	uint64_t last_mtc;      /* CTC >> mtc_period at the last MTC */
-	uint64_t next_mtc;      /* clock at which the next MTC is due */
+	bool enabled;	   /* PacketEn */
+	bool mode_sent;	   /* MODE.Exec since the last PSB */
+	bool started;	   /* first PSB+ written */
+	uint64_t next_psb; /* stream offset at which a PSB is due */
+	uint64_t last_cyc; /* clock at the last CYC */
+	uint64_t last_mtc; /* CTC >> mtc_period at the last MTC */
+	uint64_t next_mtc; /* clock at which the next MTC is due */
 
 	uint64_t ret[HWT_PTEMU_RETSTACK + 1];
 	uint8_t rtop, rbottom;
@@ -144,8 +144,7 @@ static inline uint64_t hwt_ptemu_tsc(const struct hwt_ptemu_enc *e, uint64_t ins
 /* Initialises an encoder writing to out, clock starting at tsc0. Returns 0,
  * -ENOMEM or -HWT_EINVAL (bad terms). */
 int hwt_ptemu_enc_init(struct hwt_ptemu_enc *e, const struct hwt_ptemu_terms *terms,
-		       const struct hwt_ptemu_cpu *cpu, struct hwt_ptemu_out *out,
-		       uint64_t tsc0);
+		       const struct hwt_ptemu_cpu *cpu, struct hwt_ptemu_out *out, uint64_t tsc0);
 void hwt_ptemu_enc_fini(struct hwt_ptemu_enc *e);
 
 /* Events, in program order. All return 0 or a negative error from the
@@ -190,22 +189,22 @@ static inline uint64_t hwt_ptemu_enc_offset(const struct hwt_ptemu_enc *e)
 /* The plugin's per-thread file header.                                     */
 
 #define HWT_PTEMU_FILE_MAGIC 0x31554d4554505748ull /* "HWPTEMU1" */
-#define HWT_PTEMU_FILE_HDR 4096u
+#define HWT_PTEMU_FILE_HDR   4096u
 
 enum hwt_ptemu_end {
 	HWT_PTEMU_END_RUNNING = 0, /* never finished: killed or crashed */
-	HWT_PTEMU_END_EXIT = 1,    /* thread or process exited */
-	HWT_PTEMU_END_EXEC = 2,    /* execve: the new program is not traced */
+	HWT_PTEMU_END_EXIT = 1,	   /* thread or process exited */
+	HWT_PTEMU_END_EXEC = 2,	   /* execve: the new program is not traced */
 	HWT_PTEMU_END_SIGNAL = 3,  /* killed by a signal qemu saw */
 };
 
 struct hwt_ptemu_filehdr {
 	uint64_t magic;
-	uint64_t used;          /* PT bytes after the header */
+	uint64_t used; /* PT bytes after the header */
 	uint32_t pid, tid;
-	uint32_t ppid, ptid;    /* creator; 0 for the first thread */
+	uint32_t ppid, ptid; /* creator; 0 for the first thread */
 	uint64_t tsc_start, tsc_end;
-	uint32_t end;           /* enum hwt_ptemu_end */
+	uint32_t end; /* enum hwt_ptemu_end */
 	int32_t exit_status;
 	struct hwt_ptemu_counts n;
 	/* Live state, stored at every block (and instruction) so that the
@@ -213,10 +212,10 @@ struct hwt_ptemu_filehdr {
 	 * pending TNT bits, then FUP(cur_ip), TIP.PGD. */
 	uint64_t pend_tnt;
 	uint32_t pend_ntnt;
-	uint32_t in_kernel;     /* tracing disabled: nothing to close */
-	uint64_t cur_ip;        /* last instruction reached (not completed) */
-	uint64_t cur_idx;       /* ... its index in its block */
-	uint64_t insns_tb;      /* instructions retired before that block */
+	uint32_t in_kernel; /* tracing disabled: nothing to close */
+	uint64_t cur_ip;    /* last instruction reached (not completed) */
+	uint64_t cur_idx;   /* ... its index in its block */
+	uint64_t insns_tb;  /* instructions retired before that block */
 };
 
 /* Bytes that close a stream ended without notice (see above) into buf
@@ -235,7 +234,7 @@ void hwt_ptemu_comm(char comm[16], const char *path);
 /* Sideband records in the kernel's layout.                                 */
 
 /* The sample_id trailer we write: TID, TIME, CPU, IDENTIFIER (32 bytes). */
-#define HWT_PTEMU_SAMPLE_TYPE \
+#define HWT_PTEMU_SAMPLE_TYPE                                                                      \
 	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
 #define HWT_PTEMU_SAMPLE_ID 1u /* the event's sample id */
 
@@ -249,8 +248,7 @@ int hwt_ptemu_rec_comm(void *buf, size_t cap, uint32_t pid, uint32_t tid, const 
 /* type is PERF_RECORD_FORK or PERF_RECORD_EXIT. */
 int hwt_ptemu_rec_task(void *buf, size_t cap, uint32_t type, uint32_t pid, uint32_t ppid,
 		       uint32_t tid, uint32_t ptid, uint64_t time);
-int hwt_ptemu_rec_itrace_start(void *buf, size_t cap, uint32_t pid, uint32_t tid,
-			       uint64_t time);
+int hwt_ptemu_rec_itrace_start(void *buf, size_t cap, uint32_t pid, uint32_t tid, uint64_t time);
 int hwt_ptemu_rec_aux(void *buf, size_t cap, uint32_t pid, uint32_t tid, uint64_t offset,
 		      uint64_t size, uint64_t flags, uint64_t time);
 

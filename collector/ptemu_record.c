@@ -64,13 +64,13 @@ int hwt_ptemu_record(const struct hwt_ptemu_config *cfg, const char *path,
 	struct hwt_fmt_writer_config wcfg;
 	struct rec_sink s = {0};
 	struct hwt_ptemu_sink sink = {
-		.ctx = &s,
-		.meta_u64 = rs_meta_u64,
-		.meta_str = rs_meta_str,
-		.meta_bytes = rs_meta_bytes,
-		.records = rs_records,
-		.stream = rs_stream,
-		.aux = rs_aux,
+	    .ctx = &s,
+	    .meta_u64 = rs_meta_u64,
+	    .meta_str = rs_meta_str,
+	    .meta_bytes = rs_meta_bytes,
+	    .records = rs_records,
+	    .stream = rs_stream,
+	    .aux = rs_aux,
 	};
 	struct stat st;
 	int err, cerr;

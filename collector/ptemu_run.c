@@ -132,9 +132,9 @@ static int slurp(const char *path, uint8_t **data, size_t *len)
 struct thread_file {
 	char path[PATH_MAX + 256];
 	struct hwt_ptemu_filehdr hdr;
-	uint8_t tail[64];  /* closes a stream that ended without notice */
+	uint8_t tail[64]; /* closes a stream that ended without notice */
 	size_t ntail;
-	uint64_t size;     /* PT bytes delivered: hdr.used + ntail */
+	uint64_t size; /* PT bytes delivered: hdr.used + ntail */
 	uint64_t insns;
 };
 
@@ -278,32 +278,32 @@ static int send_meta(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_
 		const char *key;
 		uint64_t v;
 	} u[] = {
-		{"pt.emulated", 1},
-		{"cpu.family", cpu.family},
-		{"cpu.model", cpu.model},
-		{"cpu.stepping", cpu.stepping},
-		{"cpu.count", 1},
-		{"pt.config.cpu.family", cpu.family},
-		{"pt.config.cpu.model", cpu.model},
-		{"pt.config.cpu.stepping", cpu.stepping},
-		{"pt.config.mtc_freq", t->mtc_period},
-		{"pt.config.nom_freq", cpu.nom_freq},
-		{"pt.config.cbr", cpu.cbr},
-		{"pt.config.cpuid_0x15_eax", cpu.cpuid15_eax},
-		{"pt.config.cpuid_0x15_ebx", cpu.cpuid15_ebx},
-		{"pt.config.tsc", t->tsc},
-		{"pt.config.mtc", t->mtc},
-		{"pt.config.cyc", t->cyc},
-		{"pt.config.noretcomp", t->noretcomp},
-		{"pt.config.psb_period", t->psb_period},
-		{"pt.config.psb_bytes", 2048ull << t->psb_period},
-		{"pt.config.tsc_per_insn", t->tsc_per_insn},
-		{"pt.config.config", hwt_ptemu_terms_config(t)},
-		{"pt.config.per_thread", 1},
-		{"time.shift", shift},
-		{"time.mult", mult},
-		{"time.zero", zero},
-		{"event.count", 1},
+	    {"pt.emulated", 1},
+	    {"cpu.family", cpu.family},
+	    {"cpu.model", cpu.model},
+	    {"cpu.stepping", cpu.stepping},
+	    {"cpu.count", 1},
+	    {"pt.config.cpu.family", cpu.family},
+	    {"pt.config.cpu.model", cpu.model},
+	    {"pt.config.cpu.stepping", cpu.stepping},
+	    {"pt.config.mtc_freq", t->mtc_period},
+	    {"pt.config.nom_freq", cpu.nom_freq},
+	    {"pt.config.cbr", cpu.cbr},
+	    {"pt.config.cpuid_0x15_eax", cpu.cpuid15_eax},
+	    {"pt.config.cpuid_0x15_ebx", cpu.cpuid15_ebx},
+	    {"pt.config.tsc", t->tsc},
+	    {"pt.config.mtc", t->mtc},
+	    {"pt.config.cyc", t->cyc},
+	    {"pt.config.noretcomp", t->noretcomp},
+	    {"pt.config.psb_period", t->psb_period},
+	    {"pt.config.psb_bytes", 2048ull << t->psb_period},
+	    {"pt.config.tsc_per_insn", t->tsc_per_insn},
+	    {"pt.config.config", hwt_ptemu_terms_config(t)},
+	    {"pt.config.per_thread", 1},
+	    {"time.shift", shift},
+	    {"time.mult", mult},
+	    {"time.zero", zero},
+	    {"event.count", 1},
 	};
 	for (size_t i = 0; i < HWT_ARRAY_SIZE(u) && err >= 0; i++)
 		err = meta_u64(s, u[i].key, u[i].v);
@@ -456,7 +456,8 @@ static int deliver(const struct hwt_ptemu_config *cfg, const char *dir,
 			goto out;
 		}
 		for (uint64_t off = 0; off < h->used;) {
-			size_t want = h->used - off < (1u << 20) ? (size_t)(h->used - off) : (1u << 20);
+			size_t want =
+			    h->used - off < (1u << 20) ? (size_t)(h->used - off) : (1u << 20);
 			ssize_t n = pread(fd, buf, want, (off_t)(HWT_PTEMU_FILE_HDR + off));
 
 			if (n <= 0) {
@@ -625,7 +626,8 @@ int hwt_ptemu_run(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_sin
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (res) {
 		res->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-		res->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		res->seconds =
+		    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	}
 	err = deliver(cfg, dir, sink, res);
 	if (err < 0 && res) {

@@ -17,7 +17,7 @@
 /* perf time of the emulated TSC: ns = (tsc * MULT) >> SHIFT (2.1 GHz), the
  * perf_event_mmap_page conversion with time_zero 0. Stored in metadata. */
 #define PTEMU_TIME_SHIFT 31u
-#define PTEMU_TIME_MULT 1022611261u /* round(2^31 * 10 / 21) */
+#define PTEMU_TIME_MULT	 1022611261u /* round(2^31 * 10 / 21) */
 
 uint64_t hwt_ptemu_tsc_to_ns(uint64_t tsc)
 {
@@ -139,8 +139,7 @@ uint64_t hwt_ptemu_terms_config(const struct hwt_ptemu_terms *terms)
 	return c;
 }
 
-void hwt_ptemu_terms_from_config(struct hwt_ptemu_terms *terms, uint64_t c,
-				 uint32_t tsc_per_insn)
+void hwt_ptemu_terms_from_config(struct hwt_ptemu_terms *terms, uint64_t c, uint32_t tsc_per_insn)
 {
 	terms->cyc = (c >> 1) & 1;
 	terms->mtc = (c >> 9) & 1;
@@ -314,8 +313,7 @@ int hwt_ptemu_rec_task(void *buf, size_t cap, uint32_t type, uint32_t pid, uint3
 	return finish(&r, pid, tid, time);
 }
 
-int hwt_ptemu_rec_itrace_start(void *buf, size_t cap, uint32_t pid, uint32_t tid,
-			       uint64_t time)
+int hwt_ptemu_rec_itrace_start(void *buf, size_t cap, uint32_t pid, uint32_t tid, uint64_t time)
 {
 	struct rec r;
 

@@ -61,9 +61,9 @@ struct hwt_coll_aux_span {
 struct hwt_coll_aux_read {
 	struct hwt_coll_aux_span span[2];
 	unsigned nspans;
-	uint64_t new_tail;  /* full mode: the value to store in aux_tail */
-	uint64_t lost;      /* bytes known to be lost before span[0] */
-	bool gap;           /* span[0] does not continue the previous read */
+	uint64_t new_tail; /* full mode: the value to store in aux_tail */
+	uint64_t lost;	   /* bytes known to be lost before span[0] */
+	bool gap;	   /* span[0] does not continue the previous read */
 };
 
 /* Full-trace mode: the kernel's aux_head is a running byte count and it
@@ -83,10 +83,10 @@ int hwt_coll_aux_full(uint64_t size, uint64_t tail, uint64_t head, struct hwt_co
  * overwrites. A snapshot without wrap continues the previous one's stream
  * offsets; one with a wrap is the whole area, after a gap. */
 struct hwt_coll_aux_snap {
-	uint64_t size;       /* area size, a power of two */
-	uint64_t old;        /* position of the previous snapshot's head */
+	uint64_t size;	     /* area size, a power of two */
+	uint64_t old;	     /* position of the previous snapshot's head */
 	uint64_t stream_end; /* AUX offset after the last byte taken so far */
-	bool taken;          /* a snapshot was taken before */
+	bool taken;	     /* a snapshot was taken before */
 	uint8_t ref[64];     /* the bytes before `old` when it was taken */
 	uint32_t ref_len;
 };
@@ -102,12 +102,12 @@ int hwt_coll_aux_snapshot(struct hwt_coll_aux_snap *st, const uint8_t *buf, uint
 /* Counters of what PERF_RECORD_AUX records said. */
 struct hwt_coll_aux_stats {
 	uint64_t records;   /* AUX records */
-	uint64_t bytes;     /* aux_size summed */
+	uint64_t bytes;	    /* aux_size summed */
 	uint64_t truncated; /* TRUNCATED: the area was full, trace stopped */
 	uint64_t partial;   /* PARTIAL: a snapshot of a partial record */
 	uint64_t collision; /* COLLISION: sample collided with another */
 	uint64_t overwrite; /* OVERWRITE: snapshot-mode data */
-	uint64_t gaps;      /* records that mean a gap in the trace */
+	uint64_t gaps;	    /* records that mean a gap in the trace */
 };
 
 /* Accounts one PERF_RECORD_AUX (its flags are PERF_AUX_FLAG_*). Returns
@@ -118,7 +118,7 @@ bool hwt_coll_aux_account(struct hwt_coll_aux_stats *st, uint64_t aux_offset, ui
 /* ------------------------------------------------------------------------ */
 /* pt.c: the intel_pt PMU                                                    */
 
-#define HWT_COLL_PT_MAX_FMT 32
+#define HWT_COLL_PT_MAX_FMT  32
 #define HWT_COLL_PT_MAX_CAPS 32
 
 /* A format term: bits lo..hi of config (0), config1 (1) or config2 (2). */
@@ -139,7 +139,7 @@ struct hwt_coll_pt_pmu {
 	size_t nfmt;
 	struct hwt_coll_pt_cap caps[HWT_COLL_PT_MAX_CAPS];
 	size_t ncaps;
-	uint32_t max_nonturbo_ratio; /* 0 when absent */
+	uint32_t max_nonturbo_ratio;	   /* 0 when absent */
 	uint32_t tsc_art_num, tsc_art_den; /* CPUID.15H EBX, EAX; 0 when absent */
 };
 
@@ -155,11 +155,11 @@ const struct hwt_coll_pt_fmt *hwt_coll_pt_fmt(const struct hwt_coll_pt_pmu *pmu,
 
 /* The configuration that terms gave (after defaults and checks). */
 struct hwt_coll_pt_conf {
-	uint64_t config;      /* attr.config */
+	uint64_t config; /* attr.config */
 	bool tsc, mtc, cyc, noretcomp, branch, ptw, fup_on_ptw, pwr_evt, notnt, event;
 	uint32_t mtc_period, cyc_thresh, psb_period;
-	bool user, kernel;    /* privilege levels traced */
-	bool user_set;        /* the user named u/k explicitly */
+	bool user, kernel; /* privilege levels traced */
+	bool user_set;	   /* the user named u/k explicitly */
 };
 
 /* Builds the intel_pt configuration from spec, which is either
@@ -205,8 +205,8 @@ int hwt_coll_pt_meta(const struct hwt_coll_pt_pmu *pmu, const struct hwt_coll_pt
 /* How synthesized records end: the sample_id_all trailer of the event they
  * are attributed to. */
 struct hwt_coll_synth {
-	uint64_t sample_type; /* of the tracking event */
-	uint64_t id;          /* its sample id (PERF_EVENT_IOC_ID) */
+	uint64_t sample_type;  /* of the tracking event */
+	uint64_t id;	       /* its sample id (PERF_EVENT_IOC_ID) */
 	const char *proc_root; /* NULL: "/proc" */
 	/* Called with each record (whole, kernel layout). */
 	int (*emit)(void *ctx, const void *rec, size_t len);

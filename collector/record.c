@@ -58,10 +58,10 @@
 
 #define DEFAULT_FREQ 4000
 #define DEFAULT_MMAP (1u << 20)
-#define DEFAULT_AUX (4u << 20)
-#define POLL_MS 250
-#define TAG_TARGET (1ull << 32)
-#define TAG_USR2 (2ull << 32)
+#define DEFAULT_AUX  (4u << 20)
+#define POLL_MS	     250
+#define TAG_TARGET   (1ull << 32)
+#define TAG_USR2     (2ull << 32)
 
 struct rec_run {
 	const uint8_t *p;
@@ -69,18 +69,18 @@ struct rec_run {
 };
 
 struct rec_ring {
-	int fd;            /* the descriptor whose mmap this is */
-	int32_t cpu, tid;  /* -1 for "any" */
+	int fd;		  /* the descriptor whose mmap this is */
+	int32_t cpu, tid; /* -1 for "any" */
 	uint8_t *base;
 	size_t map_len;
 	struct perf_event_mmap_page *pg;
 	uint8_t *data;
 	uint64_t size;
-	uint64_t tail;     /* our data_tail */
-	uint64_t head;     /* this round's data_head */
+	uint64_t tail; /* our data_tail */
+	uint64_t head; /* this round's data_head */
 	struct rec_run runs[3];
 	unsigned nruns;
-	uint8_t *scratch;  /* HWT_COLL_RECORD_MAX, for the record that wraps */
+	uint8_t *scratch; /* HWT_COLL_RECORD_MAX, for the record that wraps */
 	uint32_t stream;
 	bool hup;
 	/* AUX (Intel PT) */
@@ -142,7 +142,7 @@ struct hwt_coll_rec {
 };
 
 static int fail(struct hwt_coll_rec *r, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(struct hwt_coll_rec *r, int err, const char *fmt, ...)
 {
@@ -218,8 +218,7 @@ static uint64_t max_sample_rate(void)
 	return v;
 }
 
-static int add_event(struct hwt_coll_rec *r, const struct perf_event_attr *attr,
-		     const char *name)
+static int add_event(struct hwt_coll_rec *r, const struct perf_event_attr *attr, const char *name)
 {
 	struct rec_event *n = realloc(r->ev, (r->nev + 1) * sizeof(*r->ev));
 
@@ -264,7 +263,7 @@ static void sampling_attr(struct hwt_coll_rec *r, struct perf_event_attr *a, boo
 		a->sample_type |= PERF_SAMPLE_PERIOD;
 	} else {
 		a->freq = 0;
-		a->sample_period = 1; /* a tracepoint: every hit, as perf */
+		a->sample_period = 1;		      /* a tracepoint: every hit, as perf */
 		a->sample_type |= PERF_SAMPLE_PERIOD; /* hits that count several */
 	}
 }
@@ -303,12 +302,13 @@ static int build_sampling(struct hwt_coll_rec *r)
 		uint64_t max = max_sample_rate();
 
 		if (max && r->cfg.freq > max) {
-			hwt_log(&r->cfg.logger, HWT_LOG_WARN,
-				"-F %llu is above kernel.perf_event_max_sample_rate (%llu): sampling "
-				"at %llu Hz (raise it with 'sysctl -w "
-				"kernel.perf_event_max_sample_rate=N')",
-				(unsigned long long)r->cfg.freq, (unsigned long long)max,
-				(unsigned long long)max);
+			hwt_log(
+			    &r->cfg.logger, HWT_LOG_WARN,
+			    "-F %llu is above kernel.perf_event_max_sample_rate (%llu): sampling "
+			    "at %llu Hz (raise it with 'sysctl -w "
+			    "kernel.perf_event_max_sample_rate=N')",
+			    (unsigned long long)r->cfg.freq, (unsigned long long)max,
+			    (unsigned long long)max);
 			r->cfg.freq = max;
 		}
 	}
@@ -464,24 +464,29 @@ static int explain(struct hwt_coll_rec *r, int err, const struct rec_event *e, i
 		snprintf(where, sizeof(where), "for thread %d", pid);
 	if (err == -EACCES || err == -EPERM) {
 		int need = hwt_pmc_paranoid_needed(&e->attr, pid, cpu);
-		const char *why = need <= 0 ? "system-wide recording"
-				  : need == 1 ? "recording kernel space" : "recording";
+		const char *why = need <= 0   ? "system-wide recording"
+				  : need == 1 ? "recording kernel space"
+					      : "recording";
 
 		if (paranoid != INT_MIN && paranoid > need)
-			return fail(r, err,
-				    "cannot %s '%s' %s: %s needs perf_event_paranoid <= %d but it is "
-				    "%d; run as root (or with CAP_PERFMON) or set it with 'sysctl -w "
-				    "kernel.perf_event_paranoid=%d'%s",
-				    what, e->name, where, why, need, paranoid, need,
-				    need == 1 ? ", or record user space only with ':u'" : "");
+			return fail(
+			    r, err,
+			    "cannot %s '%s' %s: %s needs perf_event_paranoid <= %d but it is "
+			    "%d; run as root (or with CAP_PERFMON) or set it with 'sysctl -w "
+			    "kernel.perf_event_paranoid=%d'%s",
+			    what, e->name, where, why, need, paranoid, need,
+			    need == 1 ? ", or record user space only with ':u'" : "");
 		if (pid > 0)
-			return fail(r, err,
-				    "cannot %s '%s' %s: permission denied (the process belongs to "
-				    "another user, or ptrace is restricted); run as its owner or as "
-				    "root",
-				    what, e->name, where);
-		return fail(r, err, "cannot %s '%s' %s: permission denied; run as root or with "
-			    "CAP_PERFMON", what, e->name, where);
+			return fail(
+			    r, err,
+			    "cannot %s '%s' %s: permission denied (the process belongs to "
+			    "another user, or ptrace is restricted); run as its owner or as "
+			    "root",
+			    what, e->name, where);
+		return fail(r, err,
+			    "cannot %s '%s' %s: permission denied; run as root or with "
+			    "CAP_PERFMON",
+			    what, e->name, where);
 	}
 	if (err == -EMFILE || err == -ENFILE) {
 		struct rlimit rl;
@@ -497,11 +502,12 @@ static int explain(struct hwt_coll_rec *r, int err, const struct rec_event *e, i
 	}
 	if (r->cfg.callgraph == HWT_COLL_CG_LBR &&
 	    (err == -EOPNOTSUPP || err == -EINVAL || err == -ENOENT))
-		return fail(r, err,
-			    "LBR call stacks are not available for '%s' on this CPU/VM (they need "
-			    "an Intel CPU with LBR, Haswell or later, and a hardware event); use -g "
-			    "for frame-pointer call chains",
-			    e->name);
+		return fail(
+		    r, err,
+		    "LBR call stacks are not available for '%s' on this CPU/VM (they need "
+		    "an Intel CPU with LBR, Haswell or later, and a hardware event); use -g "
+		    "for frame-pointer call chains",
+		    e->name);
 	if (r->cfg.pt && err == -EINVAL)
 		return fail(r, err,
 			    "the kernel rejected the intel_pt configuration (config %#llx%s%s); "
@@ -558,8 +564,8 @@ static size_t pages_for(size_t bytes, size_t page)
 
 static int ring_map(struct hwt_coll_rec *r, struct rec_ring *rg)
 {
-	size_t data = pages_for(r->cfg.mmap_bytes ? r->cfg.mmap_bytes : DEFAULT_MMAP, r->page) *
-		      r->page;
+	size_t data =
+	    pages_for(r->cfg.mmap_bytes ? r->cfg.mmap_bytes : DEFAULT_MMAP, r->page) * r->page;
 
 	rg->map_len = data + r->page;
 	rg->base = mmap(NULL, rg->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, rg->fd, 0);
@@ -568,10 +574,11 @@ static int ring_map(struct hwt_coll_rec *r, struct rec_ring *rg)
 
 		rg->base = NULL;
 		if (e == EPERM || e == ENOMEM)
-			return fail(r, -e,
-				    "cannot map a %zu KiB ring buffer: %s; lower it with -m, or raise "
-				    "kernel.perf_event_mlock_kb (or the memlock limit)",
-				    data >> 10, strerror(e));
+			return fail(
+			    r, -e,
+			    "cannot map a %zu KiB ring buffer: %s; lower it with -m, or raise "
+			    "kernel.perf_event_mlock_kb (or the memlock limit)",
+			    data >> 10, strerror(e));
 		return fail(r, -e, "cannot map the ring buffer: %s", strerror(e));
 	}
 	rg->pg = (struct perf_event_mmap_page *)rg->base;
@@ -581,8 +588,8 @@ static int ring_map(struct hwt_coll_rec *r, struct rec_ring *rg)
 	if (!rg->scratch)
 		return -ENOMEM;
 	if (r->cfg.pt) {
-		size_t aux = pages_for(r->cfg.aux_bytes ? r->cfg.aux_bytes : DEFAULT_AUX, r->page) *
-			     r->page;
+		size_t aux =
+		    pages_for(r->cfg.aux_bytes ? r->cfg.aux_bytes : DEFAULT_AUX, r->page) * r->page;
 		int prot = PROT_READ | (r->cfg.pt_snapshot ? 0 : PROT_WRITE);
 
 		/* The AUX area lives after the data area in the same file;
@@ -706,15 +713,15 @@ static int open_events(struct hwt_coll_rec *r, struct hwt_coll_target *t)
 		a->inherit = !system && !r->per_thread && !r->cfg.no_inherit;
 		/* Wake us when a quarter of the buffer is used. */
 		a->watermark = 1;
-		a->wakeup_watermark = (uint32_t)(pages_for(r->cfg.mmap_bytes ? r->cfg.mmap_bytes
-									   : DEFAULT_MMAP,
-							   r->page) *
-						 r->page / 4);
+		a->wakeup_watermark =
+		    (uint32_t)(pages_for(r->cfg.mmap_bytes ? r->cfg.mmap_bytes : DEFAULT_MMAP,
+					 r->page) *
+			       r->page / 4);
 		if (r->cfg.pt)
 			a->aux_watermark =
-				(uint32_t)(pages_for(r->cfg.aux_bytes ? r->cfg.aux_bytes : DEFAULT_AUX,
-						     r->page) *
-					   r->page / 4);
+			    (uint32_t)(pages_for(r->cfg.aux_bytes ? r->cfg.aux_bytes : DEFAULT_AUX,
+						 r->page) *
+				       r->page / 4);
 		/* Sideband once, on the first event. */
 		if (e == 0) {
 			a->mmap = 1;
@@ -794,7 +801,8 @@ static int open_events(struct hwt_coll_rec *r, struct hwt_coll_target *t)
 		r->nrings = k;
 	}
 	if (!opened_threads || !r->nrings)
-		return fail(r, -ESRCH, "every thread of the target is gone (it exited); check the "
+		return fail(r, -ESRCH,
+			    "every thread of the target is gone (it exited); check the "
 			    "PID with 'ps'");
 	r->st.fds = r->nfds;
 	r->st.buffers = r->nrings;
@@ -846,15 +854,16 @@ static int write_meta(struct hwt_coll_rec *r)
 			err |= hwt_fmt_writer_meta_u64(w, HWT_META_CPU_MODEL, ci.model);
 			err |= hwt_fmt_writer_meta_u64(w, HWT_META_CPU_STEPPING, ci.stepping);
 			if (r->cfg.pt) {
-				err |= hwt_fmt_writer_meta_u64(w, "pt.config.cpu.family", ci.family);
+				err |=
+				    hwt_fmt_writer_meta_u64(w, "pt.config.cpu.family", ci.family);
 				err |= hwt_fmt_writer_meta_u64(w, "pt.config.cpu.model", ci.model);
 				err |= hwt_fmt_writer_meta_u64(w, "pt.config.cpu.stepping",
 							       ci.stepping);
 			}
 		}
 	}
-	err |= hwt_fmt_writer_meta_u64(w, HWT_META_NR_CPUS,
-				       (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
+	err |=
+	    hwt_fmt_writer_meta_u64(w, HWT_META_NR_CPUS, (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
 	/* The clock: perf's sample times from TSC (for the PT decoder). */
 	if (r->nrings && r->rings[0].pg->cap_user_time_zero) {
 		const struct perf_event_mmap_page *pg = r->rings[0].pg;
@@ -880,8 +889,8 @@ static int write_meta(struct hwt_coll_rec *r)
 		err |= hwt_fmt_writer_meta_bytes(w, key, ids, e->nids * 8);
 		free(ids);
 	}
-	err |= hwt_fmt_writer_meta_str(w, "record.buffers", r->per_thread ? "per-thread"
-									   : "per-cpu");
+	err |=
+	    hwt_fmt_writer_meta_str(w, "record.buffers", r->per_thread ? "per-thread" : "per-cpu");
 	if (!r->cfg.pt)
 		err |= hwt_fmt_writer_meta_str(w, "record.callgraph",
 					       r->cfg.callgraph == HWT_COLL_CG_LBR  ? "lbr"
@@ -915,18 +924,18 @@ static void feed_sideband(struct hwt_coll_rec *r, const struct hwt_fmt_record *r
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
 		struct hwt_sym_mmap_event ev = {
-			.pid = rec->u.mmap.pid,
-			.tid = rec->u.mmap.tid,
-			.time = rec->id.time,
-			.start = rec->u.mmap.addr,
-			.len = rec->u.mmap.len,
-			.pgoff = rec->u.mmap.pgoff,
-			.prot = rec->type == PERF_RECORD_MMAP2
-					? rec->u.mmap.prot
-					: (rec->misc & PERF_RECORD_MISC_MMAP_DATA ? 0 : PROT_EXEC),
-			.filename = rec->u.mmap.filename,
-			.build_id = rec->u.mmap.has_build_id ? rec->u.mmap.build_id : NULL,
-			.build_id_len = rec->u.mmap.has_build_id ? rec->u.mmap.build_id_size : 0,
+		    .pid = rec->u.mmap.pid,
+		    .tid = rec->u.mmap.tid,
+		    .time = rec->id.time,
+		    .start = rec->u.mmap.addr,
+		    .len = rec->u.mmap.len,
+		    .pgoff = rec->u.mmap.pgoff,
+		    .prot = rec->type == PERF_RECORD_MMAP2
+				? rec->u.mmap.prot
+				: (rec->misc & PERF_RECORD_MISC_MMAP_DATA ? 0 : PROT_EXEC),
+		    .filename = rec->u.mmap.filename,
+		    .build_id = rec->u.mmap.has_build_id ? rec->u.mmap.build_id : NULL,
+		    .build_id_len = rec->u.mmap.has_build_id ? rec->u.mmap.build_id_size : 0,
 		};
 
 		if ((rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
@@ -1023,8 +1032,7 @@ static void on_sample(struct hwt_coll_rec *r, const struct hwt_fmt_record *rec)
 	}
 }
 
-static void on_record(struct hwt_coll_rec *r, struct rec_ring *rg,
-		      const struct hwt_fmt_record *rec)
+static void on_record(struct hwt_coll_rec *r, struct rec_ring *rg, const struct hwt_fmt_record *rec)
 {
 	if ((rec->id.present & PERF_SAMPLE_TIME) && rec->id.time) {
 		if (!r->time_min || rec->id.time < r->time_min)
@@ -1331,8 +1339,10 @@ int hwt_coll_rec_open(struct hwt_coll_rec *r, struct hwt_coll_target *t)
 
 			snprintf(old, sizeof(old), "%s.old", r->cfg.output);
 			if (rename(r->cfg.output, old) < 0)
-				return fail(r, -errno, "cannot rename '%s' to '%s': %s; choose another "
-					    "output with -o", r->cfg.output, old, strerror(errno));
+				return fail(r, -errno,
+					    "cannot rename '%s' to '%s': %s; choose another "
+					    "output with -o",
+					    r->cfg.output, old, strerror(errno));
 		}
 	}
 	hwt_fmt_writer_config_init(&wcfg);
@@ -1351,7 +1361,8 @@ int hwt_coll_rec_open(struct hwt_coll_rec *r, struct hwt_coll_target *t)
 			snprintf(name, sizeof(name), "cpu%d", rg->cpu);
 		else
 			snprintf(name, sizeof(name), "tid%d", rg->tid);
-		err = hwt_fmt_writer_add_stream(r->w, HWT_FMT_STREAM_RECORDS, rg->cpu, rg->tid, name);
+		err =
+		    hwt_fmt_writer_add_stream(r->w, HWT_FMT_STREAM_RECORDS, rg->cpu, rg->tid, name);
 		if (err < 0)
 			return fail(r, err, "cannot add a stream: %s", hwt_strerror(err));
 		rg->stream = (uint32_t)err;
@@ -1421,7 +1432,8 @@ static int finish(struct hwt_coll_rec *r)
 		if (!r->hit[i] || hwt_sym_aspace_object(r->as, (uint32_t)i, &o) < 0 ||
 		    o.path[0] != '/' || !strncmp(o.path, "//", 2))
 			continue;
-		n = o.build_id_len ? (int)o.build_id_len : hwt_sym_build_id_read(o.path, id, sizeof(id));
+		n = o.build_id_len ? (int)o.build_id_len
+				   : hwt_sym_build_id_read(o.path, id, sizeof(id));
 		if (n <= 0)
 			continue;
 		snprintf(key, sizeof(key), HWT_META_BUILDID_PREFIX "%s", o.path);
@@ -1431,9 +1443,8 @@ static int finish(struct hwt_coll_rec *r)
 	if (r->kernel_hit) {
 		n = hwt_coll_kernel_build_id(r->cfg.sysfs_root, id, sizeof(id));
 		if (n > 0)
-			err |= hwt_fmt_writer_meta_bytes(r->w, HWT_META_BUILDID_PREFIX
-							 "[kernel.kallsyms]",
-							 id, (size_t)n);
+			err |= hwt_fmt_writer_meta_bytes(
+			    r->w, HWT_META_BUILDID_PREFIX "[kernel.kallsyms]", id, (size_t)n);
 	}
 	if (r->time_min) {
 		err |= hwt_fmt_writer_meta_u64(r->w, HWT_META_TIME_START, r->time_min);

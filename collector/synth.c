@@ -178,8 +178,8 @@ static int synth_maps(const struct hwt_coll_synth *s, int pid, uint8_t *buf, siz
 		prot |= perms[0] == 'r' ? PROT_READ : 0;
 		prot |= perms[1] == 'w' ? PROT_WRITE : 0;
 		prot |= PROT_EXEC;
-		n = hwt_coll_synth_mmap2(s, buf, cap, (uint32_t)pid, lo, hi - lo, off, maj, min, ino,
-					 prot, file);
+		n = hwt_coll_synth_mmap2(s, buf, cap, (uint32_t)pid, lo, hi - lo, off, maj, min,
+					 ino, prot, file);
 		err = n < 0 ? n : s->emit(s->ctx, buf, (size_t)n);
 	}
 	fclose(f);

@@ -49,11 +49,11 @@ struct hwt_coll_target {
 	size_t npids;
 	/* launched child */
 	pid_t child;
-	int go_fd;   /* write end of the "go" pipe, -1 once released */
-	int err_fd;  /* read end of the exec-error pipe */
-	char *cmd;   /* the command's name, for messages */
+	int go_fd;  /* write end of the "go" pipe, -1 once released */
+	int err_fd; /* read end of the exec-error pipe */
+	char *cmd;  /* the command's name, for messages */
 	bool started, exited, interrupted;
-	int status;  /* shell-style once exited */
+	int status; /* shell-style once exited */
 	struct rusage ru;
 	/* signals */
 	int sig_fd;
@@ -68,7 +68,7 @@ void hwt_coll_target_config_init(struct hwt_coll_target_config *cfg)
 }
 
 static int fail(struct hwt_coll_target *t, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(struct hwt_coll_target *t, int err, const char *fmt, ...)
 {
@@ -214,8 +214,10 @@ int hwt_coll_target_launch(struct hwt_coll_target *t, char *const argv[])
 	if (err == -ENOENT)
 		return fail(t, err, "command '%s' not found; check its name, or PATH", argv[0]);
 	if (err < 0)
-		return fail(t, err, "cannot run '%s': it is not an executable file (check "
-			    "its permissions, e.g. chmod +x)", argv[0]);
+		return fail(t, err,
+			    "cannot run '%s': it is not an executable file (check "
+			    "its permissions, e.g. chmod +x)",
+			    argv[0]);
 	if (pipe2(go, O_CLOEXEC) < 0)
 		return fail(t, -errno, "cannot create a pipe: %s", strerror(errno));
 	if (pipe2(errp, O_CLOEXEC) < 0) {
@@ -503,8 +505,10 @@ int hwt_coll_target_start(struct hwt_coll_target *t)
 	if (n == (ssize_t)sizeof(e)) {
 		reap(t, 0);
 		if (e == ENOEXEC)
-			return fail(t, -e, "cannot execute '%s': it is not a program this machine "
-				    "can run (%s)", t->cmd ? t->cmd : "the command", strerror(e));
+			return fail(t, -e,
+				    "cannot execute '%s': it is not a program this machine "
+				    "can run (%s)",
+				    t->cmd ? t->cmd : "the command", strerror(e));
 		return fail(t, -e, "cannot execute '%s': %s", t->cmd ? t->cmd : "the command",
 			    strerror(e));
 	}

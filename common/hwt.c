@@ -10,24 +10,24 @@
 #include <string.h>
 
 static const char *const hwt_errstr[] = {
-	[HWT_EINVAL - HWT_EBASE] = "invalid argument",
-	[HWT_EINTERNAL - HWT_EBASE] = "internal error (a bug in hwtrace)",
-	[HWT_EFORMAT - HWT_EBASE] = "malformed input",
-	[HWT_ETRUNC - HWT_EBASE] = "input is truncated",
-	[HWT_EVERSION - HWT_EBASE] = "unsupported format version",
-	[HWT_ECHECKSUM - HWT_EBASE] = "checksum mismatch",
-	[HWT_ETOOBIG - HWT_EBASE] = "size out of range",
-	[HWT_EEOS - HWT_EBASE] = "end of stream",
-	[HWT_ENOTSUP - HWT_EBASE] = "not supported",
-	[HWT_ENOEVENT - HWT_EBASE] = "unknown event",
-	[HWT_ENOSYM - HWT_EBASE] = "no such symbol",
-	[HWT_ENODEBUG - HWT_EBASE] = "no debug information",
-	[HWT_ENOPT - HWT_EBASE] = "Intel PT is not available",
-	[HWT_EPARSE - HWT_EBASE] = "syntax error",
-	[HWT_ECOMPRESS - HWT_EBASE] = "compression error",
-	[HWT_EDECODE - HWT_EBASE] = "trace decoding error",
-	[HWT_ELIB - HWT_EBASE] = "library error",
-	[HWT_EDROPPED - HWT_EBASE] = "data dropped",
+    [HWT_EINVAL - HWT_EBASE] = "invalid argument",
+    [HWT_EINTERNAL - HWT_EBASE] = "internal error (a bug in hwtrace)",
+    [HWT_EFORMAT - HWT_EBASE] = "malformed input",
+    [HWT_ETRUNC - HWT_EBASE] = "input is truncated",
+    [HWT_EVERSION - HWT_EBASE] = "unsupported format version",
+    [HWT_ECHECKSUM - HWT_EBASE] = "checksum mismatch",
+    [HWT_ETOOBIG - HWT_EBASE] = "size out of range",
+    [HWT_EEOS - HWT_EBASE] = "end of stream",
+    [HWT_ENOTSUP - HWT_EBASE] = "not supported",
+    [HWT_ENOEVENT - HWT_EBASE] = "unknown event",
+    [HWT_ENOSYM - HWT_EBASE] = "no such symbol",
+    [HWT_ENODEBUG - HWT_EBASE] = "no debug information",
+    [HWT_ENOPT - HWT_EBASE] = "Intel PT is not available",
+    [HWT_EPARSE - HWT_EBASE] = "syntax error",
+    [HWT_ECOMPRESS - HWT_EBASE] = "compression error",
+    [HWT_EDECODE - HWT_EBASE] = "trace decoding error",
+    [HWT_ELIB - HWT_EBASE] = "library error",
+    [HWT_EDROPPED - HWT_EBASE] = "data dropped",
 };
 
 const char *hwt_strerror(int err)
@@ -45,8 +45,8 @@ const char *hwt_strerror(int err)
 	return "unknown error";
 }
 
-void hwt_vlog(const struct hwt_logger *logger, enum hwt_log_level level,
-	      const char *fmt, va_list ap)
+void hwt_vlog(const struct hwt_logger *logger, enum hwt_log_level level, const char *fmt,
+	      va_list ap)
 {
 	char msg[1024];
 
@@ -56,8 +56,7 @@ void hwt_vlog(const struct hwt_logger *logger, enum hwt_log_level level,
 	logger->fn(logger->ctx, level, msg);
 }
 
-void hwt_log(const struct hwt_logger *logger, enum hwt_log_level level,
-	     const char *fmt, ...)
+void hwt_log(const struct hwt_logger *logger, enum hwt_log_level level, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -68,14 +67,17 @@ void hwt_log(const struct hwt_logger *logger, enum hwt_log_level level,
 
 /* Table-driven CRC-32C, reflected polynomial 0x82F63B78; the table is built
  * at compile time so there is no initialisation race and no global state. */
-#define CRC_POLY 0x82F63B78u
-#define CRC_B(c) (((c) & 1) ? ((c) >> 1) ^ CRC_POLY : (c) >> 1)
-#define CRC_E(i) CRC_B(CRC_B(CRC_B(CRC_B(CRC_B(CRC_B(CRC_B(CRC_B((uint32_t)(i)))))))))
-#define CRC_R4(i) CRC_E(i), CRC_E(i + 1), CRC_E(i + 2), CRC_E(i + 3)
+#define CRC_POLY   0x82F63B78u
+#define CRC_B(c)   (((c)&1) ? ((c) >> 1) ^ CRC_POLY : (c) >> 1)
+#define CRC_E(i)   CRC_B(CRC_B(CRC_B(CRC_B(CRC_B(CRC_B(CRC_B(CRC_B((uint32_t)(i)))))))))
+#define CRC_R4(i)  CRC_E(i), CRC_E(i + 1), CRC_E(i + 2), CRC_E(i + 3)
 #define CRC_R16(i) CRC_R4(i), CRC_R4(i + 4), CRC_R4(i + 8), CRC_R4(i + 12)
 #define CRC_R64(i) CRC_R16(i), CRC_R16(i + 16), CRC_R16(i + 32), CRC_R16(i + 48)
 static const uint32_t crc32c_table[256] = {
-	CRC_R64(0), CRC_R64(64), CRC_R64(128), CRC_R64(192),
+    CRC_R64(0),
+    CRC_R64(64),
+    CRC_R64(128),
+    CRC_R64(192),
 };
 
 uint32_t hwt_crc32c(uint32_t crc, const void *buf, size_t len)

@@ -24,24 +24,24 @@
  * errno value so that both spaces can travel in one int. */
 enum hwt_error {
 	HWT_EBASE = 1000,
-	HWT_EINVAL,     /* caller mistake: bad argument or option */
-	HWT_EINTERNAL,  /* our own bug: an invariant does not hold */
-	HWT_EFORMAT,    /* input file or stream is malformed */
-	HWT_ETRUNC,     /* input ends before a structure is complete */
-	HWT_EVERSION,   /* file format version we do not understand */
-	HWT_ECHECKSUM,  /* stored checksum does not match the data */
-	HWT_ETOOBIG,    /* a size exceeds what the input or a limit allows */
-	HWT_EEOS,       /* end of stream: nothing more to read (not a failure) */
-	HWT_ENOTSUP,    /* valid but not supported here (CPU, kernel, build) */
-	HWT_ENOEVENT,   /* unknown event or probe name */
-	HWT_ENOSYM,     /* no symbol for an address or name */
-	HWT_ENODEBUG,   /* no debug information for an object */
-	HWT_ENOPT,      /* no Intel PT on this machine */
-	HWT_EPARSE,     /* syntax error in a user expression or spec */
-	HWT_ECOMPRESS,  /* zstd failed to compress or decompress */
-	HWT_EDECODE,    /* trace decoding failed (libipt error) */
-	HWT_ELIB,       /* a third-party library failed for another reason */
-	HWT_EDROPPED,   /* data was dropped (queue full, buffer overflow) */
+	HWT_EINVAL,    /* caller mistake: bad argument or option */
+	HWT_EINTERNAL, /* our own bug: an invariant does not hold */
+	HWT_EFORMAT,   /* input file or stream is malformed */
+	HWT_ETRUNC,    /* input ends before a structure is complete */
+	HWT_EVERSION,  /* file format version we do not understand */
+	HWT_ECHECKSUM, /* stored checksum does not match the data */
+	HWT_ETOOBIG,   /* a size exceeds what the input or a limit allows */
+	HWT_EEOS,      /* end of stream: nothing more to read (not a failure) */
+	HWT_ENOTSUP,   /* valid but not supported here (CPU, kernel, build) */
+	HWT_ENOEVENT,  /* unknown event or probe name */
+	HWT_ENOSYM,    /* no symbol for an address or name */
+	HWT_ENODEBUG,  /* no debug information for an object */
+	HWT_ENOPT,     /* no Intel PT on this machine */
+	HWT_EPARSE,    /* syntax error in a user expression or spec */
+	HWT_ECOMPRESS, /* zstd failed to compress or decompress */
+	HWT_EDECODE,   /* trace decoding failed (libipt error) */
+	HWT_ELIB,      /* a third-party library failed for another reason */
+	HWT_EDROPPED,  /* data was dropped (queue full, buffer overflow) */
 	HWT_ELAST
 };
 
@@ -68,10 +68,10 @@ struct hwt_logger {
 };
 
 /* Formats and sends a message to logger (which may be NULL or have no fn). */
-HWT_API void hwt_log(const struct hwt_logger *logger, enum hwt_log_level level,
-		     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-HWT_API void hwt_vlog(const struct hwt_logger *logger, enum hwt_log_level level,
-		      const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+HWT_API void hwt_log(const struct hwt_logger *logger, enum hwt_log_level level, const char *fmt,
+		     ...) __attribute__((format(printf, 3, 4)));
+HWT_API void hwt_vlog(const struct hwt_logger *logger, enum hwt_log_level level, const char *fmt,
+		      va_list ap) __attribute__((format(printf, 3, 0)));
 
 /* Checked arithmetic on sizes and counts from files: returns 0 and stores the
  * result, or -HWT_ETOOBIG on overflow. */
@@ -151,6 +151,6 @@ HWT_API int hwt_buf_reserve(struct hwt_buf *buf, size_t extra);
 HWT_API int hwt_buf_append(struct hwt_buf *buf, const void *data, size_t len);
 /* Appends printf-formatted text (not NUL-counted in len, but NUL-terminated). */
 HWT_API int hwt_buf_printf(struct hwt_buf *buf, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 #endif /* HWT_COMMON_HWT_H */

@@ -33,11 +33,11 @@ struct edge_chunk {
 
 struct hwt_dec_bb_table {
 	pthread_mutex_t lock;
-	struct hwt_dec_bb **slots;   /* open addressing */
+	struct hwt_dec_bb **slots; /* open addressing */
 	size_t cap, count;
 	struct hwt_dec_bb **byid;
 	size_t cap_byid;
-	atomic_uint nbbs;            /* published count of byid */
+	atomic_uint nbbs; /* published count of byid */
 	struct edge_chunk *edges;
 };
 

@@ -36,12 +36,12 @@ int hwt_dec_err_from_pt(int pterr);
 
 /* A file or memory section registered in the icache. */
 struct hwt_dec_section {
-	int isid;             /* libipt image section id */
-	uint64_t vaddr;       /* where the whole section was mapped */
-	uint64_t size;        /* after clipping to the file */
-	uint64_t offset;      /* file offset */
-	char *path;           /* file name (memory: /proc/self/fd/N) */
-	char *label;          /* what messages show */
+	int isid;	 /* libipt image section id */
+	uint64_t vaddr;	 /* where the whole section was mapped */
+	uint64_t size;	 /* after clipping to the file */
+	uint64_t offset; /* file offset */
+	char *path;	 /* file name (memory: /proc/self/fd/N) */
+	char *label;	 /* what messages show */
 };
 
 /* A piece of a section visible in an image: [lo, hi) of section sec. */
@@ -55,26 +55,26 @@ struct hwt_dec_bb_table;
 struct hwt_dec_icache {
 	struct pt_image_section_cache *ipt;
 	struct hwt_logger log;
-	pthread_mutex_t lock;          /* sections, memfds, csh pool */
-	pthread_mutex_t ipt_lock;      /* one libipt block decoder at a time
-					* (see hwt_dec_seg_ipt) */
+	pthread_mutex_t lock;	  /* sections, memfds, csh pool */
+	pthread_mutex_t ipt_lock; /* one libipt block decoder at a time
+				   * (see hwt_dec_seg_ipt) */
 	struct hwt_dec_section **sections;
 	size_t nsections, cap_sections;
-	int *memfds;                   /* kept open so their names stay unique */
+	int *memfds; /* kept open so their names stay unique */
 	size_t nmemfds, cap_memfds;
-	void **csh_pool[4];            /* capstone handles per mode */
+	void **csh_pool[4]; /* capstone handles per mode */
 	size_t ncsh[4], cap_csh[4];
-	struct hwt_dec_bb_table *bbs;  /* basic-block cache */
+	struct hwt_dec_bb_table *bbs; /* basic-block cache */
 	atomic_uint_fast64_t next_image_id;
 };
 
 struct hwt_dec_image {
 	atomic_int refs;
-	uint64_t id;                   /* unique per icache: tags cached edges */
+	uint64_t id; /* unique per icache: tags cached edges */
 	struct hwt_dec_icache *icache;
 	struct pt_image *ipt;
 	char *name;
-	struct hwt_dec_piece *pieces;  /* sorted by lo, disjoint */
+	struct hwt_dec_piece *pieces; /* sorted by lo, disjoint */
 	size_t npieces, cap_pieces;
 };
 
@@ -108,7 +108,7 @@ int hwt_dec_ild(struct hwt_dec_icache *icache, const uint8_t *bytes, size_t len,
 /* Whether libipt may run with end-on-jump/call (the guard above needs it):
  * not where it changes libipt's SKL014 workaround (address filters on an
  * affected CPU), which then goes without the guard. */
-#define HWT_DEC_CAN_END_ON_JUMP(ptcfg) \
+#define HWT_DEC_CAN_END_ON_JUMP(ptcfg)                                                             \
 	(!(ptcfg)->errata.skl014 || !(ptcfg)->addr_filter.config.addr_cfg)
 #define HWT_DEC_ENDLESS_WHAT "endless loop of direct branches (no trace to follow)"
 
@@ -120,31 +120,32 @@ struct hwt_dec_edge {
 	struct hwt_dec_bb *bb;
 };
 
-#define HWT_DEC_BBF_TRUNCATED  (1u << 0) /* last insn crosses the piece end */
-#define HWT_DEC_BBF_PIECE_END  (1u << 1) /* ended at the piece end */
-#define HWT_DEC_BBF_ERROR      (1u << 2) /* ended at an undecodable insn:
+#define HWT_DEC_BBF_TRUNCATED (1u << 0) /* last insn crosses the piece end */
+#define HWT_DEC_BBF_PIECE_END (1u << 1) /* ended at the piece end */
+#define HWT_DEC_BBF_ERROR                                                                          \
+	(1u << 2)			 /* ended at an undecodable insn:                          \
 					  * ninsn counts the good ones */
 #define HWT_DEC_BBF_PIC_CALL   (1u << 3) /* direct call to the next insn */
 #define HWT_DEC_BBF_LOG_STACK  (1u << 4) /* its branch changes a call stack */
 #define HWT_DEC_BBF_LOG_TARGET (1u << 5) /* indirect: has a target histogram */
 
 struct hwt_dec_bb {
-	uint64_t ip;          /* first instruction */
+	uint64_t ip;	      /* first instruction */
 	uint64_t end_ip;      /* last instruction */
-	uint64_t limit;       /* end of the piece it was decoded in */
+	uint64_t limit;	      /* end of the piece it was decoded in */
 	uint64_t target;      /* direct branch target */
 	uint64_t fallthrough; /* end_ip + size of last insn */
 	const struct hwt_dec_section *sec;
 	uint32_t ninsn;
-	uint32_t id;          /* dense, for per-decoder counter arrays */
-	uint8_t branch;       /* enum hwt_dec_branch */
+	uint32_t id;	/* dense, for per-decoder counter arrays */
+	uint8_t branch; /* enum hwt_dec_branch */
 	uint8_t mode;
-	uint8_t flags;        /* HWT_DEC_BBF_* */
+	uint8_t flags; /* HWT_DEC_BBF_* */
 	uint8_t last_size;
-	uint16_t *offs;       /* offsets of insns 1..ninsn-1 from ip (NULL
-			       * when ninsn == 1); the first is at 0 */
-	uint32_t *offs32;     /* used instead when the block spans >64 KiB */
-	uint64_t piece_lo;    /* start of the piece it was decoded in */
+	uint16_t *offs;	   /* offsets of insns 1..ninsn-1 from ip (NULL
+			    * when ninsn == 1); the first is at 0 */
+	uint32_t *offs32;  /* used instead when the block spans >64 KiB */
+	uint64_t piece_lo; /* start of the piece it was decoded in */
 	/* Cached successors (fall-through, branch target). A successor in
 	 * the same piece is the same block in every image that maps this
 	 * one, so it is cached as a plain pointer (near); one in another
@@ -185,29 +186,28 @@ const struct hwt_dec_bb *hwt_dec_bb_by_id(const struct hwt_dec_icache *icache, u
 int hwt_dec_bb_table_alloc(struct hwt_dec_bb_table **table);
 void hwt_dec_bb_table_free(struct hwt_dec_bb_table *table);
 
-
 /* ------------------------------------------------------------------------ */
 /* The decoder object                                                        */
 
-struct hwt_dec_flow;   /* phase 2 state: threads, stacks, profile (flow.c) */
+struct hwt_dec_flow; /* phase 2 state: threads, stacks, profile (flow.c) */
 
 struct hwt_dec {
 	struct hwt_dec_config cfg;
 	struct hwt_dec_icache *icache;
-	struct pt_config ptcfg;       /* base libipt config (no buffer) */
-	int errata_err;               /* pt_cpu_errata() result (< 0: report) */
+	struct pt_config ptcfg; /* base libipt config (no buffer) */
+	int errata_err;		/* pt_cpu_errata() result (< 0: report) */
 	bool errata_reported;
 	struct hwt_dec_sink *sinks;
 	size_t nsinks;
-	uint32_t want;                /* union of the sinks' wants */
-	struct hwt_dec_context ctx;   /* default context (own reference) */
+	uint32_t want;		    /* union of the sinks' wants */
+	struct hwt_dec_context ctx; /* default context (own reference) */
 	struct hwt_dec_stats stats;
 	struct hwt_dec_flow *flow;
-	uint64_t stream_pos;          /* bytes of the stream given so far */
-	uint64_t base_pos;            /* stream offset of the buffer being
-				       * decoded */
-	uint8_t *carry;               /* undecoded end of the stream given
-				       * so far (hwt_dec_feed) */
+	uint64_t stream_pos; /* bytes of the stream given so far */
+	uint64_t base_pos;   /* stream offset of the buffer being
+			      * decoded */
+	uint8_t *carry;	     /* undecoded end of the stream given
+			      * so far (hwt_dec_feed) */
 	size_t carry_len, carry_cap;
 	/* Bytes without a PSB, reported as one gap once it ends. */
 	uint64_t nosync_pos, nosync_size;

@@ -166,8 +166,7 @@ void hwt_dec_free(struct hwt_dec *dec)
 	free(dec);
 }
 
-int hwt_dec_set_context(struct hwt_dec *dec, int32_t pid, int32_t tid,
-			struct hwt_dec_image *image)
+int hwt_dec_set_context(struct hwt_dec *dec, int32_t pid, int32_t tid, struct hwt_dec_image *image)
 {
 	if (!dec || (image && image->icache != dec->icache))
 		return -HWT_EINVAL;
@@ -383,9 +382,9 @@ void hwt_dec_event_from_pt(struct hwt_dec_event *out, const struct pt_event *ev)
 		out->type = HWT_DEC_EV_PWRX;
 		out->pwrx_last = ev->variant.pwrx.last;
 		out->pwrx_deepest = ev->variant.pwrx.deepest;
-		out->pwrx_why = (uint8_t)(ev->variant.pwrx.interrupt |
-					  (ev->variant.pwrx.store << 1) |
-					  (ev->variant.pwrx.autonomous << 2));
+		out->pwrx_why =
+		    (uint8_t)(ev->variant.pwrx.interrupt | (ev->variant.pwrx.store << 1) |
+			      (ev->variant.pwrx.autonomous << 2));
 		break;
 	case ptev_ptwrite:
 		out->type = HWT_DEC_EV_PTWRITE;
@@ -450,7 +449,8 @@ static int run(struct hwt_dec *dec, const uint8_t *buf, size_t len, bool final)
 		return err;
 	}
 	if (dec->carry_len) {
-		size_t from = dec->carry_len > HWT_PKT_PSB_SIZE ? dec->carry_len - HWT_PKT_PSB_SIZE : 0;
+		size_t from =
+		    dec->carry_len > HWT_PKT_PSB_SIZE ? dec->carry_len - HWT_PKT_PSB_SIZE : 0;
 		bool in_seg = dec->carry_len >= HWT_PKT_PSB_SIZE &&
 			      hwt_pkt_find_psb(dec->carry, HWT_PKT_PSB_SIZE, 0) == 0;
 

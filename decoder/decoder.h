@@ -144,30 +144,30 @@ enum hwt_dec_mode {
 
 /* What the last instruction of a block does to control flow. */
 enum hwt_dec_branch {
-	HWT_DEC_BR_NONE = 0,  /* no branch: the block was ended by an event,
-			       * a section end or the end of trace */
-	HWT_DEC_BR_COND,      /* conditional near jump (Jcc, LOOP, JCXZ) */
-	HWT_DEC_BR_JUMP,      /* direct near jump */
-	HWT_DEC_BR_IND_JUMP,  /* indirect near jump */
-	HWT_DEC_BR_CALL,      /* direct near call */
-	HWT_DEC_BR_IND_CALL,  /* indirect near call */
-	HWT_DEC_BR_RETURN,    /* near return */
-	HWT_DEC_BR_FAR_CALL,  /* SYSCALL, SYSENTER, INT n, far CALL, VMCALL */
-	HWT_DEC_BR_FAR_RETURN,/* SYSRET, SYSEXIT, IRET, far RET, VMLAUNCH/RESUME */
-	HWT_DEC_BR_FAR_JUMP,  /* far JMP */
-	HWT_DEC_BR_PTWRITE,   /* PTWRITE (not a branch; ends libipt blocks) */
-	HWT_DEC_BR_OTHER,     /* libipt-level blocks (PTXED engine) only: a
-			       * block ended after a non-branch instruction */
+	HWT_DEC_BR_NONE = 0,   /* no branch: the block was ended by an event,
+				* a section end or the end of trace */
+	HWT_DEC_BR_COND,       /* conditional near jump (Jcc, LOOP, JCXZ) */
+	HWT_DEC_BR_JUMP,       /* direct near jump */
+	HWT_DEC_BR_IND_JUMP,   /* indirect near jump */
+	HWT_DEC_BR_CALL,       /* direct near call */
+	HWT_DEC_BR_IND_CALL,   /* indirect near call */
+	HWT_DEC_BR_RETURN,     /* near return */
+	HWT_DEC_BR_FAR_CALL,   /* SYSCALL, SYSENTER, INT n, far CALL, VMCALL */
+	HWT_DEC_BR_FAR_RETURN, /* SYSRET, SYSEXIT, IRET, far RET, VMLAUNCH/RESUME */
+	HWT_DEC_BR_FAR_JUMP,   /* far JMP */
+	HWT_DEC_BR_PTWRITE,    /* PTWRITE (not a branch; ends libipt blocks) */
+	HWT_DEC_BR_OTHER,      /* libipt-level blocks (PTXED engine) only: a
+				* block ended after a non-branch instruction */
 };
 
 /* A decoded instruction. */
 struct hwt_dec_insn {
 	uint64_t ip;
 	uint8_t size;
-	uint8_t branch;      /* enum hwt_dec_branch */
-	uint8_t mode;        /* enum hwt_dec_mode */
-	uint8_t has_target;  /* target is set: a direct branch, or XBEGIN
-			      * (whose displacement names its abort handler) */
+	uint8_t branch;	    /* enum hwt_dec_branch */
+	uint8_t mode;	    /* enum hwt_dec_mode */
+	uint8_t has_target; /* target is set: a direct branch, or XBEGIN
+			     * (whose displacement names its abort handler) */
 	uint8_t raw[15];
 	uint64_t target;
 };
@@ -188,13 +188,13 @@ struct hwt_dec_bb;
 
 struct hwt_dec_bb_info {
 	uint64_t ip;
-	uint64_t end_ip;     /* address of the last instruction */
+	uint64_t end_ip; /* address of the last instruction */
 	uint32_t ninsn;
-	uint32_t id;         /* dense index, unique per icache */
-	uint8_t branch;      /* enum hwt_dec_branch of the last instruction */
+	uint32_t id;	/* dense index, unique per icache */
+	uint8_t branch; /* enum hwt_dec_branch of the last instruction */
 	uint8_t mode;
-	uint64_t target;     /* direct branch target */
-	uint64_t fallthrough;/* address after the last instruction */
+	uint64_t target;      /* direct branch target */
+	uint64_t fallthrough; /* address after the last instruction */
 };
 
 HWT_API void hwt_dec_bb_info(const struct hwt_dec_bb *bb, struct hwt_dec_bb_info *info);
@@ -217,143 +217,150 @@ enum hwt_dec_rec_type {
 };
 
 #define HWT_DEC_WANT(type) (1u << (type))
-#define HWT_DEC_WANT_ALL 0xffffffffu
+#define HWT_DEC_WANT_ALL   0xffffffffu
 
 /* Record flags. */
-#define HWT_DEC_RF_TIME       (1u << 0) /* tsc (and time, with a valid
-					 * conversion) are set */
+#define HWT_DEC_RF_TIME                                                                            \
+	(1u << 0)			 /* tsc (and time, with a valid                            \
+					  * conversion) are set */
 #define HWT_DEC_RF_SPECULATIVE (1u << 1) /* executed inside a transaction */
-#define HWT_DEC_RF_TRUNCATED  (1u << 2) /* block: the last instruction
-					 * crosses a section end */
-#define HWT_DEC_RF_PARTIAL    (1u << 3) /* block: stopped before its branch */
-#define HWT_DEC_RF_TAKEN      (1u << 4) /* block: its conditional branch
-					 * was taken */
-#define HWT_DEC_RF_STATUS     (1u << 5) /* event: status update only (PSB+) */
+#define HWT_DEC_RF_TRUNCATED                                                                       \
+	(1u << 2)		     /* block: the last instruction                                \
+				      * crosses a section end */
+#define HWT_DEC_RF_PARTIAL (1u << 3) /* block: stopped before its branch */
+#define HWT_DEC_RF_TAKEN                                                                           \
+	(1u << 4)			   /* block: its conditional branch                        \
+					    * was taken */
+#define HWT_DEC_RF_STATUS	 (1u << 5) /* event: status update only (PSB+) */
 #define HWT_DEC_RF_IP_SUPPRESSED (1u << 6) /* event: its ip is not known */
-#define HWT_DEC_RF_UNKNOWN_FRAME (1u << 7) /* return: the frame began before
-					    * the trace (or a gap) */
-#define HWT_DEC_RF_ASYNC      (1u << 8) /* call/return: an interrupt entry,
-					 * or the far return leaving it */
-#define HWT_DEC_RF_UNWOUND    (1u << 9) /* return: the frame was left
-					 * without its own return (a return
-					 * to an older frame: longjmp,
-					 * exceptions, or returns lost in an
-					 * overflow); closed here */
-#define HWT_DEC_RF_NEW_RUN    (1u << 10) /* switch: the thread's run
-					  * changed (hwt_dec_context.run):
-					  * its depth restarts at 0 */
+#define HWT_DEC_RF_UNKNOWN_FRAME                                                                   \
+	(1u << 7) /* return: the frame began before                                                \
+		   * the trace (or a gap) */
+#define HWT_DEC_RF_ASYNC                                                                           \
+	(1u << 8) /* call/return: an interrupt entry,                                              \
+		   * or the far return leaving it */
+#define HWT_DEC_RF_UNWOUND                                                                         \
+	(1u << 9) /* return: the frame was left                                                    \
+		   * without its own return (a return                                              \
+		   * to an older frame: longjmp,                                                   \
+		   * exceptions, or returns lost in an                                             \
+		   * overflow); closed here */
+#define HWT_DEC_RF_NEW_RUN                                                                         \
+	(1u << 10) /* switch: the thread's run                                                     \
+		    * changed (hwt_dec_context.run):                                               \
+		    * its depth restarts at 0 */
 
 enum hwt_dec_event_type {
-	HWT_DEC_EV_ENABLED = 1,   /* tracing (re)started at ip */
-	HWT_DEC_EV_DISABLED,      /* tracing stopped after the last block */
-	HWT_DEC_EV_ASYNC_DISABLED,/* tracing stopped asynchronously at `at` */
-	HWT_DEC_EV_ASYNC_BRANCH,  /* interrupt/exception from `at` to ip */
-	HWT_DEC_EV_PAGING,        /* CR3 changed (payload) */
+	HWT_DEC_EV_ENABLED = 1,	   /* tracing (re)started at ip */
+	HWT_DEC_EV_DISABLED,	   /* tracing stopped after the last block */
+	HWT_DEC_EV_ASYNC_DISABLED, /* tracing stopped asynchronously at `at` */
+	HWT_DEC_EV_ASYNC_BRANCH,   /* interrupt/exception from `at` to ip */
+	HWT_DEC_EV_PAGING,	   /* CR3 changed (payload) */
 	HWT_DEC_EV_ASYNC_PAGING,
-	HWT_DEC_EV_OVERFLOW,      /* internal buffer overflow: trace lost */
-	HWT_DEC_EV_EXEC_MODE,     /* execution mode now `mode` */
-	HWT_DEC_EV_TSX,           /* transaction begin/commit/abort */
-	HWT_DEC_EV_STOP,          /* TraceStop */
+	HWT_DEC_EV_OVERFLOW,  /* internal buffer overflow: trace lost */
+	HWT_DEC_EV_EXEC_MODE, /* execution mode now `mode` */
+	HWT_DEC_EV_TSX,	      /* transaction begin/commit/abort */
+	HWT_DEC_EV_STOP,      /* TraceStop */
 	HWT_DEC_EV_VMCS,
 	HWT_DEC_EV_ASYNC_VMCS,
 	HWT_DEC_EV_EXSTOP,
 	HWT_DEC_EV_MWAIT,
 	HWT_DEC_EV_PWRE,
 	HWT_DEC_EV_PWRX,
-	HWT_DEC_EV_PTWRITE,       /* payload */
-	HWT_DEC_EV_TICK,          /* time advanced (only with HWT_DEC_F_TICK) */
-	HWT_DEC_EV_CBR,           /* core:bus ratio */
+	HWT_DEC_EV_PTWRITE, /* payload */
+	HWT_DEC_EV_TICK,    /* time advanced (only with HWT_DEC_F_TICK) */
+	HWT_DEC_EV_CBR,	    /* core:bus ratio */
 	HWT_DEC_EV_MNT,
-	HWT_DEC_EV_END,           /* the trace ended while tracing was enabled */
+	HWT_DEC_EV_END, /* the trace ended while tracing was enabled */
 };
 
 /* An event. ip/at are valid per type (see libipt's pt_event); fields not
  * meaningful for a type are zero. */
 struct hwt_dec_event {
-	uint32_t type;      /* enum hwt_dec_event_type */
-	uint64_t ip;        /* enabled/resume ip, branch target, event ip */
-	uint64_t at;        /* async_disabled/async_branch: source ip */
-	uint64_t payload;   /* cr3, vmcs base, ptwrite/mnt payload, cbr */
-	uint32_t mode;      /* exec mode: enum hwt_dec_mode */
-	uint8_t resumed;    /* enabled: resumed where it was disabled */
-	uint8_t non_root;   /* paging: vmx non-root */
-	uint8_t tsx;        /* 0 commit, 1 begin, 2 abort */
-	uint8_t pwr_state, pwr_sub_state, pwr_hw;           /* pwre */
-	uint8_t pwrx_last, pwrx_deepest, pwrx_why;          /* pwrx: bit0 int,
-							      * bit1 store,
-							      * bit2 hw */
+	uint32_t type;				   /* enum hwt_dec_event_type */
+	uint64_t ip;				   /* enabled/resume ip, branch target, event ip */
+	uint64_t at;				   /* async_disabled/async_branch: source ip */
+	uint64_t payload;			   /* cr3, vmcs base, ptwrite/mnt payload, cbr */
+	uint32_t mode;				   /* exec mode: enum hwt_dec_mode */
+	uint8_t resumed;			   /* enabled: resumed where it was disabled */
+	uint8_t non_root;			   /* paging: vmx non-root */
+	uint8_t tsx;				   /* 0 commit, 1 begin, 2 abort */
+	uint8_t pwr_state, pwr_sub_state, pwr_hw;  /* pwre */
+	uint8_t pwrx_last, pwrx_deepest, pwrx_why; /* pwrx: bit0 int,
+						    * bit1 store,
+						    * bit2 hw */
 	uint32_t mwait_hints, mwait_ext;
 };
 
 enum hwt_dec_gap_kind {
-	HWT_DEC_GAP_ERROR = 1,    /* decoding failed; resumed at the next PSB */
-	HWT_DEC_GAP_SYNC,         /* no synchronization point found */
-	HWT_DEC_GAP_OVERFLOW,     /* the CPU dropped trace (OVF) */
-	HWT_DEC_GAP_LOST,         /* bytes missing from the stream (AUX loss) */
-	HWT_DEC_GAP_CONFIG,       /* configuration problem (e.g. unknown CPU) */
+	HWT_DEC_GAP_ERROR = 1, /* decoding failed; resumed at the next PSB */
+	HWT_DEC_GAP_SYNC,      /* no synchronization point found */
+	HWT_DEC_GAP_OVERFLOW,  /* the CPU dropped trace (OVF) */
+	HWT_DEC_GAP_LOST,      /* bytes missing from the stream (AUX loss) */
+	HWT_DEC_GAP_CONFIG,    /* configuration problem (e.g. unknown CPU) */
 };
 
 /* One record. Pointers inside are valid only during the sink call. */
 struct hwt_dec_rec {
-	uint32_t type;      /* enum hwt_dec_rec_type */
-	uint32_t flags;     /* HWT_DEC_RF_* */
-	int32_t pid, tid;   /* -1 when unknown */
-	uint32_t depth;     /* the thread's call depth after this record */
-	uint64_t insns;     /* the thread's instructions so far, this
-			     * record's included (canonical engines): a
-			     * consumer attributes the difference to the
-			     * previous record's stack */
-	uint64_t tsc;       /* estimated TSC (HWT_DEC_RF_TIME) */
-	uint64_t time;      /* perf clock ns, when the conversion is valid */
-	uint64_t offset;    /* PT stream offset of the decoder (libipt's
-			     * pt_blk_get_offset after the record) */
+	uint32_t type;	  /* enum hwt_dec_rec_type */
+	uint32_t flags;	  /* HWT_DEC_RF_* */
+	int32_t pid, tid; /* -1 when unknown */
+	uint32_t depth;	  /* the thread's call depth after this record */
+	uint64_t insns;	  /* the thread's instructions so far, this
+			   * record's included (canonical engines): a
+			   * consumer attributes the difference to the
+			   * previous record's stack */
+	uint64_t tsc;	  /* estimated TSC (HWT_DEC_RF_TIME) */
+	uint64_t time;	  /* perf clock ns, when the conversion is valid */
+	uint64_t offset;  /* PT stream offset of the decoder (libipt's
+			   * pt_blk_get_offset after the record) */
 	union {
 		struct {
 			uint64_t ip, end_ip; /* first and last instruction */
 			uint64_t next_ip;    /* where control went, or 0 */
 			uint32_t ninsn;
-			uint8_t branch;      /* enum hwt_dec_branch */
+			uint8_t branch; /* enum hwt_dec_branch */
 			uint8_t mode;
-			const struct hwt_dec_bb *bb; /* canonical engines: the
-						      * block (expand with
-						      * hwt_dec_bb_insns) */
+			const struct hwt_dec_bb *bb;	   /* canonical engines: the
+							    * block (expand with
+							    * hwt_dec_bb_insns) */
 			const struct hwt_dec_image *image; /* code it ran */
-			const uint8_t *raw;  /* truncated last insn bytes */
+			const uint8_t *raw;		   /* truncated last insn bytes */
 			uint8_t raw_size;
 		} block;
 		struct {
-			uint64_t from;     /* the call instruction (async: the
+			uint64_t from;	   /* the call instruction (async: the
 					    * interrupted ip) */
-			uint64_t to;       /* the callee */
+			uint64_t to;	   /* the callee */
 			uint64_t ret_addr; /* where it should return to */
-			uint8_t branch;    /* enum hwt_dec_branch (0: async) */
+			uint8_t branch;	   /* enum hwt_dec_branch (0: async) */
 		} call;
 		struct {
-			uint64_t from;     /* the return instruction */
-			uint64_t to;       /* where it returned to */
-			uint64_t func;     /* entry of the frame it left (0:
+			uint64_t from;	   /* the return instruction */
+			uint64_t to;	   /* where it returned to */
+			uint64_t func;	   /* entry of the frame it left (0:
 					    * unknown frame) */
 			uint64_t call_tsc; /* when that frame was entered */
-			uint64_t insns;    /* instructions executed in the frame,
+			uint64_t insns;	   /* instructions executed in the frame,
 					    * callees included */
 			uint8_t branch;
 		} ret;
 		struct hwt_dec_event event;
 		struct {
-			uint32_t kind;     /* enum hwt_dec_gap_kind */
-			int err;           /* hwtrace error code (negative) */
-			const char *what;  /* libipt's text for the error */
-			uint64_t ip;       /* where decoding stopped, or 0 */
-			uint64_t size;     /* bytes skipped (0: unknown) */
-			bool sync;         /* raised while synchronizing */
+			uint32_t kind;	  /* enum hwt_dec_gap_kind */
+			int err;	  /* hwtrace error code (negative) */
+			const char *what; /* libipt's text for the error */
+			uint64_t ip;	  /* where decoding stopped, or 0 */
+			uint64_t size;	  /* bytes skipped (0: unknown) */
+			bool sync;	  /* raised while synchronizing */
 		} gap;
 		struct {
 			int32_t prev_pid, prev_tid; /* may be the thread
 						     * itself (a new run) */
-			uint64_t prev_insns; /* the previous thread's insns
-					      * count here (its instructions
-					      * after its last record) */
-			uint64_t run;      /* hwt_dec_context.run */
+			uint64_t prev_insns;	    /* the previous thread's insns
+						     * count here (its instructions
+						     * after its last record) */
+			uint64_t run;		    /* hwt_dec_context.run */
 		} sw;
 		struct {
 			uint64_t cookie; /* the hook's hwt_dec_context.note */
@@ -365,8 +372,8 @@ struct hwt_dec_rec {
  * calling hwt_dec_decode(), also when segments are decoded in parallel. A
  * negative return stops decoding with that error. */
 struct hwt_dec_sink {
-	size_t size;        /* sizeof(struct hwt_dec_sink) */
-	uint32_t want;      /* HWT_DEC_WANT(type) bits; 0 means all */
+	size_t size;   /* sizeof(struct hwt_dec_sink) */
+	uint32_t want; /* HWT_DEC_WANT(type) bits; 0 means all */
 	int (*rec)(void *ctx, const struct hwt_dec_rec *rec);
 	void *ctx;
 };
@@ -383,18 +390,20 @@ enum hwt_dec_engine {
 };
 
 /* Decoder flags. */
-#define HWT_DEC_F_TICK        (1u << 0) /* tick events when time changes */
+#define HWT_DEC_F_TICK	      (1u << 0) /* tick events when time changes */
 #define HWT_DEC_F_END_ON_CALL (1u << 1) /* PTXED: end blocks after calls */
 #define HWT_DEC_F_END_ON_JUMP (1u << 2) /* PTXED: end blocks after jumps */
-#define HWT_DEC_F_PROFILE     (1u << 3) /* count executions per basic block
-					 * and branch outcomes (see
-					 * hwt_dec_profile_next) */
-#define HWT_DEC_F_BASE_BLOCKS (1u << 4) /* block records only while the
-					 * thread has no known frame (depth
-					 * 0): the code no call names; the
-					 * rest counts in rec->insns (saves
-					 * most records for consumers of
-					 * call stacks) */
+#define HWT_DEC_F_PROFILE                                                                          \
+	(1u << 3) /* count executions per basic block                                              \
+		   * and branch outcomes (see                                                      \
+		   * hwt_dec_profile_next) */
+#define HWT_DEC_F_BASE_BLOCKS                                                                      \
+	(1u << 4) /* block records only while the                                                  \
+		   * thread has no known frame (depth                                              \
+		   * 0): the code no call names; the                                               \
+		   * rest counts in rec->insns (saves                                              \
+		   * most records for consumers of                                                 \
+		   * call stacks) */
 
 /* The thread and address space that trace at a given time belongs to. */
 struct hwt_dec_context {
@@ -402,12 +411,12 @@ struct hwt_dec_context {
 	struct hwt_dec_image *image; /* borrowed; must stay valid until the
 				      * decoder is freed or the context
 				      * changes */
-	uint64_t note;               /* hook output: nonzero asks for a
+	uint64_t note;		     /* hook output: nonzero asks for a
 				      * HWT_DEC_REC_NOTE record with this
 				      * cookie where the query was made in
 				      * the record order (to interleave
 				      * sideband output with the flow) */
-	uint64_t run;                /* the thread's run (0 unless the
+	uint64_t run;		     /* the thread's run (0 unless the
 				      * hook says): when it changes, the
 				      * thread ran elsewhere since (another
 				      * CPU's stream) and its frames here
@@ -423,10 +432,10 @@ struct hwt_dec_context {
  * the time, and the event just decoded (NULL at the start of a segment). */
 struct hwt_dec_context_query {
 	uint64_t tsc;
-	bool has_tsc;                      /* false: time unknown */
+	bool has_tsc;			   /* false: time unknown */
 	const struct hwt_dec_event *event; /* NULL: none */
-	bool ip_suppressed;                /* the event's ip is unknown */
-	bool status_update;                /* the event restates state (PSB+) */
+	bool ip_suppressed;		   /* the event's ip is unknown */
+	bool status_update;		   /* the event restates state (PSB+) */
 };
 
 /* Sideband hook: fills *out with the context current at the query's time
@@ -450,25 +459,25 @@ typedef int (*hwt_dec_context_span_fn)(void *ctx, uint64_t tsc_lo, uint64_t tsc_
 				       struct hwt_dec_context *out);
 
 struct hwt_dec_addr_filter {
-	uint64_t addr_cfg;       /* IA32_RTIT_CTL.ADDRn_CFG, 4 bits each */
+	uint64_t addr_cfg; /* IA32_RTIT_CTL.ADDRn_CFG, 4 bits each */
 	uint64_t addr_a[4], addr_b[4];
 };
 
 struct hwt_dec_config {
-	size_t size;             /* sizeof(struct hwt_dec_config) */
-	struct hwt_dec_cpu cpu;  /* selects errata; vendor 0: none */
+	size_t size;				 /* sizeof(struct hwt_dec_config) */
+	struct hwt_dec_cpu cpu;			 /* selects errata; vendor 0: none */
 	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx; /* CTC:TSC ratio (MTC) */
-	uint8_t mtc_freq;        /* IA32_RTIT_CTL.MTCFreq */
-	uint8_t nom_freq;        /* MSR_PLATFORM_INFO[15:8] (CYC) */
+	uint8_t mtc_freq;			 /* IA32_RTIT_CTL.MTCFreq */
+	uint8_t nom_freq;			 /* MSR_PLATFORM_INFO[15:8] (CYC) */
 	struct hwt_dec_addr_filter filter;
-	struct hwt_dec_tconv tconv; /* TSC -> perf clock */
-	uint32_t engine;         /* enum hwt_dec_engine; default FAST */
-	uint32_t flags;          /* HWT_DEC_F_* */
-	unsigned int threads;    /* decode segments on this many threads;
-				  * 0 or 1: in the calling thread */
-	size_t window;           /* segments in flight when parallel;
-				  * default 64 (bounds memory) */
-	hwt_dec_context_fn context; /* optional sideband hook */
+	struct hwt_dec_tconv tconv;	      /* TSC -> perf clock */
+	uint32_t engine;		      /* enum hwt_dec_engine; default FAST */
+	uint32_t flags;			      /* HWT_DEC_F_* */
+	unsigned int threads;		      /* decode segments on this many threads;
+					       * 0 or 1: in the calling thread */
+	size_t window;			      /* segments in flight when parallel;
+					       * default 64 (bounds memory) */
+	hwt_dec_context_fn context;	      /* optional sideband hook */
 	hwt_dec_context_span_fn context_span; /* optional, with context */
 	void *context_ctx;
 	struct hwt_logger log;
@@ -522,20 +531,20 @@ HWT_API int hwt_dec_lost(struct hwt_dec *dec, uint64_t size);
 
 /* Counters; every report should print the losses. */
 struct hwt_dec_stats {
-	uint64_t insns;          /* instructions decoded */
-	uint64_t blocks;         /* block records (libipt blocks for PTXED) */
-	uint64_t bytes;          /* PT bytes given */
-	uint64_t segments;       /* PSB segments decoded */
+	uint64_t insns;		    /* instructions decoded */
+	uint64_t blocks;	    /* block records (libipt blocks for PTXED) */
+	uint64_t bytes;		    /* PT bytes given */
+	uint64_t segments;	    /* PSB segments decoded */
 	uint64_t segments_fallback; /* ... of which by libipt (FAST engine) */
-	uint64_t gaps;           /* GAP records */
-	uint64_t gap_bytes;      /* PT bytes skipped by gaps */
-	uint64_t overflows;      /* OVF packets */
+	uint64_t gaps;		    /* GAP records */
+	uint64_t gap_bytes;	    /* PT bytes skipped by gaps */
+	uint64_t overflows;	    /* OVF packets */
 	uint64_t calls, returns;
-	uint64_t unknown_returns;/* returns from frames older than the trace */
-	uint64_t unwound;        /* RETURN records of frames left without
-				  * their own return (HWT_DEC_RF_UNWOUND) */
+	uint64_t unknown_returns; /* returns from frames older than the trace */
+	uint64_t unwound;	  /* RETURN records of frames left without
+				   * their own return (HWT_DEC_RF_UNWOUND) */
 	uint64_t events;
-	uint64_t threads;        /* threads seen */
+	uint64_t threads; /* threads seen */
 };
 
 HWT_API void hwt_dec_stats(const struct hwt_dec *dec, struct hwt_dec_stats *stats);
@@ -547,13 +556,13 @@ HWT_API void hwt_dec_stats(const struct hwt_dec *dec, struct hwt_dec_stats *stat
 
 struct hwt_dec_bb_count {
 	const struct hwt_dec_bb *bb;
-	uint64_t count;          /* complete executions */
-	uint64_t partial;        /* executions stopped early (events, gaps) */
-	uint64_t partial_insns;  /* instructions of those */
-	uint64_t taken;          /* conditional branch: went to the target
-				  * (count - taken fell through). A jcc
-				  * whose target is the next instruction
-				  * counts as taken: the flow cannot tell */
+	uint64_t count;		/* complete executions */
+	uint64_t partial;	/* executions stopped early (events, gaps) */
+	uint64_t partial_insns; /* instructions of those */
+	uint64_t taken;		/* conditional branch: went to the target
+				 * (count - taken fell through). A jcc
+				 * whose target is the next instruction
+				 * counts as taken: the flow cannot tell */
 };
 
 /* Iterates over blocks executed at least once: start with *iter = 0.

@@ -38,10 +38,10 @@ enum {
 };
 
 struct fev {
-	uint8_t type;          /* enum hwt_dec_event_type */
-	uint8_t status;        /* status update (PSB+) */
+	uint8_t type;	/* enum hwt_dec_event_type */
+	uint8_t status; /* status update (PSB+) */
 	uint8_t suppressed;
-	uint8_t mode;          /* exec mode */
+	uint8_t mode; /* exec mode */
 	uint64_t ip, at;
 	uint64_t payload;
 };
@@ -60,8 +60,8 @@ struct l1_entry {
  * next branch that is not a conditional with a bit in hand. Runs are
  * static (direct calls push known return addresses; returns end a run), so
  * they are cached per worker and replayed without a decision per bit. */
-#define RUN_BITS 8
-#define RUN_MAX 16
+#define RUN_BITS  8
+#define RUN_MAX	  16
 #define RUN_CACHE 2048
 
 /* An entry: the block, with bit 0 set when its log item is TAKEN
@@ -75,22 +75,22 @@ typedef uintptr_t run_ent;
  * when the run is evicted or the segment ends (run_fold). */
 struct run {
 	/* What a lookup and a replay read, in the first cache line. */
-	const struct hwt_dec_bb *bb;   /* key: the start */
-	uint64_t image_id;             /* key: the image it was built in */
-	uint16_t key;                  /* key: bit count << 8 | bits */
-	uint8_t used;                  /* bits consumed */
+	const struct hwt_dec_bb *bb; /* key: the start */
+	uint64_t image_id;	     /* key: the image it was built in */
+	uint16_t key;		     /* key: bit count << 8 | bits */
+	uint8_t used;		     /* bits consumed */
 	uint8_t n;
-	uint8_t nlog;                  /* entries logged as items */
-	uint8_t nlog_pre;              /* ... of them before the decision
-					* before the last (used >= 2) */
-	uint32_t tail;                 /* instructions after the last */
-	uint32_t insns;                /* all instructions */
-	uint64_t count;                /* runs since the last fold */
-	struct hwt_dec_bb *end;        /* where to go on (not run yet) */
+	uint8_t nlog;		/* entries logged as items */
+	uint8_t nlog_pre;	/* ... of them before the decision
+				 * before the last (used >= 2) */
+	uint32_t tail;		/* instructions after the last */
+	uint32_t insns;		/* all instructions */
+	uint64_t count;		/* runs since the last fold */
+	struct hwt_dec_bb *end; /* where to go on (not run yet) */
 	uint64_t end_ip;
-	uint8_t log_idx[RUN_MAX];      /* ... their indexes in ent */
-	uint32_t log_delta[RUN_MAX];   /* instructions up to each, from the
-					* previous one (its own included) */
+	uint8_t log_idx[RUN_MAX];    /* ... their indexes in ent */
+	uint32_t log_delta[RUN_MAX]; /* instructions up to each, from the
+				      * previous one (its own included) */
 	run_ent ent[RUN_MAX];
 };
 
@@ -122,16 +122,16 @@ struct fast {
 	int skz84;
 
 	/* Query decoder mirror. */
-	uint64_t pos;          /* next packet to decode */
+	uint64_t pos;		  /* next packet to decode */
 	const struct seg_pkt *np; /* the packet at pos (after peek()) */
 	uint64_t last_ip;
-	bool last_ip_valid;    /* some IP was seen since PSB */
+	bool last_ip_valid; /* some IP was seen since PSB */
 	bool last_ip_suppressed;
-	uint64_t tnt;          /* cached TNT bits, oldest highest */
+	uint64_t tnt; /* cached TNT bits, oldest highest */
 	unsigned int ntnt;
-	struct fev tipq[4];    /* events binding to TIP */
+	struct fev tipq[4]; /* events binding to TIP */
 	unsigned int ntipq;
-	struct fev psbq[8];    /* PSB+ status events, delivered at PSBEND */
+	struct fev psbq[8]; /* PSB+ status events, delivered at PSBEND */
 	unsigned int npsbq, psbq_head;
 	bool q_enabled;
 	bool consume_packet;
@@ -151,20 +151,20 @@ struct fast {
 
 	/* Context. */
 	struct hwt_dec_context ctx;
-	uint64_t image_id;         /* ctx.image's id, or 0 */
+	uint64_t image_id; /* ctx.image's id, or 0 */
 	size_t tcur;
 	/* With a sideband hook whose answer is the same over the segment's
 	 * time span (span): libipt asks it again at every branch where time
 	 * advanced (a tick), which changes nothing while ctx is span. */
 	bool hooked;
-	bool ctx_stale;            /* ctx is not span: a tick may change it */
+	bool ctx_stale; /* ctx is not span: a tick may change it */
 	struct hwt_dec_context span;
 
 	/* Log bookkeeping: items wait for the position after the next
 	 * decision or event (eng_ipt.c's rule). */
 	size_t unposed;
-	bool decided;              /* a decision was taken in this blk_next */
-	struct hwt_dec_bb *open;   /* partially run block */
+	bool decided;		 /* a decision was taken in this blk_next */
+	struct hwt_dec_bb *open; /* partially run block */
 	uint32_t open_k;
 };
 
@@ -646,7 +646,8 @@ static int q_event(struct fast *f, struct fev *out)
 		if (n < 0 || unsupported(f->np->type))
 			return DECLINE;
 		if ((f->np->type == HWT_PKT_TIP || f->np->type == HWT_PKT_TNT_8 ||
-		     f->np->type == HWT_PKT_TNT_64) && !will_event(f))
+		     f->np->type == HWT_PKT_TNT_64) &&
+		    !will_event(f))
 			return DECLINE;
 		err = decode_event(f, out, &got);
 		if (err < 0)
@@ -736,13 +737,14 @@ static inline struct hwt_dec_bb *bb_at(struct fast *f, uint64_t ip, int *err)
 {
 	const struct l1_entry *e = &f->sc->l1[(ip ^ (ip >> 12)) & (L1_SIZE - 1)];
 
-	if (__builtin_expect(e->ip == ip && e->bb && e->image_id == f->image_id &&
-			     e->mode == f->mode, 1))
+	if (__builtin_expect(
+		e->ip == ip && e->bb && e->image_id == f->image_id && e->mode == f->mode, 1))
 		return e->bb;
 	return bb_at_slow(f, ip, err);
 }
 
-static inline __attribute__((always_inline)) struct hwt_dec_bb *succ(struct fast *f, struct hwt_dec_bb *bb, int dir, int *err)
+static inline __attribute__((always_inline)) struct hwt_dec_bb *
+succ(struct fast *f, struct hwt_dec_bb *bb, int dir, int *err)
 {
 	struct hwt_dec_bb *n = atomic_load_explicit(&bb->near[dir], memory_order_acquire);
 	struct hwt_dec_edge *e;
@@ -760,9 +762,8 @@ static inline __attribute__((always_inline)) struct hwt_dec_bb *succ(struct fast
 	return n;
 }
 
-static inline __attribute__((always_inline)) int add_item(struct fast *f, struct hwt_dec_bb *bb,
-							 uint32_t ninsn, uint8_t flags,
-							 uint64_t next_ip)
+static inline __attribute__((always_inline)) int
+add_item(struct fast *f, struct hwt_dec_bb *bb, uint32_t ninsn, uint8_t flags, uint64_t next_ip)
 {
 	return seg_bb(f->s, bb, ninsn, flags, next_ip, SEG_UNPOSED);
 }
@@ -846,7 +847,8 @@ static int proceed_to_ip(struct fast *f, uint64_t to, struct hwt_dec_bb **last)
 		case HWT_DEC_BR_NONE:
 		case HWT_DEC_BR_JUMP:
 		case HWT_DEC_BR_CALL: {
-			uint64_t next = bb->branch == HWT_DEC_BR_NONE ? bb->fallthrough : bb->target;
+			uint64_t next =
+			    bb->branch == HWT_DEC_BR_NONE ? bb->fallthrough : bb->target;
 
 			if (bb->branch == HWT_DEC_BR_CALL && !(bb->flags & HWT_DEC_BBF_PIC_CALL))
 				rs_push(f, bb);
@@ -1378,7 +1380,8 @@ static int proceed_event(struct fast *f)
 			/* Resume address: after a call, else unknown. */
 			if (!last)
 				return DECLINE;
-			if (last->branch == HWT_DEC_BR_IND_CALL || last->branch == HWT_DEC_BR_FAR_CALL) {
+			if (last->branch == HWT_DEC_BR_IND_CALL ||
+			    last->branch == HWT_DEC_BR_FAR_CALL) {
 				if (last->branch == HWT_DEC_BR_IND_CALL)
 					rs_push(f, last);
 				f->ip = last->fallthrough;
@@ -1521,7 +1524,8 @@ static int deliver_event(struct fast *f)
 	case HWT_DEC_EV_EXEC_MODE:
 		if (!ev.suppressed && f->ip != ev.ip)
 			return DECLINE;
-		if (ev.status && f->enabled && f->mode != HWT_DEC_MODE_UNKNOWN && f->mode != ev.mode)
+		if (ev.status && f->enabled && f->mode != HWT_DEC_MODE_UNKNOWN &&
+		    f->mode != ev.mode)
 			return DECLINE;
 		f->mode = ev.mode;
 		break;
@@ -1696,7 +1700,8 @@ header_done:
  * followed by an OVF opcode, for that (check_erratum_skd007). */
 static bool skd007_hits(const struct seg *s)
 {
-	for (const struct seg_pkt *p = s->pkts; p->type != SEG_PKT_END && p->type != HWT_PKT_BAD; p++) {
+	for (const struct seg_pkt *p = s->pkts; p->type != SEG_PKT_END && p->type != HWT_PKT_BAD;
+	     p++) {
 		uint64_t next = s->start + p->off + 2;
 
 		if (p->type == HWT_PKT_CYC && p->size == 2 && (p->payload & ~0x1full) == 0x20 &&
@@ -1813,13 +1818,12 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 			snapshot(f);
 		f->decided = false;
 	}
-out:
-	{
-		int ferr = runs_fold_all(f);
+out : {
+	int ferr = runs_fold_all(f);
 
-		if (err == 0)
-			err = ferr;
-	}
+	if (err == 0)
+		err = ferr;
+}
 	if (err == 0) {
 		snapshot(f);
 		err = seg_flush_delta(s, f->pos);

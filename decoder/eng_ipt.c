@@ -21,7 +21,7 @@ struct conv {
 	struct seg *s;
 	struct pt_block_decoder *blk;
 	struct hwt_dec_context ctx;
-	size_t tcur;               /* timeline cursor */
+	size_t tcur; /* timeline cursor */
 	/* A basic block being run, not yet complete. */
 	struct hwt_dec_bb *open;
 	uint32_t open_k;
@@ -69,8 +69,8 @@ static struct pt_image *cold_image(struct conv *c, const struct hwt_dec_image *i
 		const struct hwt_dec_piece *p = &img->pieces[i];
 		const struct hwt_dec_section *sec = p->sec;
 
-		if (pt_image_add_file(pi, sec->path, sec->offset + (p->lo - sec->vaddr), p->hi - p->lo,
-				      NULL, p->lo) < 0) {
+		if (pt_image_add_file(pi, sec->path, sec->offset + (p->lo - sec->vaddr),
+				      p->hi - p->lo, NULL, p->lo) < 0) {
 			pt_image_free(pi);
 			return NULL;
 		}
@@ -99,7 +99,7 @@ static bool needs_trace(uint8_t br)
 static uint64_t direct_next(const struct hwt_dec_bb *bb)
 {
 	return (bb->branch == HWT_DEC_BR_JUMP || bb->branch == HWT_DEC_BR_CALL) ? bb->target
-										 : bb->fallthrough;
+										: bb->fallthrough;
 }
 
 void seg_find_end_ip(struct seg *s)
@@ -145,15 +145,17 @@ int seg_tail(struct hwt_dec *dec, struct seg *s, const struct hwt_dec_image *img
 			return 0;
 		err = hwt_dec_bb_get(dec->icache, img, ip, mode, &bb);
 		if (err < 0)
-			return seg_add_gap(s, HWT_DEC_GAP_ERROR, err, "no code at the trace's end", ip,
-					   0, pos) < 0 ? s->err : 0;
+			return seg_add_gap(s, HWT_DEC_GAP_ERROR, err, "no code at the trace's end",
+					   ip, 0, pos) < 0
+				   ? s->err
+				   : 0;
 		k = hwt_dec_bb_index(bb, s->end_ip);
 		if (k >= 0) {
 			/* k > 0 here: ip == end_ip was checked above. */
 			return seg_bb(s, bb, (uint32_t)k, flags | SEG_F_PARTIAL, 0, pos);
 		}
-		if (needs_trace(bb->branch) || (bb->flags & (HWT_DEC_BBF_ERROR |
-							     HWT_DEC_BBF_TRUNCATED))) {
+		if (needs_trace(bb->branch) ||
+		    (bb->flags & (HWT_DEC_BBF_ERROR | HWT_DEC_BBF_TRUNCATED))) {
 			/* The trace ends before this branch's outcome. */
 			return seg_bb(s, bb, bb->ninsn, flags | SEG_F_PARTIAL, 0, pos);
 		}
@@ -185,8 +187,7 @@ static uint64_t error_ip(struct conv *c, int pterr, const struct pt_block *b)
 	if (!b->ninsn)
 		return b->ip;
 	if ((pterr == -pte_nomap || pterr == -pte_bad_insn) && c->ctx.image &&
-	    hwt_dec_insn_decode(c->ctx.image, b->end_ip, hwt_dec_mode_from_pt(b->mode),
-				&insn) == 0)
+	    hwt_dec_insn_decode(c->ctx.image, b->end_ip, hwt_dec_mode_from_pt(b->mode), &insn) == 0)
 		return insn.has_target ? insn.target : b->end_ip + insn.size;
 	return b->end_ip;
 }
@@ -299,8 +300,8 @@ static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
 		struct hwt_dec_bb *bb;
 		uint32_t take;
 
-		if (c->open && (ip != hwt_dec_bb_insn_ip(c->open, c->open_k) ||
-				c->open_flags != flags)) {
+		if (c->open &&
+		    (ip != hwt_dec_bb_insn_ip(c->open, c->open_k) || c->open_flags != flags)) {
 			err = conv_close_open(c, pos);
 			if (err < 0)
 				return err;
@@ -319,7 +320,8 @@ static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
 				return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_EINTERNAL,
 						   "instruction decoding disagrees with libipt", ip,
 						   c->s->end > pos ? c->s->end - pos : 0, pos) < 0
-					       ? c->s->err : 1;
+					   ? c->s->err
+					   : 1;
 			}
 			c->open = bb;
 			c->open_k = 0;
@@ -343,8 +345,10 @@ static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
 				c->stopped = true;
 				return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_EINTERNAL,
 						   "block structure disagrees with libipt",
-						   bb->end_ip, c->s->end > pos ? c->s->end - pos : 0,
-						   pos) < 0 ? c->s->err : 1;
+						   bb->end_ip,
+						   c->s->end > pos ? c->s->end - pos : 0, pos) < 0
+					   ? c->s->err
+					   : 1;
 			}
 			err = seg_bb(c->s, bb, bb->ninsn, flags, 0, SEG_UNPOSED);
 			if (err < 0)
@@ -607,8 +611,9 @@ static int seg_ipt(struct hwt_dec *dec, struct seg *s, bool cold)
 		} else if (++c.direct_run > HWT_DEC_MAX_DIRECT_RUN) {
 			err = conv_close_open(&c, pos);
 			if (err == 0)
-				err = seg_add_gap(s, HWT_DEC_GAP_ERROR, -HWT_EDECODE, HWT_DEC_ENDLESS_WHAT,
-						  block.end_ip, s->end > pos ? s->end - pos : 0, pos);
+				err = seg_add_gap(s, HWT_DEC_GAP_ERROR, -HWT_EDECODE,
+						  HWT_DEC_ENDLESS_WHAT, block.end_ip,
+						  s->end > pos ? s->end - pos : 0, pos);
 			goto out;
 		}
 	}

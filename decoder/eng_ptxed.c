@@ -17,7 +17,7 @@ struct ptxed_run {
 	struct hwt_dec *dec;
 	struct pt_block_decoder *blk;
 	struct hwt_dec_context ctx;
-	uint64_t time;            /* the last event's tsc (ptxed's `time`) */
+	uint64_t time; /* the last event's tsc (ptxed's `time`) */
 	bool time_valid;
 	/* libipt runs with end-on-jump/call (which the user may not have
 	 * asked for) so that an endless loop of direct branches comes back to
@@ -275,8 +275,8 @@ static int emit_block(struct ptxed_run *r, const struct pt_block *b, uint64_t of
 
 		if (hwt_dec_insn_decode(r->ctx.image, b->end_ip, hwt_dec_mode_from_pt(b->mode),
 					&insn) == 0)
-			rec.u.block.branch = insn.branch == HWT_DEC_BR_NONE ? HWT_DEC_BR_OTHER
-									: insn.branch;
+			rec.u.block.branch =
+			    insn.branch == HWT_DEC_BR_NONE ? HWT_DEC_BR_OTHER : insn.branch;
 	}
 	rec.u.block.mode = (uint8_t)hwt_dec_mode_from_pt(b->mode);
 	rec.u.block.image = r->ctx.image;

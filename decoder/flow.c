@@ -23,7 +23,7 @@
 enum {
 	FRAME_NEAR = 0,
 	FRAME_ASYNC = 1, /* interrupt/exception */
-	FRAME_FAR = 2,   /* SYSCALL and other far calls */
+	FRAME_FAR = 2,	 /* SYSCALL and other far calls */
 	MAX_DEPTH = 1 << 16,
 };
 
@@ -31,7 +31,7 @@ struct frame {
 	uint64_t ret_addr;
 	uint64_t func;
 	uint64_t call_tsc;
-	uint64_t insns;     /* the thread's count at entry */
+	uint64_t insns; /* the thread's count at entry */
 	uint8_t kind;
 	bool has_time;
 };
@@ -41,8 +41,8 @@ struct thread {
 	struct frame *stack;
 	size_t depth, cap;
 	uint64_t insns;
-	uint64_t dropped;   /* frames dropped at MAX_DEPTH */
-	uint64_t run;       /* hwt_dec_context.run */
+	uint64_t dropped;    /* frames dropped at MAX_DEPTH */
+	uint64_t run;	     /* hwt_dec_context.run */
 	struct thread *next; /* hash chain */
 };
 
@@ -728,8 +728,8 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 			const struct hwt_dec_bb *bb = it->bb;
 
 			f->cur->insns += it->delta;
-			if ((bb->flags & HWT_DEC_BBF_LOG_TARGET) && profile && full && it->next_ip &&
-			    bb->branch != HWT_DEC_BR_RETURN) {
+			if ((bb->flags & HWT_DEC_BBF_LOG_TARGET) && profile && full &&
+			    it->next_ip && bb->branch != HWT_DEC_BR_RETURN) {
 				err = target_seen(f, bb, it->next_ip);
 				if (err < 0)
 					break;

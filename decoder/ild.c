@@ -28,7 +28,8 @@ struct csh_box {
  * lock): done once here, before handles can be used on several threads. */
 static void capstone_warm_up(void)
 {
-	static const uint8_t code[] = {0x90, 0x48, 0x89, 0xc3, 0xaa, 0xc3}; /* nop, mov, stosb, ret */
+	static const uint8_t code[] = {0x90, 0x48, 0x89,
+				       0xc3, 0xaa, 0xc3}; /* nop, mov, stosb, ret */
 	csh h;
 	cs_insn *insn = NULL;
 	size_t n;
@@ -170,9 +171,9 @@ static size_t ptwrite_size(const uint8_t *b, size_t len, enum hwt_dec_mode mode)
 	bool addr16 = mode == HWT_DEC_MODE_16;
 	uint8_t modrm, mod, rm;
 
-	while (i < len && (b[i] == 0xf3 || b[i] == 0x66 || b[i] == 0x67 || b[i] == 0x2e ||
-			   b[i] == 0x36 || b[i] == 0x3e || b[i] == 0x26 || b[i] == 0x64 ||
-			   b[i] == 0x65)) {
+	while (i < len &&
+	       (b[i] == 0xf3 || b[i] == 0x66 || b[i] == 0x67 || b[i] == 0x2e || b[i] == 0x36 ||
+		b[i] == 0x3e || b[i] == 0x26 || b[i] == 0x64 || b[i] == 0x65)) {
 		if (b[i] == 0x67)
 			addr16 = mode == HWT_DEC_MODE_32;
 		i++;
@@ -214,12 +215,28 @@ static uint8_t classify(const cs_insn *ci, uint64_t *target)
 	bool imm = x->op_count > 0 && x->operands[0].type == X86_OP_IMM;
 
 	switch (ci->id) {
-	case X86_INS_JAE: case X86_INS_JA: case X86_INS_JBE: case X86_INS_JB:
-	case X86_INS_JCXZ: case X86_INS_JECXZ: case X86_INS_JE: case X86_INS_JGE:
-	case X86_INS_JG: case X86_INS_JLE: case X86_INS_JL: case X86_INS_JNE:
-	case X86_INS_JNO: case X86_INS_JNP: case X86_INS_JNS: case X86_INS_JO:
-	case X86_INS_JP: case X86_INS_JRCXZ: case X86_INS_JS: case X86_INS_LOOP:
-	case X86_INS_LOOPE: case X86_INS_LOOPNE:
+	case X86_INS_JAE:
+	case X86_INS_JA:
+	case X86_INS_JBE:
+	case X86_INS_JB:
+	case X86_INS_JCXZ:
+	case X86_INS_JECXZ:
+	case X86_INS_JE:
+	case X86_INS_JGE:
+	case X86_INS_JG:
+	case X86_INS_JLE:
+	case X86_INS_JL:
+	case X86_INS_JNE:
+	case X86_INS_JNO:
+	case X86_INS_JNP:
+	case X86_INS_JNS:
+	case X86_INS_JO:
+	case X86_INS_JP:
+	case X86_INS_JRCXZ:
+	case X86_INS_JS:
+	case X86_INS_LOOP:
+	case X86_INS_LOOPE:
+	case X86_INS_LOOPNE:
 		*target = imm ? (uint64_t)x->operands[0].imm : 0;
 		return HWT_DEC_BR_COND;
 	case X86_INS_JMP:
@@ -238,17 +255,28 @@ static uint8_t classify(const cs_insn *ci, uint64_t *target)
 		return HWT_DEC_BR_RETURN;
 	case X86_INS_LJMP:
 		return HWT_DEC_BR_FAR_JUMP;
-	case X86_INS_LCALL: case X86_INS_SYSCALL: case X86_INS_SYSENTER:
-	case X86_INS_INT: case X86_INS_INT1: case X86_INS_INT3: case X86_INS_INTO:
+	case X86_INS_LCALL:
+	case X86_INS_SYSCALL:
+	case X86_INS_SYSENTER:
+	case X86_INS_INT:
+	case X86_INS_INT1:
+	case X86_INS_INT3:
+	case X86_INS_INTO:
 	case X86_INS_VMCALL:
 		return HWT_DEC_BR_FAR_CALL;
 	case X86_INS_XBEGIN:
 		/* Not a branch for libipt, but it has a displacement. */
 		*target = imm ? (uint64_t)x->operands[0].imm : 0;
 		return HWT_DEC_BR_NONE;
-	case X86_INS_RETF: case X86_INS_RETFQ: case X86_INS_IRET: case X86_INS_IRETD:
-	case X86_INS_IRETQ: case X86_INS_SYSRET: case X86_INS_SYSEXIT:
-	case X86_INS_VMLAUNCH: case X86_INS_VMRESUME:
+	case X86_INS_RETF:
+	case X86_INS_RETFQ:
+	case X86_INS_IRET:
+	case X86_INS_IRETD:
+	case X86_INS_IRETQ:
+	case X86_INS_SYSRET:
+	case X86_INS_SYSEXIT:
+	case X86_INS_VMLAUNCH:
+	case X86_INS_VMRESUME:
 		return HWT_DEC_BR_FAR_RETURN;
 	default:
 		return HWT_DEC_BR_NONE;

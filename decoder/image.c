@@ -316,8 +316,8 @@ int hwt_dec_image_add_file(struct hwt_dec_image *img, const char *path, uint64_t
 	return image_add_section(img, path, path, offset, size, vaddr);
 }
 
-int hwt_dec_image_add_mem(struct hwt_dec_image *img, const void *bytes, size_t size,
-			  uint64_t vaddr, const char *name)
+int hwt_dec_image_add_mem(struct hwt_dec_image *img, const void *bytes, size_t size, uint64_t vaddr,
+			  const char *name)
 {
 	struct hwt_dec_icache *ic;
 	char path[64];

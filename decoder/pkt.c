@@ -304,7 +304,8 @@ size_t hwt_pkt_find_psb(const uint8_t *buf, size_t len, size_t pos)
 			 * the PSB (a TNT payload ending in 02 82): the PSB
 			 * is the run's last 16 bytes, as libipt's
 			 * pt_find_psb has it. */
-			while (pos + HWT_PKT_PSB_SIZE + 2 <= len && buf[pos + HWT_PKT_PSB_SIZE] == 0x02 &&
+			while (pos + HWT_PKT_PSB_SIZE + 2 <= len &&
+			       buf[pos + HWT_PKT_PSB_SIZE] == 0x02 &&
 			       buf[pos + HWT_PKT_PSB_SIZE + 1] == 0x82)
 				pos += 2;
 			return pos;

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 enum hwt_pkt_type {
-	HWT_PKT_BAD = 0,   /* unknown opcode or bad payload */
+	HWT_PKT_BAD = 0, /* unknown opcode or bad payload */
 	HWT_PKT_PAD,
 	HWT_PKT_PSB,
 	HWT_PKT_PSBEND,
@@ -40,7 +40,7 @@ enum hwt_pkt_type {
 	HWT_PKT_PWRE,
 	HWT_PKT_PWRX,
 	HWT_PKT_PTW,
-	HWT_PKT_INVALID,   /* skz84: a corrupted TMA, skipped (8 bytes) */
+	HWT_PKT_INVALID, /* skz84: a corrupted TMA, skipped (8 bytes) */
 };
 
 /* IP compression of TIP/FUP packets (bits 7:5 of the opcode). */
@@ -54,11 +54,11 @@ enum hwt_pkt_ipc {
 };
 
 struct hwt_pkt {
-	uint8_t type;      /* enum hwt_pkt_type */
-	uint8_t size;      /* bytes */
-	uint8_t ipc;       /* TIP/FUP: enum hwt_pkt_ipc */
+	uint8_t type;	   /* enum hwt_pkt_type */
+	uint8_t size;	   /* bytes */
+	uint8_t ipc;	   /* TIP/FUP: enum hwt_pkt_ipc */
 	uint8_t tnt_bits;  /* TNT: number of bits */
-	uint8_t mode;      /* MODE.Exec: bit 0 CS.L, bit 1 CS.D;
+	uint8_t mode;	   /* MODE.Exec: bit 0 CS.L, bit 1 CS.D;
 			    * MODE.TSX: bit 0 InTX, bit 1 TXAbort;
 			    * PTW: payload bytes; EXSTOP/PTW: bit 7 IP */
 	uint64_t payload;  /* TIP/FUP: raw IP bytes; TNT: bits, oldest in the

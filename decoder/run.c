@@ -20,8 +20,8 @@
 
 /* What a decoding thread keeps between segments. */
 struct worker {
-	void *fast;            /* the fast engine's caches */
-	struct seg_work work;  /* block counts */
+	void *fast;	      /* the fast engine's caches */
+	struct seg_work work; /* block counts */
 };
 
 static int worker_init(struct hwt_dec *dec, struct worker *w)
@@ -128,16 +128,16 @@ struct par {
 	struct hwt_dec *dec;
 	const uint8_t *buf;
 	size_t len;
-	size_t limit;        /* decode segments starting before this */
+	size_t limit; /* decode segments starting before this */
 	bool final;
 	pthread_mutex_t lock;
 	pthread_cond_t cv_work, cv_done;
 	size_t window;
 	struct seg *slots;
-	uint8_t *state;      /* per slot: 0 free, 1 claimed, 2 done */
-	uint64_t next_psb;   /* start of the next unclaimed segment */
-	size_t claimed;      /* segments claimed (index of the next) */
-	size_t replayed;     /* segments replayed */
+	uint8_t *state;	   /* per slot: 0 free, 1 claimed, 2 done */
+	uint64_t next_psb; /* start of the next unclaimed segment */
+	size_t claimed;	   /* segments claimed (index of the next) */
+	size_t replayed;   /* segments replayed */
 	bool stop;
 	int err;
 };

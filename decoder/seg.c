@@ -151,8 +151,8 @@ int seg_commit_counts(struct seg *s)
 			return s->err = -ENOMEM;
 		struct seg_cnt *c = &w->c[id];
 
-		s->counts[s->ncounts++] = (struct seg_count){id, c->count, c->taken, c->partial,
-							     c->pinsns};
+		s->counts[s->ncounts++] =
+		    (struct seg_count){id, c->count, c->taken, c->partial, c->pinsns};
 		memset(c, 0, sizeof(*c));
 	}
 	w->ntouched = 0;
@@ -191,8 +191,8 @@ int seg_add_event(struct seg *s, const struct hwt_dec_event *ev, uint8_t flags, 
 	return 0;
 }
 
-int seg_add_gap(struct seg *s, uint32_t kind, int err, const char *what, uint64_t ip,
-		uint64_t size, uint64_t pos)
+int seg_add_gap(struct seg *s, uint32_t kind, int err, const char *what, uint64_t ip, uint64_t size,
+		uint64_t pos)
 {
 	struct seg_item *it;
 
@@ -231,7 +231,7 @@ int seg_add_ctx(struct seg *s, const struct hwt_dec_context *ctx, uint64_t pos)
 /* Timeline                                                                  */
 
 enum {
-	FCR_SHR = 8,        /* fixed-point shift of the FastCounter/cycle ratio */
+	FCR_SHR = 8, /* fixed-point shift of the FastCounter/cycle ratio */
 	MTC_BITS = 8,
 	TMA_CTC_BITS = 16,
 	TSC_BITS = 56,
@@ -506,7 +506,8 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 			struct seg_pkt *q = &s->pkts[s->npkts];
 
 			if (!(c & 1) && c > 2) {
-				unsigned int bits = 31 - (unsigned int)__builtin_clz((unsigned int)c >> 1);
+				unsigned int bits =
+				    31 - (unsigned int)__builtin_clz((unsigned int)c >> 1);
 
 				q->off = (uint32_t)(off - s->start);
 				q->payload = (c >> 1) & ~(1u << bits);
@@ -527,8 +528,10 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 					v |= (uint64_t)s->buf[off + 1 + i] << (8 * i);
 				q->off = (uint32_t)(off - s->start);
 				q->payload = v;
-				q->type = lo == 0x0d ? HWT_PKT_TIP : lo == 0x11 ? HWT_PKT_TIP_PGE :
-					  lo == 0x01 ? HWT_PKT_TIP_PGD : HWT_PKT_FUP;
+				q->type = lo == 0x0d   ? HWT_PKT_TIP
+					  : lo == 0x11 ? HWT_PKT_TIP_PGE
+					  : lo == 0x01 ? HWT_PKT_TIP_PGD
+						       : HWT_PKT_FUP;
 				q->size = (uint8_t)(1 + nb);
 				q->ipc = c >> 5;
 				q->aux = 0;
@@ -551,11 +554,14 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 				q = &s->pkts[s->npkts++];
 				q->off = (uint32_t)(off - s->start);
 				q->payload = p.payload;
-				q->type = n > 0 ? p.type : off >= s->end ? SEG_PKT_END : HWT_PKT_BAD;
+				q->type = n > 0		  ? p.type
+					  : off >= s->end ? SEG_PKT_END
+							  : HWT_PKT_BAD;
 				q->size = n > 0 ? (uint8_t)n : 0;
 				q->ipc = p.ipc;
-				q->aux = p.type == HWT_PKT_TNT_8 || p.type == HWT_PKT_TNT_64 ? p.tnt_bits
-											     : p.mode;
+				q->aux = p.type == HWT_PKT_TNT_8 || p.type == HWT_PKT_TNT_64
+					     ? p.tnt_bits
+					     : p.mode;
 			}
 		}
 		if (n <= 0)
@@ -582,7 +588,8 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 			on_cbr(&t, &x, (uint8_t)p.payload, header);
 			break;
 		case HWT_PKT_TMA:
-			if (!on_tma(&t, &x, (uint32_t)(p.payload & 0xffff), (uint32_t)(p.payload >> 16)))
+			if (!on_tma(&t, &x, (uint32_t)(p.payload & 0xffff),
+				    (uint32_t)(p.payload >> 16)))
 				s->time_error = true;
 			break;
 		case HWT_PKT_MTC:
@@ -595,9 +602,9 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 			break;
 		}
 		off += (uint64_t)n;
-		if (t.have_tsc && (p.type == HWT_PKT_TSC || p.type == HWT_PKT_TMA ||
-				   p.type == HWT_PKT_MTC || p.type == HWT_PKT_CYC ||
-				   p.type == HWT_PKT_CBR || p.type == HWT_PKT_OVF))
+		if (t.have_tsc &&
+		    (p.type == HWT_PKT_TSC || p.type == HWT_PKT_TMA || p.type == HWT_PKT_MTC ||
+		     p.type == HWT_PKT_CYC || p.type == HWT_PKT_CBR || p.type == HWT_PKT_OVF))
 			tl_push(s, off, t.tsc);
 	}
 }

@@ -31,15 +31,15 @@ enum seg_kind {
 	SEG_BB = 1,
 	SEG_EVENT,
 	SEG_GAP,
-	SEG_CTX,     /* the thread/image of what follows */
-	SEG_INSNS,   /* instructions of blocks not logged (delta) */
+	SEG_CTX,   /* the thread/image of what follows */
+	SEG_INSNS, /* instructions of blocks not logged (delta) */
 };
 
-#define SEG_F_TAKEN       (1u << 0)
-#define SEG_F_PARTIAL     (1u << 1)
-#define SEG_F_SPECULATIVE (1u << 2)
-#define SEG_F_TRUNCATED   (1u << 3)
-#define SEG_F_STATUS      (1u << 4) /* event: status update */
+#define SEG_F_TAKEN	    (1u << 0)
+#define SEG_F_PARTIAL	    (1u << 1)
+#define SEG_F_SPECULATIVE   (1u << 2)
+#define SEG_F_TRUNCATED	    (1u << 3)
+#define SEG_F_STATUS	    (1u << 4) /* event: status update */
 #define SEG_F_IP_SUPPRESSED (1u << 5)
 
 /* A block is logged when phase 2 needs it: always when the sinks want
@@ -48,15 +48,15 @@ enum seg_kind {
  * worker's table (seg_work) and their instructions carried in the next
  * item's delta. */
 struct seg_item {
-	struct hwt_dec_bb *bb;  /* SEG_BB */
-	uint64_t next_ip;       /* SEG_BB: where control went, or 0 */
-	uint64_t pos;           /* stream offset (for time and records) */
-	uint32_t ninsn;         /* SEG_BB: instructions run; else: index into
-				 * the segment's events/gaps/ctxs */
-	uint32_t delta;         /* SEG_BB, SEG_INSNS: instructions since the
-				 * previous item, this one's included */
-	uint8_t kind;           /* enum seg_kind */
-	uint8_t flags;          /* SEG_F_* */
+	struct hwt_dec_bb *bb; /* SEG_BB */
+	uint64_t next_ip;      /* SEG_BB: where control went, or 0 */
+	uint64_t pos;	       /* stream offset (for time and records) */
+	uint32_t ninsn;	       /* SEG_BB: instructions run; else: index into
+				* the segment's events/gaps/ctxs */
+	uint32_t delta;	       /* SEG_BB, SEG_INSNS: instructions since the
+				* previous item, this one's included */
+	uint8_t kind;	       /* enum seg_kind */
+	uint8_t flags;	       /* SEG_F_* */
 	uint16_t reserved;
 };
 
@@ -84,7 +84,7 @@ int seg_work_grow(struct seg_work *w, uint32_t id);
 void seg_work_fini(struct seg_work *w);
 
 struct seg_gap {
-	uint32_t kind;          /* enum hwt_dec_gap_kind */
+	uint32_t kind; /* enum hwt_dec_gap_kind */
 	int err;
 	const char *what;
 	uint64_t ip;
@@ -94,40 +94,40 @@ struct seg_gap {
 struct seg_ctx {
 	int32_t pid, tid;
 	struct hwt_dec_image *image; /* a reference */
-	uint64_t note;               /* hwt_dec_context.note */
-	uint64_t run;                /* hwt_dec_context.run */
+	uint64_t note;		     /* hwt_dec_context.note */
+	uint64_t run;		     /* hwt_dec_context.run */
 };
 
 /* A packet of the segment, decoded once (by seg_timeline) for the fast
  * engine. */
 struct seg_pkt {
-	uint64_t payload;       /* as struct hwt_pkt */
-	uint32_t off;           /* from the segment's start */
-	uint8_t type;           /* enum hwt_pkt_type; 0 (BAD) ends the list
-				 * at a bad packet, SEG_PKT_END at the end */
+	uint64_t payload; /* as struct hwt_pkt */
+	uint32_t off;	  /* from the segment's start */
+	uint8_t type;	  /* enum hwt_pkt_type; 0 (BAD) ends the list
+			   * at a bad packet, SEG_PKT_END at the end */
 	uint8_t size;
 	uint8_t ipc;
-	uint8_t aux;            /* TNT: bits; MODE: bits */
+	uint8_t aux; /* TNT: bits; MODE: bits */
 };
 
 #define SEG_PKT_END 0xff
 
 struct tl_point {
-	uint64_t off;           /* after this stream offset ... */
-	uint64_t tsc;           /* ... the time is this */
+	uint64_t off; /* after this stream offset ... */
+	uint64_t tsc; /* ... the time is this */
 };
 
 struct seg {
-	uint64_t start, end;    /* stream offsets: [start, end) */
-	const uint8_t *buf;     /* the stream; buf + start is the PSB */
-	size_t buf_len;         /* bytes of the whole stream piece */
-	bool last;              /* the stream's last segment */
-	bool time_error;        /* a timing packet libipt rejects (a TMA
-				 * not right after a TSC): decoding fails
-				 * there, which only libipt reproduces */
-	bool fallback;          /* decoded by libipt after the fast engine
-				 * declined */
-	int err;                /* a hard error (ENOMEM, sink) */
+	uint64_t start, end; /* stream offsets: [start, end) */
+	const uint8_t *buf;  /* the stream; buf + start is the PSB */
+	size_t buf_len;	     /* bytes of the whole stream piece */
+	bool last;	     /* the stream's last segment */
+	bool time_error;     /* a timing packet libipt rejects (a TMA
+			      * not right after a TSC): decoding fails
+			      * there, which only libipt reproduces */
+	bool fallback;	     /* decoded by libipt after the fast engine
+			      * declined */
+	int err;	     /* a hard error (ENOMEM, sink) */
 
 	struct seg_item *items;
 	size_t nitems, cap_items;
@@ -149,16 +149,16 @@ struct seg {
 	struct seg_pkt *pkts;
 	size_t npkts, cap_pkts;
 
-	uint64_t insns;         /* instructions in BB items */
-	uint64_t nbbs;          /* blocks run (logged or not) */
+	uint64_t insns; /* instructions in BB items */
+	uint64_t nbbs;	/* blocks run (logged or not) */
 	uint64_t overflows;
 
 	/* Logging mode (set before phase 1). */
-	bool log_all;           /* every block (block records wanted) */
-	bool profile;           /* count blocks */
-	struct seg_work *work;  /* the worker's counts */
-	uint32_t delta;         /* instructions not yet carried by an item */
-	size_t last_logged;     /* index of seg_bb()'s item, or SEG_NOT_LOGGED */
+	bool log_all;		  /* every block (block records wanted) */
+	bool profile;		  /* count blocks */
+	struct seg_work *work;	  /* the worker's counts */
+	uint32_t delta;		  /* instructions not yet carried by an item */
+	size_t last_logged;	  /* index of seg_bb()'s item, or SEG_NOT_LOGGED */
 	struct seg_count *counts; /* committed counts of this segment */
 	size_t ncounts, cap_counts;
 
@@ -215,11 +215,12 @@ seg_append_bb(struct seg *s, struct hwt_dec_bb *bb, uint32_t ninsn, uint8_t flag
 /* A block ran: ninsn instructions (flags SEG_F_PARTIAL when it stopped
  * early). Counts it and logs it when needed; the item's position is set
  * later (the engines' snapshot rule). Returns 0 or -ENOMEM. */
-#define SEG_UNPOSED UINT64_MAX
+#define SEG_UNPOSED    UINT64_MAX
 #define SEG_NOT_LOGGED SIZE_MAX
 
-static inline __attribute__((always_inline)) int seg_bb(struct seg *s, struct hwt_dec_bb *bb, uint32_t ninsn, uint8_t flags,
-			 uint64_t next_ip, uint64_t pos)
+static inline __attribute__((always_inline)) int seg_bb(struct seg *s, struct hwt_dec_bb *bb,
+							uint32_t ninsn, uint8_t flags,
+							uint64_t next_ip, uint64_t pos)
 {
 	bool full = !(flags & SEG_F_PARTIAL);
 	struct seg_item *it;
@@ -261,8 +262,8 @@ static inline __attribute__((always_inline)) int seg_bb(struct seg *s, struct hw
 	return 0;
 }
 int seg_add_event(struct seg *s, const struct hwt_dec_event *ev, uint8_t flags, uint64_t pos);
-int seg_add_gap(struct seg *s, uint32_t kind, int err, const char *what, uint64_t ip,
-		uint64_t size, uint64_t pos);
+int seg_add_gap(struct seg *s, uint32_t kind, int err, const char *what, uint64_t ip, uint64_t size,
+		uint64_t pos);
 int seg_add_ctx(struct seg *s, const struct hwt_dec_context *ctx, uint64_t pos);
 
 /* Builds the segment's timeline from its packets (our time model, the same

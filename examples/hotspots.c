@@ -3,8 +3,8 @@
  * hwtrace: most of its time goes to checksum() through parse_records() (about
  * 60% on the development VM), the rest to compress_block() through
  * write_output() -> flush(). With -O2, GCC clones both hot functions
- * (checksum.constprop.0): the samples name the clones. scripts/demo.sh builds it with frame pointers, records it with
- * `hwtrace record -g` and shows what `hwtrace script` makes of it.
+ * (checksum.constprop.0): the samples name the clones. scripts/demo.sh builds it with frame
+ * pointers, records it with `hwtrace record -g` and shows what `hwtrace script` makes of it.
  *
  *   gcc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
  *       -o hotspots examples/hotspots.c

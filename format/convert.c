@@ -49,22 +49,22 @@ enum {
 /* The intel_pt PMU's config layout (/sys/bus/event_source/devices/
  * intel_pt/format), the same on every CPU with PT; perf reads these masks
  * from AUXTRACE_INFO rather than from the machine it runs on. */
-#define PT_CFG_CYC (1ull << 1)
-#define PT_CFG_MTC (1ull << 9)
-#define PT_CFG_TSC (1ull << 10)
-#define PT_CFG_NORETCOMP (1ull << 11)
+#define PT_CFG_CYC	  (1ull << 1)
+#define PT_CFG_MTC	  (1ull << 9)
+#define PT_CFG_TSC	  (1ull << 10)
+#define PT_CFG_NORETCOMP  (1ull << 11)
 #define PT_CFG_MTC_PERIOD (0xfull << 14)
 
-#define DUMMY_ID_BASE 1000000u  /* above any id we could collide with */
-#define ROUND_RECORDS 4096u     /* records between FINISHED_ROUND marks */
-#define AUX_PIECE (4u << 20)    /* bytes per PERF_RECORD_AUXTRACE at most */
+#define DUMMY_ID_BASE 1000000u	 /* above any id we could collide with */
+#define ROUND_RECORDS 4096u	 /* records between FINISHED_ROUND marks */
+#define AUX_PIECE     (4u << 20) /* bytes per PERF_RECORD_AUXTRACE at most */
 
 /* A stream of AUX bytes and how far it has been written. */
 struct cv_aux {
 	const struct hwt_fmt_aux_stream *st;
-	size_t index;   /* session AUX stream position: perf's queue idx */
-	size_t seg;     /* current segment */
-	uint64_t pos;   /* bytes of it written (or skipped) */
+	size_t index; /* session AUX stream position: perf's queue idx */
+	size_t seg;   /* current segment */
+	uint64_t pos; /* bytes of it written (or skipped) */
 };
 
 struct cv {
@@ -73,16 +73,16 @@ struct cv {
 	struct hwt_fmt_perf_writer *w;
 	struct hwt_fmt_convert_stats *st;
 	struct hwt_fmt_evlist *out_ev;
-	int pt_event;       /* index of the intel_pt event, or -1 */
+	int pt_event;	    /* index of the intel_pt event, or -1 */
 	bool move_tracking; /* sideband of pt_event goes to the dummy */
 	uint64_t dummy_id;
 	uint64_t sample_type; /* of pt_event */
 	struct cv_aux *aux;
 	size_t naux;
-	uint8_t *buf;       /* AUX copy buffer, AUX_PIECE bytes */
-	uint8_t *rec;       /* a record being rewritten, 64 KiB */
+	uint8_t *buf; /* AUX copy buffer, AUX_PIECE bytes */
+	uint8_t *rec; /* a record being rewritten, 64 KiB */
 	uint64_t since_round;
-	uint64_t last_time; /* perf clock of the newest record so far */
+	uint64_t last_time;		/* perf clock of the newest record so far */
 	uint32_t time_shift, time_mult; /* TSC conversion, mult 0: none */
 	uint64_t time_zero;
 	struct hwt_buf seen; /* paths given a build-id, NUL-separated */
@@ -103,8 +103,7 @@ static uint64_t meta_u64(const struct cv *c, const char *key, uint64_t dflt)
 {
 	const struct hwt_fmt_meta *m = meta(c, key);
 
-	return m && (m->type == HWT_FMT_META_U64 || m->type == HWT_FMT_META_I64) ? m->v.u64
-										 : dflt;
+	return m && (m->type == HWT_FMT_META_U64 || m->type == HWT_FMT_META_I64) ? m->v.u64 : dflt;
 }
 
 static const char *meta_str(const struct cv *c, const char *key)
@@ -158,11 +157,12 @@ static int build_events(struct cv *c)
 			max_id = e->ids[j] > max_id ? e->ids[j] : max_id;
 	}
 	if (c->pt_event >= 0) {
-		const struct perf_event_attr *a = &hwt_fmt_evlist_event(ev, (size_t)c->pt_event)->attr;
+		const struct perf_event_attr *a =
+		    &hwt_fmt_evlist_event(ev, (size_t)c->pt_event)->attr;
 
 		c->sample_type = a->sample_type;
-		c->move_tracking = !have_dummy && a->sample_id_all &&
-				   (a->mmap || a->mmap2 || a->comm || a->task);
+		c->move_tracking =
+		    !have_dummy && a->sample_id_all && (a->mmap || a->mmap2 || a->comm || a->task);
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct hwt_fmt_event *e = hwt_fmt_evlist_event(ev, i);
@@ -230,10 +230,10 @@ static int add_features(struct cv *c)
 		unsigned int feat;
 		const char *key;
 	} strs[] = {
-		{FMT_FEAT_HOSTNAME, HWT_META_HOST},
-		{FMT_FEAT_OSRELEASE, HWT_META_KERNEL},
-		{FMT_FEAT_ARCH, HWT_META_ARCH},
-		{FMT_FEAT_CPUDESC, HWT_META_CPU_DESC},
+	    {FMT_FEAT_HOSTNAME, HWT_META_HOST},
+	    {FMT_FEAT_OSRELEASE, HWT_META_KERNEL},
+	    {FMT_FEAT_ARCH, HWT_META_ARCH},
+	    {FMT_FEAT_CPUDESC, HWT_META_CPU_DESC},
 	};
 
 	for (size_t i = 0; i < HWT_ARRAY_SIZE(strs) && !err; i++)
@@ -253,7 +253,7 @@ static int add_features(struct cv *c)
 		uint64_t n = meta_u64(c, HWT_META_NR_CPUS, 1);
 
 		n = n > UINT32_MAX ? UINT32_MAX : n;
-		hwt_put_le32(nr, (uint32_t)n); /* available */
+		hwt_put_le32(nr, (uint32_t)n);	   /* available */
 		hwt_put_le32(nr + 4, (uint32_t)n); /* online */
 		err = fmt_perf_writer_feature_raw(c->w, FMT_FEAT_NRCPUS, nr, sizeof(nr));
 	}
@@ -267,8 +267,8 @@ static int add_features(struct cv *c)
 		    m->type != HWT_FMT_META_BYTES || m->len == 0 || m->len > 20)
 			continue;
 		path = m->key + strlen(HWT_META_BUILDID_PREFIX);
-		err = hwt_fmt_perf_writer_buildid(c->w, -1, path, m->v.bytes, m->len,
-						  path[0] == '[');
+		err =
+		    hwt_fmt_perf_writer_buildid(c->w, -1, path, m->v.bytes, m->len, path[0] == '[');
 	}
 	return err;
 }
@@ -278,7 +278,7 @@ static int add_features(struct cv *c)
 static int write_auxtrace_info(struct cv *c)
 {
 	const struct hwt_fmt_event *e =
-		hwt_fmt_evlist_event(hwt_fmt_session_evlist(c->s), (size_t)c->pt_event);
+	    hwt_fmt_evlist_event(hwt_fmt_session_evlist(c->s), (size_t)c->pt_event);
 	const struct hwt_fmt_evlist *ev = hwt_fmt_session_evlist(c->s);
 	uint64_t priv[PT_PRIV_MAX] = {0};
 	bool per_cpu = false, switches = false;
@@ -389,7 +389,7 @@ static int write_aux_until(struct cv *c, struct cv_aux *a, uint64_t end, uint64_
 {
 	while (a->seg < a->st->nsegments) {
 		const struct hwt_fmt_aux_segment *sg =
-			hwt_fmt_session_aux_segment(c->s, a->index, a->seg);
+		    hwt_fmt_session_aux_segment(c->s, a->index, a->seg);
 		uint64_t at = sg->aux_offset + a->pos, lim;
 		int64_t got;
 		int err;
@@ -483,8 +483,7 @@ static int note_build_id(struct cv *c, const struct hwt_fmt_record *rec)
 	snprintf(key, sizeof(key), HWT_META_BUILDID_PREFIX "%s", path);
 	if (meta(c, key))
 		return 0;
-	if (rec->type == PERF_RECORD_MMAP2 && rec->u.mmap.has_build_id &&
-	    rec->u.mmap.build_id_size)
+	if (rec->type == PERF_RECORD_MMAP2 && rec->u.mmap.has_build_id && rec->u.mmap.build_id_size)
 		return hwt_fmt_perf_writer_buildid(c->w, -1, path, rec->u.mmap.build_id,
 						   rec->u.mmap.build_id_size, false);
 	if (!c->cfg->build_id)
@@ -590,9 +589,9 @@ static int copy_records(struct cv *c)
 			struct cv_aux *a = aux_of(c, &rec);
 
 			if (a) {
-				err = write_aux_until(c, a,
-						      rec.u.aux.aux_offset + rec.u.aux.aux_size,
-						      to_tsc(c, c->last_time));
+				err =
+				    write_aux_until(c, a, rec.u.aux.aux_offset + rec.u.aux.aux_size,
+						    to_tsc(c, c->last_time));
 				if (err)
 					return err;
 			}
@@ -644,7 +643,8 @@ int hwt_fmt_convert(const char *in, const char *out, const struct hwt_fmt_conver
 		char magic[8];
 
 		if (f && fread(magic, 1, 8, f) == 8 &&
-		    (!memcmp(magic, FMT_PERF_MAGIC, 8) || !memcmp(magic, FMT_PERF_MAGIC_SWAPPED, 8))) {
+		    (!memcmp(magic, FMT_PERF_MAGIC, 8) ||
+		     !memcmp(magic, FMT_PERF_MAGIC_SWAPPED, 8))) {
 			fclose(f);
 			return -HWT_ENOTSUP;
 		}
@@ -712,12 +712,11 @@ int hwt_fmt_convert(const char *in, const char *out, const struct hwt_fmt_conver
 		hwt_fmt_session_stats(c.s, &ss);
 		c.st->bad_records = ss.bad_records;
 	}
-out:
-	{
-		int cerr = hwt_fmt_perf_writer_close(c.w);
+out : {
+	int cerr = hwt_fmt_perf_writer_close(c.w);
 
-		err = err ? err : cerr;
-	}
+	err = err ? err : cerr;
+}
 	/* Past the open, input damage is skipped, not returned: a system
 	 * error is the output's. */
 	if (created && err < 0 && -err < HWT_EBASE && err != -ENOMEM)

@@ -121,8 +121,7 @@ int fmt_evlist_find_id(const struct hwt_fmt_evlist *evlist, uint64_t id)
 	return -1;
 }
 
-int fmt_evlist_add_ids(struct hwt_fmt_evlist *evlist, size_t idx, const uint64_t *ids,
-		       size_t nids)
+int fmt_evlist_add_ids(struct hwt_fmt_evlist *evlist, size_t idx, const uint64_t *ids, size_t nids)
 {
 	struct hwt_fmt_event *ev;
 	uint64_t *evids;
@@ -317,8 +316,8 @@ int fmt_evlist_to_meta(const struct hwt_fmt_evlist *evlist, struct fmt_meta_stor
 		for (size_t j = 0; j < ev->nids; j++)
 			hwt_put_le64(ids + 8 * j, ev->ids[j]);
 		snprintf(key, sizeof(key), HWT_META_EVENT_FMT, (unsigned)i, "ids");
-		err = fmt_meta_store_set(st, HWT_FMT_META_BYTES, key, strlen(key), ids,
-					 ev->nids * 8);
+		err =
+		    fmt_meta_store_set(st, HWT_FMT_META_BYTES, key, strlen(key), ids, ev->nids * 8);
 		free(ids);
 	}
 	return err;

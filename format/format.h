@@ -45,28 +45,28 @@
 /* ------------------------------------------------------------------------ */
 /* Container constants                                                       */
 
-#define HWT_FMT_MAGIC "HWTRACE\0"     /* 8 bytes at offset 0 */
-#define HWT_FMT_VERSION_MAJOR 1       /* incompatible changes */
-#define HWT_FMT_VERSION_MINOR 0       /* compatible additions */
-#define HWT_FMT_FILE_HEADER_SIZE 64u
+#define HWT_FMT_MAGIC		  "HWTRACE\0" /* 8 bytes at offset 0 */
+#define HWT_FMT_VERSION_MAJOR	  1	      /* incompatible changes */
+#define HWT_FMT_VERSION_MINOR	  0	      /* compatible additions */
+#define HWT_FMT_FILE_HEADER_SIZE  64u
 #define HWT_FMT_CHUNK_HEADER_SIZE 40u
-#define HWT_FMT_TRAILER_SIZE 24u
+#define HWT_FMT_TRAILER_SIZE	  24u
 
 /* File header flags. */
 #define HWT_FMT_FLAG_EMULATED_PT (1u << 0) /* PT bytes come from the emulator */
 
 enum hwt_fmt_chunk_type {
-	HWT_FMT_CHUNK_META = 1,    /* typed key/value metadata entries */
+	HWT_FMT_CHUNK_META = 1,	   /* typed key/value metadata entries */
 	HWT_FMT_CHUNK_STREAM = 2,  /* a stream descriptor */
 	HWT_FMT_CHUNK_RECORDS = 3, /* perf records (perf_event_header + body) */
-	HWT_FMT_CHUNK_AUX = 4,     /* AUX area bytes (Intel PT) at an AUX offset */
-	HWT_FMT_CHUNK_LOST = 5,    /* entries of struct hwt_fmt_lost */
+	HWT_FMT_CHUNK_AUX = 4,	   /* AUX area bytes (Intel PT) at an AUX offset */
+	HWT_FMT_CHUNK_LOST = 5,	   /* entries of struct hwt_fmt_lost */
 	HWT_FMT_CHUNK_INDEX = 6,   /* table of all chunks, written at close */
 };
 
 enum hwt_fmt_stream_kind {
 	HWT_FMT_STREAM_RECORDS = 1, /* sideband and samples, perf record format */
-	HWT_FMT_STREAM_AUX = 2,     /* AUX area bytes, e.g. Intel PT packets */
+	HWT_FMT_STREAM_AUX = 2,	    /* AUX area bytes, e.g. Intel PT packets */
 };
 
 /* A stream: one ring buffer's records, or one AUX area's bytes. cpu is -1 for
@@ -83,14 +83,14 @@ struct hwt_fmt_stream_desc {
 enum hwt_fmt_lost_kind {
 	HWT_FMT_LOST_RECORDS = 1,  /* kernel ring buffer overflow (PERF_RECORD_LOST), records */
 	HWT_FMT_LOST_SAMPLES = 2,  /* PERF_RECORD_LOST_SAMPLES, samples */
-	HWT_FMT_LOST_AUX = 3,      /* AUX area truncated/overwritten, bytes (estimate) */
+	HWT_FMT_LOST_AUX = 3,	   /* AUX area truncated/overwritten, bytes (estimate) */
 	HWT_FMT_LOST_WRITER = 4,   /* writer queue was full, bytes dropped by hwtrace */
 	HWT_FMT_LOST_AUX_GAPS = 5, /* AUX records with TRUNCATED/PARTIAL flags, count */
 };
 
 struct hwt_fmt_lost {
 	uint32_t stream; /* stream id, or UINT32_MAX for the whole file */
-	uint32_t kind;   /* enum hwt_fmt_lost_kind */
+	uint32_t kind;	 /* enum hwt_fmt_lost_kind */
 	uint64_t amount;
 };
 
@@ -98,26 +98,26 @@ struct hwt_fmt_lost {
 /* Metadata: typed key/value pairs. Keys are dotted ASCII strings; a later
  * entry with the same key replaces an earlier one. Well-known keys:          */
 
-#define HWT_META_VERSION "meta.version"         /* u64, currently 1 */
-#define HWT_META_HOST "host"                    /* str */
-#define HWT_META_KERNEL "kernel.release"        /* str, uname -r */
-#define HWT_META_ARCH "arch"                    /* str, uname -m */
-#define HWT_META_CMDLINE "cmdline"              /* str, hwtrace's command line */
-#define HWT_META_TARGET "target.cmdline"        /* str, the traced command */
-#define HWT_META_CPU_VENDOR "cpu.vendor"        /* str, "GenuineIntel" */
-#define HWT_META_CPU_FAMILY "cpu.family"        /* u64 */
-#define HWT_META_CPU_MODEL "cpu.model"          /* u64 */
-#define HWT_META_CPU_STEPPING "cpu.stepping"    /* u64 */
-#define HWT_META_CPU_DESC "cpu.desc"            /* str, model name */
-#define HWT_META_NR_CPUS "cpu.count"            /* u64, online CPUs */
-#define HWT_META_TIME_SHIFT "time.shift"        /* u64, perf_event_mmap_page */
-#define HWT_META_TIME_MULT "time.mult"          /* u64 */
-#define HWT_META_TIME_ZERO "time.zero"          /* u64 */
-#define HWT_META_TIME_START "time.start"        /* u64, perf clock ns */
-#define HWT_META_TIME_END "time.end"            /* u64, perf clock ns */
-#define HWT_META_PT_EMULATED "pt.emulated"      /* u64, 1 when emulated */
-#define HWT_META_PT_PREFIX "pt."                /* pt.caps.*, pt.config.* */
-#define HWT_META_EVENT_COUNT "event.count"      /* u64 number of events */
+#define HWT_META_VERSION      "meta.version"   /* u64, currently 1 */
+#define HWT_META_HOST	      "host"	       /* str */
+#define HWT_META_KERNEL	      "kernel.release" /* str, uname -r */
+#define HWT_META_ARCH	      "arch"	       /* str, uname -m */
+#define HWT_META_CMDLINE      "cmdline"	       /* str, hwtrace's command line */
+#define HWT_META_TARGET	      "target.cmdline" /* str, the traced command */
+#define HWT_META_CPU_VENDOR   "cpu.vendor"     /* str, "GenuineIntel" */
+#define HWT_META_CPU_FAMILY   "cpu.family"     /* u64 */
+#define HWT_META_CPU_MODEL    "cpu.model"      /* u64 */
+#define HWT_META_CPU_STEPPING "cpu.stepping"   /* u64 */
+#define HWT_META_CPU_DESC     "cpu.desc"       /* str, model name */
+#define HWT_META_NR_CPUS      "cpu.count"      /* u64, online CPUs */
+#define HWT_META_TIME_SHIFT   "time.shift"     /* u64, perf_event_mmap_page */
+#define HWT_META_TIME_MULT    "time.mult"      /* u64 */
+#define HWT_META_TIME_ZERO    "time.zero"      /* u64 */
+#define HWT_META_TIME_START   "time.start"     /* u64, perf clock ns */
+#define HWT_META_TIME_END     "time.end"       /* u64, perf clock ns */
+#define HWT_META_PT_EMULATED  "pt.emulated"    /* u64, 1 when emulated */
+#define HWT_META_PT_PREFIX    "pt."	       /* pt.caps.*, pt.config.* */
+#define HWT_META_EVENT_COUNT  "event.count"    /* u64 number of events */
 /* Per event N (0-based): "event.N.attr" (bytes: struct perf_event_attr as
  * the kernel took it, attr.size bytes), "event.N.name" (str), "event.N.ids"
  * (bytes: little-endian u64 sample ids). */
@@ -139,7 +139,7 @@ struct hwt_fmt_lost {
 enum hwt_fmt_meta_type {
 	HWT_FMT_META_U64 = 1,
 	HWT_FMT_META_I64 = 2,
-	HWT_FMT_META_STR = 3,   /* value is NUL-terminated; len excludes the NUL */
+	HWT_FMT_META_STR = 3, /* value is NUL-terminated; len excludes the NUL */
 	HWT_FMT_META_BYTES = 4,
 };
 
@@ -163,16 +163,16 @@ struct hwt_fmt_meta {
 struct hwt_fmt_writer;
 
 struct hwt_fmt_writer_config {
-	size_t size;             /* sizeof(struct hwt_fmt_writer_config) */
-	int level;               /* zstd level; default 3; 0 stores raw chunks */
-	size_t chunk_size;       /* uncompressed bytes per chunk; default 1 MiB */
-	size_t queue_bytes;      /* bound on bytes waiting for compression;
-				  * default 256 MiB */
-	unsigned int wait_ms;    /* a producer facing a full queue waits this
-				  * long for room, then drops and records the
-				  * loss; default 1000 */
-	unsigned int threads;    /* compression threads; default 1 */
-	uint32_t flags;          /* HWT_FMT_FLAG_* for the file header */
+	size_t size;	      /* sizeof(struct hwt_fmt_writer_config) */
+	int level;	      /* zstd level; default 3; 0 stores raw chunks */
+	size_t chunk_size;    /* uncompressed bytes per chunk; default 1 MiB */
+	size_t queue_bytes;   /* bound on bytes waiting for compression;
+			       * default 256 MiB */
+	unsigned int wait_ms; /* a producer facing a full queue waits this
+			       * long for room, then drops and records the
+			       * loss; default 1000 */
+	unsigned int threads; /* compression threads; default 1 */
+	uint32_t flags;	      /* HWT_FMT_FLAG_* for the file header */
 	struct hwt_logger log;
 };
 
@@ -192,17 +192,14 @@ HWT_API int hwt_fmt_writer_open(struct hwt_fmt_writer **writer, const char *path
 
 /* Declares a stream. name is copied (truncated to fit). Returns the stream id
  * (>= 0) or -HWT_EINVAL / -ENOMEM. */
-HWT_API int hwt_fmt_writer_add_stream(struct hwt_fmt_writer *writer,
-				      enum hwt_fmt_stream_kind kind, int32_t cpu,
-				      int32_t tid, const char *name);
+HWT_API int hwt_fmt_writer_add_stream(struct hwt_fmt_writer *writer, enum hwt_fmt_stream_kind kind,
+				      int32_t cpu, int32_t tid, const char *name);
 
 /* Adds metadata entries; key and value are copied. Metadata is buffered and
  * written in META chunks (at the next flush and at close). Return 0,
  * -HWT_EINVAL (NULL or over-long key, value over 64 MiB) or -ENOMEM. */
-HWT_API int hwt_fmt_writer_meta_u64(struct hwt_fmt_writer *writer, const char *key,
-				    uint64_t value);
-HWT_API int hwt_fmt_writer_meta_i64(struct hwt_fmt_writer *writer, const char *key,
-				    int64_t value);
+HWT_API int hwt_fmt_writer_meta_u64(struct hwt_fmt_writer *writer, const char *key, uint64_t value);
+HWT_API int hwt_fmt_writer_meta_i64(struct hwt_fmt_writer *writer, const char *key, int64_t value);
 HWT_API int hwt_fmt_writer_meta_str(struct hwt_fmt_writer *writer, const char *key,
 				    const char *value);
 HWT_API int hwt_fmt_writer_meta_bytes(struct hwt_fmt_writer *writer, const char *key,
@@ -219,16 +216,16 @@ HWT_API int hwt_fmt_writer_meta_bytes(struct hwt_fmt_writer *writer, const char 
  * end of buf were dropped and counted as HWT_FMT_LOST_WRITER; those before
  * it are kept), or a stored I/O error from a compression thread (-ENOSPC,
  * ...). */
-HWT_API int hwt_fmt_writer_records(struct hwt_fmt_writer *writer, uint32_t stream,
-				   const void *buf, size_t len);
+HWT_API int hwt_fmt_writer_records(struct hwt_fmt_writer *writer, uint32_t stream, const void *buf,
+				   size_t len);
 
 /* Appends AUX bytes that start at aux_offset (the kernel's running AUX head
  * offset) to an AUX stream. Contiguous calls share chunks; a discontinuity
  * (aux_offset not equal to the previous end) starts a new chunk, so gaps stay
  * visible. Errors as hwt_fmt_writer_records() (with -HWT_EDROPPED, the bytes
  * that did not fit are dropped, which is itself a gap in AUX offsets). */
-HWT_API int hwt_fmt_writer_aux(struct hwt_fmt_writer *writer, uint32_t stream,
-			       uint64_t aux_offset, const void *buf, size_t len);
+HWT_API int hwt_fmt_writer_aux(struct hwt_fmt_writer *writer, uint32_t stream, uint64_t aux_offset,
+			       const void *buf, size_t len);
 
 /* Records that data was lost (summed per stream and kind, written at flush
  * and close). Returns 0 or -HWT_EINVAL. */
@@ -240,10 +237,10 @@ HWT_API int hwt_fmt_writer_lost(struct hwt_fmt_writer *writer, uint32_t stream,
 HWT_API int hwt_fmt_writer_flush(struct hwt_fmt_writer *writer);
 
 struct hwt_fmt_writer_stats {
-	uint64_t raw_bytes;        /* uncompressed payload bytes written */
-	uint64_t file_bytes;       /* bytes in the file so far */
+	uint64_t raw_bytes;  /* uncompressed payload bytes written */
+	uint64_t file_bytes; /* bytes in the file so far */
 	uint64_t chunks;
-	uint64_t dropped_bytes;    /* HWT_FMT_LOST_WRITER total */
+	uint64_t dropped_bytes;	   /* HWT_FMT_LOST_WRITER total */
 	uint64_t queue_high_water; /* most bytes ever waiting for compression */
 };
 
@@ -264,9 +261,9 @@ HWT_API int hwt_fmt_writer_close(struct hwt_fmt_writer *writer);
 struct hwt_fmt_reader;
 
 struct hwt_fmt_reader_config {
-	size_t size;        /* sizeof(struct hwt_fmt_reader_config) */
-	bool verify;        /* check payload checksums on read; default true */
-	bool scan;          /* ignore the index and scan chunks; default false */
+	size_t size; /* sizeof(struct hwt_fmt_reader_config) */
+	bool verify; /* check payload checksums on read; default true */
+	bool scan;   /* ignore the index and scan chunks; default false */
 	struct hwt_logger log;
 };
 
@@ -275,23 +272,23 @@ HWT_API void hwt_fmt_reader_config_init(struct hwt_fmt_reader_config *cfg);
 /* A chunk as listed by the index or a scan. */
 struct hwt_fmt_chunk {
 	uint64_t file_offset; /* of the chunk header */
-	uint32_t type;        /* enum hwt_fmt_chunk_type */
+	uint32_t type;	      /* enum hwt_fmt_chunk_type */
 	uint32_t stream;
-	uint32_t raw_size;    /* uncompressed payload bytes */
-	uint32_t comp_size;   /* stored payload bytes */
-	uint64_t aux_offset;  /* AUX chunks: AUX offset of the first byte */
-	uint32_t crc;         /* CRC-32C of the stored payload */
-	uint32_t flags;       /* bit 0: payload stored raw (not zstd) */
+	uint32_t raw_size;   /* uncompressed payload bytes */
+	uint32_t comp_size;  /* stored payload bytes */
+	uint64_t aux_offset; /* AUX chunks: AUX offset of the first byte */
+	uint32_t crc;	     /* CRC-32C of the stored payload */
+	uint32_t flags;	     /* bit 0: payload stored raw (not zstd) */
 };
 
 struct hwt_fmt_file_info {
 	uint16_t version_major;
 	uint16_t version_minor;
-	uint32_t flags;       /* HWT_FMT_FLAG_* */
+	uint32_t flags; /* HWT_FMT_FLAG_* */
 	uint64_t file_size;
-	bool indexed;         /* a valid index was found and used */
-	bool truncated;       /* scanning stopped at an incomplete chunk */
-	uint64_t valid_end;   /* end of the last complete chunk */
+	bool indexed;	    /* a valid index was found and used */
+	bool truncated;	    /* scanning stopped at an incomplete chunk */
+	uint64_t valid_end; /* end of the last complete chunk */
 };
 
 /* Opens a container and lists its chunks (from the index, or by scanning
@@ -311,8 +308,7 @@ struct hwt_fmt_file_info {
  * On error, hwt_fmt_last_error_offset() style detail is given through
  * *err_offset when err_offset is not NULL (file offset of the problem). */
 HWT_API int hwt_fmt_reader_open(struct hwt_fmt_reader **reader, const char *path,
-				const struct hwt_fmt_reader_config *cfg,
-				uint64_t *err_offset);
+				const struct hwt_fmt_reader_config *cfg, uint64_t *err_offset);
 
 /* Closes the file and frees the reader. Accepts NULL. */
 HWT_API void hwt_fmt_reader_close(struct hwt_fmt_reader *reader);
@@ -322,20 +318,20 @@ HWT_API const struct hwt_fmt_file_info *hwt_fmt_reader_info(const struct hwt_fmt
 /* Streams, metadata, loss entries and chunks, by index 0..n-1. Pointers
  * remain valid for the lifetime of the reader. */
 HWT_API size_t hwt_fmt_reader_nstreams(const struct hwt_fmt_reader *reader);
-HWT_API const struct hwt_fmt_stream_desc *
-hwt_fmt_reader_stream(const struct hwt_fmt_reader *reader, size_t i);
+HWT_API const struct hwt_fmt_stream_desc *hwt_fmt_reader_stream(const struct hwt_fmt_reader *reader,
+								size_t i);
 HWT_API size_t hwt_fmt_reader_nmeta(const struct hwt_fmt_reader *reader);
 HWT_API const struct hwt_fmt_meta *hwt_fmt_reader_meta(const struct hwt_fmt_reader *reader,
-						      size_t i);
+						       size_t i);
 /* Last entry with key, or NULL. */
 HWT_API const struct hwt_fmt_meta *hwt_fmt_reader_meta_find(const struct hwt_fmt_reader *reader,
-							   const char *key);
+							    const char *key);
 HWT_API size_t hwt_fmt_reader_nlost(const struct hwt_fmt_reader *reader);
 HWT_API const struct hwt_fmt_lost *hwt_fmt_reader_lost(const struct hwt_fmt_reader *reader,
-						      size_t i);
+						       size_t i);
 HWT_API size_t hwt_fmt_reader_nchunks(const struct hwt_fmt_reader *reader);
 HWT_API const struct hwt_fmt_chunk *hwt_fmt_reader_chunk(const struct hwt_fmt_reader *reader,
-							size_t i);
+							 size_t i);
 
 /* Reads and decompresses a chunk's payload into dst (cap bytes; at least
  * chunk->raw_size). The chunk header in the file is checked against *chunk
@@ -346,8 +342,7 @@ HWT_API const struct hwt_fmt_chunk *hwt_fmt_reader_chunk(const struct hwt_fmt_re
  * mismatch), -HWT_ETRUNC, -errno. The file offset of the problem is
  * chunk->file_offset. */
 HWT_API int64_t hwt_fmt_reader_chunk_read(const struct hwt_fmt_reader *reader,
-					  const struct hwt_fmt_chunk *chunk, void *dst,
-					  size_t cap);
+					  const struct hwt_fmt_chunk *chunk, void *dst, size_t cap);
 
 /* Reads a chunk's payload into out (replacing its contents; out is grown as
  * needed and may be reused across calls). Unlike hwt_fmt_reader_chunk_read()
@@ -393,15 +388,15 @@ struct hwt_fmt_read_value {
 
 struct hwt_fmt_read {
 	uint64_t time_enabled, time_running; /* valid per read_format */
-	uint64_t nr;                         /* values in `values` */
-	const uint8_t *values;               /* raw values, read with
+	uint64_t nr;			     /* values in `values` */
+	const uint8_t *values;		     /* raw values, read with
 					      * hwt_fmt_read_value_at() */
 };
 
 /* A PERF_RECORD_SAMPLE, parsed. Pointers point into the record bytes and
  * stay valid as long as they do. */
 struct hwt_fmt_sample {
-	uint64_t type;  /* the attr's sample_type: which fields are valid */
+	uint64_t type; /* the attr's sample_type: which fields are valid */
 	uint64_t identifier;
 	uint64_t ip;
 	uint32_t pid, tid;
@@ -413,19 +408,19 @@ struct hwt_fmt_sample {
 	uint64_t period;
 	struct hwt_fmt_read read;
 	uint64_t callchain_nr;
-	const uint64_t *callchain;  /* may be unaligned: use memcpy or le64 */
+	const uint64_t *callchain; /* may be unaligned: use memcpy or le64 */
 	uint32_t raw_size;
 	const uint8_t *raw;
 	uint64_t branch_nr;
-	uint64_t branch_hw_idx;     /* valid when PERF_SAMPLE_BRANCH_HW_INDEX */
-	const uint8_t *branches;    /* branch_nr x struct perf_branch_entry */
+	uint64_t branch_hw_idx;	 /* valid when PERF_SAMPLE_BRANCH_HW_INDEX */
+	const uint8_t *branches; /* branch_nr x struct perf_branch_entry */
 	uint64_t regs_user_abi;
 	uint64_t regs_user_mask;
-	const uint8_t *regs_user;   /* popcount(mask) x u64 */
+	const uint8_t *regs_user; /* popcount(mask) x u64 */
 	uint64_t stack_user_size;
 	const uint8_t *stack_user;
 	uint64_t stack_user_dyn_size;
-	uint64_t weight;            /* PERF_SAMPLE_WEIGHT or WEIGHT_STRUCT raw */
+	uint64_t weight; /* PERF_SAMPLE_WEIGHT or WEIGHT_STRUCT raw */
 	uint64_t data_src;
 	uint64_t transaction;
 	uint64_t regs_intr_abi;
@@ -442,12 +437,12 @@ struct hwt_fmt_sample {
 /* A record of any type, parsed. Strings point into the record and are
  * checked to be NUL-terminated within it. */
 struct hwt_fmt_record {
-	uint32_t type;   /* PERF_RECORD_* or perf.data's user types (>= 64) */
+	uint32_t type; /* PERF_RECORD_* or perf.data's user types (>= 64) */
 	uint16_t misc;
 	uint16_t size;
-	const uint8_t *raw; /* the whole record, size bytes */
-	int event;       /* index of the event (attr) this record belongs to,
-			  * or -1 when unknown */
+	const uint8_t *raw;	     /* the whole record, size bytes */
+	int event;		     /* index of the event (attr) this record belongs to,
+				      * or -1 when unknown */
 	struct hwt_fmt_sample_id id; /* trailer (or the sample's own fields) */
 	union {
 		struct hwt_fmt_sample sample;
@@ -458,7 +453,7 @@ struct hwt_fmt_record {
 			uint32_t maj, min;
 			uint64_t ino, ino_generation;
 			uint32_t prot, flags;
-			bool has_build_id;       /* PERF_RECORD_MISC_MMAP_BUILD_ID */
+			bool has_build_id; /* PERF_RECORD_MISC_MMAP_BUILD_ID */
 			uint8_t build_id_size;
 			uint8_t build_id[20];
 			const char *filename;
@@ -508,7 +503,7 @@ struct hwt_fmt_record {
 		struct {
 			uint32_t pid, tid;
 			struct hwt_fmt_read values; /* per the attr's read_format */
-		} read; /* PERF_RECORD_READ */
+		} read;				    /* PERF_RECORD_READ */
 		struct {
 			uint64_t id;
 			const char *path;
@@ -538,8 +533,8 @@ struct hwt_fmt_record {
  * runs past the record, a string is not terminated, a count is impossible),
  * -HWT_ENOTSUP (a record type the parser does not know: rec->type, misc, size
  * and raw are still set so callers can skip it). */
-HWT_API int hwt_fmt_record_parse(const struct hwt_fmt_attr_info *info, const void *buf,
-				 size_t len, struct hwt_fmt_record *rec);
+HWT_API int hwt_fmt_record_parse(const struct hwt_fmt_attr_info *info, const void *buf, size_t len,
+				 struct hwt_fmt_record *rec);
 
 /* Reads value i (0-based) of a PERF_SAMPLE_READ block. */
 HWT_API void hwt_fmt_read_value_at(const struct hwt_fmt_read *read, uint64_t read_format,
@@ -554,7 +549,7 @@ HWT_API const char *hwt_fmt_record_type_name(uint32_t type);
 struct hwt_fmt_event {
 	struct perf_event_attr attr; /* zero-extended to sizeof(attr) */
 	struct hwt_fmt_attr_info info;
-	const char *name;            /* never NULL ("" when unknown) */
+	const char *name; /* never NULL ("" when unknown) */
 	size_t nids;
 	const uint64_t *ids;
 };
@@ -567,19 +562,18 @@ HWT_API void hwt_fmt_evlist_free(struct hwt_fmt_evlist *evlist);
 /* Adds an event: attr_size bytes of attr (older/newer sizes accepted), its
  * name (copied) and sample ids (copied). Returns the event index or
  * -HWT_EINVAL/-ENOMEM. */
-HWT_API int hwt_fmt_evlist_add(struct hwt_fmt_evlist *evlist, const void *attr,
-			       size_t attr_size, const char *name, const uint64_t *ids,
-			       size_t nids);
+HWT_API int hwt_fmt_evlist_add(struct hwt_fmt_evlist *evlist, const void *attr, size_t attr_size,
+			       const char *name, const uint64_t *ids, size_t nids);
 HWT_API size_t hwt_fmt_evlist_count(const struct hwt_fmt_evlist *evlist);
 HWT_API const struct hwt_fmt_event *hwt_fmt_evlist_event(const struct hwt_fmt_evlist *evlist,
-							size_t i);
+							 size_t i);
 
 /* Parses a record, finding its event through the sample id (with
  * PERF_SAMPLE_IDENTIFIER, or the ID field position when all events agree on
  * it, or the only event). Sets rec->event. Errors as hwt_fmt_record_parse(),
  * plus -HWT_EFORMAT for an id that names no event. */
-HWT_API int hwt_fmt_evlist_parse(const struct hwt_fmt_evlist *evlist, const void *buf,
-				 size_t len, struct hwt_fmt_record *rec);
+HWT_API int hwt_fmt_evlist_parse(const struct hwt_fmt_evlist *evlist, const void *buf, size_t len,
+				 struct hwt_fmt_record *rec);
 
 /* ------------------------------------------------------------------------ */
 /* Session: any trace file (.hwt, perf.data file mode, perf.data pipe mode)  */
@@ -593,9 +587,9 @@ enum hwt_fmt_file_kind {
 struct hwt_fmt_session;
 
 struct hwt_fmt_session_config {
-	size_t size;           /* sizeof(struct hwt_fmt_session_config) */
-	bool load_aux;         /* deliver AUXTRACE data with the records (perf.data);
-				* default false: read it through the AUX API */
+	size_t size;   /* sizeof(struct hwt_fmt_session_config) */
+	bool load_aux; /* deliver AUXTRACE data with the records (perf.data);
+			* default false: read it through the AUX API */
 	struct hwt_logger log;
 };
 
@@ -617,8 +611,7 @@ HWT_API void hwt_fmt_session_config_init(struct hwt_fmt_session_config *cfg);
  * (big-endian perf.data, file-mode perf.data or a .hwt on a pipe), with the
  * file offset of the problem in *err_offset when not NULL. */
 HWT_API int hwt_fmt_session_open(struct hwt_fmt_session **session, const char *path,
-				 const struct hwt_fmt_session_config *cfg,
-				 uint64_t *err_offset);
+				 const struct hwt_fmt_session_config *cfg, uint64_t *err_offset);
 HWT_API void hwt_fmt_session_close(struct hwt_fmt_session *session);
 
 HWT_API enum hwt_fmt_file_kind hwt_fmt_session_kind(const struct hwt_fmt_session *session);
@@ -626,9 +619,9 @@ HWT_API const struct hwt_fmt_evlist *hwt_fmt_session_evlist(const struct hwt_fmt
 /* Metadata as for the reader (also for perf.data: translated features). */
 HWT_API size_t hwt_fmt_session_nmeta(const struct hwt_fmt_session *session);
 HWT_API const struct hwt_fmt_meta *hwt_fmt_session_meta(const struct hwt_fmt_session *session,
-						       size_t i);
+							size_t i);
 HWT_API const struct hwt_fmt_meta *hwt_fmt_session_meta_find(const struct hwt_fmt_session *session,
-							    const char *key);
+							     const char *key);
 /* The underlying container reader for .hwt sessions, else NULL. */
 HWT_API const struct hwt_fmt_reader *hwt_fmt_session_reader(const struct hwt_fmt_session *session);
 
@@ -645,8 +638,8 @@ HWT_API const struct hwt_fmt_reader *hwt_fmt_session_reader(const struct hwt_fmt
  * offset, and the next call goes on with the chunk after it. For perf.data,
  * broken framing (-HWT_EFORMAT, -HWT_ETRUNC: a record size smaller than a
  * header, data that ends inside a record) ends the session. */
-HWT_API int hwt_fmt_session_next(struct hwt_fmt_session *session,
-				 struct hwt_fmt_record *rec, uint64_t *err_offset);
+HWT_API int hwt_fmt_session_next(struct hwt_fmt_session *session, struct hwt_fmt_record *rec,
+				 uint64_t *err_offset);
 
 /* Restarts hwt_fmt_session_next() from the first record (not for pipes:
  * -HWT_ENOTSUP). */
@@ -654,11 +647,11 @@ HWT_API int hwt_fmt_session_rewind(struct hwt_fmt_session *session);
 /* (Rewinding also resets the stats.) */
 
 struct hwt_fmt_session_stats {
-	uint64_t records;       /* returned so far */
-	uint64_t bad_records;   /* failed to parse, skipped */
+	uint64_t records;	/* returned so far */
+	uint64_t bad_records;	/* failed to parse, skipped */
 	uint64_t unknown_types; /* skipped record types */
-	uint64_t lost_records;  /* sum of PERF_RECORD_LOST */
-	uint64_t lost_samples;  /* sum of PERF_RECORD_LOST_SAMPLES */
+	uint64_t lost_records;	/* sum of PERF_RECORD_LOST */
+	uint64_t lost_samples;	/* sum of PERF_RECORD_LOST_SAMPLES */
 };
 
 HWT_API void hwt_fmt_session_stats(const struct hwt_fmt_session *session,
@@ -668,8 +661,8 @@ HWT_API void hwt_fmt_session_stats(const struct hwt_fmt_session *session,
  * run of bytes contiguous in AUX offset; gaps between segments are data
  * loss. Segment lists are built at open (for pipes: while reading). */
 struct hwt_fmt_aux_stream {
-	int32_t cpu; /* -1 for per-thread */
-	int32_t tid; /* -1 for per-CPU */
+	int32_t cpu;  /* -1 for per-thread */
+	int32_t tid;  /* -1 for per-CPU */
 	uint32_t idx; /* perf's AUX index, or the .hwt stream id */
 	size_t nsegments;
 };
@@ -682,10 +675,9 @@ struct hwt_fmt_aux_segment {
 
 HWT_API size_t hwt_fmt_session_naux(const struct hwt_fmt_session *session);
 HWT_API const struct hwt_fmt_aux_stream *hwt_fmt_session_aux(const struct hwt_fmt_session *session,
-							    size_t i);
+							     size_t i);
 HWT_API const struct hwt_fmt_aux_segment *
-hwt_fmt_session_aux_segment(const struct hwt_fmt_session *session, size_t stream,
-			    size_t segment);
+hwt_fmt_session_aux_segment(const struct hwt_fmt_session *session, size_t stream, size_t segment);
 /* Reads size bytes of a segment from offset `from` (relative to the
  * segment's start) into dst; a read past the segment's end is cut short.
  * Thread-safe (for perf pipes read from stdin: not while
@@ -723,8 +715,8 @@ HWT_API int hwt_fmt_perf_writer_record(struct hwt_fmt_perf_writer *writer, const
  * HEADER_AUXTRACE index written at close. Returns 0, -HWT_EINVAL, -ENOMEM
  * or a stored -errno. */
 HWT_API int hwt_fmt_perf_writer_auxtrace(struct hwt_fmt_perf_writer *writer, uint64_t offset,
-					 uint64_t reference, uint32_t idx, int32_t tid,
-					 int32_t cpu, const void *data, uint64_t size);
+					 uint64_t reference, uint32_t idx, int32_t tid, int32_t cpu,
+					 const void *data, uint64_t size);
 /* Appends a PERF_RECORD_AUXTRACE_INFO record: type (PERF_AUXTRACE_INTEL_PT
  * is 1) and npriv u64 of its priv[] array (for intel_pt the layout of
  * tools/perf/util/intel-pt.h: PMU type, time_shift, time_mult, time_zero,
@@ -742,8 +734,8 @@ HWT_API int hwt_fmt_perf_writer_auxtrace_info(struct hwt_fmt_perf_writer *writer
 HWT_API int hwt_fmt_perf_writer_feature_str(struct hwt_fmt_perf_writer *writer,
 					    unsigned int feature, const char *value);
 HWT_API int hwt_fmt_perf_writer_buildid(struct hwt_fmt_perf_writer *writer, int32_t pid,
-					const char *path, const uint8_t *build_id,
-					size_t len, bool kernel);
+					const char *path, const uint8_t *build_id, size_t len,
+					bool kernel);
 HWT_API int hwt_fmt_perf_writer_cmdline(struct hwt_fmt_perf_writer *writer, int argc,
 					const char *const *argv);
 /* Writes the header and feature sections, closes and frees. Accepts NULL. */
@@ -757,10 +749,10 @@ HWT_API int hwt_fmt_perf_writer_close(struct hwt_fmt_perf_writer *writer);
 #define HWT_FMT_PERF_AUXTRACE_INTEL_PT 1u /* PERF_AUXTRACE_INTEL_PT */
 
 struct hwt_fmt_convert_config {
-	size_t size;          /* sizeof(struct hwt_fmt_convert_config) */
-	const char *version;  /* HEADER_VERSION text, e.g. "hwtrace 0.1"; may
-			       * be NULL */
-	int argc;             /* HEADER_CMDLINE: the converting command line */
+	size_t size;	     /* sizeof(struct hwt_fmt_convert_config) */
+	const char *version; /* HEADER_VERSION text, e.g. "hwtrace 0.1"; may
+			      * be NULL */
+	int argc;	     /* HEADER_CMDLINE: the converting command line */
 	const char *const *argv;
 	struct hwt_logger log; /* warnings: damaged chunks, skipped data */
 	/* Reads the build-id of the file at path into id (at most cap bytes)
@@ -776,20 +768,20 @@ struct hwt_fmt_convert_config {
 HWT_API void hwt_fmt_convert_config_init(struct hwt_fmt_convert_config *cfg);
 
 struct hwt_fmt_convert_stats {
-	bool pt;                /* an AUX area trace was converted */
-	bool emulated;          /* ... from the PT emulator */
-	bool truncated;         /* the input ends inside a chunk: converted up
-				 * to the last complete one */
-	bool dummy_added;       /* sideband moved to a new dummy:u event */
-	uint64_t records;       /* records written (sideband, samples) */
-	uint64_t aux_records;   /* PERF_RECORD_AUXTRACE records written */
-	uint64_t aux_bytes;     /* AUX (PT) bytes written, padding excluded */
+	bool pt;	      /* an AUX area trace was converted */
+	bool emulated;	      /* ... from the PT emulator */
+	bool truncated;	      /* the input ends inside a chunk: converted up
+			       * to the last complete one */
+	bool dummy_added;     /* sideband moved to a new dummy:u event */
+	uint64_t records;     /* records written (sideband, samples) */
+	uint64_t aux_records; /* PERF_RECORD_AUXTRACE records written */
+	uint64_t aux_bytes;   /* AUX (PT) bytes written, padding excluded */
 	uint64_t aux_streams;
-	uint64_t damaged;       /* chunks that failed to read, skipped */
-	uint64_t aux_skipped;   /* AUX bytes in damaged chunks, not written */
-	uint64_t bad_records;   /* records that failed to parse, skipped */
-	uint64_t out_bytes;     /* size of the perf.data file */
-	bool output_error;      /* the error returned came from writing out */
+	uint64_t damaged;     /* chunks that failed to read, skipped */
+	uint64_t aux_skipped; /* AUX bytes in damaged chunks, not written */
+	uint64_t bad_records; /* records that failed to parse, skipped */
+	uint64_t out_bytes;   /* size of the perf.data file */
+	bool output_error;    /* the error returned came from writing out */
 };
 
 /* Writes the recording at in (.hwt) to out as perf.data in file mode (mode

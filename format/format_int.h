@@ -28,13 +28,13 @@
  *   24  u64 creation time, ns since the epoch (informational)
  *   32  28 reserved bytes, zero
  *   60  u32 CRC-32C of bytes 0..59 */
-#define FMT_FH_VERSION_MAJOR 8
-#define FMT_FH_VERSION_MINOR 10
-#define FMT_FH_FLAGS 12
-#define FMT_FH_HEADER_SIZE 16
+#define FMT_FH_VERSION_MAJOR	 8
+#define FMT_FH_VERSION_MINOR	 10
+#define FMT_FH_FLAGS		 12
+#define FMT_FH_HEADER_SIZE	 16
 #define FMT_FH_CHUNK_HEADER_SIZE 20
-#define FMT_FH_CTIME 24
-#define FMT_FH_CRC 60
+#define FMT_FH_CTIME		 24
+#define FMT_FH_CRC		 60
 
 /* Chunk header, 40 bytes:
  *    0  u32 magic "HWCK" (0x4b435748 little-endian)
@@ -47,19 +47,19 @@
  *   24  u64 aux_offset (AUX chunks; else 0)
  *   32  u32 reserved, zero
  *   36  u32 CRC-32C of bytes 0..35 */
-#define FMT_CHUNK_MAGIC 0x4b435748u
-#define FMT_CH_MAGIC 0
-#define FMT_CH_TYPE 4
-#define FMT_CH_FLAGS 6
-#define FMT_CH_STREAM 8
-#define FMT_CH_RAW_SIZE 12
+#define FMT_CHUNK_MAGIC	   0x4b435748u
+#define FMT_CH_MAGIC	   0
+#define FMT_CH_TYPE	   4
+#define FMT_CH_FLAGS	   6
+#define FMT_CH_STREAM	   8
+#define FMT_CH_RAW_SIZE	   12
 #define FMT_CH_STORED_SIZE 16
 #define FMT_CH_PAYLOAD_CRC 20
-#define FMT_CH_AUX_OFFSET 24
-#define FMT_CH_RESERVED 32
-#define FMT_CH_CRC 36
+#define FMT_CH_AUX_OFFSET  24
+#define FMT_CH_RESERVED	   32
+#define FMT_CH_CRC	   36
 
-#define FMT_CHUNK_RAW 0x1u /* payload is stored, not a zstd frame */
+#define FMT_CHUNK_RAW	      0x1u /* payload is stored, not a zstd frame */
 #define FMT_CHUNK_KNOWN_FLAGS FMT_CHUNK_RAW
 
 /* No chunk payload (raw or stored) is larger than this; the reader rejects
@@ -86,7 +86,7 @@
  *   24  u32 payload CRC-32C
  *   28  u32 reserved
  *   32  u64 aux_offset */
-#define FMT_INDEX_ENTRY_SIZE 40u
+#define FMT_INDEX_ENTRY_SIZE  40u
 #define FMT_INDEX_HEADER_SIZE 8u
 
 /* Stream chunk payload: u32 id, u32 kind, i32 cpu, i32 tid, u32 name_len,
@@ -101,11 +101,11 @@
  * then count entries: u8 type, u8 reserved, u16 key_len, u32 value_len, key
  * bytes (no NUL), value bytes (U64/I64: 8 bytes little-endian; STR: no NUL).
  * Entries of an unknown type are skipped by their length. */
-#define FMT_META_FORMAT 1u
+#define FMT_META_FORMAT	     1u
 #define FMT_META_HEADER_SIZE 8u
-#define FMT_META_ENTRY_SIZE 8u
-#define FMT_META_KEY_MAX 1024u
-#define FMT_META_VALUE_MAX (64u << 20)
+#define FMT_META_ENTRY_SIZE  8u
+#define FMT_META_KEY_MAX     1024u
+#define FMT_META_VALUE_MAX   (64u << 20)
 
 struct fmt_chunk_header {
 	uint32_t type;
@@ -148,12 +148,11 @@ struct fmt_meta_store {
 void fmt_meta_store_init(struct fmt_meta_store *st);
 void fmt_meta_store_fini(struct fmt_meta_store *st);
 /* Copies key and value (a NUL is added after STR values). Returns 0, -ENOMEM. */
-int fmt_meta_store_set(struct fmt_meta_store *st, uint32_t type, const char *key,
-		       size_t key_len, const void *value, size_t len);
+int fmt_meta_store_set(struct fmt_meta_store *st, uint32_t type, const char *key, size_t key_len,
+		       const void *value, size_t len);
 int fmt_meta_store_set_u64(struct fmt_meta_store *st, const char *key, uint64_t v);
 int fmt_meta_store_set_str(struct fmt_meta_store *st, const char *key, const char *v);
-const struct hwt_fmt_meta *fmt_meta_store_find(const struct fmt_meta_store *st,
-					       const char *key);
+const struct hwt_fmt_meta *fmt_meta_store_find(const struct fmt_meta_store *st, const char *key);
 /* Decodes a metadata chunk payload into st. Returns 0, -HWT_EFORMAT (an entry
  * runs past the payload), -HWT_EVERSION (unknown payload format), -ENOMEM. */
 int fmt_meta_decode(struct fmt_meta_store *st, const uint8_t *p, size_t len);
@@ -179,8 +178,7 @@ int fmt_reader_stream_pos(const struct hwt_fmt_reader *reader, uint32_t id);
 /* Events                                                                    */
 
 /* Adds sample ids to event idx. Returns 0, -HWT_EINVAL, -ENOMEM. */
-int fmt_evlist_add_ids(struct hwt_fmt_evlist *evlist, size_t idx, const uint64_t *ids,
-		       size_t nids);
+int fmt_evlist_add_ids(struct hwt_fmt_evlist *evlist, size_t idx, const uint64_t *ids, size_t nids);
 /* Sets the name of event idx (copied). Returns 0, -HWT_EINVAL, -ENOMEM. */
 int fmt_evlist_set_name(struct hwt_fmt_evlist *evlist, size_t idx, const char *name);
 /* Index of the event that owns sample id, or -1. */
@@ -244,11 +242,11 @@ enum {
 	FMT_FEAT_BITS = 256,
 };
 
-#define FMT_PERF_MAGIC "PERFILE2"
-#define FMT_PERF_MAGIC_SWAPPED "2ELIFREP"
-#define FMT_PERF_FILE_HEADER_SIZE 104u
-#define FMT_PERF_PIPE_HEADER_SIZE 16u
-#define FMT_PERF_AUXTRACE_SIZE 48u /* header + size, offset, reference, idx, tid, cpu, pad */
+#define FMT_PERF_MAGIC		   "PERFILE2"
+#define FMT_PERF_MAGIC_SWAPPED	   "2ELIFREP"
+#define FMT_PERF_FILE_HEADER_SIZE  104u
+#define FMT_PERF_PIPE_HEADER_SIZE  16u
+#define FMT_PERF_AUXTRACE_SIZE	   48u	 /* header + size, offset, reference, idx, tid, cpu, pad */
 #define FMT_PERF_AUXTRACE_INFO_MAX 4096u /* header, type, reserved, priv[] */
 
 /* Sets a perf.data feature section from bytes already encoded as perf

@@ -23,8 +23,7 @@ void fmt_chunk_header_encode(uint8_t out[HWT_FMT_CHUNK_HEADER_SIZE],
 	hwt_put_le32(out + FMT_CH_CRC, hwt_crc32c(0, out, FMT_CH_CRC));
 }
 
-int fmt_chunk_header_decode(const uint8_t in[HWT_FMT_CHUNK_HEADER_SIZE],
-			    struct fmt_chunk_header *h)
+int fmt_chunk_header_decode(const uint8_t in[HWT_FMT_CHUNK_HEADER_SIZE], struct fmt_chunk_header *h)
 {
 	if (hwt_le32(in + FMT_CH_MAGIC) != FMT_CHUNK_MAGIC)
 		return -HWT_EFORMAT;

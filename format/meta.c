@@ -72,8 +72,8 @@ static struct hwt_fmt_meta *store_lookup(const struct fmt_meta_store *st, const 
 	return NULL;
 }
 
-int fmt_meta_store_set(struct fmt_meta_store *st, uint32_t type, const char *key,
-		       size_t key_len, const void *value, size_t len)
+int fmt_meta_store_set(struct fmt_meta_store *st, uint32_t type, const char *key, size_t key_len,
+		       const void *value, size_t len)
 {
 	struct hwt_fmt_meta *m = store_lookup(st, key, key_len);
 	uint8_t *val = NULL;
@@ -153,8 +153,7 @@ int fmt_meta_store_set_str(struct fmt_meta_store *st, const char *key, const cha
 	return fmt_meta_store_set(st, HWT_FMT_META_STR, key, strlen(key), v, strlen(v));
 }
 
-const struct hwt_fmt_meta *fmt_meta_store_find(const struct fmt_meta_store *st,
-					       const char *key)
+const struct hwt_fmt_meta *fmt_meta_store_find(const struct fmt_meta_store *st, const char *key)
 {
 	if (!key)
 		return NULL;
@@ -198,8 +197,7 @@ int fmt_meta_decode(struct fmt_meta_store *st, const uint8_t *p, size_t len)
 			/* fallthrough */
 		case HWT_FMT_META_STR:
 		case HWT_FMT_META_BYTES:
-			err = fmt_meta_store_set(st, type, (const char *)key, klen, p + pos,
-						 vlen);
+			err = fmt_meta_store_set(st, type, (const char *)key, klen, p + pos, vlen);
 			if (err < 0)
 				return err;
 			break;

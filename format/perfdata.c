@@ -26,15 +26,15 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#define RBUF_SIZE (1u << 20)      /* read buffer: more than any record */
-#define RBUF_MIN (128u << 10)     /* ... for small files: still > 64 KiB + 8 */
-#define BLOCK_SIZE (1u << 20)     /* queue arena block, when busy */
-#define BLOCK_MIN (64u << 10)     /* the first blocks: small files stay small */
-#define QUEUE_MAX (256u << 20)    /* queued bytes that force delivery */
-#define DSTEP (64u << 10)         /* decompression step */
-#define MAX_ATTRS 65536u
+#define RBUF_SIZE	   (1u << 20)	/* read buffer: more than any record */
+#define RBUF_MIN	   (128u << 10) /* ... for small files: still > 64 KiB + 8 */
+#define BLOCK_SIZE	   (1u << 20)	/* queue arena block, when busy */
+#define BLOCK_MIN	   (64u << 10)	/* the first blocks: small files stay small */
+#define QUEUE_MAX	   (256u << 20) /* queued bytes that force delivery */
+#define DSTEP		   (64u << 10)	/* decompression step */
+#define MAX_ATTRS	   65536u
 #define MISC_BUILD_ID_SIZE (1u << 15) /* PERF_RECORD_MISC_BUILD_ID_SIZE */
-#define EVENT_UPDATE_NAME 2u
+#define EVENT_UPDATE_NAME  2u
 
 /* A record waiting in the ordering queue. */
 struct qent {
@@ -49,9 +49,9 @@ struct block {
 };
 
 struct fmt_perf {
-	bool seekable;    /* pread/lseek work: pre-scan, AUX by file offset */
-	bool pipe_fmt;    /* the 16-byte pipe header */
-	bool prescanned;  /* metadata and AUX index were built at open */
+	bool seekable;	 /* pread/lseek work: pre-scan, AUX by file offset */
+	bool pipe_fmt;	 /* the 16-byte pipe header */
+	bool prescanned; /* metadata and AUX index were built at open */
 	bool eof;
 	bool lenient_end; /* a cut-short last record is a warning, not an error */
 	uint64_t data_start, data_end, file_size;
@@ -67,7 +67,7 @@ struct fmt_perf {
 	ZSTD_DCtx *dctx;
 	struct hwt_buf cin, dout;
 	size_t cin_pos, dpos;
-	bool zmore;        /* the last step filled its output: more may come */
+	bool zmore;	   /* the last step filled its output: more may come */
 	uint64_t zsrc_off; /* offset of the COMPRESSED record being expanded */
 
 	/* ordering queue: a binary heap on (time, seq) */
@@ -79,11 +79,11 @@ struct fmt_perf {
 	size_t queued_bytes;
 	uint64_t seq, last_time, limit;
 	uint64_t round_max, round_max_prev; /* newest time this / last round */
-	int64_t release; /* block of the record returned last, or -1 */
+	int64_t release;		    /* block of the record returned last, or -1 */
 };
 
 static void perf_warn(struct hwt_fmt_session *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static void perf_warn(struct hwt_fmt_session *s, const char *fmt, ...)
 {
@@ -341,8 +341,8 @@ static int feat_cmdline(struct hwt_fmt_session *s, const uint8_t *p, size_t len)
 	}
 	if (!err)
 		err = fmt_meta_store_set(&s->meta, HWT_FMT_META_STR, HWT_META_CMDLINE,
-					 strlen(HWT_META_CMDLINE), line.data ? (char *)line.data : "",
-					 line.len);
+					 strlen(HWT_META_CMDLINE),
+					 line.data ? (char *)line.data : "", line.len);
 	hwt_buf_fini(&line);
 	return err;
 }
@@ -414,14 +414,17 @@ static int feat_cpuid(struct hwt_fmt_session *s, const uint8_t *p, size_t len)
 }
 
 static const char *const feat_names[] = {
-	[1] = "tracing_data", [2] = "build_id",	     [3] = "hostname",	    [4] = "osrelease",
-	[5] = "version",      [6] = "arch",	     [7] = "nrcpus",	    [8] = "cpudesc",
-	[9] = "cpuid",	      [10] = "total_mem",    [11] = "cmdline",	    [12] = "event_desc",
-	[13] = "cpu_topology", [14] = "numa_topology", [15] = "branch_stack", [16] = "pmu_mappings",
-	[17] = "group_desc",  [18] = "auxtrace",     [19] = "stat",	    [20] = "cache",
-	[21] = "sample_time", [22] = "mem_topology", [23] = "clockid",	    [24] = "dir_format",
-	[25] = "bpf_prog_info", [26] = "bpf_btf",    [27] = "compressed",   [28] = "cpu_pmu_caps",
-	[29] = "clock_data",  [30] = "hybrid_topology", [31] = "pmu_caps",
+    [1] = "tracing_data",   [2] = "build_id",	    [3] = "hostname",
+    [4] = "osrelease",	    [5] = "version",	    [6] = "arch",
+    [7] = "nrcpus",	    [8] = "cpudesc",	    [9] = "cpuid",
+    [10] = "total_mem",	    [11] = "cmdline",	    [12] = "event_desc",
+    [13] = "cpu_topology",  [14] = "numa_topology", [15] = "branch_stack",
+    [16] = "pmu_mappings",  [17] = "group_desc",    [18] = "auxtrace",
+    [19] = "stat",	    [20] = "cache",	    [21] = "sample_time",
+    [22] = "mem_topology",  [23] = "clockid",	    [24] = "dir_format",
+    [25] = "bpf_prog_info", [26] = "bpf_btf",	    [27] = "compressed",
+    [28] = "cpu_pmu_caps",  [29] = "clock_data",    [30] = "hybrid_topology",
+    [31] = "pmu_caps",
 };
 
 const char *fmt_perf_feature_name(unsigned int feat)
@@ -606,9 +609,11 @@ static int process_user(struct hwt_fmt_session *s, const uint8_t *r, size_t size
 			return -HWT_EFORMAT;
 		err = fmt_meta_store_set_u64(&s->meta, HWT_META_TIME_SHIFT, hwt_le64(r + 8));
 		if (!err)
-			err = fmt_meta_store_set_u64(&s->meta, HWT_META_TIME_MULT, hwt_le64(r + 16));
+			err =
+			    fmt_meta_store_set_u64(&s->meta, HWT_META_TIME_MULT, hwt_le64(r + 16));
 		if (!err)
-			err = fmt_meta_store_set_u64(&s->meta, HWT_META_TIME_ZERO, hwt_le64(r + 24));
+			err =
+			    fmt_meta_store_set_u64(&s->meta, HWT_META_TIME_ZERO, hwt_le64(r + 24));
 		return err;
 	case FMT_PERF_AUXTRACE_INFO:
 		/* The decoder reads the PMU's private data (intel_pt's caps,
@@ -737,8 +742,7 @@ static int queue_push(struct fmt_perf *p, const uint8_t *rec, size_t len, const 
 
 static bool deliverable(const struct fmt_perf *p)
 {
-	return p->nheap &&
-	       (p->eof || p->heap[0].time <= p->limit || p->queued_bytes > QUEUE_MAX);
+	return p->nheap && (p->eof || p->heap[0].time <= p->limit || p->queued_bytes > QUEUE_MAX);
 }
 
 /* --- handling records ------------------------------------------------------- */
@@ -761,8 +765,8 @@ static uint64_t record_key(struct fmt_perf *p, const struct hwt_fmt_record *rec)
 /* Indexes (index true) or skips the data that follows an AUXTRACE record
  * (hdr, already copied out of the read buffer). On a real pipe the bytes
  * are kept in memory, and *mem points at them (owned by the AUX index). */
-static int handle_auxtrace(struct hwt_fmt_session *s, const uint8_t *hdr, size_t size,
-			   bool index, const uint8_t **mem)
+static int handle_auxtrace(struct hwt_fmt_session *s, const uint8_t *hdr, size_t size, bool index,
+			   const uint8_t **mem)
 {
 	struct fmt_perf *p = s->perf;
 	struct fmt_aux_piece piece = {0};
@@ -853,7 +857,8 @@ static int handle_record(struct hwt_fmt_session *s, const uint8_t *r, size_t siz
 		if (err) {
 			s->stats.bad_records++;
 			hwt_log(&s->cfg.log, HWT_LOG_DEBUG, "bad %s record at offset %llu: %s",
-				hwt_fmt_record_type_name(type) ? hwt_fmt_record_type_name(type) : "?",
+				hwt_fmt_record_type_name(type) ? hwt_fmt_record_type_name(type)
+							       : "?",
 				(unsigned long long)off, hwt_strerror(err));
 			return 0;
 		}
@@ -908,7 +913,8 @@ static int handle_record(struct hwt_fmt_session *s, const uint8_t *r, size_t siz
 		if (err == -HWT_EFORMAT) {
 			s->stats.bad_records++;
 			perf_warn(s, "malformed %s record at offset %llu; skipped",
-				  hwt_fmt_record_type_name(type) ? hwt_fmt_record_type_name(type) : "?",
+				  hwt_fmt_record_type_name(type) ? hwt_fmt_record_type_name(type)
+								 : "?",
 				  (unsigned long long)off);
 			err = 0;
 		}
@@ -1152,8 +1158,9 @@ static int prescan(struct hwt_fmt_session *s, uint64_t *err_offset)
 		if (err == -HWT_ETRUNC && p->lenient_end) {
 			/* A pipe recording cut short (perf record killed):
 			 * everything before the last record is good. */
-			perf_warn(s, "perf.data stream is truncated: the record at offset %llu is "
-				     "incomplete; reading up to it",
+			perf_warn(s,
+				  "perf.data stream is truncated: the record at offset %llu is "
+				  "incomplete; reading up to it",
 				  (unsigned long long)off);
 			fmt_meta_store_set_u64(&s->meta, "perf.truncated_at", off);
 			p->data_end = off;
@@ -1185,8 +1192,7 @@ static int prescan(struct hwt_fmt_session *s, uint64_t *err_offset)
 			if (hwt_fmt_evlist_parse(s->evlist, r, size, &rec) == 0) {
 				if (nnotes == capnotes) {
 					size_t cap = capnotes ? capnotes * 2 : 64;
-					struct hwt_fmt_record *t =
-						realloc(notes, cap * sizeof(*t));
+					struct hwt_fmt_record *t = realloc(notes, cap * sizeof(*t));
 
 					if (!t) {
 						err = -ENOMEM;
@@ -1202,8 +1208,9 @@ static int prescan(struct hwt_fmt_session *s, uint64_t *err_offset)
 			err = process_user(s, r, size, off);
 			if (err == -HWT_EFORMAT) {
 				perf_warn(s, "malformed %s record at offset %llu; skipped",
-					  hwt_fmt_record_type_name(type) ? hwt_fmt_record_type_name(type)
-									 : "?",
+					  hwt_fmt_record_type_name(type)
+					      ? hwt_fmt_record_type_name(type)
+					      : "?",
 					  (unsigned long long)off);
 				err = 0;
 			}

@@ -21,22 +21,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define NAME_ALIGN 64
-#define OUT_FLUSH (1u << 20)
+#define NAME_ALIGN	   64
+#define OUT_FLUSH	   (1u << 20)
 #define MISC_BUILD_ID_SIZE (1u << 15)
 
 struct hwt_fmt_perf_writer {
 	int fd;
 	int err;
 	uint64_t data_start, data_size;
-	struct hwt_buf out;        /* data bytes not yet written */
-	char *str[FMT_FEAT_BITS]; /* string features */
-	struct hwt_buf buildids;   /* encoded build-id entries */
-	struct hwt_buf cmdline;    /* encoded HEADER_CMDLINE */
-	struct hwt_buf event_desc; /* encoded HEADER_EVENT_DESC */
+	struct hwt_buf out;		   /* data bytes not yet written */
+	char *str[FMT_FEAT_BITS];	   /* string features */
+	struct hwt_buf buildids;	   /* encoded build-id entries */
+	struct hwt_buf cmdline;		   /* encoded HEADER_CMDLINE */
+	struct hwt_buf event_desc;	   /* encoded HEADER_EVENT_DESC */
 	struct hwt_buf raw[FMT_FEAT_BITS]; /* features given encoded */
 	bool has_raw[FMT_FEAT_BITS];
-	struct hwt_buf auxindex;   /* HEADER_AUXTRACE entries */
+	struct hwt_buf auxindex; /* HEADER_AUXTRACE entries */
 	uint64_t nauxindex;
 	bool has_cmdline;
 };
@@ -269,9 +269,9 @@ int hwt_fmt_perf_writer_record(struct hwt_fmt_perf_writer *w, const void *rec, s
 	return append(w, rec, len);
 }
 
-int hwt_fmt_perf_writer_auxtrace(struct hwt_fmt_perf_writer *w, uint64_t offset,
-				 uint64_t reference, uint32_t idx, int32_t tid, int32_t cpu,
-				 const void *data, uint64_t size)
+int hwt_fmt_perf_writer_auxtrace(struct hwt_fmt_perf_writer *w, uint64_t offset, uint64_t reference,
+				 uint32_t idx, int32_t tid, int32_t cpu, const void *data,
+				 uint64_t size)
 {
 	uint8_t r[FMT_PERF_AUXTRACE_SIZE] = {0}, zero[8] = {0};
 	uint64_t pad = (8 - (size & 7)) & 7;

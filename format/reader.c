@@ -107,8 +107,8 @@ static int check_header(const struct hwt_fmt_reader *r, const struct hwt_fmt_chu
 	if (err)
 		return err;
 	if (h.type != c->type || h.flags != c->flags || h.stream != c->stream ||
-	    h.raw_size != c->raw_size || h.stored_size != c->comp_size ||
-	    h.payload_crc != c->crc || h.aux_offset != c->aux_offset)
+	    h.raw_size != c->raw_size || h.stored_size != c->comp_size || h.payload_crc != c->crc ||
+	    h.aux_offset != c->aux_offset)
 		return -HWT_EFORMAT;
 	return 0;
 }
@@ -217,7 +217,8 @@ int64_t hwt_fmt_reader_chunk_read(const struct hwt_fmt_reader *r, const struct h
 	if (err)
 		return err;
 	if (c->flags & FMT_CHUNK_RAW) {
-		err = pread_full(r->fd, dst, c->comp_size, c->file_offset + HWT_FMT_CHUNK_HEADER_SIZE);
+		err = pread_full(r->fd, dst, c->comp_size,
+				 c->file_offset + HWT_FMT_CHUNK_HEADER_SIZE);
 		if (err)
 			return err;
 		if (r->cfg.verify && hwt_crc32c(0, dst, c->comp_size) != c->crc)
@@ -283,8 +284,7 @@ static int load_index(struct hwt_fmt_reader *r)
 	/* Even if the index itself is damaged, the data ends where it starts. */
 	if (ioff >= r->data_start && ioff <= size - HWT_FMT_TRAILER_SIZE)
 		r->index_off = ioff;
-	if (ioff < r->data_start ||
-	    ioff > size - HWT_FMT_TRAILER_SIZE - HWT_FMT_CHUNK_HEADER_SIZE)
+	if (ioff < r->data_start || ioff > size - HWT_FMT_TRAILER_SIZE - HWT_FMT_CHUNK_HEADER_SIZE)
 		goto bad;
 	err = pread_full(r->fd, hb, sizeof(hb), ioff);
 	if (err)
@@ -392,7 +392,7 @@ static int scan(struct hwt_fmt_reader *r, uint64_t *err_offset)
 		}
 		pos += HWT_FMT_CHUNK_HEADER_SIZE + h.stored_size;
 		continue;
-fail:
+	fail:
 		if (err_offset)
 			*err_offset = pos;
 		return err;
@@ -408,8 +408,8 @@ fail:
 
 /* --- loading metadata, streams, losses ------------------------------------ */
 
-static int load_stream(struct hwt_fmt_reader *r, const struct hwt_fmt_chunk *c,
-		       const uint8_t *p, size_t len)
+static int load_stream(struct hwt_fmt_reader *r, const struct hwt_fmt_chunk *c, const uint8_t *p,
+		       size_t len)
 {
 	struct hwt_fmt_stream_desc d, *t;
 	uint32_t nlen;
@@ -656,8 +656,7 @@ const struct hwt_fmt_meta *hwt_fmt_reader_meta(const struct hwt_fmt_reader *r, s
 	return r && i < r->meta.n ? r->meta.items[i] : NULL;
 }
 
-const struct hwt_fmt_meta *hwt_fmt_reader_meta_find(const struct hwt_fmt_reader *r,
-						    const char *key)
+const struct hwt_fmt_meta *hwt_fmt_reader_meta_find(const struct hwt_fmt_reader *r, const char *key)
 {
 	return r ? fmt_meta_store_find(&r->meta, key) : NULL;
 }

@@ -73,8 +73,7 @@ static int take_string(struct cur *c, const char **out)
 	return 0;
 }
 
-void hwt_fmt_attr_info_from_attr(struct hwt_fmt_attr_info *info,
-				 const struct perf_event_attr *attr)
+void hwt_fmt_attr_info_from_attr(struct hwt_fmt_attr_info *info, const struct perf_event_attr *attr)
 {
 	memset(info, 0, sizeof(*info));
 	info->sample_type = attr->sample_type;
@@ -106,8 +105,8 @@ static int parse_read(struct cur *c, uint64_t read_format, struct hwt_fmt_read *
 	 * hwt_fmt_read_value_at() knows where id and lost sit. */
 	r->nr = 1;
 	per += !!(read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) +
-	       !!(read_format & PERF_FORMAT_TOTAL_TIME_RUNNING) +
-	       !!(read_format & PERF_FORMAT_ID) + !!(read_format & PERF_FORMAT_LOST);
+	       !!(read_format & PERF_FORMAT_TOTAL_TIME_RUNNING) + !!(read_format & PERF_FORMAT_ID) +
+	       !!(read_format & PERF_FORMAT_LOST);
 	err = take_bytes(c, per * 8u, &r->values);
 	if (err)
 		return err;
@@ -115,7 +114,7 @@ static int parse_read(struct cur *c, uint64_t read_format, struct hwt_fmt_read *
 		r->time_enabled = hwt_le64(r->values + 8);
 	if (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
 		r->time_running =
-			hwt_le64(r->values + 8 + 8 * !!(read_format & PERF_FORMAT_TOTAL_TIME_ENABLED));
+		    hwt_le64(r->values + 8 + 8 * !!(read_format & PERF_FORMAT_TOTAL_TIME_ENABLED));
 	return 0;
 }
 
@@ -129,8 +128,8 @@ void hwt_fmt_read_value_at(const struct hwt_fmt_read *read, uint64_t read_format
 	if (!read->values || i >= read->nr)
 		return;
 	if (read_format & PERF_FORMAT_GROUP) {
-		size_t per = 1 + !!(read_format & PERF_FORMAT_ID) +
-			     !!(read_format & PERF_FORMAT_LOST);
+		size_t per =
+		    1 + !!(read_format & PERF_FORMAT_ID) + !!(read_format & PERF_FORMAT_LOST);
 
 		v = read->values + i * per * 8;
 		off = 8;
@@ -217,8 +216,7 @@ static int parse_sample(const struct hwt_fmt_attr_info *info, struct cur *c,
 	}
 	if (ST(REGS_USER)) {
 		s->regs_user_mask = info->sample_regs_user;
-		if ((err = parse_regs(c, info->sample_regs_user, &s->regs_user_abi,
-				      &s->regs_user)))
+		if ((err = parse_regs(c, info->sample_regs_user, &s->regs_user_abi, &s->regs_user)))
 			return err;
 	}
 	if (ST(STACK_USER)) {
@@ -238,8 +236,7 @@ static int parse_sample(const struct hwt_fmt_attr_info *info, struct cur *c,
 		return err;
 	if (ST(REGS_INTR)) {
 		s->regs_intr_mask = info->sample_regs_intr;
-		if ((err = parse_regs(c, info->sample_regs_intr, &s->regs_intr_abi,
-				      &s->regs_intr)))
+		if ((err = parse_regs(c, info->sample_regs_intr, &s->regs_intr_abi, &s->regs_intr)))
 			return err;
 	}
 	if (ST(PHYS_ADDR) && (err = take_u64(c, &s->phys_addr)))
@@ -273,8 +270,8 @@ static int parse_sample(const struct hwt_fmt_attr_info *info, struct cur *c,
 	return 0;
 }
 
-#define SAMPLE_ID_BITS                                                                     \
-	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |     \
+#define SAMPLE_ID_BITS                                                                             \
+	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |             \
 	 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
 
 /* Size of the sample_id trailer for an attr (0 without sample_id_all). */
@@ -378,7 +375,8 @@ static int parse_body(const struct hwt_fmt_attr_info *info, struct cur *c,
 		return take_string(c, &rec->u.comm.comm);
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		if ((err = take_u32(c, &rec->u.fork.pid)) || (err = take_u32(c, &rec->u.fork.ppid)) ||
+		if ((err = take_u32(c, &rec->u.fork.pid)) ||
+		    (err = take_u32(c, &rec->u.fork.ppid)) ||
 		    (err = take_u32(c, &rec->u.fork.tid)) || (err = take_u32(c, &rec->u.fork.ptid)))
 			return err;
 		return take_u64(c, &rec->u.fork.time);
@@ -515,50 +513,50 @@ int hwt_fmt_record_parse(const struct hwt_fmt_attr_info *info, const void *buf, 
 }
 
 static const char *const kernel_names[] = {
-	[PERF_RECORD_MMAP] = "MMAP",
-	[PERF_RECORD_LOST] = "LOST",
-	[PERF_RECORD_COMM] = "COMM",
-	[PERF_RECORD_EXIT] = "EXIT",
-	[PERF_RECORD_THROTTLE] = "THROTTLE",
-	[PERF_RECORD_UNTHROTTLE] = "UNTHROTTLE",
-	[PERF_RECORD_FORK] = "FORK",
-	[PERF_RECORD_READ] = "READ",
-	[PERF_RECORD_SAMPLE] = "SAMPLE",
-	[PERF_RECORD_MMAP2] = "MMAP2",
-	[PERF_RECORD_AUX] = "AUX",
-	[PERF_RECORD_ITRACE_START] = "ITRACE_START",
-	[PERF_RECORD_LOST_SAMPLES] = "LOST_SAMPLES",
-	[PERF_RECORD_SWITCH] = "SWITCH",
-	[PERF_RECORD_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE",
-	[PERF_RECORD_NAMESPACES] = "NAMESPACES",
-	[PERF_RECORD_KSYMBOL] = "KSYMBOL",
-	[PERF_RECORD_BPF_EVENT] = "BPF_EVENT",
-	[PERF_RECORD_CGROUP] = "CGROUP",
-	[PERF_RECORD_TEXT_POKE] = "TEXT_POKE",
-	[PERF_RECORD_AUX_OUTPUT_HW_ID] = "AUX_OUTPUT_HW_ID",
+    [PERF_RECORD_MMAP] = "MMAP",
+    [PERF_RECORD_LOST] = "LOST",
+    [PERF_RECORD_COMM] = "COMM",
+    [PERF_RECORD_EXIT] = "EXIT",
+    [PERF_RECORD_THROTTLE] = "THROTTLE",
+    [PERF_RECORD_UNTHROTTLE] = "UNTHROTTLE",
+    [PERF_RECORD_FORK] = "FORK",
+    [PERF_RECORD_READ] = "READ",
+    [PERF_RECORD_SAMPLE] = "SAMPLE",
+    [PERF_RECORD_MMAP2] = "MMAP2",
+    [PERF_RECORD_AUX] = "AUX",
+    [PERF_RECORD_ITRACE_START] = "ITRACE_START",
+    [PERF_RECORD_LOST_SAMPLES] = "LOST_SAMPLES",
+    [PERF_RECORD_SWITCH] = "SWITCH",
+    [PERF_RECORD_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE",
+    [PERF_RECORD_NAMESPACES] = "NAMESPACES",
+    [PERF_RECORD_KSYMBOL] = "KSYMBOL",
+    [PERF_RECORD_BPF_EVENT] = "BPF_EVENT",
+    [PERF_RECORD_CGROUP] = "CGROUP",
+    [PERF_RECORD_TEXT_POKE] = "TEXT_POKE",
+    [PERF_RECORD_AUX_OUTPUT_HW_ID] = "AUX_OUTPUT_HW_ID",
 };
 
 static const char *const user_names[] = {
-	[FMT_PERF_HEADER_ATTR - 64] = "ATTR",
-	[FMT_PERF_HEADER_EVENT_TYPE - 64] = "EVENT_TYPE",
-	[FMT_PERF_HEADER_TRACING_DATA - 64] = "TRACING_DATA",
-	[FMT_PERF_HEADER_BUILD_ID - 64] = "BUILD_ID",
-	[FMT_PERF_FINISHED_ROUND - 64] = "FINISHED_ROUND",
-	[FMT_PERF_ID_INDEX - 64] = "ID_INDEX",
-	[FMT_PERF_AUXTRACE_INFO - 64] = "AUXTRACE_INFO",
-	[FMT_PERF_AUXTRACE - 64] = "AUXTRACE",
-	[FMT_PERF_AUXTRACE_ERROR - 64] = "AUXTRACE_ERROR",
-	[FMT_PERF_THREAD_MAP - 64] = "THREAD_MAP",
-	[FMT_PERF_CPU_MAP - 64] = "CPU_MAP",
-	[FMT_PERF_STAT_CONFIG - 64] = "STAT_CONFIG",
-	[FMT_PERF_STAT - 64] = "STAT",
-	[FMT_PERF_STAT_ROUND - 64] = "STAT_ROUND",
-	[FMT_PERF_EVENT_UPDATE - 64] = "EVENT_UPDATE",
-	[FMT_PERF_TIME_CONV - 64] = "TIME_CONV",
-	[FMT_PERF_HEADER_FEATURE - 64] = "FEATURE",
-	[FMT_PERF_COMPRESSED - 64] = "COMPRESSED",
-	[FMT_PERF_FINISHED_INIT - 64] = "FINISHED_INIT",
-	[FMT_PERF_COMPRESSED2 - 64] = "COMPRESSED2",
+    [FMT_PERF_HEADER_ATTR - 64] = "ATTR",
+    [FMT_PERF_HEADER_EVENT_TYPE - 64] = "EVENT_TYPE",
+    [FMT_PERF_HEADER_TRACING_DATA - 64] = "TRACING_DATA",
+    [FMT_PERF_HEADER_BUILD_ID - 64] = "BUILD_ID",
+    [FMT_PERF_FINISHED_ROUND - 64] = "FINISHED_ROUND",
+    [FMT_PERF_ID_INDEX - 64] = "ID_INDEX",
+    [FMT_PERF_AUXTRACE_INFO - 64] = "AUXTRACE_INFO",
+    [FMT_PERF_AUXTRACE - 64] = "AUXTRACE",
+    [FMT_PERF_AUXTRACE_ERROR - 64] = "AUXTRACE_ERROR",
+    [FMT_PERF_THREAD_MAP - 64] = "THREAD_MAP",
+    [FMT_PERF_CPU_MAP - 64] = "CPU_MAP",
+    [FMT_PERF_STAT_CONFIG - 64] = "STAT_CONFIG",
+    [FMT_PERF_STAT - 64] = "STAT",
+    [FMT_PERF_STAT_ROUND - 64] = "STAT_ROUND",
+    [FMT_PERF_EVENT_UPDATE - 64] = "EVENT_UPDATE",
+    [FMT_PERF_TIME_CONV - 64] = "TIME_CONV",
+    [FMT_PERF_HEADER_FEATURE - 64] = "FEATURE",
+    [FMT_PERF_COMPRESSED - 64] = "COMPRESSED",
+    [FMT_PERF_FINISHED_INIT - 64] = "FINISHED_INIT",
+    [FMT_PERF_COMPRESSED2 - 64] = "COMPRESSED2",
 };
 
 const char *hwt_fmt_record_type_name(uint32_t type)

@@ -17,8 +17,8 @@
 
 /* A .hwt record stream being merged. */
 struct hcur {
-	uint32_t stream;     /* stream id */
-	size_t *chunks;      /* reader chunk positions, file order */
+	uint32_t stream; /* stream id */
+	size_t *chunks;	 /* reader chunk positions, file order */
 	size_t nchunks, next_chunk;
 	const struct hwt_fmt_chunk *cur_chunk;
 	struct hwt_buf data, stored;
@@ -140,9 +140,9 @@ void fmt_aux_note_record(struct hwt_fmt_session *s, const struct hwt_fmt_record 
 		struct fmt_aux_stream *st = s->aux[i];
 
 		if (st->pub.cpu >= 0 ? !(rec->id.present & PERF_SAMPLE_CPU) ||
-					       (uint32_t)st->pub.cpu != rec->id.cpu
+					   (uint32_t)st->pub.cpu != rec->id.cpu
 				     : !(rec->id.present & PERF_SAMPLE_TID) ||
-					       (uint32_t)st->pub.tid != rec->id.tid)
+					   (uint32_t)st->pub.tid != rec->id.tid)
 			continue;
 		for (size_t j = 0; j < st->pub.nsegments; j++) {
 			struct hwt_fmt_aux_segment *g = &st->segs[j].pub;
@@ -219,7 +219,8 @@ static int64_t piece_read(const struct hwt_fmt_session *s, const struct fmt_aux_
 		return got;
 	}
 	for (size_t done = 0; done < n;) {
-		ssize_t k = pread(s->fd, dst + done, n - done, (off_t)(pc->file_offset + from + done));
+		ssize_t k =
+		    pread(s->fd, dst + done, n - done, (off_t)(pc->file_offset + from + done));
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -239,8 +240,7 @@ int64_t hwt_fmt_session_aux_read(const struct hwt_fmt_session *s, size_t stream,
 	uint8_t *out = dst;
 	size_t lo, hi, done = 0;
 
-	if (!s || stream >= s->naux || segment >= s->aux[stream]->pub.nsegments ||
-	    (!dst && size))
+	if (!s || stream >= s->naux || segment >= s->aux[stream]->pub.nsegments || (!dst && size))
 		return -HWT_EINVAL;
 	seg = &s->aux[stream]->segs[segment];
 	if (from > seg->pub.size)
@@ -404,8 +404,8 @@ static int hcur_advance(struct hwt_fmt_session *s, struct hcur *c, uint64_t *err
 		c->pos = 0;
 		c->data.len = 0;
 		{
-			int err = fmt_reader_chunk_load(s->reader, c->cur_chunk, c->dctx, &c->stored,
-							&c->data);
+			int err = fmt_reader_chunk_load(s->reader, c->cur_chunk, c->dctx,
+							&c->stored, &c->data);
 
 			if (err) {
 				c->data.len = 0;
@@ -593,7 +593,8 @@ int hwt_fmt_session_open(struct hwt_fmt_session **session, const char *path,
 			/* Events come from the event.N.* metadata. */
 			err = hwt_build(s);
 			if (!err)
-				err = fmt_evlist_from_meta(s->evlist, fmt_reader_meta_store(s->reader));
+				err = fmt_evlist_from_meta(s->evlist,
+							   fmt_reader_meta_store(s->reader));
 			if (err)
 				goto error;
 			*session = s;
@@ -601,9 +602,10 @@ int hwt_fmt_session_open(struct hwt_fmt_session **session, const char *path,
 		}
 		if (got < sizeof(magic)) {
 			/* Too short to tell: truncated if it starts like a trace. */
-			err = (!memcmp(magic, HWT_FMT_MAGIC, got) || !memcmp(magic, FMT_PERF_MAGIC, got))
-				      ? -HWT_ETRUNC
-				      : -HWT_EFORMAT;
+			err = (!memcmp(magic, HWT_FMT_MAGIC, got) ||
+			       !memcmp(magic, FMT_PERF_MAGIC, got))
+				  ? -HWT_ETRUNC
+				  : -HWT_EFORMAT;
 			where = got;
 			goto error;
 		}

@@ -12,10 +12,10 @@
 /* One contiguous run of AUX bytes that is stored in one place: a range of a
  * perf.data file, a heap copy (perf pipes), or one .hwt AUX chunk. */
 struct fmt_aux_piece {
-	uint64_t rel;  /* offset inside the segment */
+	uint64_t rel; /* offset inside the segment */
 	uint64_t size;
-	uint64_t file_offset;              /* perf.data file */
-	uint8_t *mem;                      /* perf pipe: owned copy */
+	uint64_t file_offset;		   /* perf.data file */
+	uint8_t *mem;			   /* perf pipe: owned copy */
 	const struct hwt_fmt_chunk *chunk; /* .hwt */
 };
 
@@ -38,11 +38,11 @@ struct hwt_fmt_session {
 	struct hwt_fmt_session_config cfg;
 	enum hwt_fmt_file_kind kind;
 	struct hwt_fmt_evlist *evlist;
-	struct fmt_meta_store meta; /* perf.data: translated features */
+	struct fmt_meta_store meta;    /* perf.data: translated features */
 	struct hwt_fmt_reader *reader; /* .hwt */
-	struct fmt_hwt *hwt;           /* .hwt record merge */
-	struct fmt_perf *perf;         /* perf.data source */
-	int fd;                        /* perf.data: for AUX reads (pread) */
+	struct fmt_hwt *hwt;	       /* .hwt record merge */
+	struct fmt_perf *perf;	       /* perf.data source */
+	int fd;			       /* perf.data: for AUX reads (pread) */
 	struct hwt_fmt_session_stats stats;
 	struct fmt_aux_stream **aux;
 	size_t naux, capaux;

@@ -22,8 +22,8 @@
 #include <zstd.h>
 
 #define MAX_STREAMS (1u << 20)
-#define MIN_CHUNK (4u << 10)
-#define MAX_CHUNK (64u << 20)
+#define MIN_CHUNK   (4u << 10)
+#define MAX_CHUNK   (64u << 20)
 
 /* A sealed or open chunk: its raw payload and where it goes. */
 struct wjob {
@@ -51,7 +51,7 @@ struct hwt_fmt_writer {
 	struct hwt_fmt_writer_config cfg;
 	int fd;
 
-	pthread_mutex_t lock; /* everything below */
+	pthread_mutex_t lock;	     /* everything below */
 	pthread_cond_t cond_work;    /* a job was queued, or stop */
 	pthread_cond_t cond_room;    /* queued_bytes went down */
 	pthread_cond_t cond_written; /* write_seq advanced */
@@ -60,7 +60,7 @@ struct hwt_fmt_writer {
 	size_t nstreams, capstreams;
 	struct hwt_buf meta; /* pending encoded metadata entries */
 	uint32_t meta_count;
-	struct wlost *lost;  /* pending loss increments */
+	struct wlost *lost; /* pending loss increments */
 	size_t nlost, caplost;
 
 	struct wjob *qhead, *qtail;
@@ -188,8 +188,8 @@ static void enqueue(struct hwt_fmt_writer *w, struct wjob *j)
 }
 
 /* Queues a file-wide or descriptor chunk built from bytes (lock held). */
-static int enqueue_bytes(struct hwt_fmt_writer *w, uint32_t type, uint32_t stream,
-			 const void *data, size_t len)
+static int enqueue_bytes(struct hwt_fmt_writer *w, uint32_t type, uint32_t stream, const void *data,
+			 size_t len)
 {
 	struct wjob *j = job_get(w, len);
 
@@ -305,8 +305,8 @@ static int seal(struct hwt_fmt_writer *w, struct wstream *s, enum seal_mode mode
 		deadline_after(&deadline, w->cfg.wait_ms);
 		while (!w->err && w->queued_bytes &&
 		       w->queued_bytes + j->len > w->cfg.queue_bytes && !timed_out)
-			timed_out = pthread_cond_timedwait(&w->cond_room, &w->lock, &deadline) ==
-				    ETIMEDOUT;
+			timed_out =
+			    pthread_cond_timedwait(&w->cond_room, &w->lock, &deadline) == ETIMEDOUT;
 		if (w->err)
 			return w->err;
 		if (w->queued_bytes && w->queued_bytes + j->len > w->cfg.queue_bytes)
@@ -532,8 +532,7 @@ int hwt_fmt_writer_open(struct hwt_fmt_writer **writer, const char *path,
 		w->cfg.threads = 1;
 	err = -HWT_EINVAL;
 	if (w->cfg.level < ZSTD_minCLevel() || w->cfg.level > ZSTD_maxCLevel() ||
-	    w->cfg.chunk_size < MIN_CHUNK || w->cfg.chunk_size > MAX_CHUNK ||
-	    w->cfg.threads > 64)
+	    w->cfg.chunk_size < MIN_CHUNK || w->cfg.chunk_size > MAX_CHUNK || w->cfg.threads > 64)
 		goto error;
 
 	hwt_buf_init(&w->meta);
@@ -597,8 +596,8 @@ error:
 	return err;
 }
 
-int hwt_fmt_writer_add_stream(struct hwt_fmt_writer *w, enum hwt_fmt_stream_kind kind,
-			      int32_t cpu, int32_t tid, const char *name)
+int hwt_fmt_writer_add_stream(struct hwt_fmt_writer *w, enum hwt_fmt_stream_kind kind, int32_t cpu,
+			      int32_t tid, const char *name)
 {
 	uint8_t buf[FMT_STREAM_FIXED_SIZE + sizeof(((struct hwt_fmt_stream_desc *)0)->name)];
 	struct wstream *s;
@@ -671,8 +670,7 @@ static int meta_add(struct hwt_fmt_writer *w, uint32_t type, const char *key, co
 	pthread_mutex_lock(&w->lock);
 	err = w->err;
 	/* Keep every META chunk under the chunk size limit. */
-	if (!err && w->meta_count &&
-	    w->meta.len + FMT_META_ENTRY_SIZE + klen + len > FMT_CHUNK_MAX)
+	if (!err && w->meta_count && w->meta.len + FMT_META_ENTRY_SIZE + klen + len > FMT_CHUNK_MAX)
 		err = enqueue_pending(w);
 	if (!err) {
 		err = fmt_meta_encode(&w->meta, type, key, v, len);
@@ -719,8 +717,7 @@ static struct wstream *get_stream(struct hwt_fmt_writer *w, uint32_t stream, uin
 	return &w->streams[stream];
 }
 
-int hwt_fmt_writer_records(struct hwt_fmt_writer *w, uint32_t stream, const void *buf,
-			   size_t len)
+int hwt_fmt_writer_records(struct hwt_fmt_writer *w, uint32_t stream, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	struct wstream *s;

@@ -23,11 +23,11 @@ struct hwt_pmc_counters {
 	const struct hwt_pmc_evlist *list;
 	struct hwt_logger logger;
 	size_t nev, ncpu, nthr;
-	int *cpus;       /* ncpu entries (-1 for "any") */
-	int *tids;       /* nthr entries (-1 for "all") */
-	int *fds;        /* [ev][cpu][thr] */
+	int *cpus;	 /* ncpu entries (-1 for "any") */
+	int *tids;	 /* nthr entries (-1 for "all") */
+	int *fds;	 /* [ev][cpu][thr] */
 	uint32_t *flags; /* per event: HWT_PMC_COUNT_NOT_SUPPORTED / USER_ONLY */
-	bool *gone;      /* per thread: exited before we opened */
+	bool *gone;	 /* per thread: exited before we opened */
 	size_t nr_fds;
 };
 
@@ -105,21 +105,24 @@ void hwt_pmc_explain_open_error(char *buf, size_t len, int err, const struct hwt
 	case EACCES:
 	case EPERM: {
 		int need = ev ? hwt_pmc_paranoid_needed(&ev->attr, pid, cpu) : 2;
-		const char *what = need <= 0 ? "system-wide counting"
-				   : need == 1 ? "counting kernel space" : "counting";
+		const char *what = need <= 0   ? "system-wide counting"
+				   : need == 1 ? "counting kernel space"
+					       : "counting";
 
 		if (paranoid != INT_MIN && paranoid > need) {
-			snprintf(buf, len,
-				 "cannot count '%s' %s: %s needs perf_event_paranoid <= %d but it is "
-				 "%d; run as root (or with CAP_PERFMON) or set it with 'sysctl -w "
-				 "kernel.perf_event_paranoid=%d'%s",
-				 name, where, what, need, paranoid, need,
-				 need == 1 ? ", or count user space only with ':u'" : "");
+			snprintf(
+			    buf, len,
+			    "cannot count '%s' %s: %s needs perf_event_paranoid <= %d but it is "
+			    "%d; run as root (or with CAP_PERFMON) or set it with 'sysctl -w "
+			    "kernel.perf_event_paranoid=%d'%s",
+			    name, where, what, need, paranoid, need,
+			    need == 1 ? ", or count user space only with ':u'" : "");
 		} else if (pid > 0) {
-			snprintf(buf, len,
-				 "cannot count '%s' %s: permission denied (the process belongs to "
-				 "another user, or ptrace is restricted); run as its owner or as root",
-				 name, where);
+			snprintf(
+			    buf, len,
+			    "cannot count '%s' %s: permission denied (the process belongs to "
+			    "another user, or ptrace is restricted); run as its owner or as root",
+			    name, where);
 		} else {
 			snprintf(buf, len,
 				 "cannot count '%s' %s: permission denied; run as root or with "
@@ -139,8 +142,10 @@ void hwt_pmc_explain_open_error(char *buf, size_t len, int err, const struct hwt
 			 name);
 		return;
 	case ESRCH:
-		snprintf(buf, len, "process %d is gone (it exited or never existed); check the PID "
-			 "with 'ps'", pid);
+		snprintf(buf, len,
+			 "process %d is gone (it exited or never existed); check the PID "
+			 "with 'ps'",
+			 pid);
 		return;
 	case EMFILE:
 	case ENFILE: {
@@ -157,8 +162,10 @@ void hwt_pmc_explain_open_error(char *buf, size_t len, int err, const struct hwt
 		return;
 	}
 	case EBUSY:
-		snprintf(buf, len, "event '%s' is busy: another tool holds the PMU exclusively; stop "
-			 "it and retry", name);
+		snprintf(buf, len,
+			 "event '%s' is busy: another tool holds the PMU exclusively; stop "
+			 "it and retry",
+			 name);
 		return;
 	case EINVAL:
 		snprintf(buf, len,
@@ -217,8 +224,8 @@ static void close_event(struct hwt_pmc_counters *c, size_t ev)
 	}
 }
 
-static int explain(const struct hwt_pmc_counters_config *cfg, struct hwt_pmc_counters *c,
-		   int err, size_t ev, int pid, int cpu)
+static int explain(const struct hwt_pmc_counters_config *cfg, struct hwt_pmc_counters *c, int err,
+		   size_t ev, int pid, int cpu)
 {
 	int paranoid = INT_MIN;
 
@@ -234,8 +241,8 @@ static int explain(const struct hwt_pmc_counters_config *cfg, struct hwt_pmc_cou
 
 /* Opens event e on (cpu index ci, thread index ti). Returns the fd or
  * -errno, after the user-space-only fallback. */
-static int open_one(struct hwt_pmc_counters *c, const struct hwt_pmc_counters_config *cfg,
-		    size_t e, size_t ci, size_t ti)
+static int open_one(struct hwt_pmc_counters *c, const struct hwt_pmc_counters_config *cfg, size_t e,
+		    size_t ci, size_t ti)
 {
 	const struct hwt_pmc_event *ev = hwt_pmc_evlist_event(c->list, e);
 	struct perf_event_attr attr = ev->attr;
@@ -305,7 +312,8 @@ int hwt_pmc_counters_open(struct hwt_pmc_counters **out, const struct hwt_pmc_ev
 		cfg->errmsg[0] = '\0';
 	if ((!tids || !ntids) && (!cpus || !ncpus)) {
 		if (cfg->errmsg && cfg->errmsg_len)
-			snprintf(cfg->errmsg, cfg->errmsg_len, "nothing to count: no thread and no CPU");
+			snprintf(cfg->errmsg, cfg->errmsg_len,
+				 "nothing to count: no thread and no CPU");
 		return -HWT_EINVAL;
 	}
 	if (!hwt_pmc_evlist_count(list)) {
@@ -366,7 +374,8 @@ int hwt_pmc_counters_open(struct hwt_pmc_counters **out, const struct hwt_pmc_ev
 					break;
 				}
 				if (unsupported_errno(-fd) && cfg->skip_unsupported) {
-					const struct hwt_pmc_event *ev = hwt_pmc_evlist_event(list, e);
+					const struct hwt_pmc_event *ev =
+					    hwt_pmc_evlist_event(list, e);
 
 					hwt_log(&c->logger, HWT_LOG_DEBUG, "%s: not supported (%s)",
 						ev->name, hwt_strerror(fd));

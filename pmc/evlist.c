@@ -95,15 +95,32 @@ static int apply_perf_mods(struct hwt_pmc_event *ev, const char *mods)
 
 	for (const char *m = mods; *m; m++) {
 		switch (*m) {
-		case 'u': u = true; break;
-		case 'k': k = true; break;
-		case 'h': h = true; break;
-		case 'H': H = true; break;
-		case 'G': G = true; break;
-		case 'I': ev->attr.exclude_idle = 1; break;
-		case 'D': ev->attr.pinned = 1; break;
-		case 'p': precise++; break;
-		default: return -HWT_EPARSE;
+		case 'u':
+			u = true;
+			break;
+		case 'k':
+			k = true;
+			break;
+		case 'h':
+			h = true;
+			break;
+		case 'H':
+			H = true;
+			break;
+		case 'G':
+			G = true;
+			break;
+		case 'I':
+			ev->attr.exclude_idle = 1;
+			break;
+		case 'D':
+			ev->attr.pinned = 1;
+			break;
+		case 'p':
+			precise++;
+			break;
+		default:
+			return -HWT_EPARSE;
 		}
 	}
 	if (precise > 3)
@@ -138,7 +155,7 @@ struct parse {
 };
 
 static int fail(struct parse *p, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(struct parse *p, int err, const char *fmt, ...)
 {
@@ -268,8 +285,9 @@ static int apply_terms(struct parse *p, const char *pmu, const char *terms,
 			errno = 0;
 			value = strtoull(eq + 1, &end, 0);
 			if (errno || end == eq + 1 || *end)
-				return fail(p, -HWT_EPARSE, "bad value '%s' for term '%s' of PMU %s",
-					    eq + 1, term, pmu);
+				return fail(p, -HWT_EPARSE,
+					    "bad value '%s' for term '%s' of PMU %s", eq + 1, term,
+					    pmu);
 		}
 		if (!strcmp(term, "config")) {
 			attr->config = value;
@@ -284,8 +302,9 @@ static int apply_terms(struct parse *p, const char *pmu, const char *terms,
 					      term) == 0 &&
 			   hwt_pmc_read_text(path, fmt, sizeof(fmt)) > 0) {
 			if (deposit(fmt, value, attr) < 0)
-				return fail(p, -HWT_EFORMAT, "PMU %s: cannot use format '%s' of '%s'",
-					    pmu, fmt, term);
+				return fail(p, -HWT_EFORMAT,
+					    "PMU %s: cannot use format '%s' of '%s'", pmu, fmt,
+					    term);
 		} else if (!eq && depth < 2 &&
 			   hwt_pmc_sysfs_path(&p->list->cfg, path, sizeof(path),
 					      "bus/event_source/devices/%s/events/%s", pmu,
@@ -297,9 +316,11 @@ static int apply_terms(struct parse *p, const char *pmu, const char *terms,
 				return err;
 		} else {
 			return fail(p, -HWT_ENOEVENT,
-				    "PMU %s has no term or event '%s' (see %s/bus/event_source/devices/%s/format)",
+				    "PMU %s has no term or event '%s' (see "
+				    "%s/bus/event_source/devices/%s/format)",
 				    pmu, term,
-				    p->list->cfg.sysfs_root ? p->list->cfg.sysfs_root : "/sys", pmu);
+				    p->list->cfg.sysfs_root ? p->list->cfg.sysfs_root : "/sys",
+				    pmu);
 		}
 	}
 	return 0;
@@ -360,8 +381,10 @@ static int unknown(struct parse *p, const char *item, const char *why)
 		return fail(p, -HWT_ENOEVENT,
 			    "unknown event '%s'%s%s; did you mean: %s? ('hwtrace list' shows all)",
 			    item, why ? ": " : "", why ? why : "", sugg);
-	return fail(p, -HWT_ENOEVENT, "unknown event '%s'%s%s; 'hwtrace list' shows the events "
-		    "of this machine", item, why ? ": " : "", why ? why : "");
+	return fail(p, -HWT_ENOEVENT,
+		    "unknown event '%s'%s%s; 'hwtrace list' shows the events "
+		    "of this machine",
+		    item, why ? ": " : "", why ? why : "");
 }
 
 static int parse_item(struct parse *p, const char *item)
@@ -395,9 +418,10 @@ static int parse_item(struct parse *p, const char *item)
 		ev.attr.config = config;
 		snprintf(ev.canon, sizeof(ev.canon), "%s", base);
 		if ((err = apply_perf_mods(&ev, mods)) < 0)
-			return fail(p, err,
-				    "unknown modifier ':%s' in '%s' (perf's modifiers: u k h H G I D p)",
-				    mods, item);
+			return fail(
+			    p, err,
+			    "unknown modifier ':%s' in '%s' (perf's modifiers: u k h H G I D p)",
+			    mods, item);
 		return add_event(p, &ev);
 	}
 
@@ -409,9 +433,10 @@ static int parse_item(struct parse *p, const char *item)
 		ev.attr.type = PERF_TYPE_RAW;
 		ev.attr.config = strtoull(base + 1, NULL, 16);
 		if ((err = apply_perf_mods(&ev, mods)) < 0)
-			return fail(p, err,
-				    "unknown modifier ':%s' in '%s' (perf's modifiers: u k h H G I D p)",
-				    mods, item);
+			return fail(
+			    p, err,
+			    "unknown modifier ':%s' in '%s' (perf's modifiers: u k h H G I D p)",
+			    mods, item);
 		return add_event(p, &ev);
 	}
 
@@ -432,8 +457,10 @@ static int parse_item(struct parse *p, const char *item)
 				    "'mount -t tracefs nodev /sys/kernel/tracing' (as root)",
 				    item);
 		if (strchr(item, '*') || strchr(item, '?'))
-			return fail(p, -HWT_ENOEVENT, "no tracepoint matches '%s' ('hwtrace list "
-				    "tracepoint' shows them)", item);
+			return fail(p, -HWT_ENOEVENT,
+				    "no tracepoint matches '%s' ('hwtrace list "
+				    "tracepoint' shows them)",
+				    item);
 		/* Not a tracepoint: libpfm4 may still know it. */
 	}
 
@@ -448,8 +475,8 @@ static int parse_item(struct parse *p, const char *item)
 	/* Did the user pick privilege levels? libpfm4 spells them u, k, h
 	 * (or u=1 ...) after the event's colons. */
 	for (const char *m = strchr(item, ':'); m; m = strchr(m + 1, ':')) {
-		if ((m[1] == 'u' || m[1] == 'k' || m[1] == 'h') && (m[2] == '\0' || m[2] == ':' ||
-								   m[2] == '='))
+		if ((m[1] == 'u' || m[1] == 'k' || m[1] == 'h') &&
+		    (m[2] == '\0' || m[2] == ':' || m[2] == '='))
 			ev.user_mods = true;
 	}
 	return add_event(p, &ev);
@@ -463,9 +490,10 @@ static int apply_group_mods(struct parse *p, size_t first, const char *mods)
 		size_t l = strlen(ev->name);
 
 		if (apply_perf_mods(ev, mods) < 0)
-			return fail(p, -HWT_EPARSE,
-				    "unknown group modifier ':%s' (perf's modifiers: u k h H G I D p)",
-				    mods);
+			return fail(
+			    p, -HWT_EPARSE,
+			    "unknown group modifier ':%s' (perf's modifiers: u k h H G I D p)",
+			    mods);
 		snprintf(ev->name + l, sizeof(ev->name) - l, ":%s", mods);
 	}
 	return 0;
@@ -510,9 +538,11 @@ int hwt_pmc_evlist_add(struct hwt_pmc_evlist *list, const char *spec)
 
 				/* pmu/a=1,b=2/ keeps its commas */
 				if (slash && (!comma || slash < comma)) {
-					const char *end = memchr(slash + 1, '/', (size_t)(close - slash - 1));
+					const char *end =
+					    memchr(slash + 1, '/', (size_t)(close - slash - 1));
 
-					comma = end ? memchr(end, ',', (size_t)(close - end)) : NULL;
+					comma =
+					    end ? memchr(end, ',', (size_t)(close - end)) : NULL;
 				}
 
 				next = comma ? comma + 1 : close;
@@ -563,7 +593,8 @@ int hwt_pmc_evlist_add(struct hwt_pmc_evlist *list, const char *spec)
 			size_t n;
 
 			/* A sysfs item's terms may hold commas: pmu/a=1,b=2/ */
-			if (strchr(s, '/') && (!strchr(s, ',') || strchr(s, '/') < strchr(s, ','))) {
+			if (strchr(s, '/') &&
+			    (!strchr(s, ',') || strchr(s, '/') < strchr(s, ','))) {
 				const char *sl = strchr(strchr(s, '/') + 1, '/');
 
 				e = sl ? sl : s + strlen(s);
@@ -586,7 +617,9 @@ int hwt_pmc_evlist_add(struct hwt_pmc_evlist *list, const char *spec)
 			if (*s == ',') {
 				s++;
 				if (!*s)
-					err = err < 0 ? err : fail(&p, -HWT_EPARSE, "event list ends with ','");
+					err = err < 0 ? err
+						      : fail(&p, -HWT_EPARSE,
+							     "event list ends with ','");
 			}
 		}
 	}

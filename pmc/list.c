@@ -80,8 +80,8 @@ int hwt_pmc_pt_info(const struct hwt_pmc_config *cfg, struct hwt_pmc_pt_info *in
 	return 0;
 }
 
-static int emit(hwt_pmc_list_fn fn, void *ctx, uint32_t kind, const char *name,
-		const char *alias, const char *desc, bool present)
+static int emit(hwt_pmc_list_fn fn, void *ctx, uint32_t kind, const char *name, const char *alias,
+		const char *desc, bool present)
 {
 	struct hwt_pmc_list_entry e;
 
@@ -146,7 +146,7 @@ int hwt_pmc_list(const struct hwt_pmc_config *cfg, const char *pattern, hwt_pmc_
 	}
 	if (!pattern || strcasecmp(pattern, "pmu")) {
 		ret = hwt_pmc_tracepoint_list(
-			cfg, pattern && !strcasecmp(pattern, "tracepoint") ? NULL : pattern, fn, ctx);
+		    cfg, pattern && !strcasecmp(pattern, "tracepoint") ? NULL : pattern, fn, ctx);
 		if (ret)
 			return ret;
 	}
@@ -160,8 +160,8 @@ int hwt_pmc_list(const struct hwt_pmc_config *cfg, const char *pattern, hwt_pmc_
 		    !hwt_pmc_match("probe", pattern))
 			continue;
 		if (type >= 0)
-			snprintf(desc, sizeof(desc), "available (PMU type %d): dynamic %s probes", type,
-				 i ? "kernel" : "user-space");
+			snprintf(desc, sizeof(desc), "available (PMU type %d): dynamic %s probes",
+				 type, i ? "kernel" : "user-space");
 		else
 			snprintf(desc, sizeof(desc), "not available on this kernel");
 		if ((ret = emit(fn, ctx, HWT_PMC_LIST_DYNAMIC_PMU, pmu, NULL, desc, type >= 0)))
@@ -174,9 +174,10 @@ int hwt_pmc_list(const struct hwt_pmc_config *cfg, const char *pattern, hwt_pmc_
 			snprintf(desc, sizeof(desc), "available (PMU type %u); capabilities: %s",
 				 pt.type, pt.caps[0] ? pt.caps : "none listed");
 		else
-			snprintf(desc, sizeof(desc),
-				 "not available on this machine (no intel_pt PMU: not an Intel CPU, "
-				 "or a VM without PT passthrough)");
+			snprintf(
+			    desc, sizeof(desc),
+			    "not available on this machine (no intel_pt PMU: not an Intel CPU, "
+			    "or a VM without PT passthrough)");
 		if ((ret = emit(fn, ctx, HWT_PMC_LIST_PT, "intel_pt", NULL, desc, pt.present)))
 			return ret;
 	}

@@ -15,33 +15,39 @@
 #include <strings.h>
 #include <unistd.h>
 
-#define HW(n, a, c) {n, a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_##c, HWT_PMC_LIST_HARDWARE}
-#define SW(n, a, c) {n, a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_##c, HWT_PMC_LIST_SOFTWARE}
+#define HW(n, a, c)                                                                                \
+	{                                                                                          \
+		n, a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_##c, HWT_PMC_LIST_HARDWARE                 \
+	}
+#define SW(n, a, c)                                                                                \
+	{                                                                                          \
+		n, a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_##c, HWT_PMC_LIST_SOFTWARE                 \
+	}
 
 const struct hwt_pmc_generic hwt_pmc_generic_events[] = {
-	/* perf list's order: alphabetical within each class */
-	HW("branch-instructions", "branches", BRANCH_INSTRUCTIONS),
-	HW("branch-misses", NULL, BRANCH_MISSES),
-	HW("bus-cycles", NULL, BUS_CYCLES),
-	HW("cache-misses", NULL, CACHE_MISSES),
-	HW("cache-references", NULL, CACHE_REFERENCES),
-	HW("cpu-cycles", "cycles", CPU_CYCLES),
-	HW("instructions", NULL, INSTRUCTIONS),
-	HW("ref-cycles", NULL, REF_CPU_CYCLES),
-	HW("stalled-cycles-backend", "idle-cycles-backend", STALLED_CYCLES_BACKEND),
-	HW("stalled-cycles-frontend", "idle-cycles-frontend", STALLED_CYCLES_FRONTEND),
-	SW("alignment-faults", NULL, ALIGNMENT_FAULTS),
-	SW("bpf-output", NULL, BPF_OUTPUT),
-	SW("cgroup-switches", NULL, CGROUP_SWITCHES),
-	SW("context-switches", "cs", CONTEXT_SWITCHES),
-	SW("cpu-clock", NULL, CPU_CLOCK),
-	SW("cpu-migrations", "migrations", CPU_MIGRATIONS),
-	SW("dummy", NULL, DUMMY),
-	SW("emulation-faults", NULL, EMULATION_FAULTS),
-	SW("major-faults", NULL, PAGE_FAULTS_MAJ),
-	SW("minor-faults", NULL, PAGE_FAULTS_MIN),
-	SW("page-faults", "faults", PAGE_FAULTS),
-	SW("task-clock", NULL, TASK_CLOCK),
+    /* perf list's order: alphabetical within each class */
+    HW("branch-instructions", "branches", BRANCH_INSTRUCTIONS),
+    HW("branch-misses", NULL, BRANCH_MISSES),
+    HW("bus-cycles", NULL, BUS_CYCLES),
+    HW("cache-misses", NULL, CACHE_MISSES),
+    HW("cache-references", NULL, CACHE_REFERENCES),
+    HW("cpu-cycles", "cycles", CPU_CYCLES),
+    HW("instructions", NULL, INSTRUCTIONS),
+    HW("ref-cycles", NULL, REF_CPU_CYCLES),
+    HW("stalled-cycles-backend", "idle-cycles-backend", STALLED_CYCLES_BACKEND),
+    HW("stalled-cycles-frontend", "idle-cycles-frontend", STALLED_CYCLES_FRONTEND),
+    SW("alignment-faults", NULL, ALIGNMENT_FAULTS),
+    SW("bpf-output", NULL, BPF_OUTPUT),
+    SW("cgroup-switches", NULL, CGROUP_SWITCHES),
+    SW("context-switches", "cs", CONTEXT_SWITCHES),
+    SW("cpu-clock", NULL, CPU_CLOCK),
+    SW("cpu-migrations", "migrations", CPU_MIGRATIONS),
+    SW("dummy", NULL, DUMMY),
+    SW("emulation-faults", NULL, EMULATION_FAULTS),
+    SW("major-faults", NULL, PAGE_FAULTS_MAJ),
+    SW("minor-faults", NULL, PAGE_FAULTS_MIN),
+    SW("page-faults", "faults", PAGE_FAULTS),
+    SW("task-clock", NULL, TASK_CLOCK),
 };
 const size_t hwt_pmc_generic_count = HWT_ARRAY_SIZE(hwt_pmc_generic_events);
 
@@ -52,18 +58,15 @@ static const struct {
 	uint32_t id;
 	uint8_t ops; /* bit per PERF_COUNT_HW_CACHE_OP_* */
 } caches[] = {
-	{"L1-dcache", PERF_COUNT_HW_CACHE_L1D, 7},
-	{"L1-icache", PERF_COUNT_HW_CACHE_L1I, 5},
-	{"LLC", PERF_COUNT_HW_CACHE_LL, 7},
-	{"dTLB", PERF_COUNT_HW_CACHE_DTLB, 7},
-	{"iTLB", PERF_COUNT_HW_CACHE_ITLB, 1},
-	{"branch", PERF_COUNT_HW_CACHE_BPU, 1},
-	{"node", PERF_COUNT_HW_CACHE_NODE, 7},
+    {"L1-dcache", PERF_COUNT_HW_CACHE_L1D, 7}, {"L1-icache", PERF_COUNT_HW_CACHE_L1I, 5},
+    {"LLC", PERF_COUNT_HW_CACHE_LL, 7},	       {"dTLB", PERF_COUNT_HW_CACHE_DTLB, 7},
+    {"iTLB", PERF_COUNT_HW_CACHE_ITLB, 1},     {"branch", PERF_COUNT_HW_CACHE_BPU, 1},
+    {"node", PERF_COUNT_HW_CACHE_NODE, 7},
 };
 static const char *const cache_ops[][2] = {
-	{"loads", "load-misses"},
-	{"stores", "store-misses"},
-	{"prefetches", "prefetch-misses"},
+    {"loads", "load-misses"},
+    {"stores", "store-misses"},
+    {"prefetches", "prefetch-misses"},
 };
 
 int hwt_pmc_cache_next(unsigned *state, char *name, size_t len, uint64_t *config)
@@ -129,7 +132,8 @@ int hwt_pmc_edit_distance(const char *a, const char *b, int cap)
 		cur[0] = (int)i;
 		best = cur[0];
 		for (size_t j = 1; j <= lb; j++) {
-			int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			int cost =
+			    tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
 			int v = prev[j - 1] + cost;
 
 			if (prev[j] + 1 < v)
@@ -233,8 +237,8 @@ int hwt_pmc_suggest(const struct hwt_pmc_config *cfg, const char *name, char *bu
 	return n;
 }
 
-int hwt_pmc_sysfs_path(const struct hwt_pmc_config *cfg, char *buf, size_t len,
-		       const char *fmt, ...)
+int hwt_pmc_sysfs_path(const struct hwt_pmc_config *cfg, char *buf, size_t len, const char *fmt,
+		       ...)
 {
 	const char *root = cfg && cfg->sysfs_root ? cfg->sysfs_root : "/sys";
 	va_list ap;

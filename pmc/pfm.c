@@ -58,8 +58,8 @@ static void umask_names(int idx, char *buf, size_t len)
 	}
 }
 
-int hwt_pmc_pfm_encode(const char *str, struct perf_event_attr *attr, char *canon,
-		       size_t canon_len, char *why, size_t why_len)
+int hwt_pmc_pfm_encode(const char *str, struct perf_event_attr *attr, char *canon, size_t canon_len,
+		       char *why, size_t why_len)
 {
 	pfm_perf_encode_arg_t arg;
 	struct perf_event_attr pattr;
@@ -67,7 +67,8 @@ int hwt_pmc_pfm_encode(const char *str, struct perf_event_attr *attr, char *cano
 	int ret;
 
 	if (hwt_pmc_pfm_init() < 0) {
-		snprintf(why, why_len, "libpfm4 failed to initialise: %s", pfm_strerror(pfm_status));
+		snprintf(why, why_len, "libpfm4 failed to initialise: %s",
+			 pfm_strerror(pfm_status));
 		return -HWT_ELIB;
 	}
 	memset(&arg, 0, sizeof(arg));
@@ -107,8 +108,8 @@ int hwt_pmc_pfm_encode(const char *str, struct perf_event_attr *attr, char *cano
 				umask_names(idx, names, sizeof(names));
 			err = -HWT_EPARSE;
 			if (names[0])
-				snprintf(why, why_len, "%s (libpfm4); %s takes: %s", pfm_strerror(ret),
-					 base, names);
+				snprintf(why, why_len, "%s (libpfm4); %s takes: %s",
+					 pfm_strerror(ret), base, names);
 			else
 				snprintf(why, why_len, "%s (libpfm4)", pfm_strerror(ret));
 			break;
@@ -208,19 +209,20 @@ int hwt_pmc_pfm_list(const char *pattern, hwt_pmc_list_fn fn, void *ctx)
 				char desc[1024];
 				size_t used;
 
-				used = (size_t)snprintf(desc, sizeof(desc), "%s; modifiers:", pinfo.desc);
+				used = (size_t)snprintf(desc, sizeof(desc),
+							"%s; modifiers:", pinfo.desc);
 				for (int a = 0; a < info.nattrs && used < sizeof(desc); a++) {
 					pfm_event_attr_info_t ai;
 
 					memset(&ai, 0, sizeof(ai));
 					ai.size = sizeof(ai);
-					if (pfm_get_event_attr_info(idx, a, PFM_OS_PERF_EVENT_EXT, &ai) !=
-						    PFM_SUCCESS ||
+					if (pfm_get_event_attr_info(idx, a, PFM_OS_PERF_EVENT_EXT,
+								    &ai) != PFM_SUCCESS ||
 					    ai.type == PFM_ATTR_UMASK)
 						continue;
-					used += (size_t)snprintf(desc + used, sizeof(desc) - used, " :%s%s",
-								 ai.name,
-								 ai.type == PFM_ATTR_MOD_INTEGER ? "=N" : "");
+					used += (size_t)snprintf(
+					    desc + used, sizeof(desc) - used, " :%s%s", ai.name,
+					    ai.type == PFM_ATTR_MOD_INTEGER ? "=N" : "");
 				}
 				memset(&e, 0, sizeof(e));
 				e.kind = HWT_PMC_LIST_PMU;
@@ -246,7 +248,7 @@ int hwt_pmc_pfm_list(const char *pattern, hwt_pmc_list_fn fn, void *ctx)
 				memset(&ai, 0, sizeof(ai));
 				ai.size = sizeof(ai);
 				if (pfm_get_event_attr_info(idx, a, PFM_OS_PERF_EVENT_EXT, &ai) !=
-					    PFM_SUCCESS ||
+					PFM_SUCCESS ||
 				    ai.type != PFM_ATTR_UMASK)
 					continue;
 				snprintf(umask, sizeof(umask), "%s%s", ai.name,

@@ -52,8 +52,8 @@
 /* Configuration shared by the event parser and the lister                  */
 
 struct hwt_pmc_config {
-	size_t size;               /* sizeof(struct hwt_pmc_config) */
-	struct hwt_logger logger;  /* diagnostics; may have no fn */
+	size_t size;		  /* sizeof(struct hwt_pmc_config) */
+	struct hwt_logger logger; /* diagnostics; may have no fn */
 	/* Root of sysfs (NULL: "/sys"): PMU types, formats, Intel PT caps.
 	 * Tests point it at a fake tree. The string must outlive the user. */
 	const char *sysfs_root;
@@ -72,10 +72,10 @@ HWT_API void hwt_pmc_config_init(struct hwt_pmc_config *cfg);
 /* Where an event's encoding came from. */
 enum hwt_pmc_source {
 	HWT_PMC_SRC_GENERIC = 1,    /* perf generic name (hardware/software/cache) */
-	HWT_PMC_SRC_RAW = 2,        /* rNNNN */
-	HWT_PMC_SRC_PFM = 3,        /* libpfm4 event table */
+	HWT_PMC_SRC_RAW = 2,	    /* rNNNN */
+	HWT_PMC_SRC_PFM = 3,	    /* libpfm4 event table */
 	HWT_PMC_SRC_TRACEPOINT = 4, /* subsys:event */
-	HWT_PMC_SRC_SYSFS = 5,      /* pmu/terms/ through sysfs */
+	HWT_PMC_SRC_SYSFS = 5,	    /* pmu/terms/ through sysfs */
 };
 
 struct hwt_pmc_event {
@@ -85,15 +85,15 @@ struct hwt_pmc_event {
 				       * the generic name */
 	struct perf_event_attr attr;  /* ready for perf_event_open (size set,
 				       * read_format not yet) */
-	uint32_t source;              /* enum hwt_pmc_source */
-	int leader;                   /* index of the group leader in the list;
+	uint32_t source;	      /* enum hwt_pmc_source */
+	int leader;		      /* index of the group leader in the list;
 				       * its own index for leaders and singletons */
-	uint32_t nr_members;          /* group size on the leader (1 if alone),
+	uint32_t nr_members;	      /* group size on the leader (1 if alone),
 				       * 0 on other members */
-	bool user_mods;               /* the user gave u/k/h modifiers: never
+	bool user_mods;		      /* the user gave u/k/h modifiers: never
 				       * change exclude_* behind their back */
-	const char *unit;             /* "msec" for clock events, "" otherwise */
-	double scale;                 /* display = count * scale (1e-6 for ns) */
+	const char *unit;	      /* "msec" for clock events, "" otherwise */
+	double scale;		      /* display = count * scale (1e-6 for ns) */
 };
 
 struct hwt_pmc_evlist;
@@ -158,13 +158,13 @@ HWT_API void hwt_pmc_explain_open_error(char *buf, size_t len, int err,
 /* Counting                                                                 */
 
 struct hwt_pmc_counters_config {
-	size_t size;              /* sizeof(struct hwt_pmc_counters_config) */
+	size_t size; /* sizeof(struct hwt_pmc_counters_config) */
 	struct hwt_logger logger;
-	bool inherit;             /* count threads/processes the target creates */
-	bool enable_on_exec;      /* start at the target's next exec (launch) */
-	bool start_disabled;      /* open disabled; hwt_pmc_counters_enable() */
-	bool skip_unsupported;    /* an event the machine lacks is reported as
-				   * not supported instead of failing the open */
+	bool inherit;	       /* count threads/processes the target creates */
+	bool enable_on_exec;   /* start at the target's next exec (launch) */
+	bool start_disabled;   /* open disabled; hwt_pmc_counters_enable() */
+	bool skip_unsupported; /* an event the machine lacks is reported as
+				* not supported instead of failing the open */
 	/* perf_event_paranoid file (NULL: the real one); a test seam. */
 	const char *paranoid_path;
 	/* On failure a one-line explanation with the fix goes here (optional). */
@@ -177,18 +177,18 @@ HWT_API void hwt_pmc_counters_config_init(struct hwt_pmc_counters_config *cfg);
 
 /* Count status flags. */
 #define HWT_PMC_COUNT_NOT_SUPPORTED (1u << 0) /* the event could not be opened */
-#define HWT_PMC_COUNT_NOT_COUNTED (1u << 1)   /* opened but never ran */
-#define HWT_PMC_COUNT_USER_ONLY (1u << 2)     /* kernel excluded by paranoid */
-#define HWT_PMC_COUNT_SCALED (1u << 3)        /* ran part of the time: scaled */
+#define HWT_PMC_COUNT_NOT_COUNTED   (1u << 1) /* opened but never ran */
+#define HWT_PMC_COUNT_USER_ONLY	    (1u << 2) /* kernel excluded by paranoid */
+#define HWT_PMC_COUNT_SCALED	    (1u << 3) /* ran part of the time: scaled */
 
 /* One event's count, summed over the CPUs and threads it was opened on. */
 struct hwt_pmc_count {
-	uint64_t value;   /* raw count */
+	uint64_t value;	  /* raw count */
 	uint64_t enabled; /* ns the event was enabled (time_enabled) */
 	uint64_t running; /* ns it was on the PMU (time_running) */
-	double scaled;    /* value * enabled / running: the estimate for the
+	double scaled;	  /* value * enabled / running: the estimate for the
 			   * whole enabled time; value when running == enabled */
-	uint32_t flags;   /* HWT_PMC_COUNT_* */
+	uint32_t flags;	  /* HWT_PMC_COUNT_* */
 };
 
 /* Fills scaled and the SCALED/NOT_COUNTED flags from value, enabled and
@@ -197,8 +197,8 @@ HWT_API void hwt_pmc_count_scale(struct hwt_pmc_count *c);
 
 /* out = now - prev (value, enabled, running), then scaled. For interval
  * output. Flags other than SCALED/NOT_COUNTED are taken from now. */
-HWT_API void hwt_pmc_count_delta(const struct hwt_pmc_count *now,
-				 const struct hwt_pmc_count *prev, struct hwt_pmc_count *out);
+HWT_API void hwt_pmc_count_delta(const struct hwt_pmc_count *now, const struct hwt_pmc_count *prev,
+				 struct hwt_pmc_count *out);
 
 struct hwt_pmc_counters;
 
@@ -241,14 +241,14 @@ HWT_API size_t hwt_pmc_counters_nr_fds(const struct hwt_pmc_counters *ctr);
 /* perf-stat style aggregation and output                                   */
 
 struct hwt_pmc_stat_config {
-	size_t size;            /* sizeof(struct hwt_pmc_stat_config) */
-	const char *csv_sep;    /* NULL: the aligned table; else CSV with this
-				 * separator (perf's -x), fields as perf prints */
-	bool big_num;           /* thousands separators in the table */
-	char thousands_sep;     /* the separator (0: ',') */
-	bool show_user_sys;     /* print user/sys seconds (a launched command) */
-	const char *target;     /* "'cmd args'", "process id '12'", "'system wide'" */
-	unsigned runs;          /* planned runs (-r), for the header */
+	size_t size;	     /* sizeof(struct hwt_pmc_stat_config) */
+	const char *csv_sep; /* NULL: the aligned table; else CSV with this
+			      * separator (perf's -x), fields as perf prints */
+	bool big_num;	     /* thousands separators in the table */
+	char thousands_sep;  /* the separator (0: ',') */
+	bool show_user_sys;  /* print user/sys seconds (a launched command) */
+	const char *target;  /* "'cmd args'", "process id '12'", "'system wide'" */
+	unsigned runs;	     /* planned runs (-r), for the header */
 };
 
 HWT_API void hwt_pmc_stat_config_init(struct hwt_pmc_stat_config *cfg);
@@ -276,31 +276,30 @@ HWT_API int hwt_pmc_stat_print(const struct hwt_pmc_stat *st, struct hwt_buf *ou
  * ends ts seconds after the start and lasted len_s seconds. index is the
  * interval number (0-based): the column header is printed every 25. */
 HWT_API int hwt_pmc_stat_print_interval(const struct hwt_pmc_stat *st,
-					const struct hwt_pmc_count *counts, size_t n,
-					double ts, double len_s, unsigned index,
-					struct hwt_buf *out);
+					const struct hwt_pmc_count *counts, size_t n, double ts,
+					double len_s, unsigned index, struct hwt_buf *out);
 
 /* ------------------------------------------------------------------------ */
 /* Listing                                                                  */
 
 enum hwt_pmc_list_kind {
 	HWT_PMC_LIST_HARDWARE = 1, /* generic hardware events */
-	HWT_PMC_LIST_SOFTWARE,     /* generic software events */
-	HWT_PMC_LIST_CACHE,        /* generic hardware cache events */
-	HWT_PMC_LIST_PMU,          /* a libpfm4 PMU (name, desc) before its events */
-	HWT_PMC_LIST_PFM,          /* a libpfm4 event */
-	HWT_PMC_LIST_PFM_UMASK,    /* a unit mask or modifier of the event above */
+	HWT_PMC_LIST_SOFTWARE,	   /* generic software events */
+	HWT_PMC_LIST_CACHE,	   /* generic hardware cache events */
+	HWT_PMC_LIST_PMU,	   /* a libpfm4 PMU (name, desc) before its events */
+	HWT_PMC_LIST_PFM,	   /* a libpfm4 event */
+	HWT_PMC_LIST_PFM_UMASK,	   /* a unit mask or modifier of the event above */
 	HWT_PMC_LIST_TRACEPOINT,   /* subsys:event */
 	HWT_PMC_LIST_DYNAMIC_PMU,  /* uprobe / kprobe PMU (desc says present or not) */
-	HWT_PMC_LIST_PT,           /* Intel PT: present or not, and capabilities */
+	HWT_PMC_LIST_PT,	   /* Intel PT: present or not, and capabilities */
 };
 
 struct hwt_pmc_list_entry {
-	uint32_t kind;       /* enum hwt_pmc_list_kind */
-	const char *name;    /* "cycles", "icx::INST_RETIRED", "sched:sched_switch" */
-	const char *alias;   /* another name ("cpu-cycles"), or NULL */
-	const char *desc;    /* description, or NULL */
-	bool present;        /* for PMU kinds: exists on this machine */
+	uint32_t kind;	   /* enum hwt_pmc_list_kind */
+	const char *name;  /* "cycles", "icx::INST_RETIRED", "sched:sched_switch" */
+	const char *alias; /* another name ("cpu-cycles"), or NULL */
+	const char *desc;  /* description, or NULL */
+	bool present;	   /* for PMU kinds: exists on this machine */
 };
 
 /* Calls fn for every known event whose name (or alias, or PMU name) contains
@@ -317,8 +316,8 @@ HWT_API int hwt_pmc_list(const struct hwt_pmc_config *cfg, const char *pattern, 
  * /sys/bus/event_source/devices/intel_pt/{type,caps/ *}. */
 struct hwt_pmc_pt_info {
 	bool present;
-	uint32_t type;           /* PMU type for perf_event_attr.type */
-	char caps[1024];         /* "name=value" pairs joined by spaces */
+	uint32_t type;	 /* PMU type for perf_event_attr.type */
+	char caps[1024]; /* "name=value" pairs joined by spaces */
 };
 /* Fills info. Returns 0 (also when PT is absent: present = false). */
 HWT_API int hwt_pmc_pt_info(const struct hwt_pmc_config *cfg, struct hwt_pmc_pt_info *info);

@@ -23,7 +23,7 @@ struct hwt_pmc_evlist {
 struct hwt_pmc_generic {
 	const char *name;
 	const char *alias; /* or NULL */
-	uint32_t type;     /* PERF_TYPE_HARDWARE / SOFTWARE / HW_CACHE */
+	uint32_t type;	   /* PERF_TYPE_HARDWARE / SOFTWARE / HW_CACHE */
 	uint64_t config;
 	uint32_t list_kind; /* enum hwt_pmc_list_kind */
 };
@@ -48,8 +48,8 @@ int hwt_pmc_pfm_init(void);
  * qualified name. On failure returns -HWT_ENOEVENT (not found),
  * -HWT_EPARSE (bad umask/modifier), -HWT_ENOTSUP, -HWT_ELIB and writes a
  * reason to why. */
-int hwt_pmc_pfm_encode(const char *str, struct perf_event_attr *attr, char *canon,
-		       size_t canon_len, char *why, size_t why_len);
+int hwt_pmc_pfm_encode(const char *str, struct perf_event_attr *attr, char *canon, size_t canon_len,
+		       char *why, size_t why_len);
 
 /* Calls fn(ctx, name) for every event name of every present libpfm4 PMU,
  * both "EVENT" and "pmu::EVENT". Stops on non-zero and returns it. */
@@ -74,8 +74,8 @@ int hwt_pmc_tracepoint_list(const struct hwt_pmc_config *cfg, const char *patter
 			    hwt_pmc_list_fn fn, void *ctx);
 
 /* "<sysfs_root>/<rel>" into buf. Returns 0 or -HWT_ETOOBIG. */
-int hwt_pmc_sysfs_path(const struct hwt_pmc_config *cfg, char *buf, size_t len,
-		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int hwt_pmc_sysfs_path(const struct hwt_pmc_config *cfg, char *buf, size_t len, const char *fmt,
+		       ...) __attribute__((format(printf, 4, 5)));
 
 /* Reads a small text file into buf (trailing newline removed). Returns the
  * length or -errno. */

@@ -170,9 +170,9 @@ int hwt_pmc_stat_add_run(struct hwt_pmc_stat *st, const struct hwt_pmc_count *co
 /* One event's figures as a line needs them, from a summary or an interval. */
 struct line {
 	const struct hwt_pmc_event *ev;
-	double val;     /* scaled, mean over runs */
+	double val; /* scaled, mean over runs */
 	double ena, run;
-	double noise;   /* relative stddev of the mean, % (0: none) */
+	double noise; /* relative stddev of the mean, % (0: none) */
 	bool supported, counted, user_only;
 };
 
@@ -209,10 +209,10 @@ static void fmt_num(char *buf, size_t len, double v, int decimals, char sep)
 }
 
 struct metric {
-	char val[32];  /* formatted as perf formats it in the table */
+	char val[32]; /* formatted as perf formats it in the table */
 	char unit[32];
-	bool present;  /* this event has a metric (possibly empty) */
-	bool valid;    /* the value was computed */
+	bool present; /* this event has a metric (possibly empty) */
+	bool valid;   /* the value was computed */
 };
 
 /* perf's rate units (convert_unit_double). */
@@ -296,8 +296,8 @@ static void compute_metric(const struct hwt_pmc_stat *st, size_t i, const double
 	}
 }
 
-static int print_line(const struct hwt_pmc_stat *st, const struct line *l,
-		      const struct metric *m, const char *ts, struct hwt_buf *out)
+static int print_line(const struct hwt_pmc_stat *st, const struct line *l, const struct metric *m,
+		      const char *ts, struct hwt_buf *out)
 {
 	const char *sep = st->cfg.csv_sep;
 	char name[HWT_PMC_NAME_MAX + 4];
@@ -333,8 +333,7 @@ static int print_line(const struct hwt_pmc_stat *st, const struct line *l,
 				k++;
 			snprintf(mval, sizeof(mval), "%.*s", (int)k, p);
 		}
-		err |= hwt_buf_printf(out, "%s%s%s%s\n", sep, mval, sep,
-				      m->valid ? m->unit : "");
+		err |= hwt_buf_printf(out, "%s%s%s%s\n", sep, mval, sep, m->valid ? m->unit : "");
 		return err ? -ENOMEM : 0;
 	}
 
@@ -345,7 +344,8 @@ static int print_line(const struct hwt_pmc_stat *st, const struct line *l,
 				      l->supported ? "<not counted>" : "<not supported>");
 	else {
 		fmt_num(num, sizeof(num), l->val * l->ev->scale, decimals,
-			st->cfg.big_num ? (st->cfg.thousands_sep ? st->cfg.thousands_sep : ',') : 0);
+			st->cfg.big_num ? (st->cfg.thousands_sep ? st->cfg.thousands_sep : ',')
+					: 0);
 		err |= hwt_buf_printf(out, "%18s ", num);
 	}
 	err |= hwt_buf_printf(out, "%-4s %-32s", l->ev->unit, name);
@@ -353,8 +353,9 @@ static int print_line(const struct hwt_pmc_stat *st, const struct line *l,
 		err |= hwt_buf_printf(out, "%-28s", "");
 	else if (m->valid)
 		/* perf pads the unit so that value and unit take 31 columns */
-		err |= hwt_buf_printf(out, " # %s %-*s", m->val,
-				      (int)(strlen(m->val) < 31 ? 31 - strlen(m->val) : 0), m->unit);
+		err |=
+		    hwt_buf_printf(out, " # %s %-*s", m->val,
+				   (int)(strlen(m->val) < 31 ? 31 - strlen(m->val) : 0), m->unit);
 	else
 		err |= hwt_buf_printf(out, "%-35s", "");
 	if (!bad && l->noise)
@@ -443,10 +444,12 @@ int hwt_pmc_stat_print(const struct hwt_pmc_stat *st, struct hwt_buf *out)
 				err |= hwt_buf_printf(out, "  ( +-%6.2f%% )", pct);
 			err |= hwt_buf_printf(out, "\n\n");
 		} else {
-			err |= hwt_buf_printf(out, "\n %17.9f seconds time elapsed\n\n", st->wall.mean);
+			err |= hwt_buf_printf(out, "\n %17.9f seconds time elapsed\n\n",
+					      st->wall.mean);
 			if (st->cfg.show_user_sys)
-				err |= hwt_buf_printf(out, " %17.9f seconds user\n %17.9f seconds sys\n\n",
-						      st->user.mean, st->sys.mean);
+				err |= hwt_buf_printf(
+				    out, " %17.9f seconds user\n %17.9f seconds sys\n\n",
+				    st->user.mean, st->sys.mean);
 		}
 	}
 	free(lines);

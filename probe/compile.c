@@ -81,9 +81,9 @@ static int split_offset(char *func, uint64_t *off, bool *has)
 }
 
 static const char provider_list[] =
-	"BEGIN, END, uprobe:PATH:FUNC[+OFF], uretprobe:PATH:FUNC, kprobe:FUNC[+OFF], "
-	"kretprobe:FUNC, SUBSYS:EVENT (tracepoint), profile:hz:N, software:EVENT[:N], "
-	"hardware:EVENT[:N], pt:OBJ:FUNC:entry|return, pt:OBJ:FUNC+OFF";
+    "BEGIN, END, uprobe:PATH:FUNC[+OFF], uretprobe:PATH:FUNC, kprobe:FUNC[+OFF], "
+    "kretprobe:FUNC, SUBSYS:EVENT (tracepoint), profile:hz:N, software:EVENT[:N], "
+    "hardware:EVENT[:N], pt:OBJ:FUNC:entry|return, pt:OBJ:FUNC+OFF";
 
 static int set_str(char **dst, const char *s, size_t n)
 {
@@ -109,13 +109,15 @@ static int load_tracepoint(struct hwt_probe_prog *prog, struct prb_probe *p, siz
 		pc.sysfs_root = prog->cfg.sysfs_root;
 		snprintf(name, sizeof(name), "%s:%s", p->subsys, p->event);
 		if (hwt_pmc_suggest(&pc, name, sugg, sizeof(sugg), 3) > 0)
-			return cfail(prog, diag, pos, -HWT_ENOEVENT,
-				     "unknown tracepoint '%s'; did you mean: %s? (see 'hwtrace list "
-				     "tracepoint')",
-				     name, sugg);
-		return cfail(prog, diag, pos, -HWT_ENOEVENT,
-			     "unknown probe '%s': no such tracepoint, and the known providers are %s",
-			     name, provider_list);
+			return cfail(
+			    prog, diag, pos, -HWT_ENOEVENT,
+			    "unknown tracepoint '%s'; did you mean: %s? (see 'hwtrace list "
+			    "tracepoint')",
+			    name, sugg);
+		return cfail(
+		    prog, diag, pos, -HWT_ENOEVENT,
+		    "unknown probe '%s': no such tracepoint, and the known providers are %s", name,
+		    provider_list);
 	}
 	if (err == -HWT_ENOTSUP)
 		return cfail(prog, diag, pos, err,
@@ -128,8 +130,9 @@ static int load_tracepoint(struct hwt_probe_prog *prog, struct prb_probe *p, siz
 			     "root or make tracefs readable",
 			     p->subsys, p->event, strerror(-err));
 	if (err < 0)
-		return cfail(prog, diag, pos, err, "cannot read the format of tracepoint '%s:%s': %s",
-			     p->subsys, p->event, hwt_strerror(err));
+		return cfail(prog, diag, pos, err,
+			     "cannot read the format of tracepoint '%s:%s': %s", p->subsys,
+			     p->event, hwt_strerror(err));
 	return 0;
 }
 
@@ -167,9 +170,10 @@ static int check_pmc_event(struct hwt_probe_prog *prog, struct prb_probe *p, siz
 		goto out;
 	}
 	if (p->info.kind == HWT_PROBE_SOFTWARE && ev->attr.type != PERF_TYPE_SOFTWARE) {
-		err = cfail(prog, diag, pos, -HWT_EINVAL,
-			    "'%s' is not a software event: write hardware:%s (see 'hwtrace list sw')",
-			    p->event, p->event);
+		err =
+		    cfail(prog, diag, pos, -HWT_EINVAL,
+			  "'%s' is not a software event: write hardware:%s (see 'hwtrace list sw')",
+			  p->event, p->event);
 		goto out;
 	}
 	if (p->info.kind == HWT_PROBE_HARDWARE && ev->attr.type == PERF_TYPE_SOFTWARE) {
@@ -192,8 +196,8 @@ out:
 	return err;
 }
 
-int prb_probe_spec(struct hwt_probe_prog *prog, struct prb_probe *p, const char *spec,
-		   size_t pos, struct hwt_probe_diag *diag)
+int prb_probe_spec(struct hwt_probe_prog *prog, struct prb_probe *p, const char *spec, size_t pos,
+		   struct hwt_probe_diag *diag)
 {
 	struct hwt_probe_info *in = &p->info;
 	char *parts[5] = {0};
@@ -217,7 +221,8 @@ int prb_probe_spec(struct hwt_probe_prog *prog, struct prb_probe *p, const char 
 			s[plen] = '\0';
 			s += plen + 1;
 			path = !strcmp(prov, "uprobe") || !strcmp(prov, "u") ||
-			       !strcmp(prov, "uretprobe") || !strcmp(prov, "ur") || !strcmp(prov, "pt");
+			       !strcmp(prov, "uretprobe") || !strcmp(prov, "ur") ||
+			       !strcmp(prov, "pt");
 			parts[nparts++] = prov;
 			if (path) {
 				char *c = strchr(s, ':');
@@ -280,14 +285,15 @@ int prb_probe_spec(struct hwt_probe_prog *prog, struct prb_probe *p, const char 
 		in->kind = ret ? HWT_PROBE_URETPROBE : HWT_PROBE_UPROBE;
 		if (nparts != 3 || !*parts[1] || !*parts[2]) {
 			err = cfail(prog, diag, pos, -HWT_EPARSE,
-				    "'%s' wants %s:PATH:FUNC%s, as in %s:/bin/bash:readline", spec, prov,
-				    ret ? "" : "[+OFFSET]", prov);
+				    "'%s' wants %s:PATH:FUNC%s, as in %s:/bin/bash:readline", spec,
+				    prov, ret ? "" : "[+OFFSET]", prov);
 			goto out;
 		}
 		if (split_offset(parts[2], &in->offset, &has_off) < 0) {
-			err = cfail(prog, diag, pos, -HWT_EPARSE,
-				    "bad offset in '%s': write FUNC+OFFSET with a decimal or 0x number",
-				    spec);
+			err = cfail(
+			    prog, diag, pos, -HWT_EPARSE,
+			    "bad offset in '%s': write FUNC+OFFSET with a decimal or 0x number",
+			    spec);
 			goto out;
 		}
 		if (ret && has_off) {
@@ -335,16 +341,19 @@ int prb_probe_spec(struct hwt_probe_prog *prog, struct prb_probe *p, const char 
 		}
 		if (!strcmp(unit, "hz")) {
 			if (v > 100000) {
-				err = cfail(prog, diag, pos, -HWT_EINVAL,
-					    "'%s': at most 100000 Hz (the kernel caps sampling rates "
-					    "through perf_event_max_sample_rate)",
-					    spec);
+				err =
+				    cfail(prog, diag, pos, -HWT_EINVAL,
+					  "'%s': at most 100000 Hz (the kernel caps sampling rates "
+					  "through perf_event_max_sample_rate)",
+					  spec);
 				goto out;
 			}
 			in->freq = true;
 			in->period = v;
 		} else if (!strcmp(unit, "s") || !strcmp(unit, "ms") || !strcmp(unit, "us")) {
-			uint64_t mul = unit[0] == 's' ? 1000000000ull : unit[0] == 'm' ? 1000000ull : 1000ull;
+			uint64_t mul = unit[0] == 's'	? 1000000000ull
+				       : unit[0] == 'm' ? 1000000ull
+							: 1000ull;
 
 			if (v > UINT64_MAX / mul || v * mul < 10000) {
 				err = cfail(prog, diag, pos, -HWT_EINVAL,
@@ -361,16 +370,18 @@ int prb_probe_spec(struct hwt_probe_prog *prog, struct prb_probe *p, const char 
 		   !strcmp(prov, "h")) {
 		in->kind = prov[0] == 's' ? HWT_PROBE_SOFTWARE : HWT_PROBE_HARDWARE;
 		if ((nparts != 2 && nparts != 3) || !*parts[1]) {
-			err = cfail(prog, diag, pos, -HWT_EPARSE,
-				    "'%s' wants %s:EVENT[:PERIOD], as in %s:%s:100", spec, prov, prov,
-				    in->kind == HWT_PROBE_SOFTWARE ? "page-faults" : "cache-misses");
+			err =
+			    cfail(prog, diag, pos, -HWT_EPARSE,
+				  "'%s' wants %s:EVENT[:PERIOD], as in %s:%s:100", spec, prov, prov,
+				  in->kind == HWT_PROBE_SOFTWARE ? "page-faults" : "cache-misses");
 			goto out;
 		}
 		if (nparts == 3 && (parse_num(parts[2], &in->period) < 0 || !in->period)) {
-			err = cfail(prog, diag, pos, -HWT_EPARSE,
-				    "'%s': the period (every how many events a hit) must be a number "
-				    "from 1 up",
-				    spec);
+			err =
+			    cfail(prog, diag, pos, -HWT_EPARSE,
+				  "'%s': the period (every how many events a hit) must be a number "
+				  "from 1 up",
+				  spec);
 			goto out;
 		}
 		if ((err = set_str(&p->event, parts[1], strlen(parts[1]))) < 0)
@@ -387,28 +398,32 @@ int prb_probe_spec(struct hwt_probe_prog *prog, struct prb_probe *p, const char 
 		else if (nparts == 3)
 			in->kind = HWT_PROBE_PT_INSN;
 		else {
-			err = cfail(prog, diag, pos, -HWT_EPARSE,
-				    "'%s' wants pt:OBJ:FUNC:entry, pt:OBJ:FUNC:return or pt:OBJ:FUNC+OFF",
-				    spec);
+			err = cfail(
+			    prog, diag, pos, -HWT_EPARSE,
+			    "'%s' wants pt:OBJ:FUNC:entry, pt:OBJ:FUNC:return or pt:OBJ:FUNC+OFF",
+			    spec);
 			goto out;
 		}
-		if (!*parts[1] || !*parts[2] ||
-		    split_offset(parts[2], &in->offset, &has_off) < 0 || !*parts[2]) {
-			err = cfail(prog, diag, pos, -HWT_EPARSE,
-				    "'%s' wants pt:OBJ:FUNC:entry, pt:OBJ:FUNC:return or pt:OBJ:FUNC+OFF",
-				    spec);
+		if (!*parts[1] || !*parts[2] || split_offset(parts[2], &in->offset, &has_off) < 0 ||
+		    !*parts[2]) {
+			err = cfail(
+			    prog, diag, pos, -HWT_EPARSE,
+			    "'%s' wants pt:OBJ:FUNC:entry, pt:OBJ:FUNC:return or pt:OBJ:FUNC+OFF",
+			    spec);
 			goto out;
 		}
 		if (in->kind == HWT_PROBE_PT_INSN && !has_off) {
-			err = cfail(prog, diag, pos, -HWT_EPARSE,
-				    "'%s': say which probe: pt:%s:%s:entry, :return, or +OFFSET for one "
-				    "instruction",
-				    spec, parts[1], parts[2]);
+			err = cfail(
+			    prog, diag, pos, -HWT_EPARSE,
+			    "'%s': say which probe: pt:%s:%s:entry, :return, or +OFFSET for one "
+			    "instruction",
+			    spec, parts[1], parts[2]);
 			goto out;
 		}
 		if (in->kind != HWT_PROBE_PT_INSN && has_off) {
 			err = cfail(prog, diag, pos, -HWT_EPARSE,
-				    "'%s': FUNC+OFF is an instruction probe: drop ':%s'", spec, parts[3]);
+				    "'%s': FUNC+OFF is an instruction probe: drop ':%s'", spec,
+				    parts[3]);
 			goto out;
 		}
 		if ((err = set_str(&p->object, parts[1], strlen(parts[1]))) < 0 ||
@@ -467,13 +482,13 @@ static const char *type_name(int t)
 static const char *builtin_name(int64_t b)
 {
 	static const char *const names[PRB_B_COUNT_] = {
-		[PRB_B_PID] = "pid",       [PRB_B_TID] = "tid",       [PRB_B_CPU] = "cpu",
-		[PRB_B_NSECS] = "nsecs",   [PRB_B_ELAPSED] = "elapsed", [PRB_B_COMM] = "comm",
-		[PRB_B_FUNC] = "func",     [PRB_B_PROBE] = "probe",   [PRB_B_USTACK] = "ustack",
-		[PRB_B_KSTACK] = "kstack", [PRB_B_ARG0] = "arg0",     [PRB_B_ARG0 + 1] = "arg1",
-		[PRB_B_ARG0 + 2] = "arg2", [PRB_B_ARG0 + 3] = "arg3", [PRB_B_ARG0 + 4] = "arg4",
-		[PRB_B_ARG0 + 5] = "arg5", [PRB_B_RETVAL] = "retval", [PRB_B_TARGET] = "$target",
-		[PRB_B_IP] = "ip",
+	    [PRB_B_PID] = "pid",       [PRB_B_TID] = "tid",	    [PRB_B_CPU] = "cpu",
+	    [PRB_B_NSECS] = "nsecs",   [PRB_B_ELAPSED] = "elapsed", [PRB_B_COMM] = "comm",
+	    [PRB_B_FUNC] = "func",     [PRB_B_PROBE] = "probe",	    [PRB_B_USTACK] = "ustack",
+	    [PRB_B_KSTACK] = "kstack", [PRB_B_ARG0] = "arg0",	    [PRB_B_ARG0 + 1] = "arg1",
+	    [PRB_B_ARG0 + 2] = "arg2", [PRB_B_ARG0 + 3] = "arg3",   [PRB_B_ARG0 + 4] = "arg4",
+	    [PRB_B_ARG0 + 5] = "arg5", [PRB_B_RETVAL] = "retval",   [PRB_B_TARGET] = "$target",
+	    [PRB_B_IP] = "ip",
 	};
 
 	return b >= 0 && b < PRB_B_COUNT_ && names[b] ? names[b] : "?";
@@ -536,19 +551,32 @@ static int infer(struct hwt_probe_prog *prog, const struct prb_clause *cl, const
 static const char *kind_name(enum hwt_probe_kind k)
 {
 	switch (k) {
-	case HWT_PROBE_BEGIN: return "BEGIN";
-	case HWT_PROBE_END: return "END";
-	case HWT_PROBE_UPROBE: return "a uprobe";
-	case HWT_PROBE_URETPROBE: return "a uretprobe";
-	case HWT_PROBE_KPROBE: return "a kprobe";
-	case HWT_PROBE_KRETPROBE: return "a kretprobe";
-	case HWT_PROBE_TRACEPOINT: return "a tracepoint";
-	case HWT_PROBE_PROFILE: return "a profile probe";
-	case HWT_PROBE_SOFTWARE: return "a software event";
-	case HWT_PROBE_HARDWARE: return "a hardware event";
-	case HWT_PROBE_PT_ENTRY: return "a PT entry probe";
-	case HWT_PROBE_PT_RETURN: return "a PT return probe";
-	case HWT_PROBE_PT_INSN: return "a PT instruction probe";
+	case HWT_PROBE_BEGIN:
+		return "BEGIN";
+	case HWT_PROBE_END:
+		return "END";
+	case HWT_PROBE_UPROBE:
+		return "a uprobe";
+	case HWT_PROBE_URETPROBE:
+		return "a uretprobe";
+	case HWT_PROBE_KPROBE:
+		return "a kprobe";
+	case HWT_PROBE_KRETPROBE:
+		return "a kretprobe";
+	case HWT_PROBE_TRACEPOINT:
+		return "a tracepoint";
+	case HWT_PROBE_PROFILE:
+		return "a profile probe";
+	case HWT_PROBE_SOFTWARE:
+		return "a software event";
+	case HWT_PROBE_HARDWARE:
+		return "a hardware event";
+	case HWT_PROBE_PT_ENTRY:
+		return "a PT entry probe";
+	case HWT_PROBE_PT_RETURN:
+		return "a PT return probe";
+	case HWT_PROBE_PT_INSN:
+		return "a PT instruction probe";
 	}
 	return "a probe";
 }
@@ -561,19 +589,23 @@ static int check_builtin(struct comp *c, const struct prb_node *n)
 	for (size_t i = 0; i < c->cl->nprobes; i++) {
 		const struct prb_probe *p = &prog->probes[c->cl->probes[i]];
 		enum hwt_probe_kind k = p->info.kind;
-		bool pt = k == HWT_PROBE_PT_ENTRY || k == HWT_PROBE_PT_RETURN || k == HWT_PROBE_PT_INSN;
+		bool pt =
+		    k == HWT_PROBE_PT_ENTRY || k == HWT_PROBE_PT_RETURN || k == HWT_PROBE_PT_INSN;
 		bool ok = true;
 		const char *why = "";
 
 		if (n->v >= PRB_B_ARG0 && n->v < PRB_B_ARG0 + 6) {
 			ok = k == HWT_PROBE_UPROBE || k == HWT_PROBE_KPROBE;
 			why = pt ? ": PT records control flow, not registers"
-			      : k == HWT_PROBE_TRACEPOINT ? ": a tracepoint's data are its fields, args->NAME"
-			      : ": arguments are in registers at a function's entry (uprobe, kprobe)";
+			      : k == HWT_PROBE_TRACEPOINT
+				  ? ": a tracepoint's data are its fields, args->NAME"
+				  : ": arguments are in registers at a function's entry (uprobe, "
+				    "kprobe)";
 		} else if (n->v == PRB_B_RETVAL) {
 			ok = k == HWT_PROBE_URETPROBE || k == HWT_PROBE_KRETPROBE;
 			why = pt ? ": PT records control flow, not registers"
-				 : ": a return value exists at a function's return (uretprobe, kretprobe)";
+				 : ": a return value exists at a function's return (uretprobe, "
+				   "kretprobe)";
 		} else if (n->v == PRB_B_KSTACK) {
 			ok = !pt;
 			why = ": PT recordings here hold user space only";
@@ -607,7 +639,8 @@ static int check_field(struct comp *c, const struct prb_node *n, int *type)
 
 		if (!p->tp) {
 			FAIL(c, n->pos, -HWT_EINVAL,
-			     "'args->%s' needs a tracepoint, and %s is %s; use arg0..arg5 at uprobes and "
+			     "'args->%s' needs a tracepoint, and %s is %s; use arg0..arg5 at "
+			     "uprobes and "
 			     "kprobes",
 			     name, p->text, kind_name(p->info.kind));
 			return c->err;
@@ -622,8 +655,9 @@ static int check_field(struct comp *c, const struct prb_node *n, int *type)
 				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
 							 used ? ", " : "", p->tp->fields[k].name);
 			}
-			FAIL(c, n->pos, -HWT_EINVAL, "tracepoint %s has no field '%s'; its fields are: %s",
-			     p->text, name, list[0] ? list : "(none)");
+			FAIL(c, n->pos, -HWT_EINVAL,
+			     "tracepoint %s has no field '%s'; its fields are: %s", p->text, name,
+			     list[0] ? list : "(none)");
 			return c->err;
 		}
 		if (*type && field_type(f) != *type) {
@@ -648,7 +682,8 @@ static int emit(struct comp *c, uint16_t op, uint16_t a, uint32_t b, int64_t imm
 	struct hwt_probe_prog *prog = c->prog;
 
 	if (prog->ncode >= PRB_MAX_CODE) {
-		FAIL(c, pos, -HWT_ETOOBIG, "program too large (over %d instructions)", PRB_MAX_CODE);
+		FAIL(c, pos, -HWT_ETOOBIG, "program too large (over %d instructions)",
+		     PRB_MAX_CODE);
 		return c->err;
 	}
 	if (prog->ncode == prog->code_cap) {
@@ -692,25 +727,29 @@ static int gen_expr(struct comp *c, struct prb_node *n)
 		push(c, 1);
 		return n->type = PRB_T_STR;
 	case PRB_N_BUILTIN:
-		if (check_builtin(c, n) < 0 || emit(c, PRB_I_BUILTIN, (uint16_t)n->v, 0, 0, n->pos) < 0)
+		if (check_builtin(c, n) < 0 ||
+		    emit(c, PRB_I_BUILTIN, (uint16_t)n->v, 0, 0, n->pos) < 0)
 			return c->err;
 		push(c, 1);
 		return n->type = (uint8_t)builtin_type(n->v);
 	case PRB_N_FIELD: {
 		int t;
 
-		if (check_field(c, n, &t) < 0 || emit(c, PRB_I_FIELD, (uint16_t)n->v, 0, 0, n->pos) < 0)
+		if (check_field(c, n, &t) < 0 ||
+		    emit(c, PRB_I_FIELD, (uint16_t)n->v, 0, 0, n->pos) < 0)
 			return c->err;
 		push(c, 1);
 		return n->type = (uint8_t)t;
 	}
 	case PRB_N_SELF:
 	case PRB_N_THIS: {
-		struct prb_var *v = n->kind == PRB_N_SELF ? &prog->self_vars[n->v] : &prog->this_vars[n->v];
+		struct prb_var *v =
+		    n->kind == PRB_N_SELF ? &prog->self_vars[n->v] : &prog->this_vars[n->v];
 
 		if (!v->assigned) {
 			FAIL(c, n->pos, -HWT_EINVAL,
-			     "unknown variable '%s->%s': no clause assigns it (as in %s->%s = nsecs)",
+			     "unknown variable '%s->%s': no clause assigns it (as in %s->%s = "
+			     "nsecs)",
 			     n->kind == PRB_N_SELF ? "self" : "this", v->name,
 			     n->kind == PRB_N_SELF ? "self" : "this", v->name);
 			return c->err;
@@ -729,8 +768,11 @@ static int gen_expr(struct comp *c, struct prb_node *n)
 			     type_name(ta));
 			return c->err;
 		}
-		if (emit(c, n->op == '-' ? PRB_I_NEG : n->op == '!' ? PRB_I_NOT : PRB_I_BNOT, 0, 0, 0,
-			 n->pos) < 0)
+		if (emit(c,
+			 n->op == '-'	? PRB_I_NEG
+			 : n->op == '!' ? PRB_I_NOT
+					: PRB_I_BNOT,
+			 0, 0, 0, n->pos) < 0)
 			return c->err;
 		return n->type = PRB_T_INT;
 	case PRB_N_BINARY:
@@ -738,13 +780,15 @@ static int gen_expr(struct comp *c, struct prb_node *n)
 			/* a && b: a; JZ f; b; BOOL; JMP e; f: INT 0; e: */
 			if ((ta = gen_expr(c, n->a)) < 0)
 				return ta;
-			if ((j1 = emit(c, n->op == PRB_OP_LAND ? PRB_I_JZ : PRB_I_JNZ, 0, 0, 0, n->pos)) < 0)
+			if ((j1 = emit(c, n->op == PRB_OP_LAND ? PRB_I_JZ : PRB_I_JNZ, 0, 0, 0,
+				       n->pos)) < 0)
 				return c->err;
 			push(c, -1);
 			if ((tb = gen_expr(c, n->b)) < 0)
 				return tb;
 			if (ta != PRB_T_INT || tb != PRB_T_INT) {
-				FAIL(c, (size_t)n->v, -HWT_EINVAL, "'%s' wants integers (conditions)",
+				FAIL(c, (size_t)n->v, -HWT_EINVAL,
+				     "'%s' wants integers (conditions)",
 				     n->op == PRB_OP_LAND ? "&&" : "||");
 				return c->err;
 			}
@@ -776,8 +820,8 @@ static int gen_expr(struct comp *c, struct prb_node *n)
 		if ((ta = gen_expr(c, n->a)) < 0)
 			return ta;
 		if (ta != PRB_T_INT) {
-			FAIL(c, n->a->pos, -HWT_EINVAL, "the condition of ?: must be an integer, not %s",
-			     type_name(ta));
+			FAIL(c, n->a->pos, -HWT_EINVAL,
+			     "the condition of ?: must be an integer, not %s", type_name(ta));
 			return c->err;
 		}
 		if ((j1 = emit(c, PRB_I_JZ, 0, 0, 0, n->pos)) < 0)
@@ -791,8 +835,9 @@ static int gen_expr(struct comp *c, struct prb_node *n)
 			return tc;
 		prog->code[j2].b = (uint32_t)prog->ncode;
 		if (tb != tc) {
-			FAIL(c, n->c->pos, -HWT_EINVAL, "both sides of ?: must have one type: %s and %s",
-			     type_name(tb), type_name(tc));
+			FAIL(c, n->c->pos, -HWT_EINVAL,
+			     "both sides of ?: must have one type: %s and %s", type_name(tb),
+			     type_name(tc));
 			return c->err;
 		}
 		return n->type = (uint8_t)tb;
@@ -816,9 +861,15 @@ static int const_eval(const struct prb_node *n, int64_t *v)
 	}
 	if (n->kind == PRB_N_BINARY && !const_eval(n->a, &a) && !const_eval(n->b, &b)) {
 		switch (n->op) {
-		case PRB_OP_ADD: *v = (int64_t)((uint64_t)a + (uint64_t)b); return 0;
-		case PRB_OP_SUB: *v = (int64_t)((uint64_t)a - (uint64_t)b); return 0;
-		case PRB_OP_MUL: *v = (int64_t)((uint64_t)a * (uint64_t)b); return 0;
+		case PRB_OP_ADD:
+			*v = (int64_t)((uint64_t)a + (uint64_t)b);
+			return 0;
+		case PRB_OP_SUB:
+			*v = (int64_t)((uint64_t)a - (uint64_t)b);
+			return 0;
+		case PRB_OP_MUL:
+			*v = (int64_t)((uint64_t)a * (uint64_t)b);
+			return 0;
 		}
 	}
 	return -1;
@@ -829,11 +880,16 @@ static const struct {
 	enum hwt_rep_func func;
 	int nargs; /* values the call takes (lquantize: 4) */
 } agg_funcs[] = {
-	{"count", HWT_REP_COUNT, 0},       {"sum", HWT_REP_SUM, 1},
-	{"min", HWT_REP_MIN, 1},           {"max", HWT_REP_MAX, 1},
-	{"avg", HWT_REP_AVG, 1},           {"stddev", HWT_REP_STDDEV, 1},
-	{"quantize", HWT_REP_QUANTIZE, 1}, {"hist", HWT_REP_QUANTIZE, 1},
-	{"lquantize", HWT_REP_LQUANTIZE, 4}, {"lhist", HWT_REP_LQUANTIZE, 4},
+    {"count", HWT_REP_COUNT, 0},
+    {"sum", HWT_REP_SUM, 1},
+    {"min", HWT_REP_MIN, 1},
+    {"max", HWT_REP_MAX, 1},
+    {"avg", HWT_REP_AVG, 1},
+    {"stddev", HWT_REP_STDDEV, 1},
+    {"quantize", HWT_REP_QUANTIZE, 1},
+    {"hist", HWT_REP_QUANTIZE, 1},
+    {"lquantize", HWT_REP_LQUANTIZE, 4},
+    {"lhist", HWT_REP_LQUANTIZE, 4},
 };
 
 static int key_name(struct hwt_probe_prog *prog, const struct prb_node *k, char **out)
@@ -872,16 +928,18 @@ static int gen_agg(struct comp *c, struct prb_node *n)
 			break;
 	if (f == HWT_ARRAY_SIZE(agg_funcs)) {
 		FAIL(c, call->pos, -HWT_EINVAL,
-		     "unknown aggregating function '%s' (count, sum, min, max, avg, stddev, quantize, "
+		     "unknown aggregating function '%s' (count, sum, min, max, avg, stddev, "
+		     "quantize, "
 		     "lquantize)",
 		     call->name);
 		return c->err;
 	}
 	if ((int)call->nargs != agg_funcs[f].nargs) {
 		FAIL(c, call->pos, -HWT_EINVAL, "%s() takes %s", call->name,
-		     agg_funcs[f].nargs == 0   ? "no arguments"
-		     : agg_funcs[f].nargs == 1 ? "one value, as in sum(arg2)"
-					       : "a value and low, high, step: lquantize(x, 0, 100, 10)");
+		     agg_funcs[f].nargs == 0 ? "no arguments"
+		     : agg_funcs[f].nargs == 1
+			 ? "one value, as in sum(arg2)"
+			 : "a value and low, high, step: lquantize(x, 0, 100, 10)");
 		return c->err;
 	}
 	if (agg_funcs[f].func == HWT_REP_LQUANTIZE) {
@@ -894,7 +952,8 @@ static int gen_agg(struct comp *c, struct prb_node *n)
 		if (step <= 0 || hi <= lo || (uint64_t)(hi - lo) % (uint64_t)step ||
 		    (uint64_t)(hi - lo) / (uint64_t)step > HWT_REP_LQUANTIZE_MAX_LEVELS) {
 			FAIL(c, call->args[1]->pos, -HWT_EINVAL,
-			     "lquantize wants low < high, step > 0 dividing high - low, and at most %d "
+			     "lquantize wants low < high, step > 0 dividing high - low, and at "
+			     "most %d "
 			     "steps",
 			     HWT_REP_LQUANTIZE_MAX_LEVELS);
 			return c->err;
@@ -902,15 +961,17 @@ static int gen_agg(struct comp *c, struct prb_node *n)
 	}
 	if (agg->typed) {
 		if (agg->func != agg_funcs[f].func ||
-		    (agg->func == HWT_REP_LQUANTIZE && (agg->low != lo || agg->high != hi || agg->step != step))) {
+		    (agg->func == HWT_REP_LQUANTIZE &&
+		     (agg->low != lo || agg->high != hi || agg->step != step))) {
 			FAIL(c, call->pos, -HWT_EINVAL,
-			     "@%s is used with two functions; an aggregation keeps one (as first used)",
+			     "@%s is used with two functions; an aggregation keeps one (as first "
+			     "used)",
 			     agg->name);
 			return c->err;
 		}
 		if (agg->nkeys != n->nargs) {
-			FAIL(c, n->pos, -HWT_EINVAL, "@%s is used with %zu keys and with %zu", agg->name,
-			     agg->nkeys, n->nargs);
+			FAIL(c, n->pos, -HWT_EINVAL, "@%s is used with %zu keys and with %zu",
+			     agg->name, agg->nkeys, n->nargs);
 			return c->err;
 		}
 	}
@@ -941,8 +1002,8 @@ static int gen_agg(struct comp *c, struct prb_node *n)
 		if (t < 0)
 			return t;
 		if (t != PRB_T_INT) {
-			FAIL(c, call->args[0]->pos, -HWT_EINVAL, "%s() wants an integer, and this is %s",
-			     call->name, type_name(t));
+			FAIL(c, call->args[0]->pos, -HWT_EINVAL,
+			     "%s() wants an integer, and this is %s", call->name, type_name(t));
 			return c->err;
 		}
 	}
@@ -992,7 +1053,7 @@ static int gen_printf(struct comp *c, struct prb_node *n)
 			piece.spec = (char *)lit.data;
 			p = e;
 			goto add;
-nomem_lit:
+		nomem_lit:
 			hwt_buf_fini(&lit);
 			goto nomem;
 		}
@@ -1011,7 +1072,8 @@ nomem_lit:
 			p++; /* lengths: every integer is 64-bit */
 		if (!*p || !strchr("diuxXocsp", *p) || sl >= 40) {
 			FAIL(c, n->args[0]->pos, -HWT_EINVAL,
-			     "printf: bad conversion in \"%s\" (known: %%d %%i %%u %%x %%X %%o %%c %%s %%p, "
+			     "printf: bad conversion in \"%s\" (known: %%d %%i %%u %%x %%X %%o %%c "
+			     "%%s %%p, "
 			     "with flags, width and precision)",
 			     fmt);
 			goto fail;
@@ -1031,7 +1093,8 @@ nomem_lit:
 		p++;
 		if (argi >= n->nargs) {
 			FAIL(c, n->args[0]->pos, -HWT_EINVAL,
-			     "printf: the format wants more arguments than the %zu given", n->nargs - 1);
+			     "printf: the format wants more arguments than the %zu given",
+			     n->nargs - 1);
 			goto fail;
 		}
 		{
@@ -1041,8 +1104,8 @@ nomem_lit:
 				goto fail;
 			if ((piece.conv == 's') != (t == PRB_T_STR) || t == PRB_T_STACK) {
 				FAIL(c, n->args[argi]->pos, -HWT_EINVAL,
-				     "printf: argument %zu is %s, and its conversion %%%c wants %s", argi,
-				     type_name(t), piece.conv,
+				     "printf: argument %zu is %s, and its conversion %%%c wants %s",
+				     argi, type_name(t), piece.conv,
 				     piece.conv == 's' ? "a string" : "an integer");
 				goto fail;
 			}
@@ -1050,17 +1113,16 @@ nomem_lit:
 		argi++;
 		if (!(piece.spec = strdup(spec)))
 			goto nomem;
-add:
-		{
-			struct prb_fmt_piece *np = realloc(f.pieces, (f.npieces + 1) * sizeof(*np));
+	add : {
+		struct prb_fmt_piece *np = realloc(f.pieces, (f.npieces + 1) * sizeof(*np));
 
-			if (!np) {
-				free(piece.spec);
-				goto nomem;
-			}
-			f.pieces = np;
-			f.pieces[f.npieces++] = piece;
+		if (!np) {
+			free(piece.spec);
+			goto nomem;
 		}
+		f.pieces = np;
+		f.pieces[f.npieces++] = piece;
+	}
 	}
 	if (argi != n->nargs) {
 		FAIL(c, n->args[argi]->pos, -HWT_EINVAL,
@@ -1068,7 +1130,8 @@ add:
 		goto fail;
 	}
 	if (n->nargs - 1 > PRB_MAX_PRINTF_ARGS) {
-		FAIL(c, n->pos, -HWT_ETOOBIG, "printf takes at most %d arguments", PRB_MAX_PRINTF_ARGS);
+		FAIL(c, n->pos, -HWT_ETOOBIG, "printf takes at most %d arguments",
+		     PRB_MAX_PRINTF_ARGS);
 		goto fail;
 	}
 	f.nargs = n->nargs - 1;
@@ -1114,7 +1177,8 @@ static int gen_stmt(struct comp *c, struct prb_node *n)
 			     self ? "self" : "this", v->name, type_name(v->type), type_name(t));
 			return c->err;
 		}
-		if (emit(c, self ? PRB_I_STORE_SELF : PRB_I_STORE_THIS, (uint16_t)n->a->v, 0, 0, n->pos) < 0)
+		if (emit(c, self ? PRB_I_STORE_SELF : PRB_I_STORE_THIS, (uint16_t)n->a->v, 0, 0,
+			 n->pos) < 0)
 			return c->err;
 		push(c, -1);
 		return 0;
@@ -1125,10 +1189,10 @@ static int gen_stmt(struct comp *c, struct prb_node *n)
 		return emit(c, PRB_I_EXIT, 0, 0, 0, n->pos) < 0 ? c->err : 0;
 	case PRB_N_CLEAR:
 	case PRB_N_PRINT:
-		return emit(c, n->kind == PRB_N_CLEAR ? PRB_I_CLEAR : PRB_I_PRINT, (uint16_t)n->v, 0, 0,
-			    n->pos) < 0
-			       ? c->err
-			       : 0;
+		return emit(c, n->kind == PRB_N_CLEAR ? PRB_I_CLEAR : PRB_I_PRINT, (uint16_t)n->v,
+			    0, 0, n->pos) < 0
+			   ? c->err
+			   : 0;
 	}
 	FAIL(c, n->pos, -HWT_EINTERNAL, "unexpected statement %d", n->kind);
 	return c->err;
@@ -1233,9 +1297,10 @@ int prb_compile(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag)
 			if (t < 0)
 				return t;
 			if (t != PRB_T_INT)
-				return cfail(prog, diag, cl->pred->pos, -HWT_EINVAL,
-					     "a predicate must be an integer (a condition), and this is %s",
-					     type_name(t));
+				return cfail(
+				    prog, diag, cl->pred->pos, -HWT_EINVAL,
+				    "a predicate must be an integer (a condition), and this is %s",
+				    type_name(t));
 			if (emit(&c, PRB_I_PRED, 0, 0, 0, cl->pred->pos) < 0)
 				return c.err;
 			push(&c, -1);
@@ -1248,7 +1313,8 @@ int prb_compile(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag)
 		cl->ncode = (uint32_t)(prog->ncode - cl->code);
 		if (c.max_depth > PRB_STACK)
 			return cfail(prog, diag, cl->pos, -HWT_ETOOBIG,
-				     "a clause needs more than %d values at once: simplify it", PRB_STACK);
+				     "a clause needs more than %d values at once: simplify it",
+				     PRB_STACK);
 		for (size_t k = 0; k < cl->nprobes; k++) {
 			struct prb_probe *p = &prog->probes[cl->probes[k]];
 			size_t *pc = realloc(p->clauses, (p->nclauses + 1) * sizeof(*pc));
@@ -1264,9 +1330,10 @@ int prb_compile(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag)
 	mark_count_only(prog);
 	for (size_t i = 0; i < prog->naggs; i++) {
 		if (!prog->aggs[i].typed)
-			return cfail(prog, diag, prog->aggs[i].pos, -HWT_EINVAL,
-				     "@%s is printed or cleared but never assigned (as in @%s = count())",
-				     prog->aggs[i].name, prog->aggs[i].name);
+			return cfail(
+			    prog, diag, prog->aggs[i].pos, -HWT_EINVAL,
+			    "@%s is printed or cleared but never assigned (as in @%s = count())",
+			    prog->aggs[i].name, prog->aggs[i].name);
 	}
 	return 0;
 }

@@ -76,13 +76,13 @@ struct hwt_probe_live {
 	struct buffer *bufs;
 	size_t nbufs;
 	struct pollfd *pfds;
-	struct prb_map ids;              /* (sample id, 0) -> event index */
+	struct prb_map ids;		 /* (sample id, 0) -> event index */
 	struct hwt_fmt_attr_info *infos; /* per probe */
-	bool *regs_intr;                 /* per probe: kprobes sample kernel regs */
+	bool *regs_intr;		 /* per probe: kprobes sample kernel regs */
 	size_t pages;
 	uint64_t throttled;
-	struct buffer *cur;              /* the buffer being read */
-	bool counted;                    /* counting events were read */
+	struct buffer *cur; /* the buffer being read */
+	bool counted;	    /* counting events were read */
 };
 
 void hwt_probe_live_config_init(struct hwt_probe_live_config *cfg)
@@ -130,7 +130,8 @@ static int pmu_format_bit(const char *sysfs_root, const char *pmu, const char *t
 		 sysfs_root ? sysfs_root : "/sys", pmu, term);
 	if (!(f = fopen(path, "re")))
 		return -1;
-	if (fgets(buf, sizeof(buf), f) && !strncmp(buf, "config:", 7) && isdigit((unsigned char)buf[7])) {
+	if (fgets(buf, sizeof(buf), f) && !strncmp(buf, "config:", 7) &&
+	    isdigit((unsigned char)buf[7])) {
 		bit = atoi(buf + 7);
 		if (bit > 63)
 			bit = -1;
@@ -194,7 +195,10 @@ static bool is_elf(const char *p)
 
 	if (fd < 0)
 		return false;
-	elf = read(fd, magic, 4) == 4 && !memcmp(magic, "\x7f" "ELF", 4);
+	elf = read(fd, magic, 4) == 4 && !memcmp(magic,
+						 "\x7f"
+						 "ELF",
+						 4);
 	close(fd);
 	return elf;
 }
@@ -204,8 +208,13 @@ static bool is_elf(const char *p)
 static int find_object(const char *name, char *out, size_t len)
 {
 	static const char *const dirs[] = {
-		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
-		"/lib", "/usr/lib", "/usr/local/lib",
+	    "/lib/x86_64-linux-gnu",
+	    "/usr/lib/x86_64-linux-gnu",
+	    "/lib64",
+	    "/usr/lib64",
+	    "/lib",
+	    "/usr/lib",
+	    "/usr/local/lib",
 	};
 
 	if (strchr(name, '/')) {
@@ -283,7 +292,8 @@ static void closest_symbols(const char *path, const char *name, char *buf, size_
 		GElf_Shdr sh;
 		Elf_Data *data;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
 		if (!(data = elf_getdata(scn, NULL)) || !sh.sh_entsize)
 			continue;
@@ -292,10 +302,11 @@ static void closest_symbols(const char *path, const char *name, char *buf, size_
 			const char *s;
 			size_t d, k;
 
-			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    !sym.st_value)
+			if (!gelf_getsym(data, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value)
 				continue;
-			if (!(s = elf_strptr(elf, sh.sh_link, sym.st_name)) || !*s || strlen(s) >= 128)
+			if (!(s = elf_strptr(elf, sh.sh_link, sym.st_name)) || !*s ||
+			    strlen(s) >= 128)
 				continue;
 			d = prb_edit_distance(name, s);
 			if (strstr(s, name) && d > 1)
@@ -317,7 +328,8 @@ static void closest_symbols(const char *path, const char *name, char *buf, size_
 		}
 	}
 	for (size_t k = 0, used = 0; k < nbest && used < len; k++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%s", k ? ", " : "", best[k].name);
+		used +=
+		    (size_t)snprintf(buf + used, len - used, "%s%s", k ? ", " : "", best[k].name);
 out:
 	elf_end(elf);
 	close(fd);
@@ -340,10 +352,11 @@ static int uprobe_offset(struct hwt_sym_cache *cache, const struct hwt_probe_pro
 	n = hwt_sym_find(obj, p->func, defs, HWT_ARRAY_SIZE(defs));
 	if (n <= 0) {
 		closest_symbols(path, p->func, sugg, sizeof(sugg));
-		return ldiag(diag, prog, p->pos, -HWT_ENOSYM,
-			     "function '%s' not found in %s%s%s; list its functions with 'nm -C %s' "
-			     "or check an address with 'hwtrace addr2line -e %s ADDR'",
-			     p->func, path, sugg[0] ? "; closest: " : "", sugg, path, path);
+		return ldiag(
+		    diag, prog, p->pos, -HWT_ENOSYM,
+		    "function '%s' not found in %s%s%s; list its functions with 'nm -C %s' "
+		    "or check an address with 'hwtrace addr2line -e %s ADDR'",
+		    p->func, path, sugg[0] ? "; closest: " : "", sugg, path, path);
 	}
 	if (!defs[0].has_offset)
 		return ldiag(diag, prog, p->pos, -HWT_ENOSYM,
@@ -355,8 +368,8 @@ static int uprobe_offset(struct hwt_sym_cache *cache, const struct hwt_probe_pro
 			     p->info.offset, p->func, defs[0].size);
 	if (n > 1)
 		hwt_log(&prog->cfg.log, HWT_LOG_WARN,
-			"%s: %d functions named '%s' in %s; probing the first, at 0x%" PRIx64, p->text,
-			n, p->func, path, defs[0].addr);
+			"%s: %d functions named '%s' in %s; probing the first, at 0x%" PRIx64,
+			p->text, n, p->func, path, defs[0].addr);
 	*offset = defs[0].file_offset + p->info.offset;
 	return 0;
 }
@@ -390,11 +403,12 @@ static int build_attr(const struct hwt_probe_prog *prog, size_t i,
 	case HWT_PROBE_PT_ENTRY:
 	case HWT_PROBE_PT_RETURN:
 	case HWT_PROBE_PT_INSN:
-		return ldiag(diag, prog, p->pos, -HWT_ENOTSUP,
-			     "%s fires from Intel PT recordings, not live: record with 'hwtrace "
-			     "record --pt=emulate -o FILE -- CMD' (or real PT) and run the one-liner "
-			     "with -i FILE",
-			     p->text);
+		return ldiag(
+		    diag, prog, p->pos, -HWT_ENOTSUP,
+		    "%s fires from Intel PT recordings, not live: record with 'hwtrace "
+		    "record --pt=emulate -o FILE -- CMD' (or real PT) and run the one-liner "
+		    "with -i FILE",
+		    p->text);
 	case HWT_PROBE_UPROBE:
 	case HWT_PROBE_URETPROBE: {
 		char path[PATH_MAX];
@@ -407,17 +421,18 @@ static int build_attr(const struct hwt_probe_prog *prog, size_t i,
 				     p->text, p->object);
 		err = dyn_pmu(cfg, "uprobe", k == HWT_PROBE_URETPROBE, &attr->type, &attr->config);
 		if (err < 0)
-			return ldiag(diag, prog, p->pos, err,
-				     "this kernel has no uprobe PMU (%s/bus/event_source/devices/uprobe "
-				     "missing%s); uprobes need CONFIG_UPROBE_EVENTS",
-				     cfg->sysfs_root ? cfg->sysfs_root : "/sys",
-				     k == HWT_PROBE_URETPROBE ? " or without format/retprobe" : "");
+			return ldiag(
+			    diag, prog, p->pos, err,
+			    "this kernel has no uprobe PMU (%s/bus/event_source/devices/uprobe "
+			    "missing%s); uprobes need CONFIG_UPROBE_EVENTS",
+			    cfg->sysfs_root ? cfg->sysfs_root : "/sys",
+			    k == HWT_PROBE_URETPROBE ? " or without format/retprobe" : "");
 		if ((err = uprobe_offset(cache, prog, p, path, &off, diag)) < 0)
 			return err;
 		if (!(*str = strdup(path)))
 			return -ENOMEM;
 		attr->config1 = (uint64_t)(uintptr_t)*str; /* uprobe_path */
-		attr->config2 = off;                        /* probe_offset */
+		attr->config2 = off;			   /* probe_offset */
 		if (p->uses & PRB_USE_REGS) {
 			attr->sample_type |= PERF_SAMPLE_REGS_USER;
 			attr->sample_regs_user = regs_mask(p->regs);
@@ -434,15 +449,16 @@ static int build_attr(const struct hwt_probe_prog *prog, size_t i,
 	case HWT_PROBE_KRETPROBE:
 		err = dyn_pmu(cfg, "kprobe", k == HWT_PROBE_KRETPROBE, &attr->type, &attr->config);
 		if (err < 0)
-			return ldiag(diag, prog, p->pos, -HWT_ENOTSUP,
-				     "this kernel has no kprobe PMU (%s/bus/event_source/devices/kprobe "
-				     "missing); kprobes need CONFIG_KPROBE_EVENTS (and CONFIG_KPROBES): "
-				     "use tracepoints (hwtrace list tracepoint), uprobes or profile here",
-				     cfg->sysfs_root ? cfg->sysfs_root : "/sys");
+			return ldiag(
+			    diag, prog, p->pos, -HWT_ENOTSUP,
+			    "this kernel has no kprobe PMU (%s/bus/event_source/devices/kprobe "
+			    "missing); kprobes need CONFIG_KPROBE_EVENTS (and CONFIG_KPROBES): "
+			    "use tracepoints (hwtrace list tracepoint), uprobes or profile here",
+			    cfg->sysfs_root ? cfg->sysfs_root : "/sys");
 		if (!(*str = strdup(p->func)))
 			return -ENOMEM;
 		attr->config1 = (uint64_t)(uintptr_t)*str; /* kprobe_func */
-		attr->config2 = p->info.offset;             /* probe_offset */
+		attr->config2 = p->info.offset;		   /* probe_offset */
 		if (p->uses & PRB_USE_REGS) {
 			attr->sample_type |= PERF_SAMPLE_REGS_INTR;
 			attr->sample_regs_intr = regs_mask(p->regs);
@@ -555,7 +571,8 @@ static int online_cpus(const char *sysfs_root, int **cpus)
 	FILE *f;
 	int n;
 
-	snprintf(path, sizeof(path), "%s/devices/system/cpu/online", sysfs_root ? sysfs_root : "/sys");
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/online",
+		 sysfs_root ? sysfs_root : "/sys");
 	if (!(f = fopen(path, "re")))
 		return -errno;
 	if (!fgets(buf, sizeof(buf), f)) {
@@ -588,13 +605,14 @@ static int open_error(struct hwt_probe_live *live, const struct prb_probe *p,
 			     "root (sudo)",
 			     p->text,
 			     p->info.kind == HWT_PROBE_UPROBE || p->info.kind == HWT_PROBE_URETPROBE
-				     ? "uprobe"
-				     : "kprobe");
+				 ? "uprobe"
+				 : "kprobe");
 	memset(&ev, 0, sizeof(ev));
 	snprintf(ev.name, sizeof(ev.name), "%s", p->text);
 	snprintf(ev.canon, sizeof(ev.canon), "%s", p->text);
 	ev.attr = *attr;
-	ev.source = p->info.kind == HWT_PROBE_TRACEPOINT ? HWT_PMC_SRC_TRACEPOINT : HWT_PMC_SRC_SYSFS;
+	ev.source =
+	    p->info.kind == HWT_PROBE_TRACEPOINT ? HWT_PMC_SRC_TRACEPOINT : HWT_PMC_SRC_SYSFS;
 	ev.leader = 0;
 	ev.nr_members = 1;
 	if (hwt_pmc_paranoid_read(live->rt->cfg.paranoid_path, &paranoid) < 0)
@@ -620,7 +638,8 @@ static int add_buffer(struct hwt_probe_live *live, int fd, struct hwt_probe_diag
 				     "cannot map a %zu KiB perf ring buffer (%s): raise "
 				     "/proc/sys/kernel/perf_event_mlock_kb or run as root",
 				     live->pages * 4, strerror(-err));
-		return ldiag(diag, NULL, 0, err, "cannot map a perf ring buffer: %s", strerror(-err));
+		return ldiag(diag, NULL, 0, err, "cannot map a perf ring buffer: %s",
+			     strerror(-err));
 	}
 	live->nbufs++;
 	return 0;
@@ -637,7 +656,8 @@ static int open_one(struct hwt_probe_live *live, size_t probe, struct perf_event
 	uint64_t id;
 	int fd, err;
 
-	attr->mmap = attr->mmap2 = attr->comm = attr->comm_exec = attr->task = sideband && !counting;
+	attr->mmap = attr->mmap2 = attr->comm = attr->comm_exec = attr->task =
+	    sideband && !counting;
 	fd = (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && errno == EACCES && !attr->exclude_kernel &&
 	    (p->info.kind == HWT_PROBE_PROFILE || p->info.kind == HWT_PROBE_SOFTWARE ||
@@ -676,9 +696,10 @@ static int open_one(struct hwt_probe_live *live, size_t probe, struct perf_event
 			return err;
 		*buf = live->nbufs - 1;
 	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, live->bufs[*buf].ring.fd) < 0) {
-		return ldiag(diag, live->prog, p->pos, -errno,
-			     "cannot share a ring buffer between events (PERF_EVENT_IOC_SET_OUTPUT): %s",
-			     strerror(errno));
+		return ldiag(
+		    diag, live->prog, p->pos, -errno,
+		    "cannot share a ring buffer between events (PERF_EVENT_IOC_SET_OUTPUT): %s",
+		    strerror(errno));
 	}
 	ev->buffer = *buf;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
@@ -735,7 +756,8 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 	for (size_t i = 0; i < prog->nprobes; i++) {
 		if (!is_live_kind(prog->probes[i].info.kind))
 			continue;
-		err = build_attr(prog, i, &rt->cfg, prb_syms_cache(rt->syms), &attrs[i], &strs[i], diag);
+		err = build_attr(prog, i, &rt->cfg, prb_syms_cache(rt->syms), &attrs[i], &strs[i],
+				 diag);
 		if (err < 0)
 			goto error;
 		if (prog->probes[i].count_only) {
@@ -777,7 +799,8 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 				if (!is_live_kind(prog->probes[i].info.kind))
 					continue;
 				attrs[i].inherit = 0;
-				if ((err = open_one(live, i, &attrs[i], cfg->tids[t], -1, &buf, first, diag)) < 0)
+				if ((err = open_one(live, i, &attrs[i], cfg->tids[t], -1, &buf,
+						    first, diag)) < 0)
 					goto error;
 				first = first && prog->probes[i].count_only;
 			}
@@ -808,7 +831,8 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 							continue;
 						cpu = -1;
 					}
-					err = open_one(live, i, &attrs[i], pid, cpu, &buf, first, diag);
+					err = open_one(live, i, &attrs[i], pid, cpu, &buf, first,
+						       diag);
 					if (err < 0)
 						goto error;
 					first = first && prog->probes[i].count_only;
@@ -854,13 +878,27 @@ void prb_regs_to_hit(const uint8_t *regs, uint64_t mask, struct hwt_probe_hit *h
 		uint64_t v = hwt_le64(regs + 8 * k++);
 
 		switch (__builtin_ctzll(m)) {
-		case PRB_REG_DI: hit->regs[0] = v; break;
-		case PRB_REG_SI: hit->regs[1] = v; break;
-		case PRB_REG_DX: hit->regs[2] = v; break;
-		case PRB_REG_CX: hit->regs[3] = v; break;
-		case PRB_REG_R8: hit->regs[4] = v; break;
-		case PRB_REG_R9: hit->regs[5] = v; break;
-		case PRB_REG_AX: hit->regs[HWT_PROBE_REG_RETVAL] = v; break;
+		case PRB_REG_DI:
+			hit->regs[0] = v;
+			break;
+		case PRB_REG_SI:
+			hit->regs[1] = v;
+			break;
+		case PRB_REG_DX:
+			hit->regs[2] = v;
+			break;
+		case PRB_REG_CX:
+			hit->regs[3] = v;
+			break;
+		case PRB_REG_R8:
+			hit->regs[4] = v;
+			break;
+		case PRB_REG_R9:
+			hit->regs[5] = v;
+			break;
+		case PRB_REG_AX:
+			hit->regs[HWT_PROBE_REG_RETVAL] = v;
+			break;
 		}
 	}
 	hit->has_regs = true;
@@ -946,14 +984,15 @@ static int process(struct hwt_probe_live *live, const uint8_t *buf, size_t len)
 	case PERF_RECORD_MMAP2:
 		if (rec.u.mmap.filename)
 			return hwt_probe_rt_mmap(live->rt, (int32_t)rec.u.mmap.pid, rec.u.mmap.addr,
-						 rec.u.mmap.len, rec.u.mmap.pgoff, rec.u.mmap.filename);
+						 rec.u.mmap.len, rec.u.mmap.pgoff,
+						 rec.u.mmap.filename);
 		return 0;
 	case PERF_RECORD_COMM:
 		return hwt_probe_rt_comm(live->rt, (int32_t)rec.u.comm.pid, (int32_t)rec.u.comm.tid,
 					 rec.u.comm.comm, rec.misc & PERF_RECORD_MISC_COMM_EXEC);
 	case PERF_RECORD_FORK:
-		return hwt_probe_rt_fork(live->rt, (int32_t)rec.u.fork.ppid, (int32_t)rec.u.fork.pid,
-					 (int32_t)rec.u.fork.tid);
+		return hwt_probe_rt_fork(live->rt, (int32_t)rec.u.fork.ppid,
+					 (int32_t)rec.u.fork.pid, (int32_t)rec.u.fork.tid);
 	case PERF_RECORD_EXIT:
 		hwt_probe_rt_exit(live->rt, (int32_t)rec.u.fork.pid, (int32_t)rec.u.fork.tid);
 		return 0;
@@ -1043,7 +1082,8 @@ static int read_all(struct hwt_probe_live *live, bool final)
 		for (size_t i = 0; i < live->nbufs; i++) {
 			struct buffer *b = &live->bufs[i];
 
-			if (b->qhead < b->qn && (!best || b->q[b->qhead].time < best->q[best->qhead].time))
+			if (b->qhead < b->qn &&
+			    (!best || b->q[b->qhead].time < best->q[best->qhead].time))
 				best = b;
 		}
 		if (!best || best->q[best->qhead].time > limit)
@@ -1107,7 +1147,8 @@ static int read_counters(struct hwt_probe_live *live)
 			const struct prb_clause *cl = &prog->clauses[p->clauses[c]];
 
 			for (size_t st = 0; st < cl->stmts.n && err >= 0; st++)
-				err = hwt_rep_agg_update(rt->aggs[cl->stmts.v[st]->v], NULL, 0, tot[i]);
+				err = hwt_rep_agg_update(rt->aggs[cl->stmts.v[st]->v], NULL, 0,
+							 tot[i]);
 		}
 	}
 	free(tot);

@@ -43,7 +43,8 @@ static int odiag(struct hwt_probe_diag *diag, const struct hwt_probe_prog *prog,
 static bool is_profile_event(const struct perf_event_attr *a)
 {
 	if (a->type == PERF_TYPE_SOFTWARE)
-		return a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK;
+		return a->config == PERF_COUNT_SW_CPU_CLOCK ||
+		       a->config == PERF_COUNT_SW_TASK_CLOCK;
 	if (a->type == PERF_TYPE_TRACEPOINT || a->type == PERF_TYPE_BREAKPOINT)
 		return false;
 	return a->sample_period != 0 || a->freq;
@@ -75,7 +76,6 @@ static bool matches(const struct prb_probe *p, const struct hwt_fmt_event *ev,
 		return false;
 	}
 }
-
 
 int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *session,
 			  struct hwt_probe_diag *diag)
@@ -114,19 +114,22 @@ int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *sessi
 		case HWT_PROBE_URETPROBE:
 		case HWT_PROBE_KPROBE:
 		case HWT_PROBE_KRETPROBE:
-			err = odiag(diag, prog, p->pos, -HWT_ENOTSUP,
-				    "%s is a live probe (drop -i, give -p PID or -- CMD); over a PT "
-				    "recording the same question is pt:OBJ:FUNC:entry / :return",
-				    p->text);
+			err =
+			    odiag(diag, prog, p->pos, -HWT_ENOTSUP,
+				  "%s is a live probe (drop -i, give -p PID or -- CMD); over a PT "
+				  "recording the same question is pt:OBJ:FUNC:entry / :return",
+				  p->text);
 			goto out;
 		case HWT_PROBE_PT_ENTRY:
 		case HWT_PROBE_PT_RETURN:
 		case HWT_PROBE_PT_INSN:
 			if (!hwt_pts_session_has_pt(session)) {
-				err = odiag(diag, prog, p->pos, -HWT_ENOTSUP,
-					    "%s needs an Intel PT recording, and this one holds no PT "
-					    "data: record with 'hwtrace record --pt=emulate -o FILE -- CMD'",
-					    p->text);
+				err = odiag(
+				    diag, prog, p->pos, -HWT_ENOTSUP,
+				    "%s needs an Intel PT recording, and this one holds no PT "
+				    "data: record with 'hwtrace record --pt=emulate -o FILE -- "
+				    "CMD'",
+				    p->text);
 				goto out;
 			}
 			need_pt = true;
@@ -155,15 +158,16 @@ int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *sessi
 				const struct hwt_fmt_event *ev = hwt_fmt_evlist_event(evl, e);
 
 				used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
-							 used ? ", " : "", ev->name[0] ? ev->name : "?");
+							 used ? ", " : "",
+							 ev->name[0] ? ev->name : "?");
 			}
 			err = odiag(diag, prog, p->pos, -HWT_ENOEVENT,
-				    "%s matches no event of the recording, which holds: %s%s", p->text,
-				    names[0] ? names : "(no events)",
+				    "%s matches no event of the recording, which holds: %s%s",
+				    p->text, names[0] ? names : "(no events)",
 				    p->info.kind == HWT_PROBE_PROFILE
-					    ? " (profile probes take cpu-clock, task-clock and counter "
-					      "samples: record with perf record -F or -c)"
-					    : "");
+					? " (profile probes take cpu-clock, task-clock and counter "
+					  "samples: record with perf record -F or -c)"
+					: "");
 			goto out;
 		}
 	}
@@ -184,8 +188,9 @@ int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *sessi
 
 				if (!match[(size_t)rec.event * np + i])
 					continue;
-				prb_hit_from_sample(&rec, p->info.kind == HWT_PROBE_KPROBE ||
-								  p->info.kind == HWT_PROBE_KRETPROBE,
+				prb_hit_from_sample(&rec,
+						    p->info.kind == HWT_PROBE_KPROBE ||
+							p->info.kind == HWT_PROBE_KRETPROBE,
 						    &hit);
 				if ((err = hwt_probe_rt_fire(rt, i, &hit)) < 0)
 					goto out;
@@ -200,13 +205,14 @@ int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *sessi
 				goto out;
 			break;
 		case PERF_RECORD_COMM:
-			if ((err = hwt_probe_rt_comm(rt, (int32_t)rec.u.comm.pid, (int32_t)rec.u.comm.tid,
-						     rec.u.comm.comm,
+			if ((err = hwt_probe_rt_comm(rt, (int32_t)rec.u.comm.pid,
+						     (int32_t)rec.u.comm.tid, rec.u.comm.comm,
 						     rec.misc & PERF_RECORD_MISC_COMM_EXEC)) < 0)
 				goto out;
 			break;
 		case PERF_RECORD_FORK:
-			if ((err = hwt_probe_rt_fork(rt, (int32_t)rec.u.fork.ppid, (int32_t)rec.u.fork.pid,
+			if ((err = hwt_probe_rt_fork(rt, (int32_t)rec.u.fork.ppid,
+						     (int32_t)rec.u.fork.pid,
 						     (int32_t)rec.u.fork.tid)) < 0)
 				goto out;
 			break;
@@ -218,8 +224,9 @@ int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *sessi
 	if (err == -HWT_EEOS || rt->exited)
 		err = 0;
 	if (err < 0) {
-		err = odiag(diag, NULL, 0, err, "cannot read the recording at offset %" PRIu64 ": %s",
-			    off, hwt_strerror(err));
+		err =
+		    odiag(diag, NULL, 0, err, "cannot read the recording at offset %" PRIu64 ": %s",
+			  off, hwt_strerror(err));
 		goto out;
 	}
 	hwt_fmt_session_stats(session, &ss);

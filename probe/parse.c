@@ -31,7 +31,7 @@ enum tok_kind {
 	TK_INT,
 	TK_STR,
 	TK_IDENT,
-	TK_AGG,    /* '@' name (name may be empty) */
+	TK_AGG,	   /* '@' name (name may be empty) */
 	TK_DOLLAR, /* '$' name */
 	TK_PUNCT,  /* p holds the operator, e.g. "==" */
 };
@@ -49,15 +49,15 @@ struct parser {
 	struct hwt_probe_diag *diag;
 	const char *text;
 	size_t len, pos;
-	struct tok tok;     /* current token */
+	struct tok tok; /* current token */
 	int depth;
-	int pred;           /* > 0 inside a predicate: '/' at paren depth 0 closes it */
+	int pred; /* > 0 inside a predicate: '/' at paren depth 0 closes it */
 	int parens;
 	int err;
 };
 
 static int fail(struct parser *ps, size_t pos, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static int fail(struct parser *ps, size_t pos, int err, const char *fmt, ...)
 {
@@ -75,8 +75,8 @@ static int fail(struct parser *ps, size_t pos, int err, const char *fmt, ...)
 	return err;
 }
 
-void hwt_probe_diag_at(struct hwt_probe_diag *diag, const char *text, size_t pos,
-		       const char *fmt, ...)
+void hwt_probe_diag_at(struct hwt_probe_diag *diag, const char *text, size_t pos, const char *fmt,
+		       ...)
 {
 	va_list ap;
 	int line = 1, col = 1;
@@ -130,12 +130,14 @@ static int skip_space(struct parser *ps)
 	for (;;) {
 		while (ps->pos < ps->len && isspace((unsigned char)ps->text[ps->pos]))
 			ps->pos++;
-		if (ps->pos + 1 < ps->len && ps->text[ps->pos] == '/' && ps->text[ps->pos + 1] == '/') {
+		if (ps->pos + 1 < ps->len && ps->text[ps->pos] == '/' &&
+		    ps->text[ps->pos + 1] == '/') {
 			while (ps->pos < ps->len && ps->text[ps->pos] != '\n')
 				ps->pos++;
 			continue;
 		}
-		if (ps->pos + 1 < ps->len && ps->text[ps->pos] == '/' && ps->text[ps->pos + 1] == '*') {
+		if (ps->pos + 1 < ps->len && ps->text[ps->pos] == '/' &&
+		    ps->text[ps->pos + 1] == '*') {
 			const char *e = strstr(ps->text + ps->pos + 2, "*/");
 
 			if (!e)
@@ -173,19 +175,34 @@ static int lex_string(struct parser *ps, struct tok *t)
 			char e = ps->text[++i];
 
 			switch (e) {
-			case 'n': c = '\n'; break;
-			case 't': c = '\t'; break;
-			case 'r': c = '\r'; break;
-			case '\\': c = '\\'; break;
-			case '"': c = '"'; break;
-			case '0': c = '\0'; break;
+			case 'n':
+				c = '\n';
+				break;
+			case 't':
+				c = '\t';
+				break;
+			case 'r':
+				c = '\r';
+				break;
+			case '\\':
+				c = '\\';
+				break;
+			case '"':
+				c = '"';
+				break;
+			case '0':
+				c = '\0';
+				break;
 			case 'x': {
 				int v = 0, k = 0;
 
-				while (k < 2 && i + 1 < ps->len && isxdigit((unsigned char)ps->text[i + 1])) {
+				while (k < 2 && i + 1 < ps->len &&
+				       isxdigit((unsigned char)ps->text[i + 1])) {
 					char h = ps->text[++i];
 
-					v = v * 16 + (isdigit((unsigned char)h) ? h - '0' : (tolower((unsigned char)h) - 'a' + 10));
+					v = v * 16 + (isdigit((unsigned char)h)
+							  ? h - '0'
+							  : (tolower((unsigned char)h) - 'a' + 10));
 					k++;
 				}
 				if (!k) {
@@ -198,7 +215,9 @@ static int lex_string(struct parser *ps, struct tok *t)
 			default:
 				hwt_buf_fini(&b);
 				return fail(ps, i - 1, -HWT_EPARSE,
-					    "unknown escape '\\%c' (known: \\n \\t \\r \\\\ \\\" \\0 \\xHH)", e);
+					    "unknown escape '\\%c' (known: \\n \\t \\r \\\\ \\\" "
+					    "\\0 \\xHH)",
+					    e);
 			}
 		}
 		if (c == '\0') {
@@ -246,9 +265,9 @@ static void tok_clear(struct tok *t)
 static int next(struct parser *ps)
 {
 	static const char *const puncts[] = {
-		"->", "==", "!=", "<=", ">=", "<<", ">>", "&&", "||", "+=", "-=",
-		"{", "}", "(", ")", "[", "]", ",", ";", "=", "<", ">", "+", "-", "*",
-		"/", "%", "&", "|", "^", "~", "!", "?", ":", ".",
+	    "->", "==", "!=", "<=", ">=", "<<", ">>", "&&", "||", "+=", "-=", "{",
+	    "}",  "(",	")",  "[",  "]",  ",",	";",  "=",  "<",  ">",	"+",  "-",
+	    "*",  "/",	"%",  "&",  "|",  "^",	"~",  "!",  "?",  ":",	".",
 	};
 	struct tok *t = &ps->tok;
 	int err;
@@ -303,7 +322,8 @@ static int next(struct parser *ps)
 		}
 		if (i == HWT_ARRAY_SIZE(puncts)) {
 			if (isprint((unsigned char)*p))
-				return fail(ps, ps->pos, -HWT_EPARSE, "unexpected character '%c'", *p);
+				return fail(ps, ps->pos, -HWT_EPARSE, "unexpected character '%c'",
+					    *p);
 			return fail(ps, ps->pos, -HWT_EPARSE, "unexpected byte 0x%02x",
 				    (unsigned char)*p);
 		}
@@ -433,19 +453,19 @@ static const struct {
 	const char *name;
 	enum prb_builtin b;
 } builtins[] = {
-	{"pid", PRB_B_PID},       {"tid", PRB_B_TID},         {"cpu", PRB_B_CPU},
-	{"nsecs", PRB_B_NSECS},   {"timestamp", PRB_B_NSECS}, {"elapsed", PRB_B_ELAPSED},
-	{"comm", PRB_B_COMM},     {"execname", PRB_B_COMM},   {"func", PRB_B_FUNC},
-	{"probefunc", PRB_B_FUNC}, {"probe", PRB_B_PROBE},    {"ustack", PRB_B_USTACK},
-	{"kstack", PRB_B_KSTACK}, {"stack", PRB_B_KSTACK},    {"arg0", PRB_B_ARG0},
-	{"arg1", PRB_B_ARG0 + 1}, {"arg2", PRB_B_ARG0 + 2},   {"arg3", PRB_B_ARG0 + 3},
-	{"arg4", PRB_B_ARG0 + 4}, {"arg5", PRB_B_ARG0 + 5},   {"retval", PRB_B_RETVAL},
-	{"ip", PRB_B_IP},
+    {"pid", PRB_B_PID},	       {"tid", PRB_B_TID},	   {"cpu", PRB_B_CPU},
+    {"nsecs", PRB_B_NSECS},    {"timestamp", PRB_B_NSECS}, {"elapsed", PRB_B_ELAPSED},
+    {"comm", PRB_B_COMM},      {"execname", PRB_B_COMM},   {"func", PRB_B_FUNC},
+    {"probefunc", PRB_B_FUNC}, {"probe", PRB_B_PROBE},	   {"ustack", PRB_B_USTACK},
+    {"kstack", PRB_B_KSTACK},  {"stack", PRB_B_KSTACK},	   {"arg0", PRB_B_ARG0},
+    {"arg1", PRB_B_ARG0 + 1},  {"arg2", PRB_B_ARG0 + 2},   {"arg3", PRB_B_ARG0 + 3},
+    {"arg4", PRB_B_ARG0 + 4},  {"arg5", PRB_B_ARG0 + 5},   {"retval", PRB_B_RETVAL},
+    {"ip", PRB_B_IP},
 };
 
 static const char builtin_list[] =
-	"pid, tid, cpu, nsecs, elapsed, comm, func, probe, ustack, kstack, arg0..arg5, "
-	"retval, ip, $target, self->NAME, this->NAME, args->FIELD";
+    "pid, tid, cpu, nsecs, elapsed, comm, func, probe, ustack, kstack, arg0..arg5, "
+    "retval, ip, $target, self->NAME, this->NAME, args->FIELD";
 
 static struct prb_node *parse_expr(struct parser *ps);
 
@@ -507,8 +527,9 @@ static struct prb_node *parse_primary(struct parser *ps)
 			return NULL;
 		ps->parens--;
 		if (!is_punct(ps, ")")) {
-			fail(ps, ps->tok.pos, -HWT_EPARSE, "expected ')' to close the '(' at column %d, found %s",
-			     (int)(pos + 1), tok_desc(&ps->tok, buf, sizeof(buf)));
+			fail(ps, ps->tok.pos, -HWT_EPARSE,
+			     "expected ')' to close the '(' at column %d, found %s", (int)(pos + 1),
+			     tok_desc(&ps->tok, buf, sizeof(buf)));
 			return NULL;
 		}
 		n->end = ps->tok.end;
@@ -516,8 +537,8 @@ static struct prb_node *parse_primary(struct parser *ps)
 	}
 	if (ps->tok.kind == TK_DOLLAR) {
 		if (strcmp(ps->tok.s, "target")) {
-			fail(ps, pos, -HWT_EINVAL, "unknown variable '$%s': the only $ variable is $target",
-			     ps->tok.s);
+			fail(ps, pos, -HWT_EINVAL,
+			     "unknown variable '$%s': the only $ variable is $target", ps->tok.s);
 			return NULL;
 		}
 		if (!(n = node(ps, PRB_N_BUILTIN, pos)))
@@ -542,7 +563,8 @@ static struct prb_node *parse_primary(struct parser *ps)
 			if (next(ps) < 0)
 				return NULL;
 			if (ps->tok.kind != TK_IDENT) {
-				fail(ps, ps->tok.pos, -HWT_EPARSE, "expected a field name after 'args->'");
+				fail(ps, ps->tok.pos, -HWT_EPARSE,
+				     "expected a field name after 'args->'");
 				return NULL;
 			}
 			slot = name_index(ps, &ps->prog->fields, &ps->prog->nfields, ps->tok.s,
@@ -562,12 +584,14 @@ static struct prb_node *parse_primary(struct parser *ps)
 				if (next(ps) < 0)
 					return NULL;
 				/* bpftrace writes ustack() and kstack(). */
-				if ((n->v == PRB_B_USTACK || n->v == PRB_B_KSTACK) && is_punct(ps, "(")) {
+				if ((n->v == PRB_B_USTACK || n->v == PRB_B_KSTACK) &&
+				    is_punct(ps, "(")) {
 					if (next(ps) < 0)
 						return NULL;
 					if (!is_punct(ps, ")")) {
 						fail(ps, ps->tok.pos, -HWT_EPARSE,
-						     "expected ')': stack depth arguments are not supported");
+						     "expected ')': stack depth arguments are not "
+						     "supported");
 						return NULL;
 					}
 					n->end = ps->tok.end;
@@ -590,8 +614,8 @@ static struct prb_node *parse_primary(struct parser *ps)
 				}
 			}
 			if (best && bd <= 2)
-				fail(ps, pos, -HWT_EINVAL, "unknown variable '%s'; did you mean '%s'?",
-				     ps->tok.s, best);
+				fail(ps, pos, -HWT_EINVAL,
+				     "unknown variable '%s'; did you mean '%s'?", ps->tok.s, best);
 			else
 				fail(ps, pos, -HWT_EINVAL, "unknown variable '%s'; known are: %s",
 				     ps->tok.s, builtin_list);
@@ -638,12 +662,11 @@ static const struct {
 	enum prb_op op;
 	int prec;
 } binops[] = {
-	{"*", PRB_OP_MUL, 10}, {"/", PRB_OP_DIV, 10}, {"%", PRB_OP_MOD, 10},
-	{"+", PRB_OP_ADD, 9},  {"-", PRB_OP_SUB, 9},  {"<<", PRB_OP_SHL, 8},
-	{">>", PRB_OP_SHR, 8}, {"<", PRB_OP_LT, 7},   {"<=", PRB_OP_LE, 7},
-	{">", PRB_OP_GT, 7},   {">=", PRB_OP_GE, 7},  {"==", PRB_OP_EQ, 6},
-	{"!=", PRB_OP_NE, 6},  {"&", PRB_OP_BAND, 5}, {"^", PRB_OP_BXOR, 4},
-	{"|", PRB_OP_BOR, 3},  {"&&", PRB_OP_LAND, 2}, {"||", PRB_OP_LOR, 1},
+    {"*", PRB_OP_MUL, 10},  {"/", PRB_OP_DIV, 10}, {"%", PRB_OP_MOD, 10}, {"+", PRB_OP_ADD, 9},
+    {"-", PRB_OP_SUB, 9},   {"<<", PRB_OP_SHL, 8}, {">>", PRB_OP_SHR, 8}, {"<", PRB_OP_LT, 7},
+    {"<=", PRB_OP_LE, 7},   {">", PRB_OP_GT, 7},   {">=", PRB_OP_GE, 7},  {"==", PRB_OP_EQ, 6},
+    {"!=", PRB_OP_NE, 6},   {"&", PRB_OP_BAND, 5}, {"^", PRB_OP_BXOR, 4}, {"|", PRB_OP_BOR, 3},
+    {"&&", PRB_OP_LAND, 2}, {"||", PRB_OP_LOR, 1},
 };
 
 static int binop_of(const struct parser *ps, int *prec)
@@ -673,8 +696,8 @@ static struct prb_node *parse_binary(struct parser *ps, int min)
 		struct prb_node *rhs, *n;
 
 		if (++ps->depth > PRB_MAX_DEPTH) {
-			fail(ps, pos, -HWT_ETOOBIG, "expression nested too deeply (the limit is %d)",
-			     PRB_MAX_DEPTH);
+			fail(ps, pos, -HWT_ETOOBIG,
+			     "expression nested too deeply (the limit is %d)", PRB_MAX_DEPTH);
 			return NULL;
 		}
 		if (next(ps) < 0 || !(rhs = parse_binary(ps, prec + 1)))
@@ -700,8 +723,8 @@ static struct prb_node *parse_expr(struct parser *ps)
 	if (!c || !is_punct(ps, "?"))
 		return c;
 	if (++ps->depth > PRB_MAX_DEPTH) {
-		fail(ps, ps->tok.pos, -HWT_ETOOBIG, "expression nested too deeply (the limit is %d)",
-		     PRB_MAX_DEPTH);
+		fail(ps, ps->tok.pos, -HWT_ETOOBIG,
+		     "expression nested too deeply (the limit is %d)", PRB_MAX_DEPTH);
 		return NULL;
 	}
 	ps->parens++; /* a '/' between ? and : divides */
@@ -792,7 +815,8 @@ static int parse_agg_stmt(struct parser *ps, struct prb_clause *cl)
 				return ps->err;
 			if (n->nargs >= HWT_REP_MAX_KEYS)
 				return fail(ps, k->pos, -HWT_ETOOBIG,
-					    "an aggregation takes at most %d keys", HWT_REP_MAX_KEYS);
+					    "an aggregation takes at most %d keys",
+					    HWT_REP_MAX_KEYS);
 			if ((err = add_arg(ps, n, k)) < 0)
 				return err;
 			if (!is_punct(ps, ","))
@@ -872,8 +896,9 @@ static int parse_stmt(struct parser *ps, struct prb_clause *cl)
 		if ((err = next(ps)) < 0 || (err = parse_args(ps, n)) < 0)
 			return err;
 		if (!n->nargs || n->args[0]->kind != PRB_N_STR)
-			return fail(ps, n->nargs ? n->args[0]->pos : pos, -HWT_EPARSE,
-				    "printf wants a format string first, as in printf(\"%%d\\n\", pid)");
+			return fail(
+			    ps, n->nargs ? n->args[0]->pos : pos, -HWT_EPARSE,
+			    "printf wants a format string first, as in printf(\"%%d\\n\", pid)");
 		return add_stmt(ps, cl, n);
 	}
 	if (is_ident(ps, "exit")) {
@@ -894,7 +919,8 @@ static int parse_stmt(struct parser *ps, struct prb_clause *cl)
 		if ((err = next(ps)) < 0 || (err = expect(ps, "(", "to open the arguments")) < 0)
 			return err;
 		if (ps->tok.kind != TK_AGG)
-			return fail(ps, ps->tok.pos, -HWT_EPARSE, "%s() wants an aggregation, as in %s(@x)",
+			return fail(ps, ps->tok.pos, -HWT_EPARSE,
+				    "%s() wants an aggregation, as in %s(@x)",
 				    clear ? "clear" : "print", clear ? "clear" : "print");
 		if ((a = agg_index(ps, ps->tok.s, ps->tok.pos)) < 0)
 			return a;
@@ -903,9 +929,10 @@ static int parse_stmt(struct parser *ps, struct prb_clause *cl)
 			return err;
 		return add_stmt(ps, cl, n);
 	}
-	return fail(ps, pos, -HWT_EPARSE,
-		    "expected a statement (@agg = f(...), self->x = ..., printf(...), exit()), found %s",
-		    tok_desc(&ps->tok, buf, sizeof(buf)));
+	return fail(
+	    ps, pos, -HWT_EPARSE,
+	    "expected a statement (@agg = f(...), self->x = ..., printf(...), exit()), found %s",
+	    tok_desc(&ps->tok, buf, sizeof(buf)));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -930,8 +957,8 @@ static int lex_probe(struct parser *ps, size_t *start, size_t *end)
 	if ((err = skip_space(ps)) < 0)
 		return err;
 	i = *start = ps->pos;
-	while (i < ps->len && (isalnum((unsigned char)ps->text[i]) || ps->text[i] == '_' ||
-			       ps->text[i] == '-'))
+	while (i < ps->len &&
+	       (isalnum((unsigned char)ps->text[i]) || ps->text[i] == '_' || ps->text[i] == '-'))
 		i++;
 	if (i < ps->len && ps->text[i] == ':' && path_provider(ps->text + *start, i - *start)) {
 		/* PATH: everything up to the next ':' */
@@ -947,10 +974,11 @@ static int lex_probe(struct parser *ps, size_t *start, size_t *end)
 			return fail(ps, ps->pos, -HWT_EPARSE,
 				    "expected a probe (as in uprobe:/bin/ls:main or "
 				    "syscalls:sys_enter_write), found the end of the program");
-		return fail(ps, ps->pos, -HWT_EPARSE,
-			    "expected a probe (as in uprobe:/bin/ls:main or syscalls:sys_enter_write), "
-			    "found '%c'",
-			    ps->text[ps->pos]);
+		return fail(
+		    ps, ps->pos, -HWT_EPARSE,
+		    "expected a probe (as in uprobe:/bin/ls:main or syscalls:sys_enter_write), "
+		    "found '%c'",
+		    ps->text[ps->pos]);
 	}
 	*end = ps->pos = i;
 	return 0;
@@ -1052,9 +1080,10 @@ static int parse_clause(struct parser *ps)
 			return ps->err;
 		ps->pred = 0;
 		if (!is_punct(ps, "/"))
-			return fail(ps, ps->tok.pos, -HWT_EPARSE,
-				    "expected '/' to close the predicate opened at column %d, found %s",
-				    (int)(ppos + 1), tok_desc(&ps->tok, buf, sizeof(buf)));
+			return fail(
+			    ps, ps->tok.pos, -HWT_EPARSE,
+			    "expected '/' to close the predicate opened at column %d, found %s",
+			    (int)(ppos + 1), tok_desc(&ps->tok, buf, sizeof(buf)));
 		if ((err = next(ps)) < 0)
 			return err;
 	}
@@ -1067,8 +1096,9 @@ static int parse_clause(struct parser *ps)
 		return err;
 	while (!is_punct(ps, "}")) {
 		if (ps->tok.kind == TK_EOF)
-			return fail(ps, ps->tok.pos, -HWT_EPARSE,
-				    "expected '}' to close the actions, found the end of the program");
+			return fail(
+			    ps, ps->tok.pos, -HWT_EPARSE,
+			    "expected '}' to close the actions, found the end of the program");
 		if (is_punct(ps, ";")) {
 			if ((err = next(ps)) < 0)
 				return err;
@@ -1077,8 +1107,9 @@ static int parse_clause(struct parser *ps)
 		if ((err = parse_stmt(ps, cl)) < 0)
 			return err;
 		if (ps->tok.kind == TK_EOF)
-			return fail(ps, ps->tok.pos, -HWT_EPARSE,
-				    "expected '}' to close the actions, found the end of the program");
+			return fail(
+			    ps, ps->tok.pos, -HWT_EPARSE,
+			    "expected '}' to close the actions, found the end of the program");
 		if (!is_punct(ps, ";") && !is_punct(ps, "}"))
 			return fail(ps, ps->tok.pos, -HWT_EPARSE,
 				    "expected ';' or '}' after a statement, found %s",

@@ -70,8 +70,8 @@ struct hwt_fmt_session;
 typedef int (*hwt_probe_output_fn)(void *ctx, const char *text, size_t len);
 
 struct hwt_probe_config {
-	size_t size;              /* sizeof(struct hwt_probe_config) */
-	struct hwt_logger log;    /* diagnostics; may have no fn */
+	size_t size;		    /* sizeof(struct hwt_probe_config) */
+	struct hwt_logger log;	    /* diagnostics; may have no fn */
 	hwt_probe_output_fn output; /* printf() text; NULL discards it */
 	void *output_ctx;
 	/* Test seams, as pmc's: sysfs root (NULL "/sys": uprobe/kprobe PMU
@@ -103,34 +103,34 @@ struct hwt_probe_diag {
 
 /* Kinds of probe. */
 enum hwt_probe_kind {
-	HWT_PROBE_BEGIN = 1,   /* BEGIN: once, before any other probe */
-	HWT_PROBE_END,         /* END: once, after the last */
-	HWT_PROBE_UPROBE,      /* uprobe:PATH:FUNC[+OFF] (u:) */
-	HWT_PROBE_URETPROBE,   /* uretprobe:PATH:FUNC (ur:) */
-	HWT_PROBE_KPROBE,      /* kprobe:FUNC[+OFF] (k:) */
-	HWT_PROBE_KRETPROBE,   /* kretprobe:FUNC (kr:) */
-	HWT_PROBE_TRACEPOINT,  /* SUBSYS:EVENT, tracepoint:SUBSYS:EVENT (t:) */
-	HWT_PROBE_PROFILE,     /* profile:hz:N, profile:{s,ms,us}:N */
-	HWT_PROBE_SOFTWARE,    /* software:EVENT[:PERIOD] (s:) */
-	HWT_PROBE_HARDWARE,    /* hardware:EVENT[:PERIOD] (h:) */
-	HWT_PROBE_PT_ENTRY,    /* pt:OBJ:FUNC:entry */
-	HWT_PROBE_PT_RETURN,   /* pt:OBJ:FUNC:return */
-	HWT_PROBE_PT_INSN,     /* pt:OBJ:FUNC+OFF */
+	HWT_PROBE_BEGIN = 1,  /* BEGIN: once, before any other probe */
+	HWT_PROBE_END,	      /* END: once, after the last */
+	HWT_PROBE_UPROBE,     /* uprobe:PATH:FUNC[+OFF] (u:) */
+	HWT_PROBE_URETPROBE,  /* uretprobe:PATH:FUNC (ur:) */
+	HWT_PROBE_KPROBE,     /* kprobe:FUNC[+OFF] (k:) */
+	HWT_PROBE_KRETPROBE,  /* kretprobe:FUNC (kr:) */
+	HWT_PROBE_TRACEPOINT, /* SUBSYS:EVENT, tracepoint:SUBSYS:EVENT (t:) */
+	HWT_PROBE_PROFILE,    /* profile:hz:N, profile:{s,ms,us}:N */
+	HWT_PROBE_SOFTWARE,   /* software:EVENT[:PERIOD] (s:) */
+	HWT_PROBE_HARDWARE,   /* hardware:EVENT[:PERIOD] (h:) */
+	HWT_PROBE_PT_ENTRY,   /* pt:OBJ:FUNC:entry */
+	HWT_PROBE_PT_RETURN,  /* pt:OBJ:FUNC:return */
+	HWT_PROBE_PT_INSN,    /* pt:OBJ:FUNC+OFF */
 };
 
 /* A probe as the program names it (after parsing). Strings are owned by
  * the prog. */
 struct hwt_probe_info {
 	enum hwt_probe_kind kind;
-	const char *text;     /* as written, e.g. "uprobe:/bin/ls:main+4" */
-	const char *object;   /* uprobe/pt: the object as written; else NULL */
-	const char *func;     /* uprobe/kprobe/pt: function; else NULL */
-	uint64_t offset;      /* +OFF, else 0 */
-	const char *subsys;   /* tracepoint: subsystem; else NULL */
-	const char *event;    /* tracepoint: event; software/hardware: event name */
-	uint64_t period;      /* profile: hz (freq) or ns period; sw/hw: period */
-	bool freq;            /* period is a frequency (profile:hz) */
-	int line, column;     /* where it is written */
+	const char *text;   /* as written, e.g. "uprobe:/bin/ls:main+4" */
+	const char *object; /* uprobe/pt: the object as written; else NULL */
+	const char *func;   /* uprobe/kprobe/pt: function; else NULL */
+	uint64_t offset;    /* +OFF, else 0 */
+	const char *subsys; /* tracepoint: subsystem; else NULL */
+	const char *event;  /* tracepoint: event; software/hardware: event name */
+	uint64_t period;    /* profile: hz (freq) or ns period; sw/hw: period */
+	bool freq;	    /* period is a frequency (profile:hz) */
+	int line, column;   /* where it is written */
 };
 
 struct hwt_probe_prog;
@@ -192,14 +192,14 @@ enum { HWT_PROBE_NREGS = 7, HWT_PROBE_REG_RETVAL = 6 };
 /* A probe hit: what the source knows about it. Pointers need only live
  * during hwt_probe_rt_fire(). */
 struct hwt_probe_hit {
-	int32_t pid, tid;     /* -1 when unknown */
-	int32_t cpu;          /* -1 when unknown */
-	uint64_t time;        /* ns (CLOCK_MONOTONIC live; the recording's
-			       * clock offline; PT time for PT probes) */
-	uint64_t ip;          /* where it fired; 0 when unknown */
-	bool has_regs;        /* regs[] are valid */
+	int32_t pid, tid; /* -1 when unknown */
+	int32_t cpu;	  /* -1 when unknown */
+	uint64_t time;	  /* ns (CLOCK_MONOTONIC live; the recording's
+			   * clock offline; PT time for PT probes) */
+	uint64_t ip;	  /* where it fired; 0 when unknown */
+	bool has_regs;	  /* regs[] are valid */
 	uint64_t regs[HWT_PROBE_NREGS];
-	const uint8_t *raw;   /* tracepoint record (PERF_SAMPLE_RAW) */
+	const uint8_t *raw; /* tracepoint record (PERF_SAMPLE_RAW) */
 	uint32_t raw_size;
 	/* perf callchain (with PERF_CONTEXT_* markers), leaf first */
 	const uint64_t *callchain;
@@ -212,9 +212,9 @@ struct hwt_probe_hit {
 	 * by entry uprobes): the caller's frame, which a frame-pointer walk
 	 * from the entry misses. Put after the leaf in ustack; 0: none. */
 	uint64_t entry_ret;
-	const char *comm;     /* NULL: from sideband or /proc */
-	const char *func;     /* the function, when the source knows it (PT);
-			       * NULL: the probe's, or symbolized from ip */
+	const char *comm; /* NULL: from sideband or /proc */
+	const char *func; /* the function, when the source knows it (PT);
+			   * NULL: the probe's, or symbolized from ip */
 };
 
 /* Runs BEGIN clauses (once; later calls do nothing). Returns 0, or the
@@ -234,23 +234,23 @@ HWT_API bool hwt_probe_rt_exited(const struct hwt_probe_rt *rt);
 /* Sideband: process and mapping events, so that ips resolve to functions
  * and comms are known (live: from the ring buffers; offline: from the
  * recording's MMAP2/COMM/FORK/EXIT records). path is copied. */
-HWT_API int hwt_probe_rt_mmap(struct hwt_probe_rt *rt, int32_t pid, uint64_t start,
-			      uint64_t len, uint64_t pgoff, const char *path);
-HWT_API int hwt_probe_rt_comm(struct hwt_probe_rt *rt, int32_t pid, int32_t tid,
-			      const char *comm, bool exec);
+HWT_API int hwt_probe_rt_mmap(struct hwt_probe_rt *rt, int32_t pid, uint64_t start, uint64_t len,
+			      uint64_t pgoff, const char *path);
+HWT_API int hwt_probe_rt_comm(struct hwt_probe_rt *rt, int32_t pid, int32_t tid, const char *comm,
+			      bool exec);
 HWT_API int hwt_probe_rt_fork(struct hwt_probe_rt *rt, int32_t ppid, int32_t pid, int32_t tid);
 HWT_API void hwt_probe_rt_exit(struct hwt_probe_rt *rt, int32_t pid, int32_t tid);
 
 /* What a run counted: nothing is dropped silently. */
 struct hwt_probe_stats {
-	uint64_t hits;          /* probe hits handed to the rt */
-	uint64_t filtered;      /* clause runs whose predicate was false */
-	uint64_t faults;        /* clause runs stopped by a fault (x / 0) */
-	uint64_t lost;          /* hits the kernel dropped (ring overflow) */
-	uint64_t bad_samples;   /* samples that could not be parsed */
-	uint64_t unsymbolized;  /* ips without a function (func, stacks) */
-	uint64_t trace_gaps;    /* pt: probes: PT trace lost or undecodable
-				 * (hits inside it are missing) */
+	uint64_t hits;		  /* probe hits handed to the rt */
+	uint64_t filtered;	  /* clause runs whose predicate was false */
+	uint64_t faults;	  /* clause runs stopped by a fault (x / 0) */
+	uint64_t lost;		  /* hits the kernel dropped (ring overflow) */
+	uint64_t bad_samples;	  /* samples that could not be parsed */
+	uint64_t unsymbolized;	  /* ips without a function (func, stacks) */
+	uint64_t trace_gaps;	  /* pt: probes: PT trace lost or undecodable
+				   * (hits inside it are missing) */
 	uint64_t trace_gap_bytes; /* ... PT bytes known to be skipped */
 };
 
@@ -276,14 +276,14 @@ HWT_API int hwt_probe_rt_agg_value(const struct hwt_probe_rt *rt, const char *na
 /* Live probes                                                               */
 
 struct hwt_probe_live_config {
-	size_t size;            /* sizeof(struct hwt_probe_live_config) */
+	size_t size; /* sizeof(struct hwt_probe_live_config) */
 	/* Targets: threads (per-thread events, inherited by what they create
 	 * unless no_inherit) or CPUs (every task on them); one of the two. */
 	const int *tids;
 	size_t ntids;
 	const int *cpus;
 	size_t ncpus;
-	bool enable_on_exec;    /* start at the target's exec (launch) */
+	bool enable_on_exec; /* start at the target's exec (launch) */
 	bool no_inherit;
 	/* Ring buffer data pages per buffer (power of two; 0: 128, 512 KiB). */
 	size_t pages;
@@ -333,8 +333,8 @@ HWT_API size_t hwt_probe_live_nevents(const struct hwt_probe_live *live);
  * (owned by the caller: free()). Returns 0, or the errors of
  * hwt_probe_live_open() for that probe. */
 HWT_API int hwt_probe_live_attr(const struct hwt_probe_prog *prog, size_t i,
-				const struct hwt_probe_config *cfg, void *attr,
-				char **path_or_sym, struct hwt_probe_diag *diag);
+				const struct hwt_probe_config *cfg, void *attr, char **path_or_sym,
+				struct hwt_probe_diag *diag);
 
 /* ------------------------------------------------------------------------ */
 /* Offline                                                                   */
@@ -368,20 +368,20 @@ HWT_API int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_sessio
  * ips of the traced process. */
 enum hwt_probe_flow_kind {
 	HWT_PROBE_FLOW_CALL = 1, /* ip: first instruction of the callee */
-	HWT_PROBE_FLOW_RETURN,   /* ip: the return instruction (inside the
+	HWT_PROBE_FLOW_RETURN,	 /* ip: the return instruction (inside the
 				  * function that returns) */
-	HWT_PROBE_FLOW_INSN,     /* ip: an instruction retired */
+	HWT_PROBE_FLOW_INSN,	 /* ip: an instruction retired */
 };
 
 struct hwt_probe_flow {
 	enum hwt_probe_flow_kind kind;
 	int32_t pid, tid, cpu;
-	uint64_t time;          /* ns */
-	uint64_t ip;            /* CALL: the callee's first instruction;
-				 * RETURN: the ret instruction; INSN: the
-				 * instruction */
-	const uint64_t *stack;  /* the call stack after the event, leaf first
-				 * (ips inside each frame); may be NULL */
+	uint64_t time;	       /* ns */
+	uint64_t ip;	       /* CALL: the callee's first instruction;
+				* RETURN: the ret instruction; INSN: the
+				* instruction */
+	const uint64_t *stack; /* the call stack after the event, leaf first
+				* (ips inside each frame); may be NULL */
 	size_t stack_nr;
 };
 

@@ -17,15 +17,15 @@
 #include "symbolize/symbolize.h"
 
 /* Limits (documented in probe.h and docs/trace.md). */
-#define PRB_MAX_TEXT (1u << 20)
-#define PRB_MAX_PROBES 4096
-#define PRB_MAX_CODE 65536
-#define PRB_MAX_VARS 256
-#define PRB_MAX_AGGS 256
-#define PRB_MAX_DEPTH 48     /* expression nesting */
-#define PRB_STACK 64         /* interpreter value stack */
+#define PRB_MAX_TEXT	    (1u << 20)
+#define PRB_MAX_PROBES	    4096
+#define PRB_MAX_CODE	    65536
+#define PRB_MAX_VARS	    256
+#define PRB_MAX_AGGS	    256
+#define PRB_MAX_DEPTH	    48 /* expression nesting */
+#define PRB_STACK	    64 /* interpreter value stack */
 #define PRB_MAX_PRINTF_ARGS 16
-#define PRB_MAX_FRAMES 128   /* frames of a ustack/kstack key */
+#define PRB_MAX_FRAMES	    128 /* frames of a ustack/kstack key */
 
 /* ------------------------------------------------------------------------ */
 /* A map from a pair of u64 to a u64 (open addressing, linear probing,
@@ -55,11 +55,11 @@ void prb_map_del(struct prb_map *m, uint64_t a, uint64_t b);
 
 struct prb_tp_field {
 	char *name;
-	char *type;       /* as declared, "const char *", "char[16]" */
+	char *type; /* as declared, "const char *", "char[16]" */
 	uint32_t offset, size;
 	bool is_signed;
-	bool is_string;   /* char NAME[N] (inline) */
-	bool data_loc;    /* __data_loc char[] NAME: u32 (len << 16 | offset) */
+	bool is_string; /* char NAME[N] (inline) */
+	bool data_loc;	/* __data_loc char[] NAME: u32 (len << 16 | offset) */
 };
 
 struct prb_tp_format {
@@ -115,45 +115,56 @@ enum prb_builtin {
 enum prb_node_kind {
 	PRB_N_INT = 1,
 	PRB_N_STR,
-	PRB_N_BUILTIN,  /* v: enum prb_builtin */
-	PRB_N_FIELD,    /* args->name: v = field slot */
-	PRB_N_SELF,     /* self->name: v = variable */
-	PRB_N_THIS,     /* this->name */
-	PRB_N_UNARY,    /* op: '-', '!', '~' */
-	PRB_N_BINARY,   /* op: an enum prb_op */
+	PRB_N_BUILTIN, /* v: enum prb_builtin */
+	PRB_N_FIELD,   /* args->name: v = field slot */
+	PRB_N_SELF,    /* self->name: v = variable */
+	PRB_N_THIS,    /* this->name */
+	PRB_N_UNARY,   /* op: '-', '!', '~' */
+	PRB_N_BINARY,  /* op: an enum prb_op */
 	PRB_N_TERNARY,
-	PRB_N_CALL,     /* name(args): aggregating functions in @x = f() */
+	PRB_N_CALL, /* name(args): aggregating functions in @x = f() */
 	/* statements */
-	PRB_N_AGG,      /* @name[keys] = call */
-	PRB_N_ASSIGN,   /* a: SELF/THIS node, b: value */
-	PRB_N_PRINTF,   /* v: format index; args */
+	PRB_N_AGG,    /* @name[keys] = call */
+	PRB_N_ASSIGN, /* a: SELF/THIS node, b: value */
+	PRB_N_PRINTF, /* v: format index; args */
 	PRB_N_EXIT,
-	PRB_N_CLEAR,    /* v: aggregation */
-	PRB_N_PRINT,    /* v: aggregation */
+	PRB_N_CLEAR, /* v: aggregation */
+	PRB_N_PRINT, /* v: aggregation */
 };
 
 /* Binary operators (precedence climbing in parse.c). */
 enum prb_op {
-	PRB_OP_MUL = 1, PRB_OP_DIV, PRB_OP_MOD,
-	PRB_OP_ADD, PRB_OP_SUB,
-	PRB_OP_SHL, PRB_OP_SHR,
-	PRB_OP_LT, PRB_OP_LE, PRB_OP_GT, PRB_OP_GE,
-	PRB_OP_EQ, PRB_OP_NE,
-	PRB_OP_BAND, PRB_OP_BXOR, PRB_OP_BOR,
-	PRB_OP_LAND, PRB_OP_LOR,
+	PRB_OP_MUL = 1,
+	PRB_OP_DIV,
+	PRB_OP_MOD,
+	PRB_OP_ADD,
+	PRB_OP_SUB,
+	PRB_OP_SHL,
+	PRB_OP_SHR,
+	PRB_OP_LT,
+	PRB_OP_LE,
+	PRB_OP_GT,
+	PRB_OP_GE,
+	PRB_OP_EQ,
+	PRB_OP_NE,
+	PRB_OP_BAND,
+	PRB_OP_BXOR,
+	PRB_OP_BOR,
+	PRB_OP_LAND,
+	PRB_OP_LOR,
 };
 
 struct prb_node {
-	uint8_t kind;   /* enum prb_node_kind */
+	uint8_t kind; /* enum prb_node_kind */
 	uint8_t op;
-	uint8_t type;   /* enum prb_type, set by the checker */
+	uint8_t type; /* enum prb_type, set by the checker */
 	int64_t v;
-	size_t pos;     /* byte offset in the text */
-	size_t end;     /* end offset (key names come from the text) */
+	size_t pos; /* byte offset in the text */
+	size_t end; /* end offset (key names come from the text) */
 	struct prb_node *a, *b, *c;
 	struct prb_node **args;
 	size_t nargs;
-	char *name;     /* call name, field name */
+	char *name;		     /* call name, field name */
 	struct prb_node *next_alloc; /* every node, for freeing */
 };
 
@@ -161,20 +172,20 @@ struct prb_probe {
 	struct hwt_probe_info info; /* strings point at the fields below */
 	char *text, *object, *func, *subsys, *event;
 	size_t pos;
-	struct prb_tp_format *tp;   /* tracepoints */
-	int32_t *field_map;         /* per field slot: index into tp->fields, or -1 */
-	size_t *clauses;            /* clauses it runs, in program order */
+	struct prb_tp_format *tp; /* tracepoints */
+	int32_t *field_map;	  /* per field slot: index into tp->fields, or -1 */
+	size_t *clauses;	  /* clauses it runs, in program order */
 	size_t nclauses;
-	unsigned uses;              /* PRB_USE_* of its clauses */
-	unsigned regs;              /* registers its clauses read (bit i: arg i, 6: retval) */
+	unsigned uses; /* PRB_USE_* of its clauses */
+	unsigned regs; /* registers its clauses read (bit i: arg i, 6: retval) */
 	/* Its clauses only count, unkeyed and unconditionally (@x = count()):
 	 * live, it can be a counting event instead of a sampled one. */
 	bool count_only;
 };
 
 /* What a probe's clauses read from a hit (picks the sample_type). */
-#define PRB_USE_REGS (1u << 0)
-#define PRB_USE_RAW (1u << 1)
+#define PRB_USE_REGS   (1u << 0)
+#define PRB_USE_RAW    (1u << 1)
 #define PRB_USE_USTACK (1u << 2)
 #define PRB_USE_KSTACK (1u << 3)
 
@@ -196,8 +207,8 @@ struct prb_clause {
 
 struct prb_var {
 	char *name;
-	uint8_t type;       /* enum prb_type; NONE until an assignment types it */
-	size_t first_read;  /* offset of a read (for "never assigned"), or SIZE_MAX */
+	uint8_t type;	   /* enum prb_type; NONE until an assignment types it */
+	size_t first_read; /* offset of a read (for "never assigned"), or SIZE_MAX */
 	bool assigned;
 };
 
@@ -214,9 +225,9 @@ struct prb_agg {
 
 /* printf: the format split into pieces, each a literal or one conversion. */
 struct prb_fmt_piece {
-	char *spec;       /* a printf spec for one int64 ("%-8lld") or one
-			   * string ("%5s"), or literal text (conv == 0) */
-	char conv;        /* 'd','u','x','X','o','c','s','p', 0 for literal */
+	char *spec; /* a printf spec for one int64 ("%-8lld") or one
+		     * string ("%5s"), or literal text (conv == 0) */
+	char conv;  /* 'd','u','x','X','o','c','s','p', 0 for literal */
 };
 
 struct prb_fmt {
@@ -227,26 +238,28 @@ struct prb_fmt {
 
 /* Byte code. */
 enum prb_opcode {
-	PRB_I_INT = 1,   /* push imm */
-	PRB_I_STR,       /* push the dict id of literal a */
-	PRB_I_BUILTIN,   /* push builtin a */
-	PRB_I_FIELD,     /* push tracepoint field slot a */
-	PRB_I_SELF,      /* push self var a */
-	PRB_I_THIS,      /* push this var a */
-	PRB_I_NEG, PRB_I_NOT, PRB_I_BNOT,
-	PRB_I_BIN,       /* a: enum prb_op (not LAND/LOR) */
-	PRB_I_BOOL,      /* top = top != 0 */
-	PRB_I_JZ,        /* pop; jump to b when 0 */
-	PRB_I_JNZ,       /* pop; jump to b when not 0 */
-	PRB_I_JMP,       /* jump to b */
-	PRB_I_PRED,      /* pop; stop the clause (filtered) when 0 */
-	PRB_I_STORE_SELF,/* pop into self var a (0 deletes it) */
-	PRB_I_STORE_THIS,/* pop into this var a */
-	PRB_I_AGG,       /* pop value (when the function has one) and keys into agg a */
-	PRB_I_PRINTF,    /* pop b args, print format a */
+	PRB_I_INT = 1, /* push imm */
+	PRB_I_STR,     /* push the dict id of literal a */
+	PRB_I_BUILTIN, /* push builtin a */
+	PRB_I_FIELD,   /* push tracepoint field slot a */
+	PRB_I_SELF,    /* push self var a */
+	PRB_I_THIS,    /* push this var a */
+	PRB_I_NEG,
+	PRB_I_NOT,
+	PRB_I_BNOT,
+	PRB_I_BIN,	  /* a: enum prb_op (not LAND/LOR) */
+	PRB_I_BOOL,	  /* top = top != 0 */
+	PRB_I_JZ,	  /* pop; jump to b when 0 */
+	PRB_I_JNZ,	  /* pop; jump to b when not 0 */
+	PRB_I_JMP,	  /* jump to b */
+	PRB_I_PRED,	  /* pop; stop the clause (filtered) when 0 */
+	PRB_I_STORE_SELF, /* pop into self var a (0 deletes it) */
+	PRB_I_STORE_THIS, /* pop into this var a */
+	PRB_I_AGG,	  /* pop value (when the function has one) and keys into agg a */
+	PRB_I_PRINTF,	  /* pop b args, print format a */
 	PRB_I_EXIT,
-	PRB_I_CLEAR,     /* agg a */
-	PRB_I_PRINT,     /* agg a */
+	PRB_I_CLEAR, /* agg a */
+	PRB_I_PRINT, /* agg a */
 	PRB_I_END,
 };
 
@@ -270,9 +283,9 @@ struct hwt_probe_prog {
 	size_t nthis;
 	struct prb_agg *aggs;
 	size_t naggs;
-	char **fields;        /* field slot names */
+	char **fields; /* field slot names */
 	size_t nfields;
-	char **strs;          /* string literals */
+	char **strs; /* string literals */
 	size_t nstrs;
 	struct prb_fmt *fmts;
 	size_t nfmts;
@@ -288,8 +301,8 @@ int prb_parse(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag);
 /* compile.c: types, probe checks, byte code. */
 int prb_compile(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag);
 /* Probe spec parsing: fills p from text[pos, pos+len). */
-int prb_probe_spec(struct hwt_probe_prog *prog, struct prb_probe *p, const char *spec,
-		   size_t pos, struct hwt_probe_diag *diag);
+int prb_probe_spec(struct hwt_probe_prog *prog, struct prb_probe *p, const char *spec, size_t pos,
+		   struct hwt_probe_diag *diag);
 
 /* Edit distance (for suggestions). */
 size_t prb_edit_distance(const char *a, const char *b);
@@ -332,8 +345,8 @@ struct hwt_sym_cache *prb_syms_cache(struct prb_syms *s);
 
 /* A resolved pt: probe range in one mapping. */
 struct prb_pt_range {
-	uint64_t lo, hi;  /* runtime addresses: [lo, hi) of the function */
-	uint64_t at;      /* FUNC+OFF: the instruction's runtime address */
+	uint64_t lo, hi; /* runtime addresses: [lo, hi) of the function */
+	uint64_t at;	 /* FUNC+OFF: the instruction's runtime address */
 	int32_t pid;
 	uint32_t probe;
 };
@@ -350,15 +363,15 @@ struct hwt_probe_rt {
 	struct hwt_probe_config cfg;
 	struct hwt_rep_dict *dict;
 	struct hwt_rep_agg **aggs;
-	uint32_t *str_ids;     /* literal -> dict id */
-	uint32_t *probe_ids;   /* probe text -> dict id */
-	uint32_t *func_ids;    /* probe func -> dict id (0: none) */
-	struct prb_map self;   /* (tid, var) -> value */
+	uint32_t *str_ids;   /* literal -> dict id */
+	uint32_t *probe_ids; /* probe text -> dict id */
+	uint32_t *func_ids;  /* probe func -> dict id (0: none) */
+	struct prb_map self; /* (tid, var) -> value */
 	int64_t *this_vals;
 	struct prb_syms *syms;
-	struct hwt_buf out;    /* printf scratch */
+	struct hwt_buf out; /* printf scratch */
 	int32_t target;
-	uint64_t t0;           /* first time seen, for elapsed */
+	uint64_t t0; /* first time seen, for elapsed */
 	bool began, ended, exited, live;
 	struct hwt_probe_stats stats;
 	struct prb_pt_range *pt;

@@ -20,7 +20,7 @@ struct prb_ring {
 	uint8_t *data;
 	size_t data_size;
 	uint8_t *scratch; /* 64 KiB for records that wrap (perf records are < 64 KiB) */
-	uint64_t bad;     /* records with an impossible size (skipped) */
+	uint64_t bad;	  /* records with an impossible size (skipped) */
 };
 
 /* Maps 1 + pages pages of fd (pages a power of two). 0 or -errno. */
@@ -29,8 +29,7 @@ void prb_ring_close(struct prb_ring *r);
 /* Calls fn for every record now in the buffer (contiguous bytes, valid
  * during the call), then releases them to the kernel. Returns the number
  * of records, or the first error of fn (records up to it are released). */
-int prb_ring_read(struct prb_ring *r, int (*fn)(void *ctx, const void *rec, size_t len),
-		  void *ctx);
+int prb_ring_read(struct prb_ring *r, int (*fn)(void *ctx, const void *rec, size_t len), void *ctx);
 
 /* x86-64 perf register numbers (arch/x86/include/uapi/asm/perf_regs.h). */
 enum {
@@ -42,9 +41,9 @@ enum {
 	PRB_REG_R8 = 16,
 	PRB_REG_R9 = 17,
 };
-#define PRB_REGS_MASK                                                                      \
-	((1ull << PRB_REG_AX) | (1ull << PRB_REG_CX) | (1ull << PRB_REG_DX) |              \
-	 (1ull << PRB_REG_SI) | (1ull << PRB_REG_DI) | (1ull << PRB_REG_R8) |              \
+#define PRB_REGS_MASK                                                                              \
+	((1ull << PRB_REG_AX) | (1ull << PRB_REG_CX) | (1ull << PRB_REG_DX) |                      \
+	 (1ull << PRB_REG_SI) | (1ull << PRB_REG_DI) | (1ull << PRB_REG_R8) |                      \
 	 (1ull << PRB_REG_R9))
 
 /* Fills hit->regs (arg0..5, retval) from a register block sampled with
@@ -53,8 +52,8 @@ void prb_regs_to_hit(const uint8_t *regs, uint64_t mask, struct hwt_probe_hit *h
 
 /* The sample types every probe event carries, so that the time of any
  * record sits at a fixed place (see live.c). */
-#define PRB_SAMPLE_BASE                                                                    \
-	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |     \
+#define PRB_SAMPLE_BASE                                                                            \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
 	 PERF_SAMPLE_CPU)
 
 /* A hit from a parsed sample record (no regs interpretation when

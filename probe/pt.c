@@ -115,20 +115,22 @@ static int resolve_map(void *vctx, int32_t pid, const char *path, uint64_t start
 		if (defs[0].size && c->p->info.offset >= defs[0].size) {
 			if (c->diag)
 				hwt_probe_diag_at(c->diag, c->rt->prog->text, c->p->pos,
-						  "%s: offset %" PRIu64 " is past the end of %s (%" PRIu64
-						  " bytes)",
-						  c->p->text, c->p->info.offset, c->p->func, defs[0].size);
+						  "%s: offset %" PRIu64
+						  " is past the end of %s (%" PRIu64 " bytes)",
+						  c->p->text, c->p->info.offset, c->p->func,
+						  defs[0].size);
 			c->err = -HWT_EINVAL;
 			return -HWT_EINVAL;
 		}
 		if (insn_boundary(path, defs[0].file_offset, defs[0].size, c->p->info.offset,
 				  &before, &after) == 0) {
 			if (c->diag)
-				hwt_probe_diag_at(c->diag, c->rt->prog->text, c->p->pos,
-						  "%s: offset %" PRIu64 " is inside an instruction of %s "
-						  "(the nearest start at +%" PRIu64 " or +%" PRIu64
-						  "; see 'objdump -d')",
-						  c->p->text, c->p->info.offset, c->p->func, before, after);
+				hwt_probe_diag_at(
+				    c->diag, c->rt->prog->text, c->p->pos,
+				    "%s: offset %" PRIu64 " is inside an instruction of %s "
+				    "(the nearest start at +%" PRIu64 " or +%" PRIu64
+				    "; see 'objdump -d')",
+				    c->p->text, c->p->info.offset, c->p->func, before, after);
 			c->err = -HWT_EINVAL;
 			return -HWT_EINVAL;
 		}
@@ -169,17 +171,19 @@ int hwt_probe_pt_resolve(struct hwt_probe_rt *rt, struct hwt_probe_diag *diag)
 		if (!c.found) {
 			if (c.err == -HWT_ENOSYM) {
 				if (diag)
-					hwt_probe_diag_at(diag, prog->text, p->pos,
-							  "function '%s' not found in %s; list its functions "
-							  "with 'nm -C' on it",
-							  p->func, p->object);
+					hwt_probe_diag_at(
+					    diag, prog->text, p->pos,
+					    "function '%s' not found in %s; list its functions "
+					    "with 'nm -C' on it",
+					    p->func, p->object);
 				return -HWT_ENOSYM;
 			}
 			if (diag)
-				hwt_probe_diag_at(diag, prog->text, p->pos,
-						  "%s: no object '%s' was mapped in the recording (give "
-						  "its path or basename as the traced process mapped it)",
-						  p->text, p->object);
+				hwt_probe_diag_at(
+				    diag, prog->text, p->pos,
+				    "%s: no object '%s' was mapped in the recording (give "
+				    "its path or basename as the traced process mapped it)",
+				    p->text, p->object);
 			return -HWT_ENOEVENT;
 		}
 		total++;
@@ -279,9 +283,9 @@ struct pt_run {
 	bool want_insn;
 	struct pt_thread *threads;
 	size_t nthreads, cap, last;
-	uint64_t *stack;   /* scratch: the stack of a hit, leaf first */
+	uint64_t *stack; /* scratch: the stack of a hit, leaf first */
 	size_t stack_cap;
-	uint64_t *ips;     /* scratch: a block's instructions */
+	uint64_t *ips; /* scratch: a block's instructions */
 	size_t ips_cap;
 };
 
@@ -424,7 +428,7 @@ static int pt_rec(void *ctx, const struct hwt_dec_rec *rec)
 		/* A frame left without its own return (longjmp, an exception)
 		 * still returns from its function: match it by its entry. */
 		ip = (rec->flags & HWT_DEC_RF_UNWOUND) && rec->u.ret.func ? rec->u.ret.func
-									   : rec->u.ret.from;
+									  : rec->u.ret.from;
 		if (pt_watched(r, HWT_PROBE_FLOW_RETURN, rec->pid, ip))
 			err = pt_fire(r, rec, t, HWT_PROBE_FLOW_RETURN, ip);
 		if (t->n)
@@ -472,9 +476,10 @@ int prb_pt_offline(struct hwt_probe_rt *rt, struct hwt_fmt_session *session,
 	}
 	if ((err = hwt_fmt_session_rewind(session)) < 0) {
 		if (diag)
-			hwt_probe_diag_at(diag, NULL, 0,
-					  "pt: probes read the recording twice, and a pipe cannot be "
-					  "rewound: save it to a file first (perf record -o FILE)");
+			hwt_probe_diag_at(
+			    diag, NULL, 0,
+			    "pt: probes read the recording twice, and a pipe cannot be "
+			    "rewound: save it to a file first (perf record -o FILE)");
 		goto out;
 	}
 	hwt_pts_config_init(&cfg);
@@ -484,10 +489,10 @@ int prb_pt_offline(struct hwt_probe_rt *rt, struct hwt_fmt_session *session,
 	cfg.npids = r.nw;
 	if ((err = hwt_pts_open(&pts, session, &cfg, &off)) < 0) {
 		if (diag)
-			hwt_probe_diag_at(diag, NULL, 0,
-					  "cannot decode the recording's Intel PT (at offset %" PRIu64
-					  "): %s",
-					  off, hwt_strerror(err));
+			hwt_probe_diag_at(
+			    diag, NULL, 0,
+			    "cannot decode the recording's Intel PT (at offset %" PRIu64 "): %s",
+			    off, hwt_strerror(err));
 		goto out;
 	}
 	memset(&sink, 0, sizeof(sink));

@@ -55,8 +55,7 @@ void prb_ring_close(struct prb_ring *r)
 	r->fd = -1;
 }
 
-int prb_ring_read(struct prb_ring *r, int (*fn)(void *ctx, const void *rec, size_t len),
-		  void *ctx)
+int prb_ring_read(struct prb_ring *r, int (*fn)(void *ctx, const void *rec, size_t len), void *ctx)
 {
 	uint64_t head, tail;
 	int err = 0, n = 0;

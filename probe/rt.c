@@ -216,7 +216,8 @@ static int stack_id(struct hwt_probe_rt *rt, const struct hwt_probe_hit *hit, bo
 				dedup = true;
 				continue;
 			}
-			if ((err = prb_syms_frame(rt->syms, hit->pid, ip, !first, &ids[n], &known)) < 0)
+			if ((err = prb_syms_frame(rt->syms, hit->pid, ip, !first, &ids[n],
+						  &known)) < 0)
 				return err;
 			rt->stats.unsymbolized += !known;
 			n++;
@@ -290,11 +291,21 @@ static int builtin(struct hwt_probe_rt *rt, unsigned b, int64_t *v)
 	const struct hwt_probe_hit *hit = rt->hit;
 
 	switch (b) {
-	case PRB_B_PID: *v = hit->pid; return 0;
-	case PRB_B_TID: *v = hit->tid; return 0;
-	case PRB_B_CPU: *v = hit->cpu; return 0;
-	case PRB_B_NSECS: *v = (int64_t)hit->time; return 0;
-	case PRB_B_ELAPSED: *v = (int64_t)(hit->time - rt->t0); return 0;
+	case PRB_B_PID:
+		*v = hit->pid;
+		return 0;
+	case PRB_B_TID:
+		*v = hit->tid;
+		return 0;
+	case PRB_B_CPU:
+		*v = hit->cpu;
+		return 0;
+	case PRB_B_NSECS:
+		*v = (int64_t)hit->time;
+		return 0;
+	case PRB_B_ELAPSED:
+		*v = (int64_t)(hit->time - rt->t0);
+		return 0;
 	case PRB_B_COMM:
 		if (hit->comm) {
 			uint32_t id;
@@ -305,12 +316,21 @@ static int builtin(struct hwt_probe_rt *rt, unsigned b, int64_t *v)
 		}
 		*v = prb_syms_comm_id(rt->syms, hit->pid, hit->tid);
 		return 0;
-	case PRB_B_FUNC: return func_id(rt, hit, v);
-	case PRB_B_PROBE: *v = rt->probe_ids[rt->probe]; return 0;
-	case PRB_B_USTACK: return stack_id(rt, hit, true, v);
-	case PRB_B_KSTACK: return stack_id(rt, hit, false, v);
-	case PRB_B_TARGET: *v = rt->target; return 0;
-	case PRB_B_IP: *v = (int64_t)hit->ip; return 0;
+	case PRB_B_FUNC:
+		return func_id(rt, hit, v);
+	case PRB_B_PROBE:
+		*v = rt->probe_ids[rt->probe];
+		return 0;
+	case PRB_B_USTACK:
+		return stack_id(rt, hit, true, v);
+	case PRB_B_KSTACK:
+		return stack_id(rt, hit, false, v);
+	case PRB_B_TARGET:
+		*v = rt->target;
+		return 0;
+	case PRB_B_IP:
+		*v = (int64_t)hit->ip;
+		return 0;
 	}
 	if (b >= PRB_B_ARG0 && b <= PRB_B_RETVAL) {
 		*v = hit->has_regs ? (int64_t)hit->regs[b - PRB_B_ARG0] : 0;
@@ -359,11 +379,22 @@ static int field(struct hwt_probe_rt *rt, unsigned slot, int64_t *v)
 	if (!raw || (uint64_t)f->offset + f->size > size)
 		return 0;
 	switch (f->size) {
-	case 1: *v = f->is_signed ? (int64_t)(int8_t)raw[f->offset] : (int64_t)raw[f->offset]; break;
-	case 2: *v = f->is_signed ? (int64_t)(int16_t)hwt_le16(raw + f->offset) : (int64_t)hwt_le16(raw + f->offset); break;
-	case 4: *v = f->is_signed ? (int64_t)(int32_t)hwt_le32(raw + f->offset) : (int64_t)hwt_le32(raw + f->offset); break;
-	case 8: *v = (int64_t)hwt_le64(raw + f->offset); break;
-	default: *v = 0; /* an array of numbers: not one value */
+	case 1:
+		*v = f->is_signed ? (int64_t)(int8_t)raw[f->offset] : (int64_t)raw[f->offset];
+		break;
+	case 2:
+		*v = f->is_signed ? (int64_t)(int16_t)hwt_le16(raw + f->offset)
+				  : (int64_t)hwt_le16(raw + f->offset);
+		break;
+	case 4:
+		*v = f->is_signed ? (int64_t)(int32_t)hwt_le32(raw + f->offset)
+				  : (int64_t)hwt_le32(raw + f->offset);
+		break;
+	case 8:
+		*v = (int64_t)hwt_le64(raw + f->offset);
+		break;
+	default:
+		*v = 0; /* an array of numbers: not one value */
 	}
 	return 0;
 }
@@ -417,7 +448,8 @@ static int64_t binop(unsigned op, int64_t a, int64_t b, bool *fault)
 	uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
 
 	switch (op) {
-	case PRB_OP_MUL: return (int64_t)(ua * ub);
+	case PRB_OP_MUL:
+		return (int64_t)(ua * ub);
 	case PRB_OP_DIV:
 		if (!b || (a == INT64_MIN && b == -1)) {
 			*fault = true;
@@ -430,19 +462,32 @@ static int64_t binop(unsigned op, int64_t a, int64_t b, bool *fault)
 			return 0;
 		}
 		return a % b;
-	case PRB_OP_ADD: return (int64_t)(ua + ub);
-	case PRB_OP_SUB: return (int64_t)(ua - ub);
-	case PRB_OP_SHL: return (int64_t)(ua << (ub & 63));
-	case PRB_OP_SHR: return a >> (ub & 63);
-	case PRB_OP_LT: return a < b;
-	case PRB_OP_LE: return a <= b;
-	case PRB_OP_GT: return a > b;
-	case PRB_OP_GE: return a >= b;
-	case PRB_OP_EQ: return a == b;
-	case PRB_OP_NE: return a != b;
-	case PRB_OP_BAND: return (int64_t)(ua & ub);
-	case PRB_OP_BXOR: return (int64_t)(ua ^ ub);
-	case PRB_OP_BOR: return (int64_t)(ua | ub);
+	case PRB_OP_ADD:
+		return (int64_t)(ua + ub);
+	case PRB_OP_SUB:
+		return (int64_t)(ua - ub);
+	case PRB_OP_SHL:
+		return (int64_t)(ua << (ub & 63));
+	case PRB_OP_SHR:
+		return a >> (ub & 63);
+	case PRB_OP_LT:
+		return a < b;
+	case PRB_OP_LE:
+		return a <= b;
+	case PRB_OP_GT:
+		return a > b;
+	case PRB_OP_GE:
+		return a >= b;
+	case PRB_OP_EQ:
+		return a == b;
+	case PRB_OP_NE:
+		return a != b;
+	case PRB_OP_BAND:
+		return (int64_t)(ua & ub);
+	case PRB_OP_BXOR:
+		return (int64_t)(ua ^ ub);
+	case PRB_OP_BOR:
+		return (int64_t)(ua | ub);
 	}
 	*fault = true;
 	return 0;
@@ -498,10 +543,11 @@ static int run_clause(struct hwt_probe_rt *rt, const struct prb_clause *cl)
 			sp--;
 			if (fault) {
 				if (!rt->stats.faults)
-					hwt_log(&rt->cfg.log, HWT_LOG_WARN,
-						"division by zero in a clause of %s: that clause run "
-						"stops (counted as a fault)",
-						prog->probes[rt->probe].text);
+					hwt_log(
+					    &rt->cfg.log, HWT_LOG_WARN,
+					    "division by zero in a clause of %s: that clause run "
+					    "stops (counted as a fault)",
+					    prog->probes[rt->probe].text);
 				rt->stats.faults++;
 				return 0;
 			}
@@ -530,7 +576,8 @@ static int run_clause(struct hwt_probe_rt *rt, const struct prb_clause *cl)
 			int64_t v = st[--sp];
 
 			if (v)
-				err = prb_map_put(&rt->self, (uint32_t)rt->hit->tid, in->a, (uint64_t)v);
+				err = prb_map_put(&rt->self, (uint32_t)rt->hit->tid, in->a,
+						  (uint64_t)v);
 			else
 				prb_map_del(&rt->self, (uint32_t)rt->hit->tid, in->a);
 			if (err < 0)
@@ -568,7 +615,8 @@ static int run_clause(struct hwt_probe_rt *rt, const struct prb_clause *cl)
 			hwt_rep_agg_clear(rt->aggs[in->a]);
 			break;
 		case PRB_I_PRINT:
-			if ((err = hwt_rep_agg_print(rt->aggs[in->a], HWT_REP_FMT_TEXT, &rt->out)) < 0 ||
+			if ((err = hwt_rep_agg_print(rt->aggs[in->a], HWT_REP_FMT_TEXT, &rt->out)) <
+				0 ||
 			    (err = hwt_buf_append(&rt->out, "\n", 1)) < 0)
 				return err;
 			break;
@@ -687,7 +735,8 @@ int hwt_probe_rt_print(struct hwt_probe_rt *rt, int format, struct hwt_buf *out)
 		err = hwt_buf_printf(out,
 				     "], \"stats\": {\"hits\": %" PRIu64 ", \"filtered\": %" PRIu64
 				     ", \"faults\": %" PRIu64 ", \"lost\": %" PRIu64
-				     ", \"bad_samples\": %" PRIu64 ", \"unsymbolized\": %" PRIu64 "}}\n",
+				     ", \"bad_samples\": %" PRIu64 ", \"unsymbolized\": %" PRIu64
+				     "}}\n",
 				     rt->stats.hits, rt->stats.filtered, rt->stats.faults,
 				     rt->stats.lost, rt->stats.bad_samples, rt->stats.unsymbolized);
 	return err;

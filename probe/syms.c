@@ -30,7 +30,7 @@ struct region {
 
 struct space {
 	int32_t pid;
-	uint32_t gen;  /* bumped when the image changes (exec, new maps) */
+	uint32_t gen;	     /* bumped when the image changes (exec, new maps) */
 	struct region *maps; /* sorted by start, not overlapping */
 	size_t n, cap;
 	bool proc_tried;
@@ -233,7 +233,8 @@ static void load_proc_maps(struct prb_syms *s, struct space *sp)
 		char perms[8];
 		int n = 0;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &a, &b, perms, &off, &n) < 4 || !n)
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &a, &b, perms, &off, &n) < 4 ||
+		    !n)
 			continue;
 		char *name = line + n;
 		name[strcspn(name, "\n")] = '\0';
@@ -414,11 +415,13 @@ static const char *resolve(struct prb_syms *s, int32_t pid, uint64_t ip, const c
 			char path[300];
 
 			snprintf(path, sizeof(path), "%s/kallsyms", s->proc_root);
-			s->kallsyms_state = hwt_sym_obj_open_kallsyms(s->cache, path, &s->kallsyms) < 0 ? -1 : 1;
+			s->kallsyms_state =
+			    hwt_sym_obj_open_kallsyms(s->cache, path, &s->kallsyms) < 0 ? -1 : 1;
 			if (s->kallsyms_state < 0)
-				hwt_log(&s->log, HWT_LOG_WARN,
-					"kernel symbols unavailable (%s): kernel frames stay addresses",
-					path);
+				hwt_log(
+				    &s->log, HWT_LOG_WARN,
+				    "kernel symbols unavailable (%s): kernel frames stay addresses",
+				    path);
 		}
 		*object = "[kernel.kallsyms]";
 		if (s->kallsyms_state > 0 && !hwt_sym_func_at(s->kallsyms, ip, 0, NULL, &fn))
@@ -449,7 +452,8 @@ int prb_syms_frame(struct prb_syms *s, int32_t pid, uint64_t ip, bool caller, ui
 		   bool *known)
 {
 	struct space *sp = ip >= KERNEL_START ? NULL : space_get(s, pid, false);
-	uint64_t ka = (uint32_t)(ip >= KERNEL_START ? -1 : pid) | (uint64_t)(sp ? sp->gen : 0) << 32;
+	uint64_t ka = (uint32_t)(ip >= KERNEL_START ? -1 : pid) | (uint64_t)(sp ? sp->gen : 0)
+								      << 32;
 	uint64_t kb = ip << 1 | caller;
 	uint64_t *hit = prb_map_get(&s->frames, ka, kb);
 	struct hwt_rep_frame f = {0};

@@ -142,7 +142,8 @@ int prb_tp_format_parse(const char *text, size_t len, struct prb_tp_format **out
 
 			if (!semi)
 				goto error;
-			if (kv_num(semi, le, "offset:", &off) < 0 || kv_num(semi, le, "size:", &size) < 0)
+			if (kv_num(semi, le, "offset:", &off) < 0 ||
+			    kv_num(semi, le, "size:", &size) < 0)
 				goto error;
 			(void)kv_num(semi, le, "signed:", &sgn);
 			/* A raw record is at most 64 KiB (u16 sizes in perf). */
@@ -157,8 +158,8 @@ int prb_tp_format_parse(const char *text, size_t len, struct prb_tp_format **out
 			fld.offset = (uint32_t)off;
 			fld.size = (uint32_t)size;
 			fld.is_signed = sgn != 0;
-			if (!fld.is_string && !fld.data_loc && size != 1 && size != 2 && size != 4 &&
-			    size != 8) {
+			if (!fld.is_string && !fld.data_loc && size != 1 && size != 2 &&
+			    size != 4 && size != 8) {
 				/* arrays of numbers etc.: kept, but not readable as one value */
 				fld.is_string = false;
 			}

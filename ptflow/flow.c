@@ -308,7 +308,8 @@ int ptf_resolve(struct hwt_ptf *ptf, int32_t pid, uint64_t time, uint64_t ip, bo
 			path = loc.path;
 			kernel = loc.kernel;
 			key = UINT64_MAX;
-			if (loc.obj && hwt_sym_func_at(loc.obj, loc.addr, 0, &ptf->hint, &fn) == 0) {
+			if (loc.obj &&
+			    hwt_sym_func_at(loc.obj, loc.addr, 0, &ptf->hint, &fn) == 0) {
 				key = fn.addr;
 				name = fn.name;
 				obj = loc.obj;
@@ -455,8 +456,8 @@ static int thread_get(struct hwt_ptf *ptf, int32_t pid, int32_t tid, struct ptf_
 		t->f[0].node = t->f[1].node = t->root;
 		t->f[0].func = t->f[1].func = PTF_NONE;
 		t->n = 2;
-		err = ptf_map_put(&ptf->thread_map, (uint64_t)(uint32_t)pid, (uint64_t)(uint32_t)tid,
-				  (uint32_t)ptf->nthreads);
+		err = ptf_map_put(&ptf->thread_map, (uint64_t)(uint32_t)pid,
+				  (uint64_t)(uint32_t)tid, (uint32_t)ptf->nthreads);
 		if (err < 0)
 			return err;
 		i = (uint32_t)ptf->nthreads++;
@@ -565,7 +566,8 @@ static int row_get(struct hwt_ptf *ptf, uint64_t ip, struct ptf_row **out)
 	int err;
 
 	if (i == PTF_NONE) {
-		err = ptf_grow((void **)&ptf->rows, &ptf->caprows, ptf->nrows + 1, sizeof(*ptf->rows));
+		err = ptf_grow((void **)&ptf->rows, &ptf->caprows, ptf->nrows + 1,
+			       sizeof(*ptf->rows));
 		if (err < 0)
 			return err;
 		memset(&ptf->rows[ptf->nrows], 0, sizeof(*ptf->rows));
@@ -631,8 +633,7 @@ static int block_ips(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec, size_t 
 	return 0;
 }
 
-static int branch_block(struct hwt_ptf *ptf, struct ptf_thread *t,
-			const struct hwt_dec_rec *rec)
+static int branch_block(struct hwt_ptf *ptf, struct ptf_thread *t, const struct hwt_dec_rec *rec)
 {
 	const struct ptf_func *f = &ptf->funcs[ptf->target];
 	uint64_t lo = f->start, hi = f->start + (f->size ? f->size : 1);
@@ -807,8 +808,7 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 
 	/* The depth-0 code changes without a call: name it by its function
 	 * before its instructions are counted. */
-	if (rec->type == HWT_DEC_REC_BLOCK &&
-	    (t->n == 2 || (ptf->cfg.views & HWT_PTF_BRANCHES))) {
+	if (rec->type == HWT_DEC_REC_BLOCK && (t->n == 2 || (ptf->cfg.views & HWT_PTF_BRANCHES))) {
 		err = block_func(ptf, rec, now, &fi);
 		if (err < 0)
 			return err;

@@ -38,34 +38,34 @@ int ptf_map_put(struct ptf_map *m, uint64_t a, uint64_t b, uint32_t val);
  * (object index, object address of its start): the same function in two
  * processes (fork) is one. */
 struct ptf_func {
-	uint32_t object;        /* aspace object index; PTF_NONE: unmapped */
-	uint64_t key;           /* object address of the start; UINT64_MAX: a
-				 * mapped object without a symbol there */
-	const char *name;       /* symbol (sym cache), NULL when unknown */
-	const char *path;       /* mapped object (aspace), NULL when unknown */
-	const char *label;      /* what reports show (never NULL) */
-	struct hwt_sym_obj *obj;/* for file:line; NULL */
-	uint64_t start, size;   /* runtime range where first resolved
-				 * (start 0, size 0: unknown) */
-	uint64_t bias;          /* runtime address - object address */
-	int32_t pid;            /* process it was first resolved in */
+	uint32_t object;	 /* aspace object index; PTF_NONE: unmapped */
+	uint64_t key;		 /* object address of the start; UINT64_MAX: a
+				  * mapped object without a symbol there */
+	const char *name;	 /* symbol (sym cache), NULL when unknown */
+	const char *path;	 /* mapped object (aspace), NULL when unknown */
+	const char *label;	 /* what reports show (never NULL) */
+	struct hwt_sym_obj *obj; /* for file:line; NULL */
+	uint64_t start, size;	 /* runtime range where first resolved
+				  * (start 0, size 0: unknown) */
+	uint64_t bias;		 /* runtime address - object address */
+	int32_t pid;		 /* process it was first resolved in */
 	bool kernel;
-	bool target;            /* BRANCHES: the function shown */
-	uint32_t frame;         /* dict frame id, PTF_NONE until needed */
+	bool target;	/* BRANCHES: the function shown */
+	uint32_t frame; /* dict frame id, PTF_NONE until needed */
 	/* CALLS */
-	uint64_t entry;         /* first call target seen */
+	uint64_t entry; /* first call target seen */
 	uint64_t calls, returns;
 	uint64_t incl_insns;
 	uint64_t timed_returns, incl_ns, min_ns, max_ns;
 	uint64_t self_insns, self_ns; /* summed from the nodes at finish */
-	uint64_t *hist_ns;      /* HWT_REP_QUANTIZE_BUCKETS, lazily */
+	uint64_t *hist_ns;	      /* HWT_REP_QUANTIZE_BUCKETS, lazily */
 	uint64_t *hist_insns;
 };
 
 /* A node of the call tree: one distinct stack of one thread. */
 struct ptf_node {
-	uint32_t parent;        /* PTF_NONE: a thread's root ("[unknown]") */
-	uint32_t func;          /* PTF_NONE for roots */
+	uint32_t parent; /* PTF_NONE: a thread's root ("[unknown]") */
+	uint32_t func;	 /* PTF_NONE for roots */
 	uint32_t thread;
 	uint64_t self_insns, self_ns;
 };
@@ -87,12 +87,12 @@ struct ptf_frame {
 
 struct ptf_thread {
 	int32_t pid, tid;
-	uint32_t root;          /* node */
+	uint32_t root; /* node */
 	struct ptf_frame *f;
-	size_t n, cap;          /* levels in use (>= 2) */
-	uint64_t insns;         /* instructions so far */
-	uint64_t last_count;    /* rec->insns of its last record */
-	uint64_t last_time;     /* perf clock ns of the last timed record */
+	size_t n, cap;	     /* levels in use (>= 2) */
+	uint64_t insns;	     /* instructions so far */
+	uint64_t last_count; /* rec->insns of its last record */
+	uint64_t last_time;  /* perf clock ns of the last timed record */
 	bool has_time;
 };
 
@@ -115,60 +115,60 @@ struct ptf_tgt {
 struct ptf_stack {
 	uint32_t node;
 	uint64_t count;
-	size_t first, n;        /* its frames in ptf->stack_frames */
+	size_t first, n; /* its frames in ptf->stack_frames */
 };
 
 struct hwt_ptf {
 	struct hwt_ptf_config cfg;
 	char *branch_func;
-	struct hwt_rep_dict *dict;   /* the profile's, or own_dict */
+	struct hwt_rep_dict *dict; /* the profile's, or own_dict */
 	struct hwt_rep_dict *own_dict;
 	struct hwt_sym_hint hint;
 	bool finished;
 
 	struct ptf_func *funcs;
 	size_t nfuncs, capfuncs;
-	struct ptf_map func_map;     /* (object, key) -> func */
-	struct ptf_map addr_map;     /* (pid, ip) -> func */
-	uint32_t *bb_func;           /* bb id -> func + 1 (0: not resolved) */
+	struct ptf_map func_map; /* (object, key) -> func */
+	struct ptf_map addr_map; /* (pid, ip) -> func */
+	uint32_t *bb_func;	 /* bb id -> func + 1 (0: not resolved) */
 	size_t nbb;
 
 	struct ptf_node *nodes;
 	size_t nnodes, capnodes;
-	struct ptf_map node_map;     /* (parent, func) -> node */
+	struct ptf_map node_map; /* (parent, func) -> node */
 
 	struct ptf_thread *threads;
 	size_t nthreads, capthreads;
-	struct ptf_map thread_map;   /* (pid, tid) -> thread */
+	struct ptf_map thread_map; /* (pid, tid) -> thread */
 	uint32_t last_thread;
 
-	uint64_t *ips;               /* block expansion scratch */
+	uint64_t *ips; /* block expansion scratch */
 	size_t capips;
 
 	/* BRANCHES */
-	uint32_t target;             /* func, PTF_NONE until it ran */
+	uint32_t target;	     /* func, PTF_NONE until it ran */
 	struct hwt_dec_image *image; /* code of the target (a reference) */
 	uint8_t mode;
-	uint64_t stacks_ip;          /* 0: none */
+	uint64_t stacks_ip; /* 0: none */
 	struct ptf_row *rows;
 	size_t nrows, caprows;
-	struct ptf_map row_map;      /* (ip, 0) -> row */
+	struct ptf_map row_map; /* (ip, 0) -> row */
 	struct ptf_tgt *tgts;
 	size_t ntgts, captgts;
-	struct ptf_map tgt_map;      /* (from, target) -> tgt */
+	struct ptf_map tgt_map; /* (from, target) -> tgt */
 	struct hwt_ptf_target *tgt_sorted;
 	size_t shown_first, shown_n; /* rows shown (branch_off) */
 	uint64_t target_insns;
 	struct ptf_stack *stacks;
 	size_t nstacks, capstacks;
-	struct ptf_map stack_map;    /* (node, 0) -> stack */
+	struct ptf_map stack_map; /* (node, 0) -> stack */
 	uint32_t *stack_frames;
 	uint64_t stacks_total;
 
 	/* CALLS, sorted at finish */
 	uint32_t *order;
 
-	char *scratch;               /* span names */
+	char *scratch; /* span names */
 	size_t capscratch;
 	struct hwt_ptf_stats st;
 };

@@ -74,8 +74,8 @@
 struct hwt_sym_aspace;
 
 /* Views (bits of hwt_ptf_config.views). */
-#define HWT_PTF_PROFILE  (1u << 0)
-#define HWT_PTF_CALLS    (1u << 1)
+#define HWT_PTF_PROFILE	 (1u << 0)
+#define HWT_PTF_CALLS	 (1u << 1)
 #define HWT_PTF_TIMELINE (1u << 2)
 #define HWT_PTF_BRANCHES (1u << 3)
 
@@ -86,8 +86,8 @@ enum hwt_ptf_weight {
 };
 
 struct hwt_ptf_config {
-	size_t size;                  /* sizeof(struct hwt_ptf_config) */
-	uint32_t views;               /* HWT_PTF_* bits */
+	size_t size;	/* sizeof(struct hwt_ptf_config) */
+	uint32_t views; /* HWT_PTF_* bits */
 	/* Symbolizes addresses of (pid, time); borrowed: it, and the symbol
 	 * cache it opens objects in, must outlive the object (names point
 	 * into them). NULL: functions are named by their entry address. */
@@ -97,28 +97,28 @@ struct hwt_ptf_config {
 	 * hwt_ptf_finish(), one sample per distinct (thread, stack) with its
 	 * weight. */
 	struct hwt_rep_profile *profile;
-	enum hwt_ptf_weight weight;   /* default INSNS */
+	enum hwt_ptf_weight weight; /* default INSNS */
 
 	/* TIMELINE: calls are added to this timeline (borrowed) as spans. */
 	struct hwt_rep_timeline *timeline;
-	uint64_t timeline_min;        /* calls shorter than this (ns, or
-				       * instructions without time) are not
-				       * spans of their own: a run of
-				       * consecutive short calls from one
-				       * caller merges into one span "f (N
-				       * calls)" ("f, g, ... (N calls)" when
-				       * several functions alternate).
-				       * Default 0: every call */
-	uint64_t timeline_max;        /* at most this many spans; the rest are
-				       * counted in hwt_ptf_stats.spans_dropped
-				       * and an instant marks where the cut
-				       * began. Default 1000000 */
+	uint64_t timeline_min; /* calls shorter than this (ns, or
+				* instructions without time) are not
+				* spans of their own: a run of
+				* consecutive short calls from one
+				* caller merges into one span "f (N
+				* calls)" ("f, g, ... (N calls)" when
+				* several functions alternate).
+				* Default 0: every call */
+	uint64_t timeline_max; /* at most this many spans; the rest are
+				* counted in hwt_ptf_stats.spans_dropped
+				* and an instant marks where the cut
+				* began. Default 1000000 */
 
 	/* BRANCHES: the function (as its symbol is named; demangled), and
 	 * optionally one instruction of it. */
-	const char *branch_func;      /* copied */
-	int64_t branch_off;           /* >= 0: show only the instruction at
-				       * this offset; default -1: all */
+	const char *branch_func; /* copied */
+	int64_t branch_off;	 /* >= 0: show only the instruction at
+				  * this offset; default -1: all */
 	/* Call stacks reaching one instruction of branch_func: its offset
 	 * (>= 0), or its runtime address (stacks_addr, used when nonzero).
 	 * Default -1 / 0: none. */
@@ -166,23 +166,23 @@ HWT_API int hwt_ptf_finish(struct hwt_ptf *ptf);
 
 struct hwt_ptf_stats {
 	uint64_t records;
-	uint64_t insns;          /* instructions attributed */
+	uint64_t insns; /* instructions attributed */
 	uint64_t threads;
-	uint64_t functions;      /* distinct functions seen */
-	uint64_t unsymbolized;   /* ... of which without a name */
-	uint64_t calls, returns; /* CALL records; frames completed by RETURN */
-	uint64_t unknown_returns;/* returns from frames older than the trace */
-	uint64_t unwound;        /* frames left without their own return */
-	uint64_t lost_frames;    /* frames dropped when a gap reset a stack */
-	uint64_t open_frames;    /* frames still open at the end */
-	uint64_t gaps;           /* GAP records: trace lost, flow resumed */
-	uint64_t too_deep;       /* calls beyond 65536 frames, or depths
-				  * jumping up by over 256: not followed */
-	uint64_t nodes;          /* distinct (thread, stack) paths */
-	bool timed;              /* records carried perf clock time */
-	uint64_t spans;          /* TIMELINE: spans added */
-	uint64_t spans_merged;   /* ... short calls merged into them */
-	uint64_t spans_dropped;  /* ... calls beyond timeline_max */
+	uint64_t functions;	   /* distinct functions seen */
+	uint64_t unsymbolized;	   /* ... of which without a name */
+	uint64_t calls, returns;   /* CALL records; frames completed by RETURN */
+	uint64_t unknown_returns;  /* returns from frames older than the trace */
+	uint64_t unwound;	   /* frames left without their own return */
+	uint64_t lost_frames;	   /* frames dropped when a gap reset a stack */
+	uint64_t open_frames;	   /* frames still open at the end */
+	uint64_t gaps;		   /* GAP records: trace lost, flow resumed */
+	uint64_t too_deep;	   /* calls beyond 65536 frames, or depths
+				    * jumping up by over 256: not followed */
+	uint64_t nodes;		   /* distinct (thread, stack) paths */
+	bool timed;		   /* records carried perf clock time */
+	uint64_t spans;		   /* TIMELINE: spans added */
+	uint64_t spans_merged;	   /* ... short calls merged into them */
+	uint64_t spans_dropped;	   /* ... calls beyond timeline_max */
 	uint64_t branch_instances; /* BRANCHES: other functions of the same
 				    * name (another object or address),
 				    * ignored: the first one seen is shown */
@@ -195,26 +195,26 @@ HWT_API void hwt_ptf_stats(const struct hwt_ptf *ptf, struct hwt_ptf_stats *stat
 /* CALLS                                                                     */
 
 struct hwt_ptf_call_stats {
-	const char *function;     /* never NULL: the name, "[object]" or
-				   * "[unknown]" (0xADDR without aspace) */
-	const char *object;       /* NULL when unknown */
-	uint64_t addr;            /* entry (runtime address) where first seen;
-				   * 0 for depth-0-only code */
-	uint64_t calls;           /* calls entering it seen in the trace */
-	uint64_t returns;         /* of those, completed (their return or an
-				   * unwind seen): the latency counts */
-	uint64_t self_insns;      /* instructions run with it innermost,
-				   * in calls and at depth 0 alike */
-	uint64_t incl_insns;      /* instructions of its completed calls,
-				   * callees included (a recursive call
-				   * counts at each level, as DTrace's) */
-	bool timed;               /* the times below are valid */
-	uint64_t self_ns, incl_ns;/* as the instructions, perf clock ns */
-	uint64_t min_ns, max_ns;  /* of completed calls */
-	const uint64_t *buckets;  /* HWT_REP_QUANTIZE_BUCKETS counts of the
-				   * completed calls' inclusive latency (ns,
-				   * or instructions when !timed); NULL when
-				   * there are none */
+	const char *function;	   /* never NULL: the name, "[object]" or
+				    * "[unknown]" (0xADDR without aspace) */
+	const char *object;	   /* NULL when unknown */
+	uint64_t addr;		   /* entry (runtime address) where first seen;
+				    * 0 for depth-0-only code */
+	uint64_t calls;		   /* calls entering it seen in the trace */
+	uint64_t returns;	   /* of those, completed (their return or an
+				    * unwind seen): the latency counts */
+	uint64_t self_insns;	   /* instructions run with it innermost,
+				    * in calls and at depth 0 alike */
+	uint64_t incl_insns;	   /* instructions of its completed calls,
+				    * callees included (a recursive call
+				    * counts at each level, as DTrace's) */
+	bool timed;		   /* the times below are valid */
+	uint64_t self_ns, incl_ns; /* as the instructions, perf clock ns */
+	uint64_t min_ns, max_ns;   /* of completed calls */
+	const uint64_t *buckets;   /* HWT_REP_QUANTIZE_BUCKETS counts of the
+				    * completed calls' inclusive latency (ns,
+				    * or instructions when !timed); NULL when
+				    * there are none */
 };
 
 /* Number of functions (after hwt_ptf_finish). */
@@ -222,15 +222,14 @@ HWT_API size_t hwt_ptf_calls_count(const struct hwt_ptf *ptf);
 /* Function i (0 .. count-1, most self instructions first). Strings and
  * buckets stay valid for the lifetime of ptf (and its aspace). Returns 0
  * or -HWT_EINVAL. */
-HWT_API int hwt_ptf_calls_get(const struct hwt_ptf *ptf, size_t i,
-			      struct hwt_ptf_call_stats *out);
+HWT_API int hwt_ptf_calls_get(const struct hwt_ptf *ptf, size_t i, struct hwt_ptf_call_stats *out);
 /* The function named name (the first with that label). Returns 0,
  * -HWT_ENOSYM or -HWT_EINVAL. */
 HWT_API int hwt_ptf_calls_find(const struct hwt_ptf *ptf, const char *name,
 			       struct hwt_ptf_call_stats *out);
 
-#define HWT_PTF_PRINT_HIST  (1u << 0) /* latency histograms per function */
-#define HWT_PTF_PRINT_ALL   (1u << 1) /* functions never called too */
+#define HWT_PTF_PRINT_HIST (1u << 0) /* latency histograms per function */
+#define HWT_PTF_PRINT_ALL  (1u << 1) /* functions never called too */
 
 /* Appends the calls table (TEXT: a table and DTrace-style histograms;
  * JSON: one object) to out. max_rows 0: all. Returns 0, -HWT_EINVAL
@@ -242,32 +241,32 @@ HWT_API int hwt_ptf_calls_print(const struct hwt_ptf *ptf, enum hwt_rep_format f
 /* BRANCHES                                                                  */
 
 struct hwt_ptf_target {
-	uint64_t target;          /* runtime address */
+	uint64_t target; /* runtime address */
 	uint64_t count;
-	const char *function;     /* symbol of target, NULL when unknown */
-	uint64_t offset;          /* target - that function's start */
+	const char *function; /* symbol of target, NULL when unknown */
+	uint64_t offset;      /* target - that function's start */
 };
 
 struct hwt_ptf_insn_stats {
-	uint64_t ip;              /* runtime address */
-	uint64_t offset;          /* ip - function start */
-	uint64_t count;           /* executions */
-	bool decoded;             /* insn is valid (code was available) */
+	uint64_t ip;	 /* runtime address */
+	uint64_t offset; /* ip - function start */
+	uint64_t count;	 /* executions */
+	bool decoded;	 /* insn is valid (code was available) */
 	struct hwt_dec_insn insn;
-	const char *file;         /* source of ip, NULL when unknown */
+	const char *file; /* source of ip, NULL when unknown */
 	uint32_t line;
-	uint64_t taken, not_taken;/* conditional branches */
-	size_t ntargets;          /* indirect branches: distinct targets */
+	uint64_t taken, not_taken;	      /* conditional branches */
+	size_t ntargets;		      /* indirect branches: distinct targets */
 	const struct hwt_ptf_target *targets; /* most frequent first */
 };
 
 struct hwt_ptf_branch_info {
-	bool found;               /* the function ran in the trace */
+	bool found; /* the function ran in the trace */
 	const char *function, *object;
-	uint64_t start, size;     /* runtime range */
-	uint64_t calls;           /* calls into it */
-	uint64_t insns;           /* instructions executed in its range */
-	size_t ninsns;            /* instruction rows */
+	uint64_t start, size; /* runtime range */
+	uint64_t calls;	      /* calls into it */
+	uint64_t insns;	      /* instructions executed in its range */
+	size_t ninsns;	      /* instruction rows */
 };
 
 /* What BRANCHES found (after hwt_ptf_finish). Returns 0 or -HWT_EINVAL

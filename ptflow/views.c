@@ -300,7 +300,8 @@ static int finish_branches(struct hwt_ptf *ptf)
 			struct hwt_sym_frame sf;
 			struct hwt_sym_info si;
 
-			if (hwt_sym_lookup(f->obj, row->ip - f->bias, 0, &si, &sf, 1) > 0 && sf.file) {
+			if (hwt_sym_lookup(f->obj, row->ip - f->bias, 0, &si, &sf, 1) > 0 &&
+			    sf.file) {
 				row->file = sf.file;
 				row->line = sf.line;
 			}
@@ -369,8 +370,8 @@ static int finish_branches(struct hwt_ptf *ptf)
 	for (size_t i = 0; i < ptf->nstacks; i++) {
 		size_t n;
 
-		err = node_frames(ptf, ptf->stacks[i].node, ptf->stack_frames + ptf->stacks[i].first,
-				  ptf->stacks[i].n, &n);
+		err = node_frames(ptf, ptf->stacks[i].node,
+				  ptf->stack_frames + ptf->stacks[i].first, ptf->stacks[i].n, &n);
 		if (err < 0)
 			return err;
 	}
@@ -472,8 +473,7 @@ int hwt_ptf_calls_get(const struct hwt_ptf *ptf, size_t i, struct hwt_ptf_call_s
 	return 0;
 }
 
-int hwt_ptf_calls_find(const struct hwt_ptf *ptf, const char *name,
-		       struct hwt_ptf_call_stats *out)
+int hwt_ptf_calls_find(const struct hwt_ptf *ptf, const char *name, struct hwt_ptf_call_stats *out)
 {
 	if (!ptf || !name || !out || !ptf->finished)
 		return -HWT_EINVAL;
@@ -571,8 +571,8 @@ static int calls_hist_text(const struct hwt_ptf *ptf, unsigned int flags, size_t
 	return err;
 }
 
-int hwt_ptf_calls_print(const struct hwt_ptf *ptf, enum hwt_rep_format format,
-			unsigned int flags, size_t max_rows, struct hwt_buf *out)
+int hwt_ptf_calls_print(const struct hwt_ptf *ptf, enum hwt_rep_format format, unsigned int flags,
+			size_t max_rows, struct hwt_buf *out)
 {
 	bool timed, json = format == HWT_REP_FMT_JSON;
 	uint64_t calls = 0;
@@ -588,15 +588,16 @@ int hwt_ptf_calls_print(const struct hwt_ptf *ptf, enum hwt_rep_format format,
 	}
 	if (json) {
 		err = hwt_buf_printf(out,
-				     "{\"functions\":%zu,\"calls\":%" PRIu64 ",\"instructions\":%" PRIu64
-				     ",\"timed\":%s,\"rows\":[",
+				     "{\"functions\":%zu,\"calls\":%" PRIu64
+				     ",\"instructions\":%" PRIu64 ",\"timed\":%s,\"rows\":[",
 				     nshow, calls, ptf->st.insns, timed ? "true" : "false");
 	} else {
-		err = hwt_buf_printf(out,
-				     "# Calls, exact (from the decoded trace): %zu functions, %" PRIu64
-				     " calls, %" PRIu64 " instructions%s\n",
-				     nshow, calls, ptf->st.insns,
-				     timed ? "" : " (no timing in the trace: latencies in instructions)");
+		err = hwt_buf_printf(
+		    out,
+		    "# Calls, exact (from the decoded trace): %zu functions, %" PRIu64
+		    " calls, %" PRIu64 " instructions%s\n",
+		    nshow, calls, ptf->st.insns,
+		    timed ? "" : " (no timing in the trace: latencies in instructions)");
 		if (err >= 0)
 			err = hwt_buf_printf(out, "%10s %14s %14s", "CALLS", "SELF INSNS",
 					     "INCL INSNS");
@@ -620,13 +621,15 @@ int hwt_ptf_calls_print(const struct hwt_ptf *ptf, enum hwt_rep_format format,
 			if (err >= 0)
 				err = hwt_buf_printf(out, ",\"object\":");
 			if (err >= 0)
-				err = c.object ? json_str(out, c.object) : hwt_buf_printf(out, "null");
+				err = c.object ? json_str(out, c.object)
+					       : hwt_buf_printf(out, "null");
 			if (err >= 0)
 				err = hwt_buf_printf(
-					out,
-					",\"addr\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"returns\":%" PRIu64
-					",\"self_insns\":%" PRIu64 ",\"incl_insns\":%" PRIu64,
-					c.addr, c.calls, c.returns, c.self_insns, c.incl_insns);
+				    out,
+				    ",\"addr\":%" PRIu64 ",\"calls\":%" PRIu64
+				    ",\"returns\":%" PRIu64 ",\"self_insns\":%" PRIu64
+				    ",\"incl_insns\":%" PRIu64,
+				    c.addr, c.calls, c.returns, c.self_insns, c.incl_insns);
 			if (err >= 0 && c.timed)
 				err = hwt_buf_printf(out,
 						     ",\"self_ns\":%" PRIu64 ",\"incl_ns\":%" PRIu64
@@ -640,9 +643,9 @@ int hwt_ptf_calls_print(const struct hwt_ptf *ptf, enum hwt_rep_format format,
 				for (size_t b = 0; b < HWT_REP_QUANTIZE_BUCKETS && err >= 0; b++) {
 					if (!c.buckets[b])
 						continue;
-					err = hwt_buf_printf(out, "%s[%" PRId64 ",%" PRIu64 "]",
-							     first ? "" : ",",
-							     hwt_rep_quantize_label(b), c.buckets[b]);
+					err = hwt_buf_printf(
+					    out, "%s[%" PRId64 ",%" PRIu64 "]", first ? "" : ",",
+					    hwt_rep_quantize_label(b), c.buckets[b]);
 					first = false;
 				}
 				if (err >= 0)
@@ -655,11 +658,12 @@ int hwt_ptf_calls_print(const struct hwt_ptf *ptf, enum hwt_rep_format format,
 					     c.self_insns, c.incl_insns);
 			if (err >= 0 && timed)
 				err = hwt_buf_printf(
-					out, " %10s %10s %10s %10s", fmt_ns(b1, sizeof(b1), c.self_ns),
-					fmt_ns(b2, sizeof(b2), c.incl_ns),
-					c.returns && c.timed ? fmt_ns(b3, sizeof(b3), c.incl_ns / c.returns)
-							     : "-",
-					c.returns && c.timed ? fmt_ns(b4, sizeof(b4), c.max_ns) : "-");
+				    out, " %10s %10s %10s %10s", fmt_ns(b1, sizeof(b1), c.self_ns),
+				    fmt_ns(b2, sizeof(b2), c.incl_ns),
+				    c.returns && c.timed
+					? fmt_ns(b3, sizeof(b3), c.incl_ns / c.returns)
+					: "-",
+				    c.returns && c.timed ? fmt_ns(b4, sizeof(b4), c.max_ns) : "-");
 			if (err >= 0)
 				err = hwt_buf_printf(out, "  %s\n", c.function);
 		}
@@ -676,12 +680,12 @@ int hwt_ptf_calls_print(const struct hwt_ptf *ptf, enum hwt_rep_format format,
 				      ptf->st.records, ptf->st.gaps, ptf->st.unknown_returns,
 				      ptf->st.unwound, ptf->st.lost_frames, ptf->st.open_frames,
 				      ptf->st.unsymbolized);
-	err = hwt_buf_printf(out,
-			     "# %" PRIu64 " gaps, %" PRIu64 " returns from frames older than the trace, "
-			     "%" PRIu64 " frames unwound, %" PRIu64 " lost in gaps, %" PRIu64
-			     " open at the end\n",
-			     ptf->st.gaps, ptf->st.unknown_returns, ptf->st.unwound,
-			     ptf->st.lost_frames, ptf->st.open_frames);
+	err = hwt_buf_printf(
+	    out,
+	    "# %" PRIu64 " gaps, %" PRIu64 " returns from frames older than the trace, "
+	    "%" PRIu64 " frames unwound, %" PRIu64 " lost in gaps, %" PRIu64 " open at the end\n",
+	    ptf->st.gaps, ptf->st.unknown_returns, ptf->st.unwound, ptf->st.lost_frames,
+	    ptf->st.open_frames);
 	if (err >= 0 && (flags & HWT_PTF_PRINT_HIST))
 		err = calls_hist_text(ptf, flags, max_rows, timed, out);
 	return err;
@@ -759,7 +763,8 @@ static int branch_row_text(struct hwt_buf *out, const struct hwt_ptf_insn_stats 
 	err = hwt_buf_printf(out, "%12" PRIu64 "  %-18s %-7s %-22s %-*s", r->count, addr, off, src,
 			     more ? 36 : 0, dis);
 	if (err >= 0 && r->taken + r->not_taken)
-		err = hwt_buf_printf(out, "  taken %" PRIu64 " (%.1f%%), not taken %" PRIu64 " (%.1f%%)",
+		err = hwt_buf_printf(out,
+				     "  taken %" PRIu64 " (%.1f%%), not taken %" PRIu64 " (%.1f%%)",
 				     r->taken, pct(r->taken, r->taken + r->not_taken), r->not_taken,
 				     pct(r->not_taken, r->taken + r->not_taken));
 	if (err >= 0 && r->ntargets) {
@@ -772,8 +777,8 @@ static int branch_row_text(struct hwt_buf *out, const struct hwt_ptf_insn_stats 
 			const struct hwt_ptf_target *t = &r->targets[k];
 
 			if (t->function && t->offset)
-				err = hwt_buf_printf(out, "%s %s+0x%" PRIx64, k ? "," : "", t->function,
-						     t->offset);
+				err = hwt_buf_printf(out, "%s %s+0x%" PRIx64, k ? "," : "",
+						     t->function, t->offset);
 			else if (t->function)
 				err = hwt_buf_printf(out, "%s %s", k ? "," : "", t->function);
 			else
@@ -813,8 +818,9 @@ static int branch_row_json(struct hwt_buf *out, const struct hwt_ptf_insn_stats 
 	if (err >= 0 && r->ntargets) {
 		err = hwt_buf_printf(out, ",\"targets\":[");
 		for (size_t k = 0; k < r->ntargets && err >= 0; k++) {
-			err = hwt_buf_printf(out, "%s{\"target\":%" PRIu64 ",\"count\":%" PRIu64,
-					     k ? "," : "", r->targets[k].target, r->targets[k].count);
+			err =
+			    hwt_buf_printf(out, "%s{\"target\":%" PRIu64 ",\"count\":%" PRIu64,
+					   k ? "," : "", r->targets[k].target, r->targets[k].count);
 			if (err >= 0 && r->targets[k].function) {
 				err = hwt_buf_printf(out, ",\"function\":");
 				if (err >= 0)
@@ -855,7 +861,8 @@ int hwt_ptf_branches_print(const struct hwt_ptf *ptf, enum hwt_rep_format format
 		if (err >= 0)
 			err = hwt_buf_printf(out, ",\"object\":");
 		if (err >= 0)
-			err = info.object ? json_str(out, info.object) : hwt_buf_printf(out, "null");
+			err =
+			    info.object ? json_str(out, info.object) : hwt_buf_printf(out, "null");
 		if (err >= 0)
 			err = hwt_buf_printf(out,
 					     ",\"start\":%" PRIu64 ",\"size\":%" PRIu64
@@ -866,15 +873,16 @@ int hwt_ptf_branches_print(const struct hwt_ptf *ptf, enum hwt_rep_format format
 		err = hwt_buf_printf(out,
 				     "# %s in %s at 0x%" PRIx64 " (%" PRIu64 " bytes): %" PRIu64
 				     " calls, %" PRIu64 " instructions executed (exact)\n",
-				     info.function, info.object ? info.object : "[unknown]", info.start,
-				     info.size, info.calls, info.insns);
+				     info.function, info.object ? info.object : "[unknown]",
+				     info.start, info.size, info.calls, info.insns);
 		if (err >= 0 && ptf->st.branch_instances)
-			err = hwt_buf_printf(out,
-					     "# %" PRIu64 " other function(s) of this name not shown\n",
-					     ptf->st.branch_instances);
+			err = hwt_buf_printf(
+			    out, "# %" PRIu64 " other function(s) of this name not shown\n",
+			    ptf->st.branch_instances);
 		if (err >= 0)
-			err = hwt_buf_printf(out, "%12s  %-18s %-7s %-22s %-36s  %s\n", "COUNT",
-					     "ADDRESS", "OFFSET", "SOURCE", "INSTRUCTION", "BRANCH");
+			err =
+			    hwt_buf_printf(out, "%12s  %-18s %-7s %-22s %-36s  %s\n", "COUNT",
+					   "ADDRESS", "OFFSET", "SOURCE", "INSTRUCTION", "BRANCH");
 	}
 	for (size_t i = 0; i < info.ninsns && err >= 0; i++) {
 		struct hwt_ptf_insn_stats r;
@@ -916,8 +924,7 @@ const struct hwt_rep_dict *hwt_ptf_dict(const struct hwt_ptf *ptf)
 	return ptf ? ptf->dict : NULL;
 }
 
-int hwt_ptf_stacks_print(const struct hwt_ptf *ptf, enum hwt_rep_format format,
-			 struct hwt_buf *out)
+int hwt_ptf_stacks_print(const struct hwt_ptf *ptf, enum hwt_rep_format format, struct hwt_buf *out)
 {
 	struct hwt_rep_agg_config ac;
 	struct hwt_rep_agg *agg = NULL;
@@ -947,8 +954,8 @@ int hwt_ptf_stacks_print(const struct hwt_ptf *ptf, enum hwt_rep_format format,
 	}
 	if (err >= 0 && format == HWT_REP_FMT_TEXT && ptf->target != PTF_NONE)
 		err = hwt_buf_printf(out,
-				     "# call stacks reaching %s+0x%" PRIx64 " (0x%" PRIx64 "): %" PRIu64
-				     " executions, %zu distinct stacks\n",
+				     "# call stacks reaching %s+0x%" PRIx64 " (0x%" PRIx64
+				     "): %" PRIu64 " executions, %zu distinct stacks\n",
 				     ptf->funcs[ptf->target].label,
 				     ptf->stacks_ip - ptf->funcs[ptf->target].start, ptf->stacks_ip,
 				     ptf->stacks_total, ptf->nstacks);

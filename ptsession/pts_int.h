@@ -35,13 +35,13 @@ struct pts_proc {
 /* A frame of a thread's stack as the session sees it (stitch). */
 enum pts_frame_kind {
 	PTS_FRAME_NEAR = 0, /* a near call */
-	PTS_FRAME_FAR,      /* SYSCALL, INT n, far CALL, ... */
+	PTS_FRAME_FAR,	    /* SYSCALL, INT n, far CALL, ... */
 	PTS_FRAME_ASYNC,    /* an interrupt */
 };
 
 struct pts_frame {
 	uint64_t func, ret_addr, call_tsc, insns;
-	uint8_t kind;  /* enum pts_frame_kind */
+	uint8_t kind; /* enum pts_frame_kind */
 	bool timed;
 };
 
@@ -65,15 +65,15 @@ struct pts_file {
 
 struct pts_stream {
 	struct hwt_pts *pts;
-	size_t idx;               /* the session's AUX stream index */
+	size_t idx; /* the session's AUX stream index */
 	int32_t cpu, tid, pid;
 	uint64_t first_time;
 	struct pts_mark *marks;
 	size_t nmarks, capmarks;
-	struct pts_sw *sw;        /* per-CPU: switch timeline, by time */
+	struct pts_sw *sw; /* per-CPU: switch timeline, by time */
 	size_t nsw, capsw;
 	int32_t first_pid, first_tid; /* who ran before the first switch */
-	uint64_t announced_end;   /* end of the data AUX records announced */
+	uint64_t announced_end;	      /* end of the data AUX records announced */
 	/* per run; the counters are the decoding thread's (pts_merge.c
 	 * runs several), summed into the session's stats after it */
 	uint64_t aux_bytes, lost_gaps, lost_bytes, read_errors;
@@ -83,9 +83,9 @@ struct pts_stream {
 	uint64_t last_img_time;
 	int32_t last_img_pid;
 	uint64_t last_time;
-	int32_t run_tid;          /* the thread of the last record ... */
-	uint64_t run_base;        /* ... and its count before this stream's
-				   * decoder began counting it */
+	int32_t run_tid;   /* the thread of the last record ... */
+	uint64_t run_base; /* ... and its count before this stream's
+			    * decoder began counting it */
 	bool stop;
 };
 
@@ -105,21 +105,21 @@ struct hwt_pts {
 		const struct hwt_dec_image *img;
 		uint64_t time;
 		int32_t pid;
-	} *imgtimes;
+	} * imgtimes;
 	size_t nimgtimes;
-	int32_t floor_pid;      /* the record being delivered: its process */
-	uint64_t floor_time;    /* ... and when its code was mapped */
+	int32_t floor_pid;   /* the record being delivered: its process */
+	uint64_t floor_time; /* ... and when its code was mapped */
 	struct hwt_dec_icache *ic;
-	struct hwt_dec_image *empty;   /* context of unknown processes */
-	struct pts_proc *procs;        /* sorted by pid after the pass */
+	struct hwt_dec_image *empty; /* context of unknown processes */
+	struct pts_proc *procs;	     /* sorted by pid after the pass */
 	size_t nprocs, capprocs;
 	struct {
 		int32_t tid, pid;
-	} *tidmap;                     /* sorted by tid after the pass */
+	} * tidmap; /* sorted by tid after the pass */
 	size_t ntidmap, captidmap;
 	struct pts_file *files;
 	size_t nfiles, capfiles;
-	struct pts_stream *streams;    /* in decoding order after the pass */
+	struct pts_stream *streams; /* in decoding order after the pass */
 	size_t nstreams;
 	const uint8_t *vdso;
 	size_t vdso_size;
@@ -131,21 +131,21 @@ struct hwt_pts {
 	/* Each thread's instructions over all its streams (records' insns;
 	 * a decoder counts from 0): open addressing by tid. */
 	struct pts_tcount {
-		int32_t tid;       /* -1: free */
-		uint32_t stream;   /* the stream counting now, + 1 */
-		uint64_t base;     /* instructions before that stream */
+		int32_t tid;	 /* -1: free */
+		uint32_t stream; /* the stream counting now, + 1 */
+		uint64_t base;	 /* instructions before that stream */
 		uint64_t total;
 		/* stitch: the thread's whole stack; frames below `below`
 		 * were entered in earlier runs (other CPUs), those above
 		 * are the current decoder's */
 		struct pts_frame *frames;
 		size_t nframes, capframes, below;
-	} *tcounts;
+	} * tcounts;
 	size_t ntcounts, captcounts;
 	/* Per-CPU streams are decoded together in time order (pts_merge.c)
 	 * and threads' stacks carried from CPU to CPU. */
 	bool stitch;
-	uint32_t want;        /* records the decoders make (HWT_DEC_WANT) */
+	uint32_t want; /* records the decoders make (HWT_DEC_WANT) */
 	bool ran;
 	bool warned_kernel, warned_anon;
 	struct hwt_pts_stats st;
@@ -155,8 +155,9 @@ struct hwt_pts {
  * calling thread; AUX data is read and fed piece bytes at a time into buf
  * (piece bytes). */
 #define PTS_PIECE (4u * 1024u * 1024u) /* one stream at a time */
-#define PTS_LANE_PIECE (1024u * 1024u)  /* each CPU's stream at once
-					* (stitching): memory per CPU */
+#define PTS_LANE_PIECE                                                                             \
+	(1024u * 1024u) /* each CPU's stream at once                                               \
+			 * (stitching): memory per CPU */
 int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf, size_t piece,
 		   int (*rec)(void *ctx, const struct hwt_dec_rec *rec), void *ctx);
 /* The session's sink for a record of stream st (filters, stitches,

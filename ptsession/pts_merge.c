@@ -27,7 +27,7 @@
 #include "ptsession/pts_int.h"
 
 #define LANE_BATCH 1024 /* records per batch */
-#define LANE_QUEUE 4    /* full batches a lane may hold */
+#define LANE_QUEUE 4	/* full batches a lane may hold */
 
 struct mrec {
 	struct hwt_dec_rec rec;
@@ -54,7 +54,7 @@ struct lane {
 	struct batch *queue[LANE_QUEUE];
 	size_t qhead, qlen;
 	bool done, stop;
-	bool waiting;      /* the producer waits for room */
+	bool waiting; /* the producer waits for room */
 	pthread_cond_t room;
 	struct batch *spare[LANE_QUEUE + 2]; /* used batches, for reuse
 					      * (fresh ones cost page
@@ -70,8 +70,8 @@ struct lane {
 struct merge {
 	struct hwt_pts *pts;
 	pthread_mutex_t lock;
-	pthread_cond_t cv;  /* the consumer waits for a batch */
-	bool waiting;       /* ... and does */
+	pthread_cond_t cv; /* the consumer waits for a batch */
+	bool waiting;	   /* ... and does */
 	bool abort;
 	struct lane *lanes;
 	size_t nlanes;
@@ -154,8 +154,8 @@ static int lane_rec(void *ctx, const struct hwt_dec_rec *rec)
 		l->key = 2 * r->rec.time;
 	r->key = l->end < UINT64_MAX / 2 && l->key >= 2 * l->end ? 2 * l->end - 1 : l->key;
 	if (rec->type == HWT_DEC_REC_BLOCK && rec->u.block.raw) {
-		size_t n = rec->u.block.raw_size < sizeof(r->raw) ? rec->u.block.raw_size
-								  : sizeof(r->raw);
+		size_t n =
+		    rec->u.block.raw_size < sizeof(r->raw) ? rec->u.block.raw_size : sizeof(r->raw);
 
 		memcpy(r->raw, rec->u.block.raw, n);
 		r->rec.u.block.raw_size = (uint8_t)n;
@@ -287,7 +287,8 @@ int pts_merge_run(struct hwt_pts *pts)
 	int err = 0;
 
 	hwt_log(&pts->cfg.log, HWT_LOG_DEBUG,
-		"PT streams of %zu CPUs decoded together in time order: call stacks carried from CPU to CPU",
+		"PT streams of %zu CPUs decoded together in time order: call stacks carried from "
+		"CPU to CPU",
 		pts->nstreams);
 	m.lanes = calloc(pts->nstreams ? pts->nstreams : 1, sizeof(*m.lanes));
 	if (!m.lanes)

@@ -148,8 +148,8 @@ void pts_sb_config(struct hwt_pts *pts)
 			const struct hwt_fmt_event *e = hwt_fmt_evlist_event(ev, i);
 
 			if (e->attr.type == priv[PPT_PMU_TYPE] && priv[PPT_MTC_FREQ_BITS] < 64) {
-				c->mtc_freq = (uint8_t)((e->attr.config >>
-							 priv[PPT_MTC_FREQ_BITS]) & 0xf);
+				c->mtc_freq =
+				    (uint8_t)((e->attr.config >> priv[PPT_MTC_FREQ_BITS]) & 0xf);
 				break;
 			}
 		}
@@ -172,8 +172,7 @@ void pts_sb_config(struct hwt_pts *pts)
 	 * assume 10 us. Twice that, to be safe. */
 	pts->enable_slack = 10000;
 	if (c->mtc_freq < 16 && c->cpuid_0x15_eax && c->cpuid_0x15_ebx && c->tconv.valid) {
-		uint64_t tsc = ((uint64_t)1 << c->mtc_freq) * c->cpuid_0x15_ebx /
-			       c->cpuid_0x15_eax;
+		uint64_t tsc = ((uint64_t)1 << c->mtc_freq) * c->cpuid_0x15_ebx / c->cpuid_0x15_eax;
 
 		pts->enable_slack = 2 * ((tsc * c->tconv.time_mult) >> c->tconv.time_shift) + 1;
 	}
@@ -305,10 +304,11 @@ static bool file_usable(struct hwt_pts *pts, const char *path, const uint8_t *bi
 		if (bid && n >= 0 && ((size_t)n != bidlen || memcmp(id, bid, bidlen))) {
 			hex(want, bid, bidlen);
 			hex(have, id, (size_t)n);
-			hwt_log(&pts->cfg.log, HWT_LOG_WARN,
-				"%s changed since the recording (build-id %s, recorded %s): the trace "
-				"in its code is not decoded (gaps); use the recorded binary",
-				path, n ? have : "none", want);
+			hwt_log(
+			    &pts->cfg.log, HWT_LOG_WARN,
+			    "%s changed since the recording (build-id %s, recorded %s): the trace "
+			    "in its code is not decoded (gaps); use the recorded binary",
+			    path, n ? have : "none", want);
 			pts->st.missing_objects++;
 			return false;
 		}
@@ -361,8 +361,9 @@ static int on_mmap(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
 	if (pid == -1 || (addr >> 63)) {
 		/* Kernel code: no image of it is available to the decoder. */
 		if (!pts->warned_kernel)
-			hwt_log(&pts->cfg.log, HWT_LOG_INFO,
-				"kernel code is not decoded (no kernel image): its trace gives gaps");
+			hwt_log(
+			    &pts->cfg.log, HWT_LOG_INFO,
+			    "kernel code is not decoded (no kernel image): its trace gives gaps");
 		pts->warned_kernel = true;
 		return 0;
 	}
@@ -387,8 +388,8 @@ static int on_mmap(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
 		img = proc_edit(pts, p, time, false);
 		if (!img)
 			return -ENOMEM;
-		err = hwt_dec_image_add_mem(img, pts->vdso, len < pts->vdso_size ? len : pts->vdso_size,
-					    addr, "[vdso]");
+		err = hwt_dec_image_add_mem(
+		    img, pts->vdso, len < pts->vdso_size ? len : pts->vdso_size, addr, "[vdso]");
 		return err == -ENOMEM ? err : 0;
 	}
 	if (name[0] != '/') {
@@ -496,10 +497,12 @@ static int on_fork(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
 		if (!img || hwt_dec_image_copy(img, parent->vers[parent->nvers - 1].img) < 0)
 			return -ENOMEM;
 		child->nranges = 0;
-		if (grow(&child->ranges, &child->capranges, parent->nranges, sizeof(*child->ranges)) < 0)
+		if (grow(&child->ranges, &child->capranges, parent->nranges,
+			 sizeof(*child->ranges)) < 0)
 			return -ENOMEM;
 		if (parent->nranges)
-			memcpy(child->ranges, parent->ranges, parent->nranges * sizeof(*child->ranges));
+			memcpy(child->ranges, parent->ranges,
+			       parent->nranges * sizeof(*child->ranges));
 		child->nranges = parent->nranges;
 	}
 	return 0;
@@ -508,20 +511,20 @@ static int on_fork(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
 /* Switch and AUX records, kept with their CPU/thread until the streams are
  * known (a perf pipe announces its AUX streams while it is read). */
 struct pending {
-	struct pts_sw *sw;    /* who runs from time on, on CPU sw_cpu[i] */
+	struct pts_sw *sw; /* who runs from time on, on CPU sw_cpu[i] */
 	int32_t *sw_cpu;
 	int32_t *sw_prev_pid, *sw_prev_tid;
 	size_t nsw, capsw, capcpu, capppid, capptid;
 	struct {
 		int32_t cpu, tid;
-		uint64_t end;     /* aux_offset + aux_size */
+		uint64_t end; /* aux_offset + aux_size */
 		uint64_t flags;
-	} *aux;
+	} * aux;
 	size_t naux, capaux;
 	struct {
 		int32_t tid;
 		uint64_t time;
-	} *starts;            /* ITRACE_START: when a thread's trace began */
+	} * starts; /* ITRACE_START: when a thread's trace began */
 	size_t nstarts, capstarts;
 };
 
@@ -697,7 +700,8 @@ static int build_streams(struct hwt_pts *pts, struct pending *pd)
 		st->first_pid = st->first_tid = -1;
 		st->first_time = UINT64_MAX;
 		if (a->nsegments) {
-			const struct hwt_fmt_aux_segment *g = hwt_fmt_session_aux_segment(pts->s, i, 0);
+			const struct hwt_fmt_aux_segment *g =
+			    hwt_fmt_session_aux_segment(pts->s, i, 0);
 
 			if (g && g->time)
 				st->first_time = g->time;
@@ -822,8 +826,8 @@ int pts_sb_read(struct hwt_pts *pts, uint64_t *err_offset)
 				"sideband at offset %" PRIu64 " is damaged (%s): %s", off,
 				hwt_strerror(err),
 				hwt_fmt_session_kind(pts->s) == HWT_FMT_KIND_HWT
-					? "its records are skipped"
-					: "the records after it are not read");
+				    ? "its records are skipped"
+				    : "the records after it are not read");
 			if (hwt_fmt_session_kind(pts->s) == HWT_FMT_KIND_HWT)
 				continue;
 			break;

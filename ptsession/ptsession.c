@@ -80,7 +80,8 @@ static int load_meta(struct hwt_pts *pts)
 	}
 	for (size_t i = 0; i < hwt_fmt_session_nmeta(pts->s); i++) {
 		m = hwt_fmt_session_meta(pts->s, i);
-		if (!m || m->type != HWT_FMT_META_BYTES || strncmp(m->key, HWT_META_BUILDID_PREFIX, plen))
+		if (!m || m->type != HWT_FMT_META_BYTES ||
+		    strncmp(m->key, HWT_META_BUILDID_PREFIX, plen))
 			continue;
 		err = hwt_sym_aspace_build_id(pts->aspace, m->key + plen, m->v.bytes, m->len);
 		if (err == -ENOMEM)
@@ -107,8 +108,8 @@ int hwt_pts_open(struct hwt_pts **out, struct hwt_fmt_session *session,
 		cfg = &defaults;
 	}
 	if (!session || cfg->size < sizeof(*cfg) || cfg->engine > HWT_DEC_ENGINE_PTXED ||
-	    cfg->stitch > HWT_PTS_STITCH_ON ||
-	    (cfg->npids && !cfg->pids) || (cfg->ntids && !cfg->tids))
+	    cfg->stitch > HWT_PTS_STITCH_ON || (cfg->npids && !cfg->pids) ||
+	    (cfg->ntids && !cfg->tids))
 		return -HWT_EINVAL;
 	if (!hwt_pts_session_has_pt(session))
 		return -HWT_ENOPT;
@@ -376,7 +377,8 @@ static int deliver(struct hwt_pts *pts, struct pts_stream *st, const struct hwt_
 {
 	uint64_t t = st->last_time;
 
-	if (t < pts->cfg.time_start || (pts->cfg.npids && !in_ids(pts->pids, pts->cfg.npids, rec->pid)) ||
+	if (t < pts->cfg.time_start ||
+	    (pts->cfg.npids && !in_ids(pts->pids, pts->cfg.npids, rec->pid)) ||
 	    (pts->cfg.ntids && !in_ids(pts->tids, pts->cfg.ntids, rec->tid))) {
 		pts->st.filtered++;
 		return 0;
@@ -469,7 +471,8 @@ static int stitch(struct hwt_pts *pts, struct pts_stream *st, struct pts_tcount 
 		c->below = c->nframes;
 	switch (rec->type) {
 	case HWT_DEC_REC_CALL: {
-		struct pts_frame fr = {rec->u.call.to, rec->u.call.ret_addr, rec->tsc, rec->insns,
+		struct pts_frame fr = {rec->u.call.to, rec->u.call.ret_addr,
+				       rec->tsc,       rec->insns,
 				       PTS_FRAME_NEAR, (rec->flags & HWT_DEC_RF_TIME) != 0};
 
 		if (rec->flags & HWT_DEC_RF_ASYNC)
@@ -622,7 +625,8 @@ static int feed_stream(struct hwt_pts *pts, struct pts_stream *st, struct hwt_de
 	if (st->nmarks)
 		qsort(st->marks, st->nmarks, sizeof(*st->marks), cmp_mark);
 	for (size_t g = 0; g < a->nsegments && !st->stop; g++) {
-		const struct hwt_fmt_aux_segment *seg = hwt_fmt_session_aux_segment(pts->s, st->idx, g);
+		const struct hwt_fmt_aux_segment *seg =
+		    hwt_fmt_session_aux_segment(pts->s, st->idx, g);
 		uint64_t pos = 0;
 
 		if (!seg)
@@ -642,7 +646,8 @@ static int feed_stream(struct hwt_pts *pts, struct pts_stream *st, struct hwt_de
 
 			if (piece > buf_size)
 				piece = buf_size;
-			if (mark < st->nmarks && st->marks[mark].aux_offset - seg->aux_offset - pos < piece)
+			if (mark < st->nmarks &&
+			    st->marks[mark].aux_offset - seg->aux_offset - pos < piece)
 				piece = st->marks[mark].aux_offset - seg->aux_offset - pos;
 			n = hwt_fmt_session_aux_read(pts->s, st->idx, g, pos, buf, (size_t)piece);
 			if (n <= 0) {
@@ -666,7 +671,8 @@ static int feed_stream(struct hwt_pts *pts, struct pts_stream *st, struct hwt_de
 			if (err < 0)
 				return err;
 			pos += (uint64_t)n;
-			if (mark < st->nmarks && st->marks[mark].aux_offset == seg->aux_offset + pos) {
+			if (mark < st->nmarks &&
+			    st->marks[mark].aux_offset == seg->aux_offset + pos) {
 				/* The AUX record that ends here was flagged:
 				 * the kernel dropped trace after it. */
 				mark++;
@@ -731,9 +737,8 @@ int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf, siz
 		cfg.context_span = pts_span;
 		cfg.context_ctx = st;
 	}
-	hwt_log(&pts->cfg.log, HWT_LOG_DEBUG,
-		"PT stream %zu (%s %" PRId32 "): %s", st->idx, st->cpu >= 0 ? "cpu" : "tid",
-		st->cpu >= 0 ? st->cpu : st->tid,
+	hwt_log(&pts->cfg.log, HWT_LOG_DEBUG, "PT stream %zu (%s %" PRId32 "): %s", st->idx,
+		st->cpu >= 0 ? "cpu" : "tid", st->cpu >= 0 ? st->cpu : st->tid,
 		cfg.context ? "code and thread by time (context hook)" : "one image");
 	err = hwt_dec_alloc(&dec, &cfg, pts->ic);
 	if (err < 0)
@@ -744,8 +749,9 @@ int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf, siz
 	}
 	/* Without the hook: the process's last image is the union of all its
 	 * mappings (none replaced another), which decodes it at every time. */
-	img = p && p->nvers && !cfg.context ? p->vers[p->nvers - 1].img
-					    : (pid >= 0 ? pts_image_at(pts, pid, st->first_time) : NULL);
+	img = p && p->nvers && !cfg.context
+		  ? p->vers[p->nvers - 1].img
+		  : (pid >= 0 ? pts_image_at(pts, pid, st->first_time) : NULL);
 	err = hwt_dec_set_context(dec, pid, tid, img ? img : pts->empty);
 	if (err >= 0)
 		err = hwt_dec_add_sink(dec, &sink);
@@ -803,7 +809,8 @@ int hwt_pts_run(struct hwt_pts *pts)
 	/* Returns the decoders counted as unknown that stitching closed. */
 	pts->st.dec.unknown_returns -= pts->st.stitched_returns;
 	hwt_log(&pts->cfg.log, HWT_LOG_DEBUG,
-		"PT decoding: %" PRIu64 " segments, %" PRIu64 " of them by libipt (the fast engine declined)",
+		"PT decoding: %" PRIu64 " segments, %" PRIu64
+		" of them by libipt (the fast engine declined)",
 		pts->st.dec.segments, pts->st.dec.segments_fallback);
 	pts->floor_pid = -1;
 	pts->floor_time = 0;

@@ -17,22 +17,19 @@
  *
  * Records reach the caller's sinks (struct hwt_dec_sink) with pid and tid
  * set; the decoders make only the record types some sink wants (its
- * `want`), so a sink of calls pays for no block records. Order: AUX streams are decoded one after another, by the perf time of
- * their first data (streams without time keep their order in the file); the
- * records of one stream arrive in stream order, which is time order. In a
- * per-thread recording (the emulator, `hwtrace record --pt`) every thread
- * has one stream, so each thread's records are contiguous and in time
- * order. In a per-CPU recording (perf's default) each CPU's records are in
- * time order. When a thread ran on several CPUs, the CPUs' streams are
- * decoded together and their records merged by time (stitching, see
- * hwt_pts_config.stitch), so that each thread's records are in time order
- * and its call stack carries over from CPU to CPU: depths count the frames
- * entered on other CPUs and returns into them are known returns. Without
- * stitching (no timing, or turned off) each CPU's stream is decoded alone
- * and a thread's stack starts afresh on each CPU (returns to frames entered
- * on another CPU are RF_UNKNOWN_FRAME). A record's insns counts the
- * thread's instructions over all its streams so far (each stream's decoder
- * counts from 0; the session continues the count).
+ * `want`), so a sink of calls pays for no block records. Order: AUX streams are decoded one after
+ * another, by the perf time of their first data (streams without time keep their order in the
+ * file); the records of one stream arrive in stream order, which is time order. In a per-thread
+ * recording (the emulator, `hwtrace record --pt`) every thread has one stream, so each thread's
+ * records are contiguous and in time order. In a per-CPU recording (perf's default) each CPU's
+ * records are in time order. When a thread ran on several CPUs, the CPUs' streams are decoded
+ * together and their records merged by time (stitching, see hwt_pts_config.stitch), so that each
+ * thread's records are in time order and its call stack carries over from CPU to CPU: depths count
+ * the frames entered on other CPUs and returns into them are known returns. Without stitching (no
+ * timing, or turned off) each CPU's stream is decoded alone and a thread's stack starts afresh on
+ * each CPU (returns to frames entered on another CPU are RF_UNKNOWN_FRAME). A record's insns counts
+ * the thread's instructions over all its streams so far (each stream's decoder counts from 0; the
+ * session continues the count).
  *
  * Losses are records, never silence: AUX data missing between segments (a
  * gap in AUX offsets), AUX records flagged TRUNCATED, PARTIAL or OVERWRITE,
@@ -78,27 +75,27 @@ struct hwt_pts;
 HWT_API bool hwt_pts_session_has_pt(const struct hwt_fmt_session *session);
 
 struct hwt_pts_config {
-	size_t size;              /* sizeof(struct hwt_pts_config) */
-	uint32_t engine;          /* enum hwt_dec_engine; default FAST */
-	unsigned int threads;     /* decode each stream's PSB segments on this
-				   * many threads; 0 or 1: the calling thread.
-				   * The records are the same either way */
-	uint32_t dec_flags;       /* HWT_DEC_F_* for every decoder */
-	uint64_t time_start;      /* perf clock ns: only records from here */
-	uint64_t time_end;        /* ... up to here (inclusive); 0: no end.
-				   * Records without a time inherit the time
-				   * of the record before them */
-	const int32_t *pids;      /* only these processes (copied); */
-	size_t npids;             /* 0: all */
-	const int32_t *tids;      /* only these threads (copied); 0: all */
+	size_t size;	      /* sizeof(struct hwt_pts_config) */
+	uint32_t engine;      /* enum hwt_dec_engine; default FAST */
+	unsigned int threads; /* decode each stream's PSB segments on this
+			       * many threads; 0 or 1: the calling thread.
+			       * The records are the same either way */
+	uint32_t dec_flags;   /* HWT_DEC_F_* for every decoder */
+	uint64_t time_start;  /* perf clock ns: only records from here */
+	uint64_t time_end;    /* ... up to here (inclusive); 0: no end.
+			       * Records without a time inherit the time
+			       * of the record before them */
+	const int32_t *pids;  /* only these processes (copied); */
+	size_t npids;	      /* 0: all */
+	const int32_t *tids;  /* only these threads (copied); 0: all */
 	size_t ntids;
 	/* Symbolization (hwt_pts_aspace, hwt_pts_symbolize): objects are
 	 * opened in this cache (borrowed; it must outlive the session).
 	 * NULL: the session allocates its own with the defaults. */
 	struct hwt_sym_cache *sym_cache;
-	const char *kallsyms;     /* kernel symbols file, or NULL (copied) */
-	struct hwt_logger log;    /* copied */
-	uint32_t stitch;          /* enum hwt_pts_stitch */
+	const char *kallsyms;  /* kernel symbols file, or NULL (copied) */
+	struct hwt_logger log; /* copied */
+	uint32_t stitch;       /* enum hwt_pts_stitch */
 };
 
 /* Per-CPU recordings: whether the CPUs' streams are decoded together, in
@@ -107,9 +104,9 @@ struct hwt_pts_config {
  * merged by time). It needs timing (TSC and its conversion). */
 enum hwt_pts_stitch {
 	HWT_PTS_STITCH_AUTO = 0, /* when some thread ran on several CPUs */
-	HWT_PTS_STITCH_OFF,      /* never: each CPU's stream alone, a stack
+	HWT_PTS_STITCH_OFF,	 /* never: each CPU's stream alone, a stack
 				  * restarts on each CPU */
-	HWT_PTS_STITCH_ON,       /* every per-CPU recording (tests) */
+	HWT_PTS_STITCH_ON,	 /* every per-CPU recording (tests) */
 };
 
 /* Zeroes cfg and sets its size and defaults. */
@@ -150,31 +147,31 @@ HWT_API int hwt_pts_run(struct hwt_pts *pts);
 HWT_API const struct hwt_dec_config *hwt_pts_dec_config(const struct hwt_pts *pts);
 
 struct hwt_pts_stats {
-	struct hwt_dec_stats dec; /* summed over the streams decoded */
-	uint64_t streams;         /* AUX streams in the recording */
-	uint64_t streams_decoded; /* ... decoded (not filtered out) */
-	uint64_t aux_bytes;       /* PT bytes read */
-	uint64_t lost_gaps;       /* losses reported as GAP records: offset
-				   * gaps, flagged AUX records, unreadable
-				   * data */
-	uint64_t lost_bytes;      /* PT bytes known to be missing (offset
-				   * gaps and unreadable data) */
-	uint64_t filtered;        /* records not delivered (time/pid/tid) */
-	uint64_t sideband;        /* sideband records read */
-	uint64_t bad_records;     /* sideband records skipped as malformed */
-	uint64_t read_errors;     /* damaged chunks skipped */
-	uint64_t missing_objects; /* mapped files missing or changed */
+	struct hwt_dec_stats dec;  /* summed over the streams decoded */
+	uint64_t streams;	   /* AUX streams in the recording */
+	uint64_t streams_decoded;  /* ... decoded (not filtered out) */
+	uint64_t aux_bytes;	   /* PT bytes read */
+	uint64_t lost_gaps;	   /* losses reported as GAP records: offset
+				    * gaps, flagged AUX records, unreadable
+				    * data */
+	uint64_t lost_bytes;	   /* PT bytes known to be missing (offset
+				    * gaps and unreadable data) */
+	uint64_t filtered;	   /* records not delivered (time/pid/tid) */
+	uint64_t sideband;	   /* sideband records read */
+	uint64_t bad_records;	   /* sideband records skipped as malformed */
+	uint64_t read_errors;	   /* damaged chunks skipped */
+	uint64_t missing_objects;  /* mapped files missing or changed */
 	uint64_t migrated_threads; /* per CPU: threads that ran on more than
 				    * one CPU */
-	bool stitched;            /* per CPU: streams decoded together in
-				   * time order, stacks carried from CPU to
-				   * CPU (hwt_pts_config.stitch) */
+	bool stitched;		   /* per CPU: streams decoded together in
+				    * time order, stacks carried from CPU to
+				    * CPU (hwt_pts_config.stitch) */
 	uint64_t stitched_returns; /* returns into frames entered on another
 				    * CPU (or before a switch), closed by
 				    * stitching */
-	uint64_t processes;       /* processes seen in the sideband */
-	bool emulated;            /* the PT comes from hwtrace's emulator */
-	bool per_cpu;             /* streams are per CPU (else per thread) */
+	uint64_t processes;	   /* processes seen in the sideband */
+	bool emulated;		   /* the PT comes from hwtrace's emulator */
+	bool per_cpu;		   /* streams are per CPU (else per thread) */
 };
 
 /* Fills *stats (cumulative; complete after hwt_pts_run). */

@@ -28,22 +28,22 @@ struct hwt_rep_agg {
 	char *name;
 	enum hwt_rep_func func;
 	int64_t low, high, step;
-	size_t nbuckets;  /* 0 for scalar functions */
+	size_t nbuckets; /* 0 for scalar functions */
 	size_t nkeys;
 	uint32_t key_types[HWT_REP_MAX_KEYS];
 	char *key_names[HWT_REP_MAX_KEYS];
 	struct hwt_rep_set keys; /* nkeys x struct hwt_rep_val, padding zeroed */
 	struct agg_val *vals;
-	uint64_t *buckets;       /* nrows x nbuckets */
-	size_t cap;              /* rows vals and buckets have room for */
+	uint64_t *buckets; /* nrows x nbuckets */
+	size_t cap;	   /* rows vals and buckets have room for */
 	struct hwt_logger log;
 };
 
 static const char *const func_names[] = {
-	[HWT_REP_COUNT] = "count",   [HWT_REP_SUM] = "sum",
-	[HWT_REP_MIN] = "min",       [HWT_REP_MAX] = "max",
-	[HWT_REP_AVG] = "avg",       [HWT_REP_STDDEV] = "stddev",
-	[HWT_REP_QUANTIZE] = "quantize", [HWT_REP_LQUANTIZE] = "lquantize",
+    [HWT_REP_COUNT] = "count",	     [HWT_REP_SUM] = "sum",
+    [HWT_REP_MIN] = "min",	     [HWT_REP_MAX] = "max",
+    [HWT_REP_AVG] = "avg",	     [HWT_REP_STDDEV] = "stddev",
+    [HWT_REP_QUANTIZE] = "quantize", [HWT_REP_LQUANTIZE] = "lquantize",
 };
 
 void hwt_rep_agg_config_init(struct hwt_rep_agg_config *cfg)
@@ -127,16 +127,17 @@ int hwt_rep_agg_alloc(struct hwt_rep_agg **aggp, struct hwt_rep_dict *dict,
 		if (cfg->step <= 0 || cfg->high <= cfg->low) {
 			hwt_log(&cfg->log, HWT_LOG_ERROR,
 				"lquantize needs step > 0 and high > low (got %" PRId64 ", %" PRId64
-				", %" PRId64 ")", cfg->low, cfg->high, cfg->step);
+				", %" PRId64 ")",
+				cfg->low, cfg->high, cfg->step);
 			goto error;
 		}
 		span = (uint64_t)cfg->high - (uint64_t)cfg->low;
 		levels = span / (uint64_t)cfg->step;
 		if (span % (uint64_t)cfg->step || levels > HWT_REP_LQUANTIZE_MAX_LEVELS) {
 			hwt_log(&cfg->log, HWT_LOG_ERROR,
-				"lquantize range %" PRId64 "..%" PRId64 " must be a multiple of step %"
-				PRId64 " and at most %d steps", cfg->low, cfg->high, cfg->step,
-				HWT_REP_LQUANTIZE_MAX_LEVELS);
+				"lquantize range %" PRId64 "..%" PRId64
+				" must be a multiple of step %" PRId64 " and at most %d steps",
+				cfg->low, cfg->high, cfg->step, HWT_REP_LQUANTIZE_MAX_LEVELS);
 			goto error;
 		}
 		agg->low = cfg->low;
@@ -281,11 +282,13 @@ int hwt_rep_agg_update(struct hwt_rep_agg *agg, const struct hwt_rep_val *key, i
 		break;
 	}
 	case HWT_REP_QUANTIZE:
-		agg->buckets[(size_t)row * agg->nbuckets + hwt_rep_quantize_bucket(value)] += weight;
+		agg->buckets[(size_t)row * agg->nbuckets + hwt_rep_quantize_bucket(value)] +=
+		    weight;
 		break;
 	case HWT_REP_LQUANTIZE:
 		agg->buckets[(size_t)row * agg->nbuckets +
-			     hwt_rep_lquantize_bucket(value, agg->low, agg->high, agg->step)] += weight;
+			     hwt_rep_lquantize_bucket(value, agg->low, agg->high, agg->step)] +=
+		    weight;
 		break;
 	default:
 		break;
@@ -533,8 +536,10 @@ static int print_hist(struct hwt_buf *out, const struct hwt_rep_agg *agg,
 			snprintf(label, sizeof(label), ">= %" PRId64, agg->high);
 		else
 			snprintf(label, sizeof(label), "%" PRId64,
-				 (int64_t)((uint64_t)agg->low + (uint64_t)(i - 1) * (uint64_t)agg->step));
-		depth = (unsigned int)(((long double)r->buckets[i] * 40) / (long double)total + 0.5L);
+				 (int64_t)((uint64_t)agg->low +
+					   (uint64_t)(i - 1) * (uint64_t)agg->step));
+		depth =
+		    (unsigned int)(((long double)r->buckets[i] * 40) / (long double)total + 0.5L);
 		memset(bar, '@', depth);
 		memset(bar + depth, ' ', 40 - depth);
 		bar[40] = '\0';
@@ -605,7 +610,8 @@ static int print_text(const struct hwt_rep_agg *agg, struct hwt_buf *out)
 
 				if (res->key[k].type != HWT_REP_STACK)
 					continue;
-				n = hwt_rep_dict_stack_get(agg->dict, (uint32_t)res->key[k].v, &frames);
+				n = hwt_rep_dict_stack_get(agg->dict, (uint32_t)res->key[k].v,
+							   &frames);
 				for (size_t f = 0; f < n && err >= 0; f++) {
 					err = hwt_buf_printf(out, "%14s", "");
 					if (err >= 0)
@@ -670,7 +676,8 @@ static int print_json(const struct hwt_rep_agg *agg, struct hwt_buf *out)
 	if (err >= 0)
 		err = hwt_buf_printf(out, ",\"function\":\"%s\"", func_names[agg->func]);
 	if (err >= 0 && agg->func == HWT_REP_LQUANTIZE)
-		err = hwt_buf_printf(out, ",\"low\":%" PRId64 ",\"high\":%" PRId64 ",\"step\":%" PRId64,
+		err = hwt_buf_printf(out,
+				     ",\"low\":%" PRId64 ",\"high\":%" PRId64 ",\"step\":%" PRId64,
 				     agg->low, agg->high, agg->step);
 	if (err >= 0)
 		err = hwt_buf_printf(out, ",\"keys\":[");
@@ -693,12 +700,11 @@ static int print_json(const struct hwt_rep_agg *agg, struct hwt_buf *out)
 				err = json_key(out, agg, &res->key[k]);
 		}
 		if (err >= 0)
-			err = hwt_buf_printf(out,
-					     "],\"value\":%" PRId64 ",\"count\":%" PRIu64
-					     ",\"sum\":%" PRId64 ",\"min\":%" PRId64 ",\"max\":%" PRId64
-					     ",\"avg\":%.17g",
-					     res->value, res->count, res->sum, res->min, res->max,
-					     res->avg);
+			err = hwt_buf_printf(
+			    out,
+			    "],\"value\":%" PRId64 ",\"count\":%" PRIu64 ",\"sum\":%" PRId64
+			    ",\"min\":%" PRId64 ",\"max\":%" PRId64 ",\"avg\":%.17g",
+			    res->value, res->count, res->sum, res->min, res->max, res->avg);
 		if (err >= 0 && agg->func == HWT_REP_STDDEV)
 			err = hwt_buf_printf(out, ",\"stddev\":%.17g", res->stddev);
 		if (err >= 0 && res->nbuckets) {

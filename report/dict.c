@@ -434,8 +434,7 @@ const char *hwt_rep_frame_label(const struct hwt_rep_dict *dict, uint32_t frame_
 	return hwt_rep_dict_str_get(dict, dict->frame_labels[frame_id]);
 }
 
-int hwt_rep_dict_stack(struct hwt_rep_dict *dict, const uint32_t *frame_ids, size_t n,
-		       uint32_t *id)
+int hwt_rep_dict_stack(struct hwt_rep_dict *dict, const uint32_t *frame_ids, size_t n, uint32_t *id)
 {
 	int err;
 

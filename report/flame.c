@@ -30,8 +30,8 @@ struct flame {
 	bool folded;
 	enum hwt_rep_format format;
 	struct hwt_rep_set nodes;
-	uint64_t *val;   /* per node: weight in the profile */
-	uint64_t *base;  /* per node: weight in the base profile */
+	uint64_t *val;	/* per node: weight in the profile */
+	uint64_t *base; /* per node: weight in the base profile */
 	size_t cap;
 	uint32_t root_label, comm_unknown;
 	uint64_t total, base_total;
@@ -123,7 +123,8 @@ static int flame_process(struct hwt_rep_render_ctx *ctx, int source, uint32_t ro
 		f->kinds[m++] = HWT_REP_KIND_UNKNOWN;
 	}
 	for (size_t i = n; i-- > 0;) {
-		err = label_in_main(ctx, dict, hwt_rep_dict_label_id(dict, frames[i]), &f->labels[m]);
+		err =
+		    label_in_main(ctx, dict, hwt_rep_dict_label_id(dict, frames[i]), &f->labels[m]);
 		if (err < 0)
 			return err;
 		f->kinds[m++] = hwt_rep_dict_frame_key(dict, frames[i])->kind;
@@ -219,7 +220,8 @@ static int link_kids(const struct flame *f, const struct hwt_rep_dict *dict, str
 		qsort(refs + start[p], cnt, sizeof(*refs), cmp_kid);
 		k->first[p] = refs[start[p]].id;
 		for (size_t j = 0; j < cnt; j++)
-			k->next[refs[start[p] + j].id] = j + 1 < cnt ? refs[start[p] + j + 1].id : UINT32_MAX;
+			k->next[refs[start[p] + j].id] =
+			    j + 1 < cnt ? refs[start[p] + j + 1].id : UINT32_MAX;
 	}
 	err = 0;
 out:
@@ -262,8 +264,8 @@ static int folded_emit(struct hwt_rep_render_ctx *ctx, struct flame *f, const st
 		if (depth)
 			err = hwt_buf_append(&line, ";", 1);
 		if (err >= 0)
-			err = hwt_rep_folded_frame(&line, hwt_rep_dict_str_get(dict, key->label), key->kind,
-						   ctx->cfg->annotate);
+			err = hwt_rep_folded_frame(&line, hwt_rep_dict_str_get(dict, key->label),
+						   key->kind, ctx->cfg->annotate);
 		for (uint32_t d = k->first[c]; d != UINT32_MAX; d = k->next[d])
 			self -= f->val[d];
 		if (err >= 0 && self)
@@ -299,8 +301,8 @@ static int folded_emit(struct hwt_rep_render_ctx *ctx, struct flame *f, const st
 /* ------------------------------------------------------------------------ */
 /* SVG and HTML */
 
-#define FRAME_H 16
-#define TOP_H 56
+#define FRAME_H	 16
+#define TOP_H	 56
 #define BOTTOM_H 36
 
 /* The script both the SVG and the HTML page run. It reads the JSON in
@@ -310,84 +312,117 @@ static int folded_emit(struct hwt_rep_render_ctx *ctx, struct flame *f, const st
  *          value [, base value]
  * and lays the graph out inside <g id="frames">. */
 static const char flame_js[] =
-"(function(){\"use strict\";var T0=performance.now();\n"
-"var doc=document,D=JSON.parse(doc.getElementById(\"hwt-data\").textContent),NS=\"http://www.w3.org/2000/svg\";\n"
-"var S=D.diff?5:4,N=D.nodes.length/S,W=D.width,PAD=10,FH=" "16" ",TOP=" "56" ";\n"
-"var dep=new Int32Array(N),nm=new Int32Array(N),kd=new Int8Array(N),val=new Float64Array(N),\n"
-" bas=new Float64Array(N),x=new Float64Array(N),end=new Int32Array(N),par=new Int32Array(N),maxd=0;\n"
-"(function(){var cur=[0],st=[];for(var i=0;i<N;i++){var o=i*S,d=D.nodes[o];\n"
-" dep[i]=d;nm[i]=D.nodes[o+1];kd[i]=D.nodes[o+2];val[i]=D.nodes[o+3];if(D.diff)bas[i]=D.nodes[o+4];\n"
-" while(st.length>d)end[st.pop()]=i;par[i]=d?st[d-1]:-1;st.push(i);if(cur[d]===undefined)cur[d]=0;\n"
-" x[i]=cur[d];cur[d]+=val[i];cur[d+1]=x[i];if(d>maxd)maxd=d;}\n"
-" while(st.length)end[st.pop()]=N;})();\n"
-"var svg=doc.getElementById(\"hwt-flame\"),G=doc.getElementById(\"frames\"),\n"
-" det=doc.getElementById(\"details\"),mat=doc.getElementById(\"matched\"),\n"
-" rst=doc.getElementById(\"reset\"),zoomI=0,matched=null,shown=0;\n"
-"var H=TOP+(maxd+1)*FH+36;svg.setAttribute(\"height\",H);svg.setAttribute(\"viewBox\",\"0 0 \"+W+\" \"+H);\n"
-"if(svg.getAttribute(\"data-standalone\")){det.setAttribute(\"y\",H-12);mat.setAttribute(\"y\",H-12);}\n"
-"function hsh(s){var h=2166136261;for(var k=0;k<s.length;k++)h=Math.imul(h^s.charCodeAt(k),16777619);\n"
-" return ((h>>>0)%1000)/1000;}\n"
-"var maxDelta=1;if(D.diff){for(var i=1;i<N;i++){var dd=Math.abs(val[i]-bas[i]*D.bscale);if(dd>maxDelta)maxDelta=dd;}}\n"
-"function color(i){if(matched&&matched[i])return \"rgb(230,0,230)\";\n"
-" if(D.diff){var d=val[i]-bas[i]*D.bscale,t=Math.min(1,Math.abs(d)/maxDelta),c=Math.round(225-180*t);\n"
-"  return d>0?\"rgb(255,\"+c+\",\"+c+\")\":d<0?\"rgb(\"+c+\",\"+c+\",255)\":\"rgb(225,225,225)\";}\n"
-" var h=hsh(D.names[nm[i]]);switch(kd[i]){\n"
-" case 1:return \"hsl(\"+Math.round(h*50)+\",80%,\"+Math.round(55+h*10)+\"%)\";\n"
-" case 2:return \"hsl(\"+Math.round(180+h*25)+\",60%,\"+Math.round(50+h*12)+\"%)\";\n"
-" case 3:return \"hsl(\"+Math.round(265+h*25)+\",50%,\"+Math.round(65+h*10)+\"%)\";\n"
-" case 4:return \"hsl(\"+Math.round(95+h*35)+\",55%,\"+Math.round(48+h*12)+\"%)\";\n"
-" default:return \"hsl(0,0%,\"+Math.round(68+h*15)+\"%)\";}}\n"
-"function fmt(v){return Math.round(v).toString().replace(/\\B(?=(\\d{3})+(?!\\d))/g,\",\");}\n"
-"function pct(v,t){return t>0?(100*v/t).toFixed(2):\"0.00\";}\n"
-"function info(i){var s=D.names[nm[i]]+\" (\"+fmt(val[i])+\" \"+D.unit+\", \"+pct(val[i],val[0])+\"%\";\n"
-" if(zoomI!==0&&i>=zoomI&&i<end[zoomI])s+=\", \"+pct(val[i],val[zoomI])+\"% of zoom\";\n"
-" if(D.diff){var b=bas[i]*D.bscale,d=val[i]-b;s+=\"; base \"+fmt(b)+\", \"+(d>=0?\"+\":\"\")+pct(d,val[0])+\"%\";}\n"
-" return s+\")\";}\n"
-"function draw(frag,i,rx,w){var y=D.icicle?TOP+dep[i]*FH:TOP+(maxd-dep[i])*FH;\n"
-" var r=doc.createElementNS(NS,\"rect\");r.setAttribute(\"x\",rx.toFixed(2));r.setAttribute(\"y\",y);\n"
-" r.setAttribute(\"width\",w.toFixed(2));r.setAttribute(\"height\",FH-1);r.setAttribute(\"rx\",2);\n"
-" r.setAttribute(\"fill\",color(i));r.setAttribute(\"class\",w>=3?\"f w\":\"f\");r.setAttribute(\"data-i\",i);\n"
-" r.setAttribute(\"data-n\",D.names[nm[i]]);if(matched&&matched[i])r.setAttribute(\"data-m\",\"1\");\n"
-" frag.appendChild(r);var n=Math.floor((w-6)/7);if(n<3)return;var s=D.names[nm[i]];\n"
-" if(s.length>n)s=s.substr(0,n-2)+\"..\";var t=doc.createElementNS(NS,\"text\");\n"
-" t.setAttribute(\"x\",(rx+3).toFixed(2));t.setAttribute(\"y\",y+FH-4.5);t.setAttribute(\"data-i\",i);\n"
-" t.textContent=s;frag.appendChild(t);}\n"
-"function render(){var zx=x[zoomI],zw=val[zoomI]||1,sc=(W-2*PAD)/zw,frag=doc.createDocumentFragment(),i=0;\n"
-" shown=0;while(i<N){if(i<zoomI||i>=end[zoomI]){if(i<zoomI&&end[i]>zoomI){draw(frag,i,PAD,W-2*PAD);shown++;i++;}\n"
-"   else i=end[i];continue;}\n"
-"  var w=val[i]*sc;if(w<D.minw){i=end[i];continue;}draw(frag,i,PAD+(x[i]-zx)*sc,w);shown++;i++;}\n"
-" G.textContent=\"\";G.appendChild(frag);rst.style.visibility=zoomI?\"visible\":\"hidden\";\n"
-" svg.setAttribute(\"data-zoom\",zoomI);svg.setAttribute(\"data-shown\",shown);}\n"
-"function zoom(i){if(i<0||i>=N)return;zoomI=i;render();}\n"
-"function search(re){if(!re){matched=null;mat.textContent=\"\";svg.removeAttribute(\"data-matched\");render();return;}\n"
-" var r;try{r=new RegExp(re);}catch(e){mat.textContent=\"bad regular expression\";return;}\n"
-" matched=new Uint8Array(N);var sum=0,zsum=0,stop=-1,zstop=-1;\n"
-" for(var i=1;i<N;i++){if(!r.test(D.names[nm[i]]))continue;matched[i]=1;\n"
-"  if(i>=stop){sum+=val[i];stop=end[i];}\n"
-"  if(zoomI&&i>=zoomI&&i<end[zoomI]&&i>=zstop){zsum+=val[i];zstop=end[i];}}\n"
-" var txt=\"Matched: \"+pct(sum,val[0])+\"%\";if(zoomI)txt+=\" (\"+pct(zsum,val[zoomI])+\"% of zoom)\";\n"
-" mat.textContent=txt;svg.setAttribute(\"data-matched\",pct(sum,val[0]));render();}\n"
-"function idx(e){var t=e.target;return t&&t.getAttribute?t.getAttribute(\"data-i\"):null;}\n"
-"G.addEventListener(\"mouseover\",function(e){var i=idx(e);if(i!==null)det.textContent=info(+i);});\n"
-"G.addEventListener(\"mouseout\",function(){det.textContent=\" \";});\n"
-"G.addEventListener(\"click\",function(e){var i=idx(e);if(i!==null)zoom(+i);});\n"
-"rst.addEventListener(\"click\",function(){zoom(0);});\n"
-"var inp=doc.getElementById(\"search\");\n"
-"if(inp&&inp.tagName.toLowerCase()===\"input\")inp.addEventListener(\"input\",function(){search(inp.value);});\n"
-"else if(inp)inp.addEventListener(\"click\",function(){var q=prompt(\"Search (regular expression)\",\"\");\n"
-" if(q!==null)search(q);});\n"
-"doc.addEventListener(\"keydown\",function(e){if(e.key===\"Escape\"){search(\"\");zoom(0);}});\n"
-"window.hwtFlame={search:search,zoom:zoom,reset:function(){zoom(0);},nodes:N,\n"
-" name:function(i){return D.names[nm[i]];},value:function(i){return val[i];},\n"
-" kind:function(i){return kd[i];},path:function(i){var p=[];for(;i>0;i=par[i])p.unshift(D.names[nm[i]]);return p;}};\n"
-"render();svg.setAttribute(\"data-ms\",Math.round(performance.now()-T0));})();\n";
+    "(function(){\"use strict\";var T0=performance.now();\n"
+    "var "
+    "doc=document,D=JSON.parse(doc.getElementById(\"hwt-data\").textContent),NS=\"http://"
+    "www.w3.org/2000/svg\";\n"
+    "var S=D.diff?5:4,N=D.nodes.length/S,W=D.width,PAD=10,FH="
+    "16"
+    ",TOP="
+    "56"
+    ";\n"
+    "var dep=new Int32Array(N),nm=new Int32Array(N),kd=new Int8Array(N),val=new Float64Array(N),\n"
+    " bas=new Float64Array(N),x=new Float64Array(N),end=new Int32Array(N),par=new "
+    "Int32Array(N),maxd=0;\n"
+    "(function(){var cur=[0],st=[];for(var i=0;i<N;i++){var o=i*S,d=D.nodes[o];\n"
+    " dep[i]=d;nm[i]=D.nodes[o+1];kd[i]=D.nodes[o+2];val[i]=D.nodes[o+3];if(D.diff)bas[i]=D.nodes["
+    "o+4];\n"
+    " while(st.length>d)end[st.pop()]=i;par[i]=d?st[d-1]:-1;st.push(i);if(cur[d]===undefined)cur[d]"
+    "=0;\n"
+    " x[i]=cur[d];cur[d]+=val[i];cur[d+1]=x[i];if(d>maxd)maxd=d;}\n"
+    " while(st.length)end[st.pop()]=N;})();\n"
+    "var svg=doc.getElementById(\"hwt-flame\"),G=doc.getElementById(\"frames\"),\n"
+    " det=doc.getElementById(\"details\"),mat=doc.getElementById(\"matched\"),\n"
+    " rst=doc.getElementById(\"reset\"),zoomI=0,matched=null,shown=0;\n"
+    "var H=TOP+(maxd+1)*FH+36;svg.setAttribute(\"height\",H);svg.setAttribute(\"viewBox\",\"0 0 "
+    "\"+W+\" \"+H);\n"
+    "if(svg.getAttribute(\"data-standalone\")){det.setAttribute(\"y\",H-12);mat.setAttribute(\"y\","
+    "H-12);}\n"
+    "function hsh(s){var h=2166136261;for(var "
+    "k=0;k<s.length;k++)h=Math.imul(h^s.charCodeAt(k),16777619);\n"
+    " return ((h>>>0)%1000)/1000;}\n"
+    "var maxDelta=1;if(D.diff){for(var i=1;i<N;i++){var "
+    "dd=Math.abs(val[i]-bas[i]*D.bscale);if(dd>maxDelta)maxDelta=dd;}}\n"
+    "function color(i){if(matched&&matched[i])return \"rgb(230,0,230)\";\n"
+    " if(D.diff){var "
+    "d=val[i]-bas[i]*D.bscale,t=Math.min(1,Math.abs(d)/maxDelta),c=Math.round(225-180*t);\n"
+    "  return "
+    "d>0?\"rgb(255,\"+c+\",\"+c+\")\":d<0?\"rgb(\"+c+\",\"+c+\",255)\":\"rgb(225,225,225)\";}\n"
+    " var h=hsh(D.names[nm[i]]);switch(kd[i]){\n"
+    " case 1:return \"hsl(\"+Math.round(h*50)+\",80%,\"+Math.round(55+h*10)+\"%)\";\n"
+    " case 2:return \"hsl(\"+Math.round(180+h*25)+\",60%,\"+Math.round(50+h*12)+\"%)\";\n"
+    " case 3:return \"hsl(\"+Math.round(265+h*25)+\",50%,\"+Math.round(65+h*10)+\"%)\";\n"
+    " case 4:return \"hsl(\"+Math.round(95+h*35)+\",55%,\"+Math.round(48+h*12)+\"%)\";\n"
+    " default:return \"hsl(0,0%,\"+Math.round(68+h*15)+\"%)\";}}\n"
+    "function fmt(v){return Math.round(v).toString().replace(/\\B(?=(\\d{3})+(?!\\d))/g,\",\");}\n"
+    "function pct(v,t){return t>0?(100*v/t).toFixed(2):\"0.00\";}\n"
+    "function info(i){var s=D.names[nm[i]]+\" (\"+fmt(val[i])+\" \"+D.unit+\", "
+    "\"+pct(val[i],val[0])+\"%\";\n"
+    " if(zoomI!==0&&i>=zoomI&&i<end[zoomI])s+=\", \"+pct(val[i],val[zoomI])+\"% of zoom\";\n"
+    " if(D.diff){var b=bas[i]*D.bscale,d=val[i]-b;s+=\"; base \"+fmt(b)+\", "
+    "\"+(d>=0?\"+\":\"\")+pct(d,val[0])+\"%\";}\n"
+    " return s+\")\";}\n"
+    "function draw(frag,i,rx,w){var y=D.icicle?TOP+dep[i]*FH:TOP+(maxd-dep[i])*FH;\n"
+    " var "
+    "r=doc.createElementNS(NS,\"rect\");r.setAttribute(\"x\",rx.toFixed(2));r.setAttribute(\"y\",y)"
+    ";\n"
+    " r.setAttribute(\"width\",w.toFixed(2));r.setAttribute(\"height\",FH-1);r.setAttribute(\"rx\","
+    "2);\n"
+    " r.setAttribute(\"fill\",color(i));r.setAttribute(\"class\",w>=3?\"f "
+    "w\":\"f\");r.setAttribute(\"data-i\",i);\n"
+    " r.setAttribute(\"data-n\",D.names[nm[i]]);if(matched&&matched[i])r.setAttribute(\"data-m\","
+    "\"1\");\n"
+    " frag.appendChild(r);var n=Math.floor((w-6)/7);if(n<3)return;var s=D.names[nm[i]];\n"
+    " if(s.length>n)s=s.substr(0,n-2)+\"..\";var t=doc.createElementNS(NS,\"text\");\n"
+    " t.setAttribute(\"x\",(rx+3).toFixed(2));t.setAttribute(\"y\",y+FH-4.5);t.setAttribute(\"data-"
+    "i\",i);\n"
+    " t.textContent=s;frag.appendChild(t);}\n"
+    "function render(){var "
+    "zx=x[zoomI],zw=val[zoomI]||1,sc=(W-2*PAD)/zw,frag=doc.createDocumentFragment(),i=0;\n"
+    " shown=0;while(i<N){if(i<zoomI||i>=end[zoomI]){if(i<zoomI&&end[i]>zoomI){draw(frag,i,PAD,W-2*"
+    "PAD);shown++;i++;}\n"
+    "   else i=end[i];continue;}\n"
+    "  var "
+    "w=val[i]*sc;if(w<D.minw){i=end[i];continue;}draw(frag,i,PAD+(x[i]-zx)*sc,w);shown++;i++;}\n"
+    " G.textContent=\"\";G.appendChild(frag);rst.style.visibility=zoomI?\"visible\":\"hidden\";\n"
+    " svg.setAttribute(\"data-zoom\",zoomI);svg.setAttribute(\"data-shown\",shown);}\n"
+    "function zoom(i){if(i<0||i>=N)return;zoomI=i;render();}\n"
+    "function "
+    "search(re){if(!re){matched=null;mat.textContent=\"\";svg.removeAttribute(\"data-matched\");"
+    "render();return;}\n"
+    " var r;try{r=new RegExp(re);}catch(e){mat.textContent=\"bad regular expression\";return;}\n"
+    " matched=new Uint8Array(N);var sum=0,zsum=0,stop=-1,zstop=-1;\n"
+    " for(var i=1;i<N;i++){if(!r.test(D.names[nm[i]]))continue;matched[i]=1;\n"
+    "  if(i>=stop){sum+=val[i];stop=end[i];}\n"
+    "  if(zoomI&&i>=zoomI&&i<end[zoomI]&&i>=zstop){zsum+=val[i];zstop=end[i];}}\n"
+    " var txt=\"Matched: \"+pct(sum,val[0])+\"%\";if(zoomI)txt+=\" (\"+pct(zsum,val[zoomI])+\"% of "
+    "zoom)\";\n"
+    " mat.textContent=txt;svg.setAttribute(\"data-matched\",pct(sum,val[0]));render();}\n"
+    "function idx(e){var t=e.target;return t&&t.getAttribute?t.getAttribute(\"data-i\"):null;}\n"
+    "G.addEventListener(\"mouseover\",function(e){var "
+    "i=idx(e);if(i!==null)det.textContent=info(+i);});\n"
+    "G.addEventListener(\"mouseout\",function(){det.textContent=\" \";});\n"
+    "G.addEventListener(\"click\",function(e){var i=idx(e);if(i!==null)zoom(+i);});\n"
+    "rst.addEventListener(\"click\",function(){zoom(0);});\n"
+    "var inp=doc.getElementById(\"search\");\n"
+    "if(inp&&inp.tagName.toLowerCase()===\"input\")inp.addEventListener(\"input\",function(){"
+    "search(inp.value);});\n"
+    "else if(inp)inp.addEventListener(\"click\",function(){var q=prompt(\"Search (regular "
+    "expression)\",\"\");\n"
+    " if(q!==null)search(q);});\n"
+    "doc.addEventListener(\"keydown\",function(e){if(e.key===\"Escape\"){search(\"\");zoom(0);}});"
+    "\n"
+    "window.hwtFlame={search:search,zoom:zoom,reset:function(){zoom(0);},nodes:N,\n"
+    " name:function(i){return D.names[nm[i]];},value:function(i){return val[i];},\n"
+    " kind:function(i){return kd[i];},path:function(i){var "
+    "p=[];for(;i>0;i=par[i])p.unshift(D.names[nm[i]]);return p;}};\n"
+    "render();svg.setAttribute(\"data-ms\",Math.round(performance.now()-T0));})();\n";
 
-static const char flame_css[] =
-"text{font-family:Verdana,sans-serif;font-size:12px;fill:#000}\n"
-"rect.f{cursor:pointer}rect.w{stroke:#fff;stroke-width:0.5}\n"
-"rect.f:hover{stroke:#000;stroke-width:0.7}\n"
-"text[data-i]{pointer-events:none;font-size:11px}\n"
-"#title{font-size:17px}#subtitle{fill:#555}\n";
+static const char flame_css[] = "text{font-family:Verdana,sans-serif;font-size:12px;fill:#000}\n"
+				"rect.f{cursor:pointer}rect.w{stroke:#fff;stroke-width:0.5}\n"
+				"rect.f:hover{stroke:#000;stroke-width:0.7}\n"
+				"text[data-i]{pointer-events:none;font-size:11px}\n"
+				"#title{font-size:17px}#subtitle{fill:#555}\n";
 
 /* Frames the SVG draws without a script (for viewers that run none): those
  * at least a pixel wide in the full view, laid out as the script does. */
@@ -396,11 +431,11 @@ struct statics {
 		uint32_t node;
 		int depth;
 		double x, w;
-	} *f;
+	} * f;
 	size_t n, cap;
 	double *cursor; /* next x per depth, in value units */
 	int maxd;
-	double scale;   /* px per value unit */
+	double scale; /* px per value unit */
 };
 
 static int statics_add(struct statics *st, uint32_t node, int depth, double x, double w)
@@ -425,8 +460,8 @@ static int statics_add(struct statics *st, uint32_t node, int depth, double x, d
 /* Emits the tree in preorder: depth, name index, kind, value[, base]; and
  * collects the frames to draw statically. */
 static int emit_nodes(struct hwt_rep_render_ctx *ctx, struct flame *f, const struct kids *k,
-		      struct hwt_buf *out, uint32_t *name_idx, uint32_t *names_order, size_t *nnames,
-		      bool diff, struct statics *st)
+		      struct hwt_buf *out, uint32_t *name_idx, uint32_t *names_order,
+		      size_t *nnames, bool diff, struct statics *st)
 {
 	uint32_t *stack = malloc((HWT_REP_MAX_DEPTH + 4) * sizeof(*stack));
 	int depth = 0, err = 0;
@@ -449,8 +484,8 @@ static int emit_nodes(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 			}
 			/* depth,name,kind,value[,base] with a hand-rolled
 			 * formatter: this runs once per node of the tree. */
-			uint64_t rec[5] = {(uint64_t)depth, name_idx[label], c ? key->kind : 0, f->val[c],
-					   f->base[c]};
+			uint64_t rec[5] = {(uint64_t)depth, name_idx[label], c ? key->kind : 0,
+					   f->val[c], f->base[c]};
 
 			for (int i = 0; i < (diff ? 5 : 4) && err >= 0; i++) {
 				if (!first || i)
@@ -519,13 +554,17 @@ static int static_fill(struct hwt_buf *out, const char *name, uint32_t kind, dou
 	t = (double)(h % 1000) / 1000.0;
 	switch (kind) {
 	case HWT_REP_KIND_USER:
-		return hwt_buf_printf(out, "hsl(%ld,80%%,%ld%%)", lround(t * 50), lround(55 + t * 10));
+		return hwt_buf_printf(out, "hsl(%ld,80%%,%ld%%)", lround(t * 50),
+				      lround(55 + t * 10));
 	case HWT_REP_KIND_KERNEL:
-		return hwt_buf_printf(out, "hsl(%ld,60%%,%ld%%)", lround(180 + t * 25), lround(50 + t * 12));
+		return hwt_buf_printf(out, "hsl(%ld,60%%,%ld%%)", lround(180 + t * 25),
+				      lround(50 + t * 12));
 	case HWT_REP_KIND_INLINED:
-		return hwt_buf_printf(out, "hsl(%ld,50%%,%ld%%)", lround(265 + t * 25), lround(65 + t * 10));
+		return hwt_buf_printf(out, "hsl(%ld,50%%,%ld%%)", lround(265 + t * 25),
+				      lround(65 + t * 10));
 	case HWT_REP_KIND_JIT:
-		return hwt_buf_printf(out, "hsl(%ld,55%%,%ld%%)", lround(95 + t * 35), lround(48 + t * 12));
+		return hwt_buf_printf(out, "hsl(%ld,55%%,%ld%%)", lround(95 + t * 35),
+				      lround(48 + t * 12));
 	default:
 		return hwt_buf_printf(out, "hsl(0,0%%,%ld%%)", lround(68 + t * 15));
 	}
@@ -551,7 +590,8 @@ static int emit_static(struct hwt_rep_render_ctx *ctx, struct flame *f, const st
 		uint32_t c = st->f[i].node;
 		const struct fnode_key *key = fkey(f, c);
 		const char *name = hwt_rep_dict_str_get(dict, c ? key->label : f->root_label);
-		int y = TOP_H + (ctx->cfg->icicle ? st->f[i].depth : st->maxd - st->f[i].depth) * FRAME_H;
+		int y = TOP_H +
+			(ctx->cfg->icicle ? st->f[i].depth : st->maxd - st->f[i].depth) * FRAME_H;
 		double x = 10 + st->f[i].x, w = st->f[i].w;
 		int fit = (int)((w - 6) / 7);
 
@@ -559,13 +599,17 @@ static int emit_static(struct hwt_rep_render_ctx *ctx, struct flame *f, const st
 		if (err >= 0)
 			err = hwt_rep_xml_str(out, name);
 		if (err >= 0)
-			err = hwt_buf_printf(out, " (%" PRIu64 ", %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" "
-					     "width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"",
-					     f->val[c], f->val[0] ? 100.0 * (double)f->val[c] / (double)f->val[0] : 0,
-					     x, y, w, FRAME_H - 1);
+			err = hwt_buf_printf(
+			    out,
+			    " (%" PRIu64 ", %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" "
+			    "width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"",
+			    f->val[c],
+			    f->val[0] ? 100.0 * (double)f->val[c] / (double)f->val[0] : 0, x, y, w,
+			    FRAME_H - 1);
 		if (err >= 0)
 			err = static_fill(out, name, c ? key->kind : 0,
-					  (double)f->val[c] - (double)f->base[c] * bscale, max_delta, diff);
+					  (double)f->val[c] - (double)f->base[c] * bscale,
+					  max_delta, diff);
 		if (err >= 0)
 			err = hwt_buf_printf(out, "\"/>");
 		if (err >= 0 && fit >= 3) {
@@ -578,7 +622,8 @@ static int emit_static(struct hwt_rep_render_ctx *ctx, struct flame *f, const st
 					err = -ENOMEM;
 			}
 			if (err >= 0)
-				err = hwt_buf_printf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + FRAME_H - 4.5);
+				err = hwt_buf_printf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3,
+						     y + FRAME_H - 4.5);
 			if (err >= 0)
 				err = hwt_rep_xml_str(out, cut ? cut : name);
 			if (err >= 0)
@@ -600,7 +645,9 @@ static int emit_graph(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 	size_t nstr = dict->strs.n, nnames = 0;
 	uint32_t *name_idx = malloc((nstr + 1) * sizeof(*name_idx));
 	uint32_t *names_order = malloc((nstr + 1) * sizeof(*names_order));
-	const char *title = cfg->title ? cfg->title : diff ? "Differential Flame Graph" : "Flame Graph";
+	const char *title = cfg->title ? cfg->title
+			    : diff     ? "Differential Flame Graph"
+				       : "Flame Graph";
 	unsigned int width = cfg->width ? cfg->width : 1200;
 	struct hwt_buf nodes, stats;
 	struct statics st;
@@ -637,65 +684,74 @@ static int emit_graph(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 
 		err = hwt_buf_printf(&stats,
 				     "%" PRIu64 " samples, weight %" PRIu64 "; filtered %" PRIu64
-				     ", lost %" PRIu64 ", unsymbolized frames %" PRIu64 " of %" PRIu64
-				     ", truncated stacks %" PRIu64,
-				     ps->samples, ps->weight, ps->filtered, ps->lost, ps->unsymbolized,
-				     ps->frames, ps->truncated);
+				     ", lost %" PRIu64 ", unsymbolized frames %" PRIu64
+				     " of %" PRIu64 ", truncated stacks %" PRIu64,
+				     ps->samples, ps->weight, ps->filtered, ps->lost,
+				     ps->unsymbolized, ps->frames, ps->truncated);
 		if (err >= 0 && diff)
-			err = hwt_buf_printf(&stats, "; base weight %" PRIu64 "%s", f->base_total,
-					     cfg->diff_normalize ? ", scaled to the same total" : "");
+			err =
+			    hwt_buf_printf(&stats, "; base weight %" PRIu64 "%s", f->base_total,
+					   cfg->diff_normalize ? ", scaled to the same total" : "");
 		if (err < 0)
 			goto out;
 	}
 	if (html) {
-		err = hwt_buf_printf(out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>");
+		err = hwt_buf_printf(
+		    out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>");
 		if (err >= 0)
 			err = hwt_rep_xml_str(out, title);
 		if (err >= 0)
-			err = hwt_buf_printf(out,
-					     "</title>\n<style>\nbody{margin:8px;font-family:Verdana,sans-serif}\n"
-					     "#bar{margin:4px 0}#bar input{width:260px}#details{font-size:13px;"
-					     "min-height:1.3em;white-space:pre}#matched{margin-left:12px;"
-					     "font-size:13px}\n%s</style></head><body>\n"
-					     "<div id=\"bar\"><button id=\"reset\">Reset zoom</button> "
-					     "<input id=\"search\" placeholder=\"Search (regular expression)\" "
-					     "autocomplete=\"off\"><span id=\"matched\"></span></div>\n",
-					     flame_css);
+			err = hwt_buf_printf(
+			    out,
+			    "</title>\n<style>\nbody{margin:8px;font-family:Verdana,sans-serif}\n"
+			    "#bar{margin:4px 0}#bar input{width:260px}#details{font-size:13px;"
+			    "min-height:1.3em;white-space:pre}#matched{margin-left:12px;"
+			    "font-size:13px}\n%s</style></head><body>\n"
+			    "<div id=\"bar\"><button id=\"reset\">Reset zoom</button> "
+			    "<input id=\"search\" placeholder=\"Search (regular expression)\" "
+			    "autocomplete=\"off\"><span id=\"matched\"></span></div>\n",
+			    flame_css);
 		if (err >= 0)
 			err = hwt_buf_printf(out,
 					     "<svg id=\"hwt-flame\" width=\"%u\" height=\"%d\" "
 					     "xmlns=\"http://www.w3.org/2000/svg\">\n",
 					     width, height);
 	} else {
-		err = hwt_buf_printf(out,
-				     "<?xml version=\"1.0\" standalone=\"no\"?>\n"
-				     "<svg version=\"1.1\" id=\"hwt-flame\" data-standalone=\"1\" width=\"%u\" "
-				     "height=\"%d\" viewBox=\"0 0 %u %d\" xmlns=\"http://www.w3.org/2000/svg\">\n"
-				     "<style type=\"text/css\"><![CDATA[\n%s"
-				     ".btn{fill:#0645ad;cursor:pointer}\n]]></style>\n",
-				     width, height, width, height, flame_css);
+		err = hwt_buf_printf(
+		    out,
+		    "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		    "<svg version=\"1.1\" id=\"hwt-flame\" data-standalone=\"1\" width=\"%u\" "
+		    "height=\"%d\" viewBox=\"0 0 %u %d\" xmlns=\"http://www.w3.org/2000/svg\">\n"
+		    "<style type=\"text/css\"><![CDATA[\n%s"
+		    ".btn{fill:#0645ad;cursor:pointer}\n]]></style>\n",
+		    width, height, width, height, flame_css);
 	}
 	if (err >= 0)
-		err = hwt_buf_printf(out,
-				     "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f6f6f0\"/>\n"
-				     "<text id=\"title\" x=\"%u\" y=\"22\" text-anchor=\"middle\">",
-				     width / 2);
+		err = hwt_buf_printf(
+		    out,
+		    "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f6f6f0\"/>\n"
+		    "<text id=\"title\" x=\"%u\" y=\"22\" text-anchor=\"middle\">",
+		    width / 2);
 	if (err >= 0)
 		err = hwt_rep_xml_str(out, title);
 	if (err >= 0)
-		err = hwt_buf_printf(out, "</text>\n<text id=\"subtitle\" x=\"%u\" y=\"40\" "
-				     "text-anchor=\"middle\">", width / 2);
+		err = hwt_buf_printf(out,
+				     "</text>\n<text id=\"subtitle\" x=\"%u\" y=\"40\" "
+				     "text-anchor=\"middle\">",
+				     width / 2);
 	if (err >= 0)
 		err = hwt_rep_xml_str(out, (const char *)stats.data);
 	if (err >= 0)
 		err = hwt_buf_printf(out, "</text>\n");
 	if (err >= 0 && !html)
-		err = hwt_buf_printf(out,
-				     "<text id=\"reset\" class=\"btn\" x=\"10\" y=\"22\" visibility=\"hidden\">Reset Zoom</text>\n"
-				     "<text id=\"search\" class=\"btn\" x=\"%u\" y=\"22\">Search</text>\n"
-				     "<text id=\"matched\" x=\"%u\" y=\"%d\"> </text>\n"
-				     "<text id=\"details\" x=\"10\" y=\"%d\"> </text>\n",
-				     width - 110, width - 260, height - 12, height - 12);
+		err = hwt_buf_printf(
+		    out,
+		    "<text id=\"reset\" class=\"btn\" x=\"10\" y=\"22\" "
+		    "visibility=\"hidden\">Reset Zoom</text>\n"
+		    "<text id=\"search\" class=\"btn\" x=\"%u\" y=\"22\">Search</text>\n"
+		    "<text id=\"matched\" x=\"%u\" y=\"%d\"> </text>\n"
+		    "<text id=\"details\" x=\"10\" y=\"%d\"> </text>\n",
+		    width - 110, width - 260, height - 12, height - 12);
 	/* Without a script (image viewers, previews) the SVG still shows the
 	 * full view; the script replaces these frames when it runs. */
 	if (err >= 0)
@@ -714,10 +770,12 @@ static int emit_graph(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 	 * are JSON-escaped with < and > as \u003c/\u003e, so no name can end
 	 * the block (or the SVG's CDATA section) early. */
 	if (err >= 0)
-		err = hwt_buf_printf(out, html ? "<script type=\"application/json\" id=\"hwt-data\">"
-					       : "<script type=\"application/json\" id=\"hwt-data\"><![CDATA[");
+		err = hwt_buf_printf(
+		    out, html ? "<script type=\"application/json\" id=\"hwt-data\">"
+			      : "<script type=\"application/json\" id=\"hwt-data\"><![CDATA[");
 	if (err >= 0)
-		err = hwt_buf_printf(out, "{\"width\":%u,\"minw\":%.3f,\"icicle\":%s,\"diff\":%s,"
+		err = hwt_buf_printf(out,
+				     "{\"width\":%u,\"minw\":%.3f,\"icicle\":%s,\"diff\":%s,"
 				     "\"bscale\":%.17g,\"unit\":\"%s\",\"names\":[",
 				     width, cfg->min_width, cfg->icicle ? "true" : "false",
 				     diff ? "true" : "false", bscale,
@@ -733,12 +791,14 @@ static int emit_graph(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 	if (err >= 0)
 		err = hwt_buf_append(out, nodes.data, nodes.len);
 	if (err >= 0)
-		err = hwt_buf_printf(out, html ? "]}</script>\n<script>\n"
-					       : "]}]]></script>\n<script type=\"text/ecmascript\"><![CDATA[\n");
+		err = hwt_buf_printf(
+		    out, html ? "]}</script>\n<script>\n"
+			      : "]}]]></script>\n<script type=\"text/ecmascript\"><![CDATA[\n");
 	if (err >= 0)
 		err = hwt_buf_append(out, flame_js, sizeof(flame_js) - 1);
 	if (err >= 0)
-		err = hwt_buf_printf(out, html ? "</script>\n</body></html>\n" : "]]></script>\n</svg>\n");
+		err = hwt_buf_printf(out, html ? "</script>\n</body></html>\n"
+					       : "]]></script>\n</svg>\n");
 out:
 	free(st.f);
 	free(st.cursor);
@@ -777,25 +837,25 @@ done:
 }
 
 const struct hwt_rep_format_ops hwt_rep_fmt_folded = {
-	.name = "folded",
-	.format = HWT_REP_FMT_FOLDED,
-	.init = flame_init,
-	.process = flame_process,
-	.finish = flame_finish,
+    .name = "folded",
+    .format = HWT_REP_FMT_FOLDED,
+    .init = flame_init,
+    .process = flame_process,
+    .finish = flame_finish,
 };
 
 const struct hwt_rep_format_ops hwt_rep_fmt_svg = {
-	.name = "svg",
-	.format = HWT_REP_FMT_SVG,
-	.init = flame_init,
-	.process = flame_process,
-	.finish = flame_finish,
+    .name = "svg",
+    .format = HWT_REP_FMT_SVG,
+    .init = flame_init,
+    .process = flame_process,
+    .finish = flame_finish,
 };
 
 const struct hwt_rep_format_ops hwt_rep_fmt_html = {
-	.name = "html",
-	.format = HWT_REP_FMT_HTML,
-	.init = flame_init,
-	.process = flame_process,
-	.finish = flame_finish,
+    .name = "html",
+    .format = HWT_REP_FMT_HTML,
+    .init = flame_init,
+    .process = flame_process,
+    .finish = flame_finish,
 };

@@ -23,14 +23,14 @@ struct pprof {
 	struct hwt_rep_set strings;   /* string table: index = id */
 	struct hwt_rep_set functions; /* keys: {name, file} string table indices */
 	struct hwt_rep_set mappings;  /* keys: object string table index */
-	uint64_t *loc_of_frame;       /* dict frame id -> location id (0: none) */
+	uint64_t *loc_of_frame;	      /* dict frame id -> location id (0: none) */
 	size_t nframes;
-	uint32_t *loc_frames;         /* location id - 1 -> dict frame id */
+	uint32_t *loc_frames; /* location id - 1 -> dict frame id */
 	size_t nlocs, locs_cap;
 	Perftools__Profiles__Sample *samples;
 	Perftools__Profiles__Sample **sample_ptrs;
 	size_t nsamples, samples_cap;
-	struct hwt_rep_arena arena;   /* per-sample arrays */
+	struct hwt_rep_arena arena; /* per-sample arrays */
 };
 
 static int str_index(struct pprof *pp, const char *s, int64_t *idx)
@@ -141,7 +141,9 @@ static int pprof_process(struct hwt_rep_render_ctx *ctx, int source, uint32_t ro
 	s->value[1] = (int64_t)val->weight;
 	s->n_value = 2;
 	if (row->comm)
-		lptrs[nl] = add_label(pp, &labels[nl], "comm", hwt_rep_dict_str_get(dict, row->comm), 0), nl++;
+		lptrs[nl] =
+		    add_label(pp, &labels[nl], "comm", hwt_rep_dict_str_get(dict, row->comm), 0),
+		nl++;
 	if (row->pid >= 0)
 		lptrs[nl] = add_label(pp, &labels[nl], "pid", NULL, row->pid), nl++;
 	if (row->tid >= 0)
@@ -166,7 +168,8 @@ static int gzip_into(const uint8_t *data, size_t len, struct hwt_buf *out)
 
 	memset(&zs, 0, sizeof(zs));
 	/* windowBits 15 + 16: a gzip wrapper, as pprof expects. */
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
 		return -HWT_ELIB;
 	err = hwt_buf_reserve(out, deflateBound(&zs, len));
 	if (err < 0) {
@@ -231,7 +234,8 @@ static int build_and_pack(struct hwt_rep_render_ctx *ctx, struct pprof *pp, stru
 	    !map_ptrs || !map_names || !map_ids)
 		goto out;
 	for (size_t i = 0; i < pp->nlocs; i++) {
-		const struct hwt_rep_frame_key *fk = hwt_rep_dict_frame_key(dict, pp->loc_frames[i]);
+		const struct hwt_rep_frame_key *fk =
+		    hwt_rep_dict_frame_key(dict, pp->loc_frames[i]);
 		const char *name = hwt_rep_frame_label(dict, pp->loc_frames[i]);
 		int64_t key[2];
 		uint32_t fid, mid;
@@ -241,7 +245,8 @@ static int build_and_pack(struct hwt_rep_render_ctx *ctx, struct pprof *pp, stru
 		locs[i].id = i + 1;
 		locs[i].address = fk->addr;
 		if ((err = str_index(pp, name, &key[0])) < 0 ||
-		    (err = str_index(pp, fk->file ? hwt_rep_dict_str_get(dict, fk->file) : "", &key[1])) < 0)
+		    (err = str_index(pp, fk->file ? hwt_rep_dict_str_get(dict, fk->file) : "",
+				     &key[1])) < 0)
 			goto out;
 		err = hwt_rep_set_intern(&pp->functions, key, sizeof(key), &fid);
 		if (err < 0)
@@ -376,9 +381,9 @@ static int pprof_finish(struct hwt_rep_render_ctx *ctx, int err, struct hwt_buf 
 }
 
 const struct hwt_rep_format_ops hwt_rep_fmt_pprof = {
-	.name = "pprof",
-	.format = HWT_REP_FMT_PPROF,
-	.init = pprof_init,
-	.process = pprof_process,
-	.finish = pprof_finish,
+    .name = "pprof",
+    .format = HWT_REP_FMT_PPROF,
+    .init = pprof_init,
+    .process = pprof_process,
+    .finish = pprof_finish,
 };

@@ -17,19 +17,19 @@ static const struct {
 	const char *alias;
 	uint32_t type;
 } fields[HWT_REP_F_COUNT_] = {
-	[HWT_REP_F_FUNCTION] = {"function", "sym", HWT_REP_STR},
-	[HWT_REP_F_OBJECT] = {"object", "dso", HWT_REP_STR},
-	[HWT_REP_F_COMM] = {"comm", NULL, HWT_REP_STR},
-	[HWT_REP_F_PID] = {"pid", NULL, HWT_REP_INT},
-	[HWT_REP_F_TID] = {"tid", NULL, HWT_REP_INT},
-	[HWT_REP_F_CPU] = {"cpu", NULL, HWT_REP_INT},
-	[HWT_REP_F_EVENT] = {"event", NULL, HWT_REP_STR},
-	[HWT_REP_F_SRCLINE] = {"srcline", NULL, HWT_REP_STR},
-	[HWT_REP_F_USTACK] = {"ustack", NULL, HWT_REP_STACK},
-	[HWT_REP_F_KSTACK] = {"kstack", NULL, HWT_REP_STACK},
-	[HWT_REP_F_STACK] = {"stack", NULL, HWT_REP_STACK},
-	[HWT_REP_F_WEIGHT] = {"weight", "period", HWT_REP_INT},
-	[HWT_REP_F_TIME] = {"time", NULL, HWT_REP_INT},
+    [HWT_REP_F_FUNCTION] = {"function", "sym", HWT_REP_STR},
+    [HWT_REP_F_OBJECT] = {"object", "dso", HWT_REP_STR},
+    [HWT_REP_F_COMM] = {"comm", NULL, HWT_REP_STR},
+    [HWT_REP_F_PID] = {"pid", NULL, HWT_REP_INT},
+    [HWT_REP_F_TID] = {"tid", NULL, HWT_REP_INT},
+    [HWT_REP_F_CPU] = {"cpu", NULL, HWT_REP_INT},
+    [HWT_REP_F_EVENT] = {"event", NULL, HWT_REP_STR},
+    [HWT_REP_F_SRCLINE] = {"srcline", NULL, HWT_REP_STR},
+    [HWT_REP_F_USTACK] = {"ustack", NULL, HWT_REP_STACK},
+    [HWT_REP_F_KSTACK] = {"kstack", NULL, HWT_REP_STACK},
+    [HWT_REP_F_STACK] = {"stack", NULL, HWT_REP_STACK},
+    [HWT_REP_F_WEIGHT] = {"weight", "period", HWT_REP_INT},
+    [HWT_REP_F_TIME] = {"time", NULL, HWT_REP_INT},
 };
 
 int hwt_rep_field_parse(const char *name, enum hwt_rep_field *field)
@@ -37,7 +37,8 @@ int hwt_rep_field_parse(const char *name, enum hwt_rep_field *field)
 	if (!name || !field)
 		return -HWT_EINVAL;
 	for (int f = HWT_REP_F_FUNCTION; f < HWT_REP_F_COUNT_; f++) {
-		if (!strcmp(name, fields[f].name) || (fields[f].alias && !strcmp(name, fields[f].alias))) {
+		if (!strcmp(name, fields[f].name) ||
+		    (fields[f].alias && !strcmp(name, fields[f].alias))) {
 			*field = (enum hwt_rep_field)f;
 			return 0;
 		}
@@ -267,7 +268,8 @@ static int sample_frames(struct hwt_rep_dict *dict, const struct hwt_rep_sample 
 		return -HWT_EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		if (s->frame_ids) {
-			if (s->frame_ids[i] >= dict->frames.n || !dict->frame_views[s->frame_ids[i]])
+			if (s->frame_ids[i] >= dict->frames.n ||
+			    !dict->frame_views[s->frame_ids[i]])
 				return -HWT_EINVAL;
 			out[i] = s->frame_ids[i];
 		} else {
@@ -427,10 +429,10 @@ static const struct {
 	const char *suffix;
 	uint32_t kind;
 } folded_kinds[] = {
-	{"_[k]", HWT_REP_KIND_KERNEL},
-	{"_[i]", HWT_REP_KIND_INLINED},
-	{"_[j]", HWT_REP_KIND_JIT},
-	{"_[u]", HWT_REP_KIND_USER},
+    {"_[k]", HWT_REP_KIND_KERNEL},
+    {"_[i]", HWT_REP_KIND_INLINED},
+    {"_[j]", HWT_REP_KIND_JIT},
+    {"_[u]", HWT_REP_KIND_USER},
 };
 
 /* Interns one folded frame name (not NUL-terminated). */
@@ -545,7 +547,8 @@ int64_t hwt_rep_profile_add_folded(struct hwt_rep_profile *p, const char *text, 
 
 		lineno++;
 		for (size_t i = 0; i < l; i++) {
-			if (text[pos + i] != ' ' && text[pos + i] != '\t' && text[pos + i] != '\r') {
+			if (text[pos + i] != ' ' && text[pos + i] != '\t' &&
+			    text[pos + i] != '\r') {
 				blank = false;
 				break;
 			}
@@ -587,7 +590,8 @@ int hwt_rep_sample_key(struct hwt_rep_dict *dict, const struct hwt_rep_sample *s
 	if (nf < 0)
 		return nf;
 	for (size_t i = 0; i < n; i++) {
-		const struct hwt_rep_frame *leaf = nf ? hwt_rep_dict_frame_get(dict, frames[0]) : NULL;
+		const struct hwt_rep_frame *leaf =
+		    nf ? hwt_rep_dict_frame_get(dict, frames[0]) : NULL;
 		uint32_t id = 0;
 		size_t ns = 0;
 

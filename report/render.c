@@ -13,22 +13,17 @@
 #include <unistd.h>
 
 static const struct hwt_rep_format_ops *const formats[] = {
-	&hwt_rep_fmt_report_text,
-	&hwt_rep_fmt_report_json,
-	&hwt_rep_fmt_folded,
-	&hwt_rep_fmt_svg,
-	&hwt_rep_fmt_html,
-	&hwt_rep_fmt_pprof,
+    &hwt_rep_fmt_report_text, &hwt_rep_fmt_report_json, &hwt_rep_fmt_folded,
+    &hwt_rep_fmt_svg,	      &hwt_rep_fmt_html,	&hwt_rep_fmt_pprof,
 };
 
 static const struct {
 	const char *ext;
 	enum hwt_rep_format format;
 } extensions[] = {
-	{".pb.gz", HWT_REP_FMT_PPROF}, {".folded", HWT_REP_FMT_FOLDED},
-	{".svg", HWT_REP_FMT_SVG},     {".html", HWT_REP_FMT_HTML},
-	{".htm", HWT_REP_FMT_HTML},    {".json", HWT_REP_FMT_CHROME},
-	{".txt", HWT_REP_FMT_TEXT},
+    {".pb.gz", HWT_REP_FMT_PPROF}, {".folded", HWT_REP_FMT_FOLDED}, {".svg", HWT_REP_FMT_SVG},
+    {".html", HWT_REP_FMT_HTML},   {".htm", HWT_REP_FMT_HTML},	    {".json", HWT_REP_FMT_CHROME},
+    {".txt", HWT_REP_FMT_TEXT},
 };
 
 void hwt_rep_render_config_init(struct hwt_rep_render_config *cfg)
@@ -80,8 +75,8 @@ static int feed(struct hwt_rep_render_ctx *ctx, const struct hwt_rep_format_ops 
 		const struct hwt_rep_profile *p)
 {
 	for (size_t r = 0; r < p->rows.n; r++) {
-		int err = ops->process(ctx, source, (uint32_t)r, hwt_rep_profile_row(p, (uint32_t)r),
-					   &p->vals[r]);
+		int err = ops->process(ctx, source, (uint32_t)r,
+				       hwt_rep_profile_row(p, (uint32_t)r), &p->vals[r]);
 
 		if (err < 0)
 			return err;

@@ -80,11 +80,11 @@ enum hwt_rep_kind {
  * without a function name counts as unsymbolized in the stats. */
 struct hwt_rep_frame {
 	const char *function;
-	const char *object;   /* shared object or binary path, "[kernel.kallsyms]" */
-	const char *file;     /* source file of the frame's line */
-	uint32_t line;        /* 0 when unknown */
-	uint32_t kind;        /* enum hwt_rep_kind */
-	uint64_t addr;        /* instruction address; 0 when unknown */
+	const char *object; /* shared object or binary path, "[kernel.kallsyms]" */
+	const char *file;   /* source file of the frame's line */
+	uint32_t line;	    /* 0 when unknown */
+	uint32_t kind;	    /* enum hwt_rep_kind */
+	uint64_t addr;	    /* instruction address; 0 when unknown */
 };
 
 /* One sample. Frames are leaf first (frames[0] is where the sample hit).
@@ -92,12 +92,12 @@ struct hwt_rep_frame {
  * dict, the fast path for decoders that cache resolved frames) is used;
  * frame_ids wins when both are set. Strings need only live during the call. */
 struct hwt_rep_sample {
-	const char *event;     /* event name; NULL is "" */
-	uint64_t weight;       /* period (events this sample stands for); 0 is 1 */
-	uint64_t time;         /* perf clock, ns; 0 when unknown */
-	int32_t pid, tid;      /* -1 when unknown */
-	int32_t cpu;           /* -1 when unknown */
-	const char *comm;      /* NULL when unknown */
+	const char *event; /* event name; NULL is "" */
+	uint64_t weight;   /* period (events this sample stands for); 0 is 1 */
+	uint64_t time;	   /* perf clock, ns; 0 when unknown */
+	int32_t pid, tid;  /* -1 when unknown */
+	int32_t cpu;	   /* -1 when unknown */
+	const char *comm;  /* NULL when unknown */
 	const struct hwt_rep_frame *frames;
 	const uint32_t *frame_ids;
 	size_t nframes;
@@ -122,8 +122,7 @@ HWT_API void hwt_rep_dict_free(struct hwt_rep_dict *dict);
  * is 0) and stores its id. Allocates only for a string not seen before.
  * Returns 0, -HWT_EINVAL (NULL dict or id), -HWT_ETOOBIG (over 4 GiB of
  * strings) or -ENOMEM. */
-HWT_API int hwt_rep_dict_str(struct hwt_rep_dict *dict, const char *s, size_t len,
-			     uint32_t *id);
+HWT_API int hwt_rep_dict_str(struct hwt_rep_dict *dict, const char *s, size_t len, uint32_t *id);
 /* The NUL-terminated string of an id, valid for the lifetime of the dict;
  * NULL for an id never handed out. */
 HWT_API const char *hwt_rep_dict_str_get(const struct hwt_rep_dict *dict, uint32_t id);
@@ -136,7 +135,7 @@ HWT_API int hwt_rep_dict_frame(struct hwt_rep_dict *dict, const struct hwt_rep_f
 /* The frame of an id (strings point into the dict; unknown strings are
  * NULL), valid for the lifetime of the dict; NULL for a bad id. */
 HWT_API const struct hwt_rep_frame *hwt_rep_dict_frame_get(const struct hwt_rep_dict *dict,
-							  uint32_t id);
+							   uint32_t id);
 /* Number of frames (ids are 0 .. n-1). */
 HWT_API size_t hwt_rep_dict_nframes(const struct hwt_rep_dict *dict);
 
@@ -173,14 +172,14 @@ struct hwt_rep_val {
 
 /* Aggregating functions, as DTrace's. */
 enum hwt_rep_func {
-	HWT_REP_COUNT = 1,  /* number of updates (each weighs `weight`) */
-	HWT_REP_SUM,        /* sum of value * weight */
+	HWT_REP_COUNT = 1, /* number of updates (each weighs `weight`) */
+	HWT_REP_SUM,	   /* sum of value * weight */
 	HWT_REP_MIN,
 	HWT_REP_MAX,
-	HWT_REP_AVG,        /* sum / count, exact 128-bit sums */
-	HWT_REP_STDDEV,     /* population standard deviation, exact sums */
-	HWT_REP_QUANTIZE,   /* power-of-two histogram */
-	HWT_REP_LQUANTIZE,  /* linear histogram: low, high, step */
+	HWT_REP_AVG,	   /* sum / count, exact 128-bit sums */
+	HWT_REP_STDDEV,	   /* population standard deviation, exact sums */
+	HWT_REP_QUANTIZE,  /* power-of-two histogram */
+	HWT_REP_LQUANTIZE, /* linear histogram: low, high, step */
 };
 
 #define HWT_REP_MAX_KEYS 8
@@ -194,14 +193,14 @@ enum hwt_rep_func {
 #define HWT_REP_LQUANTIZE_MAX_LEVELS 65536
 
 struct hwt_rep_agg_config {
-	size_t size;            /* sizeof(struct hwt_rep_agg_config) */
-	const char *name;       /* without '@'; "" is DTrace's anonymous @ (copied) */
+	size_t size;	  /* sizeof(struct hwt_rep_agg_config) */
+	const char *name; /* without '@'; "" is DTrace's anonymous @ (copied) */
 	enum hwt_rep_func func;
-	int64_t low, high, step; /* lquantize: buckets [low+k*step, low+(k+1)*step)
-				  * plus "< low" and ">= high"; needs step > 0,
-				  * high > low, (high-low) a multiple of step */
-	size_t nkeys;           /* 0 .. HWT_REP_MAX_KEYS; 0 is a single value */
-	uint32_t key_types[HWT_REP_MAX_KEYS]; /* enum hwt_rep_type */
+	int64_t low, high, step;		 /* lquantize: buckets [low+k*step, low+(k+1)*step)
+						  * plus "< low" and ">= high"; needs step > 0,
+						  * high > low, (high-low) a multiple of step */
+	size_t nkeys;				 /* 0 .. HWT_REP_MAX_KEYS; 0 is a single value */
+	uint32_t key_types[HWT_REP_MAX_KEYS];	 /* enum hwt_rep_type */
 	const char *key_names[HWT_REP_MAX_KEYS]; /* for headers and JSON (copied;
 						  * NULL: "key<i>") */
 	struct hwt_logger log;
@@ -234,14 +233,14 @@ HWT_API void hwt_rep_agg_clear(struct hwt_rep_agg *agg);
 /* The result of one key. */
 struct hwt_rep_agg_result {
 	const struct hwt_rep_val *key; /* nkeys values, valid until the next update */
-	uint64_t count;     /* total weight of updates */
-	int64_t sum;        /* sum of value * weight (wraps) */
+	uint64_t count;		       /* total weight of updates */
+	int64_t sum;		       /* sum of value * weight (wraps) */
 	int64_t min, max;
 	double avg, stddev;
-	int64_t value;      /* what the function shows: count, sum, min, max,
-			     * avg or stddev (truncated toward zero); for
-			     * histograms the total count. Rows sort on it. */
-	size_t nbuckets;    /* histograms: bucket counts; else 0 */
+	int64_t value;	 /* what the function shows: count, sum, min, max,
+			  * avg or stddev (truncated toward zero); for
+			  * histograms the total count. Rows sort on it. */
+	size_t nbuckets; /* histograms: bucket counts; else 0 */
 	const uint64_t *buckets;
 };
 
@@ -291,18 +290,18 @@ HWT_API int hwt_rep_agg_print(const struct hwt_rep_agg *agg, enum hwt_rep_format
 
 enum hwt_rep_field {
 	HWT_REP_F_FUNCTION = 1, /* leaf frame's function label (string) */
-	HWT_REP_F_OBJECT,       /* leaf frame's object (string) */
-	HWT_REP_F_COMM,         /* string */
-	HWT_REP_F_PID,          /* int */
-	HWT_REP_F_TID,          /* int */
-	HWT_REP_F_CPU,          /* int */
-	HWT_REP_F_EVENT,        /* string */
-	HWT_REP_F_SRCLINE,      /* leaf frame's "file:line" (string) */
-	HWT_REP_F_USTACK,       /* the user frames (stack) */
-	HWT_REP_F_KSTACK,       /* the kernel frames (stack) */
-	HWT_REP_F_STACK,        /* all frames (stack) */
-	HWT_REP_F_WEIGHT,       /* the sample's weight (int) */
-	HWT_REP_F_TIME,         /* the sample's time (int) */
+	HWT_REP_F_OBJECT,	/* leaf frame's object (string) */
+	HWT_REP_F_COMM,		/* string */
+	HWT_REP_F_PID,		/* int */
+	HWT_REP_F_TID,		/* int */
+	HWT_REP_F_CPU,		/* int */
+	HWT_REP_F_EVENT,	/* string */
+	HWT_REP_F_SRCLINE,	/* leaf frame's "file:line" (string) */
+	HWT_REP_F_USTACK,	/* the user frames (stack) */
+	HWT_REP_F_KSTACK,	/* the kernel frames (stack) */
+	HWT_REP_F_STACK,	/* all frames (stack) */
+	HWT_REP_F_WEIGHT,	/* the sample's weight (int) */
+	HWT_REP_F_TIME,		/* the sample's time (int) */
 	HWT_REP_F_COUNT_
 };
 
@@ -319,8 +318,7 @@ HWT_API uint32_t hwt_rep_field_type(enum hwt_rep_field field);
  * interning strings and stacks in dict. A sample's frame_ids must be ids of
  * this dict. Returns 0, -HWT_EINVAL or -ENOMEM. */
 HWT_API int hwt_rep_sample_key(struct hwt_rep_dict *dict, const struct hwt_rep_sample *sample,
-			       const enum hwt_rep_field *fields, size_t n,
-			       struct hwt_rep_val *key);
+			       const enum hwt_rep_field *fields, size_t n, struct hwt_rep_val *key);
 
 /* ------------------------------------------------------------------------ */
 /* Profiles                                                                  */
@@ -330,7 +328,7 @@ struct hwt_rep_stats {
 	uint64_t samples;      /* samples accepted */
 	uint64_t weight;       /* their total weight */
 	uint64_t filtered;     /* samples the filters rejected */
-	uint64_t lost;         /* samples the input says were lost
+	uint64_t lost;	       /* samples the input says were lost
 				* (hwt_rep_profile_lost) */
 	uint64_t no_stack;     /* accepted samples without any frame */
 	uint64_t frames;       /* frames in accepted samples */
@@ -351,14 +349,14 @@ struct hwt_rep_filter {
 	const char *const *objects; /* the leaf frame's object, by full path
 				     * or by basename */
 	size_t nobjects;
-	uint64_t time_begin;        /* keep time_begin <= time < time_end */
-	uint64_t time_end;          /* 0 is no upper bound */
+	uint64_t time_begin; /* keep time_begin <= time < time_end */
+	uint64_t time_end;   /* 0 is no upper bound */
 };
 
 struct hwt_rep_profile_config {
-	size_t size;                /* sizeof(struct hwt_rep_profile_config) */
-	struct hwt_rep_dict *dict;  /* shared dict (must outlive the profile);
-				     * NULL: the profile owns its own */
+	size_t size;		   /* sizeof(struct hwt_rep_profile_config) */
+	struct hwt_rep_dict *dict; /* shared dict (must outlive the profile);
+				    * NULL: the profile owns its own */
 	struct hwt_rep_filter filter;
 	struct hwt_logger log;
 };
@@ -419,52 +417,52 @@ enum hwt_rep_order {
 
 enum hwt_rep_graph {
 	HWT_REP_GRAPH_NONE = 0,
-	HWT_REP_GRAPH_CALLER,   /* under an entry, its callees (root to leaf) */
-	HWT_REP_GRAPH_CALLEE,   /* under an entry, its callers (leaf to root) */
-	HWT_REP_GRAPH_AUTO,     /* CALLER with children, CALLEE without */
+	HWT_REP_GRAPH_CALLER, /* under an entry, its callees (root to leaf) */
+	HWT_REP_GRAPH_CALLEE, /* under an entry, its callers (leaf to root) */
+	HWT_REP_GRAPH_AUTO,   /* CALLER with children, CALLEE without */
 };
 
 struct hwt_rep_render_config {
-	size_t size;                /* sizeof(struct hwt_rep_render_config) */
+	size_t size; /* sizeof(struct hwt_rep_render_config) */
 	enum hwt_rep_format format;
 
 	/* TEXT and JSON reports */
 	enum hwt_rep_field sort[8]; /* entry key, perf's --sort; default
 				     * comm, object, function */
-	size_t nsort;               /* 0: the default */
+	size_t nsort;		    /* 0: the default */
 	enum hwt_rep_order order;   /* default CHILDREN (SELF when !children) */
-	bool children;              /* accumulate callees into callers; default true */
+	bool children;		    /* accumulate callees into callers; default true */
 	enum hwt_rep_graph graph;   /* default AUTO */
-	double percent_limit;       /* hide entries below this %; default 0 */
-	double graph_limit;         /* hide graph branches below this %; 0.5 */
-	size_t max_entries;         /* 0: all */
+	double percent_limit;	    /* hide entries below this %; default 0 */
+	double graph_limit;	    /* hide graph branches below this %; 0.5 */
+	size_t max_entries;	    /* 0: all */
 
 	/* flame graphs (SVG, HTML, FOLDED) and pprof */
-	const char *title;          /* default "Flame Graph" / "Differential..." */
-	bool icicle;                /* root at the top */
-	bool by_comm;               /* the command name as the root frame
-				     * (stackcollapse-perf's default); true */
-	bool annotate;              /* folded: _[k] _[i] _[j] suffixes; true */
-	bool count_samples;         /* flame graphs and folded stacks count
-				     * samples, not their weight (the period:
-				     * perf report's event count); default
-				     * false */
-	unsigned int width;         /* SVG/HTML width in px; default 1200 */
-	double min_width;           /* px: narrower frames are merged into
-				     * their parent in the static layout and
-				     * skipped when drawing; default 0.1 */
+	const char *title;		    /* default "Flame Graph" / "Differential..." */
+	bool icicle;			    /* root at the top */
+	bool by_comm;			    /* the command name as the root frame
+					     * (stackcollapse-perf's default); true */
+	bool annotate;			    /* folded: _[k] _[i] _[j] suffixes; true */
+	bool count_samples;		    /* flame graphs and folded stacks count
+					     * samples, not their weight (the period:
+					     * perf report's event count); default
+					     * false */
+	unsigned int width;		    /* SVG/HTML width in px; default 1200 */
+	double min_width;		    /* px: narrower frames are merged into
+					     * their parent in the static layout and
+					     * skipped when drawing; default 0.1 */
 	const struct hwt_rep_profile *base; /* differential flame graph: the
 					     * profile before; same dict not
 					     * required */
-	bool diff_normalize;        /* scale base to the same total; true */
+	bool diff_normalize;		    /* scale base to the same total; true */
 	struct hwt_logger log;
 
 	/* TEXT and JSON reports (added later: options grow at the end) */
-	bool relative;              /* percentages of the samples the comm,
-				     * pid, tid and object filters kept (perf's
-				     * --percentage relative); default false:
-				     * of every sample in the time range, as
-				     * perf's default (absolute) */
+	bool relative; /* percentages of the samples the comm,
+			* pid, tid and object filters kept (perf's
+			* --percentage relative); default false:
+			* of every sample in the time range, as
+			* perf's default (absolute) */
 };
 
 HWT_API void hwt_rep_render_config_init(struct hwt_rep_render_config *cfg);
@@ -502,16 +500,16 @@ HWT_API int hwt_rep_timeline_alloc(struct hwt_rep_timeline **timeline);
 HWT_API void hwt_rep_timeline_free(struct hwt_rep_timeline *timeline);
 
 /* Names a thread (the name is copied). Returns 0 or -ENOMEM. */
-HWT_API int hwt_rep_timeline_thread(struct hwt_rep_timeline *timeline, int32_t pid,
-				    int32_t tid, const char *name);
+HWT_API int hwt_rep_timeline_thread(struct hwt_rep_timeline *timeline, int32_t pid, int32_t tid,
+				    const char *name);
 /* A span [begin_ns, end_ns) on a thread, e.g. one call. Spans of a thread
  * nest by time. name is copied. Returns 0, -HWT_EINVAL (end before begin)
  * or -ENOMEM. */
 HWT_API int hwt_rep_timeline_span(struct hwt_rep_timeline *timeline, int32_t pid, int32_t tid,
 				  const char *name, uint64_t begin_ns, uint64_t end_ns);
 /* An instant event (a sample, a gap in the trace). Returns 0 or -ENOMEM. */
-HWT_API int hwt_rep_timeline_instant(struct hwt_rep_timeline *timeline, int32_t pid,
-				     int32_t tid, const char *name, uint64_t time_ns);
+HWT_API int hwt_rep_timeline_instant(struct hwt_rep_timeline *timeline, int32_t pid, int32_t tid,
+				     const char *name, uint64_t time_ns);
 /* A sampled stack of thread tid at time_ns (frame ids of dict, leaf first),
  * for a chart of samples over time: the frames it shares, from the root,
  * with the thread's previous sample continue that sample's spans; the
@@ -534,8 +532,7 @@ HWT_API int64_t hwt_rep_timeline_flush(struct hwt_rep_timeline *timeline);
 /* Appends the Chrome trace event JSON ({"traceEvents": [...]}, events in
  * time order, timestamps in microseconds with ns precision) to out.
  * Returns 0 or -ENOMEM. */
-HWT_API int hwt_rep_timeline_render(const struct hwt_rep_timeline *timeline,
-				    struct hwt_buf *out);
+HWT_API int hwt_rep_timeline_render(const struct hwt_rep_timeline *timeline, struct hwt_buf *out);
 
 /* ------------------------------------------------------------------------ */
 /* Recordings of samples: a session's records to resolved samples           */
@@ -581,25 +578,25 @@ struct hwt_fmt_record;
 struct hwt_rep_samples;
 
 struct hwt_rep_samples_config {
-	size_t size;           /* sizeof(struct hwt_rep_samples_config) */
-	bool callchains;       /* the call chain (default true); false: only
-				* the sampled ip (perf report -g none, -G) */
-	bool inline_frames;    /* expand inlined functions into frames of kind
-				* INLINED, leafward of the function they are
-				* inlined into (perf --inline). Default false,
-				* as perf report and perf script show them. */
-	bool srclines;         /* frames carry file:line (for srcline keys and
-				* pprof lines); default false: frames are
-				* (function, object, kind), so stacks merge
-				* by function as perf's call graphs do */
+	size_t size;		/* sizeof(struct hwt_rep_samples_config) */
+	bool callchains;	/* the call chain (default true); false: only
+				 * the sampled ip (perf report -g none, -G) */
+	bool inline_frames;	/* expand inlined functions into frames of kind
+				 * INLINED, leafward of the function they are
+				 * inlined into (perf --inline). Default false,
+				 * as perf report and perf script show them. */
+	bool srclines;		/* frames carry file:line (for srcline keys and
+				 * pprof lines); default false: frames are
+				 * (function, object, kind), so stacks merge
+				 * by function as perf's call graphs do */
 	unsigned int max_stack; /* frames per sample, leaf side kept; default
 				 * 127 (perf's); at most HWT_REP_MAX_DEPTH */
-	const char *kallsyms;  /* kernel symbols (kallsyms format); NULL:
-				* /proc/kallsyms when the recording's kernel
-				* release is the running kernel's, else none */
-	const char *debug_dir; /* searched first for separate debug files */
-	bool no_cache;         /* resolve every address every time (tests and
-				* benchmarks compare against the caches) */
+	const char *kallsyms;	/* kernel symbols (kallsyms format); NULL:
+				 * /proc/kallsyms when the recording's kernel
+				 * release is the running kernel's, else none */
+	const char *debug_dir;	/* searched first for separate debug files */
+	bool no_cache;		/* resolve every address every time (tests and
+				 * benchmarks compare against the caches) */
 	struct hwt_logger log;
 };
 
@@ -629,10 +626,10 @@ HWT_API int hwt_rep_samples_record(struct hwt_rep_samples *rs, const struct hwt_
 
 /* What the last sample's frames were (parallel to its frame_ids). */
 struct hwt_rep_sample_frame {
-	uint64_t ip;     /* the address as recorded */
+	uint64_t ip;	 /* the address as recorded */
 	uint64_t offset; /* ip's offset in its function (sym+offset), when
 			  * the frame has a function */
-	uint32_t flags;  /* HWT_REP_SF_* */
+	uint32_t flags;	 /* HWT_REP_SF_* */
 };
 
 enum {
@@ -647,16 +644,16 @@ HWT_API size_t hwt_rep_samples_detail(const struct hwt_rep_samples *rs,
 				      const struct hwt_rep_sample_frame **frames);
 
 struct hwt_rep_samples_stats {
-	uint64_t samples;       /* samples resolved */
-	uint64_t frames;        /* frames in them */
-	uint64_t unmapped;      /* frames no mapping held */
-	uint64_t unsymbolized;  /* frames mapped, without a function */
-	uint64_t lost_records;  /* PERF_RECORD_LOST totals */
-	uint64_t lost_samples;  /* PERF_RECORD_LOST_SAMPLES totals */
-	uint64_t bad_records;   /* records the session skipped as malformed */
-	uint64_t damaged;       /* chunks skipped as damaged (.hwt) */
-	uint64_t resolved;      /* distinct addresses symbolized (cache misses) */
-	uint64_t no_callchain;  /* samples of events recorded without call chains */
+	uint64_t samples;      /* samples resolved */
+	uint64_t frames;       /* frames in them */
+	uint64_t unmapped;     /* frames no mapping held */
+	uint64_t unsymbolized; /* frames mapped, without a function */
+	uint64_t lost_records; /* PERF_RECORD_LOST totals */
+	uint64_t lost_samples; /* PERF_RECORD_LOST_SAMPLES totals */
+	uint64_t bad_records;  /* records the session skipped as malformed */
+	uint64_t damaged;      /* chunks skipped as damaged (.hwt) */
+	uint64_t resolved;     /* distinct addresses symbolized (cache misses) */
+	uint64_t no_callchain; /* samples of events recorded without call chains */
 };
 
 HWT_API void hwt_rep_samples_stats(const struct hwt_rep_samples *rs,
@@ -675,8 +672,8 @@ HWT_API int64_t hwt_rep_samples_load(struct hwt_rep_samples *rs, struct hwt_rep_
 
 /* Event facts a report needs before reading samples. */
 struct hwt_rep_event_info {
-	const char *name;      /* never NULL */
-	bool callchain;        /* recorded with call chains (-g or LBR) */
+	const char *name; /* never NULL */
+	bool callchain;	  /* recorded with call chains (-g or LBR) */
 };
 
 /* Number of events of the session and their facts. Returns the count;

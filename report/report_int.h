@@ -47,7 +47,7 @@ struct hwt_rep_set {
 	uint64_t *slots; /* hash << 32 | (id + 1); 0 is empty. The hash in the
 			  * slot lets a probe skip other keys without touching
 			  * their entries (a cache miss each). */
-	size_t nslots;   /* power of two */
+	size_t nslots;	 /* power of two */
 };
 
 void hwt_rep_set_init(struct hwt_rep_set *set);
@@ -85,11 +85,11 @@ struct hwt_rep_frame_key {
 
 struct hwt_rep_dict {
 	struct hwt_rep_set strs;
-	struct hwt_rep_set frames;     /* keys: struct hwt_rep_frame_key */
+	struct hwt_rep_set frames;	    /* keys: struct hwt_rep_frame_key */
 	struct hwt_rep_frame **frame_views; /* frame id -> resolved frame (arena) */
-	uint32_t *frame_labels;        /* frame id -> label string id */
+	uint32_t *frame_labels;		    /* frame id -> label string id */
 	size_t frame_views_cap;
-	struct hwt_rep_set stacks;     /* keys: uint32_t frame ids, leaf first */
+	struct hwt_rep_set stacks; /* keys: uint32_t frame ids, leaf first */
 };
 
 static inline const struct hwt_rep_frame_key *
@@ -107,9 +107,9 @@ static inline uint32_t hwt_rep_dict_label_id(const struct hwt_rep_dict *dict, ui
 /* Profile layout: samples merged into rows by identical key. */
 
 struct hwt_rep_row_key {
-	uint32_t stack;  /* dict stack id */
-	uint32_t comm;   /* dict string id (0: unknown) */
-	uint32_t event;  /* dict string id */
+	uint32_t stack; /* dict stack id */
+	uint32_t comm;	/* dict string id (0: unknown) */
+	uint32_t event; /* dict string id */
 	int32_t pid, tid, cpu;
 };
 
@@ -121,15 +121,15 @@ struct hwt_rep_row_val {
 struct hwt_rep_profile {
 	struct hwt_rep_dict *dict;
 	bool own_dict;
-	struct hwt_rep_set rows;          /* keys: struct hwt_rep_row_key */
-	struct hwt_rep_row_val *vals;     /* row id -> totals */
+	struct hwt_rep_set rows;      /* keys: struct hwt_rep_row_key */
+	struct hwt_rep_row_val *vals; /* row id -> totals */
 	size_t vals_cap;
 	struct hwt_rep_stats stats;
-	uint32_t *unsym;                  /* dict stack id -> unsymbolized frames
-					   * in it, UINT32_MAX until computed */
+	uint32_t *unsym; /* dict stack id -> unsymbolized frames
+			  * in it, UINT32_MAX until computed */
 	size_t unsym_cap;
 	/* filter, copied */
-	uint32_t *f_comms;                /* string ids */
+	uint32_t *f_comms; /* string ids */
 	size_t nf_comms;
 	int32_t *f_pids, *f_tids;
 	size_t nf_pids, nf_tids;
@@ -142,14 +142,14 @@ struct hwt_rep_profile {
 	struct hwt_rep_filtered_event {
 		uint32_t event; /* string id */
 		uint64_t samples, weight;
-	} *f_events;
+	} * f_events;
 	size_t nf_events, f_events_cap;
 	struct hwt_logger log;
 	uint32_t work[HWT_REP_MAX_DEPTH]; /* frame ids of the sample being added */
 };
 
 static inline const struct hwt_rep_row_key *hwt_rep_profile_row(const struct hwt_rep_profile *p,
-							      uint32_t i)
+								uint32_t i)
 {
 	return (const struct hwt_rep_row_key *)p->rows.entries[i].data;
 }

@@ -87,11 +87,11 @@ struct hwt_rep_samples {
 	size_t nevents;
 	struct rs_event unknown_event;
 
-	struct obj_entry *objs; /* object cache, open addressing */
-	size_t nobjs, objs_cap; /* entries used, slots (power of two) */
+	struct obj_entry *objs;	  /* object cache, open addressing */
+	size_t nobjs, objs_cap;	  /* entries used, slots (power of two) */
 	struct addr_entry *addrs; /* address cache, 1 << ADDR_CACHE_BITS */
 	uint32_t epoch;
-	uint32_t *pool;         /* frame ids of inline chains */
+	uint32_t *pool; /* frame ids of inline chains */
 	size_t npool, pool_cap;
 	uint32_t unmapped[HWT_REP_KIND_COUNT_]; /* frame id + 1 per kind */
 
@@ -184,8 +184,8 @@ static void load_metadata(struct hwt_rep_samples *rs, bool same_kernel)
 		own_vdso(rs);
 	for (size_t i = 0; i < hwt_fmt_session_nmeta(rs->session); i++) {
 		m = hwt_fmt_session_meta(rs->session, i);
-		if (strncmp(m->key, HWT_META_BUILDID_PREFIX, plen) || m->type != HWT_FMT_META_BYTES ||
-		    !m->len || m->len > 64)
+		if (strncmp(m->key, HWT_META_BUILDID_PREFIX, plen) ||
+		    m->type != HWT_FMT_META_BYTES || !m->len || m->len > 64)
 			continue;
 		hwt_sym_aspace_build_id(rs->as, m->key + plen, m->v.bytes, m->len);
 	}
@@ -322,18 +322,18 @@ static int feed(struct hwt_rep_samples *rs, const struct hwt_fmt_record *rec)
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
 		struct hwt_sym_mmap_event ev = {
-			.pid = rec->u.mmap.pid,
-			.tid = rec->u.mmap.tid,
-			.time = rec->id.time,
-			.start = rec->u.mmap.addr,
-			.len = rec->u.mmap.len,
-			.pgoff = rec->u.mmap.pgoff,
-			.prot = rec->type == PERF_RECORD_MMAP2
-					? rec->u.mmap.prot
-					: (rec->misc & PERF_RECORD_MISC_MMAP_DATA ? 0 : PROT_EXEC),
-			.filename = rec->u.mmap.filename,
-			.build_id = rec->u.mmap.has_build_id ? rec->u.mmap.build_id : NULL,
-			.build_id_len = rec->u.mmap.has_build_id ? rec->u.mmap.build_id_size : 0,
+		    .pid = rec->u.mmap.pid,
+		    .tid = rec->u.mmap.tid,
+		    .time = rec->id.time,
+		    .start = rec->u.mmap.addr,
+		    .len = rec->u.mmap.len,
+		    .pgoff = rec->u.mmap.pgoff,
+		    .prot = rec->type == PERF_RECORD_MMAP2
+				? rec->u.mmap.prot
+				: (rec->misc & PERF_RECORD_MISC_MMAP_DATA ? 0 : PROT_EXEC),
+		    .filename = rec->u.mmap.filename,
+		    .build_id = rec->u.mmap.has_build_id ? rec->u.mmap.build_id : NULL,
+		    .build_id_len = rec->u.mmap.has_build_id ? rec->u.mmap.build_id_size : 0,
 		};
 
 		if (!(ev.prot & PROT_EXEC))
@@ -446,7 +446,8 @@ static int symbolize(struct hwt_rep_samples *rs, const struct hwt_sym_loc *loc, 
 
 			val->offset = info.symbol ? loc->addr - info.sym_addr : 0;
 			if (!rs->cfg.inline_frames || n == 1) {
-				err = frame_id(rs, outer, object, rs->cfg.srclines ? fr[0].file : NULL,
+				err = frame_id(rs, outer, object,
+					       rs->cfg.srclines ? fr[0].file : NULL,
 					       rs->cfg.srclines ? fr[0].line : 0, kind, &id);
 				if (err < 0)
 					return err;
@@ -510,8 +511,8 @@ static int objs_grow(struct hwt_rep_samples *rs)
 }
 
 /* The object cache: (object, address, flags) -> frames. */
-static int resolve_obj(struct hwt_rep_samples *rs, const struct hwt_sym_loc *loc,
-		       uint32_t keyflags, struct rs_val *val)
+static int resolve_obj(struct hwt_rep_samples *rs, const struct hwt_sym_loc *loc, uint32_t keyflags,
+		       struct rs_val *val)
 {
 	uint32_t object = loc->object + 1;
 	size_t j;
@@ -685,7 +686,8 @@ static int sample_frames(struct hwt_rep_samples *rs, const struct rs_event *ev,
 		for (uint64_t i = 0; !err && i < s->branch_nr && entries < rs->cfg.max_stack; i++) {
 			uint64_t from;
 
-			memcpy(&from, s->branches + i * sizeof(struct perf_branch_entry), sizeof(from));
+			memcpy(&from, s->branches + i * sizeof(struct perf_branch_entry),
+			       sizeof(from));
 			err = push(rs, pid, time, from, false, HWT_REP_KIND_USER);
 			entries++;
 		}
@@ -711,7 +713,7 @@ int hwt_rep_samples_record(struct hwt_rep_samples *rs, const struct hwt_fmt_reco
 		return feed(rs, rec);
 	s = &rec->u.sample;
 	ev = rec->event >= 0 && (size_t)rec->event < rs->nevents ? &rs->events[rec->event]
-								  : &rs->unknown_event;
+								 : &rs->unknown_event;
 	pid = s->type & PERF_SAMPLE_TID ? s->pid : UINT32_MAX;
 	time = s->type & PERF_SAMPLE_TIME ? s->time : 0;
 	err = sample_frames(rs, ev, s, pid, time);
@@ -756,7 +758,8 @@ int64_t hwt_rep_samples_load(struct hwt_rep_samples *rs, struct hwt_rep_profile 
 		if (err < 0) {
 			/* A damaged chunk of a .hwt: say where, go on with the
 			 * next one. perf.data framing errors end the session. */
-			if ((err == -HWT_ECHECKSUM || err == -HWT_ECOMPRESS || err == -HWT_ETRUNC) &&
+			if ((err == -HWT_ECHECKSUM || err == -HWT_ECOMPRESS ||
+			     err == -HWT_ETRUNC) &&
 			    hwt_fmt_session_kind(rs->session) == HWT_FMT_KIND_HWT) {
 				hwt_log(&rs->cfg.log, HWT_LOG_WARN,
 					"%s at offset %" PRIu64 ": the records there are skipped",
@@ -778,9 +781,10 @@ int64_t hwt_rep_samples_load(struct hwt_rep_samples *rs, struct hwt_rep_profile 
 		if (err < 0)
 			return err == -HWT_EINVAL ? -HWT_EINTERNAL : err;
 		if (timeline && err == 1) {
-			const struct rs_event *ev = rec.event >= 0 && (size_t)rec.event < rs->nevents
-							    ? &rs->events[rec.event]
-							    : &rs->unknown_event;
+			const struct rs_event *ev =
+			    rec.event >= 0 && (size_t)rec.event < rs->nevents
+				? &rs->events[rec.event]
+				: &rs->unknown_event;
 
 			err = hwt_rep_timeline_stack(timeline, rs->dict, smp.pid, smp.tid, smp.comm,
 						     smp.time, ev->period_ns, smp.frame_ids,

@@ -160,20 +160,21 @@ int hwt_rep_stats_text(struct hwt_buf *out, const struct hwt_rep_stats *st, cons
 	return hwt_buf_printf(out,
 			      "%ssamples: %" PRIu64 " (weight %" PRIu64 "), filtered out: %" PRIu64
 			      ", lost: %" PRIu64 ", without stack: %" PRIu64 "\n"
-			      "%sframes: %" PRIu64 ", unsymbolized: %" PRIu64 " (%.2f%%), truncated "
+			      "%sframes: %" PRIu64 ", unsymbolized: %" PRIu64
+			      " (%.2f%%), truncated "
 			      "stacks: %" PRIu64 ", bad input: %" PRIu64 "\n",
 			      prefix, st->samples, st->weight, st->filtered, st->lost, st->no_stack,
-			      prefix, st->frames, st->unsymbolized, pct(st->unsymbolized, st->frames),
-			      st->truncated, st->bad_input);
+			      prefix, st->frames, st->unsymbolized,
+			      pct(st->unsymbolized, st->frames), st->truncated, st->bad_input);
 }
 
 int hwt_rep_stats_json(struct hwt_buf *out, const struct hwt_rep_stats *st)
 {
 	return hwt_buf_printf(out,
-			      "{\"samples\":%" PRIu64 ",\"weight\":%" PRIu64 ",\"filtered\":%" PRIu64
-			      ",\"lost\":%" PRIu64 ",\"no_stack\":%" PRIu64 ",\"frames\":%" PRIu64
-			      ",\"unsymbolized\":%" PRIu64 ",\"truncated\":%" PRIu64
-			      ",\"bad_input\":%" PRIu64 "}",
+			      "{\"samples\":%" PRIu64 ",\"weight\":%" PRIu64
+			      ",\"filtered\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"no_stack\":%" PRIu64
+			      ",\"frames\":%" PRIu64 ",\"unsymbolized\":%" PRIu64
+			      ",\"truncated\":%" PRIu64 ",\"bad_input\":%" PRIu64 "}",
 			      st->samples, st->weight, st->filtered, st->lost, st->no_stack,
 			      st->frames, st->unsymbolized, st->truncated, st->bad_input);
 }
@@ -181,9 +182,9 @@ int hwt_rep_stats_json(struct hwt_buf *out, const struct hwt_rep_stats *st)
 int hwt_rep_folded_frame(struct hwt_buf *out, const char *label, uint32_t kind, bool annotate)
 {
 	static const char *const suffix[] = {
-		[HWT_REP_KIND_KERNEL] = "_[k]",
-		[HWT_REP_KIND_INLINED] = "_[i]",
-		[HWT_REP_KIND_JIT] = "_[j]",
+	    [HWT_REP_KIND_KERNEL] = "_[k]",
+	    [HWT_REP_KIND_INLINED] = "_[i]",
+	    [HWT_REP_KIND_JIT] = "_[j]",
 	};
 	int err = 0;
 
@@ -204,8 +205,8 @@ int hwt_rep_folded_frame(struct hwt_buf *out, const char *label, uint32_t kind, 
 		 * its kind. */
 		size_t len = strlen(label);
 
-		if (len >= 4 && label[len - 4] == '_' && label[len - 3] == '[' && label[len - 1] == ']' &&
-		    strchr("kiju", label[len - 2]))
+		if (len >= 4 && label[len - 4] == '_' && label[len - 3] == '[' &&
+		    label[len - 1] == ']' && strchr("kiju", label[len - 2]))
 			err = hwt_buf_printf(out, "_[u]");
 	}
 	return err;

@@ -22,7 +22,7 @@ struct tl_event {
 	int32_t pid, tid;
 	uint32_t name; /* string id */
 	uint32_t kind;
-	uint64_t seq;  /* insertion order, the last tie-break */
+	uint64_t seq; /* insertion order, the last tie-break */
 };
 
 /* A thread's open stack of sampled frames (hwt_rep_timeline_stack()). */
@@ -42,9 +42,9 @@ struct hwt_rep_timeline {
 	/* sampled stacks */
 	struct tl_thread *threads;
 	size_t nthreads, threads_cap;
-	struct hwt_rep_set thread_ix;      /* keys: {pid, tid} */
+	struct hwt_rep_set thread_ix;	   /* keys: {pid, tid} */
 	const struct hwt_rep_dict *source; /* the dict of the frame ids */
-	uint32_t *labels;                  /* source frame id -> string id + 1 */
+	uint32_t *labels;		   /* source frame id -> string id + 1 */
 	size_t labels_cap;
 	uint32_t root[HWT_REP_MAX_DEPTH];
 	int64_t dropped;
@@ -126,8 +126,7 @@ static int tl_add(struct hwt_rep_timeline *tl, uint32_t kind, int32_t pid, int32
 	return tl_add_id(tl, kind, pid, tid, id, ts, dur);
 }
 
-int hwt_rep_timeline_thread(struct hwt_rep_timeline *tl, int32_t pid, int32_t tid,
-			    const char *name)
+int hwt_rep_timeline_thread(struct hwt_rep_timeline *tl, int32_t pid, int32_t tid, const char *name)
 {
 	return tl_add(tl, TL_THREAD, pid, tid, name, 0, 0);
 }
@@ -333,12 +332,13 @@ int hwt_rep_timeline_render(const struct hwt_rep_timeline *tl, struct hwt_buf *o
 		const struct tl_event *e = &sorted[i];
 		const char *name = hwt_rep_dict_str_get(tl->dict, e->name);
 
-		err = hwt_buf_printf(out, "%s\n{\"pid\":%" PRId32 ",\"tid\":%" PRId32 ",", i ? "," : "",
-				     e->pid, e->tid);
+		err = hwt_buf_printf(out, "%s\n{\"pid\":%" PRId32 ",\"tid\":%" PRId32 ",",
+				     i ? "," : "", e->pid, e->tid);
 		if (err < 0)
 			break;
 		if (e->kind == TL_THREAD) {
-			err = hwt_buf_printf(out, "\"ph\":\"M\",\"name\":\"thread_name\",\"args\":{\"name\":");
+			err = hwt_buf_printf(
+			    out, "\"ph\":\"M\",\"name\":\"thread_name\",\"args\":{\"name\":");
 			if (err >= 0)
 				err = hwt_rep_json_str(out, name);
 			if (err >= 0)
@@ -346,7 +346,8 @@ int hwt_rep_timeline_render(const struct hwt_rep_timeline *tl, struct hwt_buf *o
 			continue;
 		}
 		/* Microseconds with the nanoseconds kept as three decimals. */
-		err = hwt_buf_printf(out, "\"ts\":%" PRIu64 ".%03" PRIu64 ",", e->ts / 1000, e->ts % 1000);
+		err = hwt_buf_printf(out, "\"ts\":%" PRIu64 ".%03" PRIu64 ",", e->ts / 1000,
+				     e->ts % 1000);
 		if (err >= 0 && e->kind == TL_SPAN)
 			err = hwt_buf_printf(out, "\"ph\":\"X\",\"dur\":%" PRIu64 ".%03" PRIu64 ",",
 					     e->dur / 1000, e->dur % 1000);
@@ -360,8 +361,10 @@ int hwt_rep_timeline_render(const struct hwt_rep_timeline *tl, struct hwt_buf *o
 			err = hwt_buf_printf(out, "}");
 	}
 	if (err >= 0)
-		err = hwt_buf_printf(out, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":"
-				     "\"hwtrace\",\"events\":%zu}}\n", tl->n);
+		err = hwt_buf_printf(out,
+				     "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":"
+				     "\"hwtrace\",\"events\":%zu}}\n",
+				     tl->n);
 	free(sorted);
 	return err;
 }

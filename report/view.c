@@ -20,20 +20,20 @@ struct entry_val {
 	uint64_t self, children, samples;
 	uint32_t stamp; /* last row that counted into children */
 	uint32_t frame; /* a frame of this entry (for its kind), or NO_FRAME */
-	uint32_t comm;  /* the command of its first sample (pid, tid columns) */
+	uint32_t comm;	/* the command of its first sample (pid, tid columns) */
 };
 
 /* All rows of one event. */
 struct group {
 	uint32_t event;
 	uint64_t samples, weight;
-	struct hwt_rep_set entries;   /* keys: nsort x uint64_t */
+	struct hwt_rep_set entries; /* keys: nsort x uint64_t */
 	struct entry_val *ev;
 	size_t ev_cap;
-	uint32_t *rows;               /* profile row ids */
-	uint32_t *row_off;            /* row i's entry ids: pos[row_off[i]..] */
+	uint32_t *rows;	   /* profile row ids */
+	uint32_t *row_off; /* row i's entry ids: pos[row_off[i]..] */
 	size_t nrows, rows_cap, row_off_cap;
-	uint32_t *pos;                /* entry id per stack position */
+	uint32_t *pos; /* entry id per stack position */
 	size_t npos, pos_cap;
 };
 
@@ -147,7 +147,8 @@ static struct group *find_group(struct view *v, uint32_t event)
 static void entry_key(const struct view *v, const struct hwt_rep_dict *dict,
 		      const struct hwt_rep_row_key *row, uint32_t frame, uint64_t *key)
 {
-	const struct hwt_rep_frame_key *fk = frame == NO_FRAME ? NULL : hwt_rep_dict_frame_key(dict, frame);
+	const struct hwt_rep_frame_key *fk =
+	    frame == NO_FRAME ? NULL : hwt_rep_dict_frame_key(dict, frame);
 
 	for (size_t i = 0; i < v->nsort; i++) {
 		switch (v->sort[i]) {
@@ -201,7 +202,8 @@ static int view_process(struct hwt_rep_render_ctx *ctx, int source, uint32_t row
 	n = hwt_rep_dict_stack_get(dict, row->stack, &frames);
 	npos = v->frame_fields && n ? n : 1;
 	if ((err = grow((void **)&g->rows, &g->rows_cap, g->nrows + 1, sizeof(*g->rows))) < 0 ||
-	    (err = grow((void **)&g->row_off, &g->row_off_cap, g->nrows + 1, sizeof(*g->row_off))) < 0)
+	    (err = grow((void **)&g->row_off, &g->row_off_cap, g->nrows + 1, sizeof(*g->row_off))) <
+		0)
 		return err;
 	if ((err = grow((void **)&g->pos, &g->pos_cap, g->npos + npos, sizeof(*g->pos))) < 0)
 		return err;
@@ -358,7 +360,8 @@ static int tree_link(struct tree *t, const struct hwt_rep_dict *dict)
 		count[i] = 0;
 	}
 	for (size_t i = 1; i < n; i++) {
-		uint32_t parent = ((const uint32_t *)hwt_rep_set_key(&t->nodes, (uint32_t)i, NULL))[0];
+		uint32_t parent =
+		    ((const uint32_t *)hwt_rep_set_key(&t->nodes, (uint32_t)i, NULL))[0];
 		struct child_ref *r = &refs[start[parent] + count[parent]++];
 
 		r->id = (uint32_t)i;
@@ -374,7 +377,7 @@ static int tree_link(struct tree *t, const struct hwt_rep_dict *dict)
 		t->first_child[p] = refs[start[p]].id;
 		for (size_t j = 0; j < k; j++)
 			t->next_sibling[refs[start[p] + j].id] =
-				j + 1 < k ? refs[start[p] + j + 1].id : UINT32_MAX;
+			    j + 1 < k ? refs[start[p] + j + 1].id : UINT32_MAX;
 	}
 	free(refs);
 	free(count);
@@ -385,7 +388,7 @@ static int tree_link(struct tree *t, const struct hwt_rep_dict *dict)
 /* Which rows hold each entry: an index (CSR) so that building an entry's
  * graph visits only its rows, not the whole profile once per entry. */
 struct entry_rows {
-	uint32_t *off;  /* entry -> first index in rows; n + 1 of them */
+	uint32_t *off;	/* entry -> first index in rows; n + 1 of them */
 	uint32_t *rows; /* group row indices */
 };
 
@@ -448,11 +451,11 @@ static int entry_rows_init(struct entry_rows *er, const struct view *v, const st
 /* A row on its way down an entry's graph. */
 struct walker {
 	const uint32_t *frames; /* the row's stack, leaf first */
-	uint32_t top;           /* stack index of the path's first frame
+	uint32_t top;		/* stack index of the path's first frame
 				 * (its root end in caller order, its leaf
 				 * end in callee order) */
-	uint32_t len;           /* frames in the path */
-	uint32_t node;          /* tree node reached so far */
+	uint32_t len;		/* frames in the path */
+	uint32_t node;		/* tree node reached so far */
 	uint64_t weight;
 };
 
@@ -527,7 +530,8 @@ static int build_tree(struct tree *t, const struct view *v, const struct hwt_rep
 			uint32_t f = caller ? k->frames[k->top - level] : k->frames[k->top + level];
 			uint32_t key[2] = {k->node, hwt_rep_dict_label_id(p->dict, f)}, nid;
 
-			if ((err = grow((void **)&t->val, &t->cap, t->nodes.n + 1, sizeof(*t->val))) < 0)
+			if ((err = grow((void **)&t->val, &t->cap, t->nodes.n + 1,
+					sizeof(*t->val))) < 0)
 				break;
 			err = hwt_rep_set_intern(&t->nodes, key, sizeof(key), &nid);
 			if (err < 0)
@@ -571,9 +575,9 @@ static uint32_t chain_child(const struct tree *t, uint32_t node)
 	return UINT32_MAX;
 }
 
-static int print_branches(struct hwt_buf *out, const struct tree *t, const struct hwt_rep_dict *dict,
-			  uint32_t node, struct hwt_buf *prefix, uint64_t total, uint64_t min,
-			  unsigned int depth)
+static int print_branches(struct hwt_buf *out, const struct tree *t,
+			  const struct hwt_rep_dict *dict, uint32_t node, struct hwt_buf *prefix,
+			  uint64_t total, uint64_t min, unsigned int depth)
 {
 	uint32_t next = shown_from(t, t->first_child[node], min);
 	int err = 0;
@@ -591,10 +595,11 @@ static int print_branches(struct hwt_buf *out, const struct tree *t, const struc
 		last = next == UINT32_MAX;
 
 		snprintf(pct, sizeof(pct), "--%.2f%%--", 100.0 * (double)t->val[c] / (double)total);
-		err = hwt_buf_printf(out, "%.*s|          \n", (int)plen, (const char *)prefix->data);
+		err =
+		    hwt_buf_printf(out, "%.*s|          \n", (int)plen, (const char *)prefix->data);
 		if (err >= 0)
-			err = hwt_buf_printf(out, "%.*s%c%s%s\n", (int)plen, (const char *)prefix->data,
-					     last ? ' ' : '|', pct,
+			err = hwt_buf_printf(out, "%.*s%c%s%s\n", (int)plen,
+					     (const char *)prefix->data, last ? ' ' : '|', pct,
 					     hwt_rep_dict_str_get(dict, tree_label(t, c)));
 		/* perf gives every level 11 columns ("|" and 10 blanks,
 		 * ipchain__fprintf_graph), whatever the width of the
@@ -604,7 +609,8 @@ static int print_branches(struct hwt_buf *out, const struct tree *t, const struc
 		if (err >= 0)
 			err = hwt_buf_printf(prefix, "%c%10s", last ? ' ' : '|', "");
 		for (uint32_t d; err >= 0 && (d = chain_child(t, c)) != UINT32_MAX; c = d)
-			err = hwt_buf_printf(out, "%.*s%s\n", (int)prefix->len, (const char *)prefix->data,
+			err = hwt_buf_printf(out, "%.*s%s\n", (int)prefix->len,
+					     (const char *)prefix->data,
 					     hwt_rep_dict_str_get(dict, tree_label(t, d)));
 		if (err >= 0)
 			err = print_branches(out, t, dict, c, prefix, total, min, depth + 1);
@@ -631,7 +637,8 @@ static int print_graph(struct hwt_buf *out, const struct tree *t, const struct h
 	if (first == UINT32_MAX)
 		return 0;
 	hwt_buf_init(&prefix);
-	if (shown_from(t, t->next_sibling[first], min) == UINT32_MAX && t->val[first] == t->val[0]) {
+	if (shown_from(t, t->next_sibling[first], min) == UINT32_MAX &&
+	    t->val[first] == t->val[0]) {
 		uint32_t c = first, d;
 		bool printed = false;
 
@@ -644,8 +651,9 @@ static int print_graph(struct hwt_buf *out, const struct tree *t, const struct h
 
 			if (d == first && skip)
 				continue;
-			err = hwt_buf_printf(out, printed ? "               %s\n"
-							  : "            |\n            ---%s\n",
+			err = hwt_buf_printf(out,
+					     printed ? "               %s\n"
+						     : "            |\n            ---%s\n",
 					     name);
 			printed = true;
 		}
@@ -670,8 +678,8 @@ static int json_tree(struct hwt_buf *out, const struct tree *t, const struct hwt
 	bool first = true;
 	int err = hwt_buf_printf(out, "[");
 
-	for (uint32_t c = t->first_child[node]; c != UINT32_MAX && err >= 0 &&
-						depth <= HWT_REP_MAX_DEPTH + 2;
+	for (uint32_t c = t->first_child[node];
+	     c != UINT32_MAX && err >= 0 && depth <= HWT_REP_MAX_DEPTH + 2;
 	     c = t->next_sibling[c]) {
 		if (t->val[c] < min || !t->val[c])
 			continue;
@@ -680,8 +688,10 @@ static int json_tree(struct hwt_buf *out, const struct tree *t, const struct hwt
 		if (err >= 0)
 			err = hwt_rep_json_str(out, hwt_rep_dict_str_get(dict, tree_label(t, c)));
 		if (err >= 0)
-			err = hwt_buf_printf(out, ",\"weight\":%" PRIu64 ",\"percent\":%.4f,\"children\":",
-					     t->val[c], 100.0 * (double)t->val[c] / (double)total);
+			err = hwt_buf_printf(
+			    out,
+			    ",\"weight\":%" PRIu64 ",\"percent\":%.4f,\"children\":", t->val[c],
+			    100.0 * (double)t->val[c] / (double)total);
 		if (err >= 0)
 			err = json_tree(out, t, dict, c, total, min, depth + 1);
 		if (err >= 0)
@@ -733,8 +743,8 @@ static const char *column_title(enum hwt_rep_field f)
 
 /* The text of column i of an entry (into tmp when it must be built). */
 static const char *column_text(const struct view *v, const struct hwt_rep_dict *dict,
-			       const struct group *g, uint32_t id, size_t i, char *tmp, size_t tmpsz,
-			       bool marker)
+			       const struct group *g, uint32_t id, size_t i, char *tmp,
+			       size_t tmpsz, bool marker)
 {
 	const uint64_t *key = (const uint64_t *)hwt_rep_set_key(&g->entries, id, NULL);
 	const struct entry_val *e = &g->ev[id];
@@ -773,8 +783,9 @@ static const char *column_text(const struct view *v, const struct hwt_rep_dict *
 		return tmp;
 	case HWT_REP_F_FUNCTION: {
 		const struct hwt_rep_frame_key *fk =
-			e->frame == NO_FRAME ? NULL : hwt_rep_dict_frame_key(dict, e->frame);
-		const char *name = key[i] ? hwt_rep_dict_str_get(dict, (uint32_t)key[i]) : "[unknown]";
+		    e->frame == NO_FRAME ? NULL : hwt_rep_dict_frame_key(dict, e->frame);
+		const char *name =
+		    key[i] ? hwt_rep_dict_str_get(dict, (uint32_t)key[i]) : "[unknown]";
 
 		if (!marker)
 			return name;
@@ -809,7 +820,8 @@ static int tie_key(struct hwt_buf *out, const struct view *v, const struct hwt_r
 		enum hwt_rep_field f = v->sort[c];
 
 		if (f == HWT_REP_F_PID || f == HWT_REP_F_TID || f == HWT_REP_F_CPU)
-			err = hwt_buf_printf(out, "%08" PRIx32 "\x01", (uint32_t)key[c] ^ 0x80000000u);
+			err = hwt_buf_printf(out, "%08" PRIx32 "\x01",
+					     (uint32_t)key[c] ^ 0x80000000u);
 		else
 			err = hwt_buf_printf(out, "%s\x01",
 					     column_text(v, dict, g, id, c, tmp, tmpsz, false));
@@ -825,7 +837,8 @@ static int tie_key(struct hwt_buf *out, const struct view *v, const struct hwt_r
  * children, entries of callers in other objects keep the column). Returns
  * the value, or NULL when column c shows. */
 static const char *elided(struct hwt_rep_render_ctx *ctx, const struct group *g,
-			  const struct sorted *order, size_t shown, size_t c, char *tmp, size_t tmpsz)
+			  const struct sorted *order, size_t shown, size_t c, char *tmp,
+			  size_t tmpsz)
 {
 	const struct hwt_rep_profile *p = ctx->profile;
 	const struct view *v = ctx->state;
@@ -957,8 +970,9 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 		if (err >= 0)
 			err = hwt_rep_json_str(out, hwt_rep_dict_str_get(dict, g->event));
 		if (err >= 0)
-			err = hwt_buf_printf(out, ",\"samples\":%" PRIu64 ",\"weight\":%" PRIu64
-					     ",\"entries\":[", total_samples, total);
+			err = hwt_buf_printf(
+			    out, ",\"samples\":%" PRIu64 ",\"weight\":%" PRIu64 ",\"entries\":[",
+			    total_samples, total);
 	} else {
 		const char *ev = hwt_rep_dict_str_get(dict, g->event);
 
@@ -969,13 +983,16 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 			show[c] = !only;
 			if (only)
 				err = hwt_buf_printf(out, "# %s: %s\n",
-						     v->sort[c] == HWT_REP_F_COMM ? "comm" : "dso", only);
+						     v->sort[c] == HWT_REP_F_COMM ? "comm" : "dso",
+						     only);
 			else
 				last_col = c;
 		}
 		if (err >= 0)
-			err = hwt_buf_printf(out, "# Samples: %" PRIu64 " of event '%s'\n# Event count: %" PRIu64
-					     "\n#\n", total_samples, *ev ? ev : "unknown", total);
+			err = hwt_buf_printf(out,
+					     "# Samples: %" PRIu64
+					     " of event '%s'\n# Event count: %" PRIu64 "\n#\n",
+					     total_samples, *ev ? ev : "unknown", total);
 		for (size_t c = 0; c < v->nsort; c++) {
 			widths[c] = (int)strlen(column_title(v->sort[c]));
 			for (size_t i = 0; i < shown; i++) {
@@ -992,10 +1009,12 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 			err = hwt_buf_printf(out, children ? "# Children      Self" : "# Overhead");
 		for (size_t c = 0; c < v->nsort && err >= 0; c++) {
 			if (show[c])
-				err = hwt_buf_printf(out, "  %-*s", widths[c], column_title(v->sort[c]));
+				err = hwt_buf_printf(out, "  %-*s", widths[c],
+						     column_title(v->sort[c]));
 		}
 		if (err >= 0)
-			err = hwt_buf_printf(out, children ? "\n# ........  ........" : "\n# ........");
+			err = hwt_buf_printf(out,
+					     children ? "\n# ........  ........" : "\n# ........");
 		for (size_t c = 0; c < v->nsort && err >= 0; c++) {
 			int w = widths[c] ? widths[c] : (int)strlen(column_title(v->sort[c]));
 
@@ -1034,7 +1053,8 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 			err = hwt_buf_printf(out, "%s{", i ? "," : "");
 			for (size_t c = 0; c < v->nsort && err >= 0; c++) {
 				enum hwt_rep_field f = v->sort[c];
-				const char *s = column_text(v, dict, g, order[i].id, c, tmp, sizeof(tmp), false);
+				const char *s = column_text(v, dict, g, order[i].id, c, tmp,
+							    sizeof(tmp), false);
 
 				err = hwt_buf_printf(out, "\"%s\":", hwt_rep_field_name(f));
 				if (err < 0)
@@ -1047,21 +1067,26 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 						err = hwt_buf_printf(out, ",");
 				}
 				if (err >= 0 && f == HWT_REP_F_FUNCTION)
-					err = hwt_buf_printf(out, "\"kind\":\"%s\",",
-							     kind_name(e->frame == NO_FRAME ? 0 :
-								       hwt_rep_dict_frame_key(dict, e->frame)->kind));
+					err = hwt_buf_printf(
+					    out, "\"kind\":\"%s\",",
+					    kind_name(e->frame == NO_FRAME
+							  ? 0
+							  : hwt_rep_dict_frame_key(dict, e->frame)
+								->kind));
 			}
 			if (err >= 0)
-				err = hwt_buf_printf(out,
-						     "\"self\":%" PRIu64 ",\"children\":%" PRIu64
-						     ",\"samples\":%" PRIu64
-						     ",\"self_percent\":%.4f,\"children_percent\":%.4f",
-						     e->self, children ? e->children : e->self, e->samples,
-						     pct(e->self, total),
-						     pct(children ? e->children : e->self, total));
+				err = hwt_buf_printf(
+				    out,
+				    "\"self\":%" PRIu64 ",\"children\":%" PRIu64
+				    ",\"samples\":%" PRIu64
+				    ",\"self_percent\":%.4f,\"children_percent\":%.4f",
+				    e->self, children ? e->children : e->self, e->samples,
+				    pct(e->self, total),
+				    pct(children ? e->children : e->self, total));
 			if (err >= 0 && want_graph) {
-				err = hwt_buf_printf(out, ",\"callgraph\":{\"mode\":\"%s\",\"tree\":",
-						     graph == HWT_REP_GRAPH_CALLER ? "caller" : "callee");
+				err = hwt_buf_printf(
+				    out, ",\"callgraph\":{\"mode\":\"%s\",\"tree\":",
+				    graph == HWT_REP_GRAPH_CALLER ? "caller" : "callee");
 				if (err >= 0)
 					err = json_tree(out, &t, dict, 0, total, min, 0);
 				if (err >= 0)
@@ -1162,17 +1187,17 @@ done:
 }
 
 const struct hwt_rep_format_ops hwt_rep_fmt_report_text = {
-	.name = "text",
-	.format = HWT_REP_FMT_TEXT,
-	.init = view_init_text,
-	.process = view_process,
-	.finish = view_finish,
+    .name = "text",
+    .format = HWT_REP_FMT_TEXT,
+    .init = view_init_text,
+    .process = view_process,
+    .finish = view_finish,
 };
 
 const struct hwt_rep_format_ops hwt_rep_fmt_report_json = {
-	.name = "json",
-	.format = HWT_REP_FMT_JSON,
-	.init = view_init_json,
-	.process = view_process,
-	.finish = view_finish,
+    .name = "json",
+    .format = HWT_REP_FMT_JSON,
+    .init = view_init_json,
+    .process = view_process,
+    .finish = view_finish,
 };

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define KERNEL_PID UINT32_MAX
+#define KERNEL_PID     UINT32_MAX
 #define MAX_FORK_DEPTH 32
 
 struct as_map {
@@ -57,7 +57,7 @@ enum { TEV_COMM = 1, TEV_FORK = 2 };
 struct as_tevent {
 	uint64_t time;
 	uint32_t kind;
-	uint32_t ptid;    /* TEV_FORK */
+	uint32_t ptid;	  /* TEV_FORK */
 	const char *comm; /* TEV_COMM, interned */
 };
 
@@ -295,7 +295,10 @@ void hwt_sym_aspace_free(struct hwt_sym_aspace *as)
 
 static bool obj_match(const void *ctx, uint32_t idx)
 {
-	const struct { const struct hwt_sym_aspace *as; const char *path; } *c = ctx;
+	const struct {
+		const struct hwt_sym_aspace *as;
+		const char *path;
+	} *c = ctx;
 
 	return !strcmp(c->as->objs[idx].path, c->path);
 }
@@ -310,7 +313,10 @@ static bool is_kernel_name(const char *path)
 /* Finds or adds the object for path. Returns its index or -ENOMEM. */
 static int64_t object_get(struct hwt_sym_aspace *as, const char *path, bool kernel)
 {
-	struct { const struct hwt_sym_aspace *as; const char *path; } c = {as, path};
+	struct {
+		const struct hwt_sym_aspace *as;
+		const char *path;
+	} c = {as, path};
 	uint32_t h = str_hash(path);
 	uint32_t ix = hash_find(&as->obj_ix, h, obj_match, &c);
 	struct as_object *o;
@@ -343,14 +349,20 @@ static int64_t object_get(struct hwt_sym_aspace *as, const char *path, bool kern
 
 static bool str_match(const void *ctx, uint32_t idx)
 {
-	const struct { const struct hwt_sym_aspace *as; const char *s; } *c = ctx;
+	const struct {
+		const struct hwt_sym_aspace *as;
+		const char *s;
+	} *c = ctx;
 
 	return !strcmp(c->as->strs[idx], c->s);
 }
 
 static const char *intern(struct hwt_sym_aspace *as, const char *s)
 {
-	struct { const struct hwt_sym_aspace *as; const char *s; } c = {as, s};
+	struct {
+		const struct hwt_sym_aspace *as;
+		const char *s;
+	} c = {as, s};
 	uint32_t h = str_hash(s);
 	uint32_t ix = hash_find(&as->str_ix, h, str_match, &c);
 	char *copy;
@@ -603,8 +615,7 @@ int hwt_sym_aspace_build_id(struct hwt_sym_aspace *as, const char *path, const u
 	return 0;
 }
 
-int hwt_sym_aspace_image(struct hwt_sym_aspace *as, const char *name, const void *data,
-			 size_t size)
+int hwt_sym_aspace_image(struct hwt_sym_aspace *as, const char *name, const void *data, size_t size)
 {
 	struct as_image *im;
 	void *copy;
@@ -659,9 +670,9 @@ static const struct as_gen *gen_at(const struct as_proc *p, uint64_t time)
 /* The mapping holding ip among maps[0..n) that is valid from `from` up to
  * (not including) `until`: the newest at or before time; *late gets the
  * earliest one after time (when not NULL). */
-static const struct as_map *map_search(const struct as_map *maps, const uint64_t *maxend,
-				       size_t n, uint64_t ip, uint64_t from, uint64_t until,
-				       uint64_t time, const struct as_map **late)
+static const struct as_map *map_search(const struct as_map *maps, const uint64_t *maxend, size_t n,
+				       uint64_t ip, uint64_t from, uint64_t until, uint64_t time,
+				       const struct as_map **late)
 {
 	const struct as_map *best = NULL;
 	size_t lo = 0, hi = n;
@@ -726,7 +737,8 @@ static void obj_open(struct hwt_sym_aspace *as, struct as_object *o)
 				p);
 		else if (err == -ENOENT)
 			hwt_log(&as->cfg.logger, HWT_LOG_WARN,
-				"%s: not found on this machine: its addresses are not symbolized", p);
+				"%s: not found on this machine: its addresses are not symbolized",
+				p);
 		else
 			hwt_log(&as->cfg.logger, HWT_LOG_WARN, "%s: cannot read symbols: %s", p,
 				hwt_strerror(err));
@@ -735,8 +747,8 @@ static void obj_open(struct hwt_sym_aspace *as, struct as_object *o)
 
 static int kernel_lookup(struct hwt_sym_aspace *as, uint64_t ip, struct hwt_sym_loc *loc)
 {
-	const struct as_map *m = map_search(as->kmaps, as->kmaxend, as->nkmaps, ip, 0, UINT64_MAX,
-					    UINT64_MAX, NULL);
+	const struct as_map *m =
+	    map_search(as->kmaps, as->kmaxend, as->nkmaps, ip, 0, UINT64_MAX, UINT64_MAX, NULL);
 	int64_t oi;
 
 	loc->kernel = true;

@@ -179,7 +179,8 @@ int hwt_sym_build_id_read(const char *path, uint8_t *id, size_t cap)
 	e.size = (uint64_t)st.st_size;
 	if (e.size < 52 || read_at(&e, 0, h, e.size < 64 ? 52 : 64) != 0)
 		goto out;
-	if (memcmp(h, ELFMAG, SELFMAG) != 0 || (h[EI_CLASS] != ELFCLASS32 && h[EI_CLASS] != ELFCLASS64) ||
+	if (memcmp(h, ELFMAG, SELFMAG) != 0 ||
+	    (h[EI_CLASS] != ELFCLASS32 && h[EI_CLASS] != ELFCLASS64) ||
 	    (h[EI_DATA] != ELFDATA2LSB && h[EI_DATA] != ELFDATA2MSB))
 		goto out;
 	e.is64 = h[EI_CLASS] == ELFCLASS64;

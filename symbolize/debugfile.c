@@ -125,7 +125,7 @@ static int try_debuglink(struct hwt_sym_obj *obj)
 		    (err = try_link(obj, path)) != -ENOENT)
 			return err;
 		if ((size_t)snprintf(path, sizeof(path), "%s%s/%s", roots[i], dir, link) <
-			    sizeof(path) &&
+			sizeof(path) &&
 		    (err = try_link(obj, path)) != -ENOENT)
 			return err;
 	}

@@ -43,8 +43,8 @@
 /* Arena                                                                     */
 
 #define ARENA_FIRST (256u << 10)
-#define ARENA_MAX (4u << 20) /* bounds what is populated but unused */
-#define CHUNK_HDR 64 /* header rounded to the alignment */
+#define ARENA_MAX   (4u << 20) /* bounds what is populated but unused */
+#define CHUNK_HDR   64	       /* header rounded to the alignment */
 
 void *dw_arena_alloc(struct sym_dwarf *dw, size_t size)
 {
@@ -159,9 +159,17 @@ int dw_add_cranges(struct sym_dwarf *dw, uint32_t cu, const struct dw_rangebuf *
 bool dw_lang_is_c_like(uint64_t lang)
 {
 	switch (lang) {
-	case DW_LANG_C89: case DW_LANG_C: case DW_LANG_Cobol74: case DW_LANG_Cobol85:
-	case DW_LANG_Fortran77: case DW_LANG_Pascal83: case DW_LANG_PLI: case DW_LANG_C99:
-	case DW_LANG_UPC: case DW_LANG_C11: case DW_LANG_Mips_Assembler:
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_Cobol74:
+	case DW_LANG_Cobol85:
+	case DW_LANG_Fortran77:
+	case DW_LANG_Pascal83:
+	case DW_LANG_PLI:
+	case DW_LANG_C99:
+	case DW_LANG_UPC:
+	case DW_LANG_C11:
+	case DW_LANG_Mips_Assembler:
 		return true;
 	default:
 		return false;
@@ -304,7 +312,10 @@ static int seg_push(struct dw_seg **segs, size_t *n, size_t *cap, uint64_t start
 /* Flattens nested ranges into segments owned by their innermost scope. */
 static int flatten(struct dw_builder *b, struct dw_seg **segs, size_t *nsegs)
 {
-	struct { uint64_t hi; int32_t scope; } stack[MAX_DIE_DEPTH + 2];
+	struct {
+		uint64_t hi;
+		int32_t scope;
+	} stack[MAX_DIE_DEPTH + 2];
 	size_t sp = 0, cap = 0;
 	int ret = 0;
 
@@ -473,9 +484,8 @@ struct dw_rowbuf *dw_rows_begin(struct sym_dwarf *dw)
 
 static inline bool r32_fits(const struct dw_row *r)
 {
-	return r->file == UINT32_MAX ||
-	       (r->file < DW_R32_END && r->line <= 0xffffff && r->column <= 0xfff &&
-		r->discriminator <= 0xffff);
+	return r->file == UINT32_MAX || (r->file < DW_R32_END && r->line <= 0xffffff &&
+					 r->column <= 0xfff && r->discriminator <= 0xffff);
 }
 
 static inline uint64_t r32_pack(const struct dw_row *r)
@@ -907,8 +917,7 @@ static size_t r32_upper_from(const struct dw_rows32 *t, size_t from, uint64_t ad
 	return r32_upper(t, addr);
 }
 
-static const char *scope_name(struct hwt_sym_obj *obj, struct dw_scope *s, uint64_t addr,
-			      bool raw)
+static const char *scope_name(struct hwt_sym_obj *obj, struct dw_scope *s, uint64_t addr, bool raw)
 {
 	const char *name = s->name;
 
@@ -1035,11 +1044,10 @@ int sym_dwarf_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 	return (int)n;
 }
 
-void sym_dwarf_stats(const struct hwt_sym_obj *obj, size_t *units, size_t *native,
-		     size_t *libdwarf)
+void sym_dwarf_stats(const struct hwt_sym_obj *obj, size_t *units, size_t *native, size_t *libdwarf)
 {
-	int state = atomic_load_explicit(&((struct hwt_sym_obj *)obj)->dwarf_state,
-					 memory_order_acquire);
+	int state =
+	    atomic_load_explicit(&((struct hwt_sym_obj *)obj)->dwarf_state, memory_order_acquire);
 	const struct sym_dwarf *dw = state == 1 ? obj->dw : NULL;
 
 	*units = dw ? dw->ncus : 0;

@@ -14,18 +14,18 @@
 
 #include "symbolize/sym_int.h"
 
-#define MAX_DIE_DEPTH 256  /* deeper DIE trees are malformed */
-#define MAX_ORIGIN_CHAIN 8 /* abstract_origin/specification hops */
+#define MAX_DIE_DEPTH	 256 /* deeper DIE trees are malformed */
+#define MAX_ORIGIN_CHAIN 8   /* abstract_origin/specification hops */
 
 /* A function or inlined subroutine with code. */
 struct dw_scope {
-	uint64_t lo;        /* start of the first range (binutils' arange.low) */
-	const char *name;   /* linkage name if any, else DW_AT_name; in the image */
+	uint64_t lo;	  /* start of the first range (binutils' arange.low) */
+	const char *name; /* linkage name if any, else DW_AT_name; in the image */
 	_Atomic(const char *) demangled;
-	int32_t parent;     /* enclosing scope for inlined subroutines, else -1 */
+	int32_t parent; /* enclosing scope for inlined subroutines, else -1 */
 	uint32_t call_file, call_line, call_column;
 	bool is_inline;
-	bool is_linkage;    /* name is final (binutils: linkage name or C) */
+	bool is_linkage; /* name is final (binutils: linkage name or C) */
 };
 
 /* [start, next segment's start): owned by the innermost scope (-1: gap). */
@@ -36,7 +36,7 @@ struct dw_seg {
 
 struct dw_row {
 	uint64_t addr;
-	uint32_t file;      /* UINT32_MAX marks the end of a sequence */
+	uint32_t file; /* UINT32_MAX marks the end of a sequence */
 	uint32_t line;
 	uint32_t column;
 	uint32_t discriminator;
@@ -44,7 +44,7 @@ struct dw_row {
 
 /* What a line row says about its address (row_addr[i] is the address). */
 struct dw_line {
-	uint32_t file;      /* UINT32_MAX marks the end of a sequence */
+	uint32_t file; /* UINT32_MAX marks the end of a sequence */
 	uint32_t line;
 	uint32_t column;
 	uint32_t discriminator;
@@ -60,8 +60,8 @@ struct dw_line {
 
 struct dw_rows32 {
 	uint64_t base;
-	uint32_t *k;      /* n keys, 64-byte aligned */
-	uint64_t *v;      /* n packed rows */
+	uint32_t *k;	  /* n keys, 64-byte aligned */
+	uint64_t *v;	  /* n packed rows */
 	uint32_t *bucket; /* bucket[b]: keys below (b << shift); nbucket + 1 */
 	size_t n, nbucket;
 	unsigned shift;
@@ -74,13 +74,13 @@ struct dw_cuidx {
 	struct dw_scope *scopes;
 	size_t nscopes;
 	struct sym_keys seg_start; /* segments: [start i, start i + 1) */
-	int32_t *seg_scope;        /* ... is owned by this scope (-1: gap) */
-	struct dw_rows32 r32;      /* line rows, compact (r32.k != NULL) ... */
+	int32_t *seg_scope;	   /* ... is owned by this scope (-1: gap) */
+	struct dw_rows32 r32;	   /* line rows, compact (r32.k != NULL) ... */
 	struct sym_keys row_addr;  /* ... or wide: addresses, sorted sequences */
 	struct dw_line *rows;
-	char **files;       /* indexed by DWARF file number; NULL unknown */
+	char **files; /* indexed by DWARF file number; NULL unknown */
 	size_t nfiles;
-	bool in_arena;      /* scopes, rows, segments: in the object's arena */
+	bool in_arena; /* scopes, rows, segments: in the object's arena */
 };
 
 /* Which reader indexes a unit. */
@@ -94,7 +94,7 @@ enum dw_reader {
  * value. */
 struct dw_attrspec {
 	uint16_t at, form;
-	int8_t slot;      /* native reader: where the value goes, -1 skipped */
+	int8_t slot; /* native reader: where the value goes, -1 skipped */
 	int64_t implicit;
 };
 
@@ -107,13 +107,13 @@ enum dw_kind {
 
 struct dw_abbrev {
 	uint64_t code;
-	uint32_t first;   /* index of its first dw_attrspec */
+	uint32_t first; /* index of its first dw_attrspec */
 	uint32_t nattrs;
 	uint16_t tag;
 	uint8_t children;
-	uint8_t kind;     /* enum dw_kind */
-	int32_t fixed;    /* size of all attributes when every form has a
-			     fixed size for this unit, else -1 */
+	uint8_t kind;  /* enum dw_kind */
+	int32_t fixed; /* size of all attributes when every form has a
+			  fixed size for this unit, else -1 */
 };
 
 /* A unit's abbreviation table. */
@@ -122,7 +122,7 @@ struct dw_abbrevs {
 	size_t n;
 	struct dw_attrspec *specs;
 	size_t nspecs;
-	bool dense;          /* v[i].code == i + 1: direct indexing */
+	bool dense; /* v[i].code == i + 1: direct indexing */
 };
 
 struct dw_cu;
@@ -135,8 +135,8 @@ struct dw_fctx {
 
 /* One attribute value as read (not yet interpreted). */
 struct dw_fval {
-	uint64_t u;       /* constants, offsets, indexes, addresses */
-	const char *str;  /* DW_FORM_string: in the section, NUL-terminated */
+	uint64_t u;	 /* constants, offsets, indexes, addresses */
+	const char *str; /* DW_FORM_string: in the section, NUL-terminated */
 	uint16_t form;
 };
 
@@ -216,15 +216,14 @@ static inline void dw_rd_skip(struct dw_rd *r, uint64_t n)
 }
 
 /* A string attribute value (string, strp, line_strp, strx forms), or NULL. */
-const char *dwn_string(const struct sym_dwarf *dw, const struct dw_cu *cu,
-		       const struct dw_fval *v);
+const char *dwn_string(const struct sym_dwarf *dw, const struct dw_cu *cu, const struct dw_fval *v);
 
 struct dw_cu {
-	uint64_t off;        /* unit header in .debug_info */
-	uint64_t end;        /* end of the unit */
-	uint64_t die_off;    /* the unit DIE */
+	uint64_t off;	  /* unit header in .debug_info */
+	uint64_t end;	  /* end of the unit */
+	uint64_t die_off; /* the unit DIE */
 	uint64_t abbrev_off;
-	uint64_t base;       /* DW_AT_low_pc of the unit DIE: range lists' base */
+	uint64_t base; /* DW_AT_low_pc of the unit DIE: range lists' base */
 	uint64_t stmt_list;
 	uint64_t str_offsets_base, addr_base, rnglists_base;
 	const char *comp_dir;
@@ -234,10 +233,10 @@ struct dw_cu {
 	uint8_t addr_size, offset_size, unit_type;
 	bool has_stmt_list, has_str_offsets_base, has_addr_base, has_rnglists_base;
 	bool failed;
-	bool mangled_lang;   /* not C-like: names without linkage name need the symtab */
-	uint8_t reader;      /* enum dw_reader that may index it (AUTO: native
-				unless its unit DIE needed libdwarf) */
-	uint8_t built_by;    /* enum dw_reader that built idx */
+	bool mangled_lang; /* not C-like: names without linkage name need the symtab */
+	uint8_t reader;	   /* enum dw_reader that may index it (AUTO: native
+			      unless its unit DIE needed libdwarf) */
+	uint8_t built_by;  /* enum dw_reader that built idx */
 };
 
 struct dw_crange {
@@ -247,7 +246,7 @@ struct dw_crange {
 
 /* Memo of names resolved through abstract_origin/specification. */
 struct dw_origin {
-	uint64_t off;       /* 0: empty slot */
+	uint64_t off; /* 0: empty slot */
 	const char *name, *linkage;
 };
 
@@ -275,18 +274,17 @@ struct dw_rangebuf {
 	size_t n, cap;
 };
 
-
 struct sym_dwarf {
 	struct sym_elf *e;
 	struct hwt_sym_obj *obj;
-	unsigned mode;      /* enum hwt_sym_dwarf_reader */
-	bool be;            /* big-endian image */
+	unsigned mode; /* enum hwt_sym_dwarf_reader */
+	bool be;       /* big-endian image */
 	struct dw_sect info, abbrev, str, line_str, line, ranges, rnglists, addr, str_offsets;
-	struct dw_cu *cus;  /* in .debug_info order */
+	struct dw_cu *cus; /* in .debug_info order */
 	size_t ncus;
 	struct dw_crange *cranges;
 	size_t ncranges;
-	uint64_t *crange_lo;  /* cranges[i].lo, for branch-free searches */
+	uint64_t *crange_lo; /* cranges[i].lo, for branch-free searches */
 	struct dw_origin *origins;
 	size_t norigins, origin_cap;
 	struct dw_lib *lib; /* libdwarf, opened when first needed */
@@ -302,7 +300,7 @@ struct sym_dwarf {
 	size_t scopes_cap;
 	struct dw_rangebuf rb_scratch;
 	struct dw_chunk *arena;
-	size_t arena_next;   /* size of the next chunk */
+	size_t arena_next; /* size of the next chunk */
 };
 
 /* --- shared builder (dwarf.c) --- */
@@ -423,7 +421,6 @@ int dwl_build_unit(struct sym_dwarf *dw, struct dw_cu *cu, struct dw_cuidx *x);
 void dwl_close(struct sym_dwarf *dw);
 
 /* Appends cu's ranges (in rb) to dw->cranges. */
-int dw_add_cranges(struct sym_dwarf *dw, uint32_t cu, const struct dw_rangebuf *rb,
-		   size_t *cap);
+int dw_add_cranges(struct sym_dwarf *dw, uint32_t cu, const struct dw_rangebuf *rb, size_t *cap);
 
 #endif /* HWT_SYMBOLIZE_DWARF_INT_H */

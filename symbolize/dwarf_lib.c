@@ -314,8 +314,8 @@ static int die_ranges(struct sym_dwarf *dw, Dwarf_Die die, unsigned version, uin
 			Dwarf_Unsigned r1, r2, c1, c2;
 			Dwarf_Bool noaddr = 0;
 
-			if (dwarf_get_rnglists_entry_fields_a(head, i, &elen, &code, &r1, &r2, &noaddr,
-							      &c1, &c2, &err) != DW_DLV_OK)
+			if (dwarf_get_rnglists_entry_fields_a(head, i, &elen, &code, &r1, &r2,
+							      &noaddr, &c1, &c2, &err) != DW_DLV_OK)
 				break;
 			if (noaddr)
 				continue;
@@ -347,13 +347,15 @@ static int die_ranges(struct sym_dwarf *dw, Dwarf_Die die, unsigned version, uin
 				goto out;
 			off = u;
 		}
-		if (dwarf_get_ranges_b(dw->lib->dbg, off, die, &real, &rs, &n, &bytes, &err) != DW_DLV_OK)
+		if (dwarf_get_ranges_b(dw->lib->dbg, off, die, &real, &rs, &n, &bytes, &err) !=
+		    DW_DLV_OK)
 			goto out;
 		for (Dwarf_Signed i = 0; i < n && ret == 0; i++) {
 			if (rs[i].dwr_type == DW_RANGES_ADDRESS_SELECTION)
 				base = rs[i].dwr_addr2;
 			else if (rs[i].dwr_type == DW_RANGES_ENTRY)
-				ret = dw_range_add(rb, base + rs[i].dwr_addr1, base + rs[i].dwr_addr2);
+				ret = dw_range_add(rb, base + rs[i].dwr_addr1,
+						   base + rs[i].dwr_addr2);
 			else
 				break;
 		}
@@ -401,9 +403,9 @@ int dwl_list_units(struct sym_dwarf *dw)
 		struct dw_cu *cu;
 		int res;
 
-		res = dwarf_next_cu_header_d(dw->lib->dbg, 1, &hlen, &version, &abbrev_off, &addr_size,
-					     &off_size, &ext_size, &sig, &typeoff, &next_cu,
-					     &unit_type, &err);
+		res = dwarf_next_cu_header_d(dw->lib->dbg, 1, &hlen, &version, &abbrev_off,
+					     &addr_size, &off_size, &ext_size, &sig, &typeoff,
+					     &next_cu, &unit_type, &err);
 		if (res != DW_DLV_OK) {
 			if (res == DW_DLV_ERROR)
 				sym_log(dw->obj, HWT_LOG_WARN, "%s: malformed DWARF unit list: %s",
@@ -714,7 +716,7 @@ static int read_lines(struct dw_builder *b, Dwarf_Die cu_die, struct dw_cuidx *x
 		if (version >= 5) {
 			if ((Dwarf_Signed)dirno < ndirs &&
 			    dwarf_srclines_include_dir_data(ctx, (Dwarf_Signed)dirno, &dir, &err) !=
-				    DW_DLV_OK)
+				DW_DLV_OK)
 				dir = NULL;
 		} else if (dirno > 0 && (Dwarf_Signed)dirno <= ndirs) {
 			if (dwarf_srclines_include_dir_data(ctx, (Dwarf_Signed)dirno, &dir, &err) !=

@@ -22,7 +22,10 @@
 struct ltab {
 	const char **dirs;
 	size_t ndirs;
-	struct { const char *name; uint64_t dir; } *files;
+	struct {
+		const char *name;
+		uint64_t dir;
+	} * files;
 	size_t nfiles;
 };
 
@@ -98,7 +101,8 @@ static int read_tables_v4(struct dw_rd *r, struct ltab *t)
 	size_t cap = 0;
 
 	for (;;) {
-		const uint8_t *nul = r->p < r->end ? memchr(r->p, 0, (size_t)(r->end - r->p)) : NULL;
+		const uint8_t *nul =
+		    r->p < r->end ? memchr(r->p, 0, (size_t)(r->end - r->p)) : NULL;
 
 		if (!nul)
 			return -HWT_EFORMAT;
@@ -120,7 +124,8 @@ static int read_tables_v4(struct dw_rd *r, struct ltab *t)
 	}
 	cap = 0;
 	for (;;) {
-		const uint8_t *nul = r->p < r->end ? memchr(r->p, 0, (size_t)(r->end - r->p)) : NULL;
+		const uint8_t *nul =
+		    r->p < r->end ? memchr(r->p, 0, (size_t)(r->end - r->p)) : NULL;
 		const char *name = (const char *)r->p;
 
 		if (!nul)
@@ -194,15 +199,15 @@ static int run_program(struct dw_rd *r, unsigned version, const uint8_t *std_len
 	int64_t line = 1;
 	int ret = 0;
 
-#define ADVANCE(adv)                                                                    \
-	do {                                                                            \
-		uint64_t adv_ = (adv);                                                  \
-		if (max_ops <= 1) {                                                     \
-			addr += min_inst * adv_;                                        \
-		} else {                                                                \
-			addr += min_inst * ((op_index + adv_) / max_ops);               \
-			op_index = (op_index + adv_) % max_ops;                         \
-		}                                                                       \
+#define ADVANCE(adv)                                                                               \
+	do {                                                                                       \
+		uint64_t adv_ = (adv);                                                             \
+		if (max_ops <= 1) {                                                                \
+			addr += min_inst * adv_;                                                   \
+		} else {                                                                           \
+			addr += min_inst * ((op_index + adv_) / max_ops);                          \
+			op_index = (op_index + adv_) % max_ops;                                    \
+		}                                                                                  \
 	} while (0)
 
 	/* Special opcodes, one per row in most programs: their advances
@@ -241,7 +246,8 @@ static int run_program(struct dw_rd *r, unsigned version, const uint8_t *std_len
 			sub = *r->p++;
 			switch (sub) {
 			case DW_LNE_end_sequence:
-				ret = dw_rows_add(rows, addr, file, nfiles, line, column, disc, true);
+				ret =
+				    dw_rows_add(rows, addr, file, nfiles, line, column, disc, true);
 				addr = 0;
 				file = file0;
 				line = 1;

@@ -78,21 +78,34 @@ static inline int read_form(struct dw_rd *r, unsigned form, const struct dw_fctx
 	case DW_FORM_addr:
 		v->u = dw_rd_fixed(r, f->addr_size);
 		break;
-	case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1:
+	case DW_FORM_data1:
+	case DW_FORM_ref1:
+	case DW_FORM_flag:
+	case DW_FORM_strx1:
 	case DW_FORM_addrx1:
 		v->u = dw_rd_u8(r);
 		break;
-	case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2:
+	case DW_FORM_data2:
+	case DW_FORM_ref2:
+	case DW_FORM_strx2:
+	case DW_FORM_addrx2:
 		v->u = dw_rd_fixed(r, 2);
 		break;
-	case DW_FORM_strx3: case DW_FORM_addrx3:
+	case DW_FORM_strx3:
+	case DW_FORM_addrx3:
 		v->u = dw_rd_fixed(r, 3);
 		break;
-	case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_strx4: case DW_FORM_addrx4:
+	case DW_FORM_data4:
+	case DW_FORM_ref4:
+	case DW_FORM_strx4:
+	case DW_FORM_addrx4:
 	case DW_FORM_ref_sup4:
 		v->u = dw_rd_fixed(r, 4);
 		break;
-	case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
+	case DW_FORM_data8:
+	case DW_FORM_ref8:
+	case DW_FORM_ref_sig8:
+	case DW_FORM_ref_sup8:
 		v->u = dw_rd_fixed(r, 8);
 		break;
 	case DW_FORM_data16:
@@ -102,13 +115,19 @@ static inline int read_form(struct dw_rd *r, unsigned form, const struct dw_fctx
 	case DW_FORM_sdata:
 		v->u = (uint64_t)dwn_rd_sleb(r);
 		break;
-	case DW_FORM_udata: case DW_FORM_ref_udata: case DW_FORM_strx: case DW_FORM_addrx:
-	case DW_FORM_loclistx: case DW_FORM_rnglistx: case DW_FORM_GNU_addr_index:
+	case DW_FORM_udata:
+	case DW_FORM_ref_udata:
+	case DW_FORM_strx:
+	case DW_FORM_addrx:
+	case DW_FORM_loclistx:
+	case DW_FORM_rnglistx:
+	case DW_FORM_GNU_addr_index:
 	case DW_FORM_GNU_str_index:
 		v->u = dw_rd_uleb(r);
 		break;
 	case DW_FORM_string: {
-		const uint8_t *nul = r->p < r->end ? memchr(r->p, 0, (size_t)(r->end - r->p)) : NULL;
+		const uint8_t *nul =
+		    r->p < r->end ? memchr(r->p, 0, (size_t)(r->end - r->p)) : NULL;
 
 		if (!nul) {
 			r->bad = true;
@@ -119,8 +138,12 @@ static inline int read_form(struct dw_rd *r, unsigned form, const struct dw_fctx
 		r->p = nul + 1;
 		break;
 	}
-	case DW_FORM_strp: case DW_FORM_line_strp: case DW_FORM_sec_offset: case DW_FORM_strp_sup:
-	case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt:
+	case DW_FORM_strp:
+	case DW_FORM_line_strp:
+	case DW_FORM_sec_offset:
+	case DW_FORM_strp_sup:
+	case DW_FORM_GNU_ref_alt:
+	case DW_FORM_GNU_strp_alt:
 		v->u = dw_rd_fixed(r, f->offset_size);
 		break;
 	case DW_FORM_ref_addr:
@@ -135,7 +158,8 @@ static inline int read_form(struct dw_rd *r, unsigned form, const struct dw_fctx
 	case DW_FORM_block4:
 		dw_rd_skip(r, dw_rd_fixed(r, 4));
 		break;
-	case DW_FORM_block: case DW_FORM_exprloc:
+	case DW_FORM_block:
+	case DW_FORM_exprloc:
 		dw_rd_skip(r, dw_rd_uleb(r));
 		break;
 	case DW_FORM_flag_present:
@@ -162,26 +186,44 @@ int dwn_read_form(struct dw_rd *r, unsigned form, const struct dw_fctx *f, int64
 static int form_size(unsigned form, const struct dw_fctx *f)
 {
 	switch (form) {
-	case DW_FORM_flag_present: case DW_FORM_implicit_const:
+	case DW_FORM_flag_present:
+	case DW_FORM_implicit_const:
 		return 0;
-	case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1:
+	case DW_FORM_data1:
+	case DW_FORM_ref1:
+	case DW_FORM_flag:
+	case DW_FORM_strx1:
 	case DW_FORM_addrx1:
 		return 1;
-	case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2:
+	case DW_FORM_data2:
+	case DW_FORM_ref2:
+	case DW_FORM_strx2:
+	case DW_FORM_addrx2:
 		return 2;
-	case DW_FORM_strx3: case DW_FORM_addrx3:
+	case DW_FORM_strx3:
+	case DW_FORM_addrx3:
 		return 3;
-	case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_strx4: case DW_FORM_addrx4:
+	case DW_FORM_data4:
+	case DW_FORM_ref4:
+	case DW_FORM_strx4:
+	case DW_FORM_addrx4:
 	case DW_FORM_ref_sup4:
 		return 4;
-	case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
+	case DW_FORM_data8:
+	case DW_FORM_ref8:
+	case DW_FORM_ref_sig8:
+	case DW_FORM_ref_sup8:
 		return 8;
 	case DW_FORM_data16:
 		return 16;
 	case DW_FORM_addr:
 		return f->addr_size;
-	case DW_FORM_strp: case DW_FORM_line_strp: case DW_FORM_sec_offset: case DW_FORM_strp_sup:
-	case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt:
+	case DW_FORM_strp:
+	case DW_FORM_line_strp:
+	case DW_FORM_sec_offset:
+	case DW_FORM_strp_sup:
+	case DW_FORM_GNU_ref_alt:
+	case DW_FORM_GNU_strp_alt:
 		return f->offset_size;
 	case DW_FORM_ref_addr:
 		return f->version <= 2 ? f->addr_size : f->offset_size;
@@ -213,8 +255,7 @@ static const char *sect_string(const struct dw_sect *s, uint64_t off)
 	return (const char *)s->p + off;
 }
 
-const char *dwn_string(const struct sym_dwarf *dw, const struct dw_cu *cu,
-		       const struct dw_fval *v)
+const char *dwn_string(const struct sym_dwarf *dw, const struct dw_cu *cu, const struct dw_fval *v)
 {
 	switch (v->form) {
 	case DW_FORM_string:
@@ -223,8 +264,12 @@ const char *dwn_string(const struct sym_dwarf *dw, const struct dw_cu *cu,
 		return sect_string(&dw->str, v->u);
 	case DW_FORM_line_strp:
 		return sect_string(&dw->line_str, v->u);
-	case DW_FORM_strx: case DW_FORM_strx1: case DW_FORM_strx2: case DW_FORM_strx3:
-	case DW_FORM_strx4: case DW_FORM_GNU_str_index: {
+	case DW_FORM_strx:
+	case DW_FORM_strx1:
+	case DW_FORM_strx2:
+	case DW_FORM_strx3:
+	case DW_FORM_strx4:
+	case DW_FORM_GNU_str_index: {
 		uint64_t pos;
 		struct dw_rd r;
 
@@ -251,8 +296,12 @@ static bool val_addr(const struct sym_dwarf *dw, const struct dw_cu *cu, const s
 	case DW_FORM_addr:
 		*out = v->u;
 		return true;
-	case DW_FORM_addrx: case DW_FORM_addrx1: case DW_FORM_addrx2: case DW_FORM_addrx3:
-	case DW_FORM_addrx4: case DW_FORM_GNU_addr_index: {
+	case DW_FORM_addrx:
+	case DW_FORM_addrx1:
+	case DW_FORM_addrx2:
+	case DW_FORM_addrx3:
+	case DW_FORM_addrx4:
+	case DW_FORM_GNU_addr_index: {
 		uint64_t pos;
 		struct dw_rd r;
 
@@ -273,11 +322,15 @@ static bool val_addr(const struct sym_dwarf *dw, const struct dw_cu *cu, const s
 static bool val_udata(const struct dw_fval *v, uint64_t *out)
 {
 	switch (v->form) {
-	case DW_FORM_data1: case DW_FORM_data2: case DW_FORM_data4: case DW_FORM_data8:
+	case DW_FORM_data1:
+	case DW_FORM_data2:
+	case DW_FORM_data4:
+	case DW_FORM_data8:
 	case DW_FORM_udata:
 		*out = v->u;
 		return true;
-	case DW_FORM_sdata: case DW_FORM_implicit_const:
+	case DW_FORM_sdata:
+	case DW_FORM_implicit_const:
 		if ((int64_t)v->u < 0)
 			return false;
 		*out = v->u;
@@ -291,7 +344,10 @@ static bool val_udata(const struct dw_fval *v, uint64_t *out)
 static bool val_ref(const struct dw_cu *cu, const struct dw_fval *v, uint64_t *out)
 {
 	switch (v->form) {
-	case DW_FORM_ref1: case DW_FORM_ref2: case DW_FORM_ref4: case DW_FORM_ref8:
+	case DW_FORM_ref1:
+	case DW_FORM_ref2:
+	case DW_FORM_ref4:
+	case DW_FORM_ref8:
 	case DW_FORM_ref_udata:
 		if (v->u >= cu->end - cu->off)
 			return false;
@@ -309,7 +365,10 @@ static bool val_ref(const struct dw_cu *cu, const struct dw_fval *v, uint64_t *o
 static bool val_offset(const struct dw_fval *v, uint64_t *out)
 {
 	switch (v->form) {
-	case DW_FORM_sec_offset: case DW_FORM_data4: case DW_FORM_data8: case DW_FORM_udata:
+	case DW_FORM_sec_offset:
+	case DW_FORM_data4:
+	case DW_FORM_data8:
+	case DW_FORM_udata:
 		*out = v->u;
 		return true;
 	default:
@@ -322,44 +381,87 @@ static bool val_offset(const struct dw_fval *v, uint64_t *out)
 
 /* The attributes the index reads, by slot. */
 enum {
-	A_LOW_PC, A_HIGH_PC, A_RANGES, A_NAME, A_LINKAGE, A_MIPS_LINKAGE, A_ORIGIN, A_SPEC,
-	A_CALL_FILE, A_CALL_LINE, A_CALL_COLUMN, A_SIBLING, A_LANG, A_STMT_LIST, A_COMP_DIR,
-	A_STR_OFFSETS_BASE, A_ADDR_BASE, A_GNU_ADDR_BASE, A_RNGLISTS_BASE, A_COUNT
+	A_LOW_PC,
+	A_HIGH_PC,
+	A_RANGES,
+	A_NAME,
+	A_LINKAGE,
+	A_MIPS_LINKAGE,
+	A_ORIGIN,
+	A_SPEC,
+	A_CALL_FILE,
+	A_CALL_LINE,
+	A_CALL_COLUMN,
+	A_SIBLING,
+	A_LANG,
+	A_STMT_LIST,
+	A_COMP_DIR,
+	A_STR_OFFSETS_BASE,
+	A_ADDR_BASE,
+	A_GNU_ADDR_BASE,
+	A_RNGLISTS_BASE,
+	A_COUNT
 };
 
 static int8_t attr_slot(uint64_t at)
 {
 	switch (at) {
-	case DW_AT_low_pc: return A_LOW_PC;
-	case DW_AT_high_pc: return A_HIGH_PC;
-	case DW_AT_ranges: return A_RANGES;
-	case DW_AT_name: return A_NAME;
-	case DW_AT_linkage_name: return A_LINKAGE;
-	case DW_AT_MIPS_linkage_name: return A_MIPS_LINKAGE;
-	case DW_AT_abstract_origin: return A_ORIGIN;
-	case DW_AT_specification: return A_SPEC;
-	case DW_AT_call_file: return A_CALL_FILE;
-	case DW_AT_call_line: return A_CALL_LINE;
-	case DW_AT_call_column: return A_CALL_COLUMN;
-	case DW_AT_sibling: return A_SIBLING;
-	case DW_AT_language: return A_LANG;
-	case DW_AT_stmt_list: return A_STMT_LIST;
-	case DW_AT_comp_dir: return A_COMP_DIR;
-	case DW_AT_str_offsets_base: return A_STR_OFFSETS_BASE;
-	case DW_AT_addr_base: return A_ADDR_BASE;
-	case DW_AT_GNU_addr_base: return A_GNU_ADDR_BASE;
-	case DW_AT_rnglists_base: return A_RNGLISTS_BASE;
-	default: return -1;
+	case DW_AT_low_pc:
+		return A_LOW_PC;
+	case DW_AT_high_pc:
+		return A_HIGH_PC;
+	case DW_AT_ranges:
+		return A_RANGES;
+	case DW_AT_name:
+		return A_NAME;
+	case DW_AT_linkage_name:
+		return A_LINKAGE;
+	case DW_AT_MIPS_linkage_name:
+		return A_MIPS_LINKAGE;
+	case DW_AT_abstract_origin:
+		return A_ORIGIN;
+	case DW_AT_specification:
+		return A_SPEC;
+	case DW_AT_call_file:
+		return A_CALL_FILE;
+	case DW_AT_call_line:
+		return A_CALL_LINE;
+	case DW_AT_call_column:
+		return A_CALL_COLUMN;
+	case DW_AT_sibling:
+		return A_SIBLING;
+	case DW_AT_language:
+		return A_LANG;
+	case DW_AT_stmt_list:
+		return A_STMT_LIST;
+	case DW_AT_comp_dir:
+		return A_COMP_DIR;
+	case DW_AT_str_offsets_base:
+		return A_STR_OFFSETS_BASE;
+	case DW_AT_addr_base:
+		return A_ADDR_BASE;
+	case DW_AT_GNU_addr_base:
+		return A_GNU_ADDR_BASE;
+	case DW_AT_rnglists_base:
+		return A_RNGLISTS_BASE;
+	default:
+		return -1;
 	}
 }
 
 static uint8_t tag_kind(uint64_t tag)
 {
 	switch (tag) {
-	case DW_TAG_subprogram: case DW_TAG_inlined_subroutine: case DW_TAG_entry_point:
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_entry_point:
 		return DW_KIND_FUNC;
-	case DW_TAG_lexical_block: case DW_TAG_try_block: case DW_TAG_catch_block:
-	case DW_TAG_namespace: case DW_TAG_module: case DW_TAG_with_stmt:
+	case DW_TAG_lexical_block:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+	case DW_TAG_with_stmt:
 	case DW_TAG_common_block:
 		return DW_KIND_NEST;
 	default:
@@ -399,7 +501,8 @@ static int abbrevs_parse(const struct sym_dwarf *dw, const struct dw_cu *cu,
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	r = (struct dw_rd){dw->abbrev.p + cu->abbrev_off, dw->abbrev.p + dw->abbrev.n, dw->be, false};
+	r = (struct dw_rd){dw->abbrev.p + cu->abbrev_off, dw->abbrev.p + dw->abbrev.n, dw->be,
+			   false};
 	for (;;) {
 		struct dw_abbrev *ab;
 		uint64_t code = dwn_rd_uleb(&r);
@@ -565,7 +668,7 @@ static int unit_abbrevs(struct sym_dwarf *dw, struct dw_cu *cu, const struct dw_
 /* DIEs                                                                      */
 
 struct die {
-	uint32_t have;             /* bit per slot */
+	uint32_t have; /* bit per slot */
 	struct dw_fval v[A_COUNT];
 };
 
@@ -662,8 +765,8 @@ static int die_at(struct sym_dwarf *dw, uint64_t off, struct die *d, struct dw_c
 
 /* Names of a DIE: its own, else those of the DIEs it refers to (the same
  * rule, memo and hop limit as the libdwarf reader). */
-static void die_names(struct sym_dwarf *dw, const struct dw_cu *cu, const struct die *d,
-		      int hops, const char **name, const char **linkage)
+static void die_names(struct sym_dwarf *dw, const struct dw_cu *cu, const struct die *d, int hops,
+		      const char **name, const char **linkage)
 {
 	static const int refs[] = {A_ORIGIN, A_SPEC};
 
@@ -778,7 +881,8 @@ static int rnglist(const struct sym_dwarf *dw, const struct dw_cu *cu, uint64_t 
 static int ranges_v4(const struct sym_dwarf *dw, const struct dw_cu *cu, uint64_t off,
 		     struct dw_rangebuf *rb)
 {
-	uint64_t base = cu->base, sel = cu->addr_size == 8 ? UINT64_MAX : (1ull << (cu->addr_size * 8)) - 1;
+	uint64_t base = cu->base,
+		 sel = cu->addr_size == 8 ? UINT64_MAX : (1ull << (cu->addr_size * 8)) - 1;
 	struct dw_rd r;
 	int ret = 0;
 
@@ -811,8 +915,13 @@ static int die_ranges(const struct sym_dwarf *dw, const struct dw_cu *cu, const 
 		if (val_addr(dw, cu, h, &hi))
 			return dw_range_add(rb, lo, hi);
 		switch (h->form) {
-		case DW_FORM_data1: case DW_FORM_data2: case DW_FORM_data4: case DW_FORM_data8:
-		case DW_FORM_udata: case DW_FORM_sdata: case DW_FORM_implicit_const:
+		case DW_FORM_data1:
+		case DW_FORM_data2:
+		case DW_FORM_data4:
+		case DW_FORM_data8:
+		case DW_FORM_udata:
+		case DW_FORM_sdata:
+		case DW_FORM_implicit_const:
 			return dw_range_add(rb, lo, lo + h->u);
 		default:
 			break;
@@ -854,11 +963,11 @@ struct walker {
 	struct dw_cu *cu;
 	const struct dw_abbrevs *a;
 	struct dw_fctx f;
-	struct dw_rd r;     /* over the unit */
-	struct die d;       /* the DIE just read (here, not on the stack of
-			       each recursion level: walks nest 256 deep) */
-	int err;            /* fatal: ENOMEM, or ENOTSUP (declined) */
-	bool stop;          /* malformed: keep what was read */
+	struct dw_rd r; /* over the unit */
+	struct die d;	/* the DIE just read (here, not on the stack of
+			   each recursion level: walks nest 256 deep) */
+	int err;	/* fatal: ENOMEM, or ENOTSUP (declined) */
+	bool stop;	/* malformed: keep what was read */
 };
 
 static void fail(struct walker *w, int ret)
@@ -1145,12 +1254,15 @@ static int unit_header(struct sym_dwarf *dw, uint64_t off, struct dw_cu *cu, uin
 		cu->addr_size = dw_rd_u8(&r);
 		cu->abbrev_off = dw_rd_fixed(&r, cu->offset_size);
 		switch (cu->unit_type) {
-		case DW_UT_compile: case DW_UT_partial:
+		case DW_UT_compile:
+		case DW_UT_partial:
 			break;
-		case DW_UT_skeleton: case DW_UT_split_compile:
+		case DW_UT_skeleton:
+		case DW_UT_split_compile:
 			dw_rd_skip(&r, 8); /* dwo_id */
 			break;
-		case DW_UT_type: case DW_UT_split_type:
+		case DW_UT_type:
+		case DW_UT_split_type:
 			dw_rd_skip(&r, 8 + cu->offset_size);
 			break;
 		default:

@@ -104,7 +104,8 @@ static int read_sections(struct sym_elf *e, Elf *elf)
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		/* Names must outlive libelf's handle: keep only those that
 		 * point into the image itself. */
-		if (!name || name < (const char *)e->data || name >= (const char *)e->data + e->size)
+		if (!name || name < (const char *)e->data ||
+		    name >= (const char *)e->data + e->size)
 			name = "";
 		s->name = name;
 		s->addr = sh.sh_addr;
@@ -126,10 +127,11 @@ static int read_sections(struct sym_elf *e, Elf *elf)
 		if (!strncmp(s->name, ".zdebug_", 8)) {
 			/* Present it under its .debug_ name; decompress on use. */
 			static const char *const known[] = {
-				".debug_info", ".debug_abbrev", ".debug_line", ".debug_str",
-				".debug_ranges", ".debug_aranges", ".debug_line_str",
-				".debug_rnglists", ".debug_addr", ".debug_str_offsets",
-				".debug_loc", ".debug_loclists", ".debug_types", ".debug_frame",
+			    ".debug_info",	  ".debug_abbrev",   ".debug_line",
+			    ".debug_str",	  ".debug_ranges",   ".debug_aranges",
+			    ".debug_line_str",	  ".debug_rnglists", ".debug_addr",
+			    ".debug_str_offsets", ".debug_loc",	     ".debug_loclists",
+			    ".debug_types",	  ".debug_frame",
 			};
 			for (size_t k = 0; k < HWT_ARRAY_SIZE(known); k++) {
 				if (!strcmp(s->name + 2, known[k] + 1)) {
@@ -175,9 +177,9 @@ static int read_segments(struct sym_elf *e, Elf *elf)
 
 		if (!gelf_getphdr(elf, (int)i, &ph))
 			return -HWT_EFORMAT;
-		if (ph.p_type == PT_NOTE && e->build_id_len == 0 && in_image(e, ph.p_offset, ph.p_filesz))
-			read_notes(e, e->data + ph.p_offset, ph.p_filesz,
-				   ph.p_align == 8 ? 8 : 4);
+		if (ph.p_type == PT_NOTE && e->build_id_len == 0 &&
+		    in_image(e, ph.p_offset, ph.p_filesz))
+			read_notes(e, e->data + ph.p_offset, ph.p_filesz, ph.p_align == 8 ? 8 : 4);
 		if (ph.p_type != PT_LOAD)
 			continue;
 		e->segs[e->nsegs].vaddr = ph.p_vaddr;
@@ -205,10 +207,11 @@ static void place_sections(struct sym_elf *e)
 	for (size_t i = 0; i < e->nsecs; i++) {
 		const struct sym_sec *s = &e->secs[i];
 
-		if ((s->type == SHT_RELA || s->type == SHT_REL) && s->info > 0 && s->info < e->nsecs &&
-		    !(e->secs[s->info].flags & SHF_ALLOC))
+		if ((s->type == SHT_RELA || s->type == SHT_REL) && s->info > 0 &&
+		    s->info < e->nsecs && !(e->secs[s->info].flags & SHF_ALLOC))
 			e->secs[s->info].relsec = (uint32_t)i;
-		if (s->addr == 0 && ((s->flags & SHF_ALLOC) || (s->name && !strcmp(s->name, ".debug_info"))))
+		if (s->addr == 0 &&
+		    ((s->flags & SHF_ALLOC) || (s->name && !strcmp(s->name, ".debug_info"))))
 			count++;
 	}
 	if (count <= 1)
@@ -415,7 +418,8 @@ error:
 struct sym_sec *sym_elf_section(struct sym_elf *e, const char *name)
 {
 	for (size_t i = 0; e && i < e->nsecs; i++) {
-		if (e->secs[i].type != SHT_NOBITS && e->secs[i].name && !strcmp(e->secs[i].name, name))
+		if (e->secs[i].type != SHT_NOBITS && e->secs[i].name &&
+		    !strcmp(e->secs[i].name, name))
 			return &e->secs[i];
 	}
 	return NULL;
@@ -550,7 +554,9 @@ static unsigned reloc_width(unsigned machine, unsigned type)
 {
 	switch (machine) {
 	case EM_X86_64:
-		return type == R_X86_64_64 ? 8 : type == R_X86_64_32 || type == R_X86_64_32S ? 4 : 0;
+		return type == R_X86_64_64			     ? 8
+		       : type == R_X86_64_32 || type == R_X86_64_32S ? 4
+								     : 0;
 	case EM_386:
 		return type == R_386_32 ? 4 : 0;
 	case EM_AARCH64:
@@ -641,8 +647,7 @@ static int prepare_section(struct sym_elf *e, struct sym_sec *s)
 	return 0;
 }
 
-int sym_elf_section_data(struct sym_elf *e, struct sym_sec *s, const uint8_t **data,
-			 uint64_t *size)
+int sym_elf_section_data(struct sym_elf *e, struct sym_sec *s, const uint8_t **data, uint64_t *size)
 {
 	if (!s || s->type == SHT_NOBITS || s->type == SHT_NULL)
 		return -HWT_ENODEBUG;

@@ -118,9 +118,8 @@ static int lookup_in(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags, lon
 }
 
 /* hwt_sym_lookup() with a merge-walk cursor (NULL: none). */
-static int lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
-		  struct hwt_sym_info *info, struct hwt_sym_frame *frames, unsigned max_frames,
-		  struct sym_dwarf_cursor *cur)
+static int lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags, struct hwt_sym_info *info,
+		  struct hwt_sym_frame *frames, unsigned max_frames, struct sym_dwarf_cursor *cur)
 {
 	const struct sym_elf *e = obj ? obj->elf : NULL;
 	long sec = -1;
@@ -143,7 +142,8 @@ static int lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 				const struct sym_sec *s = &e->secs[i];
 				int ret;
 
-				if (!(s->flags & SHF_ALLOC) || addr < s->addr || addr - s->addr >= s->size)
+				if (!(s->flags & SHF_ALLOC) || addr < s->addr ||
+				    addr - s->addr >= s->size)
 					continue;
 				ret = lookup_in(obj, addr, flags, (long)i, info, frames, max_frames,
 						NULL);
@@ -162,9 +162,9 @@ int hwt_sym_lookup(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 	return lookup(obj, addr, flags, info, frames, max_frames, NULL);
 }
 
-int hwt_sym_lookup_batch(struct hwt_sym_obj *obj, const uint64_t *addrs, size_t n,
-			 unsigned flags, struct hwt_sym_batch_entry *out,
-			 struct hwt_sym_frame *frames, unsigned frames_per_addr)
+int hwt_sym_lookup_batch(struct hwt_sym_obj *obj, const uint64_t *addrs, size_t n, unsigned flags,
+			 struct hwt_sym_batch_entry *out, struct hwt_sym_frame *frames,
+			 unsigned frames_per_addr)
 {
 	struct sym_dwarf_cursor cur = {0};
 	int found = 0;
@@ -185,8 +185,8 @@ int hwt_sym_lookup_batch(struct hwt_sym_obj *obj, const uint64_t *addrs, size_t 
 			 * from the previous answer (a merge-walk) */
 			if (i > 0 && addrs[i] < addrs[i - 1])
 				cur.unit = NULL;
-			out[i].status = lookup(obj, addrs[i], flags, &out[i].info, f, frames_per_addr,
-					       &cur);
+			out[i].status =
+			    lookup(obj, addrs[i], flags, &out[i].info, f, frames_per_addr, &cur);
 		}
 		if (out[i].status >= 0)
 			found++;
@@ -203,7 +203,8 @@ int hwt_sym_func_at(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 
 	if (!obj || !out)
 		return -HWT_EINVAL;
-	if (hint && hint->obj == obj && hint->flags == flags && addr - hint->lo < hint->hi - hint->lo) {
+	if (hint && hint->obj == obj && hint->flags == flags &&
+	    addr - hint->lo < hint->hi - hint->lo) {
 		*out = hint->func;
 		return 0;
 	}
@@ -243,8 +244,7 @@ static bool demangled_match(const char *dem, const char *name)
 	return dem[len] == '\0' || (dem[len] == '(' && !strchr(name, '('));
 }
 
-int hwt_sym_find(struct hwt_sym_obj *obj, const char *name, struct hwt_sym_def *defs,
-		 unsigned max)
+int hwt_sym_find(struct hwt_sym_obj *obj, const char *name, struct hwt_sym_def *defs, unsigned max)
 {
 	unsigned found = 0;
 
@@ -267,7 +267,8 @@ int hwt_sym_find(struct hwt_sym_obj *obj, const char *name, struct hwt_sym_def *
 				d->name = s->name;
 				d->addr = s->addr;
 				d->size = s->size;
-				d->has_offset = hwt_sym_obj_file_offset(obj, s->addr, &d->file_offset) == 0;
+				d->has_offset =
+				    hwt_sym_obj_file_offset(obj, s->addr, &d->file_offset) == 0;
 				if (!d->has_offset)
 					d->file_offset = 0;
 			}

@@ -19,19 +19,19 @@
  * .zdebug) and, in relocatable objects (ET_REL: kernel modules, .o files),
  * with the relocations of its .rela/.rel section applied. */
 struct sym_sec {
-	const char *name;   /* ".zdebug_x" is presented as ".debug_x" */
+	const char *name; /* ".zdebug_x" is presented as ".debug_x" */
 	uint64_t addr, size, offset, flags;
 	uint32_t type, link, info;
 	uint64_t entsize;
-	uint64_t align;     /* sh_addralign */
-	bool compressed;    /* needs decompression before use */
-	bool zdebug;        /* old GNU .zdebug format */
-	uint8_t *inflated;  /* decompressed and/or relocated bytes (owned) */
+	uint64_t align;	   /* sh_addralign */
+	bool compressed;   /* needs decompression before use */
+	bool zdebug;	   /* old GNU .zdebug format */
+	uint8_t *inflated; /* decompressed and/or relocated bytes (owned) */
 	uint64_t inflated_size;
-	uint32_t relsec;    /* ET_REL: index of its SHT_RELA/SHT_REL section, 0 none */
-	uint64_t place;     /* ET_REL: where binutils places it (its address
-			       when looking in the DWARF); else addr */
-	int inflate_err;    /* sticky error of a failed decompression */
+	uint32_t relsec; /* ET_REL: index of its SHT_RELA/SHT_REL section, 0 none */
+	uint64_t place;	 /* ET_REL: where binutils places it (its address
+			    when looking in the DWARF); else addr */
+	int inflate_err; /* sticky error of a failed decompression */
 };
 
 /* Sorted 64-bit keys (addresses) searched by lookups. Random lookups are
@@ -45,14 +45,14 @@ struct sym_sec {
 #define SYM_KEYS_BLOCK 8 /* one 64-byte cache line of keys */
 
 struct sym_keys {
-	uint64_t *k;       /* n keys */
-	uint64_t *top;     /* k[0], k[BLOCK], k[2 * BLOCK], ... */
+	uint64_t *k;   /* n keys */
+	uint64_t *top; /* k[0], k[BLOCK], k[2 * BLOCK], ... */
 	size_t n, ntop;
-	uint32_t *bucket;  /* bucket[b]: keys below base + (b << shift); nbucket + 1 */
+	uint32_t *bucket; /* bucket[b]: keys below base + (b << shift); nbucket + 1 */
 	size_t nbucket, bucket_cap;
 	uint64_t base;
 	unsigned shift;
-	bool borrowed;     /* memory of an arena: not freed by fini */
+	bool borrowed; /* memory of an arena: not freed by fini */
 };
 
 /* Copies n sorted keys (keys may be NULL when n is 0) and builds the top
@@ -143,9 +143,9 @@ struct sym_seg {
 struct sym_elf {
 	uint8_t *data;
 	size_t size;
-	bool mapped;         /* data is an mmap (else malloc'd) */
+	bool mapped; /* data is an mmap (else malloc'd) */
 	bool is64, big_endian;
-	unsigned type;       /* e_type */
+	unsigned type; /* e_type */
 	unsigned machine;
 	struct sym_sec *secs;
 	size_t nsecs;
@@ -155,25 +155,25 @@ struct sym_elf {
 	size_t build_id_len;
 	const char *debuglink; /* .gnu_debuglink name (in data), or NULL */
 	uint32_t debuglink_crc;
-	bool has_debug_info;   /* has a .debug_info section with contents */
-	bool has_symtab;       /* has a non-empty SHT_SYMTAB */
+	bool has_debug_info; /* has a .debug_info section with contents */
+	bool has_symtab;     /* has a non-empty SHT_SYMTAB */
 	/* Address -> first SHF_ALLOC section (in index order) containing it:
 	 * sorted starts of disjoint pieces, each with its section or -1. */
 	uint64_t *amap_start;
 	long *amap_sec;
 	size_t namap;
-	uint64_t max_section;  /* decompression limit */
+	uint64_t max_section; /* decompression limit */
 };
 
 /* A symbol of a sorted table (ELF symtab/dynsym, kallsyms, perf map). */
 struct sym_entry {
 	uint64_t addr, size;
-	const char *name;                /* raw; in the image or the text table */
+	const char *name;		 /* raw; in the image or the text table */
 	_Atomic(const char *) demangled; /* lazily; == name when not mangled */
-	const char *srcfile;             /* STT_FILE in force (binutils' rule) */
-	const char *module;              /* kallsyms module, or NULL */
+	const char *srcfile;		 /* STT_FILE in force (binutils' rule) */
+	const char *module;		 /* kallsyms module, or NULL */
 	uint32_t shndx;
-	uint32_t index;                  /* position in the ELF table */
+	uint32_t index; /* position in the ELF table */
 	uint8_t type;
 	uint8_t local;
 	uint8_t weak;
@@ -194,17 +194,17 @@ struct hwt_sym_obj {
 	uint8_t build_id[64];
 	size_t build_id_len;
 
-	struct sym_elf *elf; /* the object itself */
-	struct sym_elf *dbg; /* separate debug file, or NULL */
+	struct sym_elf *elf;   /* the object itself */
+	struct sym_elf *dbg;   /* separate debug file, or NULL */
 	struct sym_elf *dwelf; /* the image whose DWARF we read (elf or dbg) */
 
 	struct sym_entry *syms; /* sorted by address */
 	size_t nsyms;
 	struct sym_keys sym_keys; /* syms[i].addr, for searches */
-	unsigned sym_source;    /* HWT_SYM_SRC_SYMTAB, _DYNSYM, _KALLSYMS, _PERFMAP */
-	char *text;             /* kallsyms / perf map text that names point into */
-	char *strtab_copy;      /* a strtab that lacked its final NUL */
-	char *plt_names;        /* names of the synthesized NAME@plt entries */
+	unsigned sym_source;	  /* HWT_SYM_SRC_SYMTAB, _DYNSYM, _KALLSYMS, _PERFMAP */
+	char *text;		  /* kallsyms / perf map text that names point into */
+	char *strtab_copy;	  /* a strtab that lacked its final NUL */
+	char *plt_names;	  /* names of the synthesized NAME@plt entries */
 
 	/* DWARF, built lazily under lock; published with release stores. */
 	pthread_mutex_t lock;
@@ -276,9 +276,9 @@ uint32_t sym_crc32(uint32_t crc, const void *buf, size_t len);
  * the same unit range walks forward from there instead of searching (the
  * merge-walk of sorted batches). Zero it before the first use. */
 struct sym_dwarf_cursor {
-	const void *unit;   /* struct dw_cuidx, NULL: no position */
-	uint64_t addr, hi;  /* last address; no other unit range starts below hi */
-	size_t row, seg;    /* keys <= addr in the unit's rows and segments */
+	const void *unit;  /* struct dw_cuidx, NULL: no position */
+	uint64_t addr, hi; /* last address; no other unit range starts below hi */
+	size_t row, seg;   /* keys <= addr in the unit's rows and segments */
 };
 
 /* Frames from DWARF for addr. Returns frames written (>= 1), 0 when DWARF has
@@ -294,6 +294,6 @@ void sym_dwarf_stats(const struct hwt_sym_obj *obj, size_t *units, size_t *nativ
 
 /* Logs through the cache's logger. */
 void sym_log(const struct hwt_sym_obj *obj, enum hwt_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 #endif /* HWT_SYMBOLIZE_SYM_INT_H */

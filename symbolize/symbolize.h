@@ -31,8 +31,8 @@
  * usually small numbers from 0; for vmlinux and kallsyms, the kernel's
  * addresses; for a relocatable object such as a kernel module, whose
  * sections all start at 0, an offset into the first section, in section
- * order, that holds it and has an answer, as binutils does). A "runtime address" is where a process saw it; convert with
- * hwt_sym_obj_map() using the mapping's start and file offset (the
+ * order, that holds it and has an answer, as binutils does). A "runtime address" is where a process
+ * saw it; convert with hwt_sym_obj_map() using the mapping's start and file offset (the
  * PERF_RECORD_MMAP2 fields), which handles PIE/ASLR bias and mappings that do
  * not start at file offset 0.
  *
@@ -66,7 +66,7 @@ struct hwt_sym_obj;
 /* Cache                                                                     */
 
 struct hwt_sym_config {
-	size_t size;              /* sizeof(struct hwt_sym_config) */
+	size_t size;		  /* sizeof(struct hwt_sym_config) */
 	struct hwt_logger logger; /* diagnostics; warnings such as "no symbols"
 				     are sent once per object */
 	/* A directory searched first for separate debug files, both in the
@@ -91,7 +91,7 @@ struct hwt_sym_config {
  * is several times faster; libdwarf reads what it declines (rare forms and
  * line opcodes), chosen per compilation unit. */
 enum hwt_sym_dwarf_reader {
-	HWT_SYM_DWARF_AUTO = 0,     /* our reader, libdwarf for units it declines */
+	HWT_SYM_DWARF_AUTO = 0,	    /* our reader, libdwarf for units it declines */
 	HWT_SYM_DWARF_NATIVE = 1,   /* our reader only: declined units give no DWARF */
 	HWT_SYM_DWARF_LIBDWARF = 2, /* libdwarf only */
 };
@@ -116,15 +116,14 @@ HWT_API void hwt_sym_cache_free(struct hwt_sym_cache *cache);
  * *out is owned by the cache. Separate debug files are looked up here.
  * Returns 0, -ENOENT/-EACCES/... (cannot open), -HWT_EFORMAT (not ELF or
  * malformed headers), -HWT_EVERSION (build-id mismatch), -ENOMEM. */
-HWT_API int hwt_sym_obj_open(struct hwt_sym_cache *cache, const char *path,
-			     const uint8_t *build_id, size_t build_id_len,
-			     struct hwt_sym_obj **out);
+HWT_API int hwt_sym_obj_open(struct hwt_sym_cache *cache, const char *path, const uint8_t *build_id,
+			     size_t build_id_len, struct hwt_sym_obj **out);
 
 /* Opens an ELF image held in memory (a copy of the vDSO from a recording).
  * name labels it in results ("[vdso]"); data is copied. Same errors as
  * hwt_sym_obj_open() except file access ones. */
-HWT_API int hwt_sym_obj_open_image(struct hwt_sym_cache *cache, const char *name,
-				   const void *data, size_t size, struct hwt_sym_obj **out);
+HWT_API int hwt_sym_obj_open_image(struct hwt_sym_cache *cache, const char *name, const void *data,
+				   size_t size, struct hwt_sym_obj **out);
 
 /* Opens a kernel symbol table in /proc/kallsyms format ("ADDR TYPE NAME
  * [MODULE]"), e.g. "/proc/kallsyms" or a copy taken at record time. Object
@@ -141,7 +140,7 @@ HWT_API int hwt_sym_obj_open_perfmap(struct hwt_sym_cache *cache, const char *pa
 				     struct hwt_sym_obj **out);
 
 enum hwt_sym_obj_kind {
-	HWT_SYM_OBJ_ELF = 1,      /* a file or a memory image */
+	HWT_SYM_OBJ_ELF = 1,	  /* a file or a memory image */
 	HWT_SYM_OBJ_KALLSYMS = 2, /* kernel symbols from a kallsyms file */
 	HWT_SYM_OBJ_PERFMAP = 3,  /* JIT symbols from a perf map */
 };
@@ -157,15 +156,15 @@ enum hwt_sym_source {
 
 struct hwt_sym_obj_info {
 	enum hwt_sym_obj_kind kind;
-	const char *path;       /* as opened (name for images) */
-	const char *name;       /* basename of path, for "module+offset" */
+	const char *path;	/* as opened (name for images) */
+	const char *name;	/* basename of path, for "module+offset" */
 	const char *debug_path; /* separate debug file used, or NULL */
 	uint8_t build_id[64];
-	size_t build_id_len;    /* 0: none */
-	unsigned sources;       /* enum hwt_sym_source bits */
-	unsigned elf_type;      /* ET_EXEC, ET_DYN, ET_REL; 0 for text tables */
-	unsigned addr_bits;     /* 64 or 32 (ELFCLASS); 64 for text tables */
-	size_t nsymbols;        /* entries in the symbol table used */
+	size_t build_id_len; /* 0: none */
+	unsigned sources;    /* enum hwt_sym_source bits */
+	unsigned elf_type;   /* ET_EXEC, ET_DYN, ET_REL; 0 for text tables */
+	unsigned addr_bits;  /* 64 or 32 (ELFCLASS); 64 for text tables */
+	size_t nsymbols;     /* entries in the symbol table used */
 	/* DWARF units listed, and indexed so far by each reader (0 until the
 	 * first lookup that needs DWARF). */
 	size_t dwarf_units, dwarf_units_native, dwarf_units_libdwarf;
@@ -180,25 +179,24 @@ HWT_API int hwt_sym_obj_info(const struct hwt_sym_obj *obj, struct hwt_sym_obj_i
  * PT_LOAD segment that contains it, so a mapping that starts at any segment
  * works. For kallsyms and perf maps the address is returned unchanged.
  * Returns 0, or -HWT_ENOSYM when the offset lies in no loadable segment. */
-HWT_API int hwt_sym_obj_map(const struct hwt_sym_obj *obj, uint64_t map_start,
-			    uint64_t map_pgoff, uint64_t runtime, uint64_t *addr);
+HWT_API int hwt_sym_obj_map(const struct hwt_sym_obj *obj, uint64_t map_start, uint64_t map_pgoff,
+			    uint64_t runtime, uint64_t *addr);
 
 /* The address and size of the ELF section called name (for addr2line -j).
  * Returns 0, -HWT_ENOSYM (no such section), -HWT_EINVAL. */
-HWT_API int hwt_sym_obj_section(const struct hwt_sym_obj *obj, const char *name,
-				uint64_t *addr, uint64_t *size);
+HWT_API int hwt_sym_obj_section(const struct hwt_sym_obj *obj, const char *name, uint64_t *addr,
+				uint64_t *size);
 
 /* The file offset of an object address (for uprobes). Returns 0 or
  * -HWT_ENOSYM when addr lies in no PT_LOAD segment (or obj is not ELF). */
-HWT_API int hwt_sym_obj_file_offset(const struct hwt_sym_obj *obj, uint64_t addr,
-				    uint64_t *offset);
+HWT_API int hwt_sym_obj_file_offset(const struct hwt_sym_obj *obj, uint64_t addr, uint64_t *offset);
 
 /* ------------------------------------------------------------------------ */
 /* Lookups                                                                   */
 
 /* Lookup flags. */
 enum hwt_sym_lookup_flags {
-	HWT_SYM_RAW = 1u << 0,       /* names as stored (mangled), no demangling */
+	HWT_SYM_RAW = 1u << 0,	     /* names as stored (mangled), no demangling */
 	HWT_SYM_NO_INLINE = 1u << 1, /* only the outermost function, no inline chain */
 	HWT_SYM_NO_LINES = 1u << 2,  /* skip DWARF entirely: symbol tables only */
 	/* addr2line compatibility: with no DWARF function, take the nearest
@@ -215,29 +213,29 @@ enum hwt_sym_lookup_flags {
  * call; the last one is the real (out-of-line) function. Strings are owned by
  * the cache; NULL when unknown. */
 struct hwt_sym_frame {
-	const char *func;       /* function name (demangled unless HWT_SYM_RAW) */
-	const char *file;       /* source file, as the compiler recorded it */
-	uint32_t line;          /* 0 when unknown */
-	uint32_t column;        /* 0 when unknown */
+	const char *func;	/* function name (demangled unless HWT_SYM_RAW) */
+	const char *file;	/* source file, as the compiler recorded it */
+	uint32_t line;		/* 0 when unknown */
+	uint32_t column;	/* 0 when unknown */
 	uint32_t discriminator; /* DWARF discriminator of frames[0]'s row, else 0 */
 };
 
 /* What a lookup found besides the frames. */
 struct hwt_sym_info {
-	uint64_t addr;          /* the object address looked up */
-	const char *module;     /* object basename, or the kernel module name */
-	const char *symbol;     /* containing symbol (demangled unless RAW), NULL */
-	uint64_t sym_addr;      /* its start (object address); offset = addr - sym_addr */
-	uint64_t sym_size;      /* its size, 0 when unknown */
-	unsigned source;        /* enum hwt_sym_source that gave the frames */
-	unsigned nframes;       /* frames written */
-	unsigned depth;         /* frames available (> nframes when truncated) */
+	uint64_t addr;	    /* the object address looked up */
+	const char *module; /* object basename, or the kernel module name */
+	const char *symbol; /* containing symbol (demangled unless RAW), NULL */
+	uint64_t sym_addr;  /* its start (object address); offset = addr - sym_addr */
+	uint64_t sym_size;  /* its size, 0 when unknown */
+	unsigned source;    /* enum hwt_sym_source that gave the frames */
+	unsigned nframes;   /* frames written */
+	unsigned depth;	    /* frames available (> nframes when truncated) */
 };
 
 /* Symbolizes one object address. Writes at most max_frames frames (0 is
  * allowed: only info; info->depth then says how many exist). Returns the
- * number of frames written (>= 1 when max_frames > 0) when anything is known, -HWT_ENOSYM when nothing is (info->module and
- * info->addr are still set, so "module+0xADDR" can be printed),
+ * number of frames written (>= 1 when max_frames > 0) when anything is known, -HWT_ENOSYM when
+ * nothing is (info->module and info->addr are still set, so "module+0xADDR" can be printed),
  * -HWT_EINVAL for NULL arguments. Errors inside the object's DWARF are
  * reported once through the logger and the lookup falls back to the symbol
  * tables. Thread-safe; allocates nothing once the unit is indexed. */
@@ -265,8 +263,8 @@ HWT_API int hwt_sym_lookup_batch(struct hwt_sym_obj *obj, const uint64_t *addrs,
  * decoder: millions of lookups, mostly in the same function as last time). */
 struct hwt_sym_func {
 	const char *name; /* demangled unless HWT_SYM_RAW; owned by the cache */
-	uint64_t addr;    /* start (object address) */
-	uint64_t size;    /* 0 when unknown */
+	uint64_t addr;	  /* start (object address) */
+	uint64_t size;	  /* 0 when unknown */
 };
 
 /* Caller-owned memory of the last answer; zero it before first use (one per
@@ -287,8 +285,8 @@ HWT_API int hwt_sym_func_at(struct hwt_sym_obj *obj, uint64_t addr, unsigned fla
 
 /* A symbol definition found by name (for probes). */
 struct hwt_sym_def {
-	const char *name;     /* as stored (mangled); owned by the cache */
-	uint64_t addr;        /* object address */
+	const char *name; /* as stored (mangled); owned by the cache */
+	uint64_t addr;	  /* object address */
 	uint64_t size;
 	uint64_t file_offset; /* for uprobes; 0 when not in a PT_LOAD segment */
 	bool has_offset;      /* file_offset is valid */
@@ -306,7 +304,6 @@ HWT_API int hwt_sym_find(struct hwt_sym_obj *obj, const char *name, struct hwt_s
  * Returns a malloc'd string the caller frees, or NULL when name is not a
  * mangled name. */
 HWT_API char *hwt_sym_demangle(const char *name);
-
 
 /* ------------------------------------------------------------------------ */
 /* Build-ids                                                                 */
@@ -369,9 +366,9 @@ HWT_API int hwt_sym_build_id_notes(const void *notes, size_t len, uint8_t *id, s
 struct hwt_sym_aspace;
 
 struct hwt_sym_aspace_config {
-	size_t size;               /* sizeof(struct hwt_sym_aspace_config) */
-	struct hwt_logger logger;  /* an object that cannot be opened is
-				      reported once, as a warning */
+	size_t size;		  /* sizeof(struct hwt_sym_aspace_config) */
+	struct hwt_logger logger; /* an object that cannot be opened is
+				     reported once, as a warning */
 	/* Lookups open the objects they hit in this cache (borrowed; it must
 	 * outlive the address space). NULL: lookups give mappings only. */
 	struct hwt_sym_cache *cache;
@@ -395,13 +392,13 @@ HWT_API void hwt_sym_aspace_free(struct hwt_sym_aspace *as);
 /* A mapping (PERF_RECORD_MMAP2 or MMAP fields). Strings and bytes are
  * copied. */
 struct hwt_sym_mmap_event {
-	uint32_t pid, tid;       /* pid UINT32_MAX: a kernel mapping */
-	uint64_t time;           /* perf clock ns; 0 for synthesized ones */
+	uint32_t pid, tid; /* pid UINT32_MAX: a kernel mapping */
+	uint64_t time;	   /* perf clock ns; 0 for synthesized ones */
 	uint64_t start, len, pgoff;
-	uint32_t prot;           /* PROT_* bits; a mapping without PROT_EXEC
+	uint32_t prot;		 /* PROT_* bits; a mapping without PROT_EXEC
 				    is ignored (MMAP records: pass PROT_EXEC
 				    unless misc has PERF_RECORD_MISC_MMAP_DATA) */
-	const char *filename;    /* "/usr/bin/x", "[vdso]", "//anon", ... */
+	const char *filename;	 /* "/usr/bin/x", "[vdso]", "//anon", ... */
 	const uint8_t *build_id; /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID,
 				    else NULL */
 	size_t build_id_len;
@@ -411,7 +408,7 @@ struct hwt_sym_mmap_event {
 struct hwt_sym_comm_event {
 	uint32_t pid, tid;
 	uint64_t time;
-	const char *comm;        /* copied */
+	const char *comm; /* copied */
 	bool exec;
 };
 
@@ -432,8 +429,8 @@ HWT_API int hwt_sym_aspace_exit(struct hwt_sym_aspace *as, const struct hwt_sym_
  * "buildid.<path>" metadata). An object whose file has another build-id is
  * not symbolized (it changed since the recording). Copied. Returns 0,
  * -HWT_EINVAL, -ENOMEM. */
-HWT_API int hwt_sym_aspace_build_id(struct hwt_sym_aspace *as, const char *path,
-				    const uint8_t *id, size_t len);
+HWT_API int hwt_sym_aspace_build_id(struct hwt_sym_aspace *as, const char *path, const uint8_t *id,
+				    size_t len);
 
 /* An in-memory image for mappings named name (the recording's copy of
  * "[vdso]"). data is copied. Returns 0, -HWT_EINVAL, -ENOMEM. */
@@ -442,13 +439,13 @@ HWT_API int hwt_sym_aspace_image(struct hwt_sym_aspace *as, const char *name, co
 
 /* Where an address was. */
 struct hwt_sym_loc {
-	const char *path;     /* the mapped object's name ("[vdso]", "//anon",
-				 "[kernel.kallsyms]"); NULL when unmapped.
-				 Owned by the address space. */
+	const char *path; /* the mapped object's name ("[vdso]", "//anon",
+			     "[kernel.kallsyms]"); NULL when unmapped.
+			     Owned by the address space. */
 	uint64_t map_start, map_end, map_pgoff;
 	uint64_t map_time;
-	uint32_t object;      /* index of the object, see hwt_sym_aspace_object() */
-	bool kernel;          /* a kernel address */
+	uint32_t object; /* index of the object, see hwt_sym_aspace_object() */
+	bool kernel;	 /* a kernel address */
 	/* The opened object (in cfg->cache), or NULL: no cache, or it could
 	 * not be opened (missing, changed build-id, not ELF, anonymous). */
 	struct hwt_sym_obj *obj;
@@ -465,16 +462,15 @@ HWT_API int hwt_sym_aspace_lookup(struct hwt_sym_aspace *as, uint32_t pid, uint6
 /* The command name of thread tid at time (its last COMM before, or the one
  * inherited from its creator at FORK), or NULL when none is known. Owned by
  * the address space. */
-HWT_API const char *hwt_sym_aspace_comm_of(struct hwt_sym_aspace *as, uint32_t tid,
-					   uint64_t time);
+HWT_API const char *hwt_sym_aspace_comm_of(struct hwt_sym_aspace *as, uint32_t tid, uint64_t time);
 
 /* An object (distinct mapped path) seen so far. */
 struct hwt_sym_aspace_object {
 	const char *path;
 	const uint8_t *build_id; /* from the sideband or hwt_sym_aspace_build_id() */
-	size_t build_id_len;     /* 0: none known */
-	bool kernel;             /* the kernel or a module */
-	int open_status;         /* 0 not tried or opened, else the open error */
+	size_t build_id_len;	 /* 0: none known */
+	bool kernel;		 /* the kernel or a module */
+	int open_status;	 /* 0 not tried or opened, else the open error */
 };
 
 HWT_API size_t hwt_sym_aspace_nobjects(const struct hwt_sym_aspace *as);

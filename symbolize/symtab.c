@@ -488,13 +488,13 @@ int sym_symtab_add_plt(struct hwt_sym_obj *obj, const struct sym_elf *e)
 			memcpy(names + pos, name, len);
 			memcpy(names + pos + len, "@plt", sizeof("@plt"));
 			syms[obj->nsyms] = (struct sym_entry){
-				.addr = base + i * entsize,
-				.size = entsize,
-				.name = names + pos,
-				.shndx = (uint32_t)plt_index,
-				.index = UINT32_MAX,
-				.type = STT_FUNC,
-				.plt = 1,
+			    .addr = base + i * entsize,
+			    .size = entsize,
+			    .name = names + pos,
+			    .shndx = (uint32_t)plt_index,
+			    .index = UINT32_MAX,
+			    .type = STT_FUNC,
+			    .plt = 1,
 			};
 			obj->nsyms++;
 			pos += len + sizeof("@plt");

@@ -77,8 +77,9 @@ static char *parse_hex(char *p, uint64_t *v)
 		p += 2;
 	start = p;
 	while (isxdigit((unsigned char)*p)) {
-		unsigned d = (unsigned)(isdigit((unsigned char)*p) ? *p - '0'
-							       : (tolower((unsigned char)*p) - 'a' + 10));
+		unsigned d = (unsigned)(isdigit((unsigned char)*p)
+					    ? *p - '0'
+					    : (tolower((unsigned char)*p) - 'a' + 10));
 		if (p - start >= 16)
 			return NULL;
 		x = (x << 4) | d;

@@ -46,23 +46,23 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = HWT_QEMU_PLUGIN_VERSION;
 
 /* Class of a TB's last instruction. */
 enum cls {
-	CLS_NONE,     /* falls through */
-	CLS_JCC,      /* conditional, direct target */
-	CLS_JMP,      /* direct jmp */
-	CLS_CALL,     /* direct call */
+	CLS_NONE, /* falls through */
+	CLS_JCC,  /* conditional, direct target */
+	CLS_JMP,  /* direct jmp */
+	CLS_CALL, /* direct call */
 	CLS_JMP_IND,
 	CLS_CALL_IND,
 	CLS_RET,
 	CLS_SYSCALL,
-	CLS_TRAP,     /* int3, int n, ud2, hlt, far transfers: end in the kernel */
+	CLS_TRAP, /* int3, int n, ud2, hlt, far transfers: end in the kernel */
 };
 
 struct tb_desc;
 
 struct insn_desc {
 	uint64_t ip;
-	uint64_t next;     /* ip + size */
-	uint64_t target;   /* direct branch target */
+	uint64_t next;	 /* ip + size */
+	uint64_t target; /* direct branch target */
 	struct tb_desc *tb;
 	uint16_t idx;
 	uint8_t cls;
@@ -90,8 +90,8 @@ struct thr {
 	struct hwt_ptemu_out out;
 	struct hwt_ptemu_enc enc;
 	const struct insn_desc *last; /* last instruction reached */
-	bool in_kernel;               /* between a kernel entry and the next TB */
-	bool broken;                  /* encoding failed: stop */
+	bool in_kernel;		      /* between a kernel entry and the next TB */
+	bool broken;		      /* encoding failed: stop */
 	bool dead;
 	uint64_t blocks;
 	int64_t sys_num;
@@ -114,7 +114,7 @@ static struct {
 	pthread_mutex_t lock; /* threads list, capstone, clone handoff, maps */
 	struct thr *threads;
 	bool started;
-	uint64_t clone_tsc;   /* parent's clock at the last clone */
+	uint64_t clone_tsc; /* parent's clock at the last clone */
 	uint32_t clone_tid;
 	struct filemap *maps;
 	size_t nmaps, capmaps;
@@ -304,8 +304,8 @@ static void emit_mmap(const struct thr *t, uint64_t addr, uint64_t len, uint64_t
 {
 	uint8_t rec[PATH_MAX + 256];
 
-	sideband(rec, hwt_ptemu_rec_mmap2(rec, sizeof(rec), t->pid, t->tid, addr, len, pgoff,
-					  maj, min, ino, prot, flags, path, now_ns(t)));
+	sideband(rec, hwt_ptemu_rec_mmap2(rec, sizeof(rec), t->pid, t->tid, addr, len, pgoff, maj,
+					  min, ino, prot, flags, path, now_ns(t)));
 }
 
 static void maps_add(uint64_t addr, uint64_t len, uint64_t pgoff, uint32_t maj, uint32_t min,
@@ -365,7 +365,8 @@ static uint64_t map_elf(const struct thr *t, const char *path, uint64_t bias, bo
 		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) != sizeof(ph))
 			break;
 		if (ph.p_type == PT_INTERP && interp && ph.p_filesz < interp_cap) {
-			if (pread(fd, interp, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz)
+			if (pread(fd, interp, ph.p_filesz, (off_t)ph.p_offset) ==
+			    (ssize_t)ph.p_filesz)
 				interp[ph.p_filesz] = '\0';
 		}
 		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
@@ -535,8 +536,8 @@ static void thr_forked(struct thr *t)
 		return;
 	}
 	thr_register(t);
-	sideband(rec, hwt_ptemu_rec_task(rec, sizeof(rec), PERF_RECORD_FORK, t->pid, ppid,
-					 t->tid, ptid, now_ns(t)));
+	sideband(rec, hwt_ptemu_rec_task(rec, sizeof(rec), PERF_RECORD_FORK, t->pid, ppid, t->tid,
+					 ptid, now_ns(t)));
 	/* The child returns from the kernel to the instruction after the
 	 * syscall: the next block enables tracing there. */
 	t->in_kernel = true;
@@ -725,8 +726,8 @@ static void on_insn(unsigned int vcpu, void *ud)
 /* Syscalls                                                                 */
 
 static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
-		       uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
-		       uint64_t a7, uint64_t a8)
+		       uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7,
+		       uint64_t a8)
 {
 	struct thr *t = tls_thr;
 	const struct insn_desc *l;
@@ -854,12 +855,28 @@ static void on_exit_all(qemu_plugin_id_t id, void *ud)
 static bool is_jcc(unsigned int id)
 {
 	switch (id) {
-	case X86_INS_JAE: case X86_INS_JA: case X86_INS_JBE: case X86_INS_JB:
-	case X86_INS_JCXZ: case X86_INS_JECXZ: case X86_INS_JRCXZ: case X86_INS_JE:
-	case X86_INS_JGE: case X86_INS_JG: case X86_INS_JLE: case X86_INS_JL:
-	case X86_INS_JNE: case X86_INS_JNO: case X86_INS_JNP: case X86_INS_JNS:
-	case X86_INS_JO: case X86_INS_JP: case X86_INS_JS: case X86_INS_LOOP:
-	case X86_INS_LOOPE: case X86_INS_LOOPNE:
+	case X86_INS_JAE:
+	case X86_INS_JA:
+	case X86_INS_JBE:
+	case X86_INS_JB:
+	case X86_INS_JCXZ:
+	case X86_INS_JECXZ:
+	case X86_INS_JRCXZ:
+	case X86_INS_JE:
+	case X86_INS_JGE:
+	case X86_INS_JG:
+	case X86_INS_JLE:
+	case X86_INS_JL:
+	case X86_INS_JNE:
+	case X86_INS_JNO:
+	case X86_INS_JNP:
+	case X86_INS_JNS:
+	case X86_INS_JO:
+	case X86_INS_JP:
+	case X86_INS_JS:
+	case X86_INS_LOOP:
+	case X86_INS_LOOPE:
+	case X86_INS_LOOPNE:
 		return true;
 	default:
 		return false;
@@ -905,10 +922,20 @@ static void classify(struct insn_desc *d, const void *bytes, size_t size)
 	case X86_INS_SYSENTER:
 		d->cls = CLS_SYSCALL;
 		break;
-	case X86_INS_INT: case X86_INS_INT1: case X86_INS_INT3: case X86_INS_INTO:
-	case X86_INS_UD2: case X86_INS_UD0: case X86_INS_HLT: case X86_INS_LJMP:
-	case X86_INS_LCALL: case X86_INS_RETF: case X86_INS_RETFQ: case X86_INS_IRET:
-	case X86_INS_IRETD: case X86_INS_IRETQ:
+	case X86_INS_INT:
+	case X86_INS_INT1:
+	case X86_INS_INT3:
+	case X86_INS_INTO:
+	case X86_INS_UD2:
+	case X86_INS_UD0:
+	case X86_INS_HLT:
+	case X86_INS_LJMP:
+	case X86_INS_LCALL:
+	case X86_INS_RETF:
+	case X86_INS_RETFQ:
+	case X86_INS_IRET:
+	case X86_INS_IRETD:
+	case X86_INS_IRETQ:
 		d->cls = CLS_TRAP;
 		break;
 	default:
@@ -917,12 +944,20 @@ static void classify(struct insn_desc *d, const void *bytes, size_t size)
 		break;
 	}
 	switch (ci->id) {
-	case X86_INS_PUSH: case X86_INS_POP: case X86_INS_PUSHFQ: case X86_INS_POPFQ:
-	case X86_INS_CALL: case X86_INS_RET: case X86_INS_LEAVE: case X86_INS_ENTER:
-	case X86_INS_DIV: case X86_INS_IDIV:
+	case X86_INS_PUSH:
+	case X86_INS_POP:
+	case X86_INS_PUSHFQ:
+	case X86_INS_POPFQ:
+	case X86_INS_CALL:
+	case X86_INS_RET:
+	case X86_INS_LEAVE:
+	case X86_INS_ENTER:
+	case X86_INS_DIV:
+	case X86_INS_IDIV:
 		d->may_fault = 1;
 		break;
-	case X86_INS_LEA: case X86_INS_NOP:
+	case X86_INS_LEA:
+	case X86_INS_NOP:
 		d->may_fault = d->cls == CLS_TRAP;
 		break;
 	default:
@@ -969,8 +1004,8 @@ static const char *arg(const char *a, const char *key)
 	return !strncmp(a, key, n) && a[n] == '=' ? a + n + 1 : NULL;
 }
 
-QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
-					   int argc, char **argv)
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
+					   char **argv)
 {
 	char path[PATH_MAX + 32];
 	uint64_t config = hwt_ptemu_terms_config(&(struct hwt_ptemu_terms){0});

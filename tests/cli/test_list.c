@@ -32,24 +32,22 @@ static void test_software(void **state)
 {
 	(void)state;
 	expect("", "software",
-	       HEAD
-	       "  alignment-faults                                   [Software event]\n"
-	       "  bpf-output                                         [Software event]\n"
-	       "  cgroup-switches                                    [Software event]\n"
-	       "  context-switches OR cs                             [Software event]\n"
-	       "  cpu-clock                                          [Software event]\n"
-	       "  cpu-migrations OR migrations                       [Software event]\n"
-	       "  dummy                                              [Software event]\n"
-	       "  emulation-faults                                   [Software event]\n"
-	       "  major-faults                                       [Software event]\n"
-	       "  minor-faults                                       [Software event]\n"
-	       "  page-faults OR faults                              [Software event]\n"
-	       "  task-clock                                         [Software event]\n");
+	       HEAD "  alignment-faults                                   [Software event]\n"
+		    "  bpf-output                                         [Software event]\n"
+		    "  cgroup-switches                                    [Software event]\n"
+		    "  context-switches OR cs                             [Software event]\n"
+		    "  cpu-clock                                          [Software event]\n"
+		    "  cpu-migrations OR migrations                       [Software event]\n"
+		    "  dummy                                              [Software event]\n"
+		    "  emulation-faults                                   [Software event]\n"
+		    "  major-faults                                       [Software event]\n"
+		    "  minor-faults                                       [Software event]\n"
+		    "  page-faults OR faults                              [Software event]\n"
+		    "  task-clock                                         [Software event]\n");
 	/* a substring selects across classes */
 	expect("HWT_TRACEFS_ROOT=/nonexistent", "clock",
-	       HEAD
-	       "  cpu-clock                                          [Software event]\n"
-	       "  task-clock                                         [Software event]\n");
+	       HEAD "  cpu-clock                                          [Software event]\n"
+		    "  task-clock                                         [Software event]\n");
 }
 
 static void test_forced_pmu(void **state)
@@ -73,13 +71,21 @@ static void test_forced_pmu(void **state)
 	       "  (libpfm4 events: skl::EVENT:UMASK:MODIFIER..., or EVENT:UMASK)\n"
 	       "  skl::BR_MISP_RETIRED\n"
 	       "       [Mispredicted retired branches (Precise Event)]\n"
-	       "       :CONDITIONAL                    All mispredicted macro conditional branch instructions\n"
-	       "       :COND                           All mispredicted macro conditional branch instructions\n"
-	       "       :ALL_BRANCHES (default)         All mispredicted macro branches (architectural event)\n"
-	       "       :NEAR_TAKEN                     Number of near branch instructions retired that were mispredicted and taken\n"
-	       "       :NEAR_CALL                      Counts both taken and not taken retired mispredicted direct and indirect near calls, including both register and memory indirect.\n"
-	       "       :RET                            This event counts the number of mispredicted ret instructions retired.\n"
-	       "       :NEAR_RETURN                    This event counts the number of mispredicted ret instructions retired.\n");
+	       "       :CONDITIONAL                    All mispredicted macro conditional branch "
+	       "instructions\n"
+	       "       :COND                           All mispredicted macro conditional branch "
+	       "instructions\n"
+	       "       :ALL_BRANCHES (default)         All mispredicted macro branches "
+	       "(architectural event)\n"
+	       "       :NEAR_TAKEN                     Number of near branch instructions retired "
+	       "that were mispredicted and taken\n"
+	       "       :NEAR_CALL                      Counts both taken and not taken retired "
+	       "mispredicted direct and indirect near calls, including both register and memory "
+	       "indirect.\n"
+	       "       :RET                            This event counts the number of "
+	       "mispredicted ret instructions retired.\n"
+	       "       :NEAR_RETURN                    This event counts the number of "
+	       "mispredicted ret instructions retired.\n");
 }
 
 static void mkdirs(const char *root, const char *rel)
@@ -119,13 +125,14 @@ static void test_probes_and_pt(void **state)
 	put(dir, "bus/event_source/devices/intel_pt/caps/num_address_ranges", "2\n");
 	snprintf(env, sizeof(env), "HWT_SYSFS_ROOT=%s HWT_TRACEFS_ROOT=/nonexistent", dir);
 	expect(env, "probe",
-	       HEAD
-	       "  uprobe                                             [Dynamic probe PMU: not available on this kernel]\n"
-	       "  kprobe                                             [Dynamic probe PMU: available (PMU type 6): dynamic kernel probes]\n");
+	       HEAD "  uprobe                                             [Dynamic probe PMU: not "
+		    "available on this kernel]\n"
+		    "  kprobe                                             [Dynamic probe PMU: "
+		    "available (PMU type 6): dynamic kernel probes]\n");
 	expect(env, "intel_pt",
-	       HEAD
-	       "  intel_pt                                           [Intel PT: available (PMU type 9); capabilities: "
-	       "ip_filtering=1 mtc=1 num_address_ranges=2 psb_cyc=1]\n");
+	       HEAD "  intel_pt                                           [Intel PT: available "
+		    "(PMU type 9); capabilities: "
+		    "ip_filtering=1 mtc=1 num_address_ranges=2 psb_cyc=1]\n");
 	/* the real machine (a VM without PT here) */
 	{
 		struct hwt_test_run r;
@@ -134,7 +141,8 @@ static void test_probes_and_pt(void **state)
 		hwt_test_run(&r, "%s list intel_pt", hwt_test_hwtrace());
 		assert_int_equal(r.status, 0);
 		if (stat("/sys/bus/event_source/devices/intel_pt", &st) != 0)
-			assert_true(hwt_test_contains(r.out, "[Intel PT: not available on this machine"));
+			assert_true(
+			    hwt_test_contains(r.out, "[Intel PT: not available on this machine"));
 		else
 			assert_true(hwt_test_contains(r.out, "[Intel PT: available (PMU type "));
 		hwt_test_run_free(&r);
@@ -160,10 +168,10 @@ static void test_no_match(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_software),
-		cmocka_unit_test(test_forced_pmu),
-		cmocka_unit_test(test_probes_and_pt),
-		cmocka_unit_test(test_no_match),
+	    cmocka_unit_test(test_software),
+	    cmocka_unit_test(test_forced_pmu),
+	    cmocka_unit_test(test_probes_and_pt),
+	    cmocka_unit_test(test_no_match),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

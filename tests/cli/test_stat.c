@@ -49,7 +49,7 @@ static double csv_value(const char *text, const char *name)
 }
 
 static void run_ok(struct hwt_test_run *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static void run_ok(struct hwt_test_run *r, const char *fmt, ...)
 {
@@ -61,8 +61,8 @@ static void run_ok(struct hwt_test_run *r, const char *fmt, ...)
 	va_end(ap);
 	hwt_test_run(r, "%s", cmd);
 	if (r->status != 0) {
-		fprintf(stderr, "command failed (%d): %s\nstdout:\n%s\nstderr:\n%s\n", r->status, cmd,
-			r->out, r->err);
+		fprintf(stderr, "command failed (%d): %s\nstdout:\n%s\nstderr:\n%s\n", r->status,
+			cmd, r->out, r->err);
 		fail();
 	}
 }
@@ -182,8 +182,9 @@ static void test_tracepoints_exact(void **state)
 	struct hwt_test_run r;
 
 	(void)state;
-	hwt_test_run(&r, "%s stat -x, -e syscalls:sys_enter_clock_nanosleep,"
-			 "sched:sched_process_exec -- %s 7 100",
+	hwt_test_run(&r,
+		     "%s stat -x, -e syscalls:sys_enter_clock_nanosleep,"
+		     "sched:sched_process_exec -- %s 7 100",
 		     hwt_test_hwtrace(), hwt_test_prog("pmc_sleeper"));
 	if (r.status != 0 && hwt_test_contains(r.err, "tracefs")) {
 		hwt_test_run_free(&r);
@@ -406,7 +407,8 @@ static void test_multiplexing_hardware(void **state)
 	/* 16 hardware events: more than any PMU schedules at once. */
 	for (int i = 0; i < 16; i++)
 		strcat(events, i ? ",instructions" : "instructions");
-	run_ok(&r, "%s stat -e %s -- %s 100", hwt_test_hwtrace(), events, hwt_test_prog("pmc_spin"));
+	run_ok(&r, "%s stat -e %s -- %s 100", hwt_test_hwtrace(), events,
+	       hwt_test_prog("pmc_spin"));
 	assert_true(strstr(r.err, "%)\n") != NULL); /* "(NN.NN%)" after some line */
 	hwt_test_run_free(&r);
 }
@@ -521,7 +523,8 @@ static void test_error_too_many_files(void **state)
 		strcat(events, i ? ",cpu-clock" : "cpu-clock");
 	hwt_test_run(&r, "ulimit -n 24 && %s stat -a -e %s -- true", hwt_test_hwtrace(), events);
 	assert_int_equal(r.status, 1);
-	assert_true(hwt_test_contains(r.err, "hwtrace: error: too many open files: counting needs "));
+	assert_true(
+	    hwt_test_contains(r.err, "hwtrace: error: too many open files: counting needs "));
 	assert_true(hwt_test_contains(r.err, "; raise it with 'ulimit -n "));
 	hwt_test_run_free(&r);
 }
@@ -590,8 +593,9 @@ static void test_paranoid_system_wide(void **state)
 	need_unprivileged();
 	if (level <= 0)
 		hwt_test_skip("perf_event_paranoid is %d: unprivileged -a is allowed here", level);
-	hwt_test_run(&r, "cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "
-			 "%s stat -a -e cpu-clock -- true",
+	hwt_test_run(&r,
+		     "cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "
+		     "%s stat -a -e cpu-clock -- true",
 		     hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	{
@@ -612,8 +616,9 @@ static void test_paranoid_system_wide(void **state)
 	snprintf(fake, sizeof(fake), "%s/paranoid", dir);
 	hwt_test_write_file(fake, "3\n", 2);
 	chmod(fake, 0644);
-	hwt_test_run(&r, "cd / && HWT_PERF_PARANOID_FILE=%s setpriv --reuid=65534 --regid=65534 "
-			 "--clear-groups %s stat -a -e cpu-clock -- true",
+	hwt_test_run(&r,
+		     "cd / && HWT_PERF_PARANOID_FILE=%s setpriv --reuid=65534 --regid=65534 "
+		     "--clear-groups %s stat -a -e cpu-clock -- true",
 		     fake, hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	assert_true(hwt_test_contains(r.err, "needs perf_event_paranoid <= 0 but it is 3;"));
@@ -633,24 +638,27 @@ static void test_paranoid_user_only_fallback(void **state)
 		hwt_test_skip("perf_event_paranoid > 2: nothing is allowed unprivileged");
 	/* Kernel space is refused at level 2: count user space only and say
 	 * so with perf's ':u' suffix. */
-	hwt_test_run(&r, "cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "
-			 "%s stat -x, -e task-clock,page-faults -- %s 300",
+	hwt_test_run(&r,
+		     "cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "
+		     "%s stat -x, -e task-clock,page-faults -- %s 300",
 		     hwt_test_hwtrace(), hwt_test_prog("pmc_touch"));
 	assert_int_equal(r.status, 0);
 	assert_true(hwt_test_contains(r.err, ",task-clock:u,"));
 	assert_true(csv_value(r.err, "page-faults:u") >= 300);
 	hwt_test_run_free(&r);
 	/* An explicit ':k' is not silently changed: it fails with the fix. */
-	hwt_test_run(&r, "cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "
-			 "%s stat -e task-clock:k -- true",
+	hwt_test_run(&r,
+		     "cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "
+		     "%s stat -e task-clock:k -- true",
 		     hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	assert_true(hwt_test_contains(r.err, "counting kernel space needs perf_event_paranoid <= 1 "
 					     "but it is 2"));
 	hwt_test_run_free(&r);
 	/* Another user's process: permission, not paranoid. */
-	hwt_test_run(&r, "cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "
-			 "%s stat -e task-clock:u -p 1",
+	hwt_test_run(&r,
+		     "cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "
+		     "%s stat -e task-clock:u -p 1",
 		     hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	assert_true(hwt_test_contains(r.err, "belongs to another user"));
@@ -660,30 +668,30 @@ static void test_paranoid_user_only_fallback(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_page_faults_of_touched_pages),
-		cmocka_unit_test(test_context_switches_of_sleeper),
-		cmocka_unit_test(test_task_clock_matches_cpu_time),
-		cmocka_unit_test(test_agrees_with_perf),
-		cmocka_unit_test(test_tracepoints_exact),
-		cmocka_unit_test(test_inherit_threads_and_children),
-		cmocka_unit_test(test_layout_is_perfs),
-		cmocka_unit_test(test_csv_fields),
-		cmocka_unit_test(test_repeat),
-		cmocka_unit_test(test_interval),
-		cmocka_unit_test(test_exit_status),
-		cmocka_unit_test(test_attach_pid),
-		cmocka_unit_test(test_sigint_ends_attach),
-		cmocka_unit_test(test_system_wide),
-		cmocka_unit_test(test_multiplexing_hardware),
-		cmocka_unit_test(test_error_unknown_event),
-		cmocka_unit_test(test_error_not_supported),
-		cmocka_unit_test(test_error_command_not_found),
-		cmocka_unit_test(test_error_pid_gone),
-		cmocka_unit_test(test_error_output_not_writable),
-		cmocka_unit_test(test_error_too_many_files),
-		cmocka_unit_test(test_usage_errors),
-		cmocka_unit_test(test_paranoid_system_wide),
-		cmocka_unit_test(test_paranoid_user_only_fallback),
+	    cmocka_unit_test(test_page_faults_of_touched_pages),
+	    cmocka_unit_test(test_context_switches_of_sleeper),
+	    cmocka_unit_test(test_task_clock_matches_cpu_time),
+	    cmocka_unit_test(test_agrees_with_perf),
+	    cmocka_unit_test(test_tracepoints_exact),
+	    cmocka_unit_test(test_inherit_threads_and_children),
+	    cmocka_unit_test(test_layout_is_perfs),
+	    cmocka_unit_test(test_csv_fields),
+	    cmocka_unit_test(test_repeat),
+	    cmocka_unit_test(test_interval),
+	    cmocka_unit_test(test_exit_status),
+	    cmocka_unit_test(test_attach_pid),
+	    cmocka_unit_test(test_sigint_ends_attach),
+	    cmocka_unit_test(test_system_wide),
+	    cmocka_unit_test(test_multiplexing_hardware),
+	    cmocka_unit_test(test_error_unknown_event),
+	    cmocka_unit_test(test_error_not_supported),
+	    cmocka_unit_test(test_error_command_not_found),
+	    cmocka_unit_test(test_error_pid_gone),
+	    cmocka_unit_test(test_error_output_not_writable),
+	    cmocka_unit_test(test_error_too_many_files),
+	    cmocka_unit_test(test_usage_errors),
+	    cmocka_unit_test(test_paranoid_system_wide),
+	    cmocka_unit_test(test_paranoid_user_only_fallback),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -109,17 +109,17 @@ static inline void cap_fini(struct cap *c)
 /* Runs a test program under the emulator with ground truth kept in a
  * temporary directory. Returns hwt_ptemu_run()'s result. */
 static inline int cap_run(struct cap *c, struct hwt_ptemu_result *res, const char *terms,
-		   const char *const *argv)
+			  const char *const *argv)
 {
 	struct hwt_ptemu_config cfg;
 	struct hwt_ptemu_sink sink = {
-		.ctx = c,
-		.meta_u64 = cap_meta_u64,
-		.meta_str = cap_meta_str,
-		.meta_bytes = cap_meta_bytes,
-		.records = cap_records,
-		.stream = cap_stream_new,
-		.aux = cap_aux,
+	    .ctx = c,
+	    .meta_u64 = cap_meta_u64,
+	    .meta_str = cap_meta_str,
+	    .meta_bytes = cap_meta_bytes,
+	    .records = cap_records,
+	    .stream = cap_stream_new,
+	    .aux = cap_aux,
 	};
 	const char *base = getenv("TMPDIR");
 	int err;
@@ -265,21 +265,21 @@ static inline uint64_t sym_addr(const char *prog, const char *sym, uint64_t *siz
 #define MAX_WATCH 8
 
 struct dec_watch {
-	uint64_t ip;       /* instruction address to count */
-	uint64_t lo, hi;   /* or a range [lo, hi) when hi != 0 */
-	uint64_t count;    /* executions (in range: instructions) */
-	uint64_t taken;    /* for a conditional branch */
-	uint64_t targets;  /* for a branch: transfers whose target != next */
+	uint64_t ip;	  /* instruction address to count */
+	uint64_t lo, hi;  /* or a range [lo, hi) when hi != 0 */
+	uint64_t count;	  /* executions (in range: instructions) */
+	uint64_t taken;	  /* for a conditional branch */
+	uint64_t targets; /* for a branch: transfers whose target != next */
 };
 
 struct dec_result {
 	uint64_t insns;
-	uint64_t errors;        /* decode errors (other than the end) */
+	uint64_t errors; /* decode errors (other than the end) */
 	int first_error;
 	uint64_t disables, enables, overflows;
 	uint64_t last_disable_ip; /* ip of the FUP/where tracing stopped */
-	uint64_t last_ip;        /* last decoded instruction */
-	struct hwt_buf events;   /* struct hwt_ptemu_truth: COND, INDIRECT, RET */
+	uint64_t last_ip;	  /* last decoded instruction */
+	struct hwt_buf events;	  /* struct hwt_ptemu_truth: COND, INDIRECT, RET */
 	uint64_t time_first, time_last;
 	bool time_monotonic;
 	uint64_t time_back_max; /* the largest step back in time */
@@ -293,8 +293,8 @@ static inline bool is_direct(csh cs, const struct pt_insn *in)
 	bool direct = false;
 
 	if (cs_disasm(cs, in->raw, in->size, in->ip, 1, &ci) == 1) {
-		direct = ci->detail->x86.op_count > 0 &&
-			 ci->detail->x86.operands[0].type == X86_OP_IMM;
+		direct =
+		    ci->detail->x86.op_count > 0 && ci->detail->x86.operands[0].type == X86_OP_IMM;
 		cs_free(ci, 1);
 	}
 	return direct;
@@ -309,7 +309,7 @@ static inline void dec_event(struct dec_result *r, uint64_t kind, uint64_t ip, u
 
 /* The previous instruction was followed by the one at ip. */
 static inline void dec_branch(struct dec_result *r, const struct pt_insn *prev, bool prev_direct,
-		       uint64_t ip)
+			      uint64_t ip)
 {
 	uint64_t next = prev->ip + prev->size;
 
@@ -369,7 +369,8 @@ static inline void cap_decode(const struct cap *c, size_t si, struct dec_result 
 				r->disables++;
 				r->last_disable_ip = ev.variant.async_disabled.at;
 				if (have_prev)
-					dec_branch(r, &prev, prev_direct, ev.variant.async_disabled.at);
+					dec_branch(r, &prev, prev_direct,
+						   ev.variant.async_disabled.at);
 				have_prev = false;
 			} else if (ev.type == ptev_enabled) {
 				r->enables++;
@@ -422,7 +423,8 @@ static inline void cap_decode(const struct cap *c, size_t si, struct dec_result 
 			}
 		}
 		prev = in;
-		prev_direct = (in.iclass == ptic_jump || in.iclass == ptic_call) && is_direct(cs, &in);
+		prev_direct =
+		    (in.iclass == ptic_jump || in.iclass == ptic_call) && is_direct(cs, &in);
 		have_prev = true;
 	}
 	pt_insn_free_decoder(dec);
@@ -477,13 +479,16 @@ static inline long cap_compare(const struct hwt_buf *dec, const struct hwt_buf *
 				i / es, (unsigned long long)a->kind, (unsigned long long)a->ip,
 				(unsigned long long)a->target, (unsigned long long)b->kind,
 				(unsigned long long)b->ip, (unsigned long long)b->target);
-			for (size_t j = i >= 8 * es ? i - 8 * es : 0; j < n && j < i + 4 * es; j += es) {
+			for (size_t j = i >= 8 * es ? i - 8 * es : 0; j < n && j < i + 4 * es;
+			     j += es) {
 				a = (const void *)(dec->data + j);
 				b = (const void *)(truth->data + j);
-				fprintf(stderr, "  %zu: decoded %llu %#llx %#llx   truth %llu %#llx %#llx\n",
-					j / es, (unsigned long long)a->kind, (unsigned long long)a->ip,
-					(unsigned long long)a->target, (unsigned long long)b->kind,
-					(unsigned long long)b->ip, (unsigned long long)b->target);
+				fprintf(
+				    stderr,
+				    "  %zu: decoded %llu %#llx %#llx   truth %llu %#llx %#llx\n",
+				    j / es, (unsigned long long)a->kind, (unsigned long long)a->ip,
+				    (unsigned long long)a->target, (unsigned long long)b->kind,
+				    (unsigned long long)b->ip, (unsigned long long)b->target);
 			}
 			return (long)(i / es);
 		}

@@ -23,7 +23,7 @@ struct sp_sample {
 	double time;
 	unsigned long long period;
 	char event[64];
-	char sym[64];      /* symbol of the sampled ip ("[unknown]" when none) */
+	char sym[64]; /* symbol of the sampled ip ("[unknown]" when none) */
 	char obj[256];
 	int nframes;
 	char frames[SP_FRAMES][64]; /* symbols of the chain, innermost first */
@@ -78,7 +78,8 @@ static inline size_t sp_parse(const char *text, struct sp_sample **out)
 				ev = buf + pos;
 				*colon = '\0';
 				snprintf(s.event, sizeof(s.event), "%s", ev);
-				if (sscanf(colon + 2, "%llx %63s (%255[^)])", &ip, s.sym, s.obj) == 3) {
+				if (sscanf(colon + 2, "%llx %63s (%255[^)])", &ip, s.sym, s.obj) ==
+				    3) {
 					sp_strip(s.sym);
 					if (n == cap) {
 						cap *= 2;

@@ -172,7 +172,7 @@ static void test_flags(void **state)
 	assert_false(hwt_coll_aux_account(&st, 0, 100, PERF_AUX_FLAG_OVERWRITE));
 	assert_true(hwt_coll_aux_account(&st, 0, 100,
 					 PERF_AUX_FLAG_OVERWRITE | PERF_AUX_FLAG_TRUNCATED |
-						 PERF_AUX_FLAG_PARTIAL));
+					     PERF_AUX_FLAG_PARTIAL));
 	assert_int_equal(st.records, 6);
 	assert_int_equal(st.bytes, 4096 + 500);
 	assert_int_equal(st.truncated, 2);
@@ -185,9 +185,9 @@ static void test_flags(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_full),
-		cmocka_unit_test(test_snapshot),
-		cmocka_unit_test(test_flags),
+	    cmocka_unit_test(test_full),
+	    cmocka_unit_test(test_snapshot),
+	    cmocka_unit_test(test_flags),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -76,8 +76,7 @@ static void test_pmu(void **state)
 	assert_int_equal(f->lo, 55);
 	assert_int_equal(hwt_coll_pt_cap(&pmu, "ptwrite"), 1);
 	/* This machine has none. */
-	assert_int_equal(hwt_coll_pt_pmu_read("/nonexistent", &pmu, msg, sizeof(msg)),
-			 -HWT_ENOPT);
+	assert_int_equal(hwt_coll_pt_pmu_read("/nonexistent", &pmu, msg, sizeof(msg)), -HWT_ENOPT);
 	assert_true(hwt_test_contains(msg, "no Intel PT"));
 }
 
@@ -161,20 +160,24 @@ static void test_term_errors(void **state)
 	assert_string_equal(conf_err(skl, "mtc_period=4", -HWT_ENOTSUP),
 			    "invalid mtc_period=4 for this CPU; valid values: 0,3,6,9 "
 			    "(caps/mtc_periods)");
-	assert_string_equal(conf_err(skl, "psb_period=7", -HWT_ENOTSUP),
-			    "invalid psb_period=7 for this CPU; valid values: 0-5 (caps/psb_periods)");
+	assert_string_equal(
+	    conf_err(skl, "psb_period=7", -HWT_ENOTSUP),
+	    "invalid psb_period=7 for this CPU; valid values: 0-5 (caps/psb_periods)");
 	assert_string_equal(conf_err(icl, "cyc,cyc_thresh=14", -HWT_ENOTSUP),
 			    "invalid cyc_thresh=14 for this CPU; valid values: 0-13 "
 			    "(caps/cycle_thresholds)");
-	assert_string_equal(conf_err(skl, "notnt", -HWT_ENOTSUP),
-			    "intel_pt term 'notnt' is not supported by this kernel (no format/notnt "
-			    "in sysfs); drop it or use a newer kernel");
-	assert_string_equal(conf_err(icl, "notnt", -HWT_ENOTSUP),
-			    "intel_pt term 'notnt' is not supported by this CPU (caps/tnt_disable is "
-			    "0); drop it");
-	assert_string_equal(conf_err(icl, "event", -HWT_ENOTSUP),
-			    "intel_pt term 'event' is not supported by this CPU (caps/event_trace is "
-			    "0); drop it");
+	assert_string_equal(
+	    conf_err(skl, "notnt", -HWT_ENOTSUP),
+	    "intel_pt term 'notnt' is not supported by this kernel (no format/notnt "
+	    "in sysfs); drop it or use a newer kernel");
+	assert_string_equal(
+	    conf_err(icl, "notnt", -HWT_ENOTSUP),
+	    "intel_pt term 'notnt' is not supported by this CPU (caps/tnt_disable is "
+	    "0); drop it");
+	assert_string_equal(
+	    conf_err(icl, "event", -HWT_ENOTSUP),
+	    "intel_pt term 'event' is not supported by this CPU (caps/event_trace is "
+	    "0); drop it");
 	assert_string_equal(conf_err(skl, "pwr_evt", -HWT_ENOTSUP),
 			    "intel_pt term 'pwr_evt' is not supported by this CPU "
 			    "(caps/power_event_trace is 0); drop it");
@@ -188,8 +191,8 @@ static void test_term_errors(void **state)
 	assert_true(hwt_test_contains(conf_err(skl, "cyc=2", -HWT_EPARSE), "takes 0 or 1"));
 	assert_true(hwt_test_contains(conf_err(skl, "intel_pt/cyc", -HWT_EPARSE),
 				      "missing the closing '/'"));
-	assert_true(hwt_test_contains(conf_err(skl, "intel_pt/cyc/x", -HWT_EPARSE),
-				      "modifier 'x'"));
+	assert_true(
+	    hwt_test_contains(conf_err(skl, "intel_pt/cyc/x", -HWT_EPARSE), "modifier 'x'"));
 	assert_true(hwt_test_contains(conf_err(skl, "user=0", -HWT_EPARSE), "traces nothing"));
 }
 
@@ -261,7 +264,8 @@ static void nm_offset(const char *prog, const char *sym, unsigned long long *off
 	hwt_test_run_free(&r);
 	hwt_test_run(&r, "readelf -lW '%s' | awk '$1 == \"LOAD\" {print $2, $3, $5}'", prog);
 	*off = ~0ull;
-	for (line = r.out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+	for (line = r.out; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		unsigned long long o, v, fs;
 
 		if (sscanf(line, "%llx %llx %llx", &o, &v, &fs) == 3 && addr >= v && addr < v + fs)
@@ -300,7 +304,8 @@ static void test_filters(void **state)
 		assert_int_equal(sscanf(r.out, "%llx", &addr), 1);
 		hwt_test_run_free(&r);
 		snprintf(spec, sizeof(spec), "filter 0x%llx/0x20 @ %s", addr, prog);
-		assert_int_equal(hwt_coll_pt_filter(spec, 2, out, sizeof(out), msg, sizeof(msg)), 1);
+		assert_int_equal(hwt_coll_pt_filter(spec, 2, out, sizeof(out), msg, sizeof(msg)),
+				 1);
 		snprintf(want, sizeof(want), "filter 0x%llx/0x20@%s", off, real);
 		assert_string_equal(out, want);
 	}
@@ -322,13 +327,13 @@ static void test_filters(void **state)
 	assert_int_equal(hwt_coll_pt_filter("filter main @ /nonexistent/bin", 2, out, sizeof(out),
 					    msg, sizeof(msg)),
 			 -ENOENT);
-	assert_int_equal(hwt_coll_pt_filter("filter 0x401000/0x10", 2, out, sizeof(out), msg,
-					    sizeof(msg)),
-			 -HWT_EPARSE);
+	assert_int_equal(
+	    hwt_coll_pt_filter("filter 0x401000/0x10", 2, out, sizeof(out), msg, sizeof(msg)),
+	    -HWT_EPARSE);
 	assert_true(hwt_test_contains(msg, "needs '@ FILE'"));
-	assert_int_equal(hwt_coll_pt_filter("trace main @ /bin/true", 2, out, sizeof(out), msg,
-					    sizeof(msg)),
-			 -HWT_EPARSE);
+	assert_int_equal(
+	    hwt_coll_pt_filter("trace main @ /bin/true", 2, out, sizeof(out), msg, sizeof(msg)),
+	    -HWT_EPARSE);
 	assert_int_equal(hwt_coll_pt_filter("filter", 2, out, sizeof(out), msg, sizeof(msg)),
 			 -HWT_EPARSE);
 }
@@ -339,26 +344,30 @@ static void test_cli(void **state)
 	struct hwt_test_run r;
 
 	(void)state;
-	hwt_test_run(&r, "%s record --pt -o /tmp/hwt-test-pt-unused.hwt -- true", hwt_test_hwtrace());
+	hwt_test_run(&r, "%s record --pt -o /tmp/hwt-test-pt-unused.hwt -- true",
+		     hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	assert_true(hwt_test_contains(r.err, "no Intel PT on this machine"));
 	assert_true(hwt_test_contains(r.err, "record emulated PT with --pt=emulate\n"));
 	assert_int_equal(strchr(r.err, '\n') - r.err + 1, (long)strlen(r.err)); /* one line */
 	hwt_test_run_free(&r);
-	hwt_test_run(&r, "%s record -e intel_pt//u -o /tmp/hwt-test-pt-unused.hwt -- true", hwt_test_hwtrace());
+	hwt_test_run(&r, "%s record -e intel_pt//u -o /tmp/hwt-test-pt-unused.hwt -- true",
+		     hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	assert_true(hwt_test_contains(r.err, "no Intel PT on this machine"));
 	hwt_test_run_free(&r);
-	hwt_test_run(&r, "HWT_SYSFS_ROOT=%s %s record --pt=ptw -o /tmp/hwt-test-pt-unused.hwt -- true", skl,
-		     hwt_test_hwtrace());
+	hwt_test_run(&r,
+		     "HWT_SYSFS_ROOT=%s %s record --pt=ptw -o /tmp/hwt-test-pt-unused.hwt -- true",
+		     skl, hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	assert_string_equal(r.err, "hwtrace: error: intel_pt term 'ptw' is not supported by this "
 				   "CPU (caps/ptwrite is 0); drop it\n");
 	hwt_test_run_free(&r);
 	/* A valid configuration reaches perf_event_open, which has no such PMU
 	 * here: the open error, not a crash. */
-	hwt_test_run(&r, "HWT_SYSFS_ROOT=%s %s record --pt=cyc -o /tmp/hwt-test-pt-unused.hwt -- true", icl,
-		     hwt_test_hwtrace());
+	hwt_test_run(&r,
+		     "HWT_SYSFS_ROOT=%s %s record --pt=cyc -o /tmp/hwt-test-pt-unused.hwt -- true",
+		     icl, hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	assert_true(hwt_test_contains(r.err, "intel_pt//"));
 	assert_true(hwt_test_contains(r.err, "not supported on this CPU/VM"));
@@ -366,7 +375,8 @@ static void test_cli(void **state)
 	hwt_test_run(&r, "%s record -S -o /tmp/hwt-test-pt-unused.hwt -- true", hwt_test_hwtrace());
 	assert_int_equal(r.status, 2);
 	hwt_test_run_free(&r);
-	hwt_test_run(&r, "%s record --pt -e cpu-clock -o /tmp/hwt-test-pt-unused.hwt -- true", hwt_test_hwtrace());
+	hwt_test_run(&r, "%s record --pt -e cpu-clock -o /tmp/hwt-test-pt-unused.hwt -- true",
+		     hwt_test_hwtrace());
 	assert_int_equal(r.status, 2);
 	hwt_test_run_free(&r);
 }
@@ -383,13 +393,10 @@ static void test_hardware(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pmu),
-		cmocka_unit_test(test_terms),
-		cmocka_unit_test(test_term_errors),
-		cmocka_unit_test(test_meta),
-		cmocka_unit_test(test_filters),
-		cmocka_unit_test(test_cli),
-		cmocka_unit_test(test_hardware),
+	    cmocka_unit_test(test_pmu),		cmocka_unit_test(test_terms),
+	    cmocka_unit_test(test_term_errors), cmocka_unit_test(test_meta),
+	    cmocka_unit_test(test_filters),	cmocka_unit_test(test_cli),
+	    cmocka_unit_test(test_hardware),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

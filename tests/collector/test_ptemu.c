@@ -114,10 +114,10 @@ static void test_flow(void **state)
 static void test_flow_terms(void **state)
 {
 	static const char *const terms[] = {
-		"noretcomp",
-		"cyc,mtc_period=0,psb_period=0",
-		"tsc=0,mtc=0",
-		"cyc,tsc_per_insn=3",
+	    "noretcomp",
+	    "cyc,mtc_period=0,psb_period=0",
+	    "tsc=0,mtc=0",
+	    "cyc,tsc_per_insn=3",
 	};
 	const char *prog = hwt_test_prog("ptemu_flow");
 	const char *argv[] = {prog, NULL};
@@ -264,8 +264,8 @@ static void test_fork(void **state)
 	cap_fini(&c);
 }
 
-static void run_end(const char *mode, int want_status, struct cap *c,
-		    struct hwt_ptemu_result *res, struct dec_result *d)
+static void run_end(const char *mode, int want_status, struct cap *c, struct hwt_ptemu_result *res,
+		    struct dec_result *d)
 {
 	const char *prog = hwt_test_prog("ptemu_end");
 	const char *argv[] = {prog, mode, NULL};
@@ -371,15 +371,11 @@ static void test_bad_command(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_flow),
-		cmocka_unit_test(test_flow_terms),
-		cmocka_unit_test(test_static),
-		cmocka_unit_test(test_threads),
-		cmocka_unit_test(test_fork),
-		cmocka_unit_test(test_crash),
-		cmocka_unit_test(test_exec),
-		cmocka_unit_test(test_killed),
-		cmocka_unit_test(test_bad_command),
+	    cmocka_unit_test(test_flow),	cmocka_unit_test(test_flow_terms),
+	    cmocka_unit_test(test_static),	cmocka_unit_test(test_threads),
+	    cmocka_unit_test(test_fork),	cmocka_unit_test(test_crash),
+	    cmocka_unit_test(test_exec),	cmocka_unit_test(test_killed),
+	    cmocka_unit_test(test_bad_command),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

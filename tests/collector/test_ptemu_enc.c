@@ -64,8 +64,7 @@ static void enc_setup(struct hwt_ptemu_enc *e, struct memout *m, const char *ter
 }
 
 /* All packets of the output. */
-static size_t packets(struct hwt_ptemu_enc *e, struct memout *m, struct pt_packet *pk,
-		      size_t cap)
+static size_t packets(struct hwt_ptemu_enc *e, struct memout *m, struct pt_packet *pk, size_t cap)
 {
 	struct pt_config cfg;
 	struct pt_packet_decoder *d;
@@ -255,8 +254,8 @@ static void test_psb_period_and_ovf(void **state)
 	for (uint64_t i = 0; i < 8000; i++) {
 		hwt_ptemu_enc_retire(&e, 3);
 		/* Far-apart targets: every TIP carries 6 bytes of IP. */
-		assert_int_equal(hwt_ptemu_enc_indirect(&e, 0x1000, 0x100000000ull * (i % 2 + 1) + i),
-				 0);
+		assert_int_equal(
+		    hwt_ptemu_enc_indirect(&e, 0x1000, 0x100000000ull * (i % 2 + 1) + i), 0);
 		assert_int_equal(hwt_ptemu_enc_at(&e, 0x100000000ull * (i % 2 + 1) + i), 0);
 	}
 	assert_int_equal(hwt_ptemu_enc_lost(&e, 0x5000), 0);
@@ -332,8 +331,11 @@ static void test_terms(void **state)
 	assert_true(t.tsc && t.mtc && !t.cyc && !t.noretcomp);
 	assert_int_equal(t.mtc_period, 3);
 	assert_int_equal(t.psb_period, 3);
-	assert_int_equal(hwt_ptemu_terms_parse(&t, "cyc,noretcomp,mtc=0,mtc_period=6,psb_period=1,"
-						  "tsc_per_insn=4", NULL), 0);
+	assert_int_equal(hwt_ptemu_terms_parse(&t,
+					       "cyc,noretcomp,mtc=0,mtc_period=6,psb_period=1,"
+					       "tsc_per_insn=4",
+					       NULL),
+			 0);
 	assert_true(t.cyc && t.noretcomp && !t.mtc && t.tsc);
 	assert_int_equal(t.mtc_period, 6);
 	assert_int_equal(t.psb_period, 1);
@@ -372,8 +374,8 @@ static void test_sideband_layout(void **state)
 	assert_true(attr.sample_id_all && attr.exclude_kernel && attr.mmap2 && attr.task);
 	hwt_fmt_attr_info_from_attr(&info, &attr);
 
-	n = hwt_ptemu_rec_mmap2(buf, sizeof(buf), 10, 11, 0x400000, 0x2000, 0x1000, 8, 1, 77, 5,
-				2, "/usr/bin/prog", 12345);
+	n = hwt_ptemu_rec_mmap2(buf, sizeof(buf), 10, 11, 0x400000, 0x2000, 0x1000, 8, 1, 77, 5, 2,
+				"/usr/bin/prog", 12345);
 	assert_true(n > 0 && n % 8 == 0);
 	assert_int_equal(hwt_fmt_record_parse(&info, buf, (size_t)n, &rec), 0);
 	assert_int_equal(rec.type, PERF_RECORD_MMAP2);
@@ -421,13 +423,10 @@ static void test_sideband_layout(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_psb_tnt_tip),
-		cmocka_unit_test(test_long_tnt),
-		cmocka_unit_test(test_retcomp),
-		cmocka_unit_test(test_psb_period_and_ovf),
-		cmocka_unit_test(test_close_stream),
-		cmocka_unit_test(test_terms),
-		cmocka_unit_test(test_sideband_layout),
+	    cmocka_unit_test(test_psb_tnt_tip),	    cmocka_unit_test(test_long_tnt),
+	    cmocka_unit_test(test_retcomp),	    cmocka_unit_test(test_psb_period_and_ovf),
+	    cmocka_unit_test(test_close_stream),    cmocka_unit_test(test_terms),
+	    cmocka_unit_test(test_sideband_layout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

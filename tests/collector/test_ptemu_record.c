@@ -186,8 +186,9 @@ static void test_cli_errors(void **state)
 	assert_true(hwt_test_contains(run.err, "no Intel PT") ||
 		    hwt_test_contains(run.err, "unknown intel_pt term 'hardware'"));
 	hwt_test_run_free(&run);
-	hwt_test_run(&run, "%s record --pt=emulate -o /tmp/hwt-ptemu-unused.hwt -- "
-			   "/nonexistent/prog",
+	hwt_test_run(&run,
+		     "%s record --pt=emulate -o /tmp/hwt-ptemu-unused.hwt -- "
+		     "/nonexistent/prog",
 		     hwt_test_hwtrace());
 	assert_int_equal(run.status, 1);
 	assert_true(hwt_test_contains(run.err, "cannot run /nonexistent/prog"));
@@ -233,8 +234,9 @@ static void test_interrupt(void **state)
 		hwt_test_skip("qemu-x86_64 is not installed (Debian package qemu-user)");
 	}
 	snprintf(path, sizeof(path), "%s/int.hwt", dir);
-	hwt_test_run(&run, "%s record --pt=emulate -o %s -- %s long 100000000000 & p=$!; "
-			   "sleep 1; kill -TERM $p; wait $p",
+	hwt_test_run(&run,
+		     "%s record --pt=emulate -o %s -- %s long 100000000000 & p=$!; "
+		     "sleep 1; kill -TERM $p; wait $p",
 		     hwt_test_hwtrace(), path, hwt_test_prog("ptemu_end"));
 	assert_int_equal(run.status, 0);
 	assert_true(hwt_test_contains(run.err, "the command exited with status 143"));
@@ -249,9 +251,9 @@ static void test_interrupt(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_record_file),
-		cmocka_unit_test(test_cli_errors),
-		cmocka_unit_test(test_interrupt),
+	    cmocka_unit_test(test_record_file),
+	    cmocka_unit_test(test_cli_errors),
+	    cmocka_unit_test(test_interrupt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,7 +51,7 @@ static void test_1e8(void **state)
 	cap_decode(&c, 0, &d);
 	assert_int_equal(d.errors, 0);
 	assert_int_equal(d.insns, res.insns);
-	assert_int_equal(d.w[0].count, LOOPS + 400);     /* and ptemu_loop(400) */
+	assert_int_equal(d.w[0].count, LOOPS + 400); /* and ptemu_loop(400) */
 	assert_int_equal(d.w[0].taken, LOOPS - 1 + 399);
 	hwt_buf_fini(&d.events);
 	hwt_ptemu_result_fini(&res);
@@ -61,7 +61,7 @@ static void test_1e8(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_1e8),
+	    cmocka_unit_test(test_1e8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -151,8 +151,8 @@ static int readelf_id(const char *path, uint8_t *id)
 	hwt_test_run(&r, "readelf -n '%s'", path);
 	p = strstr(r.out, "Build ID: ");
 	if (p)
-		for (p += 10; n < 64 && isxdigit((unsigned char)p[0]) &&
-			      sscanf(p, "%2hhx", &id[n]) == 1;
+		for (p += 10;
+		     n < 64 && isxdigit((unsigned char)p[0]) && sscanf(p, "%2hhx", &id[n]) == 1;
 		     p += 2)
 			n++;
 	hwt_test_run_free(&r);
@@ -357,8 +357,9 @@ static void test_attach(void **state)
 	(void)state;
 	/* The program has run (exec, mmaps) before we attach: its mappings
 	 * come from /proc, as synthesized records. */
-	hwt_test_run(&r, "%s 1.2 & p=$!; sleep 0.3; %s record -q -F 499 -g -p $p -o %s; "
-			 "echo status=$?",
+	hwt_test_run(&r,
+		     "%s 1.2 & p=$!; sleep 0.3; %s record -q -F 499 -g -p $p -o %s; "
+		     "echo status=$?",
 		     hwt_test_prog("rec_hot"), hwt_test_hwtrace(), file);
 	assert_true(hwt_test_contains(r.out, "status=0"));
 	hwt_test_run_free(&r);
@@ -403,8 +404,9 @@ static void test_signals(void **state)
 	(void)state;
 	/* SIGTERM to hwtrace: forwarded to the command, which dies of it; the
 	 * file is complete and the exit status is the command's. */
-	hwt_test_run(&r, "%s record -F 499 -o %s -- %s 100 & p=$!; sleep 0.7; kill -TERM $p; "
-			 "wait $p; echo status=$?",
+	hwt_test_run(&r,
+		     "%s record -F 499 -o %s -- %s 100 & p=$!; sleep 0.7; kill -TERM $p; "
+		     "wait $p; echo status=$?",
 		     hwt_test_hwtrace(), file, hwt_test_prog("rec_hot"));
 	assert_true(hwt_test_contains(r.out, "status=143"));
 	assert_true(hwt_test_contains(r.err, " samples of "));
@@ -419,8 +421,9 @@ static void test_signals(void **state)
 	assert_true(hwt_test_contains(r.out, "index      present"));
 	hwt_test_run_free(&r);
 	/* SIGINT ends an attach (nothing to forward to). */
-	hwt_test_run(&r, "%s 3 & c=$!; sleep 0.2; %s record -q -F 499 -p $c -o %s & p=$!; "
-			 "sleep 0.6; kill -INT $p; wait $p; echo status=$?; kill $c",
+	hwt_test_run(&r,
+		     "%s 3 & c=$!; sleep 0.2; %s record -q -F 499 -p $c -o %s & p=$!; "
+		     "sleep 0.6; kill -INT $p; wait $p; echo status=$?; kill $c",
 		     hwt_test_prog("rec_hot"), hwt_test_hwtrace(), path_in("int.hwt"));
 	assert_true(hwt_test_contains(r.out, "status=0"));
 	hwt_test_run_free(&r);
@@ -459,8 +462,9 @@ static void test_switch_events(void **state)
 	struct hwt_test_run r;
 
 	(void)state;
-	hwt_test_run(&r, "%s record -q --switch-events -F 99 -o %s -- sh -c 'sleep 0.05; sleep "
-			 "0.05'",
+	hwt_test_run(&r,
+		     "%s record -q --switch-events -F 99 -o %s -- sh -c 'sleep 0.05; sleep "
+		     "0.05'",
 		     hwt_test_hwtrace(), file);
 	assert_int_equal(r.status, 0);
 	hwt_test_run_free(&r);
@@ -615,7 +619,7 @@ static void test_lbr_rendering(void **state)
 		const char *callers[] = {"middle_b", "path_b", "main"};
 
 		for (int i = 0; i < 3; i++) {
-			put64(&p, base + nm_addr(prog, callers[i]) + 4); /* from */
+			put64(&p, base + nm_addr(prog, callers[i]) + 4);	       /* from */
 			put64(&p, base + nm_addr(prog, i ? callers[i - 1] : "hot_b")); /* to */
 			put64(&p, 0);
 		}
@@ -642,18 +646,18 @@ static void test_lbr_rendering(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hotspots),
-		cmocka_unit_test(test_file_contents),
-		cmocka_unit_test(test_perf_data),
-		cmocka_unit_test(test_threads_and_fork),
-		cmocka_unit_test(test_per_thread_and_period),
-		cmocka_unit_test(test_attach),
-		cmocka_unit_test(test_system_wide),
-		cmocka_unit_test(test_signals),
-		cmocka_unit_test(test_old_output),
-		cmocka_unit_test(test_switch_events),
-		cmocka_unit_test(test_lost),
-		cmocka_unit_test(test_lbr_rendering),
+	    cmocka_unit_test(test_hotspots),
+	    cmocka_unit_test(test_file_contents),
+	    cmocka_unit_test(test_perf_data),
+	    cmocka_unit_test(test_threads_and_fork),
+	    cmocka_unit_test(test_per_thread_and_period),
+	    cmocka_unit_test(test_attach),
+	    cmocka_unit_test(test_system_wide),
+	    cmocka_unit_test(test_signals),
+	    cmocka_unit_test(test_old_output),
+	    cmocka_unit_test(test_switch_events),
+	    cmocka_unit_test(test_lost),
+	    cmocka_unit_test(test_lbr_rendering),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

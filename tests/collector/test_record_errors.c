@@ -88,18 +88,20 @@ static void test_event_not_supported(void **state)
 		hwt_test_skip("this machine has a cycles counter: nothing to refuse");
 	hwt_test_run(&r, "cd %s && %s record -e cycles -o ns.hwt -- true", dir, hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
-	assert_string_equal(error_line(r.err),
-			    "hwtrace: error: event 'cycles' is not supported on this CPU/VM (the "
-			    "kernel has no counter for it here, e.g. a VM without a virtual PMU); "
-			    "pick another event from 'hwtrace list' or run on a machine that exposes "
-			    "it\n");
+	assert_string_equal(
+	    error_line(r.err),
+	    "hwtrace: error: event 'cycles' is not supported on this CPU/VM (the "
+	    "kernel has no counter for it here, e.g. a VM without a virtual PMU); "
+	    "pick another event from 'hwtrace list' or run on a machine that exposes "
+	    "it\n");
 	hwt_test_run_free(&r);
 	assert_false(exists("ns.hwt"));
 	/* Without -e: cpu-clock instead, said in one line. */
 	hwt_test_run(&r, "cd %s && %s record -o def.hwt -- true", dir, hwt_test_hwtrace());
 	assert_int_equal(r.status, 0);
-	assert_true(hwt_test_contains(r.err, "hwtrace: no hardware cycle counter here (a VM "
-					     "without a virtual PMU?): sampling cpu-clock instead\n"));
+	assert_true(hwt_test_contains(r.err,
+				      "hwtrace: no hardware cycle counter here (a VM "
+				      "without a virtual PMU?): sampling cpu-clock instead\n"));
 	hwt_test_run_free(&r);
 	/* LBR call stacks need an Intel PMU. */
 	hwt_test_run(&r, "cd %s && %s record --call-graph lbr -o lbr.hwt -- true", dir,
@@ -171,8 +173,9 @@ static void test_command(void **state)
 		hwt_test_run(&r, "cd %s && %s record -e cpu-clock -o nx.hwt -- ./notes.txt", dir,
 			     hwt_test_hwtrace());
 		assert_int_equal(r.status, 126);
-		assert_string_equal(r.err, "hwtrace: error: cannot run './notes.txt': it is not an "
-					   "executable file (check its permissions, e.g. chmod +x)\n");
+		assert_string_equal(r.err,
+				    "hwtrace: error: cannot run './notes.txt': it is not an "
+				    "executable file (check its permissions, e.g. chmod +x)\n");
 		hwt_test_run_free(&r);
 		assert_false(exists("nx.hwt"));
 		/* Executable, but not a program. */
@@ -185,8 +188,9 @@ static void test_command(void **state)
 		hwt_test_run(&r, "cd %s && %s record -e cpu-clock -o nx.hwt -- ./notes.txt", dir,
 			     hwt_test_hwtrace());
 		assert_int_equal(r.status, 1);
-		assert_string_equal(r.err, "hwtrace: error: cannot execute './notes.txt': it is not "
-					   "a program this machine can run (Exec format error)\n");
+		assert_string_equal(r.err,
+				    "hwtrace: error: cannot execute './notes.txt': it is not "
+				    "a program this machine can run (Exec format error)\n");
 		hwt_test_run_free(&r);
 		assert_false(exists("nx.hwt"));
 	}
@@ -221,8 +225,9 @@ static void test_output(void **state)
 	assert_true(S_ISCHR(st.st_mode));
 	assert_int_equal(st.st_mode & 0777, 0666);
 	/* The command was never released: nothing ran. */
-	hwt_test_run(&r, "cd %s && %s record -e cpu-clock -o /nonexistent-dir/x.hwt -- "
-			 "touch ran-anyway",
+	hwt_test_run(&r,
+		     "cd %s && %s record -e cpu-clock -o /nonexistent-dir/x.hwt -- "
+		     "touch ran-anyway",
 		     dir, hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	hwt_test_run_free(&r);
@@ -235,9 +240,10 @@ static void test_too_many_files(void **state)
 
 	(void)state;
 	/* 8 events x 2+ CPUs with the limit at 12 (soft and hard). */
-	hwt_test_run(&r, "cd %s && ulimit -n 12 && %s record -a -e "
-			 "cpu-clock,task-clock,page-faults,cs,minor-faults,major-faults,"
-			 "cpu-migrations,alignment-faults -o mf.hwt -- true",
+	hwt_test_run(&r,
+		     "cd %s && ulimit -n 12 && %s record -a -e "
+		     "cpu-clock,task-clock,page-faults,cs,minor-faults,major-faults,"
+		     "cpu-migrations,alignment-faults -o mf.hwt -- true",
 		     dir, hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	assert_true(hwt_test_contains(error_line(r.err), "hwtrace: error: too many open files: "
@@ -288,8 +294,9 @@ static void test_paranoid(void **state)
 		hwt_test_skip("perf_event_paranoid is %d: unprivileged recording is allowed here",
 			      level);
 	/* System-wide needs 0. */
-	hwt_test_run(&r, "cd %s && setpriv --reuid=65534 --regid=65534 --clear-groups %s record "
-			 "-a -e cpu-clock -o sw.hwt -- true",
+	hwt_test_run(&r,
+		     "cd %s && setpriv --reuid=65534 --regid=65534 --clear-groups %s record "
+		     "-a -e cpu-clock -o sw.hwt -- true",
 		     dir, hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	snprintf(want, sizeof(want),
@@ -304,8 +311,9 @@ static void test_paranoid(void **state)
 	snprintf(fake, sizeof(fake), "%s/paranoid", dir);
 	hwt_test_write_file(fake, "3\n", 2);
 	chmod(fake, 0644);
-	hwt_test_run(&r, "cd %s && HWT_PERF_PARANOID_FILE=%s setpriv --reuid=65534 --regid=65534 "
-			 "--clear-groups %s record -a -e cpu-clock -o sw.hwt -- true",
+	hwt_test_run(&r,
+		     "cd %s && HWT_PERF_PARANOID_FILE=%s setpriv --reuid=65534 --regid=65534 "
+		     "--clear-groups %s record -a -e cpu-clock -o sw.hwt -- true",
 		     dir, fake, hwt_test_hwtrace());
 	assert_true(hwt_test_contains(r.err, "needs perf_event_paranoid <= 0 but it is 3;"));
 	hwt_test_run_free(&r);
@@ -314,16 +322,18 @@ static void test_paranoid(void **state)
 	/* Level 2: user space is allowed; kernel space asked for explicitly is
 	 * refused with the fix, else recording falls back to user space and
 	 * says so. */
-	hwt_test_run(&r, "cd %s && setpriv --reuid=65534 --regid=65534 --clear-groups %s record "
-			 "-e cpu-clock:k -o k.hwt -- true",
+	hwt_test_run(&r,
+		     "cd %s && setpriv --reuid=65534 --regid=65534 --clear-groups %s record "
+		     "-e cpu-clock:k -o k.hwt -- true",
 		     dir, hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	assert_true(hwt_test_contains(r.err, "recording kernel space needs perf_event_paranoid "
 					     "<= 1 but it is 2;"));
 	assert_true(hwt_test_contains(r.err, "or record user space only with ':u'\n"));
 	hwt_test_run_free(&r);
-	hwt_test_run(&r, "cd %s && setpriv --reuid=65534 --regid=65534 --clear-groups %s record "
-			 "-e cpu-clock -g -o user.hwt -- %s 0.2",
+	hwt_test_run(&r,
+		     "cd %s && setpriv --reuid=65534 --regid=65534 --clear-groups %s record "
+		     "-e cpu-clock -g -o user.hwt -- %s 0.2",
 		     dir, hwt_test_hwtrace(), hwt_test_prog("rec_hot"));
 	assert_int_equal(r.status, 0);
 	assert_true(hwt_test_contains(r.err, "hwtrace: perf_event_paranoid is 2: recording user "
@@ -336,8 +346,9 @@ static void test_paranoid(void **state)
 	assert_false(hwt_test_contains(r.out, "[kernel.kallsyms]"));
 	hwt_test_run_free(&r);
 	/* Another user's process: permission, not paranoid. */
-	hwt_test_run(&r, "cd %s && setpriv --reuid=65534 --regid=65534 --clear-groups %s record "
-			 "-e cpu-clock:u -p 1 -o p1.hwt",
+	hwt_test_run(&r,
+		     "cd %s && setpriv --reuid=65534 --regid=65534 --clear-groups %s record "
+		     "-e cpu-clock:u -p 1 -o p1.hwt",
 		     dir, hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	assert_true(hwt_test_contains(r.err, "belongs to another user"));
@@ -349,21 +360,21 @@ static void test_usage(void **state)
 	static const struct {
 		const char *args, *msg;
 	} cases[] = {
-		{"", "nothing to record: give a command after '--', -p PID or -a"},
-		{"-F 0 -- true", "-F needs a positive frequency or 'max', not '0'"},
-		{"-c 0 -- true", "-c needs a positive count, not '0'"},
-		{"-c 10 -F 10 -- true", "give either -c or -F, not both"},
-		{"-a -p 1", "-p and -a exclude each other"},
-		{"-p 1 -- true", "give either -p or a command, not both"},
-		{"-p x1", "-p takes PIDs separated by commas, not 'x1'"},
-		{"--call-graph dwarf -- true",
-		 "--call-graph takes fp or lbr, not 'dwarf' (DWARF unwinding is not supported)"},
-		{"-m 0 -- true", "-m takes PAGES or SIZE[,AUX] (e.g. 256, 1M, 512K,16M), not '0'"},
-		{"-z 30 -- true", "-z takes a level from 1 to 19"},
-		{"-S -- true", "-S and --filter are for Intel PT (--pt)"},
-		{"--bogus -- true", "unknown option '--bogus'"},
-		{"--pt=emulate -g -- true",
-		 "--pt=emulate takes only TERMS, -o and -q besides the command"},
+	    {"", "nothing to record: give a command after '--', -p PID or -a"},
+	    {"-F 0 -- true", "-F needs a positive frequency or 'max', not '0'"},
+	    {"-c 0 -- true", "-c needs a positive count, not '0'"},
+	    {"-c 10 -F 10 -- true", "give either -c or -F, not both"},
+	    {"-a -p 1", "-p and -a exclude each other"},
+	    {"-p 1 -- true", "give either -p or a command, not both"},
+	    {"-p x1", "-p takes PIDs separated by commas, not 'x1'"},
+	    {"--call-graph dwarf -- true",
+	     "--call-graph takes fp or lbr, not 'dwarf' (DWARF unwinding is not supported)"},
+	    {"-m 0 -- true", "-m takes PAGES or SIZE[,AUX] (e.g. 256, 1M, 512K,16M), not '0'"},
+	    {"-z 30 -- true", "-z takes a level from 1 to 19"},
+	    {"-S -- true", "-S and --filter are for Intel PT (--pt)"},
+	    {"--bogus -- true", "unknown option '--bogus'"},
+	    {"--pt=emulate -g -- true",
+	     "--pt=emulate takes only TERMS, -o and -q besides the command"},
 	};
 	struct hwt_test_run r;
 
@@ -375,7 +386,8 @@ static void test_usage(void **state)
 		snprintf(want, sizeof(want), "hwtrace record: %s (see 'hwtrace record --help')\n",
 			 cases[i].msg);
 		if (r.status != 2 || strcmp(r.err, want))
-			fail_msg("record %s: status %d, stderr '%s'", cases[i].args, r.status, r.err);
+			fail_msg("record %s: status %d, stderr '%s'", cases[i].args, r.status,
+				 r.err);
 		hwt_test_run_free(&r);
 	}
 	hwt_test_run(&r, "%s record --help", hwt_test_hwtrace());
@@ -430,15 +442,17 @@ static void test_script_files(void **state)
 	}
 	/* A recording cut short (the recorder was killed): what is complete is
 	 * read, the rest is reported. */
-	hwt_test_run(&r, "cd %s && %s record -q -e cpu-clock -F 999 -g -o cut.hwt -- %s 0.3 && "
-			 "head -c 5000 cut.hwt > cut2.hwt && %s script -i cut2.hwt",
+	hwt_test_run(&r,
+		     "cd %s && %s record -q -e cpu-clock -F 999 -g -o cut.hwt -- %s 0.3 && "
+		     "head -c 5000 cut.hwt > cut2.hwt && %s script -i cut2.hwt",
 		     dir, hwt_test_hwtrace(), hwt_test_prog("rec_hot"), hwt_test_hwtrace());
 	assert_int_equal(r.status, 0);
 	assert_true(hwt_test_contains(r.err, "truncated"));
 	hwt_test_run_free(&r);
 	/* A damaged byte in a chunk: the checksum catches it. */
-	hwt_test_run(&r, "cd %s && cp cut.hwt bad.hwt && printf 'XXXX' | dd of=bad.hwt bs=1 "
-			 "seek=3000 conv=notrunc 2>/dev/null && %s script -q -i bad.hwt >/dev/null",
+	hwt_test_run(&r,
+		     "cd %s && cp cut.hwt bad.hwt && printf 'XXXX' | dd of=bad.hwt bs=1 "
+		     "seek=3000 conv=notrunc 2>/dev/null && %s script -q -i bad.hwt >/dev/null",
 		     dir, hwt_test_hwtrace());
 	assert_true(hwt_test_contains(r.err, "bad.hwt"));
 	assert_true(hwt_test_contains(r.err, "at offset"));
@@ -448,15 +462,15 @@ static void test_script_files(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_event_not_supported),
-		cmocka_unit_test(test_unknown_event),
-		cmocka_unit_test(test_pid_gone),
-		cmocka_unit_test(test_command),
-		cmocka_unit_test(test_output),
-		cmocka_unit_test(test_too_many_files),
-		cmocka_unit_test(test_paranoid),
-		cmocka_unit_test(test_usage),
-		cmocka_unit_test(test_script_files),
+	    cmocka_unit_test(test_event_not_supported),
+	    cmocka_unit_test(test_unknown_event),
+	    cmocka_unit_test(test_pid_gone),
+	    cmocka_unit_test(test_command),
+	    cmocka_unit_test(test_output),
+	    cmocka_unit_test(test_too_many_files),
+	    cmocka_unit_test(test_paranoid),
+	    cmocka_unit_test(test_usage),
+	    cmocka_unit_test(test_script_files),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

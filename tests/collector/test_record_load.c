@@ -20,7 +20,7 @@ static void test_load(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_load),
+	    cmocka_unit_test(test_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,7 +19,7 @@ static void test_load_60s(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_load_60s),
+	    cmocka_unit_test(test_load_60s),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

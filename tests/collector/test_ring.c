@@ -64,7 +64,7 @@ static void test_runs_and_wrap(void **state)
 	head = put(ring, 256, head, 248, 3, NULL, NULL);
 	tail = head; /* offset 248 */
 	loglen = 0;
-	head = put(ring, 256, head, 40, 4, log, &loglen);  /* 248..288: wraps */
+	head = put(ring, 256, head, 40, 4, log, &loglen); /* 248..288: wraps */
 	head = put(ring, 256, head, 16, 5, log, &loglen);
 	pos = tail;
 	n = hwt_coll_ring_next(ring, 256, &pos, head, scratch, &out);
@@ -154,9 +154,9 @@ static void test_refusals(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_runs_and_wrap),
-		cmocka_unit_test(test_random),
-		cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_runs_and_wrap),
+	    cmocka_unit_test(test_random),
+	    cmocka_unit_test(test_refusals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -131,7 +131,8 @@ static void test_not_found(void **state)
 
 	(void)state;
 	assert_int_equal(hwt_coll_target_launch(t, argv), -ENOENT);
-	assert_string_equal(msg, "command 'no-such-command-hwt' not found; check its name, or PATH");
+	assert_string_equal(msg,
+			    "command 'no-such-command-hwt' not found; check its name, or PATH");
 	assert_int_equal(hwt_coll_target_child(t), -1);
 	snprintf(path, sizeof(path), "%s/nope", dir);
 	assert_int_equal(hwt_coll_target_launch(t, argv2), -ENOENT);
@@ -212,9 +213,10 @@ static void test_attach_threads(void **state)
 	{
 		char want[128];
 
-		snprintf(want, sizeof(want),
-			 "no process with PID %d (it exited or never existed); check the PID with 'ps'",
-			 gone);
+		snprintf(
+		    want, sizeof(want),
+		    "no process with PID %d (it exited or never existed); check the PID with 'ps'",
+		    gone);
 		assert_string_equal(msg, want);
 	}
 	gone = 0;
@@ -321,14 +323,14 @@ static void test_cpu_lists(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_launch_held_until_start),
-		cmocka_unit_test(test_exit_status),
-		cmocka_unit_test(test_not_found),
-		cmocka_unit_test(test_never_started_runs_nothing),
-		cmocka_unit_test(test_attach_threads),
-		cmocka_unit_test(test_sigint_ends_attach),
-		cmocka_unit_test(test_sigterm_forwarded),
-		cmocka_unit_test(test_cpu_lists),
+	    cmocka_unit_test(test_launch_held_until_start),
+	    cmocka_unit_test(test_exit_status),
+	    cmocka_unit_test(test_not_found),
+	    cmocka_unit_test(test_never_started_runs_nothing),
+	    cmocka_unit_test(test_attach_threads),
+	    cmocka_unit_test(test_sigint_ends_attach),
+	    cmocka_unit_test(test_sigterm_forwarded),
+	    cmocka_unit_test(test_cpu_lists),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

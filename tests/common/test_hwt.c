@@ -71,10 +71,10 @@ static void test_buf(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_strerror),
-		cmocka_unit_test(test_crc32c),
-		cmocka_unit_test(test_le),
-		cmocka_unit_test(test_buf),
+	    cmocka_unit_test(test_strerror),
+	    cmocka_unit_test(test_crc32c),
+	    cmocka_unit_test(test_le),
+	    cmocka_unit_test(test_buf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,9 +27,9 @@
 #include "tests/lib/testutil.h"
 
 /* What tests/progs/conv_flow.c does (keep in step with it). */
-#define MID_CALLS 100
+#define MID_CALLS  100
 #define LEAF_CALLS (MID_CALLS * 3 + MID_CALLS / 4)
-#define LOOP_N 1000
+#define LOOP_N	   1000
 
 static bool have_perf(void)
 {
@@ -124,8 +124,8 @@ static uint64_t count_lines(const char *text, ...)
 		bool all = true;
 		va_list ap;
 
-		snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) ? len : sizeof(line) - 1),
-			 l);
+		snprintf(line, sizeof(line), "%.*s",
+			 (int)(len < sizeof(line) ? len : sizeof(line) - 1), l);
 		va_start(ap, text);
 		while ((needle = va_arg(ap, const char *)))
 			all = all && strstr(line, needle);
@@ -151,8 +151,8 @@ static uint64_t count_branches(const char *text, const char *flags, const char *
 		unsigned long long from, to;
 		char *arrow;
 
-		snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) ? len : sizeof(line) - 1),
-			 l);
+		snprintf(line, sizeof(line), "%.*s",
+			 (int)(len < sizeof(line) ? len : sizeof(line) - 1), l);
 		l = e ? e + 1 : l + len;
 		arrow = strstr(line, "=>");
 		if (!arrow)
@@ -169,8 +169,8 @@ static uint64_t count_branches(const char *text, const char *flags, const char *
 				       strspn(p, "0123456789abcdef") == strcspn(p, " "))) {
 				size_t w = strcspn(p, " ");
 
-				fn += (size_t)snprintf(fl + fn, sizeof(fl) - fn, "%s%.*s", fn ? " " : "",
-						       (int)w, p);
+				fn += (size_t)snprintf(fl + fn, sizeof(fl) - fn, "%s%.*s",
+						       fn ? " " : "", (int)w, p);
 				p += w;
 				while (*p == ' ')
 					p++;
@@ -351,7 +351,8 @@ static void test_per_cpu_layout(void **state)
 		else if (m->type == HWT_FMT_META_STR)
 			assert_int_equal(hwt_fmt_writer_meta_str(w, m->key, m->v.str), 0);
 		else if (m->type == HWT_FMT_META_BYTES)
-			assert_int_equal(hwt_fmt_writer_meta_bytes(w, m->key, m->v.bytes, m->len), 0);
+			assert_int_equal(hwt_fmt_writer_meta_bytes(w, m->key, m->v.bytes, m->len),
+					 0);
 	}
 	assert_int_equal(hwt_fmt_writer_meta_u64(w, "pt.config.per_thread", 0), 0);
 	sb = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, 0, -1, "sideband.cpu0");
@@ -367,7 +368,8 @@ static void test_per_cpu_layout(void **state)
 		assert_non_null(b);
 		assert_int_equal(hwt_fmt_session_aux_read(s, 0, g, 0, b, sg->size),
 				 (int64_t)sg->size);
-		assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux, sg->aux_offset, b, sg->size), 0);
+		assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)aux, sg->aux_offset, b, sg->size),
+				 0);
 		free(b);
 	}
 	assert_int_equal(hwt_fmt_writer_close(w), 0);
@@ -376,7 +378,8 @@ static void test_per_cpu_layout(void **state)
 	convert_ok(cpu, data);
 	assert_int_equal(hwt_fmt_session_open(&s, data, NULL, NULL), 0);
 	{
-		const struct hwt_fmt_meta *m = hwt_fmt_session_meta_find(s, HWT_META_PERF_AUXTRACE_INFO);
+		const struct hwt_fmt_meta *m =
+		    hwt_fmt_session_meta_find(s, HWT_META_PERF_AUXTRACE_INFO);
 
 		assert_non_null(m);
 		assert_int_equal(hwt_le64(m->v.bytes + 16 + 8 * 9), 1); /* per-cpu mmaps */
@@ -478,7 +481,8 @@ static void test_perf_agrees_with_script_pt(void **state)
 	free(bytes);
 
 	perf_script(&run, data, "--itrace=c -F flags,ip,addr");
-	for (const char *l = run.out; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+	for (const char *l = run.out; *l;
+	     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
 		unsigned long long from, to;
 
 		/* "  call  FROM =>  TO"; syscalls are "tr end  syscall". */
@@ -488,8 +492,8 @@ static void test_perf_agrees_with_script_pt(void **state)
 		}
 	}
 	hwt_test_run_free(&run);
-	hwt_test_run(&run, "%s script --pt %s --elf %s --cpu 6/85/4 --itrace=c",
-		     hwt_test_hwtrace(), pt, prog);
+	hwt_test_run(&run, "%s script --pt %s --elf %s --cpu 6/85/4 --itrace=c", hwt_test_hwtrace(),
+		     pt, prog);
 	assert_int_equal(run.status, 0);
 	for (const char *l = run.out; (p = strstr(l, " call ")); l = p + 6) {
 		unsigned long long from, to;
@@ -531,7 +535,8 @@ static void test_perf_agrees_with_script_pt(void **state)
 		assert_int_equal(run.status, 0);
 		/* " call" matches call and call-indirect, not far-call. */
 		hcall = count_lines(run.out, " call", NULL);
-		hjcc = count_lines(run.out, " jcc", NULL) - count_lines(run.out, " jcc-not-taken", NULL);
+		hjcc = count_lines(run.out, " jcc", NULL) -
+		       count_lines(run.out, " jcc-not-taken", NULL);
 		hjmp = count_lines(run.out, " jmp", NULL);
 		hret = count_lines(run.out, " ret", NULL);
 		hsys = count_lines(run.out, " far-call", NULL);
@@ -548,8 +553,8 @@ static void test_perf_agrees_with_script_pt(void **state)
 	perf_script(&run, data, "--itrace=i1i -F ip");
 	assert_int_equal(count_lines(run.out, "", NULL), insns);
 	hwt_test_run_free(&run);
-	hwt_test_run(&run, "%s script --pt %s --elf %s --cpu 6/85/4 --stat", hwt_test_hwtrace(),
-		     pt, prog);
+	hwt_test_run(&run, "%s script --pt %s --elf %s --cpu 6/85/4 --stat", hwt_test_hwtrace(), pt,
+		     prog);
 	assert_int_equal(run.status, 0);
 	p = strstr(run.out, "insns: ");
 	assert_non_null(p);
@@ -602,11 +607,11 @@ static void test_readback(void **state)
 	assert_true(m->len >= 16 + 17 * 8);
 	assert_int_equal(hwt_le32(m->v.bytes + 8), HWT_FMT_PERF_AUXTRACE_INTEL_PT);
 	assert_int_equal(hwt_le64(m->v.bytes + 16), hwt_fmt_evlist_event(ev, 0)->attr.type);
-	assert_int_equal(hwt_le64(m->v.bytes + 16 + 8), 31);         /* time_shift */
+	assert_int_equal(hwt_le64(m->v.bytes + 16 + 8), 31);		 /* time_shift */
 	assert_int_equal(hwt_le64(m->v.bytes + 16 + 8 * 2), 1022611261); /* time_mult */
-	assert_int_equal(hwt_le64(m->v.bytes + 16 + 8 * 9), 0);     /* per-thread */
-	assert_int_equal(hwt_le64(m->v.bytes + 16 + 8 * 12), 168);  /* TSC:CTC n */
-	assert_int_equal(hwt_le64(m->v.bytes + 16 + 8 * 13), 2);    /* TSC:CTC d */
+	assert_int_equal(hwt_le64(m->v.bytes + 16 + 8 * 9), 0);		 /* per-thread */
+	assert_int_equal(hwt_le64(m->v.bytes + 16 + 8 * 12), 168);	 /* TSC:CTC n */
+	assert_int_equal(hwt_le64(m->v.bytes + 16 + 8 * 13), 2);	 /* TSC:CTC d */
 	m = hwt_fmt_session_meta_find(b, HWT_META_CPU_MODEL);
 	assert_non_null(m);
 	assert_int_equal(m->v.u64, 85);
@@ -621,7 +626,8 @@ static void test_readback(void **state)
 		int n = hwt_sym_build_id_read(hwt_test_prog("conv_flow"), id, sizeof(id));
 
 		assert_true(n > 0);
-		snprintf(key, sizeof(key), HWT_META_BUILDID_PREFIX "%s", hwt_test_prog("conv_flow"));
+		snprintf(key, sizeof(key), HWT_META_BUILDID_PREFIX "%s",
+			 hwt_test_prog("conv_flow"));
 		m = hwt_fmt_session_meta_find(b, key);
 		assert_non_null(m);
 		assert_int_equal(m->len, n);
@@ -957,15 +963,15 @@ static void test_output_and_truncated(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_perf_decodes_known_flow),
-		cmocka_unit_test(test_perf_agrees_with_script_pt),
-		cmocka_unit_test(test_threads_and_fork),
-		cmocka_unit_test(test_per_cpu_layout),
-		cmocka_unit_test(test_readback),
-		cmocka_unit_test(test_records_at_psb),
-		cmocka_unit_test(test_samples),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_output_and_truncated),
+	    cmocka_unit_test(test_perf_decodes_known_flow),
+	    cmocka_unit_test(test_perf_agrees_with_script_pt),
+	    cmocka_unit_test(test_threads_and_fork),
+	    cmocka_unit_test(test_per_cpu_layout),
+	    cmocka_unit_test(test_readback),
+	    cmocka_unit_test(test_records_at_psb),
+	    cmocka_unit_test(test_samples),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_output_and_truncated),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

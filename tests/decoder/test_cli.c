@@ -43,9 +43,10 @@ static int setup(void **state)
 	snprintf(f->pt, sizeof(f->pt), "%s/trace.pt", f->dir);
 	hwt_test_write_file(f->code, f->w.code, f->w.code_size);
 	hwt_test_write_file(f->pt, f->w.pt, f->w.pt_len);
-	snprintf(f->raw, sizeof(f->raw), "--raw %s:0x%" PRIx64 " --pt %s --mtc-freq 3 "
-		 "--cpuid-0x15.eax %u --cpuid-0x15.ebx %u", f->code, f->w.base, f->pt,
-		 f->w.cpuid_0x15_eax, f->w.cpuid_0x15_ebx);
+	snprintf(f->raw, sizeof(f->raw),
+		 "--raw %s:0x%" PRIx64 " --pt %s --mtc-freq 3 "
+		 "--cpuid-0x15.eax %u --cpuid-0x15.ebx %u",
+		 f->code, f->w.base, f->pt, f->w.cpuid_0x15_eax, f->w.cpuid_0x15_ebx);
 	*state = f;
 	return 0;
 }
@@ -232,8 +233,7 @@ static void test_errors(void **state)
 
 	/* Usage errors: exit 2 with a message. */
 	const char *const bad[] = {
-		"--raw nonum", "--cpu 6", "--bogus", "--time-conv 1,2", "--engine=turbo",
-		"--itrace=z",
+	    "--raw nonum", "--cpu 6", "--bogus", "--time-conv 1,2", "--engine=turbo", "--itrace=z",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		hwt_test_run(&run, "'%s' script --pt %s %s", hwt_test_hwtrace(), f->pt, bad[i]);
@@ -270,11 +270,11 @@ static void test_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_views_count_the_program),
-		cmocka_unit_test(test_flow),
-		cmocka_unit_test(test_engines_and_threads_agree),
-		cmocka_unit_test(test_corrupt_input),
-		cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_views_count_the_program),
+	    cmocka_unit_test(test_flow),
+	    cmocka_unit_test(test_engines_and_threads_agree),
+	    cmocka_unit_test(test_corrupt_input),
+	    cmocka_unit_test(test_errors),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

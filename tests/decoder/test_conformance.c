@@ -189,7 +189,8 @@ static void run_one(const struct test *t, const char *extra, struct tally *tl, b
 		hwt_test_run(&run,
 			     "cd '%s' && exec '%s' script --format=ptxed %s --raw %s.bin:%s %s %s "
 			     "--no-inst --pt %s.pt %s",
-			     dir, hwt_test_hwtrace(), extra, t->name, t->org, cpu, t->opts, t->name, sb);
+			     dir, hwt_test_hwtrace(), extra, t->name, t->org, cpu, t->opts, t->name,
+			     sb);
 		assert_true(run.status == 0 || run.status == 1);
 		tl->outputs++;
 		any = true;
@@ -207,8 +208,8 @@ static void run_one(const struct test *t, const char *extra, struct tally *tl, b
 			tl->matched++;
 		} else {
 			all = false;
-			fprintf(stderr, "MISMATCH %s (%s):\n--- expected\n%s--- got\n%s%s", de->d_name,
-				extra, exp, run.out, run.err);
+			fprintf(stderr, "MISMATCH %s (%s):\n--- expected\n%s--- got\n%s%s",
+				de->d_name, extra, exp, run.out, run.err);
 		}
 		free(want);
 		free(got);
@@ -229,7 +230,8 @@ static void conformance(const char *extra, bool fast)
 	struct tally tl = {0};
 
 	if (!n)
-		fail_msg("no conformance suite in %s (tests/data is part of the tree)", hwt_test_testdata());
+		fail_msg("no conformance suite in %s (tests/data is part of the tree)",
+			 hwt_test_testdata());
 	assert_int_equal(n, 185);
 	for (size_t i = 0; i < n; i++)
 		run_one(&t[i], extra, &tl, fast);
@@ -264,14 +266,16 @@ static void test_fast_engine(void **state)
 /* drpt2trace: a real trace of a static hello world (two system calls).    */
 
 static const char *const hello_insns[] = {
-	"0000000000401000", "0000000000401005", "000000000040100a", "0000000000401014",
-	"0000000000401019", "000000000040101b", "0000000000401020", "0000000000401025",
+    "0000000000401000", "0000000000401005", "000000000040100a", "0000000000401014",
+    "0000000000401019", "000000000040101b", "0000000000401020", "0000000000401025",
 };
 
-#define DRPT_CFG "--cpu 6/85/4 --mtc-freq 3 --nom-freq 37 --cpuid-0x15.eax 2 " \
-		 "--cpuid-0x15.ebx 308"
-#define DRPT_SB "--pevent:sample-type 0x10086 --pevent:time-zero 18444502336406842448 " \
-		"--pevent:time-shift 31 --pevent:time-mult 581029125"
+#define DRPT_CFG                                                                                   \
+	"--cpu 6/85/4 --mtc-freq 3 --nom-freq 37 --cpuid-0x15.eax 2 "                              \
+	"--cpuid-0x15.ebx 308"
+#define DRPT_SB                                                                                    \
+	"--pevent:sample-type 0x10086 --pevent:time-zero 18444502336406842448 "                    \
+	"--pevent:time-shift 31 --pevent:time-mult 581029125"
 
 static void check_hello(const char *out)
 {
@@ -294,12 +298,14 @@ static void test_drpt2trace(void **state)
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/drpt2trace", hwt_test_testdata());
 	if (access(dir, R_OK) != 0)
-		fail_msg("no drpt2trace data in %s (tests/data is part of the tree)", hwt_test_testdata());
+		fail_msg("no drpt2trace data in %s (tests/data is part of the tree)",
+			 hwt_test_testdata());
 	for (size_t e = 0; e < HWT_ARRAY_SIZE(engines); e++) {
 		/* With the binary. */
-		hwt_test_run(&run, "cd '%s' && '%s' script --pt pt.bin --elf hello " DRPT_CFG
-			     " --engine=%s --format=ptxed --stat", dir, hwt_test_hwtrace(),
-			     engines[e]);
+		hwt_test_run(&run,
+			     "cd '%s' && '%s' script --pt pt.bin --elf hello " DRPT_CFG
+			     " --engine=%s --format=ptxed --stat",
+			     dir, hwt_test_hwtrace(), engines[e]);
 		assert_int_equal(run.status, 0);
 		check_hello(run.out);
 		assert_non_null(strstr(run.out, "insn: 8."));
@@ -307,15 +313,17 @@ static void test_drpt2trace(void **state)
 		hwt_test_run_free(&run);
 
 		/* Through the sideband's MMAP2 of /hello. */
-		hwt_test_run(&run, "cd '%s' && '%s' script --pt pt.bin " DRPT_CFG " " DRPT_SB
+		hwt_test_run(&run,
+			     "cd '%s' && '%s' script --pt pt.bin " DRPT_CFG " " DRPT_SB
 			     " --pevent:sysroot . --pevent:primary primary.sideband.pevent "
 			     "--pevent:secondary secondary.sideband.pevent --engine=%s "
-			     "--format=ptxed --sb:compact --stat", dir, hwt_test_hwtrace(),
-			     engines[e]);
+			     "--format=ptxed --sb:compact --stat",
+			     dir, hwt_test_hwtrace(), engines[e]);
 		assert_int_equal(run.status, 0);
 		check_hello(run.out);
 		assert_non_null(strstr(run.out, "insn: 8."));
-		assert_non_null(strstr(run.out, "PERF_RECORD_MMAP2  36af7/36af7, 401000, 1000, 1000"));
+		assert_non_null(
+		    strstr(run.out, "PERF_RECORD_MMAP2  36af7/36af7, 401000, 1000, 1000"));
 		/* The record comes before the instructions it maps. */
 		assert_true(strstr(run.out, "PERF_RECORD_MMAP2") < strstr(run.out, hello_insns[0]));
 		hwt_test_run_free(&run);
@@ -323,7 +331,8 @@ static void test_drpt2trace(void **state)
 
 	/* hwtrace's view: the perf time from the sideband's conversion,
 	 * thread 223991, instructions of the two system calls. */
-	hwt_test_run(&run, "cd '%s' && '%s' script --pt pt.bin " DRPT_CFG " " DRPT_SB
+	hwt_test_run(&run,
+		     "cd '%s' && '%s' script --pt pt.bin " DRPT_CFG " " DRPT_SB
 		     " --pevent:sysroot . --pevent:primary primary.sideband.pevent --itrace=i",
 		     dir, hwt_test_hwtrace());
 	assert_int_equal(run.status, 0);
@@ -336,9 +345,9 @@ static void test_drpt2trace(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ptxed_engine),
-		cmocka_unit_test(test_fast_engine),
-		cmocka_unit_test(test_drpt2trace),
+	    cmocka_unit_test(test_ptxed_engine),
+	    cmocka_unit_test(test_fast_engine),
+	    cmocka_unit_test(test_drpt2trace),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -67,8 +67,8 @@ static void same_text(const char *a, const char *b, const char *na, const char *
 	}
 	if (!a[i] && !b[i])
 		return;
-	fprintf(stderr, "line %d: %s and %s differ at record %zu:\n  %.*s\n  %.*s\n", line, na,
-		nb, n, (int)(strcspn(a + ls, "\n")), a + ls, (int)(strcspn(b + ls, "\n")), b + ls);
+	fprintf(stderr, "line %d: %s and %s differ at record %zu:\n  %.*s\n  %.*s\n", line, na, nb,
+		n, (int)(strcspn(a + ls, "\n")), a + ls, (int)(strcspn(b + ls, "\n")), b + ls);
 	fail();
 }
 
@@ -84,8 +84,7 @@ static void opts_for(struct dectest_opts *o, const struct ptsynth *w, uint32_t e
 
 static void decode(const struct ptsynth *w, const struct dectest_opts *o, struct dectest_result *r)
 {
-	assert_int_equal(dectest_decode(o, w->code, w->code_size, w->base, w->pt, w->pt_len, r),
-			 0);
+	assert_int_equal(dectest_decode(o, w->code, w->code_size, w->base, w->pt, w->pt_len, r), 0);
 	assert_int_equal(r->err, 0);
 }
 
@@ -297,13 +296,14 @@ static void test_unknown_frames(void **state)
 	off = nth_psb(w.pt, w.pt_len, 3);
 	assert_true(off < w.pt_len);
 	opts_for(&o, &w, HWT_DEC_ENGINE_FAST);
-	assert_int_equal(dectest_decode(&o, w.code, w.code_size, w.base, w.pt + off,
-					w.pt_len - off, &r), 0);
+	assert_int_equal(
+	    dectest_decode(&o, w.code, w.code_size, w.base, w.pt + off, w.pt_len - off, &r), 0);
 	assert_int_equal(r.err, 0);
 	assert_true(r.stats.unknown_returns > 0);
 	assert_true(r.stats.insns < w.truth.insns);
 	/* Every unknown-frame return names no function. */
-	for (line = r.text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+	for (line = r.text; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		unsigned int type, flags;
 
 		assert_int_equal(sscanf(one_line(line), "%u f=%x", &type, &flags), 2);
@@ -371,8 +371,8 @@ static void test_gap_and_resync(void **state)
 
 		opts_for(&o, &w, e ? HWT_DEC_ENGINE_LIBIPT : HWT_DEC_ENGINE_FAST);
 		decode(&w, &o, &good);
-		assert_int_equal(dectest_decode(&o, w.code, w.code_size, w.base, copy, w.pt_len,
-						&bad), 0);
+		assert_int_equal(
+		    dectest_decode(&o, w.code, w.code_size, w.base, copy, w.pt_len, &bad), 0);
 		assert_int_equal(bad.err, 0);
 		assert_int_equal(bad.stats.gaps, 1);
 		assert_true(bad.stats.insns < good.stats.insns);
@@ -496,8 +496,8 @@ static void test_time(void **state)
 		}
 	}
 	assert_true(blocks > 1000 / DECTEST_SCALE);
-	assert_int_equal(timed, r.nrec[1] + r.nrec[2] + r.nrec[3] + r.nrec[4] + r.nrec[5] +
-				r.nrec[6]);
+	assert_int_equal(timed,
+			 r.nrec[1] + r.nrec[2] + r.nrec[3] + r.nrec[4] + r.nrec[5] + r.nrec[6]);
 	assert_true(last > 0);
 	dectest_result_free(&r);
 	ptsynth_free(&w);
@@ -556,8 +556,8 @@ static void test_cpu_parse(void **state)
 static void test_image_and_insn(void **state)
 {
 	static const uint8_t a[] = {0xe8, 0x0b, 0x00, 0x00, 0x00, /* call +11 */
-				    0x90, 0xc3};                  /* nop; ret */
-	static const uint8_t b[] = {0xff, 0xe0};                  /* jmp *%rax */
+				    0x90, 0xc3};		  /* nop; ret */
+	static const uint8_t b[] = {0xff, 0xe0};		  /* jmp *%rax */
 	struct hwt_dec_icache *ic;
 	struct hwt_dec_image *img, *copy;
 	struct hwt_dec_insn insn;
@@ -639,7 +639,8 @@ static void test_conformance_traces_engines_agree(void **state)
 	snprintf(path, sizeof(path), "%s/libipt-conformance/MANIFEST.tsv", hwt_test_testdata());
 	text = hwt_test_read_file(path, NULL);
 	if (!text)
-		fail_msg("no conformance suite in %s (tests/data is part of the tree)", hwt_test_testdata());
+		fail_msg("no conformance suite in %s (tests/data is part of the tree)",
+			 hwt_test_testdata());
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char name[128], *f[5] = {0}, *s2 = NULL, cpus[512];
 		struct dectest_opts o;
@@ -658,8 +659,8 @@ static void test_conformance_traces_engines_agree(void **state)
 		pt = (uint8_t *)hwt_test_read_file(path, &pt_len);
 		if (!pt)
 			continue; /* with sideband: test_conformance.c */
-		snprintf(path, sizeof(path), "%s/libipt-conformance/gen/%s.bin", hwt_test_testdata(),
-			 name);
+		snprintf(path, sizeof(path), "%s/libipt-conformance/gen/%s.bin",
+			 hwt_test_testdata(), name);
 		code = (uint8_t *)hwt_test_read_file(path, &code_len);
 		assert_non_null(code);
 		dectest_opts_init(&o);
@@ -682,13 +683,15 @@ static void test_conformance_traces_engines_agree(void **state)
 			assert_int_equal(hwt_dec_cpu_parse(&o.cpu, c), 0);
 			o.engine = HWT_DEC_ENGINE_FAST;
 			o.piece = 0;
-			assert_int_equal(dectest_decode(&o, code, code_len, org, pt, pt_len, &fast), 0);
-			o.piece = 7;
-			assert_int_equal(dectest_decode(&o, code, code_len, org, pt, pt_len, &pieces),
+			assert_int_equal(dectest_decode(&o, code, code_len, org, pt, pt_len, &fast),
 					 0);
+			o.piece = 7;
+			assert_int_equal(
+			    dectest_decode(&o, code, code_len, org, pt, pt_len, &pieces), 0);
 			o.piece = 0;
 			o.engine = HWT_DEC_ENGINE_LIBIPT;
-			assert_int_equal(dectest_decode(&o, code, code_len, org, pt, pt_len, &ipt), 0);
+			assert_int_equal(dectest_decode(&o, code, code_len, org, pt, pt_len, &ipt),
+					 0);
 			if (strcmp(fast.text, ipt.text))
 				fprintf(stderr, "%s (cpu %s):\n", name, c);
 			assert_same_text(fast.text, ipt.text);
@@ -699,13 +702,11 @@ static void test_conformance_traces_engines_agree(void **state)
 				struct dectest_result fnb, inb;
 
 				o.no_blocks = true;
-				assert_int_equal(dectest_decode(&o, code, code_len, org, pt, pt_len,
-								&inb),
-						 0);
+				assert_int_equal(
+				    dectest_decode(&o, code, code_len, org, pt, pt_len, &inb), 0);
 				o.engine = HWT_DEC_ENGINE_FAST;
-				assert_int_equal(dectest_decode(&o, code, code_len, org, pt, pt_len,
-								&fnb),
-						 0);
+				assert_int_equal(
+				    dectest_decode(&o, code, code_len, org, pt, pt_len, &fnb), 0);
 				o.no_blocks = false;
 				assert_same_text(fnb.text, inb.text);
 				assert_int_equal(fnb.profile_hash, fast.profile_hash);
@@ -731,19 +732,19 @@ static void test_conformance_traces_engines_agree(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_synth_random),
-		cmocka_unit_test(test_synth_typical),
-		cmocka_unit_test(test_synth_syscalls_interrupts),
-		cmocka_unit_test(test_synth_overflows),
-		cmocka_unit_test(test_parallel_and_pieces),
-		cmocka_unit_test(test_unknown_frames),
-		cmocka_unit_test(test_gap_and_resync),
-		cmocka_unit_test(test_corrupt_streams),
-		cmocka_unit_test(test_time),
-		cmocka_unit_test(test_cpu_parse),
-		cmocka_unit_test(test_image_and_insn),
-		cmocka_unit_test(test_no_image),
-		cmocka_unit_test(test_conformance_traces_engines_agree),
+	    cmocka_unit_test(test_synth_random),
+	    cmocka_unit_test(test_synth_typical),
+	    cmocka_unit_test(test_synth_syscalls_interrupts),
+	    cmocka_unit_test(test_synth_overflows),
+	    cmocka_unit_test(test_parallel_and_pieces),
+	    cmocka_unit_test(test_unknown_frames),
+	    cmocka_unit_test(test_gap_and_resync),
+	    cmocka_unit_test(test_corrupt_streams),
+	    cmocka_unit_test(test_time),
+	    cmocka_unit_test(test_cpu_parse),
+	    cmocka_unit_test(test_image_and_insn),
+	    cmocka_unit_test(test_no_image),
+	    cmocka_unit_test(test_conformance_traces_engines_agree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

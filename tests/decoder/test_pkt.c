@@ -77,9 +77,10 @@ static int compare_at(struct pt_packet_decoder *pd, const uint8_t *buf, size_t l
 	case ppt_tip:
 	case ppt_tip_pge:
 	case ppt_tip_pgd:
-		assert_int_equal(p.type, lp.type == ppt_fup ? HWT_PKT_FUP :
-					 lp.type == ppt_tip ? HWT_PKT_TIP :
-					 lp.type == ppt_tip_pge ? HWT_PKT_TIP_PGE : HWT_PKT_TIP_PGD);
+		assert_int_equal(p.type, lp.type == ppt_fup	  ? HWT_PKT_FUP
+					 : lp.type == ppt_tip	  ? HWT_PKT_TIP
+					 : lp.type == ppt_tip_pge ? HWT_PKT_TIP_PGE
+								  : HWT_PKT_TIP_PGD);
 		assert_int_equal(p.ipc, lp.payload.ip.ipc);
 		assert_int_equal(p.payload, lp.payload.ip.ip);
 		break;
@@ -93,11 +94,11 @@ static int compare_at(struct pt_packet_decoder *pd, const uint8_t *buf, size_t l
 		if (lp.payload.mode.leaf == pt_mol_exec) {
 			assert_int_equal(p.type, HWT_PKT_MODE_EXEC);
 			assert_int_equal(p.mode, lp.payload.mode.bits.exec.csl |
-						 lp.payload.mode.bits.exec.csd << 1);
+						     lp.payload.mode.bits.exec.csd << 1);
 		} else {
 			assert_int_equal(p.type, HWT_PKT_MODE_TSX);
 			assert_int_equal(p.mode, lp.payload.mode.bits.tsx.intx |
-						 lp.payload.mode.bits.tsx.abrt << 1);
+						     lp.payload.mode.bits.tsx.abrt << 1);
 		}
 		break;
 	case ppt_pip:
@@ -195,9 +196,9 @@ static void test_random_bytes(void **state)
 	/* Bytes that start packets, to reach deep into payload checks. */
 	static const uint8_t opc[] = {0x02, 0x02, 0x02, 0x99, 0x19, 0x59, 0x00, 0x0d, 0x2d,
 				      0x4d, 0x6d, 0x8d, 0xcd, 0x11, 0x01, 0x1d, 0x03, 0x07};
-	static const uint8_t ext[] = {0x82, 0x23, 0xf3, 0x83, 0xa3, 0x43, 0x03, 0x73, 0xc8,
-				      0xc3, 0x62, 0xe2, 0xc2, 0x22, 0xa2, 0x12, 0x32, 0x52,
-				      0x72, 0x92, 0xb2, 0xd2, 0xf2};
+	static const uint8_t ext[] = {0x82, 0x23, 0xf3, 0x83, 0xa3, 0x43, 0x03, 0x73,
+				      0xc8, 0xc3, 0x62, 0xe2, 0xc2, 0x22, 0xa2, 0x12,
+				      0x32, 0x52, 0x72, 0x92, 0xb2, 0xd2, 0xf2};
 	uint8_t buf[4096];
 
 	(void)state;
@@ -378,16 +379,20 @@ static size_t read_manifest(struct manifest **out)
 static const char *pkt_name(uint8_t type)
 {
 	static const char *const names[] = {
-		[HWT_PKT_PAD] = "pad", [HWT_PKT_PSB] = "psb", [HWT_PKT_PSBEND] = "psbend",
-		[HWT_PKT_FUP] = "fup", [HWT_PKT_TIP] = "tip", [HWT_PKT_TIP_PGE] = "tip.pge",
-		[HWT_PKT_TIP_PGD] = "tip.pgd", [HWT_PKT_TNT_8] = "tnt.8",
-		[HWT_PKT_TNT_64] = "tnt.64", [HWT_PKT_MODE_EXEC] = "mode.exec",
-		[HWT_PKT_MODE_TSX] = "mode.tsx", [HWT_PKT_PIP] = "pip", [HWT_PKT_VMCS] = "vmcs",
-		[HWT_PKT_CBR] = "cbr", [HWT_PKT_TSC] = "tsc", [HWT_PKT_TMA] = "tma",
-		[HWT_PKT_MTC] = "mtc", [HWT_PKT_CYC] = "cyc", [HWT_PKT_STOP] = "stop",
-		[HWT_PKT_OVF] = "ovf", [HWT_PKT_MNT] = "mnt", [HWT_PKT_EXSTOP] = "exstop",
-		[HWT_PKT_MWAIT] = "mwait", [HWT_PKT_PWRE] = "pwre", [HWT_PKT_PWRX] = "pwrx",
-		[HWT_PKT_PTW] = "ptw", [HWT_PKT_INVALID] = "<invalid>",
+	    [HWT_PKT_PAD] = "pad",	     [HWT_PKT_PSB] = "psb",
+	    [HWT_PKT_PSBEND] = "psbend",     [HWT_PKT_FUP] = "fup",
+	    [HWT_PKT_TIP] = "tip",	     [HWT_PKT_TIP_PGE] = "tip.pge",
+	    [HWT_PKT_TIP_PGD] = "tip.pgd",   [HWT_PKT_TNT_8] = "tnt.8",
+	    [HWT_PKT_TNT_64] = "tnt.64",     [HWT_PKT_MODE_EXEC] = "mode.exec",
+	    [HWT_PKT_MODE_TSX] = "mode.tsx", [HWT_PKT_PIP] = "pip",
+	    [HWT_PKT_VMCS] = "vmcs",	     [HWT_PKT_CBR] = "cbr",
+	    [HWT_PKT_TSC] = "tsc",	     [HWT_PKT_TMA] = "tma",
+	    [HWT_PKT_MTC] = "mtc",	     [HWT_PKT_CYC] = "cyc",
+	    [HWT_PKT_STOP] = "stop",	     [HWT_PKT_OVF] = "ovf",
+	    [HWT_PKT_MNT] = "mnt",	     [HWT_PKT_EXSTOP] = "exstop",
+	    [HWT_PKT_MWAIT] = "mwait",	     [HWT_PKT_PWRE] = "pwre",
+	    [HWT_PKT_PWRX] = "pwrx",	     [HWT_PKT_PTW] = "ptw",
+	    [HWT_PKT_INVALID] = "<invalid>",
 	};
 
 	return type < HWT_ARRAY_SIZE(names) && names[type] ? names[type] : "?";
@@ -418,7 +423,8 @@ static char *ptdump_sequence(const char *exp)
 		    sscanf(l + k, " %31s", name) == 1 && !memmem(l, ll, "PERF_RECORD", 11) &&
 		    strspn(name, "0123456789abcdef") != 16)
 			n += (size_t)sprintf(out + n, "%" PRIx64 " %s\n", off, name);
-		else if (l[0] == '[' && sscanf(l, "[%" SCNx64 ": error decoding packet", &off) == 1 &&
+		else if (l[0] == '[' &&
+			 sscanf(l, "[%" SCNx64 ": error decoding packet", &off) == 1 &&
 			 memmem(l, ll, "error decoding packet", 21))
 			n += (size_t)sprintf(out + n, "%" PRIx64 " error\n", off);
 		text = nl ? nl + 1 : text + strlen(text);
@@ -480,7 +486,8 @@ static void test_conformance_traces(void **state)
 
 	(void)state;
 	if (!n)
-		fail_msg("no conformance suite in %s (tests/data is part of the tree)", hwt_test_testdata());
+		fail_msg("no conformance suite in %s (tests/data is part of the tree)",
+			 hwt_test_testdata());
 	for (size_t i = 0; i < n; i++) {
 		char dir[512], path[1024];
 		uint8_t *pt;
@@ -492,7 +499,8 @@ static void test_conformance_traces(void **state)
 		snprintf(path, sizeof(path), "%s/%s.pt", dir, m[i].name);
 		pt = (uint8_t *)hwt_test_read_file(path, &len);
 		if (!pt) {
-			snprintf(dir, sizeof(dir), "%s/libipt-conformance/gen", hwt_test_testdata());
+			snprintf(dir, sizeof(dir), "%s/libipt-conformance/gen",
+				 hwt_test_testdata());
 			snprintf(path, sizeof(path), "%s/%s.pt", dir, m[i].name);
 			pt = (uint8_t *)hwt_test_read_file(path, &len);
 		}
@@ -522,8 +530,8 @@ static void test_conformance_traces(void **state)
 					   strstr(m[i].opts, "--no-cyc") != NULL);
 			dumps++;
 			if (strcmp(want, got))
-				fprintf(stderr, "%s: packets differ from ptdump's:\n%s---\n%s", de->d_name,
-					want, got);
+				fprintf(stderr, "%s: packets differ from ptdump's:\n%s---\n%s",
+					de->d_name, want, got);
 			else
 				matched++;
 			free(exp);
@@ -533,8 +541,10 @@ static void test_conformance_traces(void **state)
 		closedir(d);
 		free(pt);
 	}
-	fprintf(stderr, "conformance: %u traces compared with libipt at every offset; packet "
-		"sequence of %u/%u ptdump outputs matched\n", traces, matched, dumps);
+	fprintf(stderr,
+		"conformance: %u traces compared with libipt at every offset; packet "
+		"sequence of %u/%u ptdump outputs matched\n",
+		traces, matched, dumps);
 	assert_int_equal(traces, n);
 	assert_true(dumps > 300);
 	assert_int_equal(matched, dumps);
@@ -558,16 +568,21 @@ static void test_real_traces(void **state)
 		struct hwt_test_run run;
 		char *want, *got;
 
-		snprintf(path, sizeof(path), "%s/perf-intel-pt/%s.pt", hwt_test_testdata(), names[i]);
+		snprintf(path, sizeof(path), "%s/perf-intel-pt/%s.pt", hwt_test_testdata(),
+			 names[i]);
 		pt = (uint8_t *)hwt_test_read_file(path, &len);
 		if (!pt)
-			fail_msg("no real traces in %s/perf-intel-pt (tests/data is part of the tree)", hwt_test_testdata());
+			fail_msg(
+			    "no real traces in %s/perf-intel-pt (tests/data is part of the tree)",
+			    hwt_test_testdata());
 		compare_all(pt, len, 0);
 		hwt_test_run(&run, "zstd -dc '%s.ptdump.zst'", path);
 		if (run.status != 0) {
 			hwt_test_run_free(&run);
 			free(pt);
-			fail_msg("zstd cannot unpack %s.ptdump.zst (scripts/install-deps.sh installs zstd)", path);
+			fail_msg("zstd cannot unpack %s.ptdump.zst (scripts/install-deps.sh "
+				 "installs zstd)",
+				 path);
 		}
 		want = ptdump_sequence(run.out);
 		got = our_sequence(pt, len, 0, false, false);
@@ -581,17 +596,16 @@ static void test_real_traces(void **state)
 		hwt_test_run_free(&run);
 		free(pt);
 	}
-	fprintf(stderr, "real traces: %u streams match libipt and ptdump packet by packet\n", checked);
+	fprintf(stderr, "real traces: %u streams match libipt and ptdump packet by packet\n",
+		checked);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_random_bytes),
-		cmocka_unit_test(test_psb_sync),
-		cmocka_unit_test(test_synthetic_traces),
-		cmocka_unit_test(test_conformance_traces),
-		cmocka_unit_test(test_real_traces),
+	    cmocka_unit_test(test_random_bytes),     cmocka_unit_test(test_psb_sync),
+	    cmocka_unit_test(test_synthetic_traces), cmocka_unit_test(test_conformance_traces),
+	    cmocka_unit_test(test_real_traces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -94,12 +94,12 @@ static inline size_t rb_end(struct rb *b)
 
 /* A sample with IP|TID|TIME|ID|CPU|PERIOD (the layout of realistic streams
  * below, and what hwt_fmt_attr_info says for FMT_TEST_SAMPLE_TYPE). */
-#define FMT_TEST_SAMPLE_TYPE                                                               \
-	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |            \
-	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+#define FMT_TEST_SAMPLE_TYPE                                                                       \
+	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU |  \
+	 PERF_SAMPLE_PERIOD)
 
-static inline size_t rb_sample(struct rb *b, uint64_t ip, uint32_t pid, uint32_t tid,
-			       uint64_t time, uint64_t id, uint32_t cpu, uint64_t period)
+static inline size_t rb_sample(struct rb *b, uint64_t ip, uint32_t pid, uint32_t tid, uint64_t time,
+			       uint64_t id, uint32_t cpu, uint64_t period)
 {
 	rb_begin(b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
 	rb_u64(b, ip);
@@ -124,9 +124,9 @@ static inline size_t rb_comm(struct rb *b, uint32_t pid, uint32_t tid, const cha
 	return rb_end(b);
 }
 
-static inline size_t rb_mmap2(struct rb *b, uint32_t pid, uint32_t tid, uint64_t addr,
-			      uint64_t len, uint64_t pgoff, const char *file, uint64_t time,
-			      uint64_t id, uint32_t cpu)
+static inline size_t rb_mmap2(struct rb *b, uint32_t pid, uint32_t tid, uint64_t addr, uint64_t len,
+			      uint64_t pgoff, const char *file, uint64_t time, uint64_t id,
+			      uint32_t cpu)
 {
 	rb_begin(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
 	rb_u32(b, pid);
@@ -134,12 +134,12 @@ static inline size_t rb_mmap2(struct rb *b, uint32_t pid, uint32_t tid, uint64_t
 	rb_u64(b, addr);
 	rb_u64(b, len);
 	rb_u64(b, pgoff);
-	rb_u32(b, 8);     /* maj */
-	rb_u32(b, 1);     /* min */
+	rb_u32(b, 8);	  /* maj */
+	rb_u32(b, 1);	  /* min */
 	rb_u64(b, 12345); /* ino */
-	rb_u64(b, 7);     /* ino_generation */
-	rb_u32(b, 5);     /* PROT_READ|PROT_EXEC */
-	rb_u32(b, 2);     /* MAP_PRIVATE */
+	rb_u64(b, 7);	  /* ino_generation */
+	rb_u32(b, 5);	  /* PROT_READ|PROT_EXEC */
+	rb_u32(b, 2);	  /* MAP_PRIVATE */
 	rb_str(b, file);
 	rb_sample_id(b, FMT_TEST_SAMPLE_TYPE, pid, tid, time, id, cpu);
 	return rb_end(b);

@@ -48,8 +48,8 @@ static char *tmpfile_in(const char *dir, const char *name)
 /* Random records with valid framing and random contents. */
 static size_t random_records(uint64_t *rng, uint8_t *buf, size_t cap, int count)
 {
-	static const uint32_t types[] = {PERF_RECORD_SAMPLE, PERF_RECORD_MMAP2,
-					 PERF_RECORD_COMM, 200};
+	static const uint32_t types[] = {PERF_RECORD_SAMPLE, PERF_RECORD_MMAP2, PERF_RECORD_COMM,
+					 200};
 	size_t len = 0;
 
 	for (int i = 0; i < count; i++) {
@@ -129,8 +129,8 @@ static void test_random_round_trip(void **state)
 			ex[k].aux = k >= 3;
 			snprintf(name, sizeof(name), "%s.%d", ex[k].aux ? "aux" : "rec", k);
 			ex[k].id = hwt_fmt_writer_add_stream(
-				w, ex[k].aux ? HWT_FMT_STREAM_AUX : HWT_FMT_STREAM_RECORDS, k, -1,
-				name);
+			    w, ex[k].aux ? HWT_FMT_STREAM_AUX : HWT_FMT_STREAM_RECORDS, k, -1,
+			    name);
 			assert_int_equal(ex[k].id, k);
 			hwt_buf_init(&ex[k].recs);
 		}
@@ -141,7 +141,8 @@ static void test_random_round_trip(void **state)
 				size_t n = random_records(&rng, buf, 65536,
 							  1 + (int)(hwt_test_rand(&rng) % 6));
 
-				assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)e->id, buf, n), 0);
+				assert_int_equal(hwt_fmt_writer_records(w, (uint32_t)e->id, buf, n),
+						 0);
 				assert_int_equal(hwt_buf_append(&e->recs, buf, n), 0);
 				raw_total += n;
 			} else {
@@ -151,16 +152,17 @@ static void test_random_round_trip(void **state)
 				for (size_t k = 0; k < n; k++)
 					buf[k] = (uint8_t)(hwt_test_rand(&rng) & 0x1f);
 				/* Now and then a gap in AUX offsets. */
-				if (e->nsegs == 0 || (e->nsegs < 64 && hwt_test_rand(&rng) % 20 == 0)) {
-					e->next_off += hwt_test_rand(&rng) % 100000 + (e->nsegs ? 1 : 0);
+				if (e->nsegs == 0 ||
+				    (e->nsegs < 64 && hwt_test_rand(&rng) % 20 == 0)) {
+					e->next_off +=
+					    hwt_test_rand(&rng) % 100000 + (e->nsegs ? 1 : 0);
 					sg = &e->segs[e->nsegs++];
 					sg->off = e->next_off;
 					hwt_buf_init(&sg->data);
 				}
 				sg = &e->segs[e->nsegs - 1];
-				assert_int_equal(hwt_fmt_writer_aux(w, (uint32_t)e->id, e->next_off,
-								    buf, n),
-						 0);
+				assert_int_equal(
+				    hwt_fmt_writer_aux(w, (uint32_t)e->id, e->next_off, buf, n), 0);
 				assert_int_equal(hwt_buf_append(&sg->data, buf, n), 0);
 				e->next_off += n;
 				raw_total += n;
@@ -190,7 +192,9 @@ static void test_random_round_trip(void **state)
 			assert_int_equal(got.len, ex[k].recs.len);
 			assert_memory_equal(got.data, ex[k].recs.data, got.len);
 			assert_string_equal(hwt_fmt_reader_stream(r, (size_t)k)->name,
-					    k == 0 ? "rec.0" : k == 1 ? "rec.1" : "rec.2");
+					    k == 0   ? "rec.0"
+					    : k == 1 ? "rec.1"
+						     : "rec.2");
 			hwt_buf_fini(&got);
 		}
 		/* A scan lists the same chunks as the index. */
@@ -216,19 +220,22 @@ static void test_random_round_trip(void **state)
 			assert_int_equal(as->cpu, 3 + a);
 			assert_int_equal(as->nsegments, e->nsegs);
 			for (size_t g = 0; g < e->nsegs; g++) {
-				const struct hwt_fmt_aux_segment *sg = hwt_fmt_session_aux_segment(s, a, g);
+				const struct hwt_fmt_aux_segment *sg =
+				    hwt_fmt_session_aux_segment(s, a, g);
 				uint8_t *got = malloc(e->segs[g].data.len + 1);
 				uint64_t from = hwt_test_rand(&rng) % (e->segs[g].data.len + 1);
 
 				assert_int_equal(sg->aux_offset, e->segs[g].off);
 				assert_int_equal(sg->size, e->segs[g].data.len);
-				assert_int_equal(hwt_fmt_session_aux_read(s, a, g, 0, got, sg->size),
-						 sg->size);
+				assert_int_equal(
+				    hwt_fmt_session_aux_read(s, a, g, 0, got, sg->size), sg->size);
 				assert_memory_equal(got, e->segs[g].data.data, sg->size);
 				/* A random tail, crossing chunk boundaries. */
-				assert_int_equal(hwt_fmt_session_aux_read(s, a, g, from, got, sg->size),
-						 sg->size - from);
-				assert_memory_equal(got, e->segs[g].data.data + from, sg->size - from);
+				assert_int_equal(
+				    hwt_fmt_session_aux_read(s, a, g, from, got, sg->size),
+				    sg->size - from);
+				assert_memory_equal(got, e->segs[g].data.data + from,
+						    sg->size - from);
 				free(got);
 				hwt_buf_fini(&e->segs[g].data);
 			}
@@ -275,7 +282,8 @@ static void test_session_merge(void **state)
 	assert_int_equal(hwt_fmt_writer_meta_str(w, "event.0.name", "cpu-clock"), 0);
 	assert_int_equal(hwt_fmt_writer_meta_bytes(w, "event.0.ids", idb, sizeof(idb)), 0);
 	for (int c = 0; c < 4; c++) {
-		assert_int_equal(hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, c, -1, "sb"), c);
+		assert_int_equal(hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, c, -1, "sb"),
+				 c);
 		hwt_buf_init(&exp[c]);
 	}
 	for (int i = 0; i < 20000; i++) {
@@ -381,7 +389,8 @@ static void test_aux_discontinuity(void **state)
 		assert_int_equal(c->aux_offset, exp_off[k]);
 		assert_int_equal(c->raw_size, exp_raw[k]);
 		/* Reading needs room for the whole payload. */
-		assert_int_equal(hwt_fmt_reader_chunk_read(r, c, got, c->raw_size - 1), -HWT_ETOOBIG);
+		assert_int_equal(hwt_fmt_reader_chunk_read(r, c, got, c->raw_size - 1),
+				 -HWT_ETOOBIG);
 		assert_int_equal(hwt_fmt_reader_chunk_read(r, c, got, sizeof(got)), c->raw_size);
 		assert_memory_equal(got, data + c->aux_offset, c->raw_size);
 		k++;
@@ -463,7 +472,8 @@ static void test_metadata_types(void **state)
 	assert_string_equal(m->v.str, "box2");
 	assert_int_equal(m->len, 4);
 	assert_string_equal(hwt_fmt_reader_meta_find(r, "str.empty")->v.str, "");
-	assert_string_equal(hwt_fmt_reader_meta_find(r, "str.utf8")->v.str, "caf\xc3\xa9 \xe2\x9c\x93");
+	assert_string_equal(hwt_fmt_reader_meta_find(r, "str.utf8")->v.str,
+			    "caf\xc3\xa9 \xe2\x9c\x93");
 	m = hwt_fmt_reader_meta_find(r, "bytes.empty");
 	assert_int_equal(m->type, HWT_FMT_META_BYTES);
 	assert_int_equal(m->len, 0);
@@ -596,7 +606,8 @@ static void test_threads_and_big_records(void **state)
 	cfg.threads = 3;
 	assert_int_equal(hwt_fmt_writer_open(&w, path, &cfg), 0);
 	for (int i = 0; i < 5; i++)
-		assert_int_equal(hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, i, -1, "p"), i);
+		assert_int_equal(hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, i, -1, "p"),
+				 i);
 	/* 60 KiB record into 4 KiB chunks. */
 	rb_begin(&big, 200, 0);
 	for (int i = 0; i < 7600; i++)
@@ -630,8 +641,8 @@ static void test_threads_and_big_records(void **state)
 			struct hwt_fmt_attr_info info = {.sample_type = FMT_TEST_SAMPLE_TYPE};
 			struct hwt_fmt_record rec;
 
-			assert_int_equal(hwt_fmt_record_parse(&info, got.data + pos, got.len - pos, &rec),
-					 0);
+			assert_int_equal(
+			    hwt_fmt_record_parse(&info, got.data + pos, got.len - pos, &rec), 0);
 			assert_int_equal(rec.u.sample.ip, i);
 			assert_int_equal(rec.u.sample.tid, (uint32_t)s);
 			pos += rec.size;
@@ -667,10 +678,10 @@ static void test_queue_full_drops(void **state)
 
 	(void)state;
 	hwt_fmt_writer_config_init(&cfg);
-	cfg.level = 12;                /* slow compression ... */
-	cfg.chunk_size = 4u << 20;     /* ... of big chunks ... */
-	cfg.queue_bytes = 4u << 20;    /* ... behind a one-chunk queue ... */
-	cfg.wait_ms = 0;               /* ... and no patience */
+	cfg.level = 12;		    /* slow compression ... */
+	cfg.chunk_size = 4u << 20;  /* ... of big chunks ... */
+	cfg.queue_bytes = 4u << 20; /* ... behind a one-chunk queue ... */
+	cfg.wait_ms = 0;	    /* ... and no patience */
 	assert_int_equal(hwt_fmt_writer_open(&w, path, &cfg), 0);
 	assert_int_equal(hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, 0, -1, "s"), 0);
 	hwt_buf_init(&accepted);
@@ -715,13 +726,13 @@ static void test_queue_full_drops(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_random_round_trip),
-		cmocka_unit_test(test_session_merge),
-		cmocka_unit_test(test_aux_discontinuity),
-		cmocka_unit_test(test_metadata_types),
-		cmocka_unit_test(test_lost_and_errors),
-		cmocka_unit_test(test_threads_and_big_records),
-		cmocka_unit_test(test_queue_full_drops),
+	    cmocka_unit_test(test_random_round_trip),
+	    cmocka_unit_test(test_session_merge),
+	    cmocka_unit_test(test_aux_discontinuity),
+	    cmocka_unit_test(test_metadata_types),
+	    cmocka_unit_test(test_lost_and_errors),
+	    cmocka_unit_test(test_threads_and_big_records),
+	    cmocka_unit_test(test_queue_full_drops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

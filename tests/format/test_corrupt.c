@@ -65,8 +65,8 @@ static int setup(void **state)
 	hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, 1, -1, "sb1");
 	hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_AUX, 0, -1, "pt.cpu0");
 	for (int i = 0; i < 600; i++) {
-		size_t n = rb_sample(&b, 0x400000 + (uint64_t)i * 16, 1, 1, (uint64_t)i * 100,
-				     0, (uint32_t)(i & 1), 1);
+		size_t n = rb_sample(&b, 0x400000 + (uint64_t)i * 16, 1, 1, (uint64_t)i * 100, 0,
+				     (uint32_t)(i & 1), 1);
 
 		hwt_fmt_writer_records(w, (uint32_t)(i & 1), b.buf, n);
 	}
@@ -248,8 +248,8 @@ static enum region classify(uint64_t pos, size_t *chunk)
 		if (pos >= R.chunks[i].file_offset && pos < chunk_end(i)) {
 			*chunk = i;
 			return pos < R.chunks[i].file_offset + HWT_FMT_CHUNK_HEADER_SIZE
-				       ? CHUNK_HEADER
-				       : CHUNK_PAYLOAD;
+				   ? CHUNK_HEADER
+				   : CHUNK_PAYLOAD;
 		}
 	}
 	fail();
@@ -312,8 +312,8 @@ static void test_bit_flips(void **state)
 		case CHUNK_HEADER:
 		case CHUNK_PAYLOAD:
 			want = reg == CHUNK_HEADER && pos < R.chunks[ci].file_offset + 4
-				       ? -HWT_EFORMAT
-				       : -HWT_ECHECKSUM;
+				   ? -HWT_EFORMAT
+				   : -HWT_ECHECKSUM;
 			want_off = R.chunks[ci].file_offset;
 			break;
 		case INDEX_OR_TRAILER:
@@ -339,8 +339,8 @@ static void test_bit_flips(void **state)
 			assert_int_equal(err, 0);
 			hwt_buf_init(&pay);
 			for (size_t i = 0; i < hwt_fmt_reader_nchunks(r); i++) {
-				int64_t n = hwt_fmt_reader_chunk_load(r, hwt_fmt_reader_chunk(r, i),
-								      &pay);
+				int64_t n =
+				    hwt_fmt_reader_chunk_load(r, hwt_fmt_reader_chunk(r, i), &pay);
 
 				assert_int_equal(n, i == ci ? want : (int64_t)R.payload[i].len);
 			}
@@ -399,11 +399,11 @@ static void test_versions_and_lengths(void **state)
 			uint32_t raw, stored, flags;
 			int err;
 		} cases[] = {
-			{100, 0xfffffff0u, 0, -HWT_ETOOBIG},         /* stored beyond any chunk */
-			{0xffffffffu, 100, 0, -HWT_ETOOBIG},         /* raw beyond any chunk */
-			{100 * 40000u, 100, 0, -HWT_ETOOBIG},        /* more than zstd can expand */
-			{100, 100, 0x8000, -HWT_EFORMAT},            /* unknown flag */
-			{100, 99, 1, -HWT_EFORMAT},                  /* raw chunk, sizes differ */
+		    {100, 0xfffffff0u, 0, -HWT_ETOOBIG},  /* stored beyond any chunk */
+		    {0xffffffffu, 100, 0, -HWT_ETOOBIG},  /* raw beyond any chunk */
+		    {100 * 40000u, 100, 0, -HWT_ETOOBIG}, /* more than zstd can expand */
+		    {100, 100, 0x8000, -HWT_EFORMAT},	  /* unknown flag */
+		    {100, 99, 1, -HWT_EFORMAT},		  /* raw chunk, sizes differ */
 		};
 
 		for (size_t i = 0; i < HWT_ARRAY_SIZE(cases); i++) {
@@ -515,7 +515,7 @@ static void test_lying_index(void **state)
 			assert_true(hwt_fmt_reader_info(r)->indexed);
 			hwt_buf_init(&pay);
 			assert_int_equal(hwt_fmt_reader_chunk_load(
-						 r, hwt_fmt_reader_chunk(r, R.nchunks - 1), &pay),
+					     r, hwt_fmt_reader_chunk(r, R.nchunks - 1), &pay),
 					 -HWT_EFORMAT);
 			hwt_buf_fini(&pay);
 		} else {
@@ -559,11 +559,9 @@ static void test_not_a_trace(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_truncation),
-		cmocka_unit_test(test_bit_flips),
-		cmocka_unit_test(test_versions_and_lengths),
-		cmocka_unit_test(test_lying_index),
-		cmocka_unit_test(test_not_a_trace),
+	    cmocka_unit_test(test_truncation),		 cmocka_unit_test(test_bit_flips),
+	    cmocka_unit_test(test_versions_and_lengths), cmocka_unit_test(test_lying_index),
+	    cmocka_unit_test(test_not_a_trace),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

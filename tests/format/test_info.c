@@ -83,29 +83,33 @@ static void test_text(void **state)
 	 * Chunks: META, 2 STREAM, RECORDS, 2 AUX, LOST (the index is not
 	 * listed). Metadata: 8 keys. */
 	static const char expect[] =
-		"format     hwtrace container 1.0\n"
-		"flags      emulated-pt (PT bytes from the emulator)\n"
-		"size       %s bytes, 7 chunks\n"
-		"index      present\n"
-		"metadata   8 entries\n"
-		"  host                   = testbox\n"
-		"  pt.emulated            = 1\n"
-		"  test.delta             = -5\n"
-		"  test.odd               = tab\\x09here\\x01\n"
-		"  event.count            = 1\n"
-		"  event.0.attr           = <%zu bytes: %s...>\n"
-		"  event.0.name           = cpu-clock\n"
-		"  event.0.ids            = <8 bytes: 0700000000000000>\n"
-		"events     1\n"
-		"  0   cpu-clock            type 1 config 0 sample_type IP|TID|TIME|ID|CPU|PERIOD ids 1\n"
-		"streams    2\n"
-		"  id  kind      cpu     tid  name             chunks   records          raw       stored  ratio\n"
-		"  0   records     0      -1  sideband.cpu0         1        13          792          792   1.00\n"
-		"      COMM 2, SAMPLE 10, MMAP2 1\n"
-		"  1   aux         0      -1  pt.cpu0               2         -         4000         4000   1.00\n"
-		"      AUX offsets 0..9192 in 2 segment(s)\n"
-		"total      raw 4792 bytes, stored 4792 bytes, ratio 1.00\n"
-		"lost       stream 0: 7 records (kernel ring buffer overflow)\n";
+	    "format     hwtrace container 1.0\n"
+	    "flags      emulated-pt (PT bytes from the emulator)\n"
+	    "size       %s bytes, 7 chunks\n"
+	    "index      present\n"
+	    "metadata   8 entries\n"
+	    "  host                   = testbox\n"
+	    "  pt.emulated            = 1\n"
+	    "  test.delta             = -5\n"
+	    "  test.odd               = tab\\x09here\\x01\n"
+	    "  event.count            = 1\n"
+	    "  event.0.attr           = <%zu bytes: %s...>\n"
+	    "  event.0.name           = cpu-clock\n"
+	    "  event.0.ids            = <8 bytes: 0700000000000000>\n"
+	    "events     1\n"
+	    "  0   cpu-clock            type 1 config 0 sample_type IP|TID|TIME|ID|CPU|PERIOD ids "
+	    "1\n"
+	    "streams    2\n"
+	    "  id  kind      cpu     tid  name             chunks   records          raw       "
+	    "stored  ratio\n"
+	    "  0   records     0      -1  sideband.cpu0         1        13          792          "
+	    "792   1.00\n"
+	    "      COMM 2, SAMPLE 10, MMAP2 1\n"
+	    "  1   aux         0      -1  pt.cpu0               2         -         4000         "
+	    "4000   1.00\n"
+	    "      AUX offsets 0..9192 in 2 segment(s)\n"
+	    "total      raw 4792 bytes, stored 4792 bytes, ratio 1.00\n"
+	    "lost       stream 0: 7 records (kernel ring buffer overflow)\n";
 	char want[4096], size[32], attrhex[64];
 	size_t flen;
 	char *file = hwt_test_read_file(path, &flen);
@@ -134,21 +138,21 @@ static void test_json(void **state)
 {
 	struct hwt_test_run run;
 	static const char check[] =
-		"import json,sys\n"
-		"d=json.load(sys.stdin)\n"
-		"assert d['kind']=='hwt' and d['version']=='1.0' and d['emulated'] is True\n"
-		"assert d['index'] is True and d['truncated'] is False and d['chunks']==7\n"
-		"assert d['metadata']['host']=='testbox' and d['metadata']['test.delta']==-5\n"
-		"assert d['metadata']['test.odd']=='tab\\there\\x01'\n"
-		"assert d['metadata']['event.0.ids']=={'bytes':8,'hex':'0700000000000000'}\n"
-		"assert d['events'][0]['name']=='cpu-clock' and d['events'][0]['ids']==1\n"
-		"s=d['streams']\n"
-		"assert s[0]['kind']=='records' and s[0]['records']==13 and s[0]['raw']==792\n"
-		"assert s[0]['by_type']=={'COMM':2,'SAMPLE':10,'MMAP2':1}\n"
-		"assert s[1]['kind']=='aux' and s[1]['aux_segments']==2 and s[1]['raw']==4000\n"
-		"assert d['raw']==4792 and d['stored']==4792\n"
-		"assert d['lost']==[{'stream':0,'kind':'records','amount':7}]\n"
-		"print('ok')\n";
+	    "import json,sys\n"
+	    "d=json.load(sys.stdin)\n"
+	    "assert d['kind']=='hwt' and d['version']=='1.0' and d['emulated'] is True\n"
+	    "assert d['index'] is True and d['truncated'] is False and d['chunks']==7\n"
+	    "assert d['metadata']['host']=='testbox' and d['metadata']['test.delta']==-5\n"
+	    "assert d['metadata']['test.odd']=='tab\\there\\x01'\n"
+	    "assert d['metadata']['event.0.ids']=={'bytes':8,'hex':'0700000000000000'}\n"
+	    "assert d['events'][0]['name']=='cpu-clock' and d['events'][0]['ids']==1\n"
+	    "s=d['streams']\n"
+	    "assert s[0]['kind']=='records' and s[0]['records']==13 and s[0]['raw']==792\n"
+	    "assert s[0]['by_type']=={'COMM':2,'SAMPLE':10,'MMAP2':1}\n"
+	    "assert s[1]['kind']=='aux' and s[1]['aux_segments']==2 and s[1]['raw']==4000\n"
+	    "assert d['raw']==4792 and d['stored']==4792\n"
+	    "assert d['lost']==[{'stream':0,'kind':'records','amount':7}]\n"
+	    "print('ok')\n";
 	char script[4096];
 
 	(void)state;
@@ -192,9 +196,9 @@ static void test_usage(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_text),
-		cmocka_unit_test(test_json),
-		cmocka_unit_test(test_usage),
+	    cmocka_unit_test(test_text),
+	    cmocka_unit_test(test_json),
+	    cmocka_unit_test(test_usage),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -112,7 +112,8 @@ static void check_file(const char *path, uint64_t seed, bool *saw_truncated)
 	for (size_t i = 0; i < hwt_fmt_reader_nchunks(r); i++) {
 		const struct hwt_fmt_chunk *c = hwt_fmt_reader_chunk(r, i);
 
-		assert_true(c->file_offset + HWT_FMT_CHUNK_HEADER_SIZE + c->comp_size <= fi->valid_end);
+		assert_true(c->file_offset + HWT_FMT_CHUNK_HEADER_SIZE + c->comp_size <=
+			    fi->valid_end);
 		assert_int_equal(hwt_fmt_reader_chunk_load(r, c, &pay), c->raw_size);
 		if (c->type == HWT_FMT_CHUNK_RECORDS) {
 			assert_true(c->stream < 2);
@@ -194,7 +195,7 @@ static void test_killed_writer(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_killed_writer),
+	    cmocka_unit_test(test_killed_writer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,10 +171,23 @@ static void read_session(const char *path, const struct hwt_fmt_session_config *
 /* Our session against perf script and perf report --stats. */
 static void compare_with_perf(const char *path, struct counts *c)
 {
-	static const char *const types[] = {"MMAP", "COMM", "EXIT", "FORK", "SAMPLE", "MMAP2",
-					    "LOST", "THROTTLE", "UNTHROTTLE", "AUX",
-					    "ITRACE_START", "SWITCH", "SWITCH_CPU_WIDE",
-					    "KSYMBOL", "BPF_EVENT", "LOST_SAMPLES", "AUXTRACE"};
+	static const char *const types[] = {"MMAP",
+					    "COMM",
+					    "EXIT",
+					    "FORK",
+					    "SAMPLE",
+					    "MMAP2",
+					    "LOST",
+					    "THROTTLE",
+					    "UNTHROTTLE",
+					    "AUX",
+					    "ITRACE_START",
+					    "SWITCH",
+					    "SWITCH_CPU_WIDE",
+					    "KSYMBOL",
+					    "BPF_EVENT",
+					    "LOST_SAMPLES",
+					    "AUXTRACE"};
 	struct smps ps = {0};
 	struct hwt_test_run run;
 
@@ -198,7 +211,8 @@ static void compare_with_perf(const char *path, struct counts *c)
 		uint32_t t;
 
 		for (t = 1; t < 128; t++)
-			if (hwt_fmt_record_type_name(t) && !strcmp(hwt_fmt_record_type_name(t), types[i]))
+			if (hwt_fmt_record_type_name(t) &&
+			    !strcmp(hwt_fmt_record_type_name(t), types[i]))
 				break;
 		if (perf_stat(run.out, types[i]) != c->by_type[t])
 			fprintf(stderr, "%s: perf %llu, ours %llu\n", types[i],
@@ -236,8 +250,8 @@ static void test_file_mode(void **state)
 	assert_string_equal(hwt_fmt_evlist_event(hwt_fmt_session_evlist(s), 0)->name, "task-clock");
 	assert_non_null(hwt_fmt_session_meta_find(s, HWT_META_KERNEL));
 	assert_non_null(hwt_fmt_session_meta_find(s, HWT_META_HOST));
-	assert_true(hwt_test_contains(hwt_fmt_session_meta_find(s, HWT_META_CMDLINE)->v.str,
-				      "fmt_spin"));
+	assert_true(
+	    hwt_test_contains(hwt_fmt_session_meta_find(s, HWT_META_CMDLINE)->v.str, "fmt_spin"));
 	assert_int_equal(hwt_fmt_session_meta_find(s, "event.count")->v.u64, 1);
 	assert_null(hwt_fmt_session_reader(s));
 	hwt_fmt_session_close(s);
@@ -282,7 +296,8 @@ static void test_two_events(void **state)
 		per_event[rec.event]++;
 		/* Attributed by sample id to the event that took it. */
 		assert_int_equal(hwt_fmt_evlist_event(ev, (size_t)rec.event)->attr.config,
-				 rec.event == 0 ? PERF_COUNT_SW_CPU_CLOCK : PERF_COUNT_SW_PAGE_FAULTS);
+				 rec.event == 0 ? PERF_COUNT_SW_CPU_CLOCK
+						: PERF_COUNT_SW_PAGE_FAULTS);
 	}
 	assert_true(per_event[0] > 0);
 	hwt_fmt_session_close(s);
@@ -388,7 +403,8 @@ static void test_pipe_mode(void **state)
 	assert_int_equal(hwt_fmt_session_open(&s, f, NULL, &off), 0);
 	assert_int_equal(hwt_fmt_session_kind(s), HWT_FMT_KIND_PERF_PIPE);
 	/* Names arrive as EVENT_UPDATE / HEADER_FEATURE records in pipes. */
-	assert_string_equal(hwt_fmt_evlist_event(hwt_fmt_session_evlist(s), 1)->name, "page-faults");
+	assert_string_equal(hwt_fmt_evlist_event(hwt_fmt_session_evlist(s), 1)->name,
+			    "page-faults");
 	hwt_fmt_session_close(s);
 
 	/* The same stream through stdin, non-seekable: the same samples. */
@@ -480,10 +496,13 @@ static void test_intel_pt_testdata(void **state)
 		assert_int_equal(hwt_le16(info->v.bytes + 6), info->len);
 		assert_int_equal(hwt_fmt_session_meta_find(s, HWT_META_TIME_SHIFT)->v.u64, 31);
 		if (m == 0) {
-			assert_int_equal(hwt_fmt_session_meta_find(s, HWT_META_CPU_FAMILY)->v.u64, 6);
-			assert_int_equal(hwt_fmt_session_meta_find(s, HWT_META_CPU_MODEL)->v.u64, 78);
-			assert_string_equal(hwt_fmt_session_meta_find(s, HWT_META_CPU_VENDOR)->v.str,
-					    "GenuineIntel");
+			assert_int_equal(hwt_fmt_session_meta_find(s, HWT_META_CPU_FAMILY)->v.u64,
+					 6);
+			assert_int_equal(hwt_fmt_session_meta_find(s, HWT_META_CPU_MODEL)->v.u64,
+					 78);
+			assert_string_equal(
+			    hwt_fmt_session_meta_find(s, HWT_META_CPU_VENDOR)->v.str,
+			    "GenuineIntel");
 		}
 		/* In the pipe, the names (EVENT_DESC) come before the attrs. */
 		assert_string_equal(hwt_fmt_evlist_event(hwt_fmt_session_evlist(s), 0)->name,
@@ -513,7 +532,8 @@ static void test_intel_pt_testdata(void **state)
 		if (m == 0) {
 			assert_int_equal(run.status, 0);
 			assert_true(hwt_test_contains(run.out, "TOTAL events"));
-			assert_int_equal(c.by_type[PERF_RECORD_SAMPLE], perf_stat(run.out, "SAMPLE"));
+			assert_int_equal(c.by_type[PERF_RECORD_SAMPLE],
+					 perf_stat(run.out, "SAMPLE"));
 			assert_int_equal(c.by_type[PERF_RECORD_MMAP], perf_stat(run.out, "MMAP"));
 			assert_int_equal(c.by_type[PERF_RECORD_AUX], perf_stat(run.out, "AUX"));
 			assert_int_equal(c.by_type[PERF_RECORD_SWITCH_CPU_WIDE],
@@ -618,7 +638,8 @@ static void test_perf_writer(void **state)
 	hwt_test_run_free(&run);
 	hwt_test_run(&run, "perf buildid-list -i %s", f);
 	assert_int_equal(run.status, 0);
-	assert_true(hwt_test_contains(run.out, "101112131415161718191a1b1c1d1e1f20212223 /opt/fmt/prog"));
+	assert_true(
+	    hwt_test_contains(run.out, "101112131415161718191a1b1c1d1e1f20212223 /opt/fmt/prog"));
 	hwt_test_run_free(&run);
 	hwt_test_run(&run, "perf report -D -i %s", f);
 	assert_int_equal(run.status, 0);
@@ -639,7 +660,8 @@ static void test_perf_writer(void **state)
 		m = hwt_fmt_session_meta_find(s, "buildid./opt/fmt/prog");
 		assert_non_null(m);
 		assert_memory_equal(m->v.bytes, bid, 20);
-		assert_string_equal(hwt_fmt_session_meta_find(s, HWT_META_HOST)->v.str, "fmt-test-host");
+		assert_string_equal(hwt_fmt_session_meta_find(s, HWT_META_HOST)->v.str,
+				    "fmt-test-host");
 		assert_string_equal(hwt_fmt_session_meta_find(s, HWT_META_CMDLINE)->v.str,
 				    "hwtrace record -- ./prog");
 		hwt_fmt_session_close(s);
@@ -652,7 +674,8 @@ static void test_perf_writer(void **state)
 			aux[k] = (uint8_t)(k * 7);
 		assert_int_equal(hwt_fmt_perf_writer_open(&w, f, ev), 0);
 		assert_int_equal(hwt_fmt_perf_writer_auxtrace(w, 0, 0, 0, 4242, 0, aux, 601), 0);
-		assert_int_equal(hwt_fmt_perf_writer_auxtrace(w, 601, 0, 0, 4242, 0, aux + 601, 399), 0);
+		assert_int_equal(
+		    hwt_fmt_perf_writer_auxtrace(w, 601, 0, 0, 4242, 0, aux + 601, 399), 0);
 		assert_int_equal(hwt_fmt_perf_writer_auxtrace(w, 5000, 0, 0, 4242, 0, aux, 16), 0);
 		assert_int_equal(hwt_fmt_perf_writer_close(w), 0);
 		assert_int_equal(hwt_fmt_session_open(&s, f, NULL, &off), 0);
@@ -691,8 +714,9 @@ static void test_perf_corrupt(void **state)
 
 	/* Cut inside the header, the attrs, the data, the features. */
 	{
-		const size_t cuts[] = {4, 60, 103, (size_t)data_off + 12,
-				       (size_t)(data_off + data_size / 2), len - 10};
+		const size_t cuts[] = {
+		    4,	     60, 103, (size_t)data_off + 12, (size_t)(data_off + data_size / 2),
+		    len - 10};
 
 		for (size_t i = 0; i < HWT_ARRAY_SIZE(cuts); i++) {
 			int err;
@@ -766,7 +790,8 @@ static void test_perf_corrupt(void **state)
 	/* info shows what is intact, then one error: the file is damaged. */
 	assert_int_equal(run.status, 1);
 	assert_true(hwt_test_contains(run.out, "truncated"));
-	assert_true(hwt_test_contains(run.err, "error: ") && hwt_test_contains(run.err, "truncated"));
+	assert_true(hwt_test_contains(run.err, "error: ") &&
+		    hwt_test_contains(run.err, "truncated"));
 	hwt_test_run_free(&run);
 	free(orig);
 	free(b);
@@ -775,14 +800,10 @@ static void test_perf_corrupt(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_file_mode),
-		cmocka_unit_test(test_callgraph),
-		cmocka_unit_test(test_two_events),
-		cmocka_unit_test(test_compressed),
-		cmocka_unit_test(test_pipe_mode),
-		cmocka_unit_test(test_intel_pt_testdata),
-		cmocka_unit_test(test_perf_writer),
-		cmocka_unit_test(test_perf_corrupt),
+	    cmocka_unit_test(test_file_mode),	cmocka_unit_test(test_callgraph),
+	    cmocka_unit_test(test_two_events),	cmocka_unit_test(test_compressed),
+	    cmocka_unit_test(test_pipe_mode),	cmocka_unit_test(test_intel_pt_testdata),
+	    cmocka_unit_test(test_perf_writer), cmocka_unit_test(test_perf_corrupt),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -16,8 +16,8 @@
 #include "tests/format/fmt_testlib.h"
 #include "tests/lib/testutil.h"
 
-#define ID_ST                                                                              \
-	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |     \
+#define ID_ST                                                                                      \
+	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |             \
 	 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
 
 static struct hwt_fmt_attr_info id_info(void)
@@ -331,10 +331,10 @@ static void test_read_record(void **state)
 	rb_u32(&b, 1);
 	rb_u32(&b, 2);
 	rb_u64(&b, 1000); /* value */
-	rb_u64(&b, 50);   /* enabled */
-	rb_u64(&b, 40);   /* running */
-	rb_u64(&b, 9);    /* id */
-	rb_u64(&b, 3);    /* lost */
+	rb_u64(&b, 50);	  /* enabled */
+	rb_u64(&b, 40);	  /* running */
+	rb_u64(&b, 9);	  /* id */
+	rb_u64(&b, 3);	  /* lost */
 	end_with_id(&b);
 	parse_ok_and_shorter(&info, &b, &rec, true);
 	assert_int_equal(rec.u.read.pid, 1);
@@ -372,53 +372,53 @@ static void test_sample_all_fields(void **state)
 		br[i] = (uint8_t)i;
 
 	rb_begin(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	rb_u64(&b, 501);               /* IDENTIFIER */
-	rb_u64(&b, 0x401000);          /* IP */
-	rb_u32(&b, 10);                /* PID */
-	rb_u32(&b, 11);                /* TID */
-	rb_u64(&b, 999);               /* TIME */
-	rb_u64(&b, 0xdead);            /* ADDR */
-	rb_u64(&b, 501);               /* ID */
-	rb_u64(&b, 502);               /* STREAM_ID */
-	rb_u32(&b, 1);                 /* CPU */
-	rb_u32(&b, 0);                 /* res */
-	rb_u64(&b, 100000);            /* PERIOD */
-	rb_u64(&b, 2);                 /* READ: nr */
-	rb_u64(&b, 70);                /* enabled */
-	rb_u64(&b, 60);                /* running */
-	rb_u64(&b, 111);               /* value 0, id 0, lost 0 */
+	rb_u64(&b, 501);      /* IDENTIFIER */
+	rb_u64(&b, 0x401000); /* IP */
+	rb_u32(&b, 10);	      /* PID */
+	rb_u32(&b, 11);	      /* TID */
+	rb_u64(&b, 999);      /* TIME */
+	rb_u64(&b, 0xdead);   /* ADDR */
+	rb_u64(&b, 501);      /* ID */
+	rb_u64(&b, 502);      /* STREAM_ID */
+	rb_u32(&b, 1);	      /* CPU */
+	rb_u32(&b, 0);	      /* res */
+	rb_u64(&b, 100000);   /* PERIOD */
+	rb_u64(&b, 2);	      /* READ: nr */
+	rb_u64(&b, 70);	      /* enabled */
+	rb_u64(&b, 60);	      /* running */
+	rb_u64(&b, 111);      /* value 0, id 0, lost 0 */
 	rb_u64(&b, 501);
 	rb_u64(&b, 0);
-	rb_u64(&b, 222);               /* value 1, id 1, lost 1 */
+	rb_u64(&b, 222); /* value 1, id 1, lost 1 */
 	rb_u64(&b, 503);
 	rb_u64(&b, 4);
-	rb_u64(&b, 3);                 /* CALLCHAIN nr */
+	rb_u64(&b, 3); /* CALLCHAIN nr */
 	rb_u64(&b, PERF_CONTEXT_USER);
 	rb_u64(&b, 0x401000);
 	rb_u64(&b, 0x402000);
-	rb_u32(&b, 4);                 /* RAW size (4 + 4 = 8 aligned) */
+	rb_u32(&b, 4); /* RAW size (4 + 4 = 8 aligned) */
 	rb_bytes(&b, "raw!", 4);
-	rb_u64(&b, 3);                 /* BRANCH nr */
-	rb_u64(&b, 17);                /* hw_idx */
+	rb_u64(&b, 3);	/* BRANCH nr */
+	rb_u64(&b, 17); /* hw_idx */
 	rb_bytes(&b, br, sizeof(br));
 	rb_u64(&b, PERF_SAMPLE_REGS_ABI_64); /* REGS_USER */
 	rb_u64(&b, 1);
 	rb_u64(&b, 2);
 	rb_u64(&b, 3);
-	rb_u64(&b, 16);                /* STACK_USER size */
+	rb_u64(&b, 16); /* STACK_USER size */
 	rb_bytes(&b, "0123456789abcdef", 16);
-	rb_u64(&b, 12);                /* dyn_size */
-	rb_u64(&b, 33);                /* WEIGHT */
-	rb_u64(&b, 44);                /* DATA_SRC */
-	rb_u64(&b, 55);                /* TRANSACTION */
+	rb_u64(&b, 12);			     /* dyn_size */
+	rb_u64(&b, 33);			     /* WEIGHT */
+	rb_u64(&b, 44);			     /* DATA_SRC */
+	rb_u64(&b, 55);			     /* TRANSACTION */
 	rb_u64(&b, PERF_SAMPLE_REGS_ABI_64); /* REGS_INTR */
 	rb_u64(&b, 8);
 	rb_u64(&b, 9);
-	rb_u64(&b, 0x1234000);         /* PHYS_ADDR */
-	rb_u64(&b, 66);                /* CGROUP */
-	rb_u64(&b, 4096);              /* DATA_PAGE_SIZE */
-	rb_u64(&b, 2097152);           /* CODE_PAGE_SIZE */
-	rb_u64(&b, 8);                 /* AUX size */
+	rb_u64(&b, 0x1234000); /* PHYS_ADDR */
+	rb_u64(&b, 66);	       /* CGROUP */
+	rb_u64(&b, 4096);      /* DATA_PAGE_SIZE */
+	rb_u64(&b, 2097152);   /* CODE_PAGE_SIZE */
+	rb_u64(&b, 8);	       /* AUX size */
 	rb_bytes(&b, "auxbytes", 8);
 	rb_end(&b);
 	parse_ok_and_shorter(&info, &b, &rec, true);
@@ -471,11 +471,11 @@ static void test_sample_all_fields(void **state)
 	/* Impossible counts: callchain, group, branch, raw, stack. */
 	{
 		static const size_t count_at[] = {
-			8 + 9 * 8,             /* READ nr */
-			8 + 18 * 8,            /* CALLCHAIN nr */
-			8 + 22 * 8,            /* RAW size (u32) */
-			8 + 23 * 8,            /* BRANCH nr */
-			8 + 38 * 8,            /* STACK_USER size */
+		    8 + 9 * 8,	/* READ nr */
+		    8 + 18 * 8, /* CALLCHAIN nr */
+		    8 + 22 * 8, /* RAW size (u32) */
+		    8 + 23 * 8, /* BRANCH nr */
+		    8 + 38 * 8, /* STACK_USER size */
 		};
 		for (size_t i = 0; i < HWT_ARRAY_SIZE(count_at); i++) {
 			struct rb t = b;
@@ -687,11 +687,9 @@ static void test_evlist_mapping(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kernel_records),
-		cmocka_unit_test(test_read_record),
-		cmocka_unit_test(test_sample_all_fields),
-		cmocka_unit_test(test_header_errors),
-		cmocka_unit_test(test_evlist_mapping),
+	    cmocka_unit_test(test_kernel_records),    cmocka_unit_test(test_read_record),
+	    cmocka_unit_test(test_sample_all_fields), cmocka_unit_test(test_header_errors),
+	    cmocka_unit_test(test_evlist_mapping),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

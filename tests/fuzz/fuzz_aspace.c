@@ -29,8 +29,8 @@ static uint64_t take(struct in *in, unsigned bytes)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const names[] = {"/a", "/b", "[vdso]", "//anon", "[kernel.kallsyms]_text",
-					    "/lib/x.so"};
+	static const char *const names[] = {
+	    "/a", "/b", "[vdso]", "//anon", "[kernel.kallsyms]_text", "/lib/x.so"};
 	struct hwt_sym_aspace *as;
 	struct in in = {data, size};
 	int ops = 0;
@@ -47,12 +47,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		switch (op) {
 		case 0: {
 			struct hwt_sym_mmap_event ev = {
-				.pid = pid, .tid = pid, .time = time,
-				.start = take(&in, 2) << 12 | (take(&in, 1) ? 0xffff800000000000ull : 0),
-				.len = take(&in, 2),
-				.pgoff = take(&in, 2) << 12,
-				.prot = take(&in, 1) & 1 ? PROT_EXEC : PROT_READ,
-				.filename = names[take(&in, 1) % 6],
+			    .pid = pid,
+			    .tid = pid,
+			    .time = time,
+			    .start =
+				take(&in, 2) << 12 | (take(&in, 1) ? 0xffff800000000000ull : 0),
+			    .len = take(&in, 2),
+			    .pgoff = take(&in, 2) << 12,
+			    .prot = take(&in, 1) & 1 ? PROT_EXEC : PROT_READ,
+			    .filename = names[take(&in, 1) % 6],
 			};
 
 			if (take(&in, 1) & 1)
@@ -80,7 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		case 4: {
 			struct hwt_sym_loc loc;
-			uint64_t ip = take(&in, 3) << 4 | (take(&in, 1) ? 0xffff800000000000ull : 0);
+			uint64_t ip =
+			    take(&in, 3) << 4 | (take(&in, 1) ? 0xffff800000000000ull : 0);
 
 			if (hwt_sym_aspace_lookup(as, pid, time, ip, &loc) == 0 && !loc.kernel &&
 			    (ip < loc.map_start || ip >= loc.map_end || !loc.path))

@@ -103,8 +103,10 @@ static void setup(void)
 		return;
 	if (hwt_dec_icache_alloc(&icache, NULL) < 0 ||
 	    hwt_dec_image_alloc(&image, icache, "fuzz") < 0 ||
-	    hwt_dec_image_add_mem(image, fuzz_code, sizeof(fuzz_code), FUZZ_CODE_BASE, "code") < 0 ||
-	    hwt_dec_image_alloc(&image2, icache, "fuzz2") < 0 || hwt_dec_image_copy(image2, image) < 0)
+	    hwt_dec_image_add_mem(image, fuzz_code, sizeof(fuzz_code), FUZZ_CODE_BASE, "code") <
+		0 ||
+	    hwt_dec_image_alloc(&image2, icache, "fuzz2") < 0 ||
+	    hwt_dec_image_copy(image2, image) < 0)
 		abort();
 }
 
@@ -132,7 +134,7 @@ static int span(void *ctx, uint64_t lo, uint64_t hi, struct hwt_dec_context *out
 }
 
 static const char *const cpus[8] = {
-	"none", "6/85/4", "6/78", "6/92", "6/61", "6/142", "6/106", "6/122",
+    "none", "6/85/4", "6/78", "6/92", "6/61", "6/142", "6/106", "6/122",
 };
 
 static uint64_t mix64(uint64_t x)
@@ -171,8 +173,8 @@ static uint64_t profile_hash(const struct hwt_dec *dec)
 	return h;
 }
 
-static struct digest run(uint32_t engine, uint8_t conf, const uint8_t *pt, size_t len,
-			 size_t piece, bool blocks)
+static struct digest run(uint32_t engine, uint8_t conf, const uint8_t *pt, size_t len, size_t piece,
+			 bool blocks)
 {
 	struct hwt_dec_config cfg;
 	struct hwt_dec *dec;

@@ -45,7 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (int round = 0; round < 2; round++) {
 		struct hwt_buf *in = round ? &b : &a;
-		uint64_t before = round ? hwt_rep_profile_stats(q)->weight : hwt_rep_profile_stats(p)->weight;
+		uint64_t before =
+		    round ? hwt_rep_profile_stats(q)->weight : hwt_rep_profile_stats(p)->weight;
 
 		hwt_rep_profile_free(q);
 		q = NULL;

@@ -49,7 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		drain(s);
 		for (size_t a = 0; a < hwt_fmt_session_naux(s); a++) {
 			for (size_t g = 0; g < hwt_fmt_session_aux(s, a)->nsegments; g++) {
-				const struct hwt_fmt_aux_segment *sg = hwt_fmt_session_aux_segment(s, a, g);
+				const struct hwt_fmt_aux_segment *sg =
+				    hwt_fmt_session_aux_segment(s, a, g);
 
 				hwt_fmt_session_aux_read(s, a, g, 0, tmp, sizeof(tmp));
 				if (sg->size > 16)

@@ -17,7 +17,7 @@ void dectest_opts_init(struct dectest_opts *o)
 }
 
 static void buf_printf(struct dectest_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static void buf_printf(struct dectest_buf *b, const char *fmt, ...)
 {
@@ -53,9 +53,10 @@ static void buf_printf(struct dectest_buf *b, const char *fmt, ...)
 
 void dectest_rec_text(struct dectest_buf *b, const struct hwt_dec_rec *rec)
 {
-	buf_printf(b, "%u f=%x p=%d t=%d d=%u n=%" PRIu64 " tsc=%" PRIx64 " tm=%" PRIx64
-		   " off=%" PRIx64, rec->type, rec->flags, rec->pid, rec->tid, rec->depth,
-		   rec->insns, rec->tsc, rec->time, rec->offset);
+	buf_printf(
+	    b, "%u f=%x p=%d t=%d d=%u n=%" PRIu64 " tsc=%" PRIx64 " tm=%" PRIx64 " off=%" PRIx64,
+	    rec->type, rec->flags, rec->pid, rec->tid, rec->depth, rec->insns, rec->tsc, rec->time,
+	    rec->offset);
 	switch (rec->type) {
 	case HWT_DEC_REC_BLOCK:
 		buf_printf(b, " B %" PRIx64 "-%" PRIx64 " n=%u nx=%" PRIx64 " br=%u m=%u\n",
@@ -68,9 +69,11 @@ void dectest_rec_text(struct dectest_buf *b, const struct hwt_dec_rec *rec)
 			   rec->u.call.branch);
 		break;
 	case HWT_DEC_REC_RETURN:
-		buf_printf(b, " R %" PRIx64 "->%" PRIx64 " fn=%" PRIx64 " ct=%" PRIx64 " n=%" PRIu64
-			   " br=%u\n", rec->u.ret.from, rec->u.ret.to, rec->u.ret.func,
-			   rec->u.ret.call_tsc, rec->u.ret.insns, rec->u.ret.branch);
+		buf_printf(b,
+			   " R %" PRIx64 "->%" PRIx64 " fn=%" PRIx64 " ct=%" PRIx64 " n=%" PRIu64
+			   " br=%u\n",
+			   rec->u.ret.from, rec->u.ret.to, rec->u.ret.func, rec->u.ret.call_tsc,
+			   rec->u.ret.insns, rec->u.ret.branch);
 		break;
 	case HWT_DEC_REC_EVENT:
 		buf_printf(b, " E %u ip=%" PRIx64 " at=%" PRIx64 " p=%" PRIx64 " m=%u r=%u\n",
@@ -187,7 +190,7 @@ int dectest_decode(const struct dectest_opts *o, const uint8_t *code, size_t cod
 		res->err = 0;
 		for (size_t off = 0; off < len && !res->err; off += o->piece)
 			res->err = hwt_dec_feed(dec, pt + off,
-						  len - off < o->piece ? len - off : o->piece);
+						len - off < o->piece ? len - off : o->piece);
 		if (!res->err)
 			res->err = hwt_dec_finish(dec);
 	} else {
@@ -204,8 +207,10 @@ int dectest_decode(const struct dectest_opts *o, const uint8_t *code, size_t cod
 
 			hwt_dec_bb_info(bc.bb, &info);
 			res->profile_insns += bc.count * info.ninsn + bc.partial_insns;
-			res->profile_hash += mix(mix(mix(mix(mix(info.ip) ^ info.ninsn) ^ bc.count) ^
-						     bc.taken) ^ bc.partial) ^ bc.partial_insns;
+			res->profile_hash +=
+			    mix(mix(mix(mix(mix(info.ip) ^ info.ninsn) ^ bc.count) ^ bc.taken) ^
+				bc.partial) ^
+			    bc.partial_insns;
 			if (info.branch == HWT_DEC_BR_COND) {
 				res->taken += bc.taken;
 				res->not_taken += bc.count - bc.taken;
@@ -234,8 +239,8 @@ int dectest_decode(const struct dectest_opts *o, const uint8_t *code, size_t cod
 			res->ind_distinct += n;
 			for (size_t k = 0; k < n && k < 64; k++) {
 				res->ind_targets += tc[k].count;
-				res->profile_hash += mix(mix(mix(froms[i]) ^ tc[k].target) ^
-							 tc[k].count);
+				res->profile_hash +=
+				    mix(mix(mix(froms[i]) ^ tc[k].target) ^ tc[k].count);
 			}
 		}
 		free(froms);

@@ -22,39 +22,39 @@
 #endif
 
 struct dectest_opts {
-	uint32_t engine;          /* enum hwt_dec_engine */
+	uint32_t engine; /* enum hwt_dec_engine */
 	unsigned int threads;
-	size_t window;            /* 0: default */
-	uint32_t flags;           /* HWT_DEC_F_* */
+	size_t window;	/* 0: default */
+	uint32_t flags; /* HWT_DEC_F_* */
 	struct hwt_dec_cpu cpu;
 	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx;
 	uint8_t mtc_freq, nom_freq;
 	struct hwt_dec_addr_filter filter;
-	size_t piece;             /* >0: feed the stream in pieces of this
-				   * many bytes (hwt_dec_decode per piece) */
-	bool no_text;             /* count only, no serialisation */
-	bool no_blocks;           /* the sink does not want BLOCK records
-				   * (the decoder then logs only what call
-				   * stacks and the profile need) */
+	size_t piece;	/* >0: feed the stream in pieces of this
+			 * many bytes (hwt_dec_decode per piece) */
+	bool no_text;	/* count only, no serialisation */
+	bool no_blocks; /* the sink does not want BLOCK records
+			 * (the decoder then logs only what call
+			 * stacks and the profile need) */
 };
 
 struct dectest_result {
-	int err;                  /* hwt_dec_decode's result */
-	char *text;               /* serialised records (NUL-terminated) */
+	int err;    /* hwt_dec_decode's result */
+	char *text; /* serialised records (NUL-terminated) */
 	size_t len;
 	struct hwt_dec_stats stats;
-	uint64_t nrec[8];         /* records by type */
-	uint64_t block_insns;     /* sum of block records' ninsn */
-	uint64_t taken;           /* profile: taken conditional branches */
-	uint64_t not_taken;       /* profile: not-taken conditional branches */
-	uint64_t profile_insns;   /* profile: instructions counted */
+	uint64_t nrec[8];	/* records by type */
+	uint64_t block_insns;	/* sum of block records' ninsn */
+	uint64_t taken;		/* profile: taken conditional branches */
+	uint64_t not_taken;	/* profile: not-taken conditional branches */
+	uint64_t profile_insns; /* profile: instructions counted */
 	uint64_t max_depth;
-	uint64_t unwound;         /* RETURN records with HWT_DEC_RF_UNWOUND */
-	uint64_t ind_targets;     /* profile: sum of the indirect jump/call
-				   * target histograms */
-	uint64_t ind_distinct;    /* ... distinct (from, target) pairs */
-	uint64_t profile_hash;    /* every block's counts and every target
-				   * count, independent of block ids */
+	uint64_t unwound;      /* RETURN records with HWT_DEC_RF_UNWOUND */
+	uint64_t ind_targets;  /* profile: sum of the indirect jump/call
+				* target histograms */
+	uint64_t ind_distinct; /* ... distinct (from, target) pairs */
+	uint64_t profile_hash; /* every block's counts and every target
+				* count, independent of block ids */
 };
 
 void dectest_opts_init(struct dectest_opts *o);

@@ -71,8 +71,7 @@ fail:
 	return err < 0 ? err : -HWT_EINVAL;
 }
 
-int ptsplit_switch_in(struct hwt_fmt_writer *w, int swst, uint32_t pid, uint64_t time,
-		      uint32_t cpu)
+int ptsplit_switch_in(struct hwt_fmt_writer *w, int swst, uint32_t pid, uint64_t time, uint32_t cpu)
 {
 	uint8_t r[8 + 8 + 32] = {0};
 
@@ -200,8 +199,8 @@ int ptsplit_write(const char *in, const char *out, unsigned int pieces, unsigned
 		size_t n = (size_t)hwt_fmt_session_aux_segment(s, 0, g)->size;
 
 		for (size_t from = 0; from < n;) {
-			int64_t got = hwt_fmt_session_aux_read(s, 0, g, from, buf + at + from,
-								n - from);
+			int64_t got =
+			    hwt_fmt_session_aux_read(s, 0, g, from, buf + at + from, n - from);
 
 			if (got <= 0) {
 				snprintf(why, whylen, "%s: cannot read its PT", in);

@@ -10,25 +10,25 @@
 #include "tests/lib/ptsynth.h"
 
 enum term {
-	T_NONE,    /* falls into the next block */
-	T_COND,    /* jcc forward */
-	T_LOOP,    /* jcc backward */
-	T_CALL,    /* call rel32 */
+	T_NONE,	   /* falls into the next block */
+	T_COND,	   /* jcc forward */
+	T_LOOP,	   /* jcc backward */
+	T_CALL,	   /* call rel32 */
 	T_ICALL,   /* call *%rax */
-	T_IJMP,    /* jmp *%rax to a later block */
-	T_JMP,     /* jmp rel32 forward */
+	T_IJMP,	   /* jmp *%rax to a later block */
+	T_JMP,	   /* jmp rel32 forward */
 	T_SYSCALL, /* syscall */
-	T_RET,     /* ret */
+	T_RET,	   /* ret */
 };
 
 struct block {
-	uint64_t addr;      /* first instruction */
+	uint64_t addr;	    /* first instruction */
 	uint64_t term_addr; /* the terminator */
 	uint64_t next_addr; /* after the terminator */
-	uint32_t nfill;     /* filler instructions */
+	uint32_t nfill;	    /* filler instructions */
 	uint8_t term;
-	uint8_t prob;       /* taken probability, percent */
-	uint32_t target;    /* block index (COND/LOOP/JMP) or function (CALL) */
+	uint8_t prob;	 /* taken probability, percent */
+	uint32_t target; /* block index (COND/LOOP/JMP) or function (CALL) */
 };
 
 struct func {
@@ -60,12 +60,12 @@ struct sim {
 	uint64_t last_ip;
 	uint32_t tnt_bits, tnt_n;
 	uint64_t since_psb;
-	uint32_t comp_depth;  /* calls whose returns may be compressed */
+	uint32_t comp_depth; /* calls whose returns may be compressed */
 	struct frame *stack;
 	size_t depth, cap;
 	uint64_t tsc;
 	uint64_t ctc_last_mtc;
-	bool traced;          /* false while an overflow drops trace */
+	bool traced; /* false while an overflow drops trace */
 	uint64_t lost_blocks;
 	uint32_t loop_block, loop_left; /* the current function's loop */
 };
@@ -245,11 +245,11 @@ static void tick(struct sim *s, uint32_t insns)
 /* Layout                                                                    */
 
 static const uint8_t fill_enc[][10] = {
-	{0x90},                         /* nop */
-	{0x48, 0x89, 0xc3},             /* mov %rax,%rbx */
-	{0x48, 0x83, 0xc0, 0x01},       /* add $1,%rax */
-	{0x48, 0x8d, 0x44, 0x24, 0x08}, /* lea 8(%rsp),%rax */
-	{0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8}, /* movabs $..,%rax */
+    {0x90},				  /* nop */
+    {0x48, 0x89, 0xc3},			  /* mov %rax,%rbx */
+    {0x48, 0x83, 0xc0, 0x01},		  /* add $1,%rax */
+    {0x48, 0x8d, 0x44, 0x24, 0x08},	  /* lea 8(%rsp),%rax */
+    {0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8}, /* movabs $..,%rax */
 };
 static const uint8_t fill_len[] = {1, 3, 4, 5, 10};
 
@@ -484,8 +484,7 @@ static int push(struct sim *s, uint32_t func, uint32_t block)
  * elsewhere leaves what ran since the last packet undecidable.) */
 static bool overflow_here(struct sim *s)
 {
-	if (!s->cfg->overflow_ppm || !s->traced ||
-	    rnd_below(s, 1000000) >= s->cfg->overflow_ppm)
+	if (!s->cfg->overflow_ppm || !s->traced || rnd_below(s, 1000000) >= s->cfg->overflow_ppm)
 		return false;
 	flush_tnt(s);
 	s->traced = false;
@@ -549,8 +548,7 @@ static int run(struct sim *s)
 			put_ip(s, ppt_fup, ip, false);
 			t->overflows++;
 		}
-		if (cfg->interrupt_ppm && s->traced &&
-		    rnd_below(s, 1000000) < cfg->interrupt_ppm) {
+		if (cfg->interrupt_ppm && s->traced && rnd_below(s, 1000000) < cfg->interrupt_ppm) {
 			/* User-only tracing: the interrupt disables tracing
 			 * (FUP, TIP.PGD) and the return enables it again. */
 			put_ip(s, ppt_fup, ip, false);
@@ -593,7 +591,7 @@ static int run(struct sim *s)
 				t->cond++;
 				t->cond_taken += taken;
 				t->cond_to_target +=
-					taken || s->funcs[f].blocks[bl->target].addr == bl->next_addr;
+				    taken || s->funcs[f].blocks[bl->target].addr == bl->next_addr;
 				overflow_here(s);
 			}
 			b = taken ? bl->target : b + 1;
@@ -605,8 +603,8 @@ static int run(struct sim *s)
 		case T_CALL:
 		case T_ICALL: {
 			uint32_t callee = bl->term == T_CALL
-						  ? bl->target
-						  : f + 1 + rnd_below(s, s->nfuncs - f - 1);
+					      ? bl->target
+					      : f + 1 + rnd_below(s, s->nfuncs - f - 1);
 
 			err = push(s, f, b + 1);
 			if (err < 0)
@@ -646,8 +644,9 @@ static int run(struct sim *s)
 			break;
 		case T_RET: {
 			struct frame fr = s->stack[--s->depth];
-			uint64_t to = fr.func == UINT32_MAX ? cfg->base + 5
-							    : s->funcs[fr.func].blocks[fr.block].addr;
+			uint64_t to = fr.func == UINT32_MAX
+					  ? cfg->base + 5
+					  : s->funcs[fr.func].blocks[fr.block].addr;
 
 			if (s->traced) {
 				t->returns++;

@@ -21,18 +21,18 @@
 
 struct ptsynth_config {
 	uint64_t seed;
-	unsigned int nfuncs;        /* functions in the program (>= 2) */
-	uint64_t insns;             /* run until at least this many executed */
-	uint64_t base;              /* load address of the code */
-	size_t psb_period;          /* bytes of trace between PSBs */
-	bool mtc;                   /* MTC/TMA timing (TSC always, in PSB+) */
-	unsigned int mtc_freq;      /* as IA32_RTIT_CTL.MTCFreq */
+	unsigned int nfuncs;	    /* functions in the program (>= 2) */
+	uint64_t insns;		    /* run until at least this many executed */
+	uint64_t base;		    /* load address of the code */
+	size_t psb_period;	    /* bytes of trace between PSBs */
+	bool mtc;		    /* MTC/TMA timing (TSC always, in PSB+) */
+	unsigned int mtc_freq;	    /* as IA32_RTIT_CTL.MTCFreq */
 	unsigned int syscall_ppm;   /* system calls per million blocks */
 	unsigned int interrupt_ppm; /* interrupts per million blocks */
 	unsigned int overflow_ppm;  /* overflows per million conditional and
 				     * indirect jumps */
-	bool no_retcomp;            /* never compress returns */
-	bool biased;                /* typical code: conditional branches go
+	bool no_retcomp;	    /* never compress returns */
+	bool biased;		    /* typical code: conditional branches go
 				     * one way 98% of the time, loops run a
 				     * fixed trip count (else: coin flips
 				     * with random odds, the hard case) */
@@ -41,22 +41,22 @@ struct ptsynth_config {
 /* Counts of what the program did; "traced" ones exclude what ran while an
  * overflow dropped trace. */
 struct ptsynth_truth {
-	uint64_t insns;             /* instructions traced */
-	uint64_t insns_lost;        /* instructions run but not traced */
-	uint64_t calls;             /* near calls traced (direct + indirect) */
-	uint64_t returns;           /* near returns traced */
-	uint64_t cond;              /* conditional branches traced */
+	uint64_t insns;	     /* instructions traced */
+	uint64_t insns_lost; /* instructions run but not traced */
+	uint64_t calls;	     /* near calls traced (direct + indirect) */
+	uint64_t returns;    /* near returns traced */
+	uint64_t cond;	     /* conditional branches traced */
 	uint64_t cond_taken;
-	uint64_t cond_to_target;    /* ... that went to the branch target
-				     * (taken, or a jcc to the next
-				     * instruction, which goes there either
-				     * way) */
-	uint64_t indirect;          /* indirect jumps and calls traced */
+	uint64_t cond_to_target; /* ... that went to the branch target
+				  * (taken, or a jcc to the next
+				  * instruction, which goes there either
+				  * way) */
+	uint64_t indirect;	 /* indirect jumps and calls traced */
 	uint64_t syscalls;
 	uint64_t interrupts;
-	uint64_t overflows;          /* OVF packets (overflows that ended) */
+	uint64_t overflows; /* OVF packets (overflows that ended) */
 	uint64_t psbs;
-	uint64_t f0_calls;          /* calls of function 0 (the entry) */
+	uint64_t f0_calls; /* calls of function 0 (the entry) */
 	uint64_t max_depth;
 };
 
@@ -66,7 +66,7 @@ struct ptsynth {
 	uint64_t base;
 	uint8_t *pt;
 	size_t pt_len;
-	uint64_t *func_addr;        /* entry of each function */
+	uint64_t *func_addr; /* entry of each function */
 	unsigned int nfuncs;
 	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx; /* for MTC */
 	struct ptsynth_truth truth;

@@ -253,7 +253,8 @@ uint64_t hwt_test_seed(void)
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		seed = (uint64_t)ts.tv_sec * 1000000007u ^ (uint64_t)ts.tv_nsec ^ (uint64_t)getpid();
+		seed =
+		    (uint64_t)ts.tv_sec * 1000000007u ^ (uint64_t)ts.tv_nsec ^ (uint64_t)getpid();
 	}
 	fprintf(stderr, "seed: HWT_SEED=%llu\n", (unsigned long long)seed);
 	return seed ? seed : 1;

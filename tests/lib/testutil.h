@@ -14,16 +14,16 @@
 
 /* Captured result of a command. */
 struct hwt_test_run {
-	int status;     /* exit code, or 128+signal when killed by a signal */
-	char *out;      /* stdout, NUL-terminated (never NULL) */
-	char *err;      /* stderr, NUL-terminated (never NULL) */
+	int status; /* exit code, or 128+signal when killed by a signal */
+	char *out;  /* stdout, NUL-terminated (never NULL) */
+	char *err;  /* stderr, NUL-terminated (never NULL) */
 	size_t out_len, err_len;
 };
 
 /* Runs cmd through /bin/sh -c, capturing stdout and stderr. stdin is
  * /dev/null. Fails the test if the command cannot be started. */
 void hwt_test_run(struct hwt_test_run *run, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 void hwt_test_run_free(struct hwt_test_run *run);
 
 /* Path of the hwtrace binary under test ($HWTRACE). */

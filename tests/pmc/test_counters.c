@@ -140,7 +140,8 @@ static void test_scaling_partial_running(void **state)
 	assert_int_equal(hwt_pmc_counters_read(cw, &whole, 1), 0);
 	sched_setaffinity(0, sizeof(old), &old);
 	pct = 100.0 * (double)cnt.running / (double)cnt.enabled;
-	fprintf(stderr, "cpu0-only task-clock: value %llu ns, enabled %llu, running %llu (%.1f%%), "
+	fprintf(stderr,
+		"cpu0-only task-clock: value %llu ns, enabled %llu, running %llu (%.1f%%), "
 		"scaled %.0f; unbound %llu\n",
 		(unsigned long long)cnt.value, (unsigned long long)cnt.enabled,
 		(unsigned long long)cnt.running, pct, cnt.scaled, (unsigned long long)whole.value);
@@ -148,7 +149,8 @@ static void test_scaling_partial_running(void **state)
 	assert_true(pct > 25 && pct < 75);
 	/* the estimate is value * enabled / running, and near the whole */
 	assert_true(cnt.scaled > (double)cnt.value * 1.3);
-	assert_true(cnt.scaled > 0.7 * (double)whole.value && cnt.scaled < 1.3 * (double)whole.value);
+	assert_true(cnt.scaled > 0.7 * (double)whole.value &&
+		    cnt.scaled < 1.3 * (double)whole.value);
 	hwt_pmc_counters_close(c);
 	hwt_pmc_counters_close(cw);
 	hwt_pmc_evlist_free(l);
@@ -269,14 +271,16 @@ static void test_explain(void **state)
 	assert_int_equal(hwt_pmc_paranoid_needed(&u->attr, 123, -1), 2);
 	/* Debian's level 3 refuses even user-space counting */
 	hwt_pmc_explain_open_error(buf, sizeof(buf), -EACCES, u, 123, -1, 3, 1);
-	assert_string_equal(buf, "cannot count 'cycles:u' for thread 123: counting needs "
-				 "perf_event_paranoid <= 2 but it is 3; run as root (or with "
-				 "CAP_PERFMON) or set it with 'sysctl -w kernel.perf_event_paranoid=2'");
+	assert_string_equal(buf,
+			    "cannot count 'cycles:u' for thread 123: counting needs "
+			    "perf_event_paranoid <= 2 but it is 3; run as root (or with "
+			    "CAP_PERFMON) or set it with 'sysctl -w kernel.perf_event_paranoid=2'");
 	hwt_pmc_explain_open_error(buf, sizeof(buf), -EACCES, k, 123, -1, 2, 1);
-	assert_string_equal(buf, "cannot count 'cycles' for thread 123: counting kernel space "
-				 "needs perf_event_paranoid <= 1 but it is 2; run as root (or with "
-				 "CAP_PERFMON) or set it with 'sysctl -w kernel.perf_event_paranoid=1', "
-				 "or count user space only with ':u'");
+	assert_string_equal(buf,
+			    "cannot count 'cycles' for thread 123: counting kernel space "
+			    "needs perf_event_paranoid <= 1 but it is 2; run as root (or with "
+			    "CAP_PERFMON) or set it with 'sysctl -w kernel.perf_event_paranoid=1', "
+			    "or count user space only with ':u'");
 	hwt_pmc_explain_open_error(buf, sizeof(buf), -EPERM, k, -1, 3, 1, 1);
 	assert_true(hwt_test_contains(buf, "system-wide on CPU 3: system-wide counting needs "
 					   "perf_event_paranoid <= 0 but it is 1"));
@@ -303,12 +307,12 @@ static void test_explain(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_count_self_page_faults),
-		cmocka_unit_test(test_scaling_partial_running),
-		cmocka_unit_test(test_scale_rule),
-		cmocka_unit_test(test_unsupported_and_gone),
-		cmocka_unit_test(test_paranoid_read),
-		cmocka_unit_test(test_explain),
+	    cmocka_unit_test(test_count_self_page_faults),
+	    cmocka_unit_test(test_scaling_partial_running),
+	    cmocka_unit_test(test_scale_rule),
+	    cmocka_unit_test(test_unsupported_and_gone),
+	    cmocka_unit_test(test_paranoid_read),
+	    cmocka_unit_test(test_explain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -72,8 +72,8 @@ static void test_generic(void **state)
 	e = hwt_pmc_evlist_event(l, 5);
 	assert_int_equal(e->attr.type, PERF_TYPE_HW_CACHE);
 	assert_int_equal(e->attr.config, PERF_COUNT_HW_CACHE_L1D |
-						 (PERF_COUNT_HW_CACHE_OP_READ << 8) |
-						 (PERF_COUNT_HW_CACHE_RESULT_MISS << 16));
+					     (PERF_COUNT_HW_CACHE_OP_READ << 8) |
+					     (PERF_COUNT_HW_CACHE_RESULT_MISS << 16));
 	e = hwt_pmc_evlist_event(l, 6);
 	assert_int_equal(e->attr.precise_ip, 3);
 	hwt_pmc_evlist_free(l);
@@ -125,7 +125,8 @@ static void test_errors(void **state)
 	(void)state;
 	expect_error("cylces", -HWT_ENOEVENT, "did you mean: cycles?");
 	expect_error("instrutions:u", -HWT_ENOEVENT, "did you mean: instructions?");
-	expect_error("task-clock,bogus_event_xyz", -HWT_ENOEVENT, "unknown event 'bogus_event_xyz'");
+	expect_error("task-clock,bogus_event_xyz", -HWT_ENOEVENT,
+		     "unknown event 'bogus_event_xyz'");
 	expect_error("cycles:q", -HWT_EPARSE, "unknown modifier ':q'");
 	expect_error("{cycles,instructions", -HWT_EPARSE, "missing '}'");
 	expect_error("{cycles,{instructions}}", -HWT_EPARSE, "cannot nest");
@@ -167,7 +168,8 @@ static void test_tracepoint(void **state)
 	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/sched/sched_switch/id");
 	f = fopen(path, "r");
 	if (!f) {
-		snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/events/sched/sched_switch/id");
+		snprintf(path, sizeof(path),
+			 "/sys/kernel/debug/tracing/events/sched/sched_switch/id");
 		f = fopen(path, "r");
 	}
 	assert_non_null(f);
@@ -191,19 +193,22 @@ static char *fake_sysfs(void)
 {
 	char *dir = hwt_test_tmpdir(), p[4096];
 	static const char *const dirs[] = {
-		"bus", "bus/event_source", "bus/event_source/devices",
-		"bus/event_source/devices/fakepmu", "bus/event_source/devices/fakepmu/format",
-		"bus/event_source/devices/fakepmu/events",
+	    "bus",
+	    "bus/event_source",
+	    "bus/event_source/devices",
+	    "bus/event_source/devices/fakepmu",
+	    "bus/event_source/devices/fakepmu/format",
+	    "bus/event_source/devices/fakepmu/events",
 	};
 
 	for (size_t i = 0; i < HWT_ARRAY_SIZE(dirs); i++) {
 		snprintf(p, sizeof(p), "%s/%s", dir, dirs[i]);
 		assert_int_equal(mkdir(p, 0755), 0);
 	}
-#define W(rel, text)                                                              \
-	do {                                                                      \
-		snprintf(p, sizeof(p), "%s/bus/event_source/devices/fakepmu/%s", dir, rel); \
-		hwt_test_write_file(p, text, strlen(text));                       \
+#define W(rel, text)                                                                               \
+	do {                                                                                       \
+		snprintf(p, sizeof(p), "%s/bus/event_source/devices/fakepmu/%s", dir, rel);        \
+		hwt_test_write_file(p, text, strlen(text));                                        \
 	} while (0)
 	W("type", "42\n");
 	W("format/event", "config:0-7\n");
@@ -256,26 +261,26 @@ static void test_sysfs_terms(void **state)
  * event select / umask published in Intel's SDM (vol. 3B, chapter 19). */
 struct enc_case {
 	const char *spec;
-	uint64_t sdm;       /* event | umask << 8 | cmask << 24 | inv << 23 | edge << 18 */
+	uint64_t sdm; /* event | umask << 8 | cmask << 24 | inv << 23 | edge << 18 */
 	int exclude_kernel, exclude_user;
 };
 
 static const struct enc_case icx_cases[] = {
-	{"INST_RETIRED:ANY_P", 0x00c0, 0, 0},
-	{"icx::BR_MISP_RETIRED:ALL_BRANCHES", 0x00c5, 0, 0},
-	{"icx::BR_MISP_RETIRED:ALL_BRANCHES:u", 0x00c5, 1, 0},
-	{"BR_INST_RETIRED:ALL_BRANCHES:k", 0x00c4, 0, 1},
-	{"LONGEST_LAT_CACHE:MISS", 0x412e, 0, 0},
-	{"CPU_CLK_UNHALTED:THREAD_P", 0x003c, 0, 0},
-	{"MEM_LOAD_RETIRED:L3_MISS", 0x20d1, 0, 0},
-	{"INST_RETIRED:ANY_P:c=2:e", 0x00c0 | (2u << 24) | (1u << 18), 0, 0},
-	{"INST_RETIRED:ANY_P:c=1:i", 0x00c0 | (1u << 24) | (1u << 23), 0, 0},
+    {"INST_RETIRED:ANY_P", 0x00c0, 0, 0},
+    {"icx::BR_MISP_RETIRED:ALL_BRANCHES", 0x00c5, 0, 0},
+    {"icx::BR_MISP_RETIRED:ALL_BRANCHES:u", 0x00c5, 1, 0},
+    {"BR_INST_RETIRED:ALL_BRANCHES:k", 0x00c4, 0, 1},
+    {"LONGEST_LAT_CACHE:MISS", 0x412e, 0, 0},
+    {"CPU_CLK_UNHALTED:THREAD_P", 0x003c, 0, 0},
+    {"MEM_LOAD_RETIRED:L3_MISS", 0x20d1, 0, 0},
+    {"INST_RETIRED:ANY_P:c=2:e", 0x00c0 | (2u << 24) | (1u << 18), 0, 0},
+    {"INST_RETIRED:ANY_P:c=1:i", 0x00c0 | (1u << 24) | (1u << 23), 0, 0},
 };
 
 #define X86_USR (1ull << 16)
-#define X86_OS (1ull << 17)
+#define X86_OS	(1ull << 17)
 #define X86_INT (1ull << 20)
-#define X86_EN (1ull << 22)
+#define X86_EN	(1ull << 22)
 
 static void check_encodings(const char *pmu, const struct enc_case *cases, size_t n)
 {
@@ -294,9 +299,9 @@ static void check_encodings(const char *pmu, const struct enc_case *cases, size_
 		e = hwt_pmc_evlist_event(l, hwt_pmc_evlist_count(l) - 1);
 		assert_int_equal(e->source, HWT_PMC_SRC_PFM);
 		assert_int_equal(e->attr.type, PERF_TYPE_RAW);
-		assert_int_equal(pfm_get_event_encoding(full, PFM_PLM0 | PFM_PLM3, &fstr, &idx, &codes,
-							&count),
-				 PFM_SUCCESS);
+		assert_int_equal(
+		    pfm_get_event_encoding(full, PFM_PLM0 | PFM_PLM3, &fstr, &idx, &codes, &count),
+		    PFM_SUCCESS);
 		assert_true(count >= 1);
 		raw = codes[0] & ~(X86_USR | X86_OS | X86_INT | X86_EN);
 		fprintf(stderr, "%-40s attr.config %#llx  libpfm4 raw %#llx  SDM %#llx\n", full,
@@ -337,13 +342,10 @@ static void test_forced_icx(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_generic),
-		cmocka_unit_test(test_raw_and_groups),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_suggest),
-		cmocka_unit_test(test_tracepoint),
-		cmocka_unit_test(test_sysfs_terms),
-		cmocka_unit_test(test_forced_icx),
+	    cmocka_unit_test(test_generic),    cmocka_unit_test(test_raw_and_groups),
+	    cmocka_unit_test(test_errors),     cmocka_unit_test(test_suggest),
+	    cmocka_unit_test(test_tracepoint), cmocka_unit_test(test_sysfs_terms),
+	    cmocka_unit_test(test_forced_icx),
 	};
 
 	/* libpfm4 reads this once, when pmc initialises it. */

@@ -45,8 +45,8 @@ static void fill(struct hwt_pmc_count *c, uint64_t v, uint64_t ena, uint64_t run
 
 static void counts_run(struct hwt_pmc_count *c, double k)
 {
-	fill(&c[0], (uint64_t)(2000000 * k), 2000000, 2000000, 0);      /* 2 ms */
-	fill(&c[1], (uint64_t)(6000000 * k), 2000000, 1000000, 0);      /* 50%: 12M */
+	fill(&c[0], (uint64_t)(2000000 * k), 2000000, 2000000, 0); /* 2 ms */
+	fill(&c[1], (uint64_t)(6000000 * k), 2000000, 1000000, 0); /* 50%: 12M */
 	fill(&c[2], (uint64_t)(9000000 * k), 2000000, 2000000, 0);
 	fill(&c[3], (uint64_t)(1000000 * k), 2000000, 2000000, 0);
 	fill(&c[4], (uint64_t)(25000 * k), 2000000, 2000000, 0);
@@ -57,24 +57,25 @@ static void counts_run(struct hwt_pmc_count *c, double k)
 }
 
 static const char table[] =
-	"\n"
-	" Performance counter stats for './app':\n"
-	"\n"
-	"              2.00 msec task-clock                       #    0.200 CPUs utilized          \n"
-	"        12,000,000      cycles                           #    6.000 GHz                      (50.00%)\n"
-	"         9,000,000      instructions                     #    0.75  insn per cycle         \n"
-	"         1,000,000      branches                         #  500.000 M/sec                  \n"
-	"            25,000      branch-misses                    #    2.50% of all branches        \n"
-	"            40,000      cache-references                 #   20.000 M/sec                  \n"
-	"            10,000      cache-misses                     #   25.000 % of all cache refs    \n"
-	"             1,234      page-faults                      #  617.000 K/sec                  \n"
-	"   <not supported>      ref-cycles                                                  \n"
-	"\n"
-	"       0.010000000 seconds time elapsed\n"
-	"\n"
-	"       0.001500000 seconds user\n"
-	"       0.000500000 seconds sys\n"
-	"\n";
+    "\n"
+    " Performance counter stats for './app':\n"
+    "\n"
+    "              2.00 msec task-clock                       #    0.200 CPUs utilized          \n"
+    "        12,000,000      cycles                           #    6.000 GHz                      "
+    "(50.00%)\n"
+    "         9,000,000      instructions                     #    0.75  insn per cycle         \n"
+    "         1,000,000      branches                         #  500.000 M/sec                  \n"
+    "            25,000      branch-misses                    #    2.50% of all branches        \n"
+    "            40,000      cache-references                 #   20.000 M/sec                  \n"
+    "            10,000      cache-misses                     #   25.000 % of all cache refs    \n"
+    "             1,234      page-faults                      #  617.000 K/sec                  \n"
+    "   <not supported>      ref-cycles                                                  \n"
+    "\n"
+    "       0.010000000 seconds time elapsed\n"
+    "\n"
+    "       0.001500000 seconds user\n"
+    "       0.000500000 seconds sys\n"
+    "\n";
 
 static void test_table(void **state)
 {
@@ -102,16 +103,15 @@ static void test_table(void **state)
 	hwt_pmc_evlist_free(l);
 }
 
-static const char csv[] =
-	"2.00,msec,task-clock,2000000,100.00,0.200,CPUs utilized\n"
-	"12000000,,cycles,1000000,50.00,6.000,GHz\n"
-	"9000000,,instructions,2000000,100.00,0.75,insn per cycle\n"
-	"1000000,,branches,2000000,100.00,500.000,M/sec\n"
-	"25000,,branch-misses,2000000,100.00,2.50,of all branches\n"
-	"40000,,cache-references,2000000,100.00,20.000,M/sec\n"
-	"10000,,cache-misses,2000000,100.00,25.000,of all cache refs\n"
-	"1234,,page-faults,2000000,100.00,617.000,K/sec\n"
-	"<not supported>,,ref-cycles,0,100.00,,\n";
+static const char csv[] = "2.00,msec,task-clock,2000000,100.00,0.200,CPUs utilized\n"
+			  "12000000,,cycles,1000000,50.00,6.000,GHz\n"
+			  "9000000,,instructions,2000000,100.00,0.75,insn per cycle\n"
+			  "1000000,,branches,2000000,100.00,500.000,M/sec\n"
+			  "25000,,branch-misses,2000000,100.00,2.50,of all branches\n"
+			  "40000,,cache-references,2000000,100.00,20.000,M/sec\n"
+			  "10000,,cache-misses,2000000,100.00,25.000,of all cache refs\n"
+			  "1234,,page-faults,2000000,100.00,617.000,K/sec\n"
+			  "<not supported>,,ref-cycles,0,100.00,,\n";
 
 static void test_csv(void **state)
 {
@@ -149,15 +149,16 @@ static void test_repeat_noise(void **state)
 	struct hwt_pmc_stat *st;
 	struct hwt_pmc_count c[2];
 	struct hwt_buf out;
-	static const char want[] =
-		"\n"
-		" Performance counter stats for './app' (2 runs):\n"
-		"\n"
-		"              2.10 msec task-clock                       #    0.210 CPUs utilized            ( +-  4.76% )\n"
-		"             1,050      page-faults                      #  500.000 K/sec                    ( +-  4.76% )\n"
-		"\n"
-		"          0.010000 +- 0.000000 seconds time elapsed\n"
-		"\n";
+	static const char want[] = "\n"
+				   " Performance counter stats for './app' (2 runs):\n"
+				   "\n"
+				   "              2.10 msec task-clock                       #    "
+				   "0.210 CPUs utilized            ( +-  4.76% )\n"
+				   "             1,050      page-faults                      #  "
+				   "500.000 K/sec                    ( +-  4.76% )\n"
+				   "\n"
+				   "          0.010000 +- 0.000000 seconds time elapsed\n"
+				   "\n";
 
 	(void)state;
 	assert_int_equal(hwt_pmc_evlist_alloc(&l, NULL), 0);
@@ -190,12 +191,15 @@ static void test_interval(void **state)
 	struct hwt_pmc_stat *st;
 	struct hwt_pmc_count c[2];
 	struct hwt_buf out;
-	static const char want[] =
-		"#           time             counts unit events\n"
-		"     1.000500000              50.00 msec task-clock                       #    0.050 CPUs utilized          \n"
-		"     1.000500000             12,345      page-faults                      #  246.900 K/sec                  \n"
-		"     2.001000000      <not counted> msec task-clock                                                  \n"
-		"     2.001000000      <not counted>      page-faults                                                 \n";
+	static const char want[] = "#           time             counts unit events\n"
+				   "     1.000500000              50.00 msec task-clock            "
+				   "           #    0.050 CPUs utilized          \n"
+				   "     1.000500000             12,345      page-faults           "
+				   "           #  246.900 K/sec                  \n"
+				   "     2.001000000      <not counted> msec task-clock            "
+				   "                                      \n"
+				   "     2.001000000      <not counted>      page-faults           "
+				   "                                      \n";
 
 	(void)state;
 	assert_int_equal(hwt_pmc_evlist_alloc(&l, NULL), 0);
@@ -248,11 +252,11 @@ static void test_user_only_and_no_big_num(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_table),
-		cmocka_unit_test(test_csv),
-		cmocka_unit_test(test_repeat_noise),
-		cmocka_unit_test(test_interval),
-		cmocka_unit_test(test_user_only_and_no_big_num),
+	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_csv),
+	    cmocka_unit_test(test_repeat_noise),
+	    cmocka_unit_test(test_interval),
+	    cmocka_unit_test(test_user_only_and_no_big_num),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,20 +30,20 @@
 static char *tracefs;
 
 static const char ev_format[] =
-	"name: ev\n"
-	"ID: 4242\n"
-	"format:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-	"\n"
-	"\tfield:int val;\toffset:8;\tsize:4;\tsigned:1;\n"
-	"\tfield:char name[8];\toffset:12;\tsize:8;\tsigned:0;\n"
-	"\tfield:__data_loc char[] path;\toffset:20;\tsize:4;\tsigned:0;\n"
-	"\tfield:u64 big;\toffset:24;\tsize:8;\tsigned:0;\n"
-	"\n"
-	"print fmt: \"val=%d\", REC->val\n";
+    "name: ev\n"
+    "ID: 4242\n"
+    "format:\n"
+    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+    "\n"
+    "\tfield:int val;\toffset:8;\tsize:4;\tsigned:1;\n"
+    "\tfield:char name[8];\toffset:12;\tsize:8;\tsigned:0;\n"
+    "\tfield:__data_loc char[] path;\toffset:20;\tsize:4;\tsigned:0;\n"
+    "\tfield:u64 big;\toffset:24;\tsize:8;\tsigned:0;\n"
+    "\n"
+    "print fmt: \"val=%d\", REC->val\n";
 
 static int setup(void **state)
 {
@@ -109,13 +109,14 @@ static void test_probe_descriptions(void **state)
 	struct hwt_probe_info in;
 
 	(void)state;
-	prog = compile_ok("uprobe:/bin/true:main+0x10, uretprobe:/bin/true:main, "
-			  "u:libc:malloc, kprobe:do_sys_openat2+8, kretprobe:vfs_read "
-			  "{ @ = count() }\n"
-			  "profile:hz:99, profile:ms:5, software:page-faults:10, software:minor-faults,"
-			  " test:ev, tracepoint:test:ev { @p = count() }\n"
-			  "pt:libc.so.6:malloc:entry, pt:/bin/x:f:return, pt:/bin/x:f+4,"
-			  " uprobe:/bin/x:ns::f { @q = count() } BEGIN, END { }");
+	prog = compile_ok(
+	    "uprobe:/bin/true:main+0x10, uretprobe:/bin/true:main, "
+	    "u:libc:malloc, kprobe:do_sys_openat2+8, kretprobe:vfs_read "
+	    "{ @ = count() }\n"
+	    "profile:hz:99, profile:ms:5, software:page-faults:10, software:minor-faults,"
+	    " test:ev, tracepoint:test:ev { @p = count() }\n"
+	    "pt:libc.so.6:malloc:entry, pt:/bin/x:f:return, pt:/bin/x:f+4,"
+	    " uprobe:/bin/x:ns::f { @q = count() } BEGIN, END { }");
 	/* test:ev and tracepoint:test:ev are written differently: two probes */
 	assert_int_equal(hwt_probe_prog_nprobes(prog), 17);
 	assert_int_equal(hwt_probe_prog_probe(prog, 0, &in), 0);
@@ -189,66 +190,70 @@ struct bad {
 };
 
 static const struct bad bad_programs[] = {
-	{"", -HWT_EPARSE, 1, 1, "empty program"},
-	{"BEGIN { @x = count( }", -HWT_EPARSE, 1, 21, "expected an expression, found '}'"},
-	{"BEGIN { @x = count() ", -HWT_EPARSE, 1, 22, "expected '}' to close the actions"},
-	{"BEGIN { self->x = }", -HWT_EPARSE, 1, 19, "expected an expression"},
-	{"BEGIN /1 { }", -HWT_EPARSE, 1, 10, "expected '/' to close the predicate"},
-	{"BEGIN { @x = count() @y = count() }", -HWT_EPARSE, 1, 22, "expected ';' or '}'"},
-	{"BEGIN {\n  @x = count(\n}", -HWT_EPARSE, 3, 1, "expected an expression"},
-	{"BEGIN { \"open }", -HWT_EPARSE, 1, 9, "string not closed"},
-	{"BEGIN { printf(\"open) }", -HWT_EPARSE, 1, 16, "string not closed"},
-	{"BEGIN { x }", -HWT_EPARSE, 1, 9, "expected a statement"},
-	{"BEGIN ] { }", -HWT_EPARSE, 1, 7, "expected '{' to open the actions"},
-	{"BEGIN { @x = count(); } #", -HWT_ENOEVENT, 1, 25, "unknown probe '#'"},
-	{"BEGIN { @x = count(); } ,", -HWT_EPARSE, 1, 25, "expected a probe"},
-	{"foo { }", -HWT_ENOEVENT, 1, 1, "unknown probe 'foo'"},
-	{"a:b:c:d { }", -HWT_ENOEVENT, 1, 1, "unknown probe 'a:b:c:d'"},
-	{"BEGIN /foo == 1/ { }", -HWT_EINVAL, 1, 8, "unknown variable 'foo'"},
-	{"BEGIN /pdi == 1/ { }", -HWT_EINVAL, 1, 8, "did you mean 'pid'"},
-	{"BEGIN /self->ts/ { }", -HWT_EINVAL, 1, 8, "unknown variable 'self->ts': no clause assigns it"},
-	{"BEGIN /$pid/ { }", -HWT_EINVAL, 1, 8, "the only $ variable is $target"},
-	{"BEGIN { @x = count(); @x = sum(1) }", -HWT_EINVAL, 1, 28, "used with two functions"},
-	{"BEGIN { @x[1] = count(); @x = count() }", -HWT_EINVAL, 1, 26, "used with 1 keys and with 0"},
-	{"BEGIN { @x[1] = count(); @x[comm] = count() }", -HWT_EINVAL, 1, 29, "key 1 of @x"},
-	{"BEGIN { @x = sum(comm) }", -HWT_EINVAL, 1, 18, "sum() wants an integer"},
-	{"BEGIN { @x = count(1) }", -HWT_EINVAL, 1, 14, "count() takes no arguments"},
-	{"BEGIN { @x = mean(1) }", -HWT_EINVAL, 1, 14, "unknown aggregating function 'mean'"},
-	{"BEGIN { @x = lquantize(1, 10, 0, 1) }", -HWT_EINVAL, 1, 27, "lquantize wants low < high"},
-	{"BEGIN { @x = lquantize(1, 0, pid, 1) }", -HWT_EINVAL, 1, 27, "must be constant"},
-	{"BEGIN { printf(\"%d %d\\n\", 1) }", -HWT_EINVAL, 1, 16, "wants more arguments"},
-	{"BEGIN { printf(\"%d\\n\", 1, 2) }", -HWT_EINVAL, 1, 27, "2 arguments, and the format uses 1"},
-	{"BEGIN { printf(\"%s\\n\", 1) }", -HWT_EINVAL, 1, 24, "argument 1 is an integer"},
-	{"BEGIN { printf(\"%q\\n\", 1) }", -HWT_EINVAL, 1, 16, "bad conversion"},
-	{"BEGIN { printf(pid) }", -HWT_EPARSE, 1, 16, "format string first"},
-	{"BEGIN { self->x = 1; self->x = comm }", -HWT_EINVAL, 1, 32, "holds an integer elsewhere"},
-	{"BEGIN { self->s = ustack }", -HWT_EINVAL, 1, 19, "a stack can only key an aggregation"},
-	{"BEGIN /comm + 1/ { }", -HWT_EINVAL, 1, 13, "must be integers"},
-	{"BEGIN /comm/ { }", -HWT_EINVAL, 1, 8, "a predicate must be an integer"},
-	{"BEGIN { print(@nope) }", -HWT_EINVAL, 1, 15, "@nope is printed or cleared but never assigned"},
-	{"uretprobe:/bin/true:main+4 { }", -HWT_EPARSE, 1, 1, "a return probe fires when FUNC returns"},
-	{"uprobe:/bin/true { }", -HWT_EPARSE, 1, 1, "wants uprobe:PATH:FUNC"},
-	{"uprobe:/bin/true:main+zz { }", -HWT_EPARSE, 1, 1, "bad offset"},
-	{"uprobe:/bin/true:main { @ = sum(retval) }", -HWT_EINVAL, 1, 33,
-	 "'retval' is not available at a uprobe"},
-	{"profile:hz:99 { @ = sum(arg0) }", -HWT_EINVAL, 1, 25, "'arg0' is not available at a profile probe"},
-	{"pt:/bin/x:f:entry { @ = sum(arg0) }", -HWT_EINVAL, 1, 29, "PT records control flow"},
-	{"pt:/bin/x:f { }", -HWT_EPARSE, 1, 1, "say which probe"},
-	{"profile:hz:0 { }", -HWT_EPARSE, 1, 1, "wants profile:hz:N"},
-	{"profile:hz:1000000 { }", -HWT_EINVAL, 1, 1, "at most 100000 Hz"},
-	{"profile:weeks:2 { }", -HWT_EPARSE, 1, 1, "unknown unit"},
-	{"software:cycles { }", -HWT_EINVAL, 1, 1, "not a software event"},
-	{"software:nosuchevent { }", -HWT_ENOEVENT, 1, 1, "nosuchevent"},
-	{"BEGIN { @x = count() }\n  test:nope { }", -HWT_ENOEVENT, 2, 3, "unknown probe 'test:nope'"},
-	{"test:ev { @ = sum(args->nope) }", -HWT_EINVAL, 1, 19,
-	 "tracepoint test:ev has no field 'nope'; its fields are: val, name, path, big"},
-	{"uprobe:/bin/true:main { @ = sum(args->val) }", -HWT_EINVAL, 1, 33, "needs a tracepoint"},
-	{"test:ev { @ = sum(args->name) }", -HWT_EINVAL, 1, 19, "sum() wants an integer, and this is a string"},
-	{"BEGIN /1 / 0 == 0/ { }", -HWT_EPARSE, 1, 12, "expected '{'"},
-	{"BEGIN { @x = count(); exit(1) }", -HWT_EPARSE, 1, 28, "exit() takes no arguments"},
-	{"BEGIN { @x = count(((((((((((((((((((((((((((((((((((((((((((((((((((1))))))))))))))))))"
-	 ")))))))))))))))))))))))))))))))) }",
-	 -HWT_ETOOBIG, 1, 0, "nested too deeply"},
+    {"", -HWT_EPARSE, 1, 1, "empty program"},
+    {"BEGIN { @x = count( }", -HWT_EPARSE, 1, 21, "expected an expression, found '}'"},
+    {"BEGIN { @x = count() ", -HWT_EPARSE, 1, 22, "expected '}' to close the actions"},
+    {"BEGIN { self->x = }", -HWT_EPARSE, 1, 19, "expected an expression"},
+    {"BEGIN /1 { }", -HWT_EPARSE, 1, 10, "expected '/' to close the predicate"},
+    {"BEGIN { @x = count() @y = count() }", -HWT_EPARSE, 1, 22, "expected ';' or '}'"},
+    {"BEGIN {\n  @x = count(\n}", -HWT_EPARSE, 3, 1, "expected an expression"},
+    {"BEGIN { \"open }", -HWT_EPARSE, 1, 9, "string not closed"},
+    {"BEGIN { printf(\"open) }", -HWT_EPARSE, 1, 16, "string not closed"},
+    {"BEGIN { x }", -HWT_EPARSE, 1, 9, "expected a statement"},
+    {"BEGIN ] { }", -HWT_EPARSE, 1, 7, "expected '{' to open the actions"},
+    {"BEGIN { @x = count(); } #", -HWT_ENOEVENT, 1, 25, "unknown probe '#'"},
+    {"BEGIN { @x = count(); } ,", -HWT_EPARSE, 1, 25, "expected a probe"},
+    {"foo { }", -HWT_ENOEVENT, 1, 1, "unknown probe 'foo'"},
+    {"a:b:c:d { }", -HWT_ENOEVENT, 1, 1, "unknown probe 'a:b:c:d'"},
+    {"BEGIN /foo == 1/ { }", -HWT_EINVAL, 1, 8, "unknown variable 'foo'"},
+    {"BEGIN /pdi == 1/ { }", -HWT_EINVAL, 1, 8, "did you mean 'pid'"},
+    {"BEGIN /self->ts/ { }", -HWT_EINVAL, 1, 8,
+     "unknown variable 'self->ts': no clause assigns it"},
+    {"BEGIN /$pid/ { }", -HWT_EINVAL, 1, 8, "the only $ variable is $target"},
+    {"BEGIN { @x = count(); @x = sum(1) }", -HWT_EINVAL, 1, 28, "used with two functions"},
+    {"BEGIN { @x[1] = count(); @x = count() }", -HWT_EINVAL, 1, 26, "used with 1 keys and with 0"},
+    {"BEGIN { @x[1] = count(); @x[comm] = count() }", -HWT_EINVAL, 1, 29, "key 1 of @x"},
+    {"BEGIN { @x = sum(comm) }", -HWT_EINVAL, 1, 18, "sum() wants an integer"},
+    {"BEGIN { @x = count(1) }", -HWT_EINVAL, 1, 14, "count() takes no arguments"},
+    {"BEGIN { @x = mean(1) }", -HWT_EINVAL, 1, 14, "unknown aggregating function 'mean'"},
+    {"BEGIN { @x = lquantize(1, 10, 0, 1) }", -HWT_EINVAL, 1, 27, "lquantize wants low < high"},
+    {"BEGIN { @x = lquantize(1, 0, pid, 1) }", -HWT_EINVAL, 1, 27, "must be constant"},
+    {"BEGIN { printf(\"%d %d\\n\", 1) }", -HWT_EINVAL, 1, 16, "wants more arguments"},
+    {"BEGIN { printf(\"%d\\n\", 1, 2) }", -HWT_EINVAL, 1, 27, "2 arguments, and the format uses 1"},
+    {"BEGIN { printf(\"%s\\n\", 1) }", -HWT_EINVAL, 1, 24, "argument 1 is an integer"},
+    {"BEGIN { printf(\"%q\\n\", 1) }", -HWT_EINVAL, 1, 16, "bad conversion"},
+    {"BEGIN { printf(pid) }", -HWT_EPARSE, 1, 16, "format string first"},
+    {"BEGIN { self->x = 1; self->x = comm }", -HWT_EINVAL, 1, 32, "holds an integer elsewhere"},
+    {"BEGIN { self->s = ustack }", -HWT_EINVAL, 1, 19, "a stack can only key an aggregation"},
+    {"BEGIN /comm + 1/ { }", -HWT_EINVAL, 1, 13, "must be integers"},
+    {"BEGIN /comm/ { }", -HWT_EINVAL, 1, 8, "a predicate must be an integer"},
+    {"BEGIN { print(@nope) }", -HWT_EINVAL, 1, 15,
+     "@nope is printed or cleared but never assigned"},
+    {"uretprobe:/bin/true:main+4 { }", -HWT_EPARSE, 1, 1, "a return probe fires when FUNC returns"},
+    {"uprobe:/bin/true { }", -HWT_EPARSE, 1, 1, "wants uprobe:PATH:FUNC"},
+    {"uprobe:/bin/true:main+zz { }", -HWT_EPARSE, 1, 1, "bad offset"},
+    {"uprobe:/bin/true:main { @ = sum(retval) }", -HWT_EINVAL, 1, 33,
+     "'retval' is not available at a uprobe"},
+    {"profile:hz:99 { @ = sum(arg0) }", -HWT_EINVAL, 1, 25,
+     "'arg0' is not available at a profile probe"},
+    {"pt:/bin/x:f:entry { @ = sum(arg0) }", -HWT_EINVAL, 1, 29, "PT records control flow"},
+    {"pt:/bin/x:f { }", -HWT_EPARSE, 1, 1, "say which probe"},
+    {"profile:hz:0 { }", -HWT_EPARSE, 1, 1, "wants profile:hz:N"},
+    {"profile:hz:1000000 { }", -HWT_EINVAL, 1, 1, "at most 100000 Hz"},
+    {"profile:weeks:2 { }", -HWT_EPARSE, 1, 1, "unknown unit"},
+    {"software:cycles { }", -HWT_EINVAL, 1, 1, "not a software event"},
+    {"software:nosuchevent { }", -HWT_ENOEVENT, 1, 1, "nosuchevent"},
+    {"BEGIN { @x = count() }\n  test:nope { }", -HWT_ENOEVENT, 2, 3, "unknown probe 'test:nope'"},
+    {"test:ev { @ = sum(args->nope) }", -HWT_EINVAL, 1, 19,
+     "tracepoint test:ev has no field 'nope'; its fields are: val, name, path, big"},
+    {"uprobe:/bin/true:main { @ = sum(args->val) }", -HWT_EINVAL, 1, 33, "needs a tracepoint"},
+    {"test:ev { @ = sum(args->name) }", -HWT_EINVAL, 1, 19,
+     "sum() wants an integer, and this is a string"},
+    {"BEGIN /1 / 0 == 0/ { }", -HWT_EPARSE, 1, 12, "expected '{'"},
+    {"BEGIN { @x = count(); exit(1) }", -HWT_EPARSE, 1, 28, "exit() takes no arguments"},
+    {"BEGIN { @x = count(((((((((((((((((((((((((((((((((((((((((((((((((((1))))))))))))))))))"
+     ")))))))))))))))))))))))))))))))) }",
+     -HWT_ETOOBIG, 1, 0, "nested too deeply"},
 };
 
 static void test_errors_point_at_the_place(void **state)
@@ -263,12 +268,12 @@ static void test_errors_point_at_the_place(void **state)
 
 		config(&cfg);
 		err = hwt_probe_prog_alloc(&prog, b->text, &cfg, &diag);
-		if (err != b->err || diag.line != b->line || (b->column && diag.column != b->column) ||
-		    !strstr(diag.msg, b->msg)) {
+		if (err != b->err || diag.line != b->line ||
+		    (b->column && diag.column != b->column) || !strstr(diag.msg, b->msg)) {
 			fprintf(stderr,
 				"program: %s\n  want %d at %d:%d '%s'\n  got  %d at %d:%d '%s'\n",
-				b->text, b->err, b->line, b->column, b->msg, err, diag.line, diag.column,
-				diag.msg);
+				b->text, b->err, b->line, b->column, b->msg, err, diag.line,
+				diag.column, diag.msg);
 			fail();
 		}
 		assert_null(prog);
@@ -358,9 +363,9 @@ static void test_counts_sums_and_latency(void **state)
 	fire(&r, 0, 1, 100, 5, 2, 0);
 	fire(&r, 0, 2, 200, 7, 2, 0);
 	fire(&r, 0, 3, 300, 9, 1, 0);
-	fire(&r, 1, 1, 1100, 0, 0, 40);   /* tid 1: 1000 ns */
+	fire(&r, 1, 1, 1100, 0, 0, 40);	  /* tid 1: 1000 ns */
 	fire(&r, 1, 4, 1200, 0, 0, 1000); /* tid 4 never entered: filtered */
-	fire(&r, 1, 2, 3200, 0, 0, 2);    /* tid 2: 3000 ns */
+	fire(&r, 1, 2, 3200, 0, 0, 2);	  /* tid 2: 3000 ns */
 	fire(&r, 1, 1, 4000, 0, 0, 1000); /* tid 1 again: self->ts was deleted */
 	assert_int_equal(agg(&r, "c", NULL, 0), 3);
 	assert_int_equal(agg(&r, "s", NULL, 0), 21);
@@ -458,10 +463,11 @@ static void test_printf_exit_begin_end(void **state)
 	struct run r;
 
 	(void)state;
-	run_open(&r, "BEGIN { printf(\"start %s|%5d|%-3x|%c|%%|%05u\\n\", \"go\", 42, 255, 65, 7) }\n"
-		     "uprobe:/bin/app:f { @c = count(); printf(\"f(%d) tid=%d\\n\", arg0, tid) }\n"
-		     "uprobe:/bin/app:f /arg0 == 2/ { exit() }\n"
-		     "END { printf(\"end %d\\n\", 1) }");
+	run_open(&r,
+		 "BEGIN { printf(\"start %s|%5d|%-3x|%c|%%|%05u\\n\", \"go\", 42, 255, 65, 7) }\n"
+		 "uprobe:/bin/app:f { @c = count(); printf(\"f(%d) tid=%d\\n\", arg0, tid) }\n"
+		 "uprobe:/bin/app:f /arg0 == 2/ { exit() }\n"
+		 "END { printf(\"end %d\\n\", 1) }");
 	assert_int_equal(hwt_probe_rt_begin(r.rt), 0);
 	assert_int_equal(hwt_probe_rt_begin(r.rt), 0); /* once */
 	for (uint64_t i = 0; i < 5; i++)
@@ -588,7 +594,8 @@ static void test_kprobe_attr(void **state)
 	snprintf(path, sizeof(path), "%s/bus/event_source/devices/kprobe/format/retprobe", sys);
 	hwt_test_write_file(path, "config:0\n", 9);
 
-	prog = compile_ok("kprobe:do_sys_openat2+8 { @a = sum(arg1) } kretprobe:vfs_read { @ = count() }");
+	prog = compile_ok(
+	    "kprobe:do_sys_openat2+8 { @a = sum(arg1) } kretprobe:vfs_read { @ = count() }");
 	config(&cfg);
 	cfg.sysfs_root = sys;
 	assert_int_equal(hwt_probe_live_attr(prog, 0, &cfg, &attr, &sym, &diag), 0);
@@ -614,9 +621,10 @@ static void test_kprobe_attr(void **state)
 	config(&cfg);
 	assert_int_equal(hwt_probe_live_attr(prog, 0, &cfg, &attr, &sym, &diag), -HWT_ENOTSUP);
 	assert_null(sym);
-	assert_non_null(strstr(diag.msg, "this kernel has no kprobe PMU "
-					 "(/sys/bus/event_source/devices/kprobe missing); kprobes need "
-					 "CONFIG_KPROBE_EVENTS"));
+	assert_non_null(strstr(diag.msg,
+			       "this kernel has no kprobe PMU "
+			       "(/sys/bus/event_source/devices/kprobe missing); kprobes need "
+			       "CONFIG_KPROBE_EVENTS"));
 	assert_int_equal(diag.column, 1);
 	hwt_probe_prog_free(prog);
 	hwt_test_tmpdir_remove(sys);
@@ -625,17 +633,17 @@ static void test_kprobe_attr(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_probe_descriptions),
-		cmocka_unit_test(test_errors_point_at_the_place),
-		cmocka_unit_test(test_unknown_tracepoint_suggests),
-		cmocka_unit_test(test_counts_sums_and_latency),
-		cmocka_unit_test(test_printed_layout),
-		cmocka_unit_test(test_expressions_and_strings),
-		cmocka_unit_test(test_faults_are_counted),
-		cmocka_unit_test(test_printf_exit_begin_end),
-		cmocka_unit_test(test_tracepoint_fields),
-		cmocka_unit_test(test_thread_locals_many_threads),
-		cmocka_unit_test(test_kprobe_attr),
+	    cmocka_unit_test(test_probe_descriptions),
+	    cmocka_unit_test(test_errors_point_at_the_place),
+	    cmocka_unit_test(test_unknown_tracepoint_suggests),
+	    cmocka_unit_test(test_counts_sums_and_latency),
+	    cmocka_unit_test(test_printed_layout),
+	    cmocka_unit_test(test_expressions_and_strings),
+	    cmocka_unit_test(test_faults_are_counted),
+	    cmocka_unit_test(test_printf_exit_begin_end),
+	    cmocka_unit_test(test_tracepoint_fields),
+	    cmocka_unit_test(test_thread_locals_many_threads),
+	    cmocka_unit_test(test_kprobe_attr),
 	};
 	int rc = cmocka_run_group_tests(tests, setup, teardown);
 

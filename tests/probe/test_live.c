@@ -26,7 +26,8 @@
 
 #include "tests/lib/testutil.h"
 
-static void run_ok(struct hwt_test_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void run_ok(struct hwt_test_run *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void run_ok(struct hwt_test_run *r, const char *fmt, ...)
 {
@@ -38,8 +39,8 @@ static void run_ok(struct hwt_test_run *r, const char *fmt, ...)
 	va_end(ap);
 	hwt_test_run(r, "%s", cmd);
 	if (r->status != 0) {
-		fprintf(stderr, "command failed (%d): %s\nstdout:\n%s\nstderr:\n%s\n", r->status, cmd,
-			r->out, r->err);
+		fprintf(stderr, "command failed (%d): %s\nstdout:\n%s\nstderr:\n%s\n", r->status,
+			cmd, r->out, r->err);
 		fail();
 	}
 }
@@ -67,12 +68,12 @@ static bool uprobes_work(void)
 	return geteuid() == 0 && !stat("/sys/bus/event_source/devices/uprobe/type", &st);
 }
 
-#define NEED_UPROBES()                                                                     \
-	do {                                                                               \
-		if (!uprobes_work()) {                                                     \
-			hwt_test_skip("uprobes need root and the uprobe PMU");             \
-			return;                                                            \
-		}                                                                          \
+#define NEED_UPROBES()                                                                             \
+	do {                                                                                       \
+		if (!uprobes_work()) {                                                             \
+			hwt_test_skip("uprobes need root and the uprobe PMU");                     \
+			return;                                                                    \
+		}                                                                                  \
 	} while (0)
 
 static void test_uprobe_counts_args_retvals(void **state)
@@ -86,7 +87,8 @@ static void test_uprobe_counts_args_retvals(void **state)
 	run_ok(&r,
 	       "%s trace 'uprobe:%s:probe_work { @calls = count(); @a0 = sum(arg0); "
 	       "@a1 = max(arg1) } uretprobe:%s:probe_work { @rets = count(); @r = sum(retval); "
-	       "@rmax = max(retval); @rmin = min(retval) } uprobe:%s:probe_outer { @outer = count() }' "
+	       "@rmax = max(retval); @rmin = min(retval) } uprobe:%s:probe_outer { @outer = "
+	       "count() }' "
 	       "-- %s %lld",
 	       hwt_test_hwtrace(), prog, prog, prog, prog, n);
 	assert_int_equal(scalar(r.out, "calls"), n);
@@ -132,11 +134,12 @@ static void test_latency_lands_in_its_bucket(void **state)
 	NEED_UPROBES();
 	/* 8 naps of 2.2 ms: 2,200,000 ns is in [2^21, 2^22) = [2.10 ms, 4.19 ms),
 	 * near the bottom, so a loaded machine's oversleep of up to 2 ms stays in */
-	run_ok(&r,
-	       "%s trace --json 'uprobe:%s:probe_nap { self->ts = nsecs } "
-	       "uretprobe:%s:probe_nap /self->ts/ { @ns = quantize(nsecs - self->ts); self->ts = 0 }' "
-	       "-- %s 0 8 2200",
-	       hwt_test_hwtrace(), prog, prog, prog);
+	run_ok(
+	    &r,
+	    "%s trace --json 'uprobe:%s:probe_nap { self->ts = nsecs } "
+	    "uretprobe:%s:probe_nap /self->ts/ { @ns = quantize(nsecs - self->ts); self->ts = 0 }' "
+	    "-- %s 0 8 2200",
+	    hwt_test_hwtrace(), prog, prog, prog);
 	json_buckets(r.out, count);
 	for (int k = 0; k < 64; k++) {
 		total += count[k];
@@ -148,7 +151,7 @@ static void test_latency_lands_in_its_bucket(void **state)
 	fprintf(stderr, "2.2 ms naps: %lld in [2^21, 2^22), %lld above, of %lld\n", count[21],
 		total - count[21] - below, total);
 	assert_int_equal(total, 8);
-	assert_int_equal(below, 0);   /* a sleep never ends early */
+	assert_int_equal(below, 0); /* a sleep never ends early */
 	/* The shortest naps land in the bucket. A loaded 2-CPU VM wakes some
 	 * sleepers late (the latency is real: the function took that long),
 	 * so later buckets are only reported. */
@@ -227,7 +230,8 @@ static void test_printf_order_exit_and_stacks(void **state)
 	       "uretprobe:%s:probe_work /retval == 16/ { printf(\"ret %%d\\n\", retval) } "
 	       "END { printf(\"end\\n\") }' -- %s 10",
 	       hwt_test_hwtrace(), prog, prog, prog);
-	assert_string_equal(r.out, "begin\nwork(0, 7)\nwork(1, 7)\nwork(2, 7)\nwork(3, 7)\nret 16\nend\n");
+	assert_string_equal(r.out,
+			    "begin\nwork(0, 7)\nwork(1, 7)\nwork(2, 7)\nwork(3, 7)\nret 16\nend\n");
 	hwt_test_run_free(&r);
 
 	/* exit() after the tenth call: exactly ten counted */
@@ -279,7 +283,8 @@ static void test_attach_to_a_running_process(void **state)
 		_exit(127);
 	}
 	usleep(100000);
-	run_ok(&r, "%s trace -d 0.5 -p %d 'uprobe:%s:probe_nap /pid == $target/ { @naps = count() }'",
+	run_ok(&r,
+	       "%s trace -d 0.5 -p %d 'uprobe:%s:probe_nap /pid == $target/ { @naps = count() }'",
 	       hwt_test_hwtrace(), (int)pid, prog);
 	naps = scalar(r.out, "naps");
 	fprintf(stderr, "attached for 0.5 s: %lld naps of 5 ms\n", naps);
@@ -316,8 +321,9 @@ static void test_errors(void **state)
 	hwt_test_run(&r, "%s trace 'syscalls:sys_enter_wrte { @ = count() }' -- true",
 		     hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
-	assert_true(hwt_test_contains(r.err, "unknown tracepoint 'syscalls:sys_enter_wrte'; did you "
-					     "mean: syscalls:sys_enter_write"));
+	assert_true(hwt_test_contains(r.err,
+				      "unknown tracepoint 'syscalls:sys_enter_wrte'; did you "
+				      "mean: syscalls:sys_enter_write"));
 	hwt_test_run_free(&r);
 
 	/* a function the binary does not have: which binary, closest names, nm */
@@ -357,9 +363,9 @@ static void test_errors(void **state)
 			     hwt_test_hwtrace());
 		assert_int_equal(r.status, 1);
 		assert_true(hwt_test_contains(
-			r.err, "hwtrace: error: this kernel has no kprobe PMU "
-			       "(/sys/bus/event_source/devices/kprobe missing); kprobes need "
-			       "CONFIG_KPROBE_EVENTS"));
+		    r.err, "hwtrace: error: this kernel has no kprobe PMU "
+			   "(/sys/bus/event_source/devices/kprobe missing); kprobes need "
+			   "CONFIG_KPROBE_EVENTS"));
 		hwt_test_run_free(&r);
 	}
 }
@@ -395,16 +401,16 @@ static void test_permission_denied(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_uprobe_counts_args_retvals),
-		cmocka_unit_test(test_latency_lands_in_its_bucket),
-		cmocka_unit_test(test_tracepoint_counts_writes),
-		cmocka_unit_test(test_profile_finds_the_hot_function),
-		cmocka_unit_test(test_software_event_counts_page_faults),
-		cmocka_unit_test(test_printf_order_exit_and_stacks),
-		cmocka_unit_test(test_library_by_name),
-		cmocka_unit_test(test_attach_to_a_running_process),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_permission_denied),
+	    cmocka_unit_test(test_uprobe_counts_args_retvals),
+	    cmocka_unit_test(test_latency_lands_in_its_bucket),
+	    cmocka_unit_test(test_tracepoint_counts_writes),
+	    cmocka_unit_test(test_profile_finds_the_hot_function),
+	    cmocka_unit_test(test_software_event_counts_page_faults),
+	    cmocka_unit_test(test_printf_order_exit_and_stacks),
+	    cmocka_unit_test(test_library_by_name),
+	    cmocka_unit_test(test_attach_to_a_running_process),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_permission_denied),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -108,8 +108,9 @@ static void test_profile_over_perf_data(void **state)
 	hwt_test_run(&pr, "perf report -i %s --stdio --sort sym -F sample,sym 2>/dev/null", data);
 	perf_n = strtoll(ps.out, NULL, 10);
 	perf_hot = row_count(pr.out, "[.] probe_spin_hot");
-	fprintf(stderr, "perf.data: %lld samples (perf: %lld), %lld in probe_spin_hot (perf: %lld)\n",
-		n, perf_n, hot, perf_hot);
+	fprintf(stderr,
+		"perf.data: %lld samples (perf: %lld), %lld in probe_spin_hot (perf: %lld)\n", n,
+		perf_n, hot, perf_hot);
 	assert_true(n >= 50);
 	assert_int_equal(n, perf_n);
 	assert_int_equal(hot, perf_hot);
@@ -143,15 +144,17 @@ static void test_tracepoint_over_perf_data(void **state)
 	hwt_test_run_free(&r);
 
 	/* a profile probe matches nothing here: say what the file holds */
-	hwt_test_run(&r, "%s trace -i %s 'profile:hz:99 { @ = count() }'", hwt_test_hwtrace(), data);
+	hwt_test_run(&r, "%s trace -i %s 'profile:hz:99 { @ = count() }'", hwt_test_hwtrace(),
+		     data);
 	assert_int_equal(r.status, 1);
-	assert_true(hwt_test_contains(r.err, "profile:hz:99 matches no event of the recording, which "
-					     "holds: syscalls:sys_enter_write"));
+	assert_true(hwt_test_contains(r.err,
+				      "profile:hz:99 matches no event of the recording, which "
+				      "holds: syscalls:sys_enter_write"));
 	hwt_test_run_free(&r);
 
 	/* uprobes only exist live */
-	hwt_test_run(&r, "%s trace -i %s 'uprobe:%s:probe_work { @ = count() }'", hwt_test_hwtrace(),
-		     data, hwt_test_prog("probe_calls"));
+	hwt_test_run(&r, "%s trace -i %s 'uprobe:%s:probe_work { @ = count() }'",
+		     hwt_test_hwtrace(), data, hwt_test_prog("probe_calls"));
 	assert_int_equal(r.status, 1);
 	assert_true(hwt_test_contains(r.err, "is a live probe"));
 	hwt_test_run_free(&r);
@@ -171,14 +174,15 @@ static void test_bad_files(void **state)
 
 	snprintf(path, sizeof(path), "%s/garbage.data", tmp);
 	hwt_test_write_file(path, "PERFILE2 this is not a perf.data file at all", 44);
-	hwt_test_run(&r, "%s trace -i %s 'profile:hz:99 { @ = count() }'", hwt_test_hwtrace(), path);
+	hwt_test_run(&r, "%s trace -i %s 'profile:hz:99 { @ = count() }'", hwt_test_hwtrace(),
+		     path);
 	assert_int_equal(r.status, 1);
 	assert_true(hwt_test_contains(r.err, "hwtrace: error: "));
 	hwt_test_run_free(&r);
 
 	/* -i with a target is a usage error */
-	hwt_test_run(&r, "%s trace -i %s 'profile:hz:99 { @ = count() }' -- true", hwt_test_hwtrace(),
-		     path);
+	hwt_test_run(&r, "%s trace -i %s 'profile:hz:99 { @ = count() }' -- true",
+		     hwt_test_hwtrace(), path);
 	assert_int_equal(r.status, 2);
 	hwt_test_run_free(&r);
 }
@@ -312,7 +316,8 @@ static void test_pt_flow_hook(void **state)
 	/* before the sideband: the object was never mapped */
 	assert_int_equal(hwt_probe_pt_resolve(rt, &diag), -HWT_ENOEVENT);
 	assert_true(strstr(diag.msg, "no object 'probe_calls' was mapped") != NULL);
-	assert_int_equal(hwt_probe_rt_mmap(rt, 42, base, (uint64_t)st.st_size + 0x10000, 0, prog), 0);
+	assert_int_equal(hwt_probe_rt_mmap(rt, 42, base, (uint64_t)st.st_size + 0x10000, 0, prog),
+			 0);
 	assert_int_equal(hwt_probe_pt_resolve(rt, &diag), 3);
 	{
 		struct hwt_probe_pt_watch w[4];
@@ -329,7 +334,8 @@ static void test_pt_flow_hook(void **state)
 
 	for (uint64_t i = 0; i < 1000; i++) {
 		uint64_t stack[3] = {work, outer + 8, mainf + 16};
-		struct hwt_probe_flow f = {HWT_PROBE_FLOW_CALL, 42, 42, 0, 1000 * (i + 1), work, stack, 3};
+		struct hwt_probe_flow f = {HWT_PROBE_FLOW_CALL, 42,   42,    0,
+					   1000 * (i + 1),	work, stack, 3};
 
 		assert_int_equal(hwt_probe_pt_flow(rt, &f), 1);
 		f.kind = HWT_PROBE_FLOW_INSN;
@@ -382,11 +388,11 @@ static void test_pt_flow_hook(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_profile_over_perf_data),
-		cmocka_unit_test(test_tracepoint_over_perf_data),
-		cmocka_unit_test(test_bad_files),
-		cmocka_unit_test(test_pt_recording),
-		cmocka_unit_test(test_pt_flow_hook),
+	    cmocka_unit_test(test_profile_over_perf_data),
+	    cmocka_unit_test(test_tracepoint_over_perf_data),
+	    cmocka_unit_test(test_bad_files),
+	    cmocka_unit_test(test_pt_recording),
+	    cmocka_unit_test(test_pt_flow_hook),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -17,10 +17,10 @@
  */
 #include <stdlib.h>
 
-#define CONV_MID_CALLS 100
+#define CONV_MID_CALLS	  100
 #define CONV_LEAF_PER_MID 3
-#define CONV_LEAF_CALLS (CONV_MID_CALLS * CONV_LEAF_PER_MID + CONV_MID_CALLS / 4)
-#define CONV_LOOP_N 1000
+#define CONV_LEAF_CALLS	  (CONV_MID_CALLS * CONV_LEAF_PER_MID + CONV_MID_CALLS / 4)
+#define CONV_LOOP_N	  1000
 
 long conv_loop(long n);
 __asm__(".text\n"

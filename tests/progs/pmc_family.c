@@ -24,8 +24,8 @@ static void touch(void)
 		struct timespec ts = {hold_ms / 1000, (hold_ms % 1000) * 1000000};
 		nanosleep(&ts, NULL);
 	}
-	p = mmap(NULL, (size_t)(pages * psz), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, (size_t)(pages * psz), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
 	if (p == MAP_FAILED)
 		exit(1);
 	madvise((void *)p, (size_t)(pages * psz), MADV_NOHUGEPAGE);

@@ -12,8 +12,8 @@ int main(int argc, char **argv)
 	long psz = sysconf(_SC_PAGESIZE);
 	volatile char *p;
 
-	p = mmap(NULL, (size_t)(pages * psz), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, (size_t)(pages * psz), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
 	if (p == MAP_FAILED)
 		return 1;
 	madvise((void *)p, (size_t)(pages * psz), MADV_NOHUGEPAGE);

@@ -28,7 +28,10 @@ static void *killer(void *arg)
 __attribute__((noinline)) static void crash(volatile int *p)
 {
 	__asm__ volatile(".globl ptemu_crash_site\nptemu_crash_site:\n"
-			 "movl $1, (%0)\n" : : "r"(p) : "memory");
+			 "movl $1, (%0)\n"
+			 :
+			 : "r"(p)
+			 : "memory");
 }
 
 int main(int argc, char **argv)

@@ -15,8 +15,8 @@
 
 #include "ptemu_common.h"
 
-#define LOOP_N 1000
-#define FIB_N 15        /* fib(15) = 610 with 1973 calls */
+#define LOOP_N	    1000
+#define FIB_N	    15	/* fib(15) = 610 with 1973 calls */
 #define FPTR_ROUNDS 100 /* handlers h0, h1, h2 called 100 times each */
 
 __attribute__((noinline)) long fib(long n)
@@ -24,24 +24,42 @@ __attribute__((noinline)) long fib(long n)
 	return n < 2 ? n : fib(n - 1) + fib(n - 2);
 }
 
-__attribute__((noinline)) static long h0(long x) { return x + 1; }
-__attribute__((noinline)) static long h1(long x) { return x * 2; }
-__attribute__((noinline)) static long h2(long x) { return x - 3; }
+__attribute__((noinline)) static long h0(long x)
+{
+	return x + 1;
+}
+__attribute__((noinline)) static long h1(long x)
+{
+	return x * 2;
+}
+__attribute__((noinline)) static long h2(long x)
+{
+	return x - 3;
+}
 static long (*volatile handlers[3])(long) = {h0, h1, h2};
 
 /* Dense switch: a jump table at -O1 and above. */
 __attribute__((noinline)) long jtab(int k)
 {
 	switch (k) {
-	case 0: return 11;
-	case 1: return 23;
-	case 2: return 37;
-	case 3: return 41;
-	case 4: return 53;
-	case 5: return 67;
-	case 6: return 71;
-	case 7: return 89;
-	default: return -1;
+	case 0:
+		return 11;
+	case 1:
+		return 23;
+	case 2:
+		return 37;
+	case 3:
+		return 41;
+	case 4:
+		return 53;
+	case 5:
+		return 67;
+	case 6:
+		return 71;
+	case 7:
+		return 89;
+	default:
+		return -1;
 	}
 }
 

@@ -26,9 +26,18 @@ __attribute__((noinline)) long leaf(long k)
 	return sink;
 }
 
-__attribute__((noinline)) long op_a(long x) { return x + 1; }
-__attribute__((noinline)) long op_b(long x) { return x * 3; }
-__attribute__((noinline)) long op_c(long x) { return x - 7; }
+__attribute__((noinline)) long op_a(long x)
+{
+	return x + 1;
+}
+__attribute__((noinline)) long op_b(long x)
+{
+	return x * 3;
+}
+__attribute__((noinline)) long op_c(long x)
+{
+	return x - 7;
+}
 
 static long (*volatile table[10])(long) = {op_a, op_a, op_a, op_a, op_a,
 					   op_b, op_b, op_b, op_c, op_c};

@@ -7,8 +7,14 @@
 
 static volatile long sink;
 
-__attribute__((noinline)) void t_a(long k) { sink += k; }
-__attribute__((noinline)) void t_b(long k) { sink ^= k; }
+__attribute__((noinline)) void t_a(long k)
+{
+	sink += k;
+}
+__attribute__((noinline)) void t_b(long k)
+{
+	sink ^= k;
+}
 
 static void *run_a(void *arg)
 {

@@ -15,11 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define LEAF_CALLS 250
-#define SPIN_CALLS 3
-#define SPIN_N 100
-#define LIB_CALLS 40
-#define DL_CALLS 30
+#define LEAF_CALLS  250
+#define SPIN_CALLS  3
+#define SPIN_N	    100
+#define LIB_CALLS   40
+#define DL_CALLS    30
 #define CHILD_CALLS 17
 
 long pts_lib_add(long a, long b);

@@ -16,15 +16,13 @@
 #include <unistd.h>
 
 #define CODE_ADDR 0x70000000ul
-#define A_CALLS 5
-#define B_CALLS 7
+#define A_CALLS	  5
+#define B_CALLS	  7
 
 static const unsigned char code_a[] = {0x48, 0x8d, 0x47, 0x01, 0xc3};
-static const unsigned char code_b[] = {0xeb, 0x03, 0x0f, 0x0b, 0x90,
-				       0x48, 0x8d, 0x47, 0x02, 0xc3};
+static const unsigned char code_b[] = {0xeb, 0x03, 0x0f, 0x0b, 0x90, 0x48, 0x8d, 0x47, 0x02, 0xc3};
 
-static void *map_code(const char *dir, const char *name, const unsigned char *code,
-		      size_t len)
+static void *map_code(const char *dir, const char *name, const unsigned char *code, size_t len)
 {
 	unsigned char page[4096] = {0};
 	char path[4096];

@@ -26,14 +26,14 @@ static double thread_cpu(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-#define SPIN(name)                                                                  \
-	__attribute__((noinline)) void name(void)                                   \
-	{                                                                           \
-		volatile unsigned long x = sink;                                    \
-		while (thread_cpu() < limit)                                        \
-			for (int i = 0; i < 100000; i++)                            \
-				x = x * 6364136223846793005ul + 1442695040888963407ul; \
-		sink = x;                                                   \
+#define SPIN(name)                                                                                 \
+	__attribute__((noinline)) void name(void)                                                  \
+	{                                                                                          \
+		volatile unsigned long x = sink;                                                   \
+		while (thread_cpu() < limit)                                                       \
+			for (int i = 0; i < 100000; i++)                                           \
+				x = x * 6364136223846793005ul + 1442695040888963407ul;             \
+		sink = x;                                                                          \
 	}
 
 SPIN(spin_thread_a)

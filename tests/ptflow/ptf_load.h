@@ -76,10 +76,14 @@ static inline void ptl_open(struct ptl *l, const char *path)
 
 		if (rec.type == PERF_RECORD_MMAP2) {
 			struct hwt_sym_mmap_event ev = {
-				.pid = rec.u.mmap.pid, .tid = rec.u.mmap.tid, .time = t,
-				.start = rec.u.mmap.addr, .len = rec.u.mmap.len,
-				.pgoff = rec.u.mmap.pgoff, .prot = rec.u.mmap.prot,
-				.filename = rec.u.mmap.filename,
+			    .pid = rec.u.mmap.pid,
+			    .tid = rec.u.mmap.tid,
+			    .time = t,
+			    .start = rec.u.mmap.addr,
+			    .len = rec.u.mmap.len,
+			    .pgoff = rec.u.mmap.pgoff,
+			    .prot = rec.u.mmap.prot,
+			    .filename = rec.u.mmap.filename,
 			};
 
 			assert_int_equal(hwt_sym_aspace_mmap(l->as, &ev), 0);
@@ -90,17 +94,22 @@ static inline void ptl_open(struct ptl *l, const char *path)
 			l->pid = (int32_t)rec.u.mmap.pid;
 		} else if (rec.type == PERF_RECORD_COMM) {
 			struct hwt_sym_comm_event ev = {
-				.pid = rec.u.comm.pid, .tid = rec.u.comm.tid, .time = t,
-				.comm = rec.u.comm.comm,
-				.exec = (rec.misc & PERF_RECORD_MISC_COMM_EXEC) != 0,
+			    .pid = rec.u.comm.pid,
+			    .tid = rec.u.comm.tid,
+			    .time = t,
+			    .comm = rec.u.comm.comm,
+			    .exec = (rec.misc & PERF_RECORD_MISC_COMM_EXEC) != 0,
 			};
 
 			assert_int_equal(hwt_sym_aspace_comm(l->as, &ev), 0);
 			l->pid = (int32_t)rec.u.comm.pid;
 		} else if (rec.type == PERF_RECORD_FORK) {
 			struct hwt_sym_task_event ev = {
-				.pid = rec.u.fork.pid, .ppid = rec.u.fork.ppid,
-				.tid = rec.u.fork.tid, .ptid = rec.u.fork.ptid, .time = t,
+			    .pid = rec.u.fork.pid,
+			    .ppid = rec.u.fork.ppid,
+			    .tid = rec.u.fork.tid,
+			    .ptid = rec.u.fork.ptid,
+			    .time = t,
 			};
 
 			assert_int_equal(hwt_sym_aspace_fork(l->as, &ev), 0);
@@ -140,7 +149,8 @@ static inline void ptl_decode(struct ptl *l, struct hwt_ptf *ptf, uint32_t engin
 		hwt_ptf_sink(ptf, &sink);
 		assert_int_equal(hwt_dec_add_sink(dec, &sink), 0);
 		for (size_t k = 0; k < as->nsegments; k++) {
-			const struct hwt_fmt_aux_segment *seg = hwt_fmt_session_aux_segment(l->s, i, k);
+			const struct hwt_fmt_aux_segment *seg =
+			    hwt_fmt_session_aux_segment(l->s, i, k);
 			uint8_t *buf = malloc(seg->size ? seg->size : 1);
 
 			assert_non_null(buf);

@@ -205,8 +205,8 @@ static void test_branches(void **state)
 	hwt_test_run(&r, "%s branches -q -i %s dispatch", hwt_test_hwtrace(), pt);
 	assert_int_equal(r.status, 0);
 	assert_true(hwt_test_contains(r.out, "call rax"));
-	assert_true(hwt_test_contains(r.out,
-				      "-> op_a 500 (50.0%), op_b 300 (30.0%), op_c 200 (20.0%)\n"));
+	assert_true(
+	    hwt_test_contains(r.out, "-> op_a 500 (50.0%), op_b 300 (30.0%), op_c 200 (20.0%)\n"));
 	hwt_test_run_free(&r);
 
 	/* One instruction and the stacks that reached it (kinst + stack()). */
@@ -322,11 +322,9 @@ static void test_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_report_calls),
-		cmocka_unit_test(test_flame),
-		cmocka_unit_test(test_branches),
-		cmocka_unit_test(test_threads),
-		cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_report_calls), cmocka_unit_test(test_flame),
+	    cmocka_unit_test(test_branches),	 cmocka_unit_test(test_threads),
+	    cmocka_unit_test(test_errors),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

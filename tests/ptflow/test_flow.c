@@ -201,11 +201,12 @@ static void test_synthetic(void **state)
 	hwt_buf_init(&out);
 	assert_int_equal(hwt_ptf_calls_print(ptf, HWT_REP_FMT_JSON, 0, 0, &out), 0);
 	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
-	assert_true(hwt_test_contains((char *)out.data,
-				      "{\"function\":\"0x3000\",\"object\":null,\"addr\":12288,"
-				      "\"calls\":3,\"returns\":2,\"self_insns\":10,\"incl_insns\":10,"
-				      "\"self_ns\":"));
-	assert_true(hwt_test_contains((char *)out.data, "\"latency_unit\":\"ns\",\"latency\":[[32,2]]"));
+	assert_true(hwt_test_contains(
+	    (char *)out.data, "{\"function\":\"0x3000\",\"object\":null,\"addr\":12288,"
+			      "\"calls\":3,\"returns\":2,\"self_insns\":10,\"incl_insns\":10,"
+			      "\"self_ns\":"));
+	assert_true(
+	    hwt_test_contains((char *)out.data, "\"latency_unit\":\"ns\",\"latency\":[[32,2]]"));
 	hwt_buf_fini(&out);
 	hwt_ptf_free(ptf);
 	hwt_rep_profile_free(prof);
@@ -372,7 +373,8 @@ static void check_calls(struct hwt_ptf *ptf)
 	assert_int_equal(leaf.self_insns, leaf.incl_insns);
 	assert_true(leaf.self_insns > 1000 * 10);
 	/* Inclusive = self + the callees' inclusive. */
-	assert_int_equal(disp.incl_insns, disp.self_insns + a.incl_insns + b.incl_insns + c.incl_insns);
+	assert_int_equal(disp.incl_insns,
+			 disp.self_insns + a.incl_insns + b.incl_insns + c.incl_insns);
 	assert_int_equal(work.incl_insns, work.self_insns + leaf.incl_insns + disp.incl_insns);
 	/* op_a/b/c are straight-line: the same count per call. */
 	assert_int_equal(a.self_insns % 500, 0);
@@ -407,7 +409,8 @@ static void test_known_calls(void **state)
 	check_calls(ptf);
 
 	hwt_buf_init(&out);
-	assert_int_equal(hwt_ptf_calls_print(ptf, HWT_REP_FMT_TEXT, HWT_PTF_PRINT_HIST, 0, &out), 0);
+	assert_int_equal(hwt_ptf_calls_print(ptf, HWT_REP_FMT_TEXT, HWT_PTF_PRINT_HIST, 0, &out),
+			 0);
 	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
 	assert_true(hwt_test_contains((char *)out.data, "# Calls, exact"));
 	assert_true(hwt_test_contains((char *)out.data, "@latency_ns[function]: quantize()"));
@@ -482,9 +485,10 @@ static void test_known_profile(void **state)
 	snprintf(line, sizeof(line), ";main;work;dispatch %" PRIu64 "\n", disp.self_insns);
 	assert_true(hwt_test_contains((char *)out.data, line));
 	/* The recursion: rec nested ten deep. */
-	assert_true(hwt_test_contains((char *)out.data,
-				      ";main;rec;rec;rec;rec;rec;rec;rec;rec;rec;rec "));
-	assert_false(hwt_test_contains((char *)out.data, ";rec;rec;rec;rec;rec;rec;rec;rec;rec;rec;rec"));
+	assert_true(
+	    hwt_test_contains((char *)out.data, ";main;rec;rec;rec;rec;rec;rec;rec;rec;rec;rec "));
+	assert_false(
+	    hwt_test_contains((char *)out.data, ";rec;rec;rec;rec;rec;rec;rec;rec;rec;rec;rec"));
 
 	/* With block records at depth 0 only (what the views ask the
 	 * decoder for): the same stacks and weights. */
@@ -646,8 +650,9 @@ static void test_known_branches(void **state)
 	assert_int_equal(hwt_ptf_branches_print(ptf, HWT_REP_FMT_TEXT, &out), 0);
 	assert_int_equal(hwt_ptf_stacks_print(ptf, HWT_REP_FMT_TEXT, &out), 0);
 	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
-	assert_true(hwt_test_contains((char *)out.data, "taken 300 (30.0%), not taken 700 (70.0%)") ||
-		    hwt_test_contains((char *)out.data, "taken 700 (70.0%), not taken 300 (30.0%)"));
+	assert_true(
+	    hwt_test_contains((char *)out.data, "taken 300 (30.0%), not taken 700 (70.0%)") ||
+	    hwt_test_contains((char *)out.data, "taken 700 (70.0%), not taken 300 (30.0%)"));
 	assert_true(hwt_test_contains((char *)out.data, "ptflow_known`work\n"));
 	hwt_buf_fini(&out);
 	hwt_ptf_free(ptf);
@@ -682,7 +687,8 @@ static void test_known_branches(void **state)
 	hwt_buf_init(&out);
 	assert_int_equal(hwt_ptf_branches_print(ptf, HWT_REP_FMT_JSON, &out), 0);
 	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
-	assert_true(hwt_test_contains((char *)out.data, "\"count\":500,\"function\":\"op_a\",\"offset\":0}"));
+	assert_true(hwt_test_contains((char *)out.data,
+				      "\"count\":500,\"function\":\"op_a\",\"offset\":0}"));
 	hwt_buf_fini(&out);
 	hwt_ptf_free(ptf);
 
@@ -774,7 +780,8 @@ static void test_known_timeline(void **state)
 	hwt_buf_init(&out);
 	assert_int_equal(hwt_rep_timeline_render(tl, &out), 0);
 	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
-	assert_int_equal(count_str((char *)out.data, "\"name\":\"leaf, dispatch (2000 calls)\"}"), 1);
+	assert_int_equal(count_str((char *)out.data, "\"name\":\"leaf, dispatch (2000 calls)\"}"),
+			 1);
 	assert_int_equal(count_str((char *)out.data, "\"name\":\"work, rec (6 calls)\"}"), 1);
 	assert_int_equal(count_str((char *)out.data, "\"name\":\"rec\"}"), 45);
 	assert_int_equal(count_str((char *)out.data, "\"name\":\"op_b\"}"), 300);
@@ -809,13 +816,10 @@ static void test_known_timeline(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_synthetic),
-		cmocka_unit_test(test_stream_restart),
-		cmocka_unit_test(test_config_errors),
-		cmocka_unit_test(test_known_calls),
-		cmocka_unit_test(test_known_profile),
-		cmocka_unit_test(test_known_branches),
-		cmocka_unit_test(test_known_timeline),
+	    cmocka_unit_test(test_synthetic),	   cmocka_unit_test(test_stream_restart),
+	    cmocka_unit_test(test_config_errors),  cmocka_unit_test(test_known_calls),
+	    cmocka_unit_test(test_known_profile),  cmocka_unit_test(test_known_branches),
+	    cmocka_unit_test(test_known_timeline),
 	};
 
 	return cmocka_run_group_tests(tests, setup_known, teardown_known);

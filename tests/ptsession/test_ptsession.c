@@ -148,9 +148,9 @@ static void test_itrace_counts(void **state)
 	assert_int_equal(count_lines(r.out, "branch: ", " spin+0x5 (", NULL), 3);
 	/* The PLT stub jumps into the library (the first call via the lazy
 	 * resolver): one taken branch to pts_lib_add per call. */
-	assert_int_equal(count_lines(r.out, "branch: ", "=> ", " pts_lib_add+0x0 (",
-				     "libpts_lib.so)", NULL),
-			 40);
+	assert_int_equal(
+	    count_lines(r.out, "branch: ", "=> ", " pts_lib_add+0x0 (", "libpts_lib.so)", NULL),
+	    40);
 	hwt_test_run_free(&r);
 
 	/* spin: dec, jnz per iteration, then ret. */
@@ -244,7 +244,8 @@ static long fast_segments(const char *err)
 	long segs, by_ipt;
 
 	assert_non_null(p);
-	assert_int_equal(sscanf(p, "PT decoding: %ld segments, %ld of them by libipt", &segs, &by_ipt), 2);
+	assert_int_equal(
+	    sscanf(p, "PT decoding: %ld segments, %ld of them by libipt", &segs, &by_ipt), 2);
 	assert_true(by_ipt <= segs);
 	return segs - by_ipt;
 }
@@ -343,7 +344,8 @@ static void make_per_cpu(const char *in, const char *out, bool migrate)
 		int64_t n;
 		size_t cpu = (uint32_t)as->tid == pid[0] ? 0 : 1;
 
-		aux[cpu] = hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_AUX, (int32_t)cpu, -1, "pt.cpu");
+		aux[cpu] =
+		    hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_AUX, (int32_t)cpu, -1, "pt.cpu");
 		assert_true(aux[cpu] >= 0);
 		assert_int_equal(as->nsegments, 1);
 		n = hwt_fmt_session_aux_read(s, a, 0, 0, buf, sizeof(buf));
@@ -444,8 +446,8 @@ static uint64_t make_split_cpu(const char *out)
 	const char *p;
 
 	snprintf(in, sizeof(in), "%s/one.hwt", dir);
-	hwt_test_run(&r, "%s record --pt=emulate,psb_period=0 -o %s -- %s 1", hwt_test_hwtrace(), in,
-		     hwt_test_prog("conv_long"));
+	hwt_test_run(&r, "%s record --pt=emulate,psb_period=0 -o %s -- %s 1", hwt_test_hwtrace(),
+		     in, hwt_test_prog("conv_long"));
 	assert_int_equal(r.status, 0);
 	p = strstr(r.err, " thread, ");
 	assert_non_null(p);
@@ -477,14 +479,15 @@ static void test_split_cpu(void **state)
 	static const struct {
 		const char *view, *untimed;
 	} views[] = {
-		{"script --itrace=bcre", "awk '{$3 = \"\"; print}'"},
-		{"script --flow", "sed -E 's/^( *[^ ]+ +[^ ]+ +)[0-9.]+:/\\1/; s/\\) [0-9.]+ [nu]s, /) /'"},
-		{"report --calls", "awk '{print $1, $2, $3, $NF}'"},
-		{"flame -o - --format folded", "cat"},
-		{"flame -o - --format chrome", "grep -o '\"name\":\"[^\"]*\"'"},
-		{"branches cmp_entry", "cat"},
-		/* A time window across both cuts: the lanes stop early. */
-		{"script --itrace=cr --time 1.0002,1.0006", "awk '{$3 = \"\"; print}'"},
+	    {"script --itrace=bcre", "awk '{$3 = \"\"; print}'"},
+	    {"script --flow",
+	     "sed -E 's/^( *[^ ]+ +[^ ]+ +)[0-9.]+:/\\1/; s/\\) [0-9.]+ [nu]s, /) /'"},
+	    {"report --calls", "awk '{print $1, $2, $3, $NF}'"},
+	    {"flame -o - --format folded", "cat"},
+	    {"flame -o - --format chrome", "grep -o '\"name\":\"[^\"]*\"'"},
+	    {"branches cmp_entry", "cat"},
+	    /* A time window across both cuts: the lanes stop early. */
+	    {"script --itrace=cr --time 1.0002,1.0006", "awk '{$3 = \"\"; print}'"},
 	};
 	struct hwt_test_run r, t;
 	char path[600], one[600];
@@ -545,18 +548,19 @@ static void test_missing_binary(void **state)
 	if (!need_recording())
 		return;
 	snprintf(app, sizeof(app), "%s/app", dir);
-	hwt_test_run(&r, "cp %s %s && %s record --pt=emulate -o %s/app.hwt -- %s %s/progs/libpts_lib.so "
-			 "&& rm %s",
-		     hwt_test_prog("pts_prog"), app, hwt_test_hwtrace(), dir, app,
-		     hwt_test_binary_dir(), app);
+	hwt_test_run(
+	    &r,
+	    "cp %s %s && %s record --pt=emulate -o %s/app.hwt -- %s %s/progs/libpts_lib.so "
+	    "&& rm %s",
+	    hwt_test_prog("pts_prog"), app, hwt_test_hwtrace(), dir, app, hwt_test_binary_dir(),
+	    app);
 	assert_int_equal(r.status, 0);
 	hwt_test_run_free(&r);
 
 	hwt_test_run(&r, "%s script -i %s/app.hwt --itrace=ce", hwt_test_hwtrace(), dir);
 	assert_int_equal(r.status, 0);
-	assert_int_equal(count_lines(r.err, app, "No such file or directory", "cannot be decoded",
-				     NULL),
-			 1);
+	assert_int_equal(
+	    count_lines(r.err, app, "No such file or directory", "cannot be decoded", NULL), 1);
 	assert_int_equal(count_lines(r.err, "warning: ", NULL), 1);
 	assert_true(count_lines(r.out, "decode error: no memory mapped", NULL) > 0);
 	assert_int_equal(count_lines(r.out, " leaf+0x0 (", NULL), 0);
@@ -565,8 +569,8 @@ static void test_missing_binary(void **state)
 	hwt_test_run_free(&r);
 
 	/* Another, smaller file at its path: not the recorded code. */
-	hwt_test_run(&r, "printf 'not the program' > %s && %s script -i %s/app.hwt --itrace=ce", app,
-		     hwt_test_hwtrace(), dir);
+	hwt_test_run(&r, "printf 'not the program' > %s && %s script -i %s/app.hwt --itrace=ce",
+		     app, hwt_test_hwtrace(), dir);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(count_lines(r.err, app, "changed since the recording", NULL), 1);
 	assert_int_equal(count_lines(r.out, " leaf+0x0 (", NULL), 0);
@@ -586,8 +590,7 @@ struct counts {
 	uint64_t xsum, xrecords;
 };
 
-static bool is_func(struct hwt_pts *pts, int32_t pid, uint64_t time, uint64_t ip,
-		    const char *name)
+static bool is_func(struct hwt_pts *pts, int32_t pid, uint64_t time, uint64_t ip, const char *name)
 {
 	struct hwt_pts_sym sym;
 
@@ -598,8 +601,9 @@ static bool is_func(struct hwt_pts *pts, int32_t pid, uint64_t time, uint64_t ip
 static int count_rec(void *ctx, const struct hwt_dec_rec *rec)
 {
 	struct counts *c = ctx;
-	uint64_t v[6] = {rec->type, (uint64_t)rec->pid << 32 | (uint32_t)rec->tid, rec->insns,
-			 rec->time, rec->depth, 0};
+	uint64_t v[6] = {rec->type,  (uint64_t)rec->pid << 32 | (uint32_t)rec->tid,
+			 rec->insns, rec->time,
+			 rec->depth, 0};
 
 	switch (rec->type) {
 	case HWT_DEC_REC_BLOCK:
@@ -885,9 +889,10 @@ static void test_damaged(void **state)
 	if (!need_recording())
 		return;
 	mid = aux_middle(trace, &raw);
-	hwt_test_run(&r, "cd %s && cp p.hwt bad.hwt && printf 'XXXXXXXX' | dd of=bad.hwt bs=1 "
-			 "seek=%" PRIu64 " conv=notrunc 2>/dev/null && %s script -i bad.hwt "
-			 "--itrace=ce",
+	hwt_test_run(&r,
+		     "cd %s && cp p.hwt bad.hwt && printf 'XXXXXXXX' | dd of=bad.hwt bs=1 "
+		     "seek=%" PRIu64 " conv=notrunc 2>/dev/null && %s script -i bad.hwt "
+		     "--itrace=ce",
 		     dir, mid, hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	last = r.err + strlen(r.err) - 1;
@@ -903,8 +908,9 @@ static void test_damaged(void **state)
 	assert_int_equal(count_lines(r.out, " leaf+0x0 (", NULL), 0);
 	hwt_test_run_free(&r);
 
-	hwt_test_run(&r, "cd %s && head -c %" PRIu64 " p.hwt > cut.hwt && %s script -i cut.hwt "
-			 "--itrace=ce",
+	hwt_test_run(&r,
+		     "cd %s && head -c %" PRIu64 " p.hwt > cut.hwt && %s script -i cut.hwt "
+		     "--itrace=ce",
 		     dir, mid, hwt_test_hwtrace());
 	assert_int_equal(r.status, 0);
 	assert_true(hwt_test_contains(r.err, "truncated"));
@@ -915,8 +921,9 @@ static void test_damaged(void **state)
 
 	/* Cuts anywhere: a result or one error line, never a crash. */
 	for (uint64_t cut = 0; cut < mid; cut += 211) {
-		hwt_test_run(&r, "cd %s && head -c %" PRIu64 " p.hwt > cut.hwt && %s script -q "
-				 "-i cut.hwt --itrace=e",
+		hwt_test_run(&r,
+			     "cd %s && head -c %" PRIu64 " p.hwt > cut.hwt && %s script -q "
+			     "-i cut.hwt --itrace=e",
 			     dir, cut, hwt_test_hwtrace());
 		assert_true(r.status == 0 || r.status == 1);
 		if (r.status == 1)
@@ -928,19 +935,13 @@ static void test_damaged(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_itrace_counts),
-		cmocka_unit_test(test_fork_pid_filter),
-		cmocka_unit_test(test_flow),
-		cmocka_unit_test(test_remap),
-		cmocka_unit_test(test_per_cpu),
-		cmocka_unit_test(test_per_cpu_migrated),
-		cmocka_unit_test(test_split_cpu),
-		cmocka_unit_test(test_missing_binary),
-		cmocka_unit_test(test_api),
-		cmocka_unit_test(test_parallel_engines),
-		cmocka_unit_test(test_stitch_api),
-		cmocka_unit_test(test_time_filter),
-		cmocka_unit_test(test_damaged),
+	    cmocka_unit_test(test_itrace_counts), cmocka_unit_test(test_fork_pid_filter),
+	    cmocka_unit_test(test_flow),	  cmocka_unit_test(test_remap),
+	    cmocka_unit_test(test_per_cpu),	  cmocka_unit_test(test_per_cpu_migrated),
+	    cmocka_unit_test(test_split_cpu),	  cmocka_unit_test(test_missing_binary),
+	    cmocka_unit_test(test_api),		  cmocka_unit_test(test_parallel_engines),
+	    cmocka_unit_test(test_stitch_api),	  cmocka_unit_test(test_time_filter),
+	    cmocka_unit_test(test_damaged),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

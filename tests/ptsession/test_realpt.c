@@ -149,7 +149,8 @@ static void test_perf_pipe(void **state)
 	check_perf("perf.data.piped.intel_pt-4.14", "quipper-piped-cpu0.pt.ptdump.zst",
 		   "quipper-piped-cpu3.pt.ptdump.zst", 76400 + 68192);
 	/* and from standard input, through the CLI */
-	hwt_test_run(&r, "%s script -i - --itrace=e < %s/perf-intel-pt/perf.data.piped.intel_pt-4.14",
+	hwt_test_run(&r,
+		     "%s script -i - --itrace=e < %s/perf-intel-pt/perf.data.piped.intel_pt-4.14",
 		     hwt_test_hwtrace(), hwt_test_testdata());
 	assert_int_equal(r.status, 0);
 	assert_int_equal(strlen(r.out) > 0, 1);
@@ -161,7 +162,7 @@ static void test_perf_pipe(void **state)
 		for (const char *p = r.out; (p = strstr(p, "decode error: no memory mapped")); p++)
 			nomap++;
 		assert_int_equal(lines, psb_count("quipper-piped-cpu0.pt.ptdump.zst") +
-						psb_count("quipper-piped-cpu3.pt.ptdump.zst"));
+					    psb_count("quipper-piped-cpu3.pt.ptdump.zst"));
 		assert_int_equal(nomap, lines);
 	}
 	assert_true(hwt_test_contains(r.err, "/lib64/libc-2.23.so: No such file or directory"));
@@ -311,9 +312,9 @@ static void test_drpt2trace(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_perf_file),
-		cmocka_unit_test(test_perf_pipe),
-		cmocka_unit_test(test_drpt2trace),
+	    cmocka_unit_test(test_perf_file),
+	    cmocka_unit_test(test_perf_pipe),
+	    cmocka_unit_test(test_drpt2trace),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,7 +45,8 @@ static inline const char *rt_json_eval(const char *path, const char *expr, char 
 	struct hwt_test_run run;
 	size_t n;
 
-	hwt_test_run(&run, "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(%s)' '%s'",
+	hwt_test_run(&run,
+		     "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(%s)' '%s'",
 		     expr, path);
 	if (run.status != 0)
 		fprintf(stderr, "python3 failed on %s: %s\n", expr, run.err);

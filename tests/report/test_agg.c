@@ -80,8 +80,9 @@ static void test_lquantize_edges(void **state)
 	assert_int_equal(hwt_rep_lquantize_bucket(INT64_MAX, INT64_MIN, big, big), 4);
 }
 
-static struct hwt_rep_agg *mkagg(struct hwt_rep_dict *dict, const char *name, enum hwt_rep_func func,
-				 size_t nkeys, const uint32_t *types, const char *const *names)
+static struct hwt_rep_agg *mkagg(struct hwt_rep_dict *dict, const char *name,
+				 enum hwt_rep_func func, size_t nkeys, const uint32_t *types,
+				 const char *const *names)
 {
 	struct hwt_rep_agg_config cfg;
 	struct hwt_rep_agg *agg;
@@ -112,8 +113,9 @@ static struct hwt_rep_val skey(struct hwt_rep_dict *dict, const char *s)
 /* The histogram a quantize aggregation holds matches bucket_low bounds. */
 static void test_quantize_agg_buckets(void **state)
 {
-	static const int64_t values[] = {INT64_MIN, -((int64_t)1 << 62), -5, -4, -3, -1, 0,
-					 1, 2, 3, 4, 1023, 1024, (int64_t)1 << 62, INT64_MAX};
+	static const int64_t values[] = {
+	    INT64_MIN, -((int64_t)1 << 62), -5,	      -4, -3, -1, 0, 1, 2, 3, 4, 1023,
+	    1024,      (int64_t)1 << 62,    INT64_MAX};
 	struct hwt_rep_dict *dict;
 	struct hwt_rep_agg *agg;
 	struct hwt_rep_agg_result r;
@@ -158,7 +160,7 @@ static void test_quantize_agg_buckets(void **state)
 static void test_functions(void **state)
 {
 	static const enum hwt_rep_func funcs[] = {HWT_REP_COUNT, HWT_REP_SUM, HWT_REP_MIN,
-						   HWT_REP_MAX, HWT_REP_AVG, HWT_REP_STDDEV};
+						  HWT_REP_MAX,	 HWT_REP_AVG, HWT_REP_STDDEV};
 	/* values 1, 5, -3: count 3, sum 3, min -3, max 5, avg 1,
 	 * stddev sqrt(((0)^2 + 4^2 + (-4)^2) / 3) = sqrt(32/3) = 3.2659... */
 	static const int64_t expect[] = {3, 3, -3, 5, 1, 3};
@@ -415,18 +417,24 @@ static void test_json(void **state)
 	text = print(agg, HWT_REP_FMT_JSON);
 	path = rt_write(dir, "agg.json", text, strlen(text));
 	rt_json_valid(path);
-	assert_string_equal(rt_json_eval(path, "d[\"name\"], d[\"function\"], d[\"keys\"]", buf, sizeof(buf)),
-			    "q\"x quantize ['comm']");
-	assert_string_equal(rt_json_eval(path, "d[\"rows\"][0][\"key\"][0] == \"we\\\"ird\\n<name>\"", buf,
-					 sizeof(buf)),
+	assert_string_equal(
+	    rt_json_eval(path, "d[\"name\"], d[\"function\"], d[\"keys\"]", buf, sizeof(buf)),
+	    "q\"x quantize ['comm']");
+	assert_string_equal(rt_json_eval(path,
+					 "d[\"rows\"][0][\"key\"][0] == \"we\\\"ird\\n<name>\"",
+					 buf, sizeof(buf)),
 			    "True");
-	assert_string_equal(rt_json_eval(path, "d[\"rows\"][0][\"value\"], d[\"rows\"][0][\"count\"]", buf,
-					 sizeof(buf)),
+	assert_string_equal(rt_json_eval(path,
+					 "d[\"rows\"][0][\"value\"], d[\"rows\"][0][\"count\"]",
+					 buf, sizeof(buf)),
 			    "6 6");
 	/* Buckets with inclusive bounds: [-2^63, -2^62], [-1, -1], [2, 3]. */
-	assert_string_equal(rt_json_eval(path, "[(b[\"low\"], b[\"high\"], b[\"count\"]) for b in d[\"rows\"][0][\"buckets\"]]",
-					 buf, sizeof(buf)),
-			    "[(-9223372036854775808, -4611686018427387904, 1), (-1, -1, 4), (2, 3, 1)]");
+	assert_string_equal(
+	    rt_json_eval(
+		path,
+		"[(b[\"low\"], b[\"high\"], b[\"count\"]) for b in d[\"rows\"][0][\"buckets\"]]",
+		buf, sizeof(buf)),
+	    "[(-9223372036854775808, -4611686018427387904, 1), (-1, -1, 4), (2, 3, 1)]");
 	free(text);
 	hwt_rep_agg_free(agg);
 	hwt_rep_dict_free(dict);
@@ -489,17 +497,17 @@ static void test_hot_path_allocates_nothing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_quantize_edges),
-		cmocka_unit_test(test_lquantize_edges),
-		cmocka_unit_test(test_quantize_agg_buckets),
-		cmocka_unit_test(test_functions),
-		cmocka_unit_test(test_exact_sums),
-		cmocka_unit_test(test_bad_keys_and_config),
-		cmocka_unit_test(test_print_count),
-		cmocka_unit_test(test_print_quantize),
-		cmocka_unit_test(test_print_stack),
-		cmocka_unit_test(test_json),
-		cmocka_unit_test(test_hot_path_allocates_nothing),
+	    cmocka_unit_test(test_quantize_edges),
+	    cmocka_unit_test(test_lquantize_edges),
+	    cmocka_unit_test(test_quantize_agg_buckets),
+	    cmocka_unit_test(test_functions),
+	    cmocka_unit_test(test_exact_sums),
+	    cmocka_unit_test(test_bad_keys_and_config),
+	    cmocka_unit_test(test_print_count),
+	    cmocka_unit_test(test_print_quantize),
+	    cmocka_unit_test(test_print_stack),
+	    cmocka_unit_test(test_json),
+	    cmocka_unit_test(test_hot_path_allocates_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

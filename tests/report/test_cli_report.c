@@ -11,7 +11,8 @@
 #include "tests/lib/testutil.h"
 #include "tests/report/report_test.h"
 
-static const char gt[] = "prog;_start;main;leaf 60\nprog;_start;main;a;leaf 30\nprog;_start;main;a 10\n";
+static const char gt[] =
+    "prog;_start;main;leaf 60\nprog;_start;main;a;leaf 30\nprog;_start;main;a 10\n";
 
 static void test_report_text_and_json(void **state)
 {
@@ -21,37 +22,39 @@ static void test_report_text_and_json(void **state)
 	char out[4096];
 
 	(void)state;
-	hwt_test_run(&run, "%s report --folded-in %s --no-children -n 1 --event cycles", hwt_test_hwtrace(), in);
+	hwt_test_run(&run, "%s report --folded-in %s --no-children -n 1 --event cycles",
+		     hwt_test_hwtrace(), in);
 	assert_int_equal(run.status, 0);
-	assert_string_equal(run.out,
-		"# hwtrace report\n"
-		"#\n"
-		"# Samples: 100 of event 'cycles'\n"
-		"# Event count: 100\n"
-		"#\n"
-		"# Overhead  Symbol\n"
-		"# ........  ......\n"
-		"#\n"
-		/* The chain starts with the entry itself: perf leaves that
-		 * name out when the sort keys start with the function. */
-		"    90.00%  [.] leaf\n"
-		"            |          \n"
-		"            |--60.00%--main\n"
-		"            |          _start\n"
-		"            |          prog\n"
-		"            |          \n"
-		"             --30.00%--a\n"
-		"                       main\n"
-		"                       _start\n"
-		"                       prog\n"
-		"\n"
-		"#\n"
-		"# samples: 100 (weight 100), filtered out: 0, lost: 0, without stack: 0\n"
-		"# frames: 430, unsymbolized: 0 (0.00%), truncated stacks: 0, bad input: 0\n");
+	assert_string_equal(
+	    run.out, "# hwtrace report\n"
+		     "#\n"
+		     "# Samples: 100 of event 'cycles'\n"
+		     "# Event count: 100\n"
+		     "#\n"
+		     "# Overhead  Symbol\n"
+		     "# ........  ......\n"
+		     "#\n"
+		     /* The chain starts with the entry itself: perf leaves that
+		      * name out when the sort keys start with the function. */
+		     "    90.00%  [.] leaf\n"
+		     "            |          \n"
+		     "            |--60.00%--main\n"
+		     "            |          _start\n"
+		     "            |          prog\n"
+		     "            |          \n"
+		     "             --30.00%--a\n"
+		     "                       main\n"
+		     "                       _start\n"
+		     "                       prog\n"
+		     "\n"
+		     "#\n"
+		     "# samples: 100 (weight 100), filtered out: 0, lost: 0, without stack: 0\n"
+		     "# frames: 430, unsymbolized: 0 (0.00%), truncated stacks: 0, bad input: 0\n");
 	hwt_test_run_free(&run);
 
 	/* -g none, a limit: only entries of at least 50% children, no graphs. */
-	hwt_test_run(&run, "%s report --folded-in %s -g none --percent-limit 50", hwt_test_hwtrace(), in);
+	hwt_test_run(&run, "%s report --folded-in %s -g none --percent-limit 50",
+		     hwt_test_hwtrace(), in);
 	assert_int_equal(run.status, 0);
 	assert_true(hwt_test_contains(run.out, "#\n   100.00%     0.00%  [.] _start\n"
 					       "   100.00%     0.00%  [.] main\n"
@@ -64,10 +67,13 @@ static void test_report_text_and_json(void **state)
 	assert_int_equal(run.status, 0);
 	hwt_test_run_free(&run);
 	rt_json_valid(out);
-	assert_string_equal(rt_json_eval(out, "[(e[\"function\"], e[\"self\"], e[\"children\"]) for e in "
-					      "d[\"events\"][0][\"entries\"]]", buf, sizeof(buf)),
-			    "[('_start', 0, 100), ('main', 0, 100), ('prog', 0, 100), ('leaf', 90, 90), "
-			    "('a', 10, 40)]");
+	assert_string_equal(
+	    rt_json_eval(out,
+			 "[(e[\"function\"], e[\"self\"], e[\"children\"]) for e in "
+			 "d[\"events\"][0][\"entries\"]]",
+			 buf, sizeof(buf)),
+	    "[('_start', 0, 100), ('main', 0, 100), ('prog', 0, 100), ('leaf', 90, 90), "
+	    "('a', 10, 40)]");
 	hwt_test_tmpdir_remove(dir);
 }
 
@@ -78,14 +84,17 @@ static void test_report_errors(void **state)
 		int status;
 		const char *msg;
 	} cases[] = {
-		{"-i %s.missing.hwt", 1, ".missing.hwt: no such file (record one with 'hwtrace record', or give it with -i)"},
-		{"-i %s --folded-in %s", 2, "give either -i FILE or --folded-in FILE, not both"},
-		{"--folded-in %s -g sideways", 2, "-g takes caller, callee or none"},
-		{"--folded-in %s -s function,stack", 2, "bad --sort"},
-		{"--folded-in %s --percent-limit 101", 2, "--percent-limit takes 0 to 100"},
-		{"--folded-in %s --percentage some", 2, "--percentage takes absolute or relative, not 'some'"},
-		{"--folded-in %s trace.data", 2, "unexpected argument 'trace.data' (the recording is given with -i)"},
-		{"--folded-in %s.missing", 1, "cannot read"},
+	    {"-i %s.missing.hwt", 1,
+	     ".missing.hwt: no such file (record one with 'hwtrace record', or give it with -i)"},
+	    {"-i %s --folded-in %s", 2, "give either -i FILE or --folded-in FILE, not both"},
+	    {"--folded-in %s -g sideways", 2, "-g takes caller, callee or none"},
+	    {"--folded-in %s -s function,stack", 2, "bad --sort"},
+	    {"--folded-in %s --percent-limit 101", 2, "--percent-limit takes 0 to 100"},
+	    {"--folded-in %s --percentage some", 2,
+	     "--percentage takes absolute or relative, not 'some'"},
+	    {"--folded-in %s trace.data", 2,
+	     "unexpected argument 'trace.data' (the recording is given with -i)"},
+	    {"--folded-in %s.missing", 1, "cannot read"},
 	};
 	char *dir = hwt_test_tmpdir();
 	const char *in = rt_write(dir, "gt.folded", gt, strlen(gt));
@@ -125,8 +134,8 @@ static void test_report_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_report_text_and_json),
-		cmocka_unit_test(test_report_errors),
+	    cmocka_unit_test(test_report_text_and_json),
+	    cmocka_unit_test(test_report_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,7 +117,8 @@ static void test_pprof_roundtrip(void **state)
 		sum0 += s->value[0];
 		sum1 += s->value[1];
 		for (size_t l = 0; l < s->n_location_id; l++) {
-			const Perftools__Profiles__Location *loc = pr->location[s->location_id[l] - 1];
+			const Perftools__Profiles__Location *loc =
+			    pr->location[s->location_id[l] - 1];
 			const Perftools__Profiles__Function *fn;
 			const Perftools__Profiles__Mapping *m;
 
@@ -127,11 +128,13 @@ static void test_pprof_roundtrip(void **state)
 			assert_int_equal(fn->id, loc->line[0]->function_id);
 			m = pr->mapping[loc->mapping_id - 1];
 			/* Addresses, lines, files and objects travel too. */
-			assert_int_equal(loc->address, 0x1000 + 0x10 * (uint64_t)pstr(pr, fn->name)[0]);
+			assert_int_equal(loc->address,
+					 0x1000 + 0x10 * (uint64_t)pstr(pr, fn->name)[0]);
 			assert_int_equal(loc->line[0]->line, 10 + pstr(pr, fn->name)[0]);
 			assert_string_equal(pstr(pr, fn->filename), "prog.c");
 			assert_string_equal(pstr(pr, m->filename),
-					    strcmp(pstr(pr, fn->name), "_start") ? "/usr/bin/prog" : LIBC);
+					    strcmp(pstr(pr, fn->name), "_start") ? "/usr/bin/prog"
+										 : LIBC);
 			strcat(buf, pstr(pr, fn->name));
 			strcat(buf, ";");
 		}
@@ -194,13 +197,18 @@ static void test_chrome_trace(void **state)
 	assert_int_equal(hwt_rep_timeline_render(tl, &b), 0);
 	path = rt_write(dir, "trace.json", b.data, b.len);
 	rt_json_valid(path);
-	assert_string_equal(rt_json_eval(path, "[(e[\"ph\"], e[\"name\"], e.get(\"ts\"), e.get(\"dur\"), e[\"tid\"]) "
-					       "for e in d[\"traceEvents\"]]", buf, sizeof(buf)),
-			    "[('M', 'thread_name', None, None, 2), ('X', 'other \"thread\"', 1.0, 0.001, 3), "
-			    "('X', 'caller', 1.5, 7.5, 2), ('X', 'callee', 1.5, 1.0, 2), ('i', 'gap', 3.0, None, 2)]");
-	assert_string_equal(rt_json_eval(path, "d[\"traceEvents\"][0][\"args\"][\"name\"], d[\"displayTimeUnit\"]",
-					 buf, sizeof(buf)),
-			    "worker ns");
+	assert_string_equal(
+	    rt_json_eval(path,
+			 "[(e[\"ph\"], e[\"name\"], e.get(\"ts\"), e.get(\"dur\"), e[\"tid\"]) "
+			 "for e in d[\"traceEvents\"]]",
+			 buf, sizeof(buf)),
+	    "[('M', 'thread_name', None, None, 2), ('X', 'other \"thread\"', 1.0, 0.001, 3), "
+	    "('X', 'caller', 1.5, 7.5, 2), ('X', 'callee', 1.5, 1.0, 2), ('i', 'gap', 3.0, None, "
+	    "2)]");
+	assert_string_equal(
+	    rt_json_eval(path, "d[\"traceEvents\"][0][\"args\"][\"name\"], d[\"displayTimeUnit\"]",
+			 buf, sizeof(buf)),
+	    "worker ns");
 	hwt_buf_fini(&b);
 	hwt_rep_timeline_free(tl);
 
@@ -229,22 +237,29 @@ static void test_pprof_go_tool(void **state)
 	if (run.status != 0) {
 		hwt_test_run_free(&run);
 		hwt_test_tmpdir_remove(dir);
-		hwt_test_skip("go is not installed (Debian golang-go): pprof's own reader not tried");
+		hwt_test_skip(
+		    "go is not installed (Debian golang-go): pprof's own reader not tried");
 		return;
 	}
 	hwt_test_run_free(&run);
 	{
-		const char *gt = "prog;_start;main;leaf 60\nprog;_start;main;a;leaf 30\nprog;_start;main;a 10\n";
+		const char *gt =
+		    "prog;_start;main;leaf 60\nprog;_start;main;a;leaf 30\nprog;_start;main;a 10\n";
 
 		in = rt_write(dir, "gt.folded", gt, strlen(gt));
 	}
-	hwt_test_run(&run, "%s flame --folded-in %s -o %s/gt.pb.gz 2>/dev/null && go tool pprof -top %s/gt.pb.gz",
-		     hwt_test_hwtrace(), in, dir, dir);
+	hwt_test_run(
+	    &run,
+	    "%s flame --folded-in %s -o %s/gt.pb.gz 2>/dev/null && go tool pprof -top %s/gt.pb.gz",
+	    hwt_test_hwtrace(), in, dir, dir);
 	assert_int_equal(run.status, 0);
-	assert_true(hwt_test_contains(run.out, "Showing nodes accounting for 100, 100% of 100 total\n"));
-	assert_true(hwt_test_contains(run.out, "        90 90.00% 90.00%         90 90.00%  leaf\n"));
+	assert_true(
+	    hwt_test_contains(run.out, "Showing nodes accounting for 100, 100% of 100 total\n"));
+	assert_true(
+	    hwt_test_contains(run.out, "        90 90.00% 90.00%         90 90.00%  leaf\n"));
 	assert_true(hwt_test_contains(run.out, "        10 10.00%   100%         40 40.00%  a\n"));
-	assert_true(hwt_test_contains(run.out, "         0     0%   100%        100   100%  main\n"));
+	assert_true(
+	    hwt_test_contains(run.out, "         0     0%   100%        100   100%  main\n"));
 	/* the stats travel as comments */
 	assert_true(hwt_test_contains(run.out, "hwtrace: samples: 100 (weight 100)"));
 	hwt_test_run_free(&run);
@@ -254,9 +269,9 @@ static void test_pprof_go_tool(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pprof_roundtrip),
-		cmocka_unit_test(test_chrome_trace),
-		cmocka_unit_test(test_pprof_go_tool),
+	    cmocka_unit_test(test_pprof_roundtrip),
+	    cmocka_unit_test(test_chrome_trace),
+	    cmocka_unit_test(test_pprof_go_tool),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

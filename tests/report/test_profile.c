@@ -78,58 +78,58 @@ static void test_children_caller_graph(void **state)
 	(void)state;
 	hwt_rep_render_config_init(&cfg);
 	text = render(p, &cfg);
-	assert_string_equal(text,
-		"# hwtrace report\n"
-		"#\n"
-		"# Samples: 10 of event 'cpu-clock'\n"
-		"# Event count: 100\n"
-		"#\n"
-		"# Children      Self  Command  Shared Object  Symbol\n"
-		"# ........  ........  .......  .............  ......\n"
-		"#\n"
-		"   100.00%     0.00%  prog     libc.so.6      [.] _start\n"
-		"            |\n"
-		"            ---_start\n"
-		"               main\n"
-		"               |          \n"
-		"               |--60.00%--leaf\n"
-		"               |          \n"
-		"                --40.00%--a\n"
-		"                          |          \n"
-		"                           --30.00%--leaf\n"
-		"\n"
-		"   100.00%     0.00%  prog     prog           [.] main\n"
-		"            |\n"
-		"            ---main\n"
-		"               |          \n"
-		"               |--60.00%--leaf\n"
-		"               |          \n"
-		"                --40.00%--a\n"
-		"                          |          \n"
-		"                           --30.00%--leaf\n"
-		"\n"
-		"    90.00%    90.00%  prog     prog           [.] leaf\n"
-		"            |\n"
-		"            ---_start\n"
-		"               main\n"
-		"               |          \n"
-		"               |--60.00%--leaf\n"
-		"               |          \n"
-		"                --30.00%--a\n"
-		"                          leaf\n"
-		"\n"
-		"    40.00%    10.00%  prog     prog           [.] a\n"
-		"            |          \n"
-		"            |--30.00%--a\n"
-		"            |          leaf\n"
-		"            |          \n"
-		"             --10.00%--_start\n"
-		"                       main\n"
-		"                       a\n"
-		"\n"
-		"#\n"
-		"# samples: 10 (weight 100), filtered out: 0, lost: 0, without stack: 0\n"
-		"# frames: 33, unsymbolized: 0 (0.00%), truncated stacks: 0, bad input: 0\n");
+	assert_string_equal(
+	    text, "# hwtrace report\n"
+		  "#\n"
+		  "# Samples: 10 of event 'cpu-clock'\n"
+		  "# Event count: 100\n"
+		  "#\n"
+		  "# Children      Self  Command  Shared Object  Symbol\n"
+		  "# ........  ........  .......  .............  ......\n"
+		  "#\n"
+		  "   100.00%     0.00%  prog     libc.so.6      [.] _start\n"
+		  "            |\n"
+		  "            ---_start\n"
+		  "               main\n"
+		  "               |          \n"
+		  "               |--60.00%--leaf\n"
+		  "               |          \n"
+		  "                --40.00%--a\n"
+		  "                          |          \n"
+		  "                           --30.00%--leaf\n"
+		  "\n"
+		  "   100.00%     0.00%  prog     prog           [.] main\n"
+		  "            |\n"
+		  "            ---main\n"
+		  "               |          \n"
+		  "               |--60.00%--leaf\n"
+		  "               |          \n"
+		  "                --40.00%--a\n"
+		  "                          |          \n"
+		  "                           --30.00%--leaf\n"
+		  "\n"
+		  "    90.00%    90.00%  prog     prog           [.] leaf\n"
+		  "            |\n"
+		  "            ---_start\n"
+		  "               main\n"
+		  "               |          \n"
+		  "               |--60.00%--leaf\n"
+		  "               |          \n"
+		  "                --30.00%--a\n"
+		  "                          leaf\n"
+		  "\n"
+		  "    40.00%    10.00%  prog     prog           [.] a\n"
+		  "            |          \n"
+		  "            |--30.00%--a\n"
+		  "            |          leaf\n"
+		  "            |          \n"
+		  "             --10.00%--_start\n"
+		  "                       main\n"
+		  "                       a\n"
+		  "\n"
+		  "#\n"
+		  "# samples: 10 (weight 100), filtered out: 0, lost: 0, without stack: 0\n"
+		  "# frames: 33, unsymbolized: 0 (0.00%), truncated stacks: 0, bad input: 0\n");
 	free(text);
 	hwt_rep_profile_free(p);
 }
@@ -145,35 +145,35 @@ static void test_self_callee_graph(void **state)
 	cfg.children = false;
 	hwt_rep_profile_lost(p, 2);
 	text = render(p, &cfg);
-	assert_string_equal(text,
-		"# hwtrace report\n"
-		"#\n"
-		"# Samples: 10 of event 'cpu-clock'\n"
-		"# Event count: 100\n"
-		"#\n"
-		"# Overhead  Command  Shared Object  Symbol\n"
-		"# ........  .......  .............  ......\n"
-		"#\n"
-		"    90.00%  prog     prog           [.] leaf\n"
-		"            |\n"
-		"            ---leaf\n"
-		"               |          \n"
-		"               |--60.00%--main\n"
-		"               |          _start\n"
-		"               |          \n"
-		"                --30.00%--a\n"
-		"                          main\n"
-		"                          _start\n"
-		"\n"
-		"    10.00%  prog     prog           [.] a\n"
-		"            |\n"
-		"            ---a\n"
-		"               main\n"
-		"               _start\n"
-		"\n"
-		"#\n"
-		"# samples: 10 (weight 100), filtered out: 0, lost: 2, without stack: 0\n"
-		"# frames: 33, unsymbolized: 0 (0.00%), truncated stacks: 0, bad input: 0\n");
+	assert_string_equal(
+	    text, "# hwtrace report\n"
+		  "#\n"
+		  "# Samples: 10 of event 'cpu-clock'\n"
+		  "# Event count: 100\n"
+		  "#\n"
+		  "# Overhead  Command  Shared Object  Symbol\n"
+		  "# ........  .......  .............  ......\n"
+		  "#\n"
+		  "    90.00%  prog     prog           [.] leaf\n"
+		  "            |\n"
+		  "            ---leaf\n"
+		  "               |          \n"
+		  "               |--60.00%--main\n"
+		  "               |          _start\n"
+		  "               |          \n"
+		  "                --30.00%--a\n"
+		  "                          main\n"
+		  "                          _start\n"
+		  "\n"
+		  "    10.00%  prog     prog           [.] a\n"
+		  "            |\n"
+		  "            ---a\n"
+		  "               main\n"
+		  "               _start\n"
+		  "\n"
+		  "#\n"
+		  "# samples: 10 (weight 100), filtered out: 0, lost: 2, without stack: 0\n"
+		  "# frames: 33, unsymbolized: 0 (0.00%), truncated stacks: 0, bad input: 0\n");
 	free(text);
 
 	/* No graph, sorted by another key: per-function only. */
@@ -218,20 +218,27 @@ static void test_json_numbers(void **state)
 	text = render(p, &cfg);
 	path = rt_write(dir, "report.json", text, strlen(text));
 	rt_json_valid(path);
-	assert_string_equal(rt_json_eval(path, "[(e[\"function\"], e[\"object\"], e[\"self\"], e[\"children\"], "
-					       "e[\"self_percent\"], e[\"children_percent\"]) for e in "
-					       "d[\"events\"][0][\"entries\"]]", buf, sizeof(buf)),
-			    "[('_start', 'libc.so.6', 0, 100, 0.0, 100.0), ('main', 'prog', 0, 100, 0.0, 100.0), "
-			    "('leaf', 'prog', 90, 90, 90.0, 90.0), ('a', 'prog', 10, 40, 10.0, 40.0)]");
-	assert_string_equal(rt_json_eval(path, "d[\"events\"][0][\"event\"], d[\"events\"][0][\"samples\"], "
-					       "d[\"events\"][0][\"weight\"], d[\"stats\"][\"frames\"]",
-					 buf, sizeof(buf)),
-			    "cpu-clock 10 100 33");
+	assert_string_equal(
+	    rt_json_eval(path,
+			 "[(e[\"function\"], e[\"object\"], e[\"self\"], e[\"children\"], "
+			 "e[\"self_percent\"], e[\"children_percent\"]) for e in "
+			 "d[\"events\"][0][\"entries\"]]",
+			 buf, sizeof(buf)),
+	    "[('_start', 'libc.so.6', 0, 100, 0.0, 100.0), ('main', 'prog', 0, 100, 0.0, 100.0), "
+	    "('leaf', 'prog', 90, 90, 90.0, 90.0), ('a', 'prog', 10, 40, 10.0, 40.0)]");
+	assert_string_equal(
+	    rt_json_eval(path,
+			 "d[\"events\"][0][\"event\"], d[\"events\"][0][\"samples\"], "
+			 "d[\"events\"][0][\"weight\"], d[\"stats\"][\"frames\"]",
+			 buf, sizeof(buf)),
+	    "cpu-clock 10 100 33");
 	/* The caller graph of "a": a > leaf (30), _start > main > a (10). */
-	assert_string_equal(rt_json_eval(path, "[(n[\"name\"], n[\"weight\"], [c[\"name\"] for c in n[\"children\"]]) "
-					       "for n in d[\"events\"][0][\"entries\"][3][\"callgraph\"][\"tree\"]]",
-					 buf, sizeof(buf)),
-			    "[('a', 30, ['leaf']), ('_start', 10, ['main'])]");
+	assert_string_equal(
+	    rt_json_eval(path,
+			 "[(n[\"name\"], n[\"weight\"], [c[\"name\"] for c in n[\"children\"]]) "
+			 "for n in d[\"events\"][0][\"entries\"][3][\"callgraph\"][\"tree\"]]",
+			 buf, sizeof(buf)),
+	    "[('a', 30, ['leaf']), ('_start', 10, ['main'])]");
 	free(text);
 	hwt_rep_profile_free(p);
 	hwt_test_tmpdir_remove(dir);
@@ -318,10 +325,11 @@ static void test_folded_exact(void **state)
 	assert_int_equal(hwt_rep_profile_add(p, &s), 1);
 	assert_int_equal(hwt_rep_profile_stats(p)->unsymbolized, 2);
 	text = render(p, &cfg);
-	assert_string_equal(text, "prog;[unknown]_[j];ns::f(int: long)_[i];[libc.so.6];do_syscall_64_[k] 7\n"
-				  "prog;_start;main;a 10\n"
-				  "prog;_start;main;a;leaf 30\n"
-				  "prog;_start;main;leaf 60\n");
+	assert_string_equal(
+	    text, "prog;[unknown]_[j];ns::f(int: long)_[i];[libc.so.6];do_syscall_64_[k] 7\n"
+		  "prog;_start;main;a 10\n"
+		  "prog;_start;main;a;leaf 30\n"
+		  "prog;_start;main;leaf 60\n");
 	/* Read back, written again: identical (comm becomes a plain frame). */
 	assert_int_equal(hwt_rep_profile_alloc(&q, NULL), 0);
 	assert_int_equal(hwt_rep_profile_add_folded(q, text, strlen(text), "x", &line), 4);
@@ -333,8 +341,9 @@ static void test_folded_exact(void **state)
 	cfg.annotate = false;
 	cfg.by_comm = false;
 	again = render(p, &cfg);
-	assert_true(hwt_test_contains(again, "[unknown];ns::f(int: long);[libc.so.6];do_syscall_64 7\n"
-					     "_start;main;a 10\n"));
+	assert_true(hwt_test_contains(again,
+				      "[unknown];ns::f(int: long);[libc.so.6];do_syscall_64 7\n"
+				      "_start;main;a 10\n"));
 	free(again);
 	free(text);
 	hwt_rep_profile_free(q);
@@ -347,9 +356,10 @@ static void test_folded_errors(void **state)
 		const char *text;
 		size_t line;
 	} bad[] = {
-		{"a;b\n", 1},           {"a;b 3\nbad\n", 2}, {"a;;b 3\n", 1},  {";a 3\n", 1},
-		{"a; 3\n", 1},          {"a 0\n", 1},        {"a -3\n", 1},    {"a 3x\n", 1},
-		{"a 99999999999999999999\n", 1},             {" 5\n", 1},
+	    {"a;b\n", 1},  {"a;b 3\nbad\n", 2}, {"a;;b 3\n", 1},
+	    {";a 3\n", 1}, {"a; 3\n", 1},	{"a 0\n", 1},
+	    {"a -3\n", 1}, {"a 3x\n", 1},	{"a 99999999999999999999\n", 1},
+	    {" 5\n", 1},
 	};
 	struct hwt_rep_profile *p;
 	size_t line;
@@ -357,9 +367,9 @@ static void test_folded_errors(void **state)
 	(void)state;
 	for (size_t i = 0; i < HWT_ARRAY_SIZE(bad); i++) {
 		assert_int_equal(hwt_rep_profile_alloc(&p, NULL), 0);
-		assert_int_equal(hwt_rep_profile_add_folded(p, bad[i].text, strlen(bad[i].text), NULL,
-							    &line),
-				 -HWT_EFORMAT);
+		assert_int_equal(
+		    hwt_rep_profile_add_folded(p, bad[i].text, strlen(bad[i].text), NULL, &line),
+		    -HWT_EFORMAT);
 		assert_int_equal(line, bad[i].line);
 		assert_int_equal(hwt_rep_profile_stats(p)->bad_input, 1);
 		/* Lines before the bad one are kept. */
@@ -402,8 +412,10 @@ static void test_deep_and_empty_stacks(void **state)
 	hwt_rep_render_config_init(&cfg);
 	text = render(p, &cfg);
 	/* Recursion counts once in children: rec is 50%, not 1023 x 50%. */
-	assert_true(hwt_test_contains(text, "    50.00%     0.00%  [unknown]  x              [.] rec\n"));
-	assert_true(hwt_test_contains(text, "    50.00%    50.00%  [unknown]  [unknown]      [.] [unknown]\n"));
+	assert_true(
+	    hwt_test_contains(text, "    50.00%     0.00%  [unknown]  x              [.] rec\n"));
+	assert_true(hwt_test_contains(
+	    text, "    50.00%    50.00%  [unknown]  [unknown]      [.] [unknown]\n"));
 	free(text);
 	for (int f = HWT_REP_FMT_FOLDED; f <= HWT_REP_FMT_PPROF; f++) {
 		struct hwt_buf b;
@@ -420,12 +432,13 @@ static void test_deep_and_empty_stacks(void **state)
 
 static void test_sample_keys(void **state)
 {
-	const enum hwt_rep_field fields[] = {HWT_REP_F_FUNCTION, HWT_REP_F_OBJECT, HWT_REP_F_COMM,
-					     HWT_REP_F_PID, HWT_REP_F_SRCLINE, HWT_REP_F_USTACK,
-					     HWT_REP_F_KSTACK};
-	struct hwt_rep_frame fr[3] = {rt_frame("sys_write", "[kernel.kallsyms]", HWT_REP_KIND_KERNEL),
-				      rt_frame("write", LIBC, HWT_REP_KIND_USER),
-				      rt_frame("main", "/bin/p", HWT_REP_KIND_USER)};
+	const enum hwt_rep_field fields[] = {
+	    HWT_REP_F_FUNCTION, HWT_REP_F_OBJECT, HWT_REP_F_COMM,  HWT_REP_F_PID,
+	    HWT_REP_F_SRCLINE,	HWT_REP_F_USTACK, HWT_REP_F_KSTACK};
+	struct hwt_rep_frame fr[3] = {
+	    rt_frame("sys_write", "[kernel.kallsyms]", HWT_REP_KIND_KERNEL),
+	    rt_frame("write", LIBC, HWT_REP_KIND_USER),
+	    rt_frame("main", "/bin/p", HWT_REP_KIND_USER)};
 	const uint32_t types[] = {HWT_REP_STR, HWT_REP_STACK};
 	struct hwt_rep_agg_config ac;
 	struct hwt_rep_dict *dict;
@@ -553,31 +566,31 @@ static void test_events_and_keys(void **state)
 	cfg.sort[1] = HWT_REP_F_SRCLINE;
 	cfg.sort[2] = HWT_REP_F_FUNCTION;
 	text = render(p, &cfg);
-	assert_string_equal(text,
-		"# hwtrace report\n"
-		"#\n"
-		"# Samples: 2 of event 'cycles'\n"
-		"# Event count: 6\n"
-		"#\n"
-		"# Children      Self      Pid:Command    Source:Line  Symbol\n"
-		"# ........  ........  .................  ...........  ......\n"
-		"#\n"
-		"    50.00%    50.00%       42:[unknown]  f.c:12       [k] f\n"
-		"    50.00%    50.00%        7:[unknown]  [unknown]    [.] main\n"
-		"    50.00%     0.00%       42:[unknown]  [unknown]    [.] main\n"
-		"\n"
-		"#\n"
-		"# Samples: 1 of event 'instructions'\n"
-		"# Event count: 1\n"
-		"#\n"
-		"# Children      Self      Pid:Command    Source:Line  Symbol\n"
-		"# ........  ........  .................  ...........  ......\n"
-		"#\n"
-		"   100.00%   100.00%       42:[unknown]  f.c:12       [k] f\n"
-		"   100.00%     0.00%       42:[unknown]  [unknown]    [.] main\n"
-		"#\n"
-		"# samples: 3 (weight 7), filtered out: 0, lost: 0, without stack: 0\n"
-		"# frames: 5, unsymbolized: 0 (0.00%), truncated stacks: 0, bad input: 0\n");
+	assert_string_equal(
+	    text, "# hwtrace report\n"
+		  "#\n"
+		  "# Samples: 2 of event 'cycles'\n"
+		  "# Event count: 6\n"
+		  "#\n"
+		  "# Children      Self      Pid:Command    Source:Line  Symbol\n"
+		  "# ........  ........  .................  ...........  ......\n"
+		  "#\n"
+		  "    50.00%    50.00%       42:[unknown]  f.c:12       [k] f\n"
+		  "    50.00%    50.00%        7:[unknown]  [unknown]    [.] main\n"
+		  "    50.00%     0.00%       42:[unknown]  [unknown]    [.] main\n"
+		  "\n"
+		  "#\n"
+		  "# Samples: 1 of event 'instructions'\n"
+		  "# Event count: 1\n"
+		  "#\n"
+		  "# Children      Self      Pid:Command    Source:Line  Symbol\n"
+		  "# ........  ........  .................  ...........  ......\n"
+		  "#\n"
+		  "   100.00%   100.00%       42:[unknown]  f.c:12       [k] f\n"
+		  "   100.00%     0.00%       42:[unknown]  [unknown]    [.] main\n"
+		  "#\n"
+		  "# samples: 3 (weight 7), filtered out: 0, lost: 0, without stack: 0\n"
+		  "# frames: 5, unsymbolized: 0 (0.00%), truncated stacks: 0, bad input: 0\n");
 	free(text);
 	/* Stack fields cannot key a report entry. */
 	cfg.sort[0] = HWT_REP_F_USTACK;
@@ -594,16 +607,11 @@ static void test_events_and_keys(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_children_caller_graph),
-		cmocka_unit_test(test_self_callee_graph),
-		cmocka_unit_test(test_json_numbers),
-		cmocka_unit_test(test_filters),
-		cmocka_unit_test(test_folded_exact),
-		cmocka_unit_test(test_folded_errors),
-		cmocka_unit_test(test_deep_and_empty_stacks),
-		cmocka_unit_test(test_sample_keys),
-		cmocka_unit_test(test_shared_dict_frame_ids),
-		cmocka_unit_test(test_events_and_keys),
+	    cmocka_unit_test(test_children_caller_graph), cmocka_unit_test(test_self_callee_graph),
+	    cmocka_unit_test(test_json_numbers),	  cmocka_unit_test(test_filters),
+	    cmocka_unit_test(test_folded_exact),	  cmocka_unit_test(test_folded_errors),
+	    cmocka_unit_test(test_deep_and_empty_stacks), cmocka_unit_test(test_sample_keys),
+	    cmocka_unit_test(test_shared_dict_frame_ids), cmocka_unit_test(test_events_and_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

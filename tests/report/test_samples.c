@@ -40,10 +40,10 @@
 
 struct fixture {
 	char *dir;
-	char perf[4096];  /* perf record -g of rec_hot */
-	char own[4096];   /* hwtrace record -g of rec_hot */
-	char flat[4096];  /* hwtrace record of rec_hot without -g */
-	char cmp[4096];   /* tests/report/perf_compare.py */
+	char perf[4096]; /* perf record -g of rec_hot */
+	char own[4096];	 /* hwtrace record -g of rec_hot */
+	char flat[4096]; /* hwtrace record of rec_hot without -g */
+	char cmp[4096];	 /* tests/report/perf_compare.py */
 	bool have_perf;
 };
 
@@ -59,7 +59,8 @@ static int setup(void **state)
 	snprintf(fx.own, sizeof(fx.own), "%s/hot.hwt", fx.dir);
 	snprintf(fx.flat, sizeof(fx.flat), "%s/flat.hwt", fx.dir);
 	snprintf(fx.cmp, sizeof(fx.cmp), "%s/tests/report/perf_compare.py", hwt_test_source_dir());
-	hwt_test_run(&r, "perf record -q -g -F 999 -o %s -- %s 0.6", fx.perf, hwt_test_prog("rec_hot"));
+	hwt_test_run(&r, "perf record -q -g -F 999 -o %s -- %s 0.6", fx.perf,
+		     hwt_test_prog("rec_hot"));
 	fx.have_perf = r.status == 0;
 	if (!fx.have_perf)
 		fprintf(stderr, "perf record failed (%d): %s\n", r.status, r.err);
@@ -104,13 +105,12 @@ static bool has_line(const char *text, const char *re)
 }
 
 /* Runs a command that must succeed; its stdout stays in *r. */
-#define RUN_OK(r, ...)                                                       \
-	do {                                                                 \
-		hwt_test_run((r), __VA_ARGS__);                              \
-		if ((r)->status != 0)                                        \
-			fprintf(stderr, "failed (%d): %s%s\n", (r)->status,  \
-				(r)->out, (r)->err);                         \
-		assert_int_equal((r)->status, 0);                            \
+#define RUN_OK(r, ...)                                                                             \
+	do {                                                                                       \
+		hwt_test_run((r), __VA_ARGS__);                                                    \
+		if ((r)->status != 0)                                                              \
+			fprintf(stderr, "failed (%d): %s%s\n", (r)->status, (r)->out, (r)->err);   \
+		assert_int_equal((r)->status, 0);                                                  \
 	} while (0)
 
 /* ------------------------------------------------------------------------ */
@@ -122,17 +122,19 @@ static void test_report_matches_perf(void **state)
 	(void)state;
 	need_perf();
 	/* --no-children: the self percentages of every entry above 1%. */
-	RUN_OK(&r, "perf report -i %s --stdio --no-children > %s/p.nc 2>/dev/null && "
-		   "%s report -q -i %s --stdio --no-children > %s/h.nc && "
-		   "python3 %s report %s/p.nc %s/h.nc 1",
+	RUN_OK(&r,
+	       "perf report -i %s --stdio --no-children > %s/p.nc 2>/dev/null && "
+	       "%s report -q -i %s --stdio --no-children > %s/h.nc && "
+	       "python3 %s report %s/p.nc %s/h.nc 1",
 	       fx.perf, fx.dir, hwt_test_hwtrace(), fx.perf, fx.dir, fx.cmp, fx.dir, fx.dir);
 	fprintf(stderr, "%s", r.out);
 	assert_true(hwt_test_contains(r.out, "[.] hot_a"));
 	assert_true(hwt_test_contains(r.out, "[.] hot_b"));
 	hwt_test_run_free(&r);
 	/* Children (the default with call chains): both columns. */
-	RUN_OK(&r, "perf report -i %s --stdio > %s/p.ch 2>/dev/null && "
-		   "%s report -q -i %s > %s/h.ch && python3 %s report %s/p.ch %s/h.ch 1",
+	RUN_OK(&r,
+	       "perf report -i %s --stdio > %s/p.ch 2>/dev/null && "
+	       "%s report -q -i %s > %s/h.ch && python3 %s report %s/p.ch %s/h.ch 1",
 	       fx.perf, fx.dir, hwt_test_hwtrace(), fx.perf, fx.dir, fx.cmp, fx.dir, fx.dir);
 	fprintf(stderr, "%s", r.out);
 	assert_true(hwt_test_contains(r.out, "[.] path_a"));
@@ -146,8 +148,9 @@ static void test_folded_matches_perf_script(void **state)
 
 	(void)state;
 	need_perf();
-	RUN_OK(&r, "perf script -i %s -F comm,ip,sym,symoff,dso > %s/p.script 2>/dev/null && "
-		   "%s flame -q -i %s -o %s/h.folded && python3 %s stacks %s/p.script %s/h.folded",
+	RUN_OK(&r,
+	       "perf script -i %s -F comm,ip,sym,symoff,dso > %s/p.script 2>/dev/null && "
+	       "%s flame -q -i %s -o %s/h.folded && python3 %s stacks %s/p.script %s/h.folded",
 	       fx.perf, fx.dir, hwt_test_hwtrace(), fx.perf, fx.dir, fx.cmp, fx.dir, fx.dir);
 	fprintf(stderr, "%s", r.out);
 	assert_true(hwt_test_contains(r.out, "identical multisets"));
@@ -164,7 +167,8 @@ static void test_own_recording(void **state)
 
 	(void)state;
 	snprintf(json, sizeof(json), "%s/own.json", fx.dir);
-	RUN_OK(&r, "%s report -q -i %s --no-children --json -o %s", hwt_test_hwtrace(), fx.own, json);
+	RUN_OK(&r, "%s report -q -i %s --no-children --json -o %s", hwt_test_hwtrace(), fx.own,
+	       json);
 	hwt_test_run_free(&r);
 	/* One python for all the checks (each start costs half a second of
 	 * CPU here): the two shares, the callers of each hot spot (callee
@@ -172,19 +176,23 @@ static void test_own_recording(void **state)
 	{
 		char hot_a_path[256], hot_b_path[256], stats_ok[16];
 		const char *v = rt_json_eval(
-			json,
-			"(lambda E, cg: \"%.4f %.4f %s %s %s\" % (E(\"hot_a\")[\"self_percent\"], "
-			"E(\"hot_b\")[\"self_percent\"], cg(\"hot_a\"), cg(\"hot_b\"), d[\"stats\"][\"samples\"] == "
-			"d[\"events\"][0][\"samples\"] and d[\"stats\"][\"lost\"] == 0 and d[\"stats\"][\"filtered\"] == 0))"
-			"((lambda n: [e for e in d[\"events\"][0][\"entries\"] if e[\"function\"] == n][0]), "
-			"(lambda n: (lambda t: \",\".join([t[\"name\"], t[\"children\"][0][\"name\"], "
-			"t[\"children\"][0][\"children\"][0][\"name\"]]))([e for e in d[\"events\"][0][\"entries\"] "
-			"if e[\"function\"] == n][0][\"callgraph\"][\"tree\"][0])))",
-			buf, sizeof(buf));
+		    json,
+		    "(lambda E, cg: \"%.4f %.4f %s %s %s\" % (E(\"hot_a\")[\"self_percent\"], "
+		    "E(\"hot_b\")[\"self_percent\"], cg(\"hot_a\"), cg(\"hot_b\"), "
+		    "d[\"stats\"][\"samples\"] == "
+		    "d[\"events\"][0][\"samples\"] and d[\"stats\"][\"lost\"] == 0 and "
+		    "d[\"stats\"][\"filtered\"] == 0))"
+		    "((lambda n: [e for e in d[\"events\"][0][\"entries\"] if e[\"function\"] == "
+		    "n][0]), "
+		    "(lambda n: (lambda t: \",\".join([t[\"name\"], t[\"children\"][0][\"name\"], "
+		    "t[\"children\"][0][\"children\"][0][\"name\"]]))([e for e in "
+		    "d[\"events\"][0][\"entries\"] "
+		    "if e[\"function\"] == n][0][\"callgraph\"][\"tree\"][0])))",
+		    buf, sizeof(buf));
 
-		assert_int_equal(sscanf(v, "%lf %lf %255s %255s %15s", &a, &b, hot_a_path, hot_b_path,
-					stats_ok),
-				 5);
+		assert_int_equal(
+		    sscanf(v, "%lf %lf %255s %255s %15s", &a, &b, hot_a_path, hot_b_path, stats_ok),
+		    5);
 		fprintf(stderr, "own recording: hot_a %.2f%%, hot_b %.2f%%\n", a, b);
 		/* 75/25 of the program's own time, within a few points; a
 		 * loaded machine adds kernel samples (interrupts, reschedules:
@@ -218,8 +226,10 @@ static void test_filters_and_sorts(void **state)
 	snprintf(json, sizeof(json), "%s/f.json", fx.dir);
 	/* The process's pid, the number of samples and the time span, from
 	 * script (a line per sample with -G). */
-	RUN_OK(&r, "%s script -q -G -i %s | awk 'NR==1{split($2,p,\"/\"); f=$4} {t=$4} "
-		   "END{print p[1], NR, f, t}' | tr -d ':'", hwt_test_hwtrace(), fx.own);
+	RUN_OK(&r,
+	       "%s script -q -G -i %s | awk 'NR==1{split($2,p,\"/\"); f=$4} {t=$4} "
+	       "END{print p[1], NR, f, t}' | tr -d ':'",
+	       hwt_test_hwtrace(), fx.own);
 	{
 		double a, b;
 
@@ -230,16 +240,19 @@ static void test_filters_and_sorts(void **state)
 	hwt_test_run_free(&r);
 
 	/* (rec_hot has one thread: its tid is its pid) */
-	RUN_OK(&r, "%s report -q -i %s --pid %d --tid %d --comm rec_hot --dso rec_hot -s function "
-		   "--no-children -g none --json -o %s", hwt_test_hwtrace(), fx.own, pid, pid, json);
+	RUN_OK(&r,
+	       "%s report -q -i %s --pid %d --tid %d --comm rec_hot --dso rec_hot -s function "
+	       "--no-children -g none --json -o %s",
+	       hwt_test_hwtrace(), fx.own, pid, pid, json);
 	hwt_test_run_free(&r);
 	/* Only samples whose leaf is in rec_hot: its functions only; the
 	 * others are counted as filtered out, none lost. */
 	snprintf(want, sizeof(want), "(['hot_a', 'hot_b'], %llu)", all);
-	assert_string_equal(rt_json_eval(json, "(sorted(set(e[\"function\"] for e in d[\"events\"][0]"
-					       "[\"entries\"]) - {\"main\", \"path_a\", \"path_b\", "
-					       "\"middle_b\", \"cpu_seconds\", \"_start\"}), "
-					       "d[\"stats\"][\"samples\"] + d[\"stats\"][\"filtered\"])",
+	assert_string_equal(rt_json_eval(json,
+					 "(sorted(set(e[\"function\"] for e in d[\"events\"][0]"
+					 "[\"entries\"]) - {\"main\", \"path_a\", \"path_b\", "
+					 "\"middle_b\", \"cpu_seconds\", \"_start\"}), "
+					 "d[\"stats\"][\"samples\"] + d[\"stats\"][\"filtered\"])",
 					 buf, sizeof(buf)),
 			    want);
 
@@ -255,7 +268,8 @@ static void test_filters_and_sorts(void **state)
 	assert_true(hwt_test_contains(r.err, "the filters rejected all"));
 	hwt_test_run_free(&r);
 	snprintf(want, sizeof(want), "(0, %llu)", all);
-	assert_string_equal(rt_json_eval(json, "(d[\"stats\"][\"samples\"], d[\"stats\"][\"filtered\"])",
+	assert_string_equal(rt_json_eval(json,
+					 "(d[\"stats\"][\"samples\"], d[\"stats\"][\"filtered\"])",
 					 buf, sizeof(buf)),
 			    want);
 
@@ -268,8 +282,9 @@ static void test_filters_and_sorts(void **state)
 	{
 		unsigned long long filtered;
 
-		assert_int_equal(sscanf(rt_json_eval(json, "\"%d %d\" % (d[\"stats\"][\"samples\"], "
-							   "d[\"stats\"][\"filtered\"])",
+		assert_int_equal(sscanf(rt_json_eval(json,
+						     "\"%d %d\" % (d[\"stats\"][\"samples\"], "
+						     "d[\"stats\"][\"filtered\"])",
 						     buf, sizeof(buf)),
 					"%llu %llu", &part, &filtered),
 				 2);
@@ -280,7 +295,8 @@ static void test_filters_and_sorts(void **state)
 
 	/* Sort keys: pid and cpu columns as perf prints them ("%7d:comm",
 	 * "%03d"), srcline names hot_a's loop. */
-	RUN_OK(&r, "%s report -q -i %s -s pid,cpu --no-children -g none", hwt_test_hwtrace(), fx.own);
+	RUN_OK(&r, "%s report -q -i %s -s pid,cpu --no-children -g none", hwt_test_hwtrace(),
+	       fx.own);
 	assert_true(has_line(r.out, "^# Overhead +Pid:Command  CPU$"));
 	snprintf(buf, sizeof(buf), "^ +[0-9.]+%%  %7d:rec_hot  00[01]$", pid);
 	assert_true(has_line(r.out, buf));
@@ -307,10 +323,12 @@ static void graphs_agree(const char *data, const char *hw, const char *pf, const
 {
 	struct hwt_test_run r;
 
-	hwt_test_run(&r, "perf report -i %s --stdio %s > %s/p.g 2>/dev/null && "
-			 "%s report -q -i %s --graph-limit 1 %s > %s/h.g && "
-			 "python3 %s graphs %s/p.g %s/h.g %d",
-		     data, pf, fx.dir, hwt_test_hwtrace(), data, hw, fx.dir, fx.cmp, fx.dir, fx.dir, min);
+	hwt_test_run(&r,
+		     "perf report -i %s --stdio %s > %s/p.g 2>/dev/null && "
+		     "%s report -q -i %s --graph-limit 1 %s > %s/h.g && "
+		     "python3 %s graphs %s/p.g %s/h.g %d",
+		     data, pf, fx.dir, hwt_test_hwtrace(), data, hw, fx.dir, fx.cmp, fx.dir, fx.dir,
+		     min);
 	fprintf(stderr, "%s: %s", what, r.out);
 	if (r.status != 0)
 		fprintf(stderr, "%s", r.err);
@@ -334,14 +352,16 @@ static void modes_agree(const char *data, const struct mode *modes, size_t n, co
 	hwt_buf_init(&cmp);
 	assert_int_equal(hwt_buf_printf(&cmp, "python3 %s graphs", fx.cmp), 0);
 	for (size_t i = 0; i < n; i++) {
-		assert_int_equal(hwt_buf_printf(&cmd, "perf report -i %s --stdio %s > %s/p.%s%zu 2>/dev/null && "
-						      "%s report -q -i %s --graph-limit 1 %s > %s/%s%zu && ",
-						data, modes[i].pf, fx.dir, tag, i, hwt_test_hwtrace(), data,
-						modes[i].hw, fx.dir, tag, i),
-				 0);
-		assert_int_equal(hwt_buf_printf(&cmp, " %s/p.%s%zu %s/%s%zu 1", fx.dir, tag, i, fx.dir, tag,
-						i),
-				 0);
+		assert_int_equal(
+		    hwt_buf_printf(&cmd,
+				   "perf report -i %s --stdio %s > %s/p.%s%zu 2>/dev/null && "
+				   "%s report -q -i %s --graph-limit 1 %s > %s/%s%zu && ",
+				   data, modes[i].pf, fx.dir, tag, i, hwt_test_hwtrace(), data,
+				   modes[i].hw, fx.dir, tag, i),
+		    0);
+		assert_int_equal(
+		    hwt_buf_printf(&cmp, " %s/p.%s%zu %s/%s%zu 1", fx.dir, tag, i, fx.dir, tag, i),
+		    0);
 		fprintf(stderr, "%s%zu: hwtrace report %s | perf report %s\n", tag, i, modes[i].hw,
 			modes[i].pf);
 	}
@@ -366,18 +386,20 @@ static void modes_agree(const char *data, const struct mode *modes, size_t n, co
 static void test_graphs_match_perf(void **state)
 {
 	static const struct mode modes[] = {
-		{"--children -g caller", "--children -g graph,1,caller"},
-		{"--children -g callee", "--children -g graph,1,callee"},
-		{"--no-children -g caller", "--no-children -g graph,1,caller"},
-		{"--no-children -g callee", "--no-children -g graph,1,callee"},
-		{"-s object", "-g graph,1,caller -s dso"},
-		{"-s comm", "-g graph,1,caller -s comm"},
-		{"-s function", "-g graph,1,caller -s sym"},
-		{"-s function -g callee", "-g graph,1,callee -s sym"},
-		{"--no-children -s function -g caller", "--no-children -g graph,1,caller -s sym"},
-		{"--no-children -s object,function -g caller", "--no-children -g graph,1,caller -s dso,sym"},
-		/* perf's pid is the thread: the same for one-thread rec_hot */
-		{"--no-children -s pid,cpu,object -g caller", "--no-children -g graph,1,caller -s pid,cpu,dso"},
+	    {"--children -g caller", "--children -g graph,1,caller"},
+	    {"--children -g callee", "--children -g graph,1,callee"},
+	    {"--no-children -g caller", "--no-children -g graph,1,caller"},
+	    {"--no-children -g callee", "--no-children -g graph,1,callee"},
+	    {"-s object", "-g graph,1,caller -s dso"},
+	    {"-s comm", "-g graph,1,caller -s comm"},
+	    {"-s function", "-g graph,1,caller -s sym"},
+	    {"-s function -g callee", "-g graph,1,callee -s sym"},
+	    {"--no-children -s function -g caller", "--no-children -g graph,1,caller -s sym"},
+	    {"--no-children -s object,function -g caller",
+	     "--no-children -g graph,1,caller -s dso,sym"},
+	    /* perf's pid is the thread: the same for one-thread rec_hot */
+	    {"--no-children -s pid,cpu,object -g caller",
+	     "--no-children -g graph,1,caller -s pid,cpu,dso"},
 	};
 
 	struct hwt_test_run r;
@@ -388,12 +410,15 @@ static void test_graphs_match_perf(void **state)
 	/* Without children the entries come in perf's order too, those of
 	 * equal shares by their keys (entries of addresses without a symbol
 	 * left out: see perf_compare.py). */
-	RUN_OK(&r, "perf report -i %s --stdio --no-children -g none 2>/dev/null | grep '%%' | "
-		   "grep -v '^#' | sed 's/ *$//' | grep -v -E '\\] (0x[0-9a-f]+|[0-9a-f]{16}|\\[.*\\]|@plt)$' "
-		   "> %s/p.order && %s report -q -i %s --no-children -g none | grep '%%' | grep -v '^#' | "
-		   "grep -v -E '\\] (0x[0-9a-f]+|[0-9a-f]{16}|\\[.*\\]|@plt)$' > %s/h.order && "
-		   "diff %s/p.order %s/h.order && wc -l < %s/h.order",
-	       fx.perf, fx.dir, hwt_test_hwtrace(), fx.perf, fx.dir, fx.dir, fx.dir, fx.dir);
+	RUN_OK(
+	    &r,
+	    "perf report -i %s --stdio --no-children -g none 2>/dev/null | grep '%%' | "
+	    "grep -v '^#' | sed 's/ *$//' | grep -v -E '\\] "
+	    "(0x[0-9a-f]+|[0-9a-f]{16}|\\[.*\\]|@plt)$' "
+	    "> %s/p.order && %s report -q -i %s --no-children -g none | grep '%%' | grep -v '^#' | "
+	    "grep -v -E '\\] (0x[0-9a-f]+|[0-9a-f]{16}|\\[.*\\]|@plt)$' > %s/h.order && "
+	    "diff %s/p.order %s/h.order && wc -l < %s/h.order",
+	    fx.perf, fx.dir, hwt_test_hwtrace(), fx.perf, fx.dir, fx.dir, fx.dir, fx.dir);
 	fprintf(stderr, "entry order as perf's: %s", r.out);
 	assert_true(atoi(r.out) >= 3);
 	hwt_test_run_free(&r);
@@ -414,25 +439,27 @@ static void test_filters_match_perf(void **state)
 
 	(void)state;
 	need_perf();
-	RUN_OK(&r, "perf script -i %s -F pid,time 2>/dev/null | tr -d ':' | "
-		   "awk 'NR==1{p=$1; f=$2} {t=$2} END{printf \"%%s %%s %%s %%.6f\\n\", p, f, t, (f+t)/2}'",
-	       fx.perf);
+	RUN_OK(
+	    &r,
+	    "perf script -i %s -F pid,time 2>/dev/null | tr -d ':' | "
+	    "awk 'NR==1{p=$1; f=$2} {t=$2} END{printf \"%%s %%s %%s %%.6f\\n\", p, f, t, (f+t)/2}'",
+	    fx.perf);
 	assert_int_equal(sscanf(r.out, "%31s %31s %31s %31s", pid, t0, t1, mid), 4);
 	hwt_test_run_free(&r);
-#define MODE(H, P, ...)                                                      \
-	do {                                                                 \
-		snprintf(hw[n], sizeof(hw[n]), "--no-children " H, __VA_ARGS__); \
-		snprintf(pf[n], sizeof(pf[n]), "--no-children " P, __VA_ARGS__); \
-		modes[n].hw = hw[n];                                         \
-		modes[n].pf = pf[n];                                         \
-		n++;                                                         \
+#define MODE(H, P, ...)                                                                            \
+	do {                                                                                       \
+		snprintf(hw[n], sizeof(hw[n]), "--no-children " H, __VA_ARGS__);                   \
+		snprintf(pf[n], sizeof(pf[n]), "--no-children " P, __VA_ARGS__);                   \
+		modes[n].hw = hw[n];                                                               \
+		modes[n].pf = pf[n];                                                               \
+		n++;                                                                               \
 	} while (0)
 	MODE("-g none --dso %s", "-g none --dsos %s", "rec_hot");
 	MODE("-g none --percentage relative --dso %s", "-g none --percentage relative --dsos %s",
 	     "rec_hot");
 	MODE("-g caller --comm %s", "-g graph,1,caller --comms %s", "rec_hot");
-	MODE("-g callee --comm rec_hot,%s --dso %s", "-g graph,1,callee --comms rec_hot,%s --dsos %s",
-	     "nosuch", "rec_hot");
+	MODE("-g callee --comm rec_hot,%s --dso %s",
+	     "-g graph,1,callee --comms rec_hot,%s --dsos %s", "nosuch", "rec_hot");
 	MODE("-g callee --pid %s", "-g graph,1,callee --pid %s", pid);
 	MODE("-g caller --tid %s", "-g graph,1,caller --tid %s", pid);
 	MODE("-g callee --time %s,%s", "-g graph,1,callee --time %s,%s", t0, mid);
@@ -451,8 +478,9 @@ static void test_pipe_and_compressed(void **state)
 	(void)state;
 	need_perf();
 	snprintf(data, sizeof(data), "%s/pipe.data", fx.dir);
-	RUN_OK(&r, "perf record -q -g -F 999 -o - -- %s 0.3 2>/dev/null > %s && "
-		   "%s report -q -i - --no-children -g none -s function < %s",
+	RUN_OK(&r,
+	       "perf record -q -g -F 999 -o - -- %s 0.3 2>/dev/null > %s && "
+	       "%s report -q -i - --no-children -g none -s function < %s",
 	       hwt_test_prog("rec_hot"), data, hwt_test_hwtrace(), data);
 	assert_true(hwt_test_contains(r.out, "[.] hot_a\n"));
 	assert_true(hwt_test_contains(r.out, "[.] hot_b\n"));
@@ -460,26 +488,30 @@ static void test_pipe_and_compressed(void **state)
 	graphs_agree(data, "--no-children -g callee", "--no-children -g graph,1,callee", "pipe", 2);
 	/* stdin itself, as perf record | hwtrace report -i - (and flame):
 	 * the same output as from the file */
-	RUN_OK(&r, "cat %s | %s report -q -i - --graph-limit 1 > %s/h.stdin && "
-		   "%s report -q -i %s --graph-limit 1 | cmp - %s/h.stdin && "
-		   "cat %s | %s flame -q -i - -o - --format folded > %s/f.stdin && "
-		   "%s flame -q -i %s -o - --format folded | cmp - %s/f.stdin",
+	RUN_OK(&r,
+	       "cat %s | %s report -q -i - --graph-limit 1 > %s/h.stdin && "
+	       "%s report -q -i %s --graph-limit 1 | cmp - %s/h.stdin && "
+	       "cat %s | %s flame -q -i - -o - --format folded > %s/f.stdin && "
+	       "%s flame -q -i %s -o - --format folded | cmp - %s/f.stdin",
 	       data, hwt_test_hwtrace(), fx.dir, hwt_test_hwtrace(), data, fx.dir, data,
 	       hwt_test_hwtrace(), fx.dir, hwt_test_hwtrace(), data, fx.dir);
 	hwt_test_run_free(&r);
 
 	snprintf(data, sizeof(data), "%s/z.data", fx.dir);
-	RUN_OK(&r, "perf record -q -z -g -F 999 -o %s -- %s 0.3 2>/dev/null && "
-		   "%s flame -q -i %s -o - --format folded",
+	RUN_OK(&r,
+	       "perf record -q -z -g -F 999 -o %s -- %s 0.3 2>/dev/null && "
+	       "%s flame -q -i %s -o - --format folded",
 	       data, hwt_test_prog("rec_hot"), hwt_test_hwtrace(), data);
 	assert_true(hwt_test_contains(r.out, "rec_hot;__libc_start_call_main;main;path_a;hot_a "));
-	assert_true(hwt_test_contains(r.out, "rec_hot;__libc_start_call_main;main;path_b;middle_b;hot_b "));
+	assert_true(
+	    hwt_test_contains(r.out, "rec_hot;__libc_start_call_main;main;path_b;middle_b;hot_b "));
 	hwt_test_run_free(&r);
 	graphs_agree(data, "--children -g caller", "--children -g graph,1,caller", "perf record -z",
 		     2);
 	/* and its folded stacks are perf script's */
-	RUN_OK(&r, "perf script -i %s -F comm,ip,sym,symoff,dso > %s/z.script 2>/dev/null && "
-		   "%s flame -q -i %s -o %s/z.folded && python3 %s stacks %s/z.script %s/z.folded",
+	RUN_OK(&r,
+	       "perf script -i %s -F comm,ip,sym,symoff,dso > %s/z.script 2>/dev/null && "
+	       "%s flame -q -i %s -o %s/z.folded && python3 %s stacks %s/z.script %s/z.folded",
 	       data, fx.dir, hwt_test_hwtrace(), data, fx.dir, fx.cmp, fx.dir, fx.dir);
 	fprintf(stderr, "perf record -z, folded: %s", r.out);
 	assert_true(hwt_test_contains(r.out, "identical multisets"));
@@ -494,8 +526,9 @@ static void test_two_events(void **state)
 	struct hwt_test_run r;
 
 	(void)state;
-	RUN_OK(&r, "%s record -q -g -e cpu-clock,page-faults -F 999 -o %s/two.hwt -- %s 0.2 && "
-		   "%s report -q -i %s/two.hwt -g none",
+	RUN_OK(&r,
+	       "%s record -q -g -e cpu-clock,page-faults -F 999 -o %s/two.hwt -- %s 0.2 && "
+	       "%s report -q -i %s/two.hwt -g none",
 	       hwt_test_hwtrace(), fx.dir, hwt_test_prog("rec_hot"), hwt_test_hwtrace(), fx.dir);
 	assert_true(hwt_test_contains(r.out, "of event 'cpu-clock'"));
 	assert_true(hwt_test_contains(r.out, "of event 'page-faults'"));
@@ -504,19 +537,20 @@ static void test_two_events(void **state)
 	RUN_OK(&r, "%s report -q -i %s/two.hwt -g none --json -o %s", hwt_test_hwtrace(), fx.dir,
 	       data);
 	hwt_test_run_free(&r);
-	assert_string_equal(rt_json_eval(data, "sorted(e[\"event\"] for e in d[\"events\"])", buf,
-					 sizeof(buf)),
-			    "['cpu-clock', 'page-faults']");
+	assert_string_equal(
+	    rt_json_eval(data, "sorted(e[\"event\"] for e in d[\"events\"])", buf, sizeof(buf)),
+	    "['cpu-clock', 'page-faults']");
 	/* The samples of the sections add up to the stats' count. */
-	assert_string_equal(rt_json_eval(data, "sum(e[\"samples\"] for e in d[\"events\"]) == "
-					       "d[\"stats\"][\"samples\"]",
+	assert_string_equal(rt_json_eval(data,
+					 "sum(e[\"samples\"] for e in d[\"events\"]) == "
+					 "d[\"stats\"][\"samples\"]",
 					 buf, sizeof(buf)),
 			    "True");
 
 	need_perf();
 	snprintf(data, sizeof(data), "%s/two.data", fx.dir);
-	RUN_OK(&r, "perf record -q -g -e cpu-clock,page-faults -F 999 -o %s -- %s 0.2 2>&1",
-	       data, hwt_test_prog("rec_hot"));
+	RUN_OK(&r, "perf record -q -g -e cpu-clock,page-faults -F 999 -o %s -- %s 0.2 2>&1", data,
+	       hwt_test_prog("rec_hot"));
 	hwt_test_run_free(&r);
 	/* Entries only: page faults happen in ld.so's start-up, where perf
 	 * names a return address after a last call by the next symbol
@@ -531,18 +565,21 @@ static void test_inline(void **state)
 	struct hwt_test_run r;
 
 	(void)state;
-	RUN_OK(&r, "%s record -q -g -F 999 -o %s/inl.hwt -- %s 0.3 && "
-		   "%s flame -q -i %s/inl.hwt -o - --format folded | sort -t' ' -k2 -nr | head -1",
+	RUN_OK(&r,
+	       "%s record -q -g -F 999 -o %s/inl.hwt -- %s 0.3 && "
+	       "%s flame -q -i %s/inl.hwt -o - --format folded | sort -t' ' -k2 -nr | head -1",
 	       hwt_test_hwtrace(), fx.dir, hwt_test_prog("rep_inline"), hwt_test_hwtrace(), fx.dir);
 	assert_true(hwt_test_contains(r.out, "rep_inline;__libc_start_call_main;main;outer "));
 	hwt_test_run_free(&r);
-	RUN_OK(&r, "%s flame -q --inline -i %s/inl.hwt -o - --format folded | sort -t' ' -k2 -nr | "
-		   "head -1",
+	RUN_OK(&r,
+	       "%s flame -q --inline -i %s/inl.hwt -o - --format folded | sort -t' ' -k2 -nr | "
+	       "head -1",
 	       hwt_test_hwtrace(), fx.dir);
-	assert_true(hwt_test_contains(r.out, "rep_inline;__libc_start_call_main;main;outer;mix_[i] "));
+	assert_true(
+	    hwt_test_contains(r.out, "rep_inline;__libc_start_call_main;main;outer;mix_[i] "));
 	hwt_test_run_free(&r);
-	RUN_OK(&r, "%s report -q --inline -i %s/inl.hwt --no-children -g none -n 1", hwt_test_hwtrace(),
-	       fx.dir);
+	RUN_OK(&r, "%s report -q --inline -i %s/inl.hwt --no-children -g none -n 1",
+	       hwt_test_hwtrace(), fx.dir);
 	assert_true(hwt_test_contains(r.out, "[i] mix\n"));
 	hwt_test_run_free(&r);
 	/* mix's frame (ld.so, which has inline records too, may come
@@ -611,9 +648,9 @@ static void test_cache_equivalence(void **state)
 				assert_true(b.resolved <= b.frames - b.unmapped);
 			else
 				assert_int_equal(b.resolved, b.frames - b.unmapped);
-			fprintf(stderr, "%s%s: %llu frames, %llu symbolized with caches\n", files[i],
-				inl ? " (inline, lines)" : "", (unsigned long long)a.frames,
-				(unsigned long long)a.resolved);
+			fprintf(stderr, "%s%s: %llu frames, %llu symbolized with caches\n",
+				files[i], inl ? " (inline, lines)" : "",
+				(unsigned long long)a.frames, (unsigned long long)a.resolved);
 			hwt_buf_fini(&x);
 			hwt_buf_fini(&y);
 		}
@@ -629,8 +666,9 @@ static void test_flame_outputs(void **state)
 	double share;
 
 	(void)state;
-	RUN_OK(&r, "cd %s && %s flame -i %s -o g.svg && %s flame -i %s -o g.html && "
-		   "%s flame -i %s -o g.pb.gz && %s flame -i %s -o g.json",
+	RUN_OK(&r,
+	       "cd %s && %s flame -i %s -o g.svg && %s flame -i %s -o g.html && "
+	       "%s flame -i %s -o g.pb.gz && %s flame -i %s -o g.json",
 	       fx.dir, hwt_test_hwtrace(), fx.own, hwt_test_hwtrace(), fx.own, hwt_test_hwtrace(),
 	       fx.own, hwt_test_hwtrace(), fx.own);
 	assert_true(hwt_test_contains(r.err, "g.svg: "));
@@ -652,42 +690,52 @@ static void test_flame_outputs(void **state)
 	 * microseconds with three decimals: compared as integer ns, since
 	 * ts + dur in floating point can differ from the next span's ts in
 	 * the last bit where the two are equal. */
-	assert_string_equal(rt_json_eval(path, "(lambda X: len(X) > 100 and all(not (a[1] < b[1] < a[1]+a[2] "
-					       "< b[1]+b[2]) for a in X for b in X if a[0]==b[0]))([(e[\"tid\"], "
-					       "round(e[\"ts\"]*1000), round(e[\"dur\"]*1000)) for e in "
-					       "d[\"traceEvents\"] if e[\"ph\"]==\"X\" and e[\"name\"] in "
-					       "(\"hot_a\",\"hot_b\",\"path_a\",\"path_b\",\"main\")][:400])",
-					 buf, sizeof(buf)),
-			    "True");
-	assert_string_equal(rt_json_eval(path, "[e[\"args\"][\"name\"] for e in d[\"traceEvents\"] if "
-					       "e[\"ph\"]==\"M\"]",
+	assert_string_equal(
+	    rt_json_eval(path,
+			 "(lambda X: len(X) > 100 and all(not (a[1] < b[1] < a[1]+a[2] "
+			 "< b[1]+b[2]) for a in X for b in X if a[0]==b[0]))([(e[\"tid\"], "
+			 "round(e[\"ts\"]*1000), round(e[\"dur\"]*1000)) for e in "
+			 "d[\"traceEvents\"] if e[\"ph\"]==\"X\" and e[\"name\"] in "
+			 "(\"hot_a\",\"hot_b\",\"path_a\",\"path_b\",\"main\")][:400])",
+			 buf, sizeof(buf)),
+	    "True");
+	assert_string_equal(rt_json_eval(path,
+					 "[e[\"args\"][\"name\"] for e in d[\"traceEvents\"] if "
+					 "e[\"ph\"]==\"M\"]",
 					 buf, sizeof(buf)),
 			    "['rec_hot']");
-	share = atof(rt_json_eval(path, "(lambda s: s(\"hot_a\")/(s(\"hot_a\")+s(\"hot_b\")))(lambda n: "
-					"sum(e[\"dur\"] for e in d[\"traceEvents\"] if e[\"ph\"]==\"X\" and "
-					"e[\"name\"]==n))",
-				  buf, sizeof(buf)));
+	share =
+	    atof(rt_json_eval(path,
+			      "(lambda s: s(\"hot_a\")/(s(\"hot_a\")+s(\"hot_b\")))(lambda n: "
+			      "sum(e[\"dur\"] for e in d[\"traceEvents\"] if e[\"ph\"]==\"X\" and "
+			      "e[\"name\"]==n))",
+			      buf, sizeof(buf)));
 	fprintf(stderr, "chrome trace: hot_a holds %.1f%% of hot_a + hot_b\n", 100 * share);
 	assert_true(share > 0.62 && share < 0.85);
 
 	/* pprof reads back (python's gzip) with our names in it. */
 	snprintf(path, sizeof(path), "%s/g.pb.gz", fx.dir);
-	RUN_OK(&r, "python3 -c 'import gzip,sys; b=gzip.open(sys.argv[1]).read(); print(b\"hot_a\" in b)' %s",
+	RUN_OK(&r,
+	       "python3 -c 'import gzip,sys; b=gzip.open(sys.argv[1]).read(); print(b\"hot_a\" in "
+	       "b)' %s",
 	       path);
 	assert_string_equal(r.out, "True\n");
 	hwt_test_run_free(&r);
 
 	/* Icicle: the root at the top, above hot_a; the other way round
 	 * without it. */
-	RUN_OK(&r, "cd %s && %s flame -q -i %s --icicle -o ic.svg && %s flame -q -i %s -o fl.svg && "
-		   "for f in ic fl; do for n in all hot_a; do grep -o \"<title>$n ([^<]*</title><rect "
-		   "[^>]*>\" $f.svg | head -1 | sed 's/.* y=\"\\([0-9]*\\)\".*/\\1/'; done; done | tr '\\n' ' '",
+	RUN_OK(&r,
+	       "cd %s && %s flame -q -i %s --icicle -o ic.svg && %s flame -q -i %s -o fl.svg && "
+	       "for f in ic fl; do for n in all hot_a; do grep -o \"<title>$n ([^<]*</title><rect "
+	       "[^>]*>\" $f.svg | head -1 | sed 's/.* y=\"\\([0-9]*\\)\".*/\\1/'; done; done | tr "
+	       "'\\n' ' '",
 	       fx.dir, hwt_test_hwtrace(), fx.own, hwt_test_hwtrace(), fx.own);
 	{
 		int ic_all, ic_a, fl_all, fl_a;
 
 		assert_int_equal(sscanf(r.out, "%d %d %d %d", &ic_all, &ic_a, &fl_all, &fl_a), 4);
-		fprintf(stderr, "icicle: all at y=%d, hot_a at y=%d; flame: all at y=%d, hot_a at y=%d\n",
+		fprintf(stderr,
+			"icicle: all at y=%d, hot_a at y=%d; flame: all at y=%d, hot_a at y=%d\n",
 			ic_all, ic_a, fl_all, fl_a);
 		assert_true(ic_all < ic_a);
 		assert_true(fl_all > fl_a);
@@ -698,22 +746,25 @@ static void test_flame_outputs(void **state)
 	 * itself changes nothing (every frame grey); rep_inline's against
 	 * rec_hot's without normalizing (about half the samples): the root
 	 * shrank (blue), outer grew from nothing (red). */
-	RUN_OK(&r, "cd %s && %s flame -q -i %s --diff %s -o same.svg && grep -o '<title>[^<]*</title>"
-		   "<rect [^>]*>' same.svg | grep -o 'fill=\"[^\"]*\"' | sort | uniq -c",
+	RUN_OK(&r,
+	       "cd %s && %s flame -q -i %s --diff %s -o same.svg && grep -o '<title>[^<]*</title>"
+	       "<rect [^>]*>' same.svg | grep -o 'fill=\"[^\"]*\"' | sort | uniq -c",
 	       fx.dir, hwt_test_hwtrace(), fx.own, fx.own);
 	assert_true(hwt_test_contains(r.out, "fill=\"rgb(225,225,225)\""));
 	assert_int_equal(strchr(r.out, '\n') - r.out + 1, (long)strlen(r.out)); /* one colour */
 	hwt_test_run_free(&r);
-	RUN_OK(&r, "cd %s && (test -f inl.hwt || %s record -q -g -F 999 -o inl.hwt -- %s 0.3) && "
-		   "%s flame -q -i inl.hwt --diff %s --no-normalize -o grew.svg && for n in all outer; do "
-		   "grep -o \"<title>$n ([^<]*</title><rect [^>]*>\" grew.svg | head -1 | "
-		   "grep -o 'fill=\"[^\"]*\"'; done",
-	       fx.dir, hwt_test_hwtrace(), hwt_test_prog("rep_inline"), hwt_test_hwtrace(), fx.own);
+	RUN_OK(
+	    &r,
+	    "cd %s && (test -f inl.hwt || %s record -q -g -F 999 -o inl.hwt -- %s 0.3) && "
+	    "%s flame -q -i inl.hwt --diff %s --no-normalize -o grew.svg && for n in all outer; do "
+	    "grep -o \"<title>$n ([^<]*</title><rect [^>]*>\" grew.svg | head -1 | "
+	    "grep -o 'fill=\"[^\"]*\"'; done",
+	    fx.dir, hwt_test_hwtrace(), hwt_test_prog("rep_inline"), hwt_test_hwtrace(), fx.own);
 	{
 		int r1, g1, b1, r2, g2, b2;
 
-		assert_int_equal(sscanf(r.out, "fill=\"rgb(%d,%d,%d)\"\nfill=\"rgb(%d,%d,%d)\"", &r1, &g1,
-					&b1, &r2, &g2, &b2),
+		assert_int_equal(sscanf(r.out, "fill=\"rgb(%d,%d,%d)\"\nfill=\"rgb(%d,%d,%d)\"",
+					&r1, &g1, &b1, &r2, &g2, &b2),
 				 6);
 		assert_true(b1 == 255 && r1 < 255 && g1 < 255); /* all: blue */
 		assert_true(r2 == 255 && g2 < 100 && b2 < 100); /* outer: red */
@@ -721,8 +772,8 @@ static void test_flame_outputs(void **state)
 	hwt_test_run_free(&r);
 
 	/* Differential: the own recording against the perf one (or itself). */
-	RUN_OK(&r, "cd %s && %s flame -i %s --diff %s -o d.html", fx.dir, hwt_test_hwtrace(), fx.own,
-	       fx.have_perf ? fx.perf : fx.own);
+	RUN_OK(&r, "cd %s && %s flame -i %s --diff %s -o d.html", fx.dir, hwt_test_hwtrace(),
+	       fx.own, fx.have_perf ? fx.perf : fx.own);
 	hwt_test_run_free(&r);
 	snprintf(path, sizeof(path), "%s/d.html", fx.dir);
 	{
@@ -744,17 +795,17 @@ static void test_errors(void **state)
 		const char *cmd;
 		const char *msg;
 	} cases[] = {
-		{"report -i missing.hwt", "missing.hwt: no such file (record one with 'hwtrace "
-					     "record', or give it with -i)"},
-		{"flame -i missing.hwt -o x.svg", "missing.hwt: no such file"},
-		{"report -i bad.hwt", "(not a hwtrace or perf.data recording, or it is damaged)"},
-		{"flame -i bad.hwt -o x.folded", "(not a hwtrace or perf.data recording, or it is "
-						    "damaged)"},
-		{"report -i .", "is a directory (give a recording with -i)"},
-		{"report -i empty.hwt", "holds no samples ("},
-		{"report -i flat.hwt -g caller", "event 'cpu-clock' was recorded without call "
-						    "chains, so it has no call graph: record with -g, "
-						    "or report with -g none (or --no-children)"},
+	    {"report -i missing.hwt", "missing.hwt: no such file (record one with 'hwtrace "
+				      "record', or give it with -i)"},
+	    {"flame -i missing.hwt -o x.svg", "missing.hwt: no such file"},
+	    {"report -i bad.hwt", "(not a hwtrace or perf.data recording, or it is damaged)"},
+	    {"flame -i bad.hwt -o x.folded", "(not a hwtrace or perf.data recording, or it is "
+					     "damaged)"},
+	    {"report -i .", "is a directory (give a recording with -i)"},
+	    {"report -i empty.hwt", "holds no samples ("},
+	    {"report -i flat.hwt -g caller", "event 'cpu-clock' was recorded without call "
+					     "chains, so it has no call graph: record with -g, "
+					     "or report with -g none (or --no-children)"},
 	};
 
 	(void)state;
@@ -773,12 +824,14 @@ static void test_errors(void **state)
 	if (r.status == 0) {
 		struct hwt_test_run e;
 
-		hwt_test_run(&e, "cd %s && %s report -i pt.hwt --stdio", fx.dir, hwt_test_hwtrace());
+		hwt_test_run(&e, "cd %s && %s report -i pt.hwt --stdio", fx.dir,
+			     hwt_test_hwtrace());
 		assert_int_equal(e.status, 0);
 		assert_true(hwt_test_contains(e.err, "(exact, from Intel PT)"));
 		hwt_test_run_free(&e);
 	} else {
-		fprintf(stderr, "no PT recording (the emulator did not run: %s): that case untested\n",
+		fprintf(stderr,
+			"no PT recording (the emulator did not run: %s): that case untested\n",
 			r.err);
 	}
 	hwt_test_run_free(&r);
@@ -802,8 +855,9 @@ static void test_errors(void **state)
 	hwt_test_run_free(&r);
 	/* The default input: hwtrace.hwt, else perf.data. */
 	if (fx.have_perf) {
-		RUN_OK(&r, "mkdir -p %s/d && cp %s %s/d/perf.data && cd %s/d && %s report -q "
-			   "--no-children -g none -n 1",
+		RUN_OK(&r,
+		       "mkdir -p %s/d && cp %s %s/d/perf.data && cd %s/d && %s report -q "
+		       "--no-children -g none -n 1",
 		       fx.dir, fx.perf, fx.dir, fx.dir, hwt_test_hwtrace());
 		assert_true(hwt_test_contains(r.out, "[.] hot_a\n"));
 		hwt_test_run_free(&r);
@@ -813,18 +867,18 @@ static void test_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_report_matches_perf),
-		cmocka_unit_test(test_folded_matches_perf_script),
-		cmocka_unit_test(test_own_recording),
-		cmocka_unit_test(test_filters_and_sorts),
-		cmocka_unit_test(test_graphs_match_perf),
-		cmocka_unit_test(test_filters_match_perf),
-		cmocka_unit_test(test_pipe_and_compressed),
-		cmocka_unit_test(test_two_events),
-		cmocka_unit_test(test_inline),
-		cmocka_unit_test(test_cache_equivalence),
-		cmocka_unit_test(test_flame_outputs),
-		cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_report_matches_perf),
+	    cmocka_unit_test(test_folded_matches_perf_script),
+	    cmocka_unit_test(test_own_recording),
+	    cmocka_unit_test(test_filters_and_sorts),
+	    cmocka_unit_test(test_graphs_match_perf),
+	    cmocka_unit_test(test_filters_match_perf),
+	    cmocka_unit_test(test_pipe_and_compressed),
+	    cmocka_unit_test(test_two_events),
+	    cmocka_unit_test(test_inline),
+	    cmocka_unit_test(test_cache_equivalence),
+	    cmocka_unit_test(test_flame_outputs),
+	    cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -88,7 +88,8 @@ static void compare(const char *prog, const char *flags, const char *extra_ours,
 		hwt_test_write_file(a, ref.out + half, ref.out_len - half);
 		hwt_test_write_file(b, ours.out, ours.out_len);
 		hwt_test_run(&d, "diff '%s' '%s' | head -40", a, b);
-		fprintf(stderr, "addr2line %s -e %s differs from binutils:\n%s\n", flags, prog, d.out);
+		fprintf(stderr, "addr2line %s -e %s differs from binutils:\n%s\n", flags, prog,
+			d.out);
 		hwt_test_run_free(&d);
 		fail();
 	}
@@ -104,8 +105,8 @@ static void compare(const char *prog, const char *flags, const char *extra_ours,
 static void test_programs_match_binutils(void **state)
 {
 	static const char *const progs[] = {
-		"sym_inline_pie", "sym_inline_nopie", "sym_inline_dwarf4", "sym_inline_zlib",
-		"libsym_lib.so", "sym_cxx",
+	    "sym_inline_pie",  "sym_inline_nopie", "sym_inline_dwarf4",
+	    "sym_inline_zlib", "libsym_lib.so",	   "sym_cxx",
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
@@ -120,7 +121,7 @@ static void test_programs_match_binutils(void **state)
 static void test_flag_combinations(void **state)
 {
 	static const char *const flags[] = {
-		"-f -i -C", "-a -p -f -i -C -s", "-f", "-i", "-a", "-p -f -i", "-f -i",
+	    "-f -i -C", "-a -p -f -i -C -s", "-f", "-i", "-a", "-p -f -i", "-f -i",
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
@@ -138,21 +139,24 @@ static void test_inline_chain_ground_truth(void **state)
 	int l_leaf, l_r, l_ret, l_loop;
 
 	(void)state;
-	hwt_test_run(&lines,
-		     "grep -n 'sink = a;' '%1$s/tests/progs/sym_inline.c' | cut -d: -f1;"
-		     "grep -n 'int r = leaf_add(x, 7);' '%1$s/tests/progs/sym_inline.c' | cut -d: -f1;"
-		     "grep -n 'return leaf_add(r, x) + 1;' '%1$s/tests/progs/sym_inline.c' | cut -d: -f1;"
-		     "grep -n 's += middle(i)' '%1$s/tests/progs/sym_inline.c' | cut -d: -f1",
-		     hwt_test_source_dir());
+	hwt_test_run(
+	    &lines,
+	    "grep -n 'sink = a;' '%1$s/tests/progs/sym_inline.c' | cut -d: -f1;"
+	    "grep -n 'int r = leaf_add(x, 7);' '%1$s/tests/progs/sym_inline.c' | cut -d: -f1;"
+	    "grep -n 'return leaf_add(r, x) + 1;' '%1$s/tests/progs/sym_inline.c' | cut -d: -f1;"
+	    "grep -n 's += middle(i)' '%1$s/tests/progs/sym_inline.c' | cut -d: -f1",
+	    hwt_test_source_dir());
 	assert_int_equal(sscanf(lines.out, "%d %d %d %d", &l_leaf, &l_r, &l_ret, &l_loop), 4);
-	hwt_test_run(&r, "objdump -d '%1$s' | sed -n 's/^ *\\([0-9a-f]*\\):.*/\\1/p' | "
-			 "'%2$s' addr2line -p -f -i -s -e '%1$s'",
+	hwt_test_run(&r,
+		     "objdump -d '%1$s' | sed -n 's/^ *\\([0-9a-f]*\\):.*/\\1/p' | "
+		     "'%2$s' addr2line -p -f -i -s -e '%1$s'",
 		     hwt_test_prog("sym_inline_pie"), hwt_test_hwtrace());
 	assert_int_equal(r.status, 0);
 	/* three frames: leaf_add inlined into middle inlined into outer_static */
 	snprintf(expect, sizeof(expect),
 		 "leaf_add at sym_inline.c:%d\n (inlined by) middle at sym_inline.c:%d\n"
-		 " (inlined by) outer_static at sym_inline.c:%d\n", l_leaf, l_r, l_loop);
+		 " (inlined by) outer_static at sym_inline.c:%d\n",
+		 l_leaf, l_r, l_loop);
 	if (!hwt_test_contains(r.out, expect)) {
 		fprintf(stderr, "missing chain '%s' in:\n%s\n", expect, r.out);
 		fail();
@@ -201,7 +205,8 @@ static void test_debuglink_bad_crc(void **state)
 	(void)state;
 	sh_ok("cd '%s' && objcopy --only-keep-debug '%s' bad.debug && "
 	      "objcopy --strip-all --add-gnu-debuglink=bad.debug '%s' bad && "
-	      "printf x >> bad.debug", tmp, prog, prog);
+	      "printf x >> bad.debug",
+	      tmp, prog, prog);
 	hwt_test_run(&r, "'%s' addr2line -f -e '%s/bad' 0x1100 0x1200", hwt_test_hwtrace(), tmp);
 	assert_int_equal(r.status, 0);
 	assert_true(hwt_test_contains(r.err, "CRC does not match"));
@@ -223,7 +228,8 @@ static void test_build_id_dir(void **state)
 	id.out[strcspn(id.out, "\n")] = '\0';
 	sh_ok("cd '%s' && mkdir -p dbg/.build-id/%.2s && "
 	      "objcopy --only-keep-debug '%s' dbg/.build-id/%.2s/%s.debug && "
-	      "objcopy --strip-all '%s' byid", tmp, id.out, prog, id.out, id.out + 2, prog);
+	      "objcopy --strip-all '%s' byid",
+	      tmp, id.out, prog, id.out, id.out + 2, prog);
 	snprintf(stripped, sizeof(stripped), "%s/byid", tmp);
 	snprintf(extra, sizeof(extra), "--debug-dir='%s/dbg'", tmp);
 	compare(stripped, "-a -f -i -C", extra, prog);
@@ -373,15 +379,15 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_programs_match_binutils),
-		cmocka_unit_test(test_flag_combinations),
-		cmocka_unit_test(test_inline_chain_ground_truth),
-		cmocka_unit_test(test_debuglink),
-		cmocka_unit_test(test_debuglink_bad_crc),
-		cmocka_unit_test(test_build_id_dir),
-		cmocka_unit_test(test_zstd_sections),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_section_relative),
+	    cmocka_unit_test(test_programs_match_binutils),
+	    cmocka_unit_test(test_flag_combinations),
+	    cmocka_unit_test(test_inline_chain_ground_truth),
+	    cmocka_unit_test(test_debuglink),
+	    cmocka_unit_test(test_debuglink_bad_crc),
+	    cmocka_unit_test(test_build_id_dir),
+	    cmocka_unit_test(test_zstd_sections),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_section_relative),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -41,15 +41,21 @@ static void map(struct hwt_sym_aspace *as, uint32_t pid, uint64_t time, uint64_t
 		uint64_t len, uint64_t pgoff, const char *file)
 {
 	struct hwt_sym_mmap_event ev = {
-		.pid = pid, .tid = pid, .time = time, .start = start, .len = len,
-		.pgoff = pgoff, .prot = PROT_READ | PROT_EXEC, .filename = file,
+	    .pid = pid,
+	    .tid = pid,
+	    .time = time,
+	    .start = start,
+	    .len = len,
+	    .pgoff = pgoff,
+	    .prot = PROT_READ | PROT_EXEC,
+	    .filename = file,
 	};
 
 	assert_int_equal(hwt_sym_aspace_mmap(as, &ev), 0);
 }
 
-static void task(struct hwt_sym_aspace *as, bool fork, uint32_t pid, uint32_t ppid,
-		 uint32_t tid, uint32_t ptid, uint64_t time)
+static void task(struct hwt_sym_aspace *as, bool fork, uint32_t pid, uint32_t ppid, uint32_t tid,
+		 uint32_t ptid, uint64_t time)
 {
 	struct hwt_sym_task_event ev = {pid, ppid, tid, ptid, time};
 
@@ -94,8 +100,12 @@ static void test_rules(void **state)
 	map(as, 100, 12, 0x5000, 0x1000, 0, "/b");
 	/* A data mapping holds no code: ignored. */
 	{
-		struct hwt_sym_mmap_event ev = {.pid = 100, .tid = 100, .time = 13, .start = 0x9000,
-						.len = 0x1000, .prot = PROT_READ | PROT_WRITE,
+		struct hwt_sym_mmap_event ev = {.pid = 100,
+						.tid = 100,
+						.time = 13,
+						.start = 0x9000,
+						.len = 0x1000,
+						.prot = PROT_READ | PROT_WRITE,
 						.filename = "/data"};
 
 		assert_int_equal(hwt_sym_aspace_mmap(as, &ev), 0);
@@ -150,9 +160,13 @@ static void test_rules(void **state)
 	assert_true(loc.kernel);
 	assert_string_equal(loc.path, "[kernel.kallsyms]");
 	{
-		struct hwt_sym_mmap_event ev = {.pid = UINT32_MAX, .tid = 0, .time = 0,
-						.start = 0xffffffffc0000000ull, .len = 0x10000,
-						.prot = PROT_EXEC, .filename = "/lib/modules/x.ko"};
+		struct hwt_sym_mmap_event ev = {.pid = UINT32_MAX,
+						.tid = 0,
+						.time = 0,
+						.start = 0xffffffffc0000000ull,
+						.len = 0x10000,
+						.prot = PROT_EXEC,
+						.filename = "/lib/modules/x.ko"};
 
 		assert_int_equal(hwt_sym_aspace_mmap(as, &ev), 0);
 		assert_string_equal(where(as, 4242, 5, 0xffffffffc0000100ull), "/lib/modules/x.ko");
@@ -235,8 +249,8 @@ static void test_comm(void **state)
 static void test_bad_input(void **state)
 {
 	struct hwt_sym_aspace *as = new_as(NULL);
-	struct hwt_sym_mmap_event ev = {.pid = 1, .start = 0x1000, .len = 0, .prot = PROT_EXEC,
-					.filename = "/x"};
+	struct hwt_sym_mmap_event ev = {
+	    .pid = 1, .start = 0x1000, .len = 0, .prot = PROT_EXEC, .filename = "/x"};
 	struct hwt_sym_aspace_config cfg = {.size = 1};
 	struct hwt_sym_aspace *bad;
 
@@ -271,7 +285,8 @@ static void feed_self(struct hwt_sym_aspace *as)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long lo, hi, off;
 		char perms[8], path[4096] = "";
-		int n = sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &lo, &hi, perms, &off, path);
+		int n =
+		    sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &lo, &hi, perms, &off, path);
 
 		if (n < 4 || perms[2] != 'x')
 			continue;
@@ -297,7 +312,8 @@ static void test_real_process(void **state)
 	assert_true(n > 0);
 	exe[n] = '\0';
 	assert_int_equal(hwt_sym_aspace_lookup(as, (uint32_t)getpid(), 1,
-					       (uint64_t)(uintptr_t)aspace_probe_function + 2, &loc),
+					       (uint64_t)(uintptr_t)aspace_probe_function + 2,
+					       &loc),
 			 0);
 	assert_string_equal(loc.path, exe);
 	assert_non_null(loc.obj);
@@ -305,9 +321,9 @@ static void test_real_process(void **state)
 	assert_string_equal(fn.name, "aspace_probe_function");
 	assert_int_equal(loc.addr - fn.addr, 2);
 	/* A libc function, through its dynamic symbols. */
-	assert_int_equal(hwt_sym_aspace_lookup(as, (uint32_t)getpid(), 1,
-					       (uint64_t)(uintptr_t)&getpid, &loc),
-			 0);
+	assert_int_equal(
+	    hwt_sym_aspace_lookup(as, (uint32_t)getpid(), 1, (uint64_t)(uintptr_t)&getpid, &loc),
+	    0);
 	assert_non_null(strstr(loc.path, "libc"));
 	assert_non_null(loc.obj);
 	assert_int_equal(hwt_sym_func_at(loc.obj, loc.addr, 0, NULL, &fn), 0);
@@ -336,11 +352,12 @@ static void test_real_process(void **state)
 		fclose(f);
 		assert_true(size > 0);
 		as2 = new_as(cache);
-		assert_int_equal(hwt_sym_aspace_image(as2, "[vdso]", (void *)(uintptr_t)base, size), 0);
-		map(as2, 77, 0, base, size, 0, "[vdso]");
-		assert_int_equal(hwt_sym_obj_open_image(cache, "vdso-copy", (void *)(uintptr_t)base,
-							size, &img),
+		assert_int_equal(hwt_sym_aspace_image(as2, "[vdso]", (void *)(uintptr_t)base, size),
 				 0);
+		map(as2, 77, 0, base, size, 0, "[vdso]");
+		assert_int_equal(
+		    hwt_sym_obj_open_image(cache, "vdso-copy", (void *)(uintptr_t)base, size, &img),
+		    0);
 		assert_true(hwt_sym_find(img, "__vdso_clock_gettime", &def, 1) >= 1);
 		assert_int_equal(hwt_sym_aspace_lookup(as2, 77, 5, base + def.addr + 1, &loc), 0);
 		assert_string_equal(loc.path, "[vdso]");
@@ -458,8 +475,9 @@ static void test_build_id(void **state)
 	/* A notes buffer: a foreign note first, then GNU's. */
 	{
 		uint8_t notes[64] = {0};
-		uint32_t w[] = {4, 4, 1, 0x00585858 /* "XXX" */, 0xdeadbeef,
-				4, 8, 3 /* NT_GNU_BUILD_ID */, 0x00554e47 /* "GNU" */};
+		uint32_t w[] = {4,	    4, 1, 0x00585858 /* "XXX" */,
+				0xdeadbeef, 4, 8, 3 /* NT_GNU_BUILD_ID */,
+				0x00554e47 /* "GNU" */};
 
 		memcpy(notes, w, sizeof(w));
 		memcpy(notes + sizeof(w), "\x11\x22\x33\x44\x55\x66\x77\x88", 8);
@@ -474,13 +492,10 @@ static void test_build_id(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rules),
-		cmocka_unit_test(test_out_of_order),
-		cmocka_unit_test(test_comm),
-		cmocka_unit_test(test_bad_input),
-		cmocka_unit_test(test_real_process),
-		cmocka_unit_test(test_changed_object),
-		cmocka_unit_test(test_build_id),
+	    cmocka_unit_test(test_rules),	 cmocka_unit_test(test_out_of_order),
+	    cmocka_unit_test(test_comm),	 cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_real_process), cmocka_unit_test(test_changed_object),
+	    cmocka_unit_test(test_build_id),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,8 +51,7 @@ static struct hwt_sym_cache *new_cache(unsigned reader)
 	return c;
 }
 
-static void same_string(const char *what, uint64_t addr, unsigned i, const char *a,
-			const char *b)
+static void same_string(const char *what, uint64_t addr, unsigned i, const char *a, const char *b)
 {
 	if ((a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0)) {
 		fprintf(stderr, "0x%llx frame %u %s: native '%s', libdwarf '%s'\n",
@@ -62,7 +61,7 @@ static void same_string(const char *what, uint64_t addr, unsigned i, const char 
 }
 
 struct tally {
-	unsigned dwarf;   /* addresses answered from DWARF */
+	unsigned dwarf;	  /* addresses answered from DWARF */
 	unsigned inlined; /* ... with at least one inlined frame */
 	unsigned columns; /* ... with a column */
 };
@@ -77,8 +76,9 @@ static void compare_addr(struct hwt_sym_obj *nat, struct hwt_sym_obj *lib, uint6
 	int rl = hwt_sym_lookup(lib, addr, flags, &il, fl, 32);
 
 	if (rn != rl || in.depth != il.depth || in.source != il.source) {
-		fprintf(stderr, "0x%llx flags %u: native %d frames (depth %u, source %u), "
-				"libdwarf %d (depth %u, source %u)\n",
+		fprintf(stderr,
+			"0x%llx flags %u: native %d frames (depth %u, source %u), "
+			"libdwarf %d (depth %u, source %u)\n",
 			(unsigned long long)addr, flags, rn, in.depth, in.source, rl, il.depth,
 			il.source);
 		fail();
@@ -88,7 +88,8 @@ static void compare_addr(struct hwt_sym_obj *nat, struct hwt_sym_obj *lib, uint6
 		same_string("file", addr, (unsigned)i, fn[i].file, fl[i].file);
 		if (fn[i].line != fl[i].line || fn[i].column != fl[i].column ||
 		    fn[i].discriminator != fl[i].discriminator) {
-			fprintf(stderr, "0x%llx frame %d: native %u:%u (d %u), libdwarf %u:%u (d %u)\n",
+			fprintf(stderr,
+				"0x%llx frame %d: native %u:%u (d %u), libdwarf %u:%u (d %u)\n",
 				(unsigned long long)addr, i, fn[i].line, fn[i].column,
 				fn[i].discriminator, fl[i].line, fl[i].column, fl[i].discriminator);
 			fail();
@@ -151,11 +152,11 @@ static void compare_program(const char *name, unsigned min_inlined)
 static void test_readers_agree_c(void **state)
 {
 	static const char *const progs[] = {
-		"sym_inline_pie",    /* DWARF 5 */
-		"sym_inline_nopie",  /* DWARF 5, non-PIE */
-		"sym_inline_dwarf4", "sym_inline_dwarf3", "sym_inline_dwarf2",
-		"sym_inline_zlib",   /* SHF_COMPRESSED */
-		"sym_inline_zdebug", /* .zdebug, DWARF 5 range lists */
+	    "sym_inline_pie",	/* DWARF 5 */
+	    "sym_inline_nopie", /* DWARF 5, non-PIE */
+	    "sym_inline_dwarf4", "sym_inline_dwarf3",
+	    "sym_inline_dwarf2", "sym_inline_zlib", /* SHF_COMPRESSED */
+	    "sym_inline_zdebug",		    /* .zdebug, DWARF 5 range lists */
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
@@ -255,7 +256,8 @@ static void test_frames_only(void **state)
 				struct hwt_sym_frame f1[16], f2[16];
 				struct hwt_sym_info i1, i2;
 				int n1 = hwt_sym_lookup(obj, a, base, &i1, f1, 16);
-				int n2 = hwt_sym_lookup(obj, a, base | HWT_SYM_FRAMES_ONLY, &i2, f2, 16);
+				int n2 =
+				    hwt_sym_lookup(obj, a, base | HWT_SYM_FRAMES_ONLY, &i2, f2, 16);
 
 				assert_int_equal(n1, n2);
 				assert_int_equal(i1.depth, i2.depth);
@@ -271,7 +273,8 @@ static void test_frames_only(void **state)
 					assert_ptr_equal(i1.symbol, i2.symbol);
 			}
 		}
-		fprintf(stderr, "%s: symbol search skipped for %u of %llu lookups\n", progs[p], skipped, (unsigned long long)(2 * (size + 16)));
+		fprintf(stderr, "%s: symbol search skipped for %u of %llu lookups\n", progs[p],
+			skipped, (unsigned long long)(2 * (size + 16)));
 		/* the search was skipped where DWARF named the function */
 		assert_true(skipped > 80);
 		hwt_sym_cache_free(c);
@@ -310,10 +313,14 @@ static void test_wide_rows(void **state)
 	hwt_test_run(&r, "gcc -O2 -g -o '%s' '%s'", prog, src);
 	assert_int_equal(r.status, 0);
 	hwt_test_run_free(&r);
-	hwt_test_run(&ref, "objdump -d '%1$s' | sed -n 's/^ *\\([0-9a-f]*\\):.*/\\1/p' | "
-			   "addr2line -a -f -i -e '%1$s'", prog);
-	hwt_test_run(&ours, "objdump -d '%1$s' | sed -n 's/^ *\\([0-9a-f]*\\):.*/\\1/p' | "
-			    "'%2$s' addr2line -a -f -i -e '%1$s'", prog, hwt_test_hwtrace());
+	hwt_test_run(&ref,
+		     "objdump -d '%1$s' | sed -n 's/^ *\\([0-9a-f]*\\):.*/\\1/p' | "
+		     "addr2line -a -f -i -e '%1$s'",
+		     prog);
+	hwt_test_run(&ours,
+		     "objdump -d '%1$s' | sed -n 's/^ *\\([0-9a-f]*\\):.*/\\1/p' | "
+		     "'%2$s' addr2line -a -f -i -e '%1$s'",
+		     prog, hwt_test_hwtrace());
 	assert_int_equal(ours.status, 0);
 	assert_string_equal(ours.out, ref.out);
 	assert_true(hwt_test_contains(ours.out, "\nfar\n"));
@@ -341,32 +348,39 @@ static void test_wide_rows(void **state)
 /* Relocatable objects                                                        */
 
 static const char module_c[] =
-	"/* a module-like object: static and inline functions, init/exit sections */\n"
-	"struct dev { int id; unsigned flags; int count; };\n"
-	"static struct dev devs[4];\n"
-	"static inline int dev_busy(const struct dev *d) { return (d->flags & 1u) && d->count > 0; }\n"
-	"static inline int dev_score(const struct dev *d) { return dev_busy(d) ? d->count * 3 : d->id; }\n"
-	"__attribute__((noinline)) int mod_poll(int n)\n"
-	"{\n"
-	"	int s = 0;\n"
-	"	for (int i = 0; i < n; i++)\n"
-	"		s += dev_score(&devs[i & 3]);\n"
-	"	return s;\n"
-	"}\n"
-	"__attribute__((cold, noinline)) int mod_error(int code) { return -code * 7; }\n"
-	"__attribute__((section(\".init.text\"))) int mod_init(void)\n"
-	"{\n"
-	"	for (int i = 0; i < 4; i++) { devs[i].id = i; devs[i].flags = (unsigned)i & 1u; devs[i].count = i; }\n"
-	"	return mod_poll(4) > 100 ? mod_error(22) : 0;\n"
-	"}\n"
-	"__attribute__((section(\".exit.text\"))) void mod_exit(void) { devs[0].count = dev_score(&devs[1]); }\n";
+    "/* a module-like object: static and inline functions, init/exit sections */\n"
+    "struct dev { int id; unsigned flags; int count; };\n"
+    "static struct dev devs[4];\n"
+    "static inline int dev_busy(const struct dev *d) { return (d->flags & 1u) && d->count > 0; }\n"
+    "static inline int dev_score(const struct dev *d) { return dev_busy(d) ? d->count * 3 : d->id; "
+    "}\n"
+    "__attribute__((noinline)) int mod_poll(int n)\n"
+    "{\n"
+    "	int s = 0;\n"
+    "	for (int i = 0; i < n; i++)\n"
+    "		s += dev_score(&devs[i & 3]);\n"
+    "	return s;\n"
+    "}\n"
+    "__attribute__((cold, noinline)) int mod_error(int code) { return -code * 7; }\n"
+    "__attribute__((section(\".init.text\"))) int mod_init(void)\n"
+    "{\n"
+    "	for (int i = 0; i < 4; i++) { devs[i].id = i; devs[i].flags = (unsigned)i & 1u; "
+    "devs[i].count = i; }\n"
+    "	return mod_poll(4) > 100 ? mod_error(22) : 0;\n"
+    "}\n"
+    "__attribute__((section(\".exit.text\"))) void mod_exit(void) { devs[0].count = "
+    "dev_score(&devs[1]); }\n";
 
 static void test_relocatable_object(void **state)
 {
 	static const char *const variants[] = {
-		"-g", "-gdwarf-4", "-g -ffunction-sections", "-gdwarf-4 -ffunction-sections -gz",
-		/* ELFCLASS32, SHT_REL: addends in place */
-		"-m32 -g", "-m32 -gdwarf-4 -ffunction-sections",
+	    "-g",
+	    "-gdwarf-4",
+	    "-g -ffunction-sections",
+	    "-gdwarf-4 -ffunction-sections -gz",
+	    /* ELFCLASS32, SHT_REL: addends in place */
+	    "-m32 -g",
+	    "-m32 -gdwarf-4 -ffunction-sections",
 	};
 	char dir[2048], src[4096], obj[4096], addrs[4096];
 	struct hwt_test_run r, ref, ours;
@@ -407,8 +421,8 @@ static void test_relocatable_object(void **state)
 		assert_int_equal(r.status, 0);
 		hwt_test_run_free(&r);
 		hwt_test_run(&ref, "addr2line -a -f -i -e '%s' < '%s'", obj, addrs);
-		hwt_test_run(&ours, "'%s' addr2line -a -f -i -e '%s' < '%s'", hwt_test_hwtrace(), obj,
-			     addrs);
+		hwt_test_run(&ours, "'%s' addr2line -a -f -i -e '%s' < '%s'", hwt_test_hwtrace(),
+			     obj, addrs);
 		assert_int_equal(ref.status, 0);
 		assert_int_equal(ours.status, 0);
 		if (strcmp(ref.out, ours.out) != 0) {
@@ -420,7 +434,8 @@ static void test_relocatable_object(void **state)
 			hwt_test_write_file(a, ref.out, ref.out_len);
 			hwt_test_write_file(b, ours.out, ours.out_len);
 			hwt_test_run(&d, "diff '%s' '%s' | head -30", a, b);
-			fprintf(stderr, "gcc -c %s: differs from binutils:\n%s\n", variants[v], d.out);
+			fprintf(stderr, "gcc -c %s: differs from binutils:\n%s\n", variants[v],
+				d.out);
 			hwt_test_run_free(&d);
 			fail();
 		}
@@ -457,94 +472,94 @@ static void test_relocatable_object(void **state)
  * reader declines it when it builds the unit); unit 2 names itself with
  * DW_FORM_indirect (declined when units are listed). */
 static const char fallback_s[] =
-	"	.file 1 \"fb.c\"\n"
-	"	.text\n"
-	"	.globl fb_outer1\n"
-	"	.type fb_outer1, @function\n"
-	"fb_outer1:\n"
-	".Lo1:\n"
-	"	.loc 1 10 3\n"
-	"	movl %edi, %eax\n"
-	".Li1:\n"
-	"	.loc 1 3 5\n"
-	"	addl $1, %eax\n"
-	"	.loc 1 4 5\n"
-	"	imull %eax, %eax\n"
-	".Li1e:\n"
-	"	.loc 1 11 3\n"
-	"	addl %edi, %eax\n"
-	"	ret\n"
-	".Lo1e:\n"
-	"	.size fb_outer1, .-fb_outer1\n"
-	"	.globl fb_outer2\n"
-	"	.type fb_outer2, @function\n"
-	"fb_outer2:\n"
-	".Lo2:\n"
-	"	.loc 1 20 3\n"
-	"	movl %edi, %eax\n"
-	"	.loc 1 21 3\n"
-	"	subl $2, %eax\n"
-	"	ret\n"
-	".Lo2e:\n"
-	"	.size fb_outer2, .-fb_outer2\n"
-	"	.section .debug_abbrev,\"\",@progbits\n"
-	".Labbrev:\n"
-	/* 1: unit: name string, comp_dir string, language, low_pc, high_pc, stmt_list */
-	"	.uleb128 1\n	.uleb128 0x11\n	.byte 1\n"
-	"	.uleb128 0x3\n	.uleb128 0x8\n	.uleb128 0x1b\n	.uleb128 0x8\n"
-	"	.uleb128 0x13\n	.uleb128 0xb\n	.uleb128 0x11\n	.uleb128 0x1\n"
-	"	.uleb128 0x12\n	.uleb128 0x7\n	.uleb128 0x10\n	.uleb128 0x17\n"
-	"	.uleb128 0\n	.uleb128 0\n"
-	/* 2: abstract subprogram: name indirect, inline data1 */
-	"	.uleb128 2\n	.uleb128 0x2e\n	.byte 0\n"
-	"	.uleb128 0x3\n	.uleb128 0x16\n	.uleb128 0x20\n	.uleb128 0xb\n"
-	"	.uleb128 0\n	.uleb128 0\n"
-	/* 3: subprogram: name string, low_pc, high_pc data8 */
-	"	.uleb128 3\n	.uleb128 0x2e\n	.byte 1\n"
-	"	.uleb128 0x3\n	.uleb128 0x8\n	.uleb128 0x11\n	.uleb128 0x1\n"
-	"	.uleb128 0x12\n	.uleb128 0x7\n"
-	"	.uleb128 0\n	.uleb128 0\n"
-	/* 4: inlined subroutine: abstract_origin ref4, low_pc, high_pc, call file/line/column */
-	"	.uleb128 4\n	.uleb128 0x1d\n	.byte 0\n"
-	"	.uleb128 0x31\n	.uleb128 0x13\n	.uleb128 0x11\n	.uleb128 0x1\n"
-	"	.uleb128 0x12\n	.uleb128 0x7\n	.uleb128 0x58\n	.uleb128 0xb\n"
-	"	.uleb128 0x59\n	.uleb128 0xb\n	.uleb128 0x57\n	.uleb128 0xb\n"
-	"	.uleb128 0\n	.uleb128 0\n"
-	/* 5: unit named with DW_FORM_indirect */
-	"	.uleb128 5\n	.uleb128 0x11\n	.byte 1\n"
-	"	.uleb128 0x3\n	.uleb128 0x16\n	.uleb128 0x1b\n	.uleb128 0x8\n"
-	"	.uleb128 0x13\n	.uleb128 0xb\n	.uleb128 0x11\n	.uleb128 0x1\n"
-	"	.uleb128 0x12\n	.uleb128 0x7\n	.uleb128 0x10\n	.uleb128 0x17\n"
-	"	.uleb128 0\n	.uleb128 0\n"
-	"	.uleb128 0\n"
-	"	.section .debug_info,\"\",@progbits\n"
-	".Lcu1:\n"
-	"	.long .Lcu1e - .Lcu1 - 4\n	.value 4\n	.long .Labbrev\n	.byte 8\n"
-	"	.uleb128 1\n	.string \"fb.c\"\n	.string \"/fb\"\n	.byte 0xc\n"
-	"	.quad .Lo1\n	.quad .Lo1e - .Lo1\n	.long .Ldebug_line0\n"
-	".Linner:\n"
-	"	.uleb128 2\n	.uleb128 0x8\n	.string \"fb_inner1\"\n	.byte 3\n"
-	"	.uleb128 3\n	.string \"fb_outer1\"\n	.quad .Lo1\n	.quad .Lo1e - .Lo1\n"
-	"	.uleb128 4\n	.long .Linner - .Lcu1\n	.quad .Li1\n	.quad .Li1e - .Li1\n"
-	"	.byte 1\n	.byte 10\n	.byte 7\n"
-	"	.byte 0\n" /* end of fb_outer1's children */
-	"	.byte 0\n" /* end of the unit */
-	".Lcu1e:\n"
-	".Lcu2:\n"
-	"	.long .Lcu2e - .Lcu2 - 4\n	.value 4\n	.long .Labbrev\n	.byte 8\n"
-	"	.uleb128 5\n	.uleb128 0x8\n	.string \"fb2.c\"\n	.string \"/fb\"\n	.byte 0xc\n"
-	"	.quad .Lo2\n	.quad .Lo2e - .Lo2\n	.long .Ldebug_line0\n"
-	"	.uleb128 3\n	.string \"fb_outer2\"\n	.quad .Lo2\n	.quad .Lo2e - .Lo2\n"
-	"	.byte 0\n"
-	"	.byte 0\n"
-	".Lcu2e:\n"
-	"	.section .debug_line,\"\",@progbits\n"
-	".Ldebug_line0:\n"
-	"	.section .note.GNU-stack,\"\",@progbits\n";
+    "	.file 1 \"fb.c\"\n"
+    "	.text\n"
+    "	.globl fb_outer1\n"
+    "	.type fb_outer1, @function\n"
+    "fb_outer1:\n"
+    ".Lo1:\n"
+    "	.loc 1 10 3\n"
+    "	movl %edi, %eax\n"
+    ".Li1:\n"
+    "	.loc 1 3 5\n"
+    "	addl $1, %eax\n"
+    "	.loc 1 4 5\n"
+    "	imull %eax, %eax\n"
+    ".Li1e:\n"
+    "	.loc 1 11 3\n"
+    "	addl %edi, %eax\n"
+    "	ret\n"
+    ".Lo1e:\n"
+    "	.size fb_outer1, .-fb_outer1\n"
+    "	.globl fb_outer2\n"
+    "	.type fb_outer2, @function\n"
+    "fb_outer2:\n"
+    ".Lo2:\n"
+    "	.loc 1 20 3\n"
+    "	movl %edi, %eax\n"
+    "	.loc 1 21 3\n"
+    "	subl $2, %eax\n"
+    "	ret\n"
+    ".Lo2e:\n"
+    "	.size fb_outer2, .-fb_outer2\n"
+    "	.section .debug_abbrev,\"\",@progbits\n"
+    ".Labbrev:\n"
+    /* 1: unit: name string, comp_dir string, language, low_pc, high_pc, stmt_list */
+    "	.uleb128 1\n	.uleb128 0x11\n	.byte 1\n"
+    "	.uleb128 0x3\n	.uleb128 0x8\n	.uleb128 0x1b\n	.uleb128 0x8\n"
+    "	.uleb128 0x13\n	.uleb128 0xb\n	.uleb128 0x11\n	.uleb128 0x1\n"
+    "	.uleb128 0x12\n	.uleb128 0x7\n	.uleb128 0x10\n	.uleb128 0x17\n"
+    "	.uleb128 0\n	.uleb128 0\n"
+    /* 2: abstract subprogram: name indirect, inline data1 */
+    "	.uleb128 2\n	.uleb128 0x2e\n	.byte 0\n"
+    "	.uleb128 0x3\n	.uleb128 0x16\n	.uleb128 0x20\n	.uleb128 0xb\n"
+    "	.uleb128 0\n	.uleb128 0\n"
+    /* 3: subprogram: name string, low_pc, high_pc data8 */
+    "	.uleb128 3\n	.uleb128 0x2e\n	.byte 1\n"
+    "	.uleb128 0x3\n	.uleb128 0x8\n	.uleb128 0x11\n	.uleb128 0x1\n"
+    "	.uleb128 0x12\n	.uleb128 0x7\n"
+    "	.uleb128 0\n	.uleb128 0\n"
+    /* 4: inlined subroutine: abstract_origin ref4, low_pc, high_pc, call file/line/column */
+    "	.uleb128 4\n	.uleb128 0x1d\n	.byte 0\n"
+    "	.uleb128 0x31\n	.uleb128 0x13\n	.uleb128 0x11\n	.uleb128 0x1\n"
+    "	.uleb128 0x12\n	.uleb128 0x7\n	.uleb128 0x58\n	.uleb128 0xb\n"
+    "	.uleb128 0x59\n	.uleb128 0xb\n	.uleb128 0x57\n	.uleb128 0xb\n"
+    "	.uleb128 0\n	.uleb128 0\n"
+    /* 5: unit named with DW_FORM_indirect */
+    "	.uleb128 5\n	.uleb128 0x11\n	.byte 1\n"
+    "	.uleb128 0x3\n	.uleb128 0x16\n	.uleb128 0x1b\n	.uleb128 0x8\n"
+    "	.uleb128 0x13\n	.uleb128 0xb\n	.uleb128 0x11\n	.uleb128 0x1\n"
+    "	.uleb128 0x12\n	.uleb128 0x7\n	.uleb128 0x10\n	.uleb128 0x17\n"
+    "	.uleb128 0\n	.uleb128 0\n"
+    "	.uleb128 0\n"
+    "	.section .debug_info,\"\",@progbits\n"
+    ".Lcu1:\n"
+    "	.long .Lcu1e - .Lcu1 - 4\n	.value 4\n	.long .Labbrev\n	.byte 8\n"
+    "	.uleb128 1\n	.string \"fb.c\"\n	.string \"/fb\"\n	.byte 0xc\n"
+    "	.quad .Lo1\n	.quad .Lo1e - .Lo1\n	.long .Ldebug_line0\n"
+    ".Linner:\n"
+    "	.uleb128 2\n	.uleb128 0x8\n	.string \"fb_inner1\"\n	.byte 3\n"
+    "	.uleb128 3\n	.string \"fb_outer1\"\n	.quad .Lo1\n	.quad .Lo1e - .Lo1\n"
+    "	.uleb128 4\n	.long .Linner - .Lcu1\n	.quad .Li1\n	.quad .Li1e - .Li1\n"
+    "	.byte 1\n	.byte 10\n	.byte 7\n"
+    "	.byte 0\n" /* end of fb_outer1's children */
+    "	.byte 0\n" /* end of the unit */
+    ".Lcu1e:\n"
+    ".Lcu2:\n"
+    "	.long .Lcu2e - .Lcu2 - 4\n	.value 4\n	.long .Labbrev\n	.byte 8\n"
+    "	.uleb128 5\n	.uleb128 0x8\n	.string \"fb2.c\"\n	.string \"/fb\"\n	.byte 0xc\n"
+    "	.quad .Lo2\n	.quad .Lo2e - .Lo2\n	.long .Ldebug_line0\n"
+    "	.uleb128 3\n	.string \"fb_outer2\"\n	.quad .Lo2\n	.quad .Lo2e - .Lo2\n"
+    "	.byte 0\n"
+    "	.byte 0\n"
+    ".Lcu2e:\n"
+    "	.section .debug_line,\"\",@progbits\n"
+    ".Ldebug_line0:\n"
+    "	.section .note.GNU-stack,\"\",@progbits\n";
 
 static const char fallback_main_c[] =
-	"int fb_outer1(int), fb_outer2(int);\n"
-	"int main(int argc, char **argv) { (void)argv; return fb_outer1(argc) + fb_outer2(argc); }\n";
+    "int fb_outer1(int), fb_outer2(int);\n"
+    "int main(int argc, char **argv) { (void)argv; return fb_outer1(argc) + fb_outer2(argc); }\n";
 
 static void test_fallback_per_unit(void **state)
 {
@@ -575,8 +590,8 @@ static void test_fallback_per_unit(void **state)
 
 	/* binutils reads DW_FORM_indirect: the whole output must match */
 	hwt_test_run(&r, "nm '%s' | sed -n 's/^\\([0-9a-f]*\\) T fb_outer[12]$/\\1/p'", prog);
-	assert_int_equal(sscanf(r.out, "%llx %llx", (unsigned long long *)&o1,
-				(unsigned long long *)&o2), 2);
+	assert_int_equal(
+	    sscanf(r.out, "%llx %llx", (unsigned long long *)&o1, (unsigned long long *)&o2), 2);
 	hwt_test_run_free(&r);
 	snprintf(path, sizeof(path), "%s/addrs", dir);
 	{
@@ -648,7 +663,8 @@ static void test_fallback_per_unit(void **state)
 
 		assert_int_equal(na, nl);
 		for (int i = 0; i < na; i++) {
-			assert_string_equal(fa[i].func ? fa[i].func : "-", fl[i].func ? fl[i].func : "-");
+			assert_string_equal(fa[i].func ? fa[i].func : "-",
+					    fl[i].func ? fl[i].func : "-");
 			assert_int_equal(fa[i].line, fl[i].line);
 		}
 	}
@@ -674,13 +690,10 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_readers_agree_c),
-		cmocka_unit_test(test_readers_agree_cxx),
-		cmocka_unit_test(test_batch_merge_walk),
-		cmocka_unit_test(test_frames_only),
-		cmocka_unit_test(test_wide_rows),
-		cmocka_unit_test(test_relocatable_object),
-		cmocka_unit_test(test_fallback_per_unit),
+	    cmocka_unit_test(test_readers_agree_c),   cmocka_unit_test(test_readers_agree_cxx),
+	    cmocka_unit_test(test_batch_merge_walk),  cmocka_unit_test(test_frames_only),
+	    cmocka_unit_test(test_wide_rows),	      cmocka_unit_test(test_relocatable_object),
+	    cmocka_unit_test(test_fallback_per_unit),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -398,14 +398,14 @@ static void test_parallel_equals_sequential(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_runtime_mapping_self),
-		cmocka_unit_test(test_cache_and_build_id),
-		cmocka_unit_test(test_hint_and_batch),
-		cmocka_unit_test(test_kallsyms_and_perfmap),
-		cmocka_unit_test(test_vdso_image),
-		cmocka_unit_test(test_stripped_said_once),
-		cmocka_unit_test(test_demangle),
-		cmocka_unit_test(test_parallel_equals_sequential),
+	    cmocka_unit_test(test_runtime_mapping_self),
+	    cmocka_unit_test(test_cache_and_build_id),
+	    cmocka_unit_test(test_hint_and_batch),
+	    cmocka_unit_test(test_kallsyms_and_perfmap),
+	    cmocka_unit_test(test_vdso_image),
+	    cmocka_unit_test(test_stripped_said_once),
+	    cmocka_unit_test(test_demangle),
+	    cmocka_unit_test(test_parallel_equals_sequential),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
