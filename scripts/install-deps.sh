@@ -9,7 +9,7 @@ PKGS="build-essential cmake ninja-build pkg-config git
       libcapstone-dev libiberty-dev libprotobuf-c-dev protobuf-c-compiler
       golang-github-google-pprof-dev
       libcmocka-dev
-      clang-14 llvm-14 lld-14 libclang-rt-14-dev
+      clang-14 clang-format-14 llvm-14 lld-14 libclang-rt-14-dev
       binutils elfutils linux-perf qemu-user
       chromium chromium-driver python3
       hyperfine time valgrind gdb bc

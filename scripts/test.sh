@@ -13,6 +13,9 @@ jobs=${HWT_JOBS:-$(nproc)}
 
 ./scripts/install-deps.sh
 
+echo "== source formatting (.clang-format)"
+./scripts/check-format.sh
+
 echo "== build (RelWithDebInfo) and test"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build -j "$jobs"
