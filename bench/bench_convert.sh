@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # bench/bench_convert.sh - `hwtrace convert` throughput on an emulated Intel
 # PT trace of a real program, against the cost of what the user does next
 # with the file: perf's own PT decoder building call-graph samples for a

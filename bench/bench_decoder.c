@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * bench/bench_decoder.c - decoding speed of hwtrace's decoder against a plain
  * libipt block-decoder loop (what ptxed does: sync, drain events,

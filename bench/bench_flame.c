@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * bench/bench_flame.c - flame graph and folded-stack speed and size.
  *

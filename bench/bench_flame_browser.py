@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """How the interactive flame graph of 50,000 distinct stacks behaves in a
 real browser (headless Chromium through chromedriver): time to load and
 draw, DOM size against the frames it holds, and the time of a regex search

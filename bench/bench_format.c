@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * bench/bench_format.c - container write throughput and compression ratio
  * against the zstd command-line tool, on the same bytes, in the same run:

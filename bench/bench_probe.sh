@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # bench/bench_probe.sh - the cost of one uprobe hit under `hwtrace trace`
 # against `perf stat -e` on the same uprobe (perf probe -x) and bpftrace
 # (Debian's package), same workload, same run.

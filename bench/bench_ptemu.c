@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * bench/bench_ptemu.c - the PT emulator's throughput and the compression of
  * the PT it makes.

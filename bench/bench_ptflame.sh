@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # bench/bench_ptflame.sh - the exact flame graph of an Intel PT trace:
 # `hwtrace flame` (every instruction attributed to its call stack) against
 # `perf script --itrace=i100ig` (a sample every 100 instructions with a

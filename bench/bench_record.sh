@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # bench/bench_record.sh - hwtrace record -g against perf record -g, in the
 # same run, on the same workload, at the same frequency: how much each slows
 # the target down, how much CPU the recorder itself uses, how big the file

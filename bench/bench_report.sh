@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # bench/bench_report.sh - hwtrace report / flame against perf report / perf
 # script on the same perf.data of a million samples or more: CPU time (user
 # + system) and peak RSS of each tool, and their ratios, in the same run.

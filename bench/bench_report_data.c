@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * bench/bench_report_data.c - makes the input of bench/bench_report.sh: a
  * perf.data of at least N samples, grown from a short real recording with

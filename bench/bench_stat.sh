@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # bench/bench_stat.sh - `hwtrace stat` against `perf stat` on the same
 # workloads in the same run. For each workload both tools run it N times,
 # alternating which goes first (both ways, so neither gains from a warm

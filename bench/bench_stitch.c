@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * bench/bench_stitch.c - what stitching costs: a one-thread PT recording
  * decoded as recorded (one per-thread stream) against the same trace

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # bench/bench_stitch.sh - what stitching per-CPU streams costs: records
 # bench/ptflame_work.c with the PT emulator (one thread), then bench_stitch
 # decodes it as recorded and as a per-CPU recording in which the thread

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * bench/ptflame_work.c - the workload bench_ptflame.sh traces: a small
  * "realistic" program with many functions and calls of every kind (a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Benchmark of `hwtrace addr2line` against binutils addr2line, elfutils
 # eu-addr2line and llvm-symbolizer-14, in the same run, on the same 100,000
 # addresses, with inline frames and demangling on, in a large real program:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Builds the "large real program" that bench/symbolize.sh symbolizes:
 # GNU objdump 2.40 (with its libbfd and libopcodes linked in statically),
 # compiled with gcc -O2 -g from the Debian package binutils-source, which

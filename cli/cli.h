@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/cli.h - what the hwtrace subcommands share: the command table, message
  * helpers that format errors for people, and the logger that routes library

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/cmd_addr2line.c - `hwtrace addr2line`: binutils addr2line's flags and
  * output format on top of the symbolize module, so that it can replace

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/cmd_branches.c - `hwtrace branches -i F FUNC[+OFF]`: one function of
  * an Intel PT recording instruction by instruction, FreeBSD DTrace's kinst

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/cmd_convert.c - `hwtrace convert [-i] FILE.hwt [-o perf.data]`: writes
  * a hwtrace recording as perf.data, so Linux perf reads it (perf report,

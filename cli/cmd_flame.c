@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/cmd_flame.c - `hwtrace flame`: flame graphs and exports of a
  * recording of samples (.hwt or perf.data, file or pipe) or of folded

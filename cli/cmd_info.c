@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/cmd_info.c - `hwtrace info FILE`: what a trace file holds. For a .hwt
  * container: header, metadata, events, each stream with its record counts

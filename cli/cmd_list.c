@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/cmd_list.c - `hwtrace list [PATTERN]`: the events this machine can
  * count, in perf list's layout: generic hardware, software and cache

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/cmd_record.c - `hwtrace record`: samples (or Intel PT) of a command,
  * of running processes or of the whole system, into a .hwt container.

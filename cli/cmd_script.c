@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/cmd_script.c - `hwtrace script`: a small dispatcher. A recording goes
  * to the sample mode (cli/script_samples.c), which hands a PT recording to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/cmd_stat.c - `hwtrace stat`: count events for a command, running
  * processes (-p) or the whole system (-a), in perf stat's layout (to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/cmd_trace.c - `hwtrace trace 'PROBE /PRED/ { ACTIONS }'`: DTrace-style
  * one-liners, live on a command (-- CMD), processes (-p) or the whole

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/main.c - the hwtrace command: finds the subcommand and runs it.
  */

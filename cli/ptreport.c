@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/ptreport.c - what report, flame and branches share for Intel PT
  * recordings: telling a PT recording from one of samples, and decoding it

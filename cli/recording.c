@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/recording.c - what every analysis command (script, report, flame)
  * does the same way with its input: the default file (hwtrace.hwt, then

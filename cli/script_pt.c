@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/script_pt.c - `hwtrace script --pt FILE ...`: decode a raw Intel PT
  * stream without our container, with the code given as raw binaries or ELF

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/script_pt.h - what the raw-PT script mode's files share: its options
  * and the perf-event sideband (--pevent:*) that maps code and switches

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/script_ptrec.c - `hwtrace script` on an Intel PT recording (.hwt from
  * `record --pt` or `--pt=emulate`, or perf.data with intel_pt): decodes it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/script_samples.c - `hwtrace script` on a recording of samples (.hwt
  * or perf.data, through format's session): one line per sample in perf

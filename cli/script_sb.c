@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/script_sb.c - perf-event sideband for `hwtrace script --pt`: ptxed's
  * --pevent:* options. Reads raw perf records (as `perf record` writes them,

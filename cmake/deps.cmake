@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Third-party dependencies, all from Debian 12 packages
 # (scripts/install-deps.sh installs them). Each becomes an IMPORTED target
 # named dep::<name>, so modules say what they use and nothing more.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Helpers shared by every module's CMakeLists.txt.
 
 # hwt_module(<name> SOURCES ... [DEPS ...])

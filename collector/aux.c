@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * collector/aux.c - what to copy out of an AUX area (Intel PT bytes), in
  * full-trace and in snapshot mode, and what the kernel's PERF_RECORD_AUX

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * collector/collector.h - perf_event_open sessions and what they observe.
  * This header is the whole contract of the collector module.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * collector/pt.c - the intel_pt PMU as sysfs describes it, and what a user
  * asks of it: /sys/bus/event_source/devices/intel_pt/{type, format/ *,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * collector/ptemu_enc.c - the PT emulator's encoder core: control-flow
  * events of one thread in, the Intel PT packets a CPU tracing that thread's

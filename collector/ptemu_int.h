@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * collector/ptemu_int.h - internals of the PT emulator, shared by the
  * encoder core (ptemu_enc.c), the qemu plugin that drives it

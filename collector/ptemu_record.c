@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * collector/ptemu_record.c - the PT emulator's container sink: writes what
  * hwt_ptemu_run() delivers into a .hwt file through format/'s writer, one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * collector/ptemu_run.c - the PT emulator's launcher: runs the command
  * under qemu-x86_64 with hwtrace's plugin, waits for it, then collects what

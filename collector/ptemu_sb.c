@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * collector/ptemu_sb.c - the PT emulator's sideband and configuration: perf
  * records in the kernel's layout (MMAP2, COMM, FORK, EXIT, ITRACE_START,

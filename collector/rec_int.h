@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * collector/rec_int.h - internals of the recorder (hwt_coll_rec_*), shared by
  * its source files and its unit tests, never by other modules:

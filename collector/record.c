@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * collector/record.c - the recorder: events opened on a target, one ring
  * buffer per CPU (or per thread), read with epoll into format/'s writer,

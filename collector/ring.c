@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * collector/ring.c - whole records out of the data area of a perf ring
  * buffer. The kernel writes records back to back at data_head (a running

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * collector/synth.c - sideband for what existed before recording started.
  * The kernel reports mappings and names only as they happen; a process we

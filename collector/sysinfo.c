@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * collector/sysinfo.c - facts about the recording machine that travel in
  * the file: the CPU's identity (libipt's errata tables key on family, model

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * collector/target.c - what a session observes: a command we launch and
  * hold before exec, processes attached by PID, or all online CPUs; and the

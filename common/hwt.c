@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * common/hwt.c - error strings, the diagnostics helper, CRC-32C and the
  * growable buffer shared by all modules.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * common/hwt.h - what every hwtrace module shares: the error contract, the
  * diagnostics callback, the export macro and a few checked-arithmetic helpers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * decoder/bb.c - the basic-block cache: straight-line code decoded once and
  * walked many times.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * decoder/dec_int.h - the decoder module's internal types, shared by its
  * source files and never included from outside decoder/.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * decoder/decoder.c - the public decoder object: configuration, libipt
  * configuration and errata, sinks, statistics, and dispatch of a stream to

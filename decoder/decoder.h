@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * decoder/decoder.h - hwtrace's Intel PT decoder: the whole contract of the
  * decoder module.

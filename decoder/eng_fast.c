@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * decoder/eng_fast.c - the fast engine: phase 1 for one PSB segment without
  * libipt, walking the basic-block cache with our own packet parser.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * decoder/eng_ipt.c - phase 1 with libipt's block decoder: one PSB segment
  * decoded by pt_blk_*, its blocks converted to the canonical log (basic

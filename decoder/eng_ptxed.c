@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * decoder/eng_ptxed.c - the PTXED engine: libipt's block decoder run over
  * the whole stream exactly as the `ptxed` tool runs it (sync forward, drain

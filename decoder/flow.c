@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * decoder/flow.c - phase 2: replays segment logs, in stream order, into
  * per-thread call stacks, the profile (per-block counts) and records for

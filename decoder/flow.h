@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * decoder/flow.h - phase 2 of decoding (internal): segment logs from the
  * engines are replayed in stream order into per-thread call stacks, the

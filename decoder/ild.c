@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * decoder/ild.c - instruction length decoding and classification with
  * capstone, for the basic-block cache and for ptxed-style instruction

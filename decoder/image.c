@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * decoder/image.c - address spaces for the decoder: the image section cache
  * (icache) that every image shares, and images made of file or memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * decoder/pkt.c - Intel PT packet decoding: opcodes and payloads as the SDM
  * (vol. 3, chapter "Intel Processor Trace", section "Packet Definitions")

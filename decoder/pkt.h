@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * decoder/pkt.h - our Intel PT packet parser (internal). It decodes what
  * libipt's packet decoder decodes (SDM vol. 3, "Intel Processor Trace":

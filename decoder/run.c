@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * decoder/run.c - splitting a stream into PSB segments and running the
  * canonical engines over them, sequentially or on worker threads.

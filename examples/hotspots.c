@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * examples/hotspots.c - a small program with two hot paths, for trying
  * hwtrace: most of its time goes to checksum() through parse_records() (about

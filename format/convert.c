@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * format/convert.c - `hwtrace convert`: a .hwt recording rewritten as the
  * perf.data file `perf record` would have written for the same run, so that

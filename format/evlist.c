@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * format/evlist.c - the events of a trace (attrs, names, sample ids) and the
  * mapping from a record to its event, done the way perf does it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * format/format.h - hwtrace's file formats: the trace container (.hwt), the
  * perf record parser shared by .hwt and perf.data, the perf.data reader, and

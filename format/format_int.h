@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * format/format_int.h - what the format module's source files share and
  * nobody else sees: the on-disk layout of the container (header, chunk

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * format/layout.c - encoding and checking of the container's fixed-size
  * structures (file header and chunk header), shared by the writer and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * format/meta.c - typed key/value metadata: the entry encoding of META
  * chunks, and the store that the reader and the session present through

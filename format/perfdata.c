@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * format/perfdata.c - perf.data as a session source. Reads file mode (a
  * header with attr, data and feature sections) and pipe mode (attributes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * format/perfwriter.c - writes perf.data in file mode, for `hwtrace
  * convert` and for round-trip tests: header, attribute section with sample

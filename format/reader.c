@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * format/reader.c - the container reader. It lists chunks from the index
  * when the trailer and index are intact, and otherwise scans chunk headers

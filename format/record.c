@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * format/record.c - the perf record parser shared by .hwt files and
  * perf.data: every PERF_RECORD_* the kernel writes (with the sample layout

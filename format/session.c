@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * format/session.c - one interface over any trace: a .hwt container (its
  * record streams merged in time order, k-way, by a heap of per-stream

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * format/session_int.h - the session's insides, shared by session.c (the
  * public session API, .hwt record merging, AUX segment index and reads) and

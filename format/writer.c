@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * format/writer.c - the container writer. Producers (the collector's ring
  * buffer readers) copy records and AUX bytes into a per-stream open chunk

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * pmc/counters.c - opening an event list on (cpu, thread) pairs with
  * perf_event_open, reading and scaling the counts, and turning the errors a

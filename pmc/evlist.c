@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * pmc/evlist.c - the -e parser: splits a spec into items and groups, and
  * turns each item into a perf_event_attr by trying, in order, perf's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * pmc/list.c - what can be counted here: perf's generic events, libpfm4's
  * PMUs and events, tracepoints, the uprobe/kprobe PMUs and Intel PT with its

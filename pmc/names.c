@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * pmc/names.c - perf's generic event names (hardware, software and hardware
  * cache events, spelled as perf spells them, so perf users type what they

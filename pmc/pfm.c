@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * pmc/pfm.c - the only file that talks to libpfm4: one-time initialisation,
  * event strings to perf_event_attr (PFM_OS_PERF_EVENT_EXT, which also

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * pmc/pmc.h - performance counter events: names to perf_event_attr, groups,
  * counting with multiplex scaling, perf-stat style aggregation and output,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * pmc/pmc_int.h - what the pmc module's files share and nobody else sees:
  * the event list's layout, the generic event table, the libpfm4 and

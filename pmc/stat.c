@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * pmc/stat.c - `stat` aggregation and output in perf stat's layout: one
  * line per event (count, unit, name, a derived metric after '#'), the noise

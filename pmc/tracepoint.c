@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * pmc/tracepoint.c - tracepoints from tracefs: "subsys:event" names (globs
  * allowed) to the ids perf_event_attr.config wants, and listing them. On a

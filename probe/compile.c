@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * probe/compile.c - from the AST to what runs: probe descriptions are
  * split into their parts (provider, object, function, offset, tracepoint,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * probe/live.c - live probes without BPF: every probe is a perf event
  * (uprobe PMU with config1 = the object's path and config2 = the file

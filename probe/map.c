@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * probe/map.c - the one hash map of the probe module: a pair of u64 to a
  * u64, open addressing with linear probing and backward-shift deletion (no

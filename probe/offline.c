@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * probe/offline.c - one-liners over recordings (.hwt or perf.data, through
  * format/'s session): each probe is matched to the recording's events

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * probe/parse.c - the one-liner language's lexer and parser: program text
  * to probes, clauses and an AST. The grammar (docs/trace.md):

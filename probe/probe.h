@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * probe/probe.h - hwtrace's probes and one-liner language: DTrace-shaped
  * programs ("PROBE[,PROBE] /PREDICATE/ { ACTIONS }") compiled to a compact

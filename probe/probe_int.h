@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * probe/probe_int.h - the probe module's internals: the program's parsed
  * form (AST), its compiled byte code, tracepoint formats, the runtime's

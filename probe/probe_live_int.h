@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * probe/probe_live_int.h - internals of live probes: the ring-buffer
  * reader and the pieces of event setup that tests and the offline driver

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * probe/prog.c - the program object: parse, compile, describe, free. The
  * parsed form stays with the compiled one because the runtime and the live

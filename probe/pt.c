@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * probe/pt.c - PT probes: pt:OBJ:FUNC:entry, pt:OBJ:FUNC:return and
  * pt:OBJ:FUNC+OFF fire from decoded Intel PT control flow, with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * probe/ring.c - a small reader of perf_event_open ring buffers: maps the
  * metadata page and 2^n data pages of an event, and hands out each whole

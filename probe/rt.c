@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * probe/rt.c - the runtime: one run of a program. It interprets each
  * clause's byte code for a probe hit on a fixed value stack, keeps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * probe/syms.c - a small address-space tracker for the probe runtime:
  * which object is mapped where in each process (from MMAP/MMAP2, FORK and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * probe/tpformat.c - tracepoint formats from tracefs
  * (events/SUBSYS/EVENT/format): the event's id and the name, offset, size,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * ptflow/flow.c - the per-record state machine of hwt_ptf: per thread, the
  * stack of open calls rebuilt from the decoder's CALL/RETURN records (and

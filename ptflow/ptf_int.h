@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * ptflow/ptf_int.h - the ptflow module's internals, shared by flow.c (the
  * per-record state machine: threads, stacks, functions) and views.c (what

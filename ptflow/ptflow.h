@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * ptflow/ptflow.h - exact reports from a decoded Intel PT flow: the whole
  * contract of the ptflow module.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * ptflow/views.c - what hwt_ptf_finish() makes of the flow state, and the
  * views' accessors and printers: the call tree's nodes become profile

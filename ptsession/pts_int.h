@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * ptsession/pts_int.h - what the PT session's files share: the process
  * images over time, the per-CPU thread timelines and the AUX stream plans

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * ptsession/pts_merge.c - stitching: the streams of a per-CPU recording
  * decoded together, each on its own thread (a lane), and their records

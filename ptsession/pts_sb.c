@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * ptsession/pts_sb.c - the sideband pass of a PT session: reads every record
  * of the recording once, in time order, and builds what decoding needs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * ptsession/ptsession.c - the PT session: opens a recording's sideband
  * (pts_sb.c), then decodes each AUX stream with its own decoder, feeding the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * ptsession/ptsession.h - decoding Intel PT *recordings*: the whole contract
  * of the ptsession module.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report/agg.c - the aggregation engine: DTrace's @name[key] = func(value)
  * as named maps from typed key tuples to running values (count, sum, min,

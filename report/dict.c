@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report/dict.c - interning: the arena, the byte-key set every table of the
  * report module is built on, and the dict of strings, frames and stacks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report/flame.c - flame graphs: folded stacks (the text FlameGraph and
  * inferno read), and the interactive SVG and HTML flame graphs.

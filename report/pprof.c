@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report/pprof.c - pprof export: the profile as perftools.profiles.Profile
  * (profile.proto from Debian's golang-github-google-pprof-dev, compiled

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report/profile.c - the sample profile: samples are filtered, their frames
  * and stacks interned, and merged into rows keyed by (stack, comm, pid, tid,

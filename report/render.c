@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report/render.c - the render driver: picks the output format from the
  * table of {name, init, process, finish} entries, feeds it every merged row

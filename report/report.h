@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report/report.h - hwtrace's reports: the aggregation engine (DTrace-style
  * keyed aggregations with count, sum, min, max, avg, stddev, quantize and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report/report_int.h - what the report module's files share and nobody
  * else sees: the byte-key interner every table is built on, the dict's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report/samples.c - the one path from a recording's samples to resolved
  * stacks, shared by `hwtrace report`, `hwtrace flame` and `hwtrace script`:

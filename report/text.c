@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report/text.c - text helpers every renderer shares: JSON and XML string
  * escaping (names come from binaries and may hold any bytes), the stats

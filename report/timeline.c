@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report/timeline.c - time-ordered views as Chrome trace event JSON (the
  * format chrome://tracing and Perfetto load): per-thread spans as complete

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report/view.c - the perf-report-like views of a profile, in text and
  * JSON: entries keyed by the sort fields (default comm, object, function)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Checks that every C source and header in the tree is formatted by the
 # checked-in .clang-format (clang-format-14, Debian's). Prints each file that
 # differs and how to fix it; exit 1 if any does. `--fix` reformats them.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The main job on a bundled example, from a fresh Debian 12 machine:
 # installs the dependencies, builds hwtrace, records the example program
 # examples/hotspots.c (two hot paths) with call chains, and reads the

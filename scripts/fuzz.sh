@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Builds the libFuzzer harnesses with clang-14 and runs each over a copy of
 # its kept corpus. A crash fails the run and leaves the input in
 # build-fuzz/crashes/<target>/: add it to tests/fuzz/corpus/<target>/ once

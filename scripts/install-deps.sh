@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Installs everything hwtrace needs to build, test and benchmark on Debian 12,
 # from Debian's own packages only. Idempotent: packages already present are
 # left alone, and nothing is downloaded outside apt.

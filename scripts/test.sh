@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The whole test suite, from a fresh Debian 12 machine: installs the
 # dependencies, builds, runs every test, then again under ASan+UBSan, then
 # each fuzz harness for a bounded time. .ci/run runs exactly this.

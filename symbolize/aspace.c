@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * symbolize/aspace.c - address spaces over time: the process map that turns
  * (pid, time, ip) into (object, object address), rebuilt from a recording's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * symbolize/buildid.c - the GNU build-id of an ELF file or of a buffer of
  * notes, read with a few preads (ELF header, program headers, notes; section

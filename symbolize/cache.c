@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * symbolize/cache.c - the object cache: opens each object once (keyed by
  * build-id, else device + inode + size + mtime), finds its separate debug

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * symbolize/debugfile.c - finds the separate debug file of a stripped object,
  * as gdb and binutils do: first by build-id (DIR/.build-id/xx/rest.debug in

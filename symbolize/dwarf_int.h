@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * symbolize/dwarf_int.h - the lazy DWARF index, shared by its parts: the
  * index and its lookups (dwarf.c), the native reader of .debug_info and its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * symbolize/dwarf_lib.c - the libdwarf reader of the DWARF index: the
  * fallback for units the native reader declines (forms or line opcodes it

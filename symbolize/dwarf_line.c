@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * symbolize/dwarf_line.c - our own reader of .debug_line, versions 2 to 5:
  * the header (directories and files, DWARF 5's entry formats included) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * symbolize/dwarf_native.c - our own reader of .debug_info: unit headers,
  * abbreviation tables, the DIE tree, range lists (.debug_ranges and

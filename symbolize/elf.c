@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * symbolize/elf.c - ELF images for the symbolizer: maps a file read-only (or
  * copies a memory image such as the vDSO), reads the section and program

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * symbolize/lookup.c - the lookup entry points: one address (DWARF frames,
  * else the symbol table), a batch of addresses, the decoder's "same function

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * symbolize/sym_int.h - the symbolize module's internal structures, shared by
  * its source files and never by other modules: ELF images (elf.c), symbol

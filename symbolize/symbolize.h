@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * symbolize/symbolize.h - addresses to names: symbol + offset, the chain of
  * inlined frames, and file:line:column, for ELF objects (executables, PIE,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * symbolize/symtab.c - ELF symbol tables (.symtab, else .dynsym) as one array
  * sorted by address, searched by binary search; lazily demangled names shared

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * symbolize/textsyms.c - symbol tables that come as text: the kernel's
  * /proc/kallsyms ("ffffffff81000000 T _stext", module symbols with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * collector/ptemu-plugin/ptemu_plugin.c - hwtrace's TCG plugin for
  * qemu-x86_64: watches the guest program execute, block by block and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * collector/ptemu-plugin/qemu_abi.h - our declarations of the part of
  * QEMU's TCG plugin ABI (version 1, as exported by Debian 12's qemu-user

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/cli/test_list.c - `hwtrace list`: exact lines for perf's software
  * events, libpfm4 events of Intel models forced with LIBPFM_FORCE_PMU, and

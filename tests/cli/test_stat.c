@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/cli/test_stat.c - `hwtrace stat` end to end on programs whose
  * counts are known: page faults of a program that touches N pages, context

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/collector/load_check.h - the recorder under load, shared by the
  * normal-suite variant (test_record_load.c, 8 s) and the `slow` one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/collector/ptemu_check.h - helpers of the PT emulator tests: a
  * memory sink that keeps what hwt_ptemu_run() delivers, a libipt decoder

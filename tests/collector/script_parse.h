@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/collector/script_parse.h - reads `hwtrace script` output back into
  * samples (header fields and the symbol of every frame) for the recording

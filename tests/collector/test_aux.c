@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/collector/test_aux.c - the AUX area logic without PT hardware:
  * full-trace reads (head/tail, wrap into two spans, a head too far ahead),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/collector/test_pt.c - the Intel PT collector without PT hardware:
  * the intel_pt PMU read from copies of real machines' sysfs trees (a

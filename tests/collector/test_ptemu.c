@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/collector/test_ptemu.c - the PT emulator end to end: test programs
  * with known control flow run under hwt_ptemu_run(); each thread's PT is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/collector/test_ptemu_enc.c - the PT emulator's encoder core and
  * sideband without qemu: synthetic control-flow events go in, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/collector/test_ptemu_record.c - `hwtrace record --pt=emulate` end
  * to end: the container it writes is read back through format/'s session

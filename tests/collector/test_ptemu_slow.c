@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/collector/test_ptemu_slow.c - a 10^8-instruction run of the PT
  * emulator (ctest label `slow`, from the file name): ptemu_loop(33,333,333) emulated and its

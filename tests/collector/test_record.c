@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/collector/test_record.c - `hwtrace record` and `hwtrace script` on
  * programs whose behaviour is known (tests/progs/rec_*.c):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/collector/test_record_errors.c - every error a user of `hwtrace
  * record` and `hwtrace script` meets is one line that names the cause and

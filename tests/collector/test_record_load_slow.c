@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/collector/test_record_load_slow.c (label `slow`) - the recorder at
  * the kernel's highest sampling rate with call chains on a two-thread

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/collector/test_ring.c - reading whole records out of a perf ring
  * buffer's data area (hwt_coll_ring_next) with synthetic buffers: runs in

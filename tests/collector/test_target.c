@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/collector/test_target.c - targets: a launched command is held
  * before exec until started (counters opened meanwhile count only from its

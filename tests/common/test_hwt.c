@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/common/test_hwt.c - the shared error contract, CRC-32C and buffers.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/convert/test_convert.c - `hwtrace convert` checked by an independent
  * decoder: programs with exactly known control flow (tests/progs/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/decoder/test_cli.c - `hwtrace script --pt` on synthetic programs
  * with known control flow (tests/lib/ptsynth.c): the views count what the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/decoder/test_conformance.c - `hwtrace script --pt` against libipt's
  * own conformance suite (tests/data/libipt-conformance): for each of

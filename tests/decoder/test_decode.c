@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/decoder/test_decode.c - the decoder against ground truth: synthetic
  * programs with known control flow (tests/lib/ptsynth.c: every instruction,

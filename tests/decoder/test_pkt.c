@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/decoder/test_pkt.c - the decoder's own packet parser (decoder/pkt.c)
  * against libipt's packet decoder, packet by packet: at every offset of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/format/fmt_testlib.h - a small perf record encoder for the format
  * tests: builds records of every type byte by byte (independently of the

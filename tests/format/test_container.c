@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/format/test_container.c - container round trips: random and
  * realistic record streams (seeded; the seed is printed), AUX offsets and

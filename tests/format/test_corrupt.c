@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/format/test_corrupt.c - damaged containers: truncation at every
  * chunk boundary and inside headers and payloads, a flipped bit in every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/format/test_info.c - `hwtrace info` on a container built here with
  * known contents (raw chunks, so every size is predictable): the exact text

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/format/test_kill.c - crash safety: a child process writes a
  * container (records from a deterministic generator, AUX bytes, flushes)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/format/test_perfdata.c - perf.data through the session, against
  * perf itself as ground truth: files recorded here by the installed `perf

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/format/test_record.c - the perf record parser and the evlist's
  * record -> event mapping, against records built byte by byte by

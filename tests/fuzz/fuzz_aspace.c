@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_aspace.c - the process map (hwt_sym_aspace) fed any
  * sequence of sideband events and lookups, decoded from the input: 1 byte

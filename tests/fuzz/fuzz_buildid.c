@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_buildid.c - the build-id reader on any bytes: as a file
  * (ELF header, program and section headers, notes, all read with pread and

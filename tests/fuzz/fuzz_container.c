@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_container.c - the container reader over arbitrary bytes:
  * open (index and scan), every chunk read both ways, then a session over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_convert.c - `hwtrace convert` over arbitrary bytes taken
  * as a .hwt recording: hwt_fmt_convert() must never crash, and whatever it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_decoder.c - the decoder on arbitrary PT bytes, over a
  * fixed program (fuzz_decoder_code.h; the seed corpus holds real traces of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_decoder_code.h - the code the decoder fuzz target decodes
  * against: a synthetic program (tests/lib/ptsynth.c, seed 1, 8 functions)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_evspec.c - the -e parser (hwt_pmc_evlist_add) on
  * arbitrary bytes: braces, commas, modifiers, sysfs terms, long names.

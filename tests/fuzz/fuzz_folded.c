@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_folded.c - the folded-stack reader (hwtrace flame
  * --folded-in) on arbitrary bytes. Whatever it accepts must render in every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_memfd.h - gives fuzz input a file name: the bytes go into
  * a memfd (a regular file in memory), opened by the code under test through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_perfdata.c - a session over arbitrary perf.data bytes
  * (file mode, pipe mode, compressed records, AUXTRACE): open, every record,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_probe_lang.c - the one-liner language on arbitrary text:
  * lexer, parser, checker and code generator must accept or refuse every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_pt_terms.c - the Intel PT term parser (`--pt=TERMS`,
  * `-e intel_pt/TERMS/MODS`) against an Ice Lake-like PMU built in memory:

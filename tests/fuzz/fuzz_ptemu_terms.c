@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_ptemu_terms.c - the PT emulator's term parser
  * (`--pt=emulate,TERMS`): any input either fails with -HWT_EPARSE and a

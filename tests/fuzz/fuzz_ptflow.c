@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_ptflow.c - the exact-report consumer (ptflow/) on
  * arbitrary record sequences: bytes become decoder records of three

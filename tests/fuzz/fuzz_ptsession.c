@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_ptsession.c - a PT session over arbitrary recording bytes
  * (.hwt or perf.data: sideband records, metadata, AUX streams): open (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_record.c - the perf record parser with fuzzed attr
  * information: the first 41 bytes choose sample_type, read_format, register

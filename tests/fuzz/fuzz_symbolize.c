@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_symbolize.c - feeds malformed ELF/DWARF images, kallsyms
  * text and perf maps to the symbolizer: open, look up a spread of addresses

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/fuzz_tpformat.c - the tracefs format parser (probe/) on
  * arbitrary bytes: it must accept or refuse without reading past the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/fuzz/replay.c - runs a fuzz target's LLVMFuzzerTestOneInput over every
  * file of a corpus directory, without libFuzzer, so ctest replays the kept

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/lib/dectest.h - helpers for the decoder's tests and fuzz harness:
  * decode a PT buffer over a code image in memory with a given engine and

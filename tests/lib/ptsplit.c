@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/lib/ptsplit.c - per-CPU recordings made from per-thread ones (see
  * ptsplit.h).

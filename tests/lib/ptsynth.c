@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/lib/ptsynth.c - the synthetic PT workload (see ptsynth.h): program
  * layout, a simulated run, and the packets libipt's encoder writes for it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/lib/ptsynth.h - a synthetic Intel PT workload with known ground
  * truth, for the decoder's tests, fuzz seeds and benchmark.

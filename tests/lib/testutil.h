@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/lib/testutil.h - helpers for hwtrace's cmocka tests: locating the
  * built binary and test programs, running commands with captured output,

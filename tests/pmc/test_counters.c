@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/pmc/test_counters.c - counting through the library: page faults of
  * this test touching known pages, enable/disable, scaling when an event is

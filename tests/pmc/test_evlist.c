@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/pmc/test_evlist.c - event specs to perf_event_attr: perf's generic
  * names and modifiers, raw codes, groups, tracepoints (ids from tracefs),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/pmc/test_stat_print.c - perf stat's layout from known counts: the
  * table columns, thousands separators, derived metrics (CPUs utilized, GHz,

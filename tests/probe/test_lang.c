@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/probe/test_lang.c - the one-liner language without the kernel:
  * probe descriptions split into their parts, every kind of error at its

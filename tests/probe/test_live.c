@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/probe/test_live.c - `hwtrace trace` live on this machine, against
  * programs whose counts are known (tests/progs/probe_calls.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/probe/test_offline.c - one-liners over recordings: profile probes
  * over a perf.data of a spinning program give the same per-function

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/conv_flow.c - control flow the convert tests know exactly, to
  * check that perf's own Intel PT decoder, reading what `hwtrace convert`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/fmt_spin.c - a program for the format tests to record with
  * perf: it burns CPU in two nested functions for about the time given in

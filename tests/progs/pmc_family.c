@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* pmc_family THREADS CHILDREN PAGES: starts THREADS threads and CHILDREN
  * forked processes; each touches PAGES fresh pages. Counting with inherit
  * must see all of them: at least (THREADS + CHILDREN) * PAGES faults.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* pmc_sleeper N [USEC]: sleeps N times (default 1000 us each); each sleep
  * blocks, so the task is switched out at least N times. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* pmc_spin MS [EXIT]: burns MS milliseconds of CPU time in user space, then
  * prints the CPU time main() used (ns, CLOCK_PROCESS_CPUTIME_ID, measured
  * from main's start so the pre-exec time of a launcher is not included)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* pmc_touch PAGES: maps PAGES fresh anonymous pages and writes one byte to
  * each, so the kernel takes at least PAGES page faults (THP is disabled for
  * the mapping so that one fault cannot fill many pages). */

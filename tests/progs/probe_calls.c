@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* probe_calls CALLS [NAPS NAP_US [WRITES]]: the probe tests' workload, whose
  * every count is known:
  *   - probe_work(i, 7) is called CALLS times, i = 0..CALLS-1, and returns

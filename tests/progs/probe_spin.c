@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* probe_spin MS: burns MS milliseconds of CPU in probe_spin_hot (and nowhere
  * else worth a sample: the CPU clock, a system call, is read once per
  * millisecond or so), for profile probes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/ptemu_common.h - the exactly known loop the PT emulator tests
  * look for: ptemu_loop(n) runs the three instructions between the global

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/ptemu_end.c - ends badly on request, after ptemu_loop(400):
  *   crash   writes through a NULL pointer at ptemu_crash_site (SIGSEGV);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/ptemu_flow.c - control flow the PT emulator tests know
  * exactly: a loop with a known trip count (ptemu_loop), recursion

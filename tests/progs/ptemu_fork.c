@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/ptemu_fork.c - forks: the child runs ptemu_loop(700) and
  * exits 0, the parent waits and runs ptemu_loop(500).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/ptemu_threads.c - three threads run ptemu_loop with the
  * distinct trip counts 3001, 3002 and 3003; the main thread runs 3000.

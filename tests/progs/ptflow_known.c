@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/ptflow_known.c - a program whose call counts and branch
  * outcomes the exact PT reports (tests/ptflow) know in advance:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/ptflow_threads.c - per-thread ground truth for the exact PT
  * reports: two threads besides main, one calls t_a() exactly 300 times,

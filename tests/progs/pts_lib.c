@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/pts_lib.c - a shared library the PT session tests call
  * through the PLT (linked) or dlopen (loaded at run time).

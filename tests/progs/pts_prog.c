@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/pts_prog.c - control flow the PT session tests know exactly:
  * leaf() is called LEAF_CALLS times; spin() SPIN_CALLS times, each running a

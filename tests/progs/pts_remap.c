@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/pts_remap.c - different code under the same address, in
  * time: the program writes two files of raw x86-64 code into the directory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/rec_family.c - threads and a forked child, each burning CPU in
  * its own function, for the sampling tests: thread "worker-a" runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/rec_hot.c - a program with known hot spots for the sampling
  * tests: of its CPU time, 75% is spent in hot_a (called main -> path_a ->

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/rec_load.c - a load for the recorder's stress test and
  * benchmark: THREADS threads (default 2) run for SECONDS of wall time

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/rep_inline.c - a hot loop in an inlined function, for the
  * report tests of inline expansion: all the CPU time is spent in mix(),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/sym_inline.c - a program for the symbolizer tests: forced and
  * natural inlining (three levels deep), static functions, a recursive

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/progs/sym_lib.c - a shared library for the symbolizer tests: an
  * exported function with an inlined static helper, and a local one.

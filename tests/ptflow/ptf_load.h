@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/ptflow/ptf_load.h - decoding an emulated PT recording for the
  * ptflow tests without the session layer: the recording's sideband (MMAP2,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/ptflow/test_cli.c - the exact PT reports end to end through the
  * CLI: tests/progs/ptflow_known recorded with `hwtrace record

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/ptflow/test_flow.c - exact reports from PT (ptflow) against ground
  * truth, without the session layer:

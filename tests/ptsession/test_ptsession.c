@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/ptsession/test_ptsession.c - PT recordings decoded with their
  * sideband, against control flow known from the program: tests/progs/

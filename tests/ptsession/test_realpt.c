@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/ptsession/test_realpt.c - real Intel PT recordings through the PT
  * session (third-party data in tests/data, see its README.md):

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Drives headless Chromium over chromedriver's WebDriver HTTP API (python's
 standard library only) to test hwtrace's interactive flame graphs in a real
 browser: the page draws the right frames at the right widths, hovering

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """tests/report/perf_compare.py - compares hwtrace's views of a perf.data
 with perf's own, for tests/report/test_samples.c.
 

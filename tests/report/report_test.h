@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/report/report_test.h - helpers the report tests share: checking
  * JSON with python3's own parser (the independent judge of "parses") and

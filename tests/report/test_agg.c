@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/report/test_agg.c - the aggregation engine against hand-computed
  * ground truth: quantize buckets at every power-of-two edge (negative,

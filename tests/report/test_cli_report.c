@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/report/test_cli_report.c - `hwtrace report --folded-in`: exact
  * output for a hand-computed profile, JSON that python3 parses into the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/report/test_export.c - the exports: a pprof file decoded back with
  * protobuf-c code generated from pprof's own profile.proto (through zlib's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/report/test_flame.c - flame graphs: the SVG is well-formed XML and
  * the HTML embeds the exact call tree (checked by python3's parsers) even

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/report/test_profile.c - profiles and their views against
  * hand-computed ground truth: self/children percentages, perf-style caller

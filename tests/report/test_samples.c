@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/report/test_samples.c - reports and flame graphs of recordings of
  * samples, against perf on the same perf.data and against the known hot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/symbolize/test_addr2line.c - `hwtrace addr2line` against binutils
  * addr2line on programs the tests compile (-O2 -g: forced and natural

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/symbolize/test_aspace.c - the process map (hwt_sym_aspace) and the
  * build-id reader. Synthetic sideband checks every rule of the map: mappings

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/symbolize/test_dwarf_readers.c - the two DWARF readers of the
  * symbolize module against each other and against binutils:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/symbolize/test_symbolize.c - the symbolize library API: runtime
  * address mapping on the live test process (ASLR bias, a text mapping that
