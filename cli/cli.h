@@ -175,6 +175,19 @@ void hwt_cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A logger that prints library diagnostics to stderr with the prefixes
  * above; debug messages only with -v (hwt_cli_verbose). */
 const struct hwt_logger *hwt_cli_logger(void);
+
+/* The perf system calls of this run (cli/psys.c): *ps NULL for the kernel,
+ * or the simulated machine the environment asks for (HWT_PMU_SIM=MODEL).
+ * Prints its own error; returns HWT_EXIT_OK or HWT_EXIT_ERROR. Free with
+ * hwt_psys_free() after everything using it. */
+struct hwt_psys;
+int hwt_cli_psys_open(struct hwt_psys **ps);
+/* HWT_SYSFS_ROOT (a test seam), else the simulated machine's sysfs, else
+ * NULL (the real one). */
+const char *hwt_cli_sysfs_root(const struct hwt_psys *ps);
+/* HWT_PERF_PARANOID_FILE (a test seam), else the simulated machine's, else
+ * NULL (the real one). */
+const char *hwt_cli_paranoid_path(const struct hwt_psys *ps);
 extern int hwt_cli_verbose;
 
 /* Usage error for a subcommand: prints the message and "see 'hwtrace CMD

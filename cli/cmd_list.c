@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "perfsys/perfsys.h"
 #include "pmc/pmc.h"
 
 struct list_out {
@@ -110,6 +111,7 @@ int hwt_cmd_list(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct hwt_pmc_config cfg;
+	struct hwt_psys *psys = NULL;
 	struct list_out o = {stdout, 0, false, true};
 	const char *pattern = NULL;
 	int c, ret;
@@ -131,12 +133,16 @@ int hwt_cmd_list(int argc, char **argv)
 		pattern = argv[optind++];
 	if (optind < argc)
 		return hwt_cli_usage_error("list", "one PATTERN at most");
+	if (hwt_cli_psys_open(&psys) != HWT_EXIT_OK)
+		return HWT_EXIT_ERROR;
 	hwt_pmc_config_init(&cfg);
 	cfg.logger = *hwt_cli_logger();
 	/* Test seam: a fake sysfs tree (PMUs, Intel PT capabilities). */
-	cfg.sysfs_root = getenv("HWT_SYSFS_ROOT");
+	cfg.sysfs_root = hwt_cli_sysfs_root(psys);
 	cfg.tracefs_root = getenv("HWT_TRACEFS_ROOT");
+	cfg.psys = psys;
 	ret = hwt_pmc_list(&cfg, pattern, print_entry, &o);
+	hwt_psys_free(psys);
 	if (ret < 0) {
 		hwt_cli_error("cannot list events: %s", hwt_strerror(ret));
 		return HWT_EXIT_ERROR;

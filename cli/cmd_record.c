@@ -16,8 +16,10 @@
 
 #include "cli/cli.h"
 #include "collector/collector.h"
+#include "perfsys/perfsys.h"
 
 struct rec_opts {
+	struct hwt_psys *psys; /* the perf system calls (NULL: the kernel) */
 	const char *output;
 	bool quiet;
 	char *events; /* -e items joined by commas (owned) */
@@ -462,8 +464,9 @@ static int record(struct rec_opts *o)
 	cfg.pt_spec = o->pt_spec;
 	cfg.pt_snapshot = o->snapshot;
 	cfg.pt_filter = o->filter;
-	cfg.sysfs_root = getenv("HWT_SYSFS_ROOT");
-	cfg.paranoid_path = getenv("HWT_PERF_PARANOID_FILE");
+	cfg.sysfs_root = hwt_cli_sysfs_root(o->psys);
+	cfg.paranoid_path = hwt_cli_paranoid_path(o->psys);
+	cfg.psys = o->psys;
 	cfg.errmsg = rmsg;
 	cfg.errmsg_len = sizeof(rmsg);
 	err = hwt_coll_rec_alloc(&rec, &cfg);
@@ -475,7 +478,7 @@ static int record(struct rec_opts *o)
 
 	hwt_coll_target_config_init(&tcfg);
 	tcfg.logger = *hwt_cli_logger();
-	tcfg.sysfs_root = getenv("HWT_SYSFS_ROOT");
+	tcfg.sysfs_root = hwt_cli_sysfs_root(o->psys);
 	tcfg.errmsg = tmsg;
 	tcfg.errmsg_len = sizeof(tmsg);
 	err = hwt_coll_target_alloc(&t, &tcfg);
@@ -528,8 +531,9 @@ int hwt_cmd_record(int argc, char **argv)
 		usage(stdout);
 	else if (ret == HWT_EXIT_OK && o.emulate)
 		ret = run_emulate(&o);
-	else if (ret == HWT_EXIT_OK)
+	else if (ret == HWT_EXIT_OK && (ret = hwt_cli_psys_open(&o.psys)) == HWT_EXIT_OK)
 		ret = record(&o);
+	hwt_psys_free(o.psys);
 	opts_free(&o);
 	return ret;
 }

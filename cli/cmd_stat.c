@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "collector/collector.h"
+#include "perfsys/perfsys.h"
 #include "pmc/pmc.h"
 
 /* perf stat's default events; those the machine lacks show as not
@@ -29,6 +30,7 @@ static const char default_events_system[] =
 
 struct stat_opts {
 	struct hwt_pmc_evlist *events;
+	struct hwt_psys *psys; /* the perf system calls (NULL: the kernel) */
 	bool user_events;
 	unsigned long long repeat;
 	unsigned long long interval_ms;
@@ -150,7 +152,7 @@ static int run_once(const struct stat_opts *o, struct hwt_pmc_stat *st, FILE *ou
 	tcfg.logger = *hwt_cli_logger();
 	tcfg.errmsg = msg;
 	tcfg.errmsg_len = sizeof(msg);
-	tcfg.sysfs_root = getenv("HWT_SYSFS_ROOT");
+	tcfg.sysfs_root = hwt_cli_sysfs_root(o->psys);
 	if ((err = hwt_coll_target_alloc(&t, &tcfg)) < 0) {
 		hwt_cli_error("%s", hwt_strerror(err));
 		goto out;
@@ -173,7 +175,8 @@ static int run_once(const struct stat_opts *o, struct hwt_pmc_stat *st, FILE *ou
 	ccfg.inherit = o->inherit;
 	ccfg.skip_unsupported = !o->user_events;
 	/* Test seam: the perf_event_paranoid file the explanations quote. */
-	ccfg.paranoid_path = getenv("HWT_PERF_PARANOID_FILE");
+	ccfg.paranoid_path = hwt_cli_paranoid_path(o->psys);
+	ccfg.psys = o->psys;
 	ccfg.errmsg = msg;
 	ccfg.errmsg_len = sizeof(msg);
 	if (o->system) {
@@ -287,12 +290,16 @@ int hwt_cmd_stat(int argc, char **argv)
 	o.inherit = true;
 	o.big_num = true;
 	hwt_buf_init(&buf);
+	if (hwt_cli_psys_open(&o.psys) != HWT_EXIT_OK)
+		return HWT_EXIT_ERROR;
 	hwt_pmc_config_init(&pcfg);
 	pcfg.logger = *hwt_cli_logger();
-	pcfg.sysfs_root = getenv("HWT_SYSFS_ROOT");
+	pcfg.sysfs_root = hwt_cli_sysfs_root(o.psys);
+	pcfg.psys = o.psys;
 	pcfg.tracefs_root = getenv("HWT_TRACEFS_ROOT");
 	if ((err = hwt_pmc_evlist_alloc(&o.events, &pcfg)) < 0) {
 		hwt_cli_error("%s", hwt_strerror(err));
+		hwt_psys_free(o.psys);
 		return HWT_EXIT_ERROR;
 	}
 
@@ -437,6 +444,7 @@ out:
 	hwt_buf_fini(&buf);
 	hwt_pmc_stat_free(st);
 	hwt_pmc_evlist_free(o.events);
+	hwt_psys_free(o.psys);
 	free(o.pids);
 	return rc;
 }

@@ -17,12 +17,14 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "perfsys/perfsys.h"
 #include "collector/collector.h"
 #include "format/format.h"
 #include "probe/probe.h"
 #include "report/report.h"
 
 struct trace_opts {
+	struct hwt_psys *psys; /* the perf system calls (NULL: the kernel) */
 	const char *program;
 	char *program_buf; /* -f FILE */
 	int *pids;
@@ -244,7 +246,7 @@ static int run_live(const struct hwt_probe_prog *prog, struct hwt_probe_rt *rt,
 	tcfg.logger = *hwt_cli_logger();
 	tcfg.errmsg = msg;
 	tcfg.errmsg_len = sizeof(msg);
-	tcfg.sysfs_root = getenv("HWT_SYSFS_ROOT");
+	tcfg.sysfs_root = hwt_cli_sysfs_root(o->psys);
 	if ((err = hwt_coll_target_alloc(&t, &tcfg)) < 0) {
 		hwt_cli_error("%s", hwt_strerror(err));
 		goto out;
@@ -487,12 +489,15 @@ int hwt_cmd_trace(int argc, char **argv)
 		goto out;
 	}
 
+	if (hwt_cli_psys_open(&o.psys) != HWT_EXIT_OK)
+		goto out;
 	hwt_probe_config_init(&cfg);
 	cfg.log = *hwt_cli_logger();
 	cfg.output = write_stdout;
-	cfg.sysfs_root = getenv("HWT_SYSFS_ROOT");
+	cfg.sysfs_root = hwt_cli_sysfs_root(o.psys);
 	cfg.tracefs_root = getenv("HWT_TRACEFS_ROOT");
-	cfg.paranoid_path = getenv("HWT_PERF_PARANOID_FILE");
+	cfg.paranoid_path = hwt_cli_paranoid_path(o.psys);
+	cfg.psys = o.psys;
 	if ((err = hwt_probe_prog_alloc(&prog, o.program, &cfg, &diag)) < 0) {
 		print_diag(&diag, o.program, err);
 		rc = diag_exit(err);
@@ -521,6 +526,7 @@ int hwt_cmd_trace(int argc, char **argv)
 out:
 	hwt_probe_rt_free(rt);
 	hwt_probe_prog_free(prog);
+	hwt_psys_free(o.psys);
 	free(o.pids);
 	free(o.program_buf);
 	return rc;

@@ -39,6 +39,8 @@
 
 #include "common/hwt.h"
 
+struct hwt_psys; /* perfsys/perfsys.h */
+
 /* ------------------------------------------------------------------------ */
 /* Targets                                                                  */
 
@@ -211,6 +213,8 @@ struct hwt_coll_rec_config {
 	/* Test seams: sysfs and perf_event_paranoid (NULL: the real ones). */
 	const char *sysfs_root;
 	const char *paranoid_path;
+	/* The perf system calls (NULL: the kernel); outlives the recorder. */
+	struct hwt_psys *psys;
 	/* On failure a one-line explanation with the fix (optional). */
 	char *errmsg;
 	size_t errmsg_len;

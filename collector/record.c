@@ -43,17 +43,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "format/format.h"
+#include "perfsys/perfsys.h"
 #include "pmc/pmc.h"
 #include "symbolize/symbolize.h"
 
@@ -167,11 +166,10 @@ static void remove_output(const char *path)
 		unlink(path);
 }
 
-static int perf_open(struct perf_event_attr *attr, int pid, int cpu, int group)
+static int perf_open(struct hwt_coll_rec *r, struct perf_event_attr *attr, int pid, int cpu,
+		     int group)
 {
-	int fd = (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
-
-	return fd >= 0 ? fd : -errno;
+	return hwt_psys_event_open(r->cfg.psys, attr, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
 }
 
 void hwt_coll_rec_config_init(struct hwt_coll_rec_config *cfg)
@@ -183,7 +181,7 @@ void hwt_coll_rec_config_init(struct hwt_coll_rec_config *cfg)
 /* ------------------------------------------------------------------------ */
 /* events                                                                    */
 
-static bool have_hw_cycles(void)
+static bool have_hw_cycles(struct hwt_coll_rec *r)
 {
 	struct perf_event_attr a;
 	int fd;
@@ -196,9 +194,9 @@ static bool have_hw_cycles(void)
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
 	a.sample_period = 100000;
-	fd = perf_open(&a, 0, -1, -1);
+	fd = perf_open(r, &a, 0, -1, -1);
 	if (fd >= 0) {
-		close(fd);
+		hwt_psys_close(r->cfg.psys, fd);
 		return true;
 	}
 	/* Only "no such counter" means absent; a permission problem is
@@ -282,7 +280,7 @@ static int build_sampling(struct hwt_coll_rec *r)
 	if (err < 0)
 		return fail(r, err, "cannot set up events: %s", hwt_strerror(err));
 	if (!spec) {
-		if (have_hw_cycles()) {
+		if (have_hw_cycles(r)) {
 			spec = "cycles";
 		} else {
 			spec = "cpu-clock";
@@ -529,7 +527,7 @@ static int open_event(struct hwt_coll_rec *r, struct rec_event *e, int pid, int 
 	bool raised = false;
 
 	for (;;) {
-		int fd = perf_open(&e->attr, pid, cpu, -1);
+		int fd = perf_open(r, &e->attr, pid, cpu, -1);
 
 		if (fd >= 0)
 			return fd;
@@ -567,11 +565,13 @@ static int ring_map(struct hwt_coll_rec *r, struct rec_ring *rg)
 {
 	size_t data =
 	    pages_for(r->cfg.mmap_bytes ? r->cfg.mmap_bytes : DEFAULT_MMAP, r->page) * r->page;
+	void *map;
+	int err;
 
 	rg->map_len = data + r->page;
-	rg->base = mmap(NULL, rg->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, rg->fd, 0);
-	if (rg->base == MAP_FAILED) {
-		int e = errno;
+	err = hwt_psys_mmap(r->cfg.psys, rg->fd, rg->map_len, PROT_READ | PROT_WRITE, 0, &map);
+	if (err < 0) {
+		int e = -err;
 
 		rg->base = NULL;
 		if (e == EPERM || e == ENOMEM)
@@ -582,6 +582,7 @@ static int ring_map(struct hwt_coll_rec *r, struct rec_ring *rg)
 			    data >> 10, strerror(e));
 		return fail(r, -e, "cannot map the ring buffer: %s", strerror(e));
 	}
+	rg->base = map;
 	rg->pg = (struct perf_event_mmap_page *)rg->base;
 	rg->data = rg->base + r->page;
 	rg->size = data;
@@ -597,9 +598,9 @@ static int ring_map(struct hwt_coll_rec *r, struct rec_ring *rg)
 		 * mapping it read-only selects overwrite (snapshot) mode. */
 		rg->pg->aux_offset = rg->map_len;
 		rg->pg->aux_size = aux;
-		rg->aux = mmap(NULL, aux, prot, MAP_SHARED, rg->fd, (off_t)rg->map_len);
-		if (rg->aux == MAP_FAILED) {
-			int e = errno;
+		err = hwt_psys_mmap(r->cfg.psys, rg->fd, aux, prot, rg->map_len, &map);
+		if (err < 0) {
+			int e = -err;
 
 			rg->aux = NULL;
 			return fail(r, -e,
@@ -607,6 +608,7 @@ static int ring_map(struct hwt_coll_rec *r, struct rec_ring *rg)
 				    "-m ,SIZE",
 				    aux >> 10, strerror(e));
 		}
+		rg->aux = map;
 		rg->aux_size = aux;
 		hwt_coll_aux_snap_init(&rg->snap, aux);
 	}
@@ -650,10 +652,10 @@ static int open_into(struct hwt_coll_rec *r, struct rec_ring *rg, int pid, int c
 			return explain(r, fd, ev, pid, cpu, fds_needed);
 		err = add_fd(r, fd);
 		if (err < 0) {
-			close(fd);
+			hwt_psys_close(r->cfg.psys, fd);
 			return err;
 		}
-		if (ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0) {
+		if (hwt_psys_event_id(r->cfg.psys, fd, &id) == 0) {
 			err = add_id(ev, id);
 			if (err < 0)
 				return err;
@@ -663,12 +665,12 @@ static int open_into(struct hwt_coll_rec *r, struct rec_ring *rg, int pid, int c
 			err = ring_map(r, rg);
 			if (err < 0)
 				return err;
-		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, rg->fd) < 0) {
-			return fail(r, -errno, "cannot share a ring buffer between events: %s",
-				    strerror(errno));
+		} else if ((err = hwt_psys_set_output(r->cfg.psys, fd, rg->fd)) < 0) {
+			return fail(r, err, "cannot share a ring buffer between events: %s",
+				    strerror(-err));
 		}
-		if (r->filter[0] && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, r->filter) < 0) {
-			int e2 = errno;
+		if (r->filter[0] && (err = hwt_psys_set_filter(r->cfg.psys, fd, r->filter)) < 0) {
+			int e2 = -err;
 
 			return fail(r, -e2,
 				    "the kernel refused the Intel PT filter '%s': %s (check the "
@@ -1210,7 +1212,7 @@ static int drain(struct hwt_coll_rec *r)
 static void ioctl_all(struct hwt_coll_rec *r, unsigned long req)
 {
 	for (size_t i = 0; i < r->nfds; i++)
-		ioctl(r->fds[i], req, 0);
+		hwt_psys_ioctl(r->cfg.psys, r->fds[i], req, 0);
 }
 
 /* Snapshot mode: stop the PMU so the AUX area holds still, take what it
@@ -1613,14 +1615,14 @@ void hwt_coll_rec_free(struct hwt_coll_rec *r)
 		struct rec_ring *rg = &r->rings[i];
 
 		if (rg->aux)
-			munmap(rg->aux, rg->aux_size);
+			hwt_psys_munmap(r->cfg.psys, rg->aux, rg->aux_size);
 		if (rg->base)
-			munmap(rg->base, rg->map_len);
+			hwt_psys_munmap(r->cfg.psys, rg->base, rg->map_len);
 		free(rg->scratch);
 	}
 	free(r->rings);
 	for (size_t i = 0; i < r->nfds; i++)
-		close(r->fds[i]);
+		hwt_psys_close(r->cfg.psys, r->fds[i]);
 	free(r->fds);
 	for (size_t i = 0; i < r->nev; i++)
 		free(r->ev[i].ids);

@@ -15,14 +15,13 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 struct hwt_pmc_counters {
 	const struct hwt_pmc_evlist *list;
 	struct hwt_logger logger;
+	struct hwt_psys *psys;
 	size_t nev, ncpu, nthr;
 	int *cpus;	 /* ncpu entries (-1 for "any") */
 	int *tids;	 /* nthr entries (-1 for "all") */
@@ -64,7 +63,7 @@ void hwt_pmc_counters_close(struct hwt_pmc_counters *ctr)
 	if (ctr->fds) {
 		for (size_t i = 0; i < ctr->nev * ctr->ncpu * ctr->nthr; i++) {
 			if (ctr->fds[i] >= 0)
-				close(ctr->fds[i]);
+				hwt_psys_close(ctr->psys, ctr->fds[i]);
 		}
 	}
 	free(ctr->fds);
@@ -203,7 +202,7 @@ static void close_thread(struct hwt_pmc_counters *c, size_t cpu, size_t thr)
 		int *fd = fdp(c, e, cpu, thr);
 
 		if (*fd >= 0) {
-			close(*fd);
+			hwt_psys_close(c->psys, *fd);
 			*fd = -1;
 			c->nr_fds--;
 		}
@@ -217,7 +216,7 @@ static void close_event(struct hwt_pmc_counters *c, size_t ev)
 			int *fd = fdp(c, ev, cpu, thr);
 
 			if (*fd >= 0) {
-				close(*fd);
+				hwt_psys_close(c->psys, *fd);
 				*fd = -1;
 				c->nr_fds--;
 			}
@@ -264,13 +263,12 @@ static int open_one(struct hwt_pmc_counters *c, const struct hwt_pmc_counters_co
 		attr.exclude_hv = 1;
 	}
 	for (;;) {
-		int fd = (int)syscall(SYS_perf_event_open, &attr, c->tids[ti], c->cpus[ci],
-				      group_fd, PERF_FLAG_FD_CLOEXEC);
+		int fd = hwt_psys_event_open(c->psys, &attr, c->tids[ti], c->cpus[ci], group_fd,
+					     PERF_FLAG_FD_CLOEXEC);
 		int paranoid;
 
 		if (fd >= 0)
 			return fd;
-		fd = -errno;
 		if ((fd == -EMFILE) && !raised) {
 			raised = true;
 			if (raise_nofile())
@@ -327,6 +325,7 @@ int hwt_pmc_counters_open(struct hwt_pmc_counters **out, const struct hwt_pmc_ev
 		return -ENOMEM;
 	c->list = list;
 	c->logger = cfg->logger;
+	c->psys = cfg->psys;
 	c->nev = hwt_pmc_evlist_count(list);
 	c->ncpu = cpus && ncpus ? ncpus : 1;
 	c->nthr = tids && ntids ? ntids : 1;
@@ -413,8 +412,12 @@ static int ioctl_all(struct hwt_pmc_counters *c, unsigned long req)
 			for (size_t ti = 0; ti < c->nthr; ti++) {
 				int fd = *fdp(c, e, ci, ti);
 
-				if (fd >= 0 && ioctl(fd, req, PERF_IOC_FLAG_GROUP) < 0)
-					return -errno;
+				int err =
+				    fd >= 0 ? hwt_psys_ioctl(c->psys, fd, req, PERF_IOC_FLAG_GROUP)
+					    : 0;
+
+				if (err < 0)
+					return err;
 			}
 		}
 	}
@@ -480,9 +483,9 @@ int hwt_pmc_counters_read(struct hwt_pmc_counters *ctr, struct hwt_pmc_count *co
 
 				if (fd < 0)
 					continue;
-				got = read(fd, v, sizeof(v));
+				got = hwt_psys_read(ctr->psys, fd, v, sizeof(v));
 				if (got < 0)
-					return -errno;
+					return (int)got;
 				/* 0 bytes: a pinned event in error state; counts nothing. */
 				if (got != (ssize_t)sizeof(v))
 					continue;

@@ -46,6 +46,7 @@
 #include <stdint.h>
 
 #include "common/hwt.h"
+#include "perfsys/perfsys.h"
 
 #define HWT_PMC_NAME_MAX 256
 
@@ -62,6 +63,8 @@ struct hwt_pmc_config {
 	 * /sys/kernel/debug/tracing; mounted at the first when neither is and
 	 * we may mount). The string must outlive the user. */
 	const char *tracefs_root;
+	/* The perf system calls (NULL: the kernel); outlives the user. */
+	struct hwt_psys *psys;
 };
 
 /* Zeroes cfg and sets its size. */
@@ -168,6 +171,8 @@ struct hwt_pmc_counters_config {
 				* not supported instead of failing the open */
 	/* perf_event_paranoid file (NULL: the real one); a test seam. */
 	const char *paranoid_path;
+	/* The perf system calls (NULL: the kernel); outlives the counters. */
+	struct hwt_psys *psys;
 	/* On failure a one-line explanation with the fix goes here (optional). */
 	char *errmsg;
 	size_t errmsg_len;

@@ -108,6 +108,7 @@ static int load_tracepoint(struct hwt_probe_prog *prog, struct prb_probe *p, siz
 		hwt_pmc_config_init(&pc);
 		pc.tracefs_root = prog->cfg.tracefs_root;
 		pc.sysfs_root = prog->cfg.sysfs_root;
+		pc.psys = prog->cfg.psys;
 		snprintf(name, sizeof(name), "%s:%s", p->subsys, p->event);
 		if (hwt_pmc_suggest(&pc, name, sugg, sizeof(sugg), 3) > 0)
 			return cfail(
@@ -150,6 +151,7 @@ static int check_pmc_event(struct hwt_probe_prog *prog, struct prb_probe *p, siz
 	hwt_pmc_config_init(&pc);
 	pc.tracefs_root = prog->cfg.tracefs_root;
 	pc.sysfs_root = prog->cfg.sysfs_root;
+	pc.psys = prog->cfg.psys;
 	if ((err = hwt_pmc_evlist_alloc(&list, &pc)) < 0)
 		return cfail(prog, diag, pos, err, "%s", hwt_strerror(err));
 	err = hwt_pmc_evlist_add(list, p->event);

@@ -38,9 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -149,6 +147,7 @@ static int dyn_pmu(const struct hwt_probe_config *cfg, const char *pmu, bool ret
 
 	hwt_pmc_config_init(&pc);
 	pc.sysfs_root = cfg->sysfs_root;
+	pc.psys = cfg->psys;
 	t = hwt_pmc_pmu_type(&pc, pmu);
 	if (t < 0)
 		return t == -ENOENT ? -HWT_ENOTSUP : t;
@@ -484,6 +483,7 @@ static int build_attr(const struct hwt_probe_prog *prog, size_t i,
 
 		hwt_pmc_config_init(&pc);
 		pc.sysfs_root = cfg->sysfs_root;
+		pc.psys = cfg->psys;
 		pc.tracefs_root = cfg->tracefs_root;
 		if ((err = hwt_pmc_evlist_alloc(&list, &pc)) < 0)
 			return err;
@@ -546,7 +546,7 @@ void hwt_probe_live_close(struct hwt_probe_live *live)
 		return;
 	for (size_t i = 0; i < live->nevs; i++)
 		if (live->evs[i].fd >= 0)
-			close(live->evs[i].fd);
+			hwt_psys_close(live->rt->cfg.psys, live->evs[i].fd);
 	for (size_t i = 0; i < live->nbufs; i++) {
 		prb_ring_close(&live->bufs[i].ring);
 		hwt_buf_fini(&live->bufs[i].arena);
@@ -633,7 +633,7 @@ static int add_buffer(struct hwt_probe_live *live, int fd, struct hwt_probe_diag
 	b = &live->bufs[live->nbufs];
 	memset(b, 0, sizeof(*b));
 	hwt_buf_init(&b->arena);
-	if ((err = prb_ring_open(&b->ring, fd, live->pages)) < 0) {
+	if ((err = prb_ring_open(&b->ring, live->rt->cfg.psys, fd, live->pages)) < 0) {
 		if (err == -EPERM || err == -ENOMEM)
 			return ldiag(diag, NULL, 0, err,
 				     "cannot map a %zu KiB perf ring buffer (%s): raise "
@@ -659,13 +659,14 @@ static int open_one(struct hwt_probe_live *live, size_t probe, struct perf_event
 
 	attr->mmap = attr->mmap2 = attr->comm = attr->comm_exec = attr->task =
 	    sideband && !counting;
-	fd = (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && errno == EACCES && !attr->exclude_kernel &&
+	fd = hwt_psys_event_open(live->rt->cfg.psys, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd == -EACCES && !attr->exclude_kernel &&
 	    (p->info.kind == HWT_PROBE_PROFILE || p->info.kind == HWT_PROBE_SOFTWARE ||
 	     p->info.kind == HWT_PROBE_HARDWARE)) {
 		/* perf_event_paranoid 2 forbids kernel samples: user only. */
 		attr->exclude_kernel = attr->exclude_hv = 1;
-		fd = (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = hwt_psys_event_open(live->rt->cfg.psys, attr, pid, cpu, -1,
+					 PERF_FLAG_FD_CLOEXEC);
 		if (fd >= 0)
 			hwt_log(&live->rt->cfg.log, HWT_LOG_WARN,
 				"%s: kernel samples are not allowed (perf_event_paranoid): user "
@@ -673,13 +674,13 @@ static int open_one(struct hwt_probe_live *live, size_t probe, struct perf_event
 				p->text);
 	}
 	if (fd < 0)
-		return open_error(live, p, attr, -errno, pid, cpu, diag);
+		return open_error(live, p, attr, fd, pid, cpu, diag);
 	if (live->nevs == live->evcap) {
 		size_t cap = live->evcap ? live->evcap * 2 : 16;
 		struct event *e = realloc(live->evs, cap * sizeof(*e));
 
 		if (!e) {
-			close(fd);
+			hwt_psys_close(live->rt->cfg.psys, fd);
 			return -ENOMEM;
 		}
 		live->evs = e;
@@ -696,16 +697,17 @@ static int open_one(struct hwt_probe_live *live, size_t probe, struct perf_event
 		if ((err = add_buffer(live, fd, diag)) < 0)
 			return err;
 		*buf = live->nbufs - 1;
-	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, live->bufs[*buf].ring.fd) < 0) {
+	} else if ((err = hwt_psys_set_output(live->rt->cfg.psys, fd, live->bufs[*buf].ring.fd)) <
+		   0) {
 		return ldiag(
-		    diag, live->prog, p->pos, -errno,
+		    diag, live->prog, p->pos, err,
 		    "cannot share a ring buffer between events (PERF_EVENT_IOC_SET_OUTPUT): %s",
-		    strerror(errno));
+		    strerror(-err));
 	}
 	ev->buffer = *buf;
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
-		return ldiag(diag, live->prog, p->pos, -errno, "PERF_EVENT_IOC_ID failed: %s",
-			     strerror(errno));
+	if ((err = hwt_psys_event_id(live->rt->cfg.psys, fd, &id)) < 0)
+		return ldiag(diag, live->prog, p->pos, err, "PERF_EVENT_IOC_ID failed: %s",
+			     strerror(-err));
 	return prb_map_put(&live->ids, id, 0, live->nevs - 1);
 }
 
@@ -1108,10 +1110,10 @@ int hwt_probe_live_poll(struct hwt_probe_live *live, int timeout_ms)
 	if (!live)
 		return -HWT_EINVAL;
 	if (timeout_ms > 0 && live->nbufs) {
-		int r = poll(live->pfds, live->nbufs, timeout_ms);
+		int r = hwt_psys_poll(live->rt->cfg.psys, live->pfds, live->nbufs, timeout_ms);
 
-		if (r < 0 && errno != EINTR)
-			return -errno;
+		if (r < 0 && r != -EINTR)
+			return r;
 	}
 	return read_all(live, false);
 }
@@ -1135,7 +1137,8 @@ static int read_counters(struct hwt_probe_live *live)
 
 		if (!live->evs[e].counting)
 			continue;
-		if (read(live->evs[e].fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		if (hwt_psys_read(live->rt->cfg.psys, live->evs[e].fd, &v, sizeof(v)) ==
+		    (ssize_t)sizeof(v))
 			tot[live->evs[e].probe] += v;
 	}
 	for (size_t i = 0; i < prog->nprobes && err >= 0; i++) {

@@ -59,6 +59,8 @@
 
 #include "common/hwt.h"
 
+struct hwt_psys; /* perfsys/perfsys.h */
+
 struct hwt_buf;
 struct hwt_fmt_session;
 
@@ -84,6 +86,8 @@ struct hwt_probe_config {
 	const char *tracefs_root;
 	const char *paranoid_path;
 	const char *proc_root;
+	/* The perf system calls (NULL: the kernel); outlives the objects. */
+	struct hwt_psys *psys;
 };
 
 /* Zeroes cfg and sets its size. */

@@ -11,9 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perfsys/perfsys.h"
 #include "probe/probe_int.h"
 
 struct prb_ring {
+	struct hwt_psys *psys; /* the perf system calls (NULL: the kernel) */
 	int fd;
 	void *base;
 	size_t map_size;
@@ -24,8 +26,9 @@ struct prb_ring {
 	uint64_t bad;	  /* records with an impossible size (skipped) */
 };
 
-/* Maps 1 + pages pages of fd (pages a power of two). 0 or -errno. */
-int prb_ring_open(struct prb_ring *r, int fd, size_t pages);
+/* Maps 1 + pages pages of fd (pages a power of two) through psys. 0 or
+ * -errno. */
+int prb_ring_open(struct prb_ring *r, struct hwt_psys *psys, int fd, size_t pages);
 void prb_ring_close(struct prb_ring *r);
 /* Calls fn for every record now in the buffer (contiguous bytes, valid
  * during the call), then releases them to the kernel. Returns the number

@@ -24,21 +24,21 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-int prb_ring_open(struct prb_ring *r, int fd, size_t pages)
+int prb_ring_open(struct prb_ring *r, struct hwt_psys *psys, int fd, size_t pages)
 {
 	long psz = sysconf(_SC_PAGESIZE);
 	size_t size;
+	int err;
 
 	memset(r, 0, sizeof(*r));
 	if (psz <= 0 || !pages || (pages & (pages - 1)))
 		return -HWT_EINVAL;
 	if (hwt_mul_size(pages + 1, (size_t)psz, &size) < 0)
 		return -HWT_ETOOBIG;
-	r->base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (r->base == MAP_FAILED) {
-		r->base = NULL;
-		return -errno;
-	}
+	err = hwt_psys_mmap(psys, fd, size, PROT_READ | PROT_WRITE, 0, &r->base);
+	if (err < 0)
+		return err;
+	r->psys = psys;
 	r->fd = fd;
 	r->map_size = size;
 	r->meta = r->base;
@@ -50,7 +50,7 @@ int prb_ring_open(struct prb_ring *r, int fd, size_t pages)
 void prb_ring_close(struct prb_ring *r)
 {
 	if (r->base)
-		munmap(r->base, r->map_size);
+		hwt_psys_munmap(r->psys, r->base, r->map_size);
 	free(r->scratch);
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
