@@ -123,8 +123,8 @@ HWT_API const char *hwt_psys_paranoid_path(const struct hwt_psys *ps);
 
 /* perf_event_open(2). Returns the descriptor or -errno (attr->size may be
  * rewritten on -E2BIG, as the kernel does). */
-HWT_API int hwt_psys_event_open(struct hwt_psys *ps, struct perf_event_attr *attr, int pid,
-				int cpu, int group_fd, unsigned long flags);
+HWT_API int hwt_psys_event_open(struct hwt_psys *ps, struct perf_event_attr *attr, int pid, int cpu,
+				int group_fd, unsigned long flags);
 /* ioctl(2) on an event descriptor; arg is the integer or the pointer the
  * request takes. Returns 0 (or the ioctl's non-negative result) or -errno. */
 HWT_API int hwt_psys_ioctl(struct hwt_psys *ps, int fd, unsigned long req, unsigned long arg);
