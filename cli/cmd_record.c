@@ -80,8 +80,8 @@ static void usage(FILE *f)
 		"                          (docs/pt-emulator.md)\n"
 		"  -S, --snapshot          PT snapshot mode: keep the last AUX area's worth,\n"
 		"                          saved on SIGUSR2 and at the end\n"
-		"      --filter FILTER     PT IP filters: 'filter FUNC @ /path/bin', start,\n"
-		"                          stop, ADDR/SIZE (comma-separated)\n"
+		"      --filter FILTER     PT IP filters: 'filter FUNC @ /path/bin',\n"
+		"                          tracestop, ADDR/SIZE (comma-separated)\n"
 		"  -q, --quiet             no summary\n"
 		"  -h, --help              show this help\n");
 }

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbolize/symbolize.h"
@@ -523,8 +524,13 @@ static char *trim(char *s)
 	return s;
 }
 
-static int one_filter(char *item, struct hwt_sym_cache *cache, char *out, size_t outlen,
-		      size_t *used, char *errmsg, size_t errlen)
+/* One filter of perf's syntax, checked by the rules the kernel applies when
+ * PERF_EVENT_IOC_SET_FILTER gets it (kernel/events/core.c
+ * perf_event_parse_addr_filter, arch/x86/events/intel/pt.c
+ * pt_event_addr_filters_validate), so that a refusal comes now, naming the
+ * rule, instead of as an errno when the events are opened. */
+static int one_filter(char *item, struct hwt_sym_cache *cache, unsigned flags, char *out,
+		      size_t outlen, size_t *used, char *errmsg, size_t errlen)
 {
 	char *at = strchr(item, '@'), *act, *target, *slash, *file = NULL, *end;
 	const char *kact;
@@ -549,8 +555,10 @@ static int one_filter(char *item, struct hwt_sym_cache *cache, char *out, size_t
 		kact = "filter";
 		range = true;
 	} else if (!strcmp(act, "start")) {
-		kact = "start";
-		range = false;
+		return msg(errmsg, errlen, -HWT_ENOTSUP,
+			   "filter 'start %s': Intel PT has no start filters (the kernel refuses "
+			   "them: pt_event_addr_filters_validate); trace a range with 'filter %s'",
+			   target, *target ? target : "SYM");
 	} else if (!strcmp(act, "stop")) {
 		kact = "stop";
 		range = false;
@@ -559,7 +567,7 @@ static int one_filter(char *item, struct hwt_sym_cache *cache, char *out, size_t
 		range = true;
 	} else {
 		return msg(errmsg, errlen, -HWT_EPARSE,
-			   "filter '%s': the action must be filter, start, stop or tracestop", act);
+			   "filter '%s': the action must be filter, stop or tracestop", act);
 	}
 	if (!*target)
 		return msg(errmsg, errlen, -HWT_EPARSE, "filter '%s' needs a symbol or an address",
@@ -573,29 +581,51 @@ static int one_filter(char *item, struct hwt_sym_cache *cache, char *out, size_t
 			return msg(errmsg, errlen, -HWT_EPARSE, "filter: bad size '%s'", slash + 1);
 		has_size = true;
 	}
+	if (!range && !has_size)
+		/* A single-address trigger: the parser takes it, PT cannot. */
+		return msg(errmsg, errlen, -HWT_ENOTSUP,
+			   "filter 'stop %s': Intel PT stops only on ranges (the kernel refuses "
+			   "single addresses: pt_event_addr_filters_validate); write 'tracestop "
+			   "%s' or 'stop %s/SIZE'",
+			   target, target, target);
+	if (file && (flags & HWT_COLL_PT_FILTER_CPU_WIDE))
+		return msg(errmsg, errlen, -HWT_ENOTSUP,
+			   "filter '%s %s @ %s': filters in a file need a traced task (the kernel "
+			   "refuses them system-wide: perf_event_parse_addr_filter); record a "
+			   "command or -p PID, or give a kernel address range",
+			   act, target, file);
 	if (file) {
 		struct hwt_sym_obj *obj;
+		struct stat st;
 		int err;
 
 		if (!realpath(file, real))
 			return msg(errmsg, errlen, -errno,
 				   "filter: '%s': %s (give the object's path)", file,
 				   strerror(errno));
-		err = hwt_sym_obj_open(cache, real, NULL, 0, &obj);
-		if (err < 0)
-			return msg(errmsg, errlen, err, "filter: cannot read '%s': %s", real,
-				   hwt_strerror(err));
+		if (stat(real, &st) < 0 || !S_ISREG(st.st_mode))
+			return msg(errmsg, errlen, -HWT_EINVAL,
+				   "filter: '%s' is not a regular file (the kernel needs one)",
+				   real);
 		errno = 0;
 		addr = strtoull(target, &end, 0);
 		if (end != target && !*end && !errno && isdigit((unsigned char)target[0])) {
-			if (hwt_sym_obj_file_offset(obj, addr, &addr) < 0)
-				return msg(errmsg, errlen, -HWT_ENOSYM,
-					   "filter: address %s is not in a loaded segment of '%s'",
-					   target, real);
+			/* As perf: a number with a file is a file offset. */
+			if (addr >= (uint64_t)st.st_size)
+				return msg(errmsg, errlen, -HWT_EINVAL,
+					   "filter: offset %s is beyond the end of '%s' (%lld "
+					   "bytes; a number with '@ FILE' is a file offset, as in "
+					   "perf: give a symbol name or its offset)",
+					   target, real, (long long)st.st_size);
 		} else {
 			struct hwt_sym_def def;
-			int nd = hwt_sym_find(obj, target, &def, 1);
+			int nd;
 
+			err = hwt_sym_obj_open(cache, real, NULL, 0, &obj);
+			if (err < 0)
+				return msg(errmsg, errlen, err, "filter: cannot read '%s': %s",
+					   real, hwt_strerror(err));
+			nd = hwt_sym_find(obj, target, &def, 1);
 			if (nd <= 0)
 				return msg(
 				    errmsg, errlen, -HWT_ENOSYM,
@@ -632,21 +662,17 @@ static int one_filter(char *item, struct hwt_sym_cache *cache, char *out, size_t
 	if (range && !has_size)
 		return msg(errmsg, errlen, -HWT_EPARSE, "filter: '%s' needs a size: ADDR/SIZE",
 			   target);
-	if (range)
-		n = snprintf(out + *used, outlen - *used, "%s%s 0x%llx/0x%llx%s%s",
-			     *used ? "," : "", kact, (unsigned long long)addr,
-			     (unsigned long long)size, file ? "@" : "", file ? real : "");
-	else
-		n = snprintf(out + *used, outlen - *used, "%s%s 0x%llx%s%s", *used ? "," : "", kact,
-			     (unsigned long long)addr, file ? "@" : "", file ? real : "");
+	n = snprintf(out + *used, outlen - *used, "%s%s 0x%llx/0x%llx%s%s", *used ? "," : "", kact,
+		     (unsigned long long)addr, (unsigned long long)size, file ? "@" : "",
+		     file ? real : "");
 	if (n < 0 || (size_t)n >= outlen - *used)
 		return msg(errmsg, errlen, -HWT_ETOOBIG, "filter string too long");
 	*used += (size_t)n;
 	return 0;
 }
 
-int hwt_coll_pt_filter(const char *spec, unsigned nranges_max, char *out, size_t outlen,
-		       char *errmsg, size_t errlen)
+int hwt_coll_pt_filter(const char *spec, unsigned nranges_max, unsigned flags, char *out,
+		       size_t outlen, char *errmsg, size_t errlen)
 {
 	struct hwt_sym_config scfg;
 	struct hwt_sym_cache *cache = NULL;
@@ -666,7 +692,7 @@ int hwt_coll_pt_filter(const char *spec, unsigned nranges_max, char *out, size_t
 	if (err < 0)
 		goto out;
 	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-		err = one_filter(item, cache, out, outlen, &used, errmsg, errlen);
+		err = one_filter(item, cache, flags, out, outlen, &used, errmsg, errlen);
 		if (err < 0)
 			goto out;
 		count++;

@@ -181,18 +181,26 @@ int hwt_coll_pt_conf_parse(const struct hwt_coll_pt_pmu *pmu, const char *spec,
 void hwt_coll_pt_attr(const struct hwt_coll_pt_pmu *pmu, const struct hwt_coll_pt_conf *conf,
 		      struct perf_event_attr *attr);
 
-/* Translates a filter spec into the string PERF_EVENT_IOC_SET_FILTER takes.
- * spec is perf's syntax, filters separated by commas:
- *   filter|start|stop|tracestop SYM|ADDR[/SIZE] [@ FILE]
+/* Translates a filter spec into the string PERF_EVENT_IOC_SET_FILTER takes,
+ * refusing what the kernel would refuse for Intel PT (perf_event_parse_
+ * addr_filter, pt_event_addr_filters_validate), each with one line naming
+ * the rule. spec is perf's syntax, filters separated by commas:
+ *   filter|stop|tracestop SYM|ADDR[/SIZE] [@ FILE]
  * A symbol is looked up in FILE (which is required for symbols and for user
- * addresses) with the symbolizer and becomes its file offset and size; an
- * address in FILE becomes its file offset; without FILE the address is a
- * kernel address. nranges_max is caps/num_address_ranges.
+ * addresses) with the symbolizer and becomes its file offset and size; a
+ * number with FILE is a file offset, as in perf; without FILE the address is
+ * a kernel address. Refused: 'start' (PT has none), 'stop' without a size
+ * (PT takes ranges only), a FILE with HWT_COLL_PT_FILTER_CPU_WIDE (the
+ * kernel takes file filters on task events only), more than nranges_max
+ * (caps/num_address_ranges) filters.
  * Returns the number of filters, -HWT_EPARSE (syntax), -HWT_ENOSYM (no such
- * symbol), -HWT_ENOTSUP (more filters than the CPU has address ranges, or
- * none), -errno (FILE), with errmsg set. */
-int hwt_coll_pt_filter(const char *spec, unsigned nranges_max, char *out, size_t outlen,
-		       char *errmsg, size_t errlen);
+ * symbol), -HWT_ENOTSUP (a kernel rule), -HWT_EINVAL (FILE is not a regular
+ * file, an offset beyond it), -errno (FILE), with errmsg set. */
+enum hwt_coll_pt_filter_flags {
+	HWT_COLL_PT_FILTER_CPU_WIDE = 1u << 0, /* events opened with pid -1 (-a) */
+};
+int hwt_coll_pt_filter(const char *spec, unsigned nranges_max, unsigned flags, char *out,
+		       size_t outlen, char *errmsg, size_t errlen);
 
 /* Writes the pt.* metadata keys of a real PT recording through fn (the
  * emulator's keys, docs/pt-emulator.md, plus pt.caps.*). */

@@ -355,7 +355,7 @@ static int build_pt(struct hwt_coll_rec *r)
 			return fail(r, -HWT_ENOTSUP,
 				    "this CPU's Intel PT has no IP filtering (caps/ip_filtering, "
 				    "caps/num_address_ranges): drop --filter");
-		err = hwt_coll_pt_filter(r->cfg.pt_filter, (unsigned)ranges, r->filter,
+		err = hwt_coll_pt_filter(r->cfg.pt_filter, (unsigned)ranges, 0, r->filter,
 					 sizeof(r->filter), msg, sizeof(msg));
 		if (err < 0)
 			return fail(r, err, "%s", msg);
@@ -673,8 +673,9 @@ static int open_into(struct hwt_coll_rec *r, struct rec_ring *rg, int pid, int c
 			int e2 = -err;
 
 			return fail(r, -e2,
-				    "the kernel refused the Intel PT filter '%s': %s (check the "
-				    "ranges and the file path)",
+				    "the kernel refused the Intel PT filter '%s': %s (it passed "
+				    "hwtrace's checks of the kernel's rules; an older kernel may "
+				    "refuse more: try one 'filter SYM @ FILE' range)",
 				    r->filter, strerror(e2));
 		}
 	}
@@ -1320,6 +1321,17 @@ int hwt_coll_rec_open(struct hwt_coll_rec *r, struct hwt_coll_target *t)
 		return -HWT_EINVAL;
 	r->opened = true;
 	r->t = t;
+	if (r->filter[0] && hwt_coll_target_is_system(t)) {
+		/* Filters in files need a task: checked again now that the
+		 * target is known to be the whole system. */
+		char msg[512], tmp[sizeof(r->filter)];
+
+		err = hwt_coll_pt_filter(
+		    r->cfg.pt_filter, (unsigned)hwt_coll_pt_cap(&r->pmu, "num_address_ranges"),
+		    HWT_COLL_PT_FILTER_CPU_WIDE, tmp, sizeof(tmp), msg, sizeof(msg));
+		if (err < 0)
+			return fail(r, err, "%s", msg);
+	}
 	err = open_events(r, t);
 	if (err < 0)
 		return err;
