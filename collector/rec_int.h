@@ -14,6 +14,8 @@
  *            recording (from /proc), as perf synthesizes them;
  *   sysinfo.c the machine: CPU identity, the vDSO image, the kernel's
  *            build-id;
+ *   bufsize.c buffer sizes from the caller's privilege and limits (the
+ *            kernel's mlock accounting, perf's default sizes);
  *   record.c the session: events, ring buffers, the poll loop, the writer.
  */
 #ifndef HWT_COLLECTOR_REC_INT_H
@@ -207,6 +209,48 @@ int hwt_coll_pt_filter(const char *spec, unsigned nranges_max, unsigned flags, c
 typedef int (*hwt_coll_meta_u64_fn)(void *ctx, const char *key, uint64_t v);
 int hwt_coll_pt_meta(const struct hwt_coll_pt_pmu *pmu, const struct hwt_coll_pt_conf *conf,
 		     hwt_coll_meta_u64_fn fn, void *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* bufsize.c: buffer sizes from the caller's privilege and limits           */
+
+/* What the kernel's mlock accounting of perf buffers depends on. */
+struct hwt_coll_memlock {
+	size_t page;
+	unsigned ncpus;	   /* online CPUs: the allowance is per CPU */
+	uint64_t mlock_kb; /* kernel.perf_event_mlock_kb */
+	uint64_t memlock;  /* RLIMIT_MEMLOCK in bytes; UINT64_MAX: none */
+	int paranoid;	   /* kernel.perf_event_paranoid */
+	bool privileged;   /* CAP_PERFMON, CAP_SYS_ADMIN or paranoid -1:
+			      perf's sizes for the privileged */
+	bool unlimited;	   /* CAP_IPC_LOCK or paranoid -1: the kernel lets
+			      this caller lock any amount */
+};
+
+/* Fills *ml for this process (paths NULL: the real /proc files; ncpus:
+ * online CPUs). Returns 0. */
+int hwt_coll_memlock_read(const char *paranoid_path, const char *mlock_path, unsigned ncpus,
+			  struct hwt_coll_memlock *ml);
+
+struct hwt_coll_bufplan {
+	size_t data; /* data area per buffer (bytes, a power of two pages) */
+	size_t aux;  /* AUX area per buffer (0 without PT) */
+	bool shrunk; /* default sizes were lowered to fit the limits */
+};
+
+/* Sizes for nbuf buffers (with an AUX area each when pt): the sizes asked
+ * for (0: the default, perf's for Intel PT: 4 MiB AUX when privileged,
+ * else 128 KiB AUX and 256 KiB data; 1 MiB data otherwise), rounded up to
+ * powers of two pages; defaults are halved while they need more locked
+ * memory than the kernel allows this caller. Returns 0, or -EPERM with a
+ * one-line message naming the numbers and the fixes when even that does not
+ * fit, or the sizes asked for do not. */
+int hwt_coll_buf_plan(const struct hwt_coll_memlock *ml, size_t nbuf, bool pt, size_t data_req,
+		      size_t aux_req, struct hwt_coll_bufplan *plan, char *errmsg, size_t errlen);
+
+/* The message hwt_coll_buf_plan gives for these sizes (for an mmap the
+ * kernel refused with EPERM). Returns -EPERM. */
+int hwt_coll_buf_explain(const struct hwt_coll_memlock *ml, size_t nbuf, size_t data, size_t aux,
+			 char *errmsg, size_t errlen);
 
 /* ------------------------------------------------------------------------ */
 /* synth.c: records for what existed before recording                       */

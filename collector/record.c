@@ -57,8 +57,6 @@
 #include "symbolize/symbolize.h"
 
 #define DEFAULT_FREQ 4000
-#define DEFAULT_MMAP (1u << 20)
-#define DEFAULT_AUX  (4u << 20)
 #define POLL_MS	     250
 #define TAG_TARGET   (1ull << 32)
 #define TAG_USR2     (2ull << 32)
@@ -119,6 +117,8 @@ struct hwt_coll_rec {
 	struct rec_ring *rings;
 	size_t nrings;
 	bool per_thread;
+	struct hwt_coll_memlock ml;
+	size_t data_bytes, aux_bytes; /* per buffer, chosen for the limits */
 	int epfd, usr2_fd;
 	struct hwt_fmt_writer *w;
 	int32_t synth_stream;
@@ -552,19 +552,9 @@ static int open_event(struct hwt_coll_rec *r, struct rec_event *e, int pid, int 
 	}
 }
 
-static size_t pages_for(size_t bytes, size_t page)
-{
-	size_t p = 1;
-
-	while (p * page < bytes && p < (1u << 20))
-		p <<= 1;
-	return p;
-}
-
 static int ring_map(struct hwt_coll_rec *r, struct rec_ring *rg)
 {
-	size_t data =
-	    pages_for(r->cfg.mmap_bytes ? r->cfg.mmap_bytes : DEFAULT_MMAP, r->page) * r->page;
+	size_t data = r->data_bytes;
 	void *map;
 	int err;
 
@@ -572,14 +562,20 @@ static int ring_map(struct hwt_coll_rec *r, struct rec_ring *rg)
 	err = hwt_psys_mmap(r->cfg.psys, rg->fd, rg->map_len, PROT_READ | PROT_WRITE, 0, &map);
 	if (err < 0) {
 		int e = -err;
+		char msg[768];
 
 		rg->base = NULL;
-		if (e == EPERM || e == ENOMEM)
-			return fail(
-			    r, -e,
-			    "cannot map a %zu KiB ring buffer: %s; lower it with -m, or raise "
-			    "kernel.perf_event_mlock_kb (or the memlock limit)",
-			    data >> 10, strerror(e));
+		if (e == EPERM) {
+			hwt_coll_buf_explain(&r->ml, r->nrings, data, r->aux_bytes, msg,
+					     sizeof(msg));
+			return fail(r, -e,
+				    "cannot map the ring buffers: %s (other perf sessions "
+				    "of this user count too)",
+				    msg);
+		}
+		if (e == ENOMEM)
+			return fail(r, -e, "cannot map a %zu KiB ring buffer: %s; lower it with -m",
+				    data >> 10, strerror(e));
 		return fail(r, -e, "cannot map the ring buffer: %s", strerror(e));
 	}
 	rg->base = map;
@@ -590,8 +586,7 @@ static int ring_map(struct hwt_coll_rec *r, struct rec_ring *rg)
 	if (!rg->scratch)
 		return -ENOMEM;
 	if (r->cfg.pt) {
-		size_t aux =
-		    pages_for(r->cfg.aux_bytes ? r->cfg.aux_bytes : DEFAULT_AUX, r->page) * r->page;
+		size_t aux = r->aux_bytes;
 		int prot = PROT_READ | (r->cfg.pt_snapshot ? 0 : PROT_WRITE);
 
 		/* The AUX area lives after the data area in the same file;
@@ -601,8 +596,17 @@ static int ring_map(struct hwt_coll_rec *r, struct rec_ring *rg)
 		err = hwt_psys_mmap(r->cfg.psys, rg->fd, aux, prot, rg->map_len, &map);
 		if (err < 0) {
 			int e = -err;
+			char msg[768];
 
 			rg->aux = NULL;
+			if (e == EPERM) {
+				hwt_coll_buf_explain(&r->ml, r->nrings, data, aux, msg,
+						     sizeof(msg));
+				return fail(r, -e,
+					    "cannot map the Intel PT AUX areas: %s (other perf "
+					    "sessions of this user count too)",
+					    msg);
+			}
 			return fail(r, -e,
 				    "cannot map a %zu KiB AUX area for Intel PT: %s; lower it with "
 				    "-m ,SIZE",
@@ -709,6 +713,42 @@ static int open_events(struct hwt_coll_rec *r, struct hwt_coll_target *t)
 
 	/* Which buffers: per CPU, or per thread. */
 	r->per_thread = !system && (r->cfg.per_thread || r->cfg.pt);
+	if (system) {
+		cpus = malloc(nscpus * sizeof(int));
+		if (!cpus)
+			return -ENOMEM;
+		memcpy(cpus, scpus, nscpus * sizeof(int));
+		ncpus = (int)nscpus;
+	} else if (!r->per_thread) {
+		ncpus = online_cpus(r, &cpus);
+		if (ncpus < 0)
+			return ncpus;
+	}
+	/* Sizes that fit this caller's locked-memory limits (which grow with
+	 * the online CPUs). */
+	{
+		struct hwt_coll_bufplan plan;
+		char msg[768];
+		long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+		hwt_coll_memlock_read(r->cfg.paranoid_path, NULL, online > 0 ? (unsigned)online : 1,
+				      &r->ml);
+		err =
+		    hwt_coll_buf_plan(&r->ml, r->per_thread ? ntids : (size_t)ncpus, r->cfg.pt,
+				      r->cfg.mmap_bytes, r->cfg.aux_bytes, &plan, msg, sizeof(msg));
+		if (err < 0) {
+			free(cpus);
+			return fail(r, err, "cannot record: %s", msg);
+		}
+		if (plan.shrunk)
+			hwt_log(
+			    &r->cfg.logger, HWT_LOG_INFO,
+			    "buffers of %zu KiB data and %zu KiB AUX per %s, to fit this user's "
+			    "locked-memory limits (kernel.perf_event_mlock_kb, 'ulimit -l')",
+			    plan.data >> 10, plan.aux >> 10, r->per_thread ? "thread" : "CPU");
+		r->data_bytes = plan.data;
+		r->aux_bytes = plan.aux;
+	}
 	for (size_t e = 0; e < r->nev; e++) {
 		struct perf_event_attr *a = &r->ev[e].attr;
 
@@ -717,15 +757,9 @@ static int open_events(struct hwt_coll_rec *r, struct hwt_coll_target *t)
 		a->inherit = !system && !r->per_thread && !r->cfg.no_inherit;
 		/* Wake us when a quarter of the buffer is used. */
 		a->watermark = 1;
-		a->wakeup_watermark =
-		    (uint32_t)(pages_for(r->cfg.mmap_bytes ? r->cfg.mmap_bytes : DEFAULT_MMAP,
-					 r->page) *
-			       r->page / 4);
+		a->wakeup_watermark = (uint32_t)(r->data_bytes / 4);
 		if (r->cfg.pt)
-			a->aux_watermark =
-			    (uint32_t)(pages_for(r->cfg.aux_bytes ? r->cfg.aux_bytes : DEFAULT_AUX,
-						 r->page) *
-				       r->page / 4);
+			a->aux_watermark = (uint32_t)(r->aux_bytes / 4);
 		/* Sideband once, on the first event. */
 		if (e == 0) {
 			a->mmap = 1;
@@ -734,19 +768,6 @@ static int open_events(struct hwt_coll_rec *r, struct hwt_coll_target *t)
 			a->comm_exec = 1;
 			a->task = 1;
 			a->context_switch = r->cfg.switch_events;
-		}
-	}
-	if (!r->per_thread) {
-		if (system) {
-			cpus = malloc(nscpus * sizeof(int));
-			if (!cpus)
-				return -ENOMEM;
-			memcpy(cpus, scpus, nscpus * sizeof(int));
-			ncpus = (int)nscpus;
-		} else {
-			ncpus = online_cpus(r, &cpus);
-			if (ncpus < 0)
-				return ncpus;
 		}
 	}
 	needed = r->nev * (r->per_thread ? ntids : (size_t)ncpus * (system ? 1 : ntids));
