@@ -116,15 +116,16 @@ int hwt_coll_buf_explain(const struct hwt_coll_memlock *ml, size_t nbuf, size_t 
 	else
 		kib(lim, sizeof(lim), ml->memlock);
 	if (errmsg && errlen)
-		snprintf(errmsg, errlen,
-			 "%zu buffer%s of %s data%s%s%s need %s of locked memory, more than this user "
-			 "may lock: kernel.perf_event_mlock_kb is %llu per CPU x %u CPU%s, then "
-			 "'ulimit -l' %s (perf_event_paranoid %d, no CAP_IPC_LOCK); raise them "
-			 "('sysctl -w kernel.perf_event_mlock_kb=N', 'ulimit -l N'), run with "
-			 "CAP_IPC_LOCK, or choose smaller buffers with -m DATA,AUX",
-			 nbuf, nbuf == 1 ? "" : "s", d, aux ? " + " : "", aux ? a : "", aux ? " AUX" : "", need,
-			 (unsigned long long)ml->mlock_kb, ml->ncpus, ml->ncpus == 1 ? "" : "s", lim,
-			 ml->paranoid);
+		snprintf(
+		    errmsg, errlen,
+		    "%zu buffer%s of %s data%s%s%s need %s of locked memory, more than this user "
+		    "may lock: kernel.perf_event_mlock_kb is %llu per CPU x %u CPU%s, then "
+		    "'ulimit -l' %s (perf_event_paranoid %d, no CAP_IPC_LOCK); raise them "
+		    "('sysctl -w kernel.perf_event_mlock_kb=N', 'ulimit -l N'), run with "
+		    "CAP_IPC_LOCK, or choose smaller buffers with -m DATA,AUX",
+		    nbuf, nbuf == 1 ? "" : "s", d, aux ? " + " : "", aux ? a : "",
+		    aux ? " AUX" : "", need, (unsigned long long)ml->mlock_kb, ml->ncpus,
+		    ml->ncpus == 1 ? "" : "s", lim, ml->paranoid);
 	return -EPERM;
 }
 

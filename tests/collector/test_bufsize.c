@@ -108,9 +108,8 @@ static void test_refusal(void **state)
 				 "('sysctl -w kernel.perf_event_mlock_kb=N', 'ulimit -l N'), run "
 				 "with CAP_IPC_LOCK, or choose smaller buffers with -m DATA,AUX");
 	/* What fits exactly: 2 x (64 + 256 + 1) pages = 642 <= 258 + 2048. */
-	assert_int_equal(hwt_coll_buf_plan(&ml, 2, true, 256 * KIB, 1 * MIB, &plan, msg,
-					   sizeof(msg)),
-			 0);
+	assert_int_equal(
+	    hwt_coll_buf_plan(&ml, 2, true, 256 * KIB, 1 * MIB, &plan, msg, sizeof(msg)), 0);
 	assert_int_equal(plan.aux, MIB);
 	/* Not even the smallest defaults fit. */
 	ml = user(1, 0);
