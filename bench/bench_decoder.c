@@ -13,17 +13,26 @@
  * executed.
  *
  * With --hwt FILE, decodes a real (or emulated: `hwtrace record
- * --pt=emulate`) recording instead, through ptsession (sideband, images
- * over time), one thread, with each engine: LIBIPT (libipt's block decoder
- * per segment, with the same call stacks and profile: the ratios are to
- * it), FAST, and PTXED (what `script --format=ptxed` costs: libipt over the
- * whole stream plus disassembly of every instruction; not a plain loop).
- * Counted: CPU time of hwt_pts_run (reading the recording is outside). The
- * number of segments the fast engine left to libipt is printed: with a
- * sideband hook (every recording) that is all of them today.
+ * --pt=emulate`) recording instead: the plain libipt loop over its first
+ * PT stream with the code its MMAP2 records name (the ratios are to it),
+ * and through ptsession (sideband, images over time), one thread, each
+ * engine: FAST, LIBIPT (libipt's block decoder per segment, with the same
+ * call stacks and profile) and PTXED (what `script --format=ptxed` costs:
+ * libipt over the whole stream plus disassembly of every instruction).
+ * Counted: CPU time of the decoding (reading the recording is outside).
+ * The number of segments the fast engine left to libipt is printed.
+ *
+ * With --raw DIR..., decodes real traces (tests/data/real-pt/NAME: trace.pt
+ * and the code pages ptxed's --raw options name) with the plain libipt loop
+ * and hwtrace's FAST and LIBIPT engines, and prints the instructions
+ * ptxed's own output lists beside them.
+ *
+ * Every table ends with a "result" line (times, instructions, segments
+ * left to libipt) that bench/bench_ptflame.sh gathers into one table.
  *
  *   usage: bench_decoder [INSNS [RUNS [THREADS]]]
  *          bench_decoder --hwt FILE [RUNS]
+ *          bench_decoder --raw DIR... [RUNS]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -56,21 +65,63 @@ static double cpu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The plain libipt loop. Returns instructions decoded. */
-static uint64_t libipt_loop(const struct ptsynth *w, const char *code_path)
+/* Code files of a trace, for both decoders: what ptxed's --raw and
+ * --pevent options load. */
+struct section {
+	char path[4096];
+	uint64_t offset, size, vaddr;
+};
+
+struct sections {
+	struct section *v;
+	size_t n, cap;
+};
+
+static int sections_add(struct sections *s, const char *path, uint64_t offset, uint64_t size,
+			uint64_t vaddr)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct section *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	snprintf(s->v[s->n].path, sizeof(s->v[s->n].path), "%s", path);
+	s->v[s->n].offset = offset;
+	s->v[s->n].size = size;
+	s->v[s->n].vaddr = vaddr;
+	s->n++;
+	return 0;
+}
+
+/* The plain libipt loop, as ptxed runs it: sync, drain events, pt_blk_next
+ * per block, nothing else; images as sections in a shared cache. cpu may
+ * be NULL (no errata). Returns instructions decoded. */
+static uint64_t libipt_loop(const uint8_t *pt, size_t len, const struct sections *secs,
+			    const struct pt_config *base)
 {
 	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL);
 	struct pt_image *img = pt_image_alloc(NULL);
 	struct pt_block_decoder *dec;
 	struct pt_config cfg;
 	uint64_t insns = 0;
-	int isid;
 
-	pt_config_init(&cfg);
-	cfg.begin = w->pt;
-	cfg.end = w->pt + w->pt_len;
-	isid = pt_iscache_add_file(isc, code_path, 0, w->code_size, w->base);
-	pt_image_add_cached(img, isc, isid, NULL);
+	if (base)
+		cfg = *base;
+	else
+		pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)pt;
+	cfg.end = (uint8_t *)(uintptr_t)pt + len;
+	for (size_t i = 0; i < secs->n; i++) {
+		int isid = pt_iscache_add_file(isc, secs->v[i].path, secs->v[i].offset,
+					       secs->v[i].size, secs->v[i].vaddr);
+
+		if (isid >= 0)
+			pt_image_add_cached(img, isc, isid, NULL);
+	}
 	dec = pt_blk_alloc_decoder(&cfg);
 	pt_blk_set_image(dec, img);
 	for (;;) {
@@ -169,6 +220,7 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 				      "hwtrace libipt engine, N threads"};
 	struct ptsynth_config wc;
 	struct ptsynth w;
+	struct sections secs = {0};
 	char code_path[] = "/tmp/hwt-bench-code-XXXXXX";
 	double wall[5], cpu[5];
 	uint64_t got[5], calls = 0;
@@ -189,7 +241,8 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 	}
 	fd = mkstemp(code_path);
 	f = fd >= 0 ? fdopen(fd, "wb") : NULL;
-	if (!f || fwrite(w.code, 1, w.code_size, f) != w.code_size || fclose(f) != 0) {
+	if (!f || fwrite(w.code, 1, w.code_size, f) != w.code_size || fclose(f) != 0 ||
+	    sections_add(&secs, code_path, 0, w.code_size, w.base) < 0) {
 		fprintf(stderr, "bench_decoder: cannot write %s\n", code_path);
 		return 1;
 	}
@@ -214,7 +267,7 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 			c0 = cpu_now();
 			switch (k) {
 			case 0:
-				got[k] = libipt_loop(&w, code_path);
+				got[k] = libipt_loop(w.pt, w.pt_len, &secs, NULL);
 				break;
 			case 1:
 				got[k] = hwtrace_run(&w, code_path, HWT_DEC_ENGINE_FAST, 1, &calls);
@@ -261,6 +314,7 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 	       "every call: %" PRIu64 ")\n\n",
 	       threads, calls);
 	remove(code_path);
+	free(secs.v);
 	ptsynth_free(&w);
 	return ok ? 0 : 1;
 }
@@ -311,51 +365,308 @@ out:
 	return err;
 }
 
+/* The recording's PT (its first AUX stream, segments concatenated), the
+ * code its MMAP2 records name, and the libipt config of its CPU: what the
+ * plain libipt loop decodes (ptxed with --pevent sideband does the same). */
+struct hwt_trace {
+	uint8_t *pt;
+	size_t len;
+	struct sections secs;
+	struct pt_config cfg;
+};
+
+static uint64_t meta_u64(struct hwt_fmt_session *fs, const char *key)
+{
+	const struct hwt_fmt_meta *m = hwt_fmt_session_meta_find(fs, key);
+
+	return m && m->type == HWT_FMT_META_U64 ? m->v.u64 : 0;
+}
+
+static int hwt_trace_load(const char *path, struct hwt_trace *t)
+{
+	struct hwt_fmt_session *fs = NULL;
+	struct hwt_fmt_record rec;
+	const struct hwt_fmt_aux_stream *as;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	err = hwt_fmt_session_open(&fs, path, NULL, NULL);
+	if (err < 0)
+		return err;
+	pt_config_init(&t->cfg);
+	t->cfg.cpu.vendor = meta_u64(fs, "pt.config.cpu.family") ? pcv_intel : pcv_unknown;
+	t->cfg.cpu.family = (uint16_t)meta_u64(fs, "pt.config.cpu.family");
+	t->cfg.cpu.model = (uint8_t)meta_u64(fs, "pt.config.cpu.model");
+	t->cfg.cpu.stepping = (uint8_t)meta_u64(fs, "pt.config.cpu.stepping");
+	if (t->cfg.cpu.vendor == pcv_intel)
+		pt_cpu_errata(&t->cfg.errata, &t->cfg.cpu);
+	t->cfg.mtc_freq = (uint8_t)meta_u64(fs, "pt.config.mtc_freq");
+	t->cfg.nom_freq = (uint8_t)meta_u64(fs, "pt.config.nom_freq");
+	t->cfg.cpuid_0x15_eax = (uint32_t)meta_u64(fs, "pt.config.cpuid_0x15_eax");
+	t->cfg.cpuid_0x15_ebx = (uint32_t)meta_u64(fs, "pt.config.cpuid_0x15_ebx");
+	while ((err = hwt_fmt_session_next(fs, &rec, NULL)) == 0) {
+		if (rec.type == PERF_RECORD_MMAP2 && rec.u.mmap.filename[0] == '/') {
+			err = sections_add(&t->secs, rec.u.mmap.filename, rec.u.mmap.pgoff,
+					   rec.u.mmap.len, rec.u.mmap.addr);
+			if (err < 0)
+				goto out;
+		}
+	}
+	if (err != -HWT_EEOS)
+		goto out;
+	err = -HWT_EINVAL;
+	if (hwt_fmt_session_naux(fs) < 1)
+		goto out;
+	as = hwt_fmt_session_aux(fs, 0);
+	for (size_t i = 0; i < as->nsegments; i++) {
+		const struct hwt_fmt_aux_segment *seg = hwt_fmt_session_aux_segment(fs, 0, i);
+		uint8_t *p = realloc(t->pt, t->len + seg->size);
+		int64_t n;
+
+		err = -ENOMEM;
+		if (!p)
+			goto out;
+		t->pt = p;
+		n = hwt_fmt_session_aux_read(fs, 0, i, 0, t->pt + t->len, seg->size);
+		err = n < 0 ? (int)n : 0;
+		if (err < 0)
+			goto out;
+		t->len += (size_t)n;
+	}
+	err = 0;
+out:
+	hwt_fmt_session_close(fs);
+	return err;
+}
+
+/* Prints the rows of a table of decoders against the libipt loop (row 0)
+ * and the machine-readable line bench_ptflame.sh reads. */
+static void print_rows(const char *label, const char *const *names, size_t n, const double *cpu,
+		       const uint64_t *insns, const uint64_t *segs, const uint64_t *fallback,
+		       double ptmb)
+{
+	printf("%-34s %9s %12s %9s %10s %s\n", "decoder", "cpu s", "insns/s", "PT MB/s",
+	       "vs libipt", "insns, segments (left to libipt)");
+	for (size_t k = 0; k < n; k++) {
+		printf("%-34s %9.4f %12.3g %9.1f %9.2fx %" PRIu64, names[k], cpu[k],
+		       (double)insns[k] / cpu[k], ptmb / cpu[k], cpu[0] / cpu[k], insns[k]);
+		if (segs[k])
+			printf(", %" PRIu64 " (%" PRIu64 ")", segs[k], fallback[k]);
+		printf("\n");
+	}
+	printf("result %s libipt_loop=%.6f fast=%.6f libipt_engine=%.6f insns=%" PRIu64
+	       " fast_insns=%" PRIu64 " segments=%" PRIu64 " fallback=%" PRIu64 "\n",
+	       label, cpu[0], cpu[1], cpu[2], insns[0], insns[1], segs[1], fallback[1]);
+}
+
 static int bench_hwt_file(const char *path, int runs)
 {
-	static const char *names[] = {"hwtrace libipt engine, 1 thread", "hwtrace fast, 1 thread",
+	static const char *names[] = {"libipt pt_blk_next loop", "hwtrace fast, 1 thread",
+				      "hwtrace libipt engine, 1 thread",
 				      "hwtrace ptxed engine (+ disasm)"};
-	static const uint32_t engines[] = {HWT_DEC_ENGINE_LIBIPT, HWT_DEC_ENGINE_FAST,
+	static const uint32_t engines[] = {0, HWT_DEC_ENGINE_FAST, HWT_DEC_ENGINE_LIBIPT,
 					   HWT_DEC_ENGINE_PTXED};
-	double cpu[3];
-	uint64_t insns[3] = {0}, calls[3] = {0}, segs[3] = {0}, fallback[3] = {0};
+	struct hwt_trace t;
+	/* The ptxed engine disassembles every instruction: 40 s for 10^8
+	 * of them; only with HWT_BENCH_PTXED=1. */
+	const char *with_ptxed = getenv("HWT_BENCH_PTXED");
+	int nk = with_ptxed && atoi(with_ptxed) ? 4 : 3;
+	double cpu[4];
+	uint64_t insns[4] = {0}, calls[4] = {0}, segs[4] = {0}, fallback[4] = {0};
+	const char *only = getenv("HWT_BENCH_ONLY");
+	int err;
 
-	printf("command: bench_decoder --hwt %s %d   (best of %d runs, engines interleaved, "
-	       "CPU time of the decoding)\n\n",
-	       path, runs, runs);
-	for (int k = 0; k < 3; k++)
+	err = hwt_trace_load(path, &t);
+	if (err < 0) {
+		fprintf(stderr, "bench_decoder: %s: %s\n", path, hwt_strerror(err));
+		return 1;
+	}
+	printf("command: bench_decoder --hwt %s %d   (best of %d runs, decoders interleaved, "
+	       "CPU time of the decoding; %.1f MB of PT, %zu code sections)\n\n",
+	       path, runs, runs, (double)t.len / 1e6, t.secs.n);
+	for (int k = 0; k < 4; k++)
 		cpu[k] = 1e30;
 	for (int r = 0; r < runs; r++) {
-		for (int k = 0; k < 3; k++) {
-			const char *only = getenv("HWT_BENCH_ONLY");
-			double c;
-			int err;
+		for (int k = 0; k < nk; k++) {
+			double c = cpu_now();
 
-			/* HWT_BENCH_ONLY=k runs one engine (for profiling). */
+			/* HWT_BENCH_ONLY=k runs one decoder (for profiling). */
 			if (only && atoi(only) != k)
 				continue;
-			err = hwt_file_run(path, engines[k], &c, &insns[k], &calls[k], &segs[k],
-					   &fallback[k]);
-
-			if (err < 0) {
-				fprintf(stderr, "bench_decoder: %s: %s\n", path, hwt_strerror(err));
-				return 1;
+			if (k == 0) {
+				insns[k] = libipt_loop(t.pt, t.len, &t.secs, &t.cfg);
+				c = cpu_now() - c;
+			} else {
+				err = hwt_file_run(path, engines[k], &c, &insns[k], &calls[k],
+						   &segs[k], &fallback[k]);
+				if (err < 0) {
+					fprintf(stderr, "bench_decoder: %s: %s\n", path,
+						hwt_strerror(err));
+					return 1;
+				}
 			}
 			if (c < cpu[k])
 				cpu[k] = c;
 		}
 	}
-	printf("%-34s %9s %12s %10s %s\n", "decoder", "cpu s", "insns/s", "vs libipt",
-	       "insns (calls), segments (left to libipt)");
+	print_rows(path, names, (size_t)nk, cpu, insns, segs, fallback, (double)t.len / 1e6);
+	printf("(libipt loop: ptxed's block loop over the recording's PT and MMAP2 code; "
+	       "libipt and fast engines: sideband, call stacks, per-block counts, every call "
+	       "reported (%" PRIu64
+	       "); ptxed: libipt blocks, every instruction disassembled, with HWT_BENCH_PTXED=1)\n",
+	       calls[1]);
+	free(t.pt);
+	free(t.secs.v);
+	/* The canonical engines decode the same instructions and calls. */
+	return only || (insns[1] == insns[2] && calls[1] == calls[2]) ? 0 : 1;
+}
+
+/* hwtrace's decoder on a raw trace (a real-pt directory). */
+static uint64_t hwt_raw_run(const uint8_t *pt, size_t len, const struct sections *secs,
+			    uint32_t engine, uint64_t *segs, uint64_t *fallback)
+{
+	struct hwt_dec_icache *ic = NULL;
+	struct hwt_dec_image *img = NULL;
+	struct hwt_dec *dec = NULL;
+	struct hwt_dec_config cfg;
+	struct hwt_dec_stats st;
+	struct count_sink cs = {0};
+	struct hwt_dec_sink sink;
+	uint64_t insns = 0;
+
+	hwt_dec_config_init(&cfg);
+	cfg.engine = engine;
+	cfg.flags = HWT_DEC_F_PROFILE;
+	if (hwt_dec_icache_alloc(&ic, NULL) < 0 || hwt_dec_image_alloc(&img, ic, "raw") < 0)
+		goto out;
+	for (size_t i = 0; i < secs->n; i++) {
+		if (hwt_dec_image_add_file(img, secs->v[i].path, secs->v[i].offset, secs->v[i].size,
+					   secs->v[i].vaddr) < 0)
+			goto out;
+	}
+	if (hwt_dec_alloc(&dec, &cfg, ic) < 0 || hwt_dec_set_context(dec, 1, 1, img) < 0)
+		goto out;
+	memset(&sink, 0, sizeof(sink));
+	sink.size = sizeof(sink);
+	sink.want = HWT_DEC_WANT(HWT_DEC_REC_CALL);
+	sink.rec = count_rec;
+	sink.ctx = &cs;
+	if (hwt_dec_add_sink(dec, &sink) < 0 || hwt_dec_decode(dec, pt, len) < 0)
+		goto out;
+	hwt_dec_stats(dec, &st);
+	insns = st.insns;
+	*segs = st.segments;
+	*fallback = st.segments_fallback;
+out:
+	hwt_dec_free(dec);
+	hwt_dec_image_put(img);
+	hwt_dec_icache_free(ic);
+	return insns;
+}
+
+/* A real-pt directory (tests/data/real-pt/NAME): trace.pt, raw.args
+ * ("--raw FILE:ADDR ..." as given to ptxed) and ptxed-insn.txt.zst. The
+ * traces are small: each measurement repeats the decode until the libipt
+ * loop has run for about 0.2 s, and times are per decode. */
+static int bench_raw(const char *dir, int runs)
+{
+	static const char *names[] = {"libipt pt_blk_next loop", "hwtrace fast, 1 thread",
+				      "hwtrace libipt engine, 1 thread"};
+	static const uint32_t engines[] = {0, HWT_DEC_ENGINE_FAST, HWT_DEC_ENGINE_LIBIPT};
+	struct sections secs = {0};
+	char path[4200], word[4200];
+	uint8_t *pt = NULL;
+	size_t len = 0;
+	double cpu[3];
+	uint64_t insns[3] = {0}, segs[3] = {0}, fallback[3] = {0}, ptxed = 0;
+	int reps = 1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/raw.args", dir);
+	f = fopen(path, "r");
+	while (f && fscanf(f, "%4199s", word) == 1) {
+		char *colon = strrchr(word, ':');
+		char file[4300];
+		FILE *cf;
+		long size;
+
+		if (!strcmp(word, "--raw") || !colon)
+			continue;
+		*colon = '\0';
+		snprintf(file, sizeof(file), "%s/%s", dir, word);
+		cf = fopen(file, "rb");
+		if (!cf || fseek(cf, 0, SEEK_END) != 0 || (size = ftell(cf)) < 0) {
+			fprintf(stderr, "bench_decoder: cannot read %s\n", file);
+			return 1;
+		}
+		fclose(cf);
+		if (sections_add(&secs, file, 0, (uint64_t)size, strtoull(colon + 1, NULL, 0)) < 0)
+			return 1;
+	}
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%s/trace.pt", dir);
+	f = fopen(path, "rb");
+	if (!f || !secs.n) {
+		fprintf(stderr, "bench_decoder: %s has no trace.pt or raw.args\n", dir);
+		return 1;
+	}
+	for (;;) {
+		uint8_t *p = realloc(pt, len + 65536);
+		size_t n;
+
+		if (!p)
+			return 1;
+		pt = p;
+		n = fread(pt + len, 1, 65536, f);
+		len += n;
+		if (n < 65536)
+			break;
+	}
+	fclose(f);
+	snprintf(path, sizeof(path),
+		 "zstdcat %s/ptxed-insn.txt.zst 2>/dev/null | grep -c '^[0-9a-f]\\{8,16\\}'", dir);
+	f = popen(path, "r");
+	if (f) {
+		if (fscanf(f, "%" SCNu64, &ptxed) != 1)
+			ptxed = 0;
+		pclose(f);
+	}
+	/* Repetitions: enough for 0.2 s of the libipt loop. */
+	{
+		double c = cpu_now();
+
+		libipt_loop(pt, len, &secs, NULL);
+		c = cpu_now() - c;
+		reps = c > 0 ? (int)(0.2 / c) + 1 : 1000;
+	}
 	for (int k = 0; k < 3; k++)
-		printf("%-34s %9.3f %12.3g %9.2fx %" PRIu64 " (%" PRIu64 "), %" PRIu64 " (%" PRIu64
-		       ")\n",
-		       names[k], cpu[k], (double)insns[k] / cpu[k], cpu[0] / cpu[k], insns[k],
-		       calls[k], segs[k], k == 1 ? fallback[k] : segs[k]);
-	printf("(libipt and fast: call stacks, per-block counts, every call reported; ptxed: "
-	       "libipt blocks, every instruction disassembled, no stacks)\n");
-	/* The canonical engines decode the same instructions. */
-	return insns[0] == insns[1] && calls[0] == calls[1] ? 0 : 1;
+		cpu[k] = 1e30;
+	for (int r = 0; r < runs; r++) {
+		for (int k = 0; k < 3; k++) {
+			double c = cpu_now();
+
+			for (int i = 0; i < reps; i++) {
+				if (k == 0)
+					insns[k] = libipt_loop(pt, len, &secs, NULL);
+				else
+					insns[k] = hwt_raw_run(pt, len, &secs, engines[k], &segs[k],
+							       &fallback[k]);
+			}
+			c = (cpu_now() - c) / reps;
+			if (c < cpu[k])
+				cpu[k] = c;
+		}
+	}
+	printf("command: bench_decoder --raw %s %d   (best of %d runs of %d decodes each, "
+	       "CPU time per decode; %zu bytes of PT; ptxed's own output lists %" PRIu64
+	       " instructions)\n\n",
+	       dir, runs, runs, reps, len, ptxed);
+	print_rows(dir, names, 3, cpu, insns, segs, fallback, (double)len / 1e6);
+	printf("\n");
+	free(pt);
+	free(secs.v);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -367,6 +678,18 @@ int main(int argc, char **argv)
 
 	if (argc > 2 && !strcmp(argv[1], "--hwt"))
 		return bench_hwt_file(argv[2], argc > 3 && atoi(argv[3]) > 0 ? atoi(argv[3]) : 3);
+	if (argc > 2 && !strcmp(argv[1], "--raw")) {
+		/* bench_decoder --raw DIR... [RUNS]: real-pt directories. */
+		int n = argc, r = 3;
+
+		if (atoi(argv[argc - 1]) > 0) {
+			r = atoi(argv[argc - 1]);
+			n--;
+		}
+		for (int i = 2; i < n; i++)
+			err |= bench_raw(argv[i], r);
+		return err;
+	}
 	if (runs < 1)
 		runs = 1;
 	printf("command: bench_decoder %" PRIu64 " %d %u   (best of %d runs, decoders "

@@ -1,45 +1,57 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-# bench/bench_ptflame.sh - the exact flame graph of an Intel PT trace:
-# `hwtrace flame` (every instruction attributed to its call stack) against
-# `perf script --itrace=i100ig` (a sample every 100 instructions with a
-# synthesized call chain, what perf users fold into flame graphs) on the
-# same trace converted to perf.data with `hwtrace convert`. The trace is
-# bench/ptflame_work.c recorded with the PT emulator, at two sizes 10x
-# apart, to show time and peak RSS as the trace grows.
+# bench/bench_ptflame.sh - the PT decode benchmark table: hwtrace against
+# the peer tools on the same traces, same run.
 #
-#   usage: bench/bench_ptflame.sh [BUILD_DIR] [ROUNDS]
-#     BUILD_DIR  where hwtrace was built (default build)
-#     ROUNDS     workload rounds of the large trace, ~1.2x10^6 instructions
-#                each (default 100: ~1.2x10^8 instructions; 850: ~10^9);
-#                the small trace has ROUNDS/10
-#   HWT_CONVERT=/path/to/hwtrace  a hwtrace that has `convert`, when the
-#                one under test does not have it yet
+# Rows:
+#   - the real traces of tests/data/real-pt (written by a CPU): the plain
+#     libipt block-decoder loop (what ptxed does) against hwtrace's FAST
+#     engine (bench_decoder --raw), with ptxed's own instruction count;
+#   - emulated traces of bench/ptshape_work.c (a call-heavy and a
+#     loop-heavy program) and bench/ptflame_work.c, each in the emulator's
+#     default shape and in real-shaped variants (the packets real CPUs
+#     write, see SHAPES below and docs/pt-emulator.md): the libipt loop
+#     against FAST (bench_decoder --hwt, CPU time), and `hwtrace flame`
+#     (every instruction attributed to its stack) against `perf script
+#     --itrace=i100ig` on the same trace converted to perf.data (`hwtrace
+#     convert`), wall time and peak RSS of each process.
+#
+#   usage: bench/bench_ptflame.sh [BUILD_DIR] [MILLIONS] [RUNS]
+#     BUILD_DIR  where hwtrace and the benchmarks were built (default build)
+#     MILLIONS   size of the emulated traces in 10^6 instructions
+#                (default 100: 10^8 instructions each)
+#     RUNS       best of RUNS for the in-process decoders (default 3)
+#   HWT_BENCH_SHAPES="name:terms ..."  the shapes to record (default: all
+#                of SHAPES below); terms are `--pt=emulate,TERMS`
+#   HWT_BENCH_WORK="calls loops flame"  the workloads (default: all)
+#   HWT_BENCH_NOPERF=1  leaves perf out (faster runs while tuning)
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
-rounds=${2:-100}
+millions=${2:-100}
+runs=${3:-3}
 H=$(cd "$build" && pwd)/cli/hwtrace
-[ -x "$H" ] || { echo "no $H: build first (ninja -C $build hwtrace)"; exit 1; }
+B=$(cd "$build" && pwd)/bench/bench_decoder
+[ -x "$H" ] && [ -x "$B" ] || { echo "no $H or $B: build first (ninja -C $build)"; exit 1; }
 command -v qemu-x86_64 >/dev/null || { echo "qemu-x86_64 missing: the PT emulator cannot run (scripts/install-deps.sh)"; exit 1; }
 
-tmp=$(mktemp -d /tmp/bench_ptflame.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT INT TERM
-gcc -O2 -g -o "$tmp/work" bench/ptflame_work.c
-
-# The converter: ours, else $HWT_CONVERT's; perf for the peer side.
-conv=""
-if "$H" convert --help >/dev/null 2>&1; then
-    conv=$H
-elif [ -n "${HWT_CONVERT:-}" ] && "$HWT_CONVERT" convert --help >/dev/null 2>&1; then
-    conv=$HWT_CONVERT
-fi
+# Shapes: the emulator's default (a PSB+ every 16 KiB, user-only), then
+# what the real traces show: MODE.TSX, PIP and VMCS in every PSB+ (a VMX
+# guest), PSBs every 256 bytes, PSB+ runs while tracing is off, an IP
+# filter with TIP.PGD/PGE at its crossings, overflows.
+SHAPES=${HWT_BENCH_SHAPES:-"default:-"}
+WORK=${HWT_BENCH_WORK:-"calls loops flame"}
 peer_reason=""
-if [ -z "$conv" ]; then
-    peer_reason="hwtrace convert is not in this build (branch 'convert' not merged; set HWT_CONVERT=/path/to/hwtrace with convert)"
+if [ -n "${HWT_BENCH_NOPERF:-}" ]; then
+    peer_reason="HWT_BENCH_NOPERF is set"
 elif ! command -v perf >/dev/null; then
     peer_reason="perf is not installed"
 fi
+
+tmp=$(mktemp -d /tmp/bench_ptflame.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+gcc -O2 -g -o "$tmp/shape" bench/ptshape_work.c
+gcc -O2 -g -o "$tmp/flame" bench/ptflame_work.c
 
 # time_rss CMD...: runs CMD (stdout to /dev/null), prints "SECONDS KB".
 time_rss() {
@@ -47,39 +59,94 @@ time_rss() {
         echo "failed: $*" >&2; cat "$tmp/err" >&2; exit 1; }
     cat "$tmp/time"
 }
+mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-" }'; }
+# field NAME FILE: the value of NAME=... on bench_decoder's result line.
+field() { sed -n "s/^result .* $1=\([^ ]*\).*/\1/p" "$2"; }
 
-printf '%-6s %12s %10s %10s %9s %9s %11s %11s\n' trace instructions "hwt flame" "perf i100ig" ratio \
-    "PT MB" "hwt RSS MB" "perf RSS MB"
-for r in $((rounds / 10)) "$rounds"; do
-    [ "$r" -ge 1 ] || r=1
-    t=$tmp/w$r.hwt
-    "$H" record --pt=emulate -o "$t" -- "$tmp/work" "$r" 2>"$tmp/rec" >/dev/null
-    insns=$(sed -n 's/.* \([0-9][0-9]*\) instructions.*/\1/p' "$tmp/rec")
-    ptmb=$(sed -n 's/.* \([0-9.]*\) MB of PT.*/\1/p' "$tmp/rec")
-    set -- $(time_rss "$H" flame -q -i "$t" -o "$tmp/w$r.svg")
-    hs=$1 hk=$2
-    ps="-" pk="-" ratio="-"
-    if [ -z "$peer_reason" ]; then
-        "$conv" convert -i "$t" -o "$tmp/w$r.data" >/dev/null 2>"$tmp/conv" || {
-            echo "convert failed:"; cat "$tmp/conv"; exit 1; }
-        set -- $(time_rss perf script -i "$tmp/w$r.data" --itrace=i100ig)
-        ps=$1 pk=$2
-        ratio=$(awk -v a="$ps" -v b="$hs" 'BEGIN { printf "%.1fx", (b > 0 ? a / b : 0) }')
-    fi
-    printf '%-6s %12s %9ss %10s %9s %9s %11s %11s\n' "r$r" "$insns" "$hs" \
-        "$( [ "$ps" = - ] && echo - || echo "${ps}s")" "$ratio" "$ptmb" \
-        "$(awk -v k="$hk" 'BEGIN { printf "%.1f", k / 1024 }')" \
-        "$( [ "$pk" = - ] && echo - || awk -v k="$pk" 'BEGIN { printf "%.1f", k / 1024 }')"
+rows=$tmp/rows
+: >"$rows"
+
+# Real traces: no sideband, so no perf.data for perf script.
+for d in tests/data/real-pt/*/; do
+    [ -f "$d/trace.pt" ] || continue
+    n=$(basename "$d")
+    "$B" --raw "$d" "$runs" >"$tmp/raw.$n" || { cat "$tmp/raw.$n"; exit 1; }
+    cat "$tmp/raw.$n" >>"$tmp/log"
+    ptxed=$(sed -n 's/.*ptxed.s own output lists \([0-9]*\) instructions.*/\1/p' "$tmp/raw.$n")
+    lib=$(field libipt_loop "$tmp/raw.$n")
+    fast=$(field fast "$tmp/raw.$n")
+    printf '%-22s %-8s %15s %8s %10s %10s %7s %10s %8s %8s %7s %8s %8s\n' \
+        "real-pt/$n" real "$(field fast_insns "$tmp/raw.$n")/$ptxed" \
+        "$(awk -v b="$(stat -c %s "$d/trace.pt")" 'BEGIN { printf "%.2f", b / 1e6 }')" \
+        "$(awk -v t="$lib" 'BEGIN { printf "%.4fs", t }')" \
+        "$(awk -v t="$fast" 'BEGIN { printf "%.4fs", t }')" "$(ratio "$lib" "$fast")" \
+        "$(field segments "$tmp/raw.$n")/$(field fallback "$tmp/raw.$n")" - - - - - >>"$rows"
 done
+
+for w in $WORK; do
+    case $w in
+    calls | loops) prog="$tmp/shape $w $millions" ;;
+    flame) prog="$tmp/flame $(( millions * 10 / 12 > 0 ? millions * 10 / 12 : 1 ))" ;;
+    *) echo "unknown workload $w"; exit 1 ;;
+    esac
+    for s in $SHAPES; do
+        name=${s%%:*} terms=${s#*:}
+        pt=emulate
+        [ "$terms" = - ] || pt="emulate,$terms"
+        t=$tmp/$w.$name.hwt
+        # shellcheck disable=SC2086
+        "$H" record --pt="$pt" -o "$t" -- $prog 2>"$tmp/rec" >/dev/null ||
+            { cat "$tmp/rec"; exit 1; }
+        ptmb=$(sed -n 's/.* \([0-9.]*\) MB of PT.*/\1/p' "$tmp/rec")
+        "$B" --hwt "$t" "$runs" >"$tmp/dec" || { cat "$tmp/dec"; exit 1; }
+        cat "$tmp/dec" >>"$tmp/log"
+        lib=$(field libipt_loop "$tmp/dec")
+        fast=$(field fast "$tmp/dec")
+        set -- $(time_rss "$H" flame -q -i "$t" -o "$tmp/f.svg")
+        hs=$1 hk=$2
+        ps=- pk=- pr=-
+        if [ -z "$peer_reason" ]; then
+            "$H" convert -i "$t" -o "$tmp/t.data" >/dev/null 2>"$tmp/conv" || {
+                echo "convert failed:"; cat "$tmp/conv"; exit 1; }
+            set -- $(time_rss perf script -i "$tmp/t.data" --itrace=i100ig)
+            ps=$1 pk=$2
+            pr=$(ratio "$ps" "$hs")
+        fi
+        printf '%-22s %-8s %15s %8s %10s %10s %7s %10s %8s %8s %7s %8s %8s\n' \
+            "$w" "$name" "$(field insns "$tmp/dec")" "$ptmb" \
+            "$(awk -v t="$lib" 'BEGIN { printf "%.3fs", t }')" \
+            "$(awk -v t="$fast" 'BEGIN { printf "%.3fs", t }')" "$(ratio "$lib" "$fast")" \
+            "$(field segments "$tmp/dec")/$(field fallback "$tmp/dec")" "${hs}s" \
+            "$( [ "$ps" = - ] && echo - || echo "${ps}s")" "$pr" "$(mb "$hk")" \
+            "$( [ "$pk" = - ] && echo - || mb "$pk")" >>"$rows"
+        rm -f "$t" "$tmp/t.data"
+    done
+done
+
+printf '%-22s %-8s %15s %8s %10s %10s %7s %10s %8s %8s %7s %8s %8s\n' trace shape \
+    instructions "PT MB" "libipt" "hwt fast" ratio "segs/lib" "hwt flame" "perf" ratio \
+    "flame MB" "perf MB"
+cat "$rows"
 echo
-echo "ratio: perf script time / hwtrace flame time (higher: hwtrace faster)."
-echo "hwtrace counts every instruction; perf --itrace=i100ig samples one in 100."
+echo "libipt: the plain libipt block-decoder loop (pt_blk_next, as ptxed), CPU time;"
+echo "hwt fast: hwtrace's default engine with call stacks and per-block counts, CPU time;"
+echo "  ratio = libipt / hwt fast (higher: hwtrace faster); segs/lib: PSB segments, and"
+echo "  those the fast engine left to libipt; real-pt instructions: hwtrace/ptxed's count."
+echo "hwt flame vs perf: wall time and peak RSS of \`hwtrace flame\` and of"
+echo "  \`perf script --itrace=i100ig\` on the converted perf.data; ratio = perf / flame."
+echo "shapes: $SHAPES"
 echo "commands:"
-echo "  $H record --pt=emulate -o T.hwt -- bench/ptflame_work ROUNDS"
+echo "  $B --raw tests/data/real-pt/NAME $runs"
+echo "  $H record --pt=emulate[,TERMS] -o T.hwt -- bench/ptshape_work calls|loops $millions"
+echo "  $H record --pt=emulate[,TERMS] -o T.hwt -- bench/ptflame_work ROUNDS"
+echo "  $B --hwt T.hwt $runs"
 echo "  $H flame -q -i T.hwt -o T.svg"
 if [ -n "$peer_reason" ]; then
-    echo "peer not run: $peer_reason"
+    echo "perf not run: $peer_reason"
 else
-    echo "  $conv convert -i T.hwt -o T.data"
+    echo "  $H convert -i T.hwt -o T.data"
     echo "  perf script -i T.data --itrace=i100ig > /dev/null"
 fi
+echo "(each decoder's full table: HWT_BENCH_LOG=FILE keeps them)"
+[ -z "${HWT_BENCH_LOG:-}" ] || cp "$tmp/log" "$HWT_BENCH_LOG"
