@@ -312,15 +312,29 @@ struct hwt_ptemu_terms {
 	uint8_t psb_period;    /* PSB+ every 2^(N+11) bytes, 0..15 (default 3: 16 KiB) */
 	uint32_t tsc_per_insn; /* deterministic clock: TSC ticks per instruction
 				* (default 1; "ipc" in docs) */
+	/* Shapes real CPUs write (docs/pt-emulator.md, "Real-shaped
+	 * traces"); all off by default, "real" turns on tsx, pip, vmcs,
+	 * psb_bytes=256 and psb_off=4. */
+	bool tsx;	    /* MODE.TSX in every PSB+ (a CPU with TSX) */
+	bool pip;	    /* PIP (the process's CR3) in every PSB+ */
+	bool vmcs;	    /* VMCS in every PSB+ and PIP.NR set: the code
+			     * runs in a VMX guest */
+	uint32_t psb_bytes; /* a PSB+ every N bytes (256..2^26) instead of
+			     * psb_period's 2^(N+11); 0: psb_period */
+	uint32_t psb_off;   /* PSB+ written while packet generation is off,
+			     * at each return from the kernel (0..64) */
+	uint32_t ovf;	    /* an internal buffer overflow every N KiB of
+			     * trace (1..2^20): OVF, FUP where it resumes */
 };
 
 /* Defaults as documented above. */
 HWT_API void hwt_ptemu_terms_init(struct hwt_ptemu_terms *terms);
 
 /* Parses comma-separated terms into terms (which keeps values not named).
- * Accepts tsc, mtc, cyc, noretcomp (each optionally =0/=1), mtc_period=N,
- * psb_period=N, tsc_per_insn=N. Returns 0 or -HWT_EPARSE; *bad (when not
- * NULL) then points at the offending term in spec. */
+ * Accepts tsc, mtc, cyc, noretcomp, tsx, pip, vmcs, real (each optionally
+ * =0/=1), mtc_period=N, psb_period=N, tsc_per_insn=N, psb_bytes=N,
+ * psb_off=N, ovf=N. Returns 0 or -HWT_EPARSE; *bad (when not NULL) then
+ * points at the offending term in spec. */
 HWT_API int hwt_ptemu_terms_parse(struct hwt_ptemu_terms *terms, const char *spec,
 				  const char **bad);
 
@@ -342,6 +356,9 @@ struct hwt_ptemu_thread {
 	uint64_t ret_tip;  /* uncompressed returns */
 	uint64_t kernel;   /* kernel entries (syscalls, faults, signals) */
 	uint64_t lost;	   /* events whose position was not known (OVF) */
+	uint64_t ovf;	   /* injected overflows (term ovf) */
+	uint64_t untraced; /* instructions they left untraced (the decoder
+			    * gets insns - untraced) */
 	uint64_t psb;
 	uint64_t bytes; /* PT bytes */
 	uint64_t tsc_start, tsc_end;

@@ -108,6 +108,10 @@ static int emit(struct hwt_ptemu_enc *e, const struct pt_packet *p)
 {
 	int n, err;
 
+	/* An overflow: the CPU's internal buffers are full and packets are
+	 * dropped until it resolves (term ovf). */
+	if (e->ovf_left)
+		return 0;
 	err = room(e);
 	if (err < 0)
 		return err;
@@ -270,7 +274,7 @@ static void truth(struct hwt_ptemu_enc *e, enum hwt_ptemu_truth_kind kind, uint6
 {
 	struct hwt_ptemu_truth t;
 
-	if (!e->truth)
+	if (!e->truth || e->ovf_left)
 		return;
 	t.kind = kind;
 	t.ip = ip;
@@ -284,9 +288,30 @@ static void retstack_reset(struct hwt_ptemu_enc *e)
 	e->rbottom = 0;
 }
 
-/* PSB+: the synchronisation point a decoder can start from. The FUP gives
- * the IP of the next instruction when tracing is on; IP compression and
- * return compression restart here. */
+static uint64_t psb_period(const struct hwt_ptemu_enc *e)
+{
+	return e->terms.psb_bytes ? e->terms.psb_bytes : 2048ull << e->terms.psb_period;
+}
+
+static int emit_mode_exec(struct hwt_ptemu_enc *e)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_mode;
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	return emit(e, &p);
+}
+
+/* PSB+: the synchronisation point a decoder can start from, with the
+ * packets a CPU puts in it: TSC, TMA, CBR, MODE.TSX (a CPU with TSX),
+ * then, while packet generation is on, MODE.Exec and the FUP with the IP
+ * of the next instruction; PIP (CR3) and VMCS (a VMX guest). While it is
+ * off (in the kernel, for a user-only trace) there is no MODE.Exec and no
+ * FUP, as the real traces in tests/data/real-pt show: the TIP.PGE that
+ * follows brings its own MODE.Exec. IP compression and return compression
+ * restart here. */
 static int psb_plus(struct hwt_ptemu_enc *e, uint64_t ip)
 {
 	struct pt_packet p;
@@ -297,7 +322,7 @@ static int psb_plus(struct hwt_ptemu_enc *e, uint64_t ip)
 	err = flush_tnt(e);
 	if (err < 0)
 		return err;
-	e->next_psb = hwt_ptemu_enc_offset(e) + (2048ull << e->terms.psb_period);
+	e->next_psb = hwt_ptemu_enc_offset(e) + psb_period(e);
 	err = emit_simple(e, ppt_psb);
 	if (err < 0)
 		return err;
@@ -326,22 +351,43 @@ static int psb_plus(struct hwt_ptemu_enc *e, uint64_t ip)
 	err = emit(e, &p);
 	if (err < 0)
 		return err;
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_mode;
-	p.payload.mode.leaf = pt_mol_exec;
-	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-	err = emit(e, &p);
-	if (err < 0)
-		return err;
+	if (e->terms.tsx) {
+		/* Not in a transaction: InTX = TXAbort = 0. */
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_mode;
+		p.payload.mode.leaf = pt_mol_tsx;
+		err = emit(e, &p);
+		if (err < 0)
+			return err;
+	}
 	e->have_ip = false;
 	e->last_ip = 0;
 	retstack_reset(e);
-	e->mode_sent = true;
+	e->mode_sent = e->enabled;
 	e->last_cyc = tsc;
 	e->last_mtc = ctc >> e->terms.mtc_period;
 	e->next_mtc = next_mtc_tsc(e, e->last_mtc);
 	if (e->enabled) {
-		err = emit_ip(e, ppt_fup, ip);
+		err = emit_mode_exec(e);
+		if (err >= 0)
+			err = emit_ip(e, ppt_fup, ip);
+		if (err < 0)
+			return err;
+	}
+	if (e->terms.pip) {
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_pip;
+		p.payload.pip.cr3 = e->cr3;
+		p.payload.pip.nr = e->terms.vmcs;
+		err = emit(e, &p);
+		if (err < 0)
+			return err;
+	}
+	if (e->terms.vmcs) {
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_vmcs;
+		p.payload.vmcs.base = HWT_PTEMU_VMCS;
+		err = emit(e, &p);
 		if (err < 0)
 			return err;
 	}
@@ -357,6 +403,7 @@ int hwt_ptemu_enc_init(struct hwt_ptemu_enc *e, const struct hwt_ptemu_terms *te
 {
 	memset(e, 0, sizeof(*e));
 	if (terms->mtc_period > 15 || terms->psb_period > 15 || !terms->tsc_per_insn ||
+	    (terms->psb_bytes && terms->psb_bytes < 256) || terms->psb_off > 64 ||
 	    !cpu->cpuid15_eax || cpu->cpuid15_ebx < cpu->cpuid15_eax)
 		return -HWT_EINVAL;
 	e->terms = *terms;
@@ -364,6 +411,8 @@ int hwt_ptemu_enc_init(struct hwt_ptemu_enc *e, const struct hwt_ptemu_terms *te
 	hwt_ptemu_ptconfig(&e->ptcfg, terms, cpu);
 	e->out = out;
 	e->tsc0 = tsc0;
+	e->cr3 = HWT_PTEMU_CR3;
+	e->next_ovf = terms->ovf ? terms->ovf * 1024ull : UINT64_MAX;
 	return new_window(e);
 }
 
@@ -375,10 +424,56 @@ void hwt_ptemu_enc_fini(struct hwt_ptemu_enc *e)
 	e->enc = NULL;
 }
 
+/* An injected overflow (term ovf) starts at a block boundary right after a
+ * branch that wrote a packet (a TNT bit, flushed now, or a TIP: a decoder
+ * then meets the OVF right after that branch and decodes nothing of what
+ * was lost), and loses the trace of OVF_BLOCKS blocks;
+ * then the CPU writes what SDM's "Overflow" section prescribes: OVF, and
+ * FUP with the IP where tracing resumes (the first IP after OVF is sent
+ * whole, the decoder's return stack starts empty). */
+#define OVF_BLOCKS 16
+
+static int overflow(struct hwt_ptemu_enc *e, uint64_t ip)
+{
+	int err;
+
+	if (!e->ovf_left) {
+		err = flush_tnt(e);
+		if (err < 0)
+			return err;
+		truth(e, HWT_PTEMU_T_OVF, ip, 0);
+		e->ovf_left = OVF_BLOCKS;
+		e->ovf_start = e->n.insns;
+		return 0;
+	}
+	if (--e->ovf_left)
+		return 0;
+	e->n.ovf++;
+	e->n.ovf_insns += e->n.insns - e->ovf_start;
+	e->next_ovf = hwt_ptemu_enc_offset(e) + e->terms.ovf * 1024ull;
+	/* What the decoder knew is gone: TNT bits held while overflowing
+	 * were dropped with their packets. */
+	e->tnt = 0;
+	e->ntnt = 0;
+	err = emit_simple(e, ppt_ovf);
+	if (err < 0)
+		return err;
+	e->have_ip = false;
+	e->last_ip = 0;
+	retstack_reset(e);
+	truth(e, HWT_PTEMU_T_ENABLE, 0, ip);
+	return emit_ip(e, ppt_fup, ip);
+}
+
 int hwt_ptemu_enc_at(struct hwt_ptemu_enc *e, uint64_t ip)
 {
-	int err = emit_mtc_due(e, hwt_ptemu_tsc(e, e->n.insns));
+	bool after_packet = e->branch_pkt;
+	int err;
 
+	e->branch_pkt = false;
+	if (e->ovf_left || (after_packet && hwt_ptemu_enc_offset(e) >= e->next_ovf))
+		return overflow(e, ip);
+	err = emit_mtc_due(e, hwt_ptemu_tsc(e, e->n.insns));
 	if (err < 0)
 		return err;
 	if (hwt_ptemu_enc_offset(e) >= e->next_psb)
@@ -399,15 +494,18 @@ int hwt_ptemu_enc_enable(struct hwt_ptemu_enc *e, uint64_t ip)
 		err = psb_plus(e, 0);
 		if (err < 0)
 			return err;
+	} else if (!e->ovf_left) {
+		/* Term psb_off: PSB+ after PSB+ while packet generation is
+		 * off, as the real traces show in the kernel's stretches
+		 * (every VM entry with TraceEn set writes one). */
+		for (uint32_t i = 0; i < e->terms.psb_off; i++) {
+			err = psb_plus(e, 0);
+			if (err < 0)
+				return err;
+		}
 	}
 	if (!e->mode_sent) {
-		struct pt_packet p;
-
-		memset(&p, 0, sizeof(p));
-		p.type = ppt_mode;
-		p.payload.mode.leaf = pt_mol_exec;
-		p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-		err = emit(e, &p);
+		err = emit_mode_exec(e);
 		if (err < 0)
 			return err;
 		e->mode_sent = true;
@@ -426,6 +524,7 @@ int hwt_ptemu_enc_enable(struct hwt_ptemu_enc *e, uint64_t ip)
 int hwt_ptemu_enc_cond(struct hwt_ptemu_enc *e, uint64_t ip, bool taken)
 {
 	truth(e, HWT_PTEMU_T_COND, ip, taken);
+	e->branch_pkt = true;
 	e->n.cond++;
 	e->n.taken += taken;
 	return add_tnt(e, taken);
@@ -446,6 +545,7 @@ int hwt_ptemu_enc_indirect(struct hwt_ptemu_enc *e, uint64_t ip, uint64_t target
 	int err;
 
 	truth(e, HWT_PTEMU_T_INDIRECT, ip, target);
+	e->branch_pkt = true;
 	e->n.indirect++;
 	err = flush_tnt(e);
 	if (err < 0)
@@ -461,6 +561,7 @@ int hwt_ptemu_enc_ret(struct hwt_ptemu_enc *e, uint64_t ip, uint64_t target)
 	int err;
 
 	truth(e, HWT_PTEMU_T_RET, ip, target);
+	e->branch_pkt = true;
 	if (!e->terms.noretcomp && e->rtop != e->rbottom) {
 		uint8_t top = (uint8_t)(e->rtop ? e->rtop - 1 : HWT_PTEMU_RETSTACK);
 
@@ -540,6 +641,12 @@ int hwt_ptemu_enc_lost(struct hwt_ptemu_enc *e, uint64_t ip)
 int hwt_ptemu_enc_flush(struct hwt_ptemu_enc *e)
 {
 	int err = flush_tnt(e);
+
+	if (e->ovf_left) {
+		/* The trace ends while overflowing: what ran since is lost. */
+		e->n.ovf_insns += e->n.insns - e->ovf_start;
+		e->ovf_start = e->n.insns;
+	}
 
 	if (err < 0)
 		return err;

@@ -40,8 +40,8 @@
  * emulated CPU must compress exactly the returns the decoder can resolve. */
 #define HWT_PTEMU_RETSTACK 64
 
-/* The longest packet we emit is a PSB+ (16 + 8 + 8 + 4 + 2 + 9 + 2 bytes);
- * the encoder asks for a new window when fewer than this many bytes remain. */
+/* Packets are emitted one at a time (the longest, PSB, has 16 bytes); the
+ * encoder asks for a new window when fewer than this many bytes remain. */
 #define HWT_PTEMU_MAX_EMIT 128
 
 /* Ground-truth event kinds (struct hwt_ptemu_truth.kind). */
@@ -54,6 +54,9 @@ enum hwt_ptemu_truth_kind {
 	HWT_PTEMU_T_ASYNC,    /* event after the previous instruction (FUP ip) */
 	HWT_PTEMU_T_ENABLE,   /* tracing (re)starts at target */
 	HWT_PTEMU_T_LOST,     /* an event whose IP is unknown: OVF emitted */
+	HWT_PTEMU_T_OVF,      /* an injected overflow starts after the branch
+			       * before it (whose target a decoder cannot
+			       * see: the OVF comes first); ip: next block */
 };
 
 struct hwt_ptemu_truth {
@@ -85,17 +88,19 @@ struct hwt_ptemu_cpu {
 
 /* Counters of one thread's stream; also stored in the file header. */
 struct hwt_ptemu_counts {
-	uint64_t insns;	   /* instructions retired in user space */
-	uint64_t cond;	   /* conditional branches */
-	uint64_t taken;	   /* ... of which taken */
-	uint64_t indirect; /* TIP for indirect jmp/call */
-	uint64_t ret_comp; /* compressed returns (TNT bit) */
-	uint64_t ret_tip;  /* uncompressed returns (TIP) */
-	uint64_t kernel;   /* entries to the kernel (TIP.PGD) */
-	uint64_t faults;   /* FUP+TIP.PGD for exceptions and signals */
-	uint64_t lost;	   /* events encoded as OVF (position unknown) */
-	uint64_t psb;	   /* PSB+ emitted */
-	uint64_t bytes;	   /* PT bytes */
+	uint64_t insns;	    /* instructions retired in user space */
+	uint64_t cond;	    /* conditional branches */
+	uint64_t taken;	    /* ... of which taken */
+	uint64_t indirect;  /* TIP for indirect jmp/call */
+	uint64_t ret_comp;  /* compressed returns (TNT bit) */
+	uint64_t ret_tip;   /* uncompressed returns (TIP) */
+	uint64_t kernel;    /* entries to the kernel (TIP.PGD) */
+	uint64_t faults;    /* FUP+TIP.PGD for exceptions and signals */
+	uint64_t lost;	    /* events encoded as OVF (position unknown) */
+	uint64_t ovf;	    /* injected overflows (term ovf) */
+	uint64_t ovf_insns; /* ... instructions they left untraced */
+	uint64_t psb;	    /* PSB+ emitted */
+	uint64_t bytes;	    /* PT bytes */
 };
 
 struct hwt_ptemu_enc {
@@ -117,6 +122,13 @@ struct hwt_ptemu_enc {
 	uint64_t last_cyc; /* clock at the last CYC */
 	uint64_t last_mtc; /* CTC >> mtc_period at the last MTC */
 	uint64_t next_mtc; /* clock at which the next MTC is due */
+
+	/* Shapes (terms tsx, pip, vmcs, psb_off, ovf). */
+	uint64_t cr3;	       /* PIP payload: the process's (made-up) CR3 */
+	uint64_t next_ovf;     /* stream offset at which an overflow starts */
+	uint64_t ovf_start;    /* n.insns when the overflow started */
+	unsigned int ovf_left; /* blocks still lost; 0: not overflowing */
+	bool branch_pkt;       /* the last branch wrote a packet */
 
 	uint64_t ret[HWT_PTEMU_RETSTACK + 1];
 	uint8_t rtop, rbottom;
@@ -227,6 +239,13 @@ int hwt_ptemu_close_stream(const struct hwt_ptemu_filehdr *hdr, uint8_t *buf, si
 void hwt_ptemu_terms_from_config(struct hwt_ptemu_terms *terms, uint64_t config,
 				 uint32_t tsc_per_insn);
 
+/* The shape terms (tsx, pip, vmcs, psb_bytes, psb_off, ovf), which the
+ * perf config word does not hold, as the plugin's shape= argument
+ * ("FLAGS.PSB_BYTES.PSB_OFF.OVF": no commas, which qemu splits on) and
+ * back. Return the length written / 0 or -HWT_EINVAL. */
+int hwt_ptemu_shape_arg(const struct hwt_ptemu_terms *terms, char *buf, size_t cap);
+int hwt_ptemu_shape_parse(struct hwt_ptemu_terms *terms, const char *arg);
+
 /* Name of the thread's COMM, from argv[0]'s basename (as the kernel's
  * 16-byte comm). */
 void hwt_ptemu_comm(char comm[16], const char *path);
@@ -258,11 +277,17 @@ uint64_t hwt_ptemu_tsc_to_ns(uint64_t tsc);
 /* That conversion as perf_event_mmap_page's time_shift/mult/zero. */
 void hwt_ptemu_time_conv(uint32_t *shift, uint32_t *mult, uint64_t *zero);
 
+/* PIP and VMCS payloads of the emulated CPU (terms pip, vmcs): any
+ * page-aligned values; one address space, one guest. */
+#define HWT_PTEMU_CR3  0x1fa2c000ull
+#define HWT_PTEMU_VMCS 0x38e0ed000ull
+
 /* The emulated TSC when the traced command starts (any fixed value: the
  * clock is deterministic; this one is 1 s of TSC after zero). */
 #define HWT_PTEMU_TSC0 2100000000ull
 
 /* Plugin arguments (qemu -plugin FILE,key=value,...): dir=WORKDIR,
- * cfg=<hwt_ptemu_terms_config() in hex>, tpi=<tsc_per_insn>, truth=0|1. */
+ * cfg=<hwt_ptemu_terms_config() in hex>, tpi=<tsc_per_insn>, truth=0|1,
+ * shape=<hwt_ptemu_shape_arg()>. */
 
 #endif /* HWT_COLLECTOR_PTEMU_INT_H */

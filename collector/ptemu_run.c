@@ -297,7 +297,12 @@ static int send_meta(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_
 	    {"pt.config.cyc", t->cyc},
 	    {"pt.config.noretcomp", t->noretcomp},
 	    {"pt.config.psb_period", t->psb_period},
-	    {"pt.config.psb_bytes", 2048ull << t->psb_period},
+	    {"pt.config.psb_bytes", t->psb_bytes ? t->psb_bytes : 2048ull << t->psb_period},
+	    {"pt.config.tsx", t->tsx},
+	    {"pt.config.pip", t->pip},
+	    {"pt.config.vmcs", t->vmcs},
+	    {"pt.config.psb_off", t->psb_off},
+	    {"pt.config.ovf", t->ovf},
 	    {"pt.config.tsc_per_insn", t->tsc_per_insn},
 	    {"pt.config.config", hwt_ptemu_terms_config(t)},
 	    {"pt.config.per_thread", 1},
@@ -436,6 +441,8 @@ static int deliver(const struct hwt_ptemu_config *cfg, const char *dir,
 			th->ret_tip = h->n.ret_tip;
 			th->kernel = h->n.kernel;
 			th->lost = h->n.lost;
+			th->ovf = h->n.ovf;
+			th->untraced = h->n.ovf_insns;
 			th->psb = h->n.psb;
 			th->bytes = tf[i].size;
 			th->tsc_start = h->tsc_start;
@@ -523,7 +530,7 @@ static void forward_signal(int sig)
 int hwt_ptemu_run(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_sink *sink,
 		  struct hwt_ptemu_result *res)
 {
-	char qemu[PATH_MAX], prog[PATH_MAX], dir[PATH_MAX], plugarg[PATH_MAX + 256];
+	char qemu[PATH_MAX], prog[PATH_MAX], dir[PATH_MAX], plugarg[PATH_MAX + 256], shape[64];
 	const char *plugin, *tmp;
 	struct timespec t0, t1;
 	const char **argv = NULL;
@@ -537,6 +544,7 @@ int hwt_ptemu_run(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_sin
 	if (!cfg || cfg->size < sizeof(*cfg) || !sink || !cfg->argv || !cfg->argv[0])
 		return -HWT_EINVAL;
 	if (cfg->terms.mtc_period > 15 || cfg->terms.psb_period > 15 || !cfg->terms.tsc_per_insn ||
+	    (cfg->terms.psb_bytes && cfg->terms.psb_bytes < 256) || cfg->terms.psb_off > 64 ||
 	    (cfg->truth && !cfg->workdir))
 		return -HWT_EINVAL;
 	err = find_in_path(cfg->qemu ? cfg->qemu : "qemu-x86_64", qemu, sizeof(qemu));
@@ -572,9 +580,10 @@ int hwt_ptemu_run(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_sin
 		err = -HWT_EINVAL;
 		goto out;
 	}
-	snprintf(plugarg, sizeof(plugarg), "%s,dir=%s,cfg=%llx,tpi=%u,truth=%d", plugin, dir,
-		 (unsigned long long)hwt_ptemu_terms_config(&cfg->terms), cfg->terms.tsc_per_insn,
-		 cfg->truth ? 1 : 0);
+	hwt_ptemu_shape_arg(&cfg->terms, shape, sizeof(shape));
+	snprintf(plugarg, sizeof(plugarg), "%s,dir=%s,cfg=%llx,tpi=%u,truth=%d,shape=%s", plugin,
+		 dir, (unsigned long long)hwt_ptemu_terms_config(&cfg->terms),
+		 cfg->terms.tsc_per_insn, cfg->truth ? 1 : 0, shape);
 	while (cfg->argv[argc])
 		argc++;
 	argv = calloc(argc + 5, sizeof(*argv));

@@ -97,6 +97,35 @@ int hwt_ptemu_terms_parse(struct hwt_ptemu_terms *terms, const char *spec, const
 			err = parse_num(eq + 1, len - nlen - 1, 15, &v);
 			if (!err)
 				terms->psb_period = (uint8_t)v;
+		} else if (nlen == 3 && !strncmp(p, "tsx", 3)) {
+			flag = &terms->tsx;
+		} else if (nlen == 3 && !strncmp(p, "pip", 3)) {
+			flag = &terms->pip;
+		} else if (nlen == 4 && !strncmp(p, "vmcs", 4)) {
+			flag = &terms->vmcs;
+		} else if (nlen == 4 && !strncmp(p, "real", 4)) {
+			/* The shapes of the real traces in tests/data/real-pt. */
+			if (eq)
+				err = parse_num(eq + 1, len - nlen - 1, 1, &v);
+			if (!err) {
+				terms->tsx = terms->pip = terms->vmcs = v != 0;
+				terms->psb_bytes = v ? 256 : 0;
+				terms->psb_off = v ? 4 : 0;
+			}
+		} else if (nlen == 9 && !strncmp(p, "psb_bytes", 9) && eq) {
+			err = parse_num(eq + 1, len - nlen - 1, 1ul << 26, &v);
+			if (!err && v && v < 256)
+				err = -HWT_EPARSE;
+			if (!err)
+				terms->psb_bytes = (uint32_t)v;
+		} else if (nlen == 7 && !strncmp(p, "psb_off", 7) && eq) {
+			err = parse_num(eq + 1, len - nlen - 1, 64, &v);
+			if (!err)
+				terms->psb_off = (uint32_t)v;
+		} else if (nlen == 3 && !strncmp(p, "ovf", 3) && eq) {
+			err = parse_num(eq + 1, len - nlen - 1, 1ul << 20, &v);
+			if (!err)
+				terms->ovf = (uint32_t)v;
 		} else if (nlen == 12 && !strncmp(p, "tsc_per_insn", 12) && eq) {
 			err = parse_num(eq + 1, len - nlen - 1, 1000000, &v);
 			if (!err && v == 0)
@@ -149,6 +178,29 @@ void hwt_ptemu_terms_from_config(struct hwt_ptemu_terms *terms, uint64_t c, uint
 	terms->mtc_period = (uint8_t)((c >> 14) & 0xf);
 	terms->psb_period = (uint8_t)((c >> 24) & 0xf);
 	terms->tsc_per_insn = tsc_per_insn ? tsc_per_insn : 1;
+}
+
+int hwt_ptemu_shape_arg(const struct hwt_ptemu_terms *t, char *buf, size_t cap)
+{
+	return snprintf(buf, cap, "%u.%u.%u.%u",
+			(t->tsx ? 1u : 0u) | (t->pip ? 2u : 0u) | (t->vmcs ? 4u : 0u), t->psb_bytes,
+			t->psb_off, t->ovf);
+}
+
+int hwt_ptemu_shape_parse(struct hwt_ptemu_terms *t, const char *arg)
+{
+	unsigned int flags, psb_bytes, psb_off, ovf;
+
+	if (sscanf(arg, "%u.%u.%u.%u", &flags, &psb_bytes, &psb_off, &ovf) != 4 ||
+	    (psb_bytes && psb_bytes < 256) || psb_off > 64)
+		return -HWT_EINVAL;
+	t->tsx = flags & 1;
+	t->pip = (flags >> 1) & 1;
+	t->vmcs = (flags >> 2) & 1;
+	t->psb_bytes = psb_bytes;
+	t->psb_off = psb_off;
+	t->ovf = ovf;
+	return 0;
 }
 
 static uint32_t pmu_type(void)

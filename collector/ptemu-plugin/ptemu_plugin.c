@@ -279,6 +279,8 @@ static int thr_open(struct thr *t, uint64_t tsc0)
 	err = hwt_ptemu_enc_init(&t->enc, &g.terms, &g.cpu, &t->out, tsc0);
 	if (err < 0)
 		return err;
+	/* One address space per process (term pip). */
+	t->enc.cr3 = HWT_PTEMU_CR3 + ((uint64_t)(t->pid & 0xffff) << 12);
 	if (g.truth) {
 		t->enc.truth = truth_cb;
 		t->enc.truth_ctx = t;
@@ -1010,6 +1012,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 {
 	char path[PATH_MAX + 32];
 	uint64_t config = hwt_ptemu_terms_config(&(struct hwt_ptemu_terms){0});
+	const char *shape = NULL;
 	uint32_t tpi = 1;
 
 	if (info->system_emulation || strcmp(info->target_name, "x86_64")) {
@@ -1029,12 +1032,18 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			tpi = (uint32_t)strtoul(v, NULL, 0);
 		else if ((v = arg(argv[i], "truth")))
 			g.truth = !strcmp(v, "1");
+		else if ((v = arg(argv[i], "shape")))
+			shape = v;
 	}
 	if (!g.dir[0]) {
 		say("missing dir= argument");
 		return -1;
 	}
 	hwt_ptemu_terms_from_config(&g.terms, config, tpi);
+	if (shape && hwt_ptemu_shape_parse(&g.terms, shape) < 0) {
+		say("bad shape= argument %s", shape);
+		return -1;
+	}
 	hwt_ptemu_cpu_default(&g.cpu);
 	snprintf(path, sizeof(path), "%s/sideband", g.dir);
 	g.sb_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);

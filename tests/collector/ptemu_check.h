@@ -456,6 +456,11 @@ static inline void cap_truth(const struct cap *c, uint32_t tid, struct hwt_buf *
 			if (t.kind == HWT_PTEMU_T_COND || t.kind == HWT_PTEMU_T_INDIRECT ||
 			    t.kind == HWT_PTEMU_T_RET)
 				hwt_buf_append(out, &t, sizeof(t));
+			/* An injected overflow begins right after a branch: a
+			 * decoder meets the OVF before it sees where that
+			 * branch went. */
+			if (t.kind == HWT_PTEMU_T_OVF && out->len >= sizeof(t))
+				out->len -= sizeof(t);
 		}
 	}
 	free(data);

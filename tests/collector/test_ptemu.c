@@ -40,7 +40,7 @@ static size_t check_all(struct cap *c, const struct hwt_ptemu_result *res)
 				(unsigned long long)d.errors, pt_errstr(pt_errcode(d.first_error)));
 		assert_int_equal(d.errors, 0);
 		assert_int_equal(res->threads[i].tid, c->s[i].tid);
-		assert_int_equal(d.insns, res->threads[i].insns);
+		assert_int_equal(d.insns, res->threads[i].insns - res->threads[i].untraced);
 		cap_truth(c, c->s[i].tid, &truth);
 		assert_true(truth.len > 0);
 		assert_int_equal(cap_compare(&d.events, &truth), -1);
@@ -119,6 +119,8 @@ static void test_flow_terms(void **state)
 	    "cyc,mtc_period=0,psb_period=0",
 	    "tsc=0,mtc=0",
 	    "cyc,tsc_per_insn=3",
+	    "real",
+	    "real,ovf=1,noretcomp",
 	};
 	const char *prog = hwt_test_prog("ptemu_flow");
 	const char *argv[] = {prog, NULL};
@@ -139,6 +141,15 @@ static void test_flow_terms(void **state)
 			assert_int_equal(res.threads[0].ret_comp, 0);
 		if (c.terms.psb_period == 0)
 			assert_true(res.threads[0].psb >= res.threads[0].bytes / 2048 / 2);
+		if (c.terms.psb_bytes)
+			assert_true(res.threads[0].psb >= res.threads[0].bytes / c.terms.psb_bytes);
+		if (c.terms.ovf) {
+			/* About one per KiB of trace, each losing 16 blocks. */
+			assert_true(res.threads[0].ovf >= res.threads[0].bytes / 1024 / 4);
+			assert_true(res.threads[0].untraced >= res.threads[0].ovf * 16);
+		} else {
+			assert_int_equal(res.threads[0].untraced, 0);
+		}
 		memset(&d, 0, sizeof(d));
 		cap_decode(&c, 0, &d);
 		if (c.terms.tsc) {

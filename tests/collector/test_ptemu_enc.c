@@ -121,10 +121,12 @@ static void test_psb_tnt_tip(void **state)
 	assert_int_equal(pk[i++].payload.tma.fc, HWT_PTEMU_TSC0 % 84);
 	assert_int_equal(pk[i].type, ppt_cbr);
 	assert_int_equal(pk[i++].payload.cbr.ratio, 21);
+	/* No MODE.Exec while packet generation is off (as real CPUs). */
+	assert_int_equal(pk[i++].type, ppt_psbend);
+	/* Tracing starts: MODE.Exec, then TIP.PGE; the first IP after PSB
+	 * is whole. */
 	assert_int_equal(pk[i].type, ppt_mode);
 	assert_int_equal(pk[i++].payload.mode.bits.exec.csl, 1);
-	assert_int_equal(pk[i++].type, ppt_psbend);
-	/* Tracing starts: the first IP after PSB is whole. */
 	assert_int_equal(pk[i].type, ppt_tip_pge);
 	assert_int_equal(pk[i].payload.ip.ipc, pt_ipc_sext_48);
 	assert_int_equal(pk[i++].payload.ip.ip, 0x401000);
@@ -181,7 +183,8 @@ static void test_long_tnt(void **state)
 			want = (want << 1) | (i % 3 == 0);
 	}
 	n = packets(&e, &m, pk, 16);
-	/* PSB+ (6), PGE, a full long TNT of 47 bits, then the 3 left. */
+	/* PSB+ (5), MODE.Exec, PGE, a full long TNT of 47 bits, then the 3
+	 * left. */
 	assert_int_equal(n, 9);
 	assert_int_equal(pk[7].type, ppt_tnt_64);
 	assert_int_equal(pk[7].payload.tnt.bit_size, 47);
@@ -286,6 +289,173 @@ static void test_psb_period_and_ovf(void **state)
 	hwt_buf_fini(&m.buf);
 }
 
+/* The packets of a PSB+ from index i (at the PSB) up to PSBEND, as a
+ * string of letters: P PSB, T TSC, A TMA, C CBR, X MODE.TSX, E MODE.Exec,
+ * F FUP, I PIP, V VMCS, Z PSBEND; returns the index after PSBEND. */
+static size_t psb_shape(const struct pt_packet *pk, size_t n, size_t i, char *out, size_t cap)
+{
+	size_t k = 0;
+
+	for (; i < n && k + 1 < cap; i++) {
+		const struct pt_packet *p = &pk[i];
+		char c = '?';
+
+		switch (p->type) {
+		case ppt_psb:
+			c = 'P';
+			break;
+		case ppt_tsc:
+			c = 'T';
+			break;
+		case ppt_tma:
+			c = 'A';
+			break;
+		case ppt_cbr:
+			c = 'C';
+			break;
+		case ppt_mode:
+			c = p->payload.mode.leaf == pt_mol_tsx ? 'X' : 'E';
+			break;
+		case ppt_fup:
+			c = 'F';
+			break;
+		case ppt_pip:
+			c = 'I';
+			break;
+		case ppt_vmcs:
+			c = 'V';
+			break;
+		case ppt_psbend:
+			c = 'Z';
+			break;
+		default:
+			break;
+		}
+		out[k++] = c;
+		if (c == 'Z') {
+			i++;
+			break;
+		}
+	}
+	out[k] = '\0';
+	return i;
+}
+
+/* What the real traces show: MODE.TSX, PIP (with NR in a VMX guest) and
+ * VMCS in every PSB+; a PSB every 256 bytes; PSB+ after PSB+ while packet
+ * generation is off, without MODE.Exec and FUP; MODE.Exec before TIP.PGE. */
+static void test_real_shapes(void **state)
+{
+	struct hwt_ptemu_enc e;
+	struct memout m;
+	struct pt_packet *pk = calloc(20000, sizeof(*pk));
+	char shape[32];
+	size_t n, i, on = 0, off = 0, pge = 0;
+
+	(void)state;
+	assert_non_null(pk);
+	enc_setup(&e, &m, "tsx,pip,vmcs,psb_bytes=256,psb_off=2,mtc=0");
+	assert_int_equal(hwt_ptemu_enc_enable(&e, 0x401000), 0);
+	assert_int_equal(hwt_ptemu_enc_syscall(&e, 0x401010), 0);
+	assert_int_equal(hwt_ptemu_enc_enable(&e, 0x401012), 0);
+	for (uint64_t k = 0; k < 400; k++) {
+		hwt_ptemu_enc_retire(&e, 3);
+		assert_int_equal(hwt_ptemu_enc_indirect(&e, 0x1000, 0x100000000ull * (k % 2 + 1)),
+				 0);
+		assert_int_equal(hwt_ptemu_enc_at(&e, 0x100000000ull * (k % 2 + 1)), 0);
+	}
+	n = packets(&e, &m, pk, 20000);
+	/* The first PSB+: tracing is off. */
+	i = psb_shape(pk, n, 0, shape, sizeof(shape));
+	assert_string_equal(shape, "PTCXIVZ");
+	assert_int_equal(pk[4].payload.pip.cr3, HWT_PTEMU_CR3);
+	assert_true(pk[4].payload.pip.nr);
+	assert_int_equal(pk[5].payload.vmcs.base, HWT_PTEMU_VMCS);
+	assert_int_equal(pk[i].type, ppt_mode);
+	assert_int_equal(pk[i + 1].type, ppt_tip_pge);
+	assert_int_equal(pk[i + 2].type, ppt_tip_pgd);
+	/* Two PSB+ while off, then MODE.Exec and TIP.PGE. */
+	i = psb_shape(pk, n, i + 3, shape, sizeof(shape));
+	assert_string_equal(shape, "PTCXIVZ");
+	i = psb_shape(pk, n, i, shape, sizeof(shape));
+	assert_string_equal(shape, "PTCXIVZ");
+	assert_int_equal(pk[i].type, ppt_mode);
+	assert_int_equal(pk[i + 1].type, ppt_tip_pge);
+	assert_int_equal(pk[i + 1].payload.ip.ip, 0x401012);
+	/* Every PSB+ after that: tracing is on. */
+	for (i = 0; i < n; i++) {
+		if (pk[i].type == ppt_tip_pge)
+			pge++;
+		if (pk[i].type != ppt_psb)
+			continue;
+		psb_shape(pk, n, i, shape, sizeof(shape));
+		if (!strcmp(shape, "PTCXEFIVZ"))
+			on++;
+		else if (!strcmp(shape, "PTCXIVZ"))
+			off++;
+		else
+			fail_msg("PSB+ at packet %zu is %s", i, shape);
+	}
+	assert_int_equal(off, 3);
+	assert_int_equal(pge, 2);
+	assert_int_equal(on + off, e.n.psb);
+	/* A PSB every 256 bytes: 400 TIPs of 7 bytes and the PSB+s. */
+	assert_true(on >= m.buf.len / 256 - 4 && on <= m.buf.len / 256 + 1);
+	free(pk);
+	hwt_ptemu_enc_fini(&e);
+	hwt_buf_fini(&m.buf);
+}
+
+/* Injected overflows (term ovf): after the packet of a branch, 16 blocks
+ * are lost, then OVF and FUP (a whole IP) where tracing resumes. */
+static void test_ovf_inject(void **state)
+{
+	struct hwt_ptemu_enc e;
+	struct memout m;
+	struct pt_packet *pk = calloc(200000, sizeof(*pk));
+	uint64_t insns = 0, lost = 0;
+	size_t n, ovf = 0;
+
+	(void)state;
+	assert_non_null(pk);
+	enc_setup(&e, &m, "ovf=1,mtc=0");
+	assert_int_equal(hwt_ptemu_enc_enable(&e, 0x1000), 0);
+	for (uint64_t k = 0; k < 100000; k++) {
+		uint64_t ip = 0x1000 + (k % 64) * 16;
+
+		/* Blocks of 5 instructions: 4 end with a conditional branch,
+		 * 1 in 5 with a direct jump (no packet). */
+		hwt_ptemu_enc_retire(&e, 5);
+		insns += 5;
+		if (k % 5)
+			assert_int_equal(hwt_ptemu_enc_cond(&e, ip + 8, k % 3 == 0), 0);
+		assert_int_equal(hwt_ptemu_enc_at(&e, ip + 16), 0);
+	}
+	n = packets(&e, &m, pk, 200000);
+	for (size_t i = 0; i < n; i++) {
+		if (pk[i].type != ppt_ovf)
+			continue;
+		ovf++;
+		assert_true(i + 1 < n);
+		assert_int_equal(pk[i + 1].type, ppt_fup);
+		assert_int_equal(pk[i + 1].payload.ip.ipc, pt_ipc_sext_48);
+		/* The packet before the OVF is a TNT: the overflow began
+		 * right after a branch that wrote one. */
+		assert_true(pk[i - 1].type == ppt_tnt_8 || pk[i - 1].type == ppt_tnt_64);
+	}
+	lost = e.n.ovf_insns;
+	assert_true(ovf >= 5);
+	assert_int_equal(ovf, e.n.ovf);
+	/* 16 blocks of 5 instructions each time. */
+	assert_int_equal(lost, ovf * 16 * 5);
+	assert_int_equal(e.n.insns, insns);
+	/* About one per KiB of trace. */
+	assert_true(ovf <= m.buf.len / 1024 + 1);
+	free(pk);
+	hwt_ptemu_enc_fini(&e);
+	hwt_buf_fini(&m.buf);
+}
+
 static void test_close_stream(void **state)
 {
 	struct hwt_ptemu_filehdr h;
@@ -356,6 +526,27 @@ static void test_terms(void **state)
 	assert_int_equal(hwt_ptemu_terms_parse(&t, "tsc=2", &bad), -HWT_EPARSE);
 	assert_int_equal(hwt_ptemu_terms_parse(&t, ",", &bad), -HWT_EPARSE);
 	assert_int_equal(hwt_ptemu_terms_parse(&t, "", &bad), 0);
+	/* The real-shape terms; "real" sets those of tests/data/real-pt. */
+	hwt_ptemu_terms_init(&t);
+	assert_int_equal(hwt_ptemu_terms_parse(&t, "real,ovf=8", NULL), 0);
+	assert_true(t.tsx && t.pip && t.vmcs);
+	assert_int_equal(t.psb_bytes, 256);
+	assert_int_equal(t.psb_off, 4);
+	assert_int_equal(t.ovf, 8);
+	assert_int_equal(hwt_ptemu_terms_parse(&t, "psb_bytes=255", &bad), -HWT_EPARSE);
+	assert_int_equal(hwt_ptemu_terms_parse(&t, "psb_off=65", &bad), -HWT_EPARSE);
+	assert_int_equal(hwt_ptemu_terms_parse(&t, "vmcs=2", &bad), -HWT_EPARSE);
+	{
+		/* They reach the plugin through its shape= argument. */
+		char arg[64];
+
+		hwt_ptemu_terms_init(&u);
+		assert_true(hwt_ptemu_shape_arg(&t, arg, sizeof(arg)) > 0);
+		assert_int_equal(hwt_ptemu_shape_parse(&u, arg), 0);
+		assert_true(u.tsx && u.pip && u.vmcs && u.psb_bytes == 256 && u.psb_off == 4 &&
+			    u.ovf == 8);
+		assert_int_equal(hwt_ptemu_shape_parse(&u, "1.100.0.0"), -HWT_EINVAL);
+	}
 }
 
 static void test_sideband_layout(void **state)
@@ -427,7 +618,8 @@ int main(void)
 	    cmocka_unit_test(test_psb_tnt_tip),	    cmocka_unit_test(test_long_tnt),
 	    cmocka_unit_test(test_retcomp),	    cmocka_unit_test(test_psb_period_and_ovf),
 	    cmocka_unit_test(test_close_stream),    cmocka_unit_test(test_terms),
-	    cmocka_unit_test(test_sideband_layout),
+	    cmocka_unit_test(test_sideband_layout), cmocka_unit_test(test_real_shapes),
+	    cmocka_unit_test(test_ovf_inject),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
