@@ -313,7 +313,7 @@ struct hwt_ptemu_terms {
 	uint32_t tsc_per_insn; /* deterministic clock: TSC ticks per instruction
 				* (default 1; "ipc" in docs) */
 	/* Shapes real CPUs write (docs/pt-emulator.md, "Real-shaped
-	 * traces"); all off by default, "real" turns on tsx, pip, vmcs,
+	 * traces"); all off by default, "real" turns on tsx, pip,
 	 * psb_bytes=256 and psb_off=4. */
 	bool tsx;	    /* MODE.TSX in every PSB+ (a CPU with TSX) */
 	bool pip;	    /* PIP (the process's CR3) in every PSB+ */

@@ -104,11 +104,13 @@ int hwt_ptemu_terms_parse(struct hwt_ptemu_terms *terms, const char *spec, const
 		} else if (nlen == 4 && !strncmp(p, "vmcs", 4)) {
 			flag = &terms->vmcs;
 		} else if (nlen == 4 && !strncmp(p, "real", 4)) {
-			/* The shapes of the real traces in tests/data/real-pt. */
+			/* The shapes of the real traces in tests/data/real-pt,
+			 * but for VMCS (a VMX guest: perf decodes its code
+			 * only with the guest's sideband), only when asked. */
 			if (eq)
 				err = parse_num(eq + 1, len - nlen - 1, 1, &v);
 			if (!err) {
-				terms->tsx = terms->pip = terms->vmcs = v != 0;
+				terms->tsx = terms->pip = v != 0;
 				terms->psb_bytes = v ? 256 : 0;
 				terms->psb_off = v ? 4 : 0;
 			}

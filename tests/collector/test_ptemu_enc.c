@@ -528,7 +528,7 @@ static void test_terms(void **state)
 	assert_int_equal(hwt_ptemu_terms_parse(&t, "", &bad), 0);
 	/* The real-shape terms; "real" sets those of tests/data/real-pt. */
 	hwt_ptemu_terms_init(&t);
-	assert_int_equal(hwt_ptemu_terms_parse(&t, "real,ovf=8", NULL), 0);
+	assert_int_equal(hwt_ptemu_terms_parse(&t, "real,ovf=8,vmcs", NULL), 0);
 	assert_true(t.tsx && t.pip && t.vmcs);
 	assert_int_equal(t.psb_bytes, 256);
 	assert_int_equal(t.psb_off, 4);

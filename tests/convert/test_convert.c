@@ -42,19 +42,20 @@ static bool have_qemu(void)
 	return system("qemu-x86_64 --version >/dev/null 2>&1") == 0;
 }
 
-/* Records prog (with the shell words args) with the emulator into path;
- * returns the instruction count the recorder printed ("N thread(s), M
- * instructions"; N in *threads when not NULL), or skips the test when
- * emulation is unavailable. */
+/* Records prog (with the shell words args) with the emulator into path,
+ * with `--pt=emulate,TERMS` when terms is not empty; returns the
+ * instruction count the recorder printed ("N thread(s), M instructions"; N
+ * in *threads when not NULL), or skips the test when emulation is
+ * unavailable. */
 static uint64_t record_pt_threads(const char *dir, const char *path, const char *prog,
-				  const char *args, unsigned int *threads);
+				  const char *args, const char *terms, unsigned int *threads);
 
 /* The same for a one-thread program. */
 static uint64_t record_pt_args(const char *dir, const char *path, const char *prog,
 			       const char *args)
 {
 	unsigned int threads = 0;
-	uint64_t n = record_pt_threads(dir, path, prog, args, &threads);
+	uint64_t n = record_pt_threads(dir, path, prog, args, "", &threads);
 
 	assert_int_equal(threads, 1);
 	return n;
@@ -66,7 +67,7 @@ static uint64_t record_pt(const char *dir, const char *path, const char *prog)
 }
 
 static uint64_t record_pt_threads(const char *dir, const char *path, const char *prog,
-				  const char *args, unsigned int *threads)
+				  const char *args, const char *terms, unsigned int *threads)
 {
 	struct hwt_test_run run;
 	unsigned long long insns = 0;
@@ -76,8 +77,8 @@ static uint64_t record_pt_threads(const char *dir, const char *path, const char 
 		hwt_test_tmpdir_remove((char *)dir);
 		hwt_test_skip("qemu-x86_64 is not installed (Debian package qemu-user)");
 	}
-	hwt_test_run(&run, "%s record --pt=emulate -o %s -- %s %s", hwt_test_hwtrace(), path,
-		     hwt_test_prog(prog), args);
+	hwt_test_run(&run, "%s record --pt=emulate%s%s -o %s -- %s %s", hwt_test_hwtrace(),
+		     *terms ? "," : "", terms, path, hwt_test_prog(prog), args);
 	if (run.status != 0 && hwt_test_contains(run.err, "plugin")) {
 		fprintf(stderr, "%s", run.err);
 		hwt_test_run_free(&run);
@@ -203,21 +204,24 @@ static void perf_script(struct hwt_test_run *run, const char *file, const char *
 /* perf's decoder sees exactly the known flow of the dynamically linked
  * program: call counts per function, the taken branches and the
  * instructions of the assembly loop, every instruction the emulator ran,
- * and no decode error. */
-static void test_perf_decodes_known_flow(void **state)
+ * and no decode error; in the emulator's default shape and in the shape of
+ * the real traces (MODE.TSX, PIP and VMCS in every PSB+, a PSB every 256
+ * bytes, PSB+ runs while packet generation is off). */
+static void check_known_flow(const char *terms)
 {
 	char *dir = hwt_test_tmpdir(), hwt[512], data[512];
 	struct hwt_test_run run;
 	uint64_t insns;
+	unsigned int threads = 0;
 
-	(void)state;
 	if (!have_perf()) {
 		hwt_test_tmpdir_remove(dir);
 		hwt_test_skip("perf is not installed (Debian package linux-perf)");
 	}
 	snprintf(hwt, sizeof(hwt), "%s/flow.hwt", dir);
 	snprintf(data, sizeof(data), "%s/flow.perf.data", dir);
-	insns = record_pt(dir, hwt, "conv_flow");
+	insns = record_pt_threads(dir, hwt, "conv_flow", "", terms, &threads);
+	assert_int_equal(threads, 1);
 	convert_ok(hwt, data);
 
 	perf_script(&run, data, "--itrace=e");
@@ -261,6 +265,18 @@ static void test_perf_decodes_known_flow(void **state)
 	hwt_test_tmpdir_remove(dir);
 }
 
+static void test_perf_decodes_known_flow(void **state)
+{
+	(void)state;
+	check_known_flow("");
+}
+
+static void test_perf_decodes_real_shape(void **state)
+{
+	(void)state;
+	check_known_flow("real");
+}
+
 /* Several threads, and a forked process: one AUX queue per thread, each
  * decoded by perf without error, every instruction of every thread. */
 static void test_threads_and_fork(void **state)
@@ -284,7 +300,7 @@ static void test_threads_and_fork(void **state)
 
 		snprintf(hwt, sizeof(hwt), "%s/%s.hwt", dir, progs[i].prog);
 		snprintf(data, sizeof(data), "%s/%s.perf.data", dir, progs[i].prog);
-		insns = record_pt_threads(dir, hwt, progs[i].prog, "", &threads);
+		insns = record_pt_threads(dir, hwt, progs[i].prog, "", "", &threads);
 		assert_int_equal(threads, progs[i].threads);
 		convert_ok(hwt, data);
 		perf_script(&run, data, "--itrace=e");
@@ -965,6 +981,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_perf_decodes_known_flow),
+	    cmocka_unit_test(test_perf_decodes_real_shape),
 	    cmocka_unit_test(test_perf_agrees_with_script_pt),
 	    cmocka_unit_test(test_threads_and_fork),
 	    cmocka_unit_test(test_per_cpu_layout),
