@@ -97,6 +97,15 @@ void ptsynth_config_init(struct ptsynth_config *cfg)
 	cfg->mtc_freq = 3;
 }
 
+void ptsynth_config_real(struct ptsynth_config *cfg)
+{
+	cfg->cbr = cfg->tsx = cfg->pip = cfg->vmcs = true;
+	cfg->psb_off = 4;
+	cfg->psb_period = 256;
+	if (!cfg->interrupt_ppm)
+		cfg->interrupt_ppm = 5000;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Output                                                                    */
 
@@ -187,7 +196,20 @@ static void put_ip(struct sim *s, enum pt_packet_type type, uint64_t ip, bool su
 	put(&s->out, &p);
 }
 
-static void psb(struct sim *s, uint64_t ip)
+static void mode_exec(struct sim *s)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_mode;
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec.csl = 1;
+	put(&s->out, &p);
+}
+
+/* PSB+ with what the configured CPU puts in it; while tracing is off (on
+ * = false) without MODE.Exec and FUP, as the real traces show. */
+static void psb_on(struct sim *s, uint64_t ip, bool on)
 {
 	struct pt_packet p;
 
@@ -208,17 +230,56 @@ static void psb(struct sim *s, uint64_t ip)
 		put(&s->out, &p);
 		s->ctc_last_mtc = ctc;
 	}
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_mode;
-	p.payload.mode.leaf = pt_mol_exec;
-	p.payload.mode.bits.exec.csl = 1;
-	put(&s->out, &p);
+	if (s->cfg->cbr) {
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_cbr;
+		p.payload.cbr.ratio = 34;
+		put(&s->out, &p);
+	}
+	if (s->cfg->tsx) {
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_mode;
+		p.payload.mode.leaf = pt_mol_tsx;
+		put(&s->out, &p);
+	}
 	s->last_ip = 0; /* PSB resets the last IP */
-	if (s->traced)
-		put_ip(s, ppt_fup, ip, false);
+	if (on) {
+		mode_exec(s);
+		if (s->traced)
+			put_ip(s, ppt_fup, ip, false);
+	}
+	if (s->cfg->pip) {
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_pip;
+		p.payload.pip.cr3 = 0x1fa2c000;
+		p.payload.pip.nr = s->cfg->vmcs;
+		put(&s->out, &p);
+	}
+	if (s->cfg->vmcs) {
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_vmcs;
+		p.payload.vmcs.base = 0x38e0ed000ull;
+		put(&s->out, &p);
+	}
 	put_simple(s, ppt_psbend);
 	s->comp_depth = 0; /* and the return compression state */
 	s->res->truth.psbs++;
+}
+
+static void psb(struct sim *s, uint64_t ip)
+{
+	psb_on(s, ip, true);
+}
+
+/* Tracing goes on again at ip after the kernel: the PSB+ runs a CPU writes
+ * meanwhile (psb_off), MODE.Exec after them, TIP.PGE. */
+static void resume(struct sim *s, uint64_t ip)
+{
+	for (unsigned int i = 0; i < s->cfg->psb_off; i++)
+		psb_on(s, 0, false);
+	if (s->cfg->psb_off)
+		mode_exec(s);
+	put_ip(s, ppt_tip_pge, ip, false);
 }
 
 /* Time passes: two TSC ticks per instruction; MTC when the CTC period
@@ -555,7 +616,7 @@ static int run(struct sim *s)
 			put_ip(s, ppt_fup, ip, false);
 			put_ip(s, ppt_tip_pgd, 0, true);
 			tick(s, 200);
-			put_ip(s, ppt_tip_pge, ip, false);
+			resume(s, ip);
 			t->interrupts++;
 		}
 		n = bl->nfill + (bl->term == T_NONE ? 0 : 1);
@@ -638,7 +699,7 @@ static int run(struct sim *s)
 			if (s->traced) {
 				put_ip(s, ppt_tip_pgd, 0, true);
 				tick(s, 500);
-				put_ip(s, ppt_tip_pge, bl->next_addr, false);
+				resume(s, bl->next_addr);
 				t->syscalls++;
 			}
 			b++;

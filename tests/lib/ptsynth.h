@@ -37,6 +37,14 @@ struct ptsynth_config {
 				     * one way 98% of the time, loops run a
 				     * fixed trip count (else: coin flips
 				     * with random odds, the hard case) */
+	/* Shapes real CPUs write (tests/data/real-pt; docs/decoder.md): */
+	bool cbr;	      /* CBR in every PSB+ */
+	bool tsx;	      /* MODE.TSX in every PSB+ */
+	bool pip;	      /* PIP (CR3) in every PSB+ */
+	bool vmcs;	      /* VMCS in every PSB+, PIP.NR set (a VMX guest) */
+	unsigned int psb_off; /* PSB+ after PSB+ while tracing is off, at each
+			       * system call and interrupt: no MODE.Exec,
+			       * no FUP; MODE.Exec then precedes TIP.PGE */
 };
 
 /* Counts of what the program did; "traced" ones exclude what ran while an
@@ -74,6 +82,9 @@ struct ptsynth {
 };
 
 void ptsynth_config_init(struct ptsynth_config *cfg);
+/* Turns on the shapes of the real traces: cbr, tsx, pip, vmcs, psb_off = 4,
+ * a PSB every 256 bytes, interrupts (5000 ppm unless set). */
+void ptsynth_config_real(struct ptsynth_config *cfg);
 /* Generates the program and its trace. Returns 0 or -ENOMEM/-EINVAL. */
 int ptsynth_generate(const struct ptsynth_config *cfg, struct ptsynth *out);
 void ptsynth_free(struct ptsynth *s);
