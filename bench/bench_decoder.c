@@ -168,29 +168,30 @@ static int count_rec(void *ctx, const struct hwt_dec_rec *rec)
 	return 0;
 }
 
-/* hwtrace's decoder. Returns instructions decoded (0 on error). */
-static uint64_t hwtrace_run(const struct ptsynth *w, const char *code_path, uint32_t engine,
-			    unsigned int threads, uint64_t *calls)
+/* hwtrace's decoder with cfg (engine, threads, timing) over the code of
+ * secs: call stacks and per-block counts, a sink that counts calls. Returns
+ * instructions decoded (0 on error); calls, segments and those left to
+ * libipt in the others. */
+static uint64_t hwtrace_run(const uint8_t *pt, size_t len, const struct sections *secs,
+			    const struct hwt_dec_config *cfg, uint64_t *calls, uint64_t *segs,
+			    uint64_t *fallback)
 {
 	struct hwt_dec_icache *ic = NULL;
 	struct hwt_dec_image *img = NULL;
 	struct hwt_dec *dec = NULL;
-	struct hwt_dec_config cfg;
 	struct hwt_dec_stats st;
 	struct count_sink cs = {0};
 	struct hwt_dec_sink sink;
 	uint64_t insns = 0;
 
-	hwt_dec_config_init(&cfg);
-	cfg.engine = engine;
-	cfg.threads = threads;
-	cfg.flags = HWT_DEC_F_PROFILE;
-	cfg.mtc_freq = 3;
-	cfg.cpuid_0x15_eax = w->cpuid_0x15_eax;
-	cfg.cpuid_0x15_ebx = w->cpuid_0x15_ebx;
-	if (hwt_dec_icache_alloc(&ic, NULL) < 0 || hwt_dec_image_alloc(&img, ic, "bench") < 0 ||
-	    hwt_dec_image_add_file(img, code_path, 0, w->code_size, w->base) < 0 ||
-	    hwt_dec_alloc(&dec, &cfg, ic) < 0 || hwt_dec_set_context(dec, 1, 1, img) < 0)
+	if (hwt_dec_icache_alloc(&ic, NULL) < 0 || hwt_dec_image_alloc(&img, ic, "bench") < 0)
+		goto out;
+	for (size_t i = 0; i < secs->n; i++) {
+		if (hwt_dec_image_add_file(img, secs->v[i].path, secs->v[i].offset, secs->v[i].size,
+					   secs->v[i].vaddr) < 0)
+			goto out;
+	}
+	if (hwt_dec_alloc(&dec, cfg, ic) < 0 || hwt_dec_set_context(dec, 1, 1, img) < 0)
 		goto out;
 	/* Stacks are kept for every call; a sink that counts calls shows
 	 * they are reported, without a callback per block. */
@@ -200,16 +201,31 @@ static uint64_t hwtrace_run(const struct ptsynth *w, const char *code_path, uint
 	sink.rec = count_rec;
 	sink.ctx = &cs;
 	if ((!getenv("HWT_BENCH_NOSINK") && hwt_dec_add_sink(dec, &sink) < 0) ||
-	    hwt_dec_decode(dec, w->pt, w->pt_len) < 0)
+	    hwt_dec_decode(dec, pt, len) < 0)
 		goto out;
 	hwt_dec_stats(dec, &st);
 	insns = st.insns;
 	*calls = cs.calls;
+	*segs = st.segments;
+	*fallback = st.segments_fallback;
 out:
 	hwt_dec_free(dec);
 	hwt_dec_image_put(img);
 	hwt_dec_icache_free(ic);
 	return insns;
+}
+
+/* The decoder configuration of the synthetic workload. */
+static void synth_config(struct hwt_dec_config *cfg, const struct ptsynth *w, uint32_t engine,
+			 unsigned int threads)
+{
+	hwt_dec_config_init(cfg);
+	cfg->engine = engine;
+	cfg->threads = threads;
+	cfg->flags = HWT_DEC_F_PROFILE;
+	cfg->mtc_freq = 3;
+	cfg->cpuid_0x15_eax = w->cpuid_0x15_eax;
+	cfg->cpuid_0x15_ebx = w->cpuid_0x15_ebx;
 }
 
 static int bench_workload(const char *label, bool biased, uint64_t ninsns, int runs,
@@ -265,25 +281,18 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 				continue;
 			t0 = now();
 			c0 = cpu_now();
-			switch (k) {
-			case 0:
+			if (k == 0) {
 				got[k] = libipt_loop(w.pt, w.pt_len, &secs, NULL);
-				break;
-			case 1:
-				got[k] = hwtrace_run(&w, code_path, HWT_DEC_ENGINE_FAST, 1, &calls);
-				break;
-			case 2:
-				got[k] =
-				    hwtrace_run(&w, code_path, HWT_DEC_ENGINE_LIBIPT, 1, &calls);
-				break;
-			case 3:
-				got[k] = hwtrace_run(&w, code_path, HWT_DEC_ENGINE_FAST, threads,
-						     &calls);
-				break;
-			case 4:
-				got[k] = hwtrace_run(&w, code_path, HWT_DEC_ENGINE_LIBIPT, threads,
-						     &calls);
-				break;
+			} else {
+				struct hwt_dec_config dc;
+				uint64_t segs, fallback;
+
+				/* 1, 3: fast; 2, 4: libipt; 3, 4: N threads. */
+				synth_config(&dc, &w,
+					     k % 2 ? HWT_DEC_ENGINE_FAST : HWT_DEC_ENGINE_LIBIPT,
+					     k >= 3 ? threads : 1);
+				got[k] = hwtrace_run(w.pt, w.pt_len, &secs, &dc, &calls, &segs,
+						     &fallback);
 			}
 			t = now() - t0;
 			c = cpu_now() - c0;
@@ -521,49 +530,6 @@ static int bench_hwt_file(const char *path, int runs)
 	return only || (insns[1] == insns[2] && calls[1] == calls[2]) ? 0 : 1;
 }
 
-/* hwtrace's decoder on a raw trace (a real-pt directory). */
-static uint64_t hwt_raw_run(const uint8_t *pt, size_t len, const struct sections *secs,
-			    uint32_t engine, uint64_t *segs, uint64_t *fallback)
-{
-	struct hwt_dec_icache *ic = NULL;
-	struct hwt_dec_image *img = NULL;
-	struct hwt_dec *dec = NULL;
-	struct hwt_dec_config cfg;
-	struct hwt_dec_stats st;
-	struct count_sink cs = {0};
-	struct hwt_dec_sink sink;
-	uint64_t insns = 0;
-
-	hwt_dec_config_init(&cfg);
-	cfg.engine = engine;
-	cfg.flags = HWT_DEC_F_PROFILE;
-	if (hwt_dec_icache_alloc(&ic, NULL) < 0 || hwt_dec_image_alloc(&img, ic, "raw") < 0)
-		goto out;
-	for (size_t i = 0; i < secs->n; i++) {
-		if (hwt_dec_image_add_file(img, secs->v[i].path, secs->v[i].offset, secs->v[i].size,
-					   secs->v[i].vaddr) < 0)
-			goto out;
-	}
-	if (hwt_dec_alloc(&dec, &cfg, ic) < 0 || hwt_dec_set_context(dec, 1, 1, img) < 0)
-		goto out;
-	memset(&sink, 0, sizeof(sink));
-	sink.size = sizeof(sink);
-	sink.want = HWT_DEC_WANT(HWT_DEC_REC_CALL);
-	sink.rec = count_rec;
-	sink.ctx = &cs;
-	if (hwt_dec_add_sink(dec, &sink) < 0 || hwt_dec_decode(dec, pt, len) < 0)
-		goto out;
-	hwt_dec_stats(dec, &st);
-	insns = st.insns;
-	*segs = st.segments;
-	*fallback = st.segments_fallback;
-out:
-	hwt_dec_free(dec);
-	hwt_dec_image_put(img);
-	hwt_dec_icache_free(ic);
-	return insns;
-}
-
 /* A real-pt directory (tests/data/real-pt/NAME): trace.pt, raw.args
  * ("--raw FILE:ADDR ..." as given to ptxed) and ptxed-insn.txt.zst. The
  * traces are small: each measurement repeats the decode until the libipt
@@ -578,7 +544,8 @@ static int bench_raw(const char *dir, int runs)
 	uint8_t *pt = NULL;
 	size_t len = 0;
 	double cpu[3];
-	uint64_t insns[3] = {0}, segs[3] = {0}, fallback[3] = {0}, ptxed = 0;
+	uint64_t insns[3] = {0}, segs[3] = {0}, fallback[3] = {0}, ptxed = 0, calls = 0;
+	struct hwt_dec_config dc[3];
 	int reps = 1;
 	FILE *f;
 
@@ -640,8 +607,12 @@ static int bench_raw(const char *dir, int runs)
 		c = cpu_now() - c;
 		reps = c > 0 ? (int)(0.2 / c) + 1 : 1000;
 	}
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 3; k++) {
 		cpu[k] = 1e30;
+		hwt_dec_config_init(&dc[k]);
+		dc[k].engine = engines[k];
+		dc[k].flags = HWT_DEC_F_PROFILE;
+	}
 	for (int r = 0; r < runs; r++) {
 		for (int k = 0; k < 3; k++) {
 			double c = cpu_now();
@@ -650,8 +621,8 @@ static int bench_raw(const char *dir, int runs)
 				if (k == 0)
 					insns[k] = libipt_loop(pt, len, &secs, NULL);
 				else
-					insns[k] = hwt_raw_run(pt, len, &secs, engines[k], &segs[k],
-							       &fallback[k]);
+					insns[k] = hwtrace_run(pt, len, &secs, &dc[k], &calls,
+							       &segs[k], &fallback[k]);
 			}
 			c = (cpu_now() - c) / reps;
 			if (c < cpu[k])
