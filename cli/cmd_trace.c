@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,10 @@ struct trace_opts {
 	bool json;
 	bool dry_run;
 	bool no_inherit;
+	bool no_bpf;
 	unsigned long long pages;
+	/* -x limits */
+	unsigned long long aggsize, dynvarsize, bufsize, strsize, nstacks;
 	char **argv;
 };
 
@@ -68,6 +72,15 @@ static void usage(FILE *f)
 		"      --json              aggregations as JSON\n"
 		"      --no-inherit        do not follow threads and children of the target\n"
 		"  -b, --buffer-pages N    ring buffer pages per CPU (power of two; 128)\n"
+		"      --no-bpf            run every probe on perf samples aggregated by\n"
+		"                          hwtrace (by default probes run as BPF programs\n"
+		"                          that aggregate in the kernel, where they can)\n"
+		"  -x NAME=VALUE           limits, as DTrace's: aggsize (bytes per\n"
+		"                          aggregation, 4m), dynvarsize (self-> variables,\n"
+		"                          1m), bufsize (BPF printf buffer, 4m), strsize\n"
+		"                          (64), nstacks (BPF stack map entries, 4096)\n"
+		"  -v, --verbose           show the path each probe takes (BPF, counter or\n"
+		"                          sampling) and the BPF verifier's log on rejection\n"
 		"  -n, --dry-run           check the program and show the probes, run nothing\n"
 		"  -h, --help              show this help\n"
 		"\n"
@@ -153,6 +166,29 @@ static int print_results(struct hwt_probe_rt *rt, const struct trace_opts *o)
 	}
 	hwt_buf_fini(&buf);
 	hwt_probe_rt_stats(rt, &st);
+	for (size_t i = 0; st.agg_drops; i++) {
+		const char *name;
+		uint64_t drops, max;
+
+		if (hwt_probe_rt_agg_drops(rt, i, &name, &drops, &max) < 0)
+			break;
+		if (drops)
+			hwt_cli_warn("@%s: %llu updates dropped: it holds at most %llu keys; raise "
+				     "-x aggsize",
+				     name, (unsigned long long)drops, (unsigned long long)max);
+	}
+	if (st.self_drops)
+		hwt_cli_warn("%llu self-> assignments dropped: the thread variables are full; "
+			     "raise -x dynvarsize",
+			     (unsigned long long)st.self_drops);
+	if (st.ring_drops)
+		hwt_cli_warn("%llu printf/exit/print records dropped: the BPF ring buffer was "
+			     "full; raise -x bufsize",
+			     (unsigned long long)st.ring_drops);
+	if (st.stack_errors)
+		hwt_cli_warn("%llu stacks could not be taken (the BPF stack map is full or two "
+			     "stacks collided): they show as empty; raise -x nstacks",
+			     (unsigned long long)st.stack_errors);
 	if (st.lost)
 		hwt_cli_warn(
 		    "%llu probe hits were lost (ring buffer overflow): raise -b (pages per "
@@ -227,6 +263,50 @@ static bool has_live_probes(const struct hwt_probe_prog *prog)
 	return false;
 }
 
+/* The path each probe takes: with -v every probe (and the verifier's log
+ * of a refused program); otherwise one line for each probe that could not
+ * run on BPF, with the reason. */
+static void say_paths(const struct hwt_probe_prog *prog, const struct hwt_probe_live *live)
+{
+	for (size_t i = 0; i < hwt_probe_prog_nprobes(prog); i++) {
+		struct hwt_probe_info in;
+		enum hwt_probe_path path;
+		const char *why, *log;
+		size_t insns;
+
+		hwt_probe_prog_probe(prog, i, &in);
+		if (hwt_probe_live_path(live, i, &path, &why, &log, &insns) < 0)
+			continue;
+		switch (path) {
+		case HWT_PROBE_PATH_NONE:
+			break;
+		case HWT_PROBE_PATH_BPF:
+			if (hwt_cli_verbose)
+				hwt_cli_note("%s: BPF (a program of %zu instructions aggregates in "
+					     "the kernel)",
+					     in.text, insns);
+			break;
+		case HWT_PROBE_PATH_COUNTER:
+			if (hwt_cli_verbose)
+				hwt_cli_note("%s: counter (its clauses only count: a perf counter "
+					     "in the kernel)",
+					     in.text);
+			break;
+		case HWT_PROBE_PATH_SAMPLING:
+			if (why)
+				hwt_cli_note("%s runs on the sampling path: %s", in.text, why);
+			else if (hwt_cli_verbose)
+				hwt_cli_note("%s: sampling (--no-bpf: perf samples aggregated by "
+					     "hwtrace)",
+					     in.text);
+			if (log && hwt_cli_verbose)
+				fprintf(stderr, "hwtrace: the BPF verifier's log for %s:\n%s\n",
+					in.text, log);
+			break;
+		}
+	}
+}
+
 static int run_live(const struct hwt_probe_prog *prog, struct hwt_probe_rt *rt,
 		    const struct trace_opts *o)
 {
@@ -282,11 +362,13 @@ static int run_live(const struct hwt_probe_prog *prog, struct hwt_probe_rt *rt,
 			lcfg.no_inherit = o->no_inherit;
 		}
 		lcfg.pages = (size_t)o->pages;
+		lcfg.backend = o->no_bpf ? HWT_PROBE_BACKEND_SAMPLING : HWT_PROBE_BACKEND_AUTO;
 		if ((err = hwt_probe_live_open(&live, rt, &lcfg, &diag)) < 0) {
 			print_diag(&diag, o->program, err);
 			rc = diag_exit(err);
 			goto out;
 		}
+		say_paths(prog, live);
 		if (isatty(STDERR_FILENO))
 			hwt_cli_note(
 			    "tracing %zu probe%s (%zu perf events)%s", hwt_probe_prog_nprobes(prog),
@@ -349,6 +431,38 @@ out:
 	return rc;
 }
 
+/* -x NAME=VALUE: DTrace's way of setting limits. */
+static int parse_x(struct trace_opts *o, const char *arg)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+		unsigned long long min, max;
+	} xs[] = {
+	    {"aggsize", offsetof(struct trace_opts, aggsize), 1024, 1ull << 40},
+	    {"dynvarsize", offsetof(struct trace_opts, dynvarsize), 1024, 1ull << 40},
+	    {"bufsize", offsetof(struct trace_opts, bufsize), 4096, 1ull << 30},
+	    {"strsize", offsetof(struct trace_opts, strsize), 8, 4096},
+	    {"nstacks", offsetof(struct trace_opts, nstacks), 16, 1u << 24},
+	};
+	const char *eq = strchr(arg, '=');
+	unsigned long long v;
+
+	if (!eq)
+		return -HWT_EINVAL;
+	for (size_t i = 0; i < HWT_ARRAY_SIZE(xs); i++) {
+		if (strlen(xs[i].name) != (size_t)(eq - arg) || strncmp(arg, xs[i].name, eq - arg))
+			continue;
+		if (hwt_cli_parse_u64(eq + 1, true, &v) < 0 || v < xs[i].min || v > xs[i].max)
+			return -HWT_EINVAL;
+		if (!strcmp(xs[i].name, "strsize"))
+			v = (v + 7) & ~7ull; /* whole words, as the BPF maps hold them */
+		*(unsigned long long *)((char *)o + xs[i].off) = v;
+		return 0;
+	}
+	return -HWT_EINVAL;
+}
+
 static int read_program(struct trace_opts *o, const char *path)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
@@ -390,6 +504,8 @@ int hwt_cmd_trace(int argc, char **argv)
 	    {"no-inherit", no_argument, NULL, 'I'},
 	    {"buffer-pages", required_argument, NULL, 'b'},
 	    {"dry-run", no_argument, NULL, 'n'},
+	    {"no-bpf", no_argument, NULL, 'B'},
+	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -402,7 +518,7 @@ int hwt_cmd_trace(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:ad:i:f:o:b:nh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:ad:i:f:o:b:x:nvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (hwt_cli_parse_ids(optarg, 1, &o.pids, &o.npids) < 0) {
@@ -455,6 +571,23 @@ int hwt_cmd_trace(int argc, char **argv)
 		case 'n':
 			o.dry_run = true;
 			break;
+		case 'B':
+			o.no_bpf = true;
+			break;
+		case 'v':
+			hwt_cli_verbose++;
+			break;
+		case 'x':
+			if (parse_x(&o, optarg) < 0) {
+				rc = hwt_cli_usage_error(
+				    "trace",
+				    "-x wants NAME=VALUE with NAME one of aggsize, dynvarsize, "
+				    "bufsize, strsize (8 to 4096), nstacks, and a number (k, m, g "
+				    "suffixes), not '%s'",
+				    optarg);
+				goto out;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			rc = HWT_EXIT_OK;
@@ -498,6 +631,11 @@ int hwt_cmd_trace(int argc, char **argv)
 	cfg.tracefs_root = getenv("HWT_TRACEFS_ROOT");
 	cfg.paranoid_path = hwt_cli_paranoid_path(o.psys);
 	cfg.psys = o.psys;
+	cfg.aggsize = o.aggsize;
+	cfg.dynvarsize = o.dynvarsize;
+	cfg.bufsize = o.bufsize;
+	cfg.strsize = (uint32_t)o.strsize;
+	cfg.nstacks = (uint32_t)o.nstacks;
 	if ((err = hwt_probe_prog_alloc(&prog, o.program, &cfg, &diag)) < 0) {
 		print_diag(&diag, o.program, err);
 		rc = diag_exit(err);

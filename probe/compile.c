@@ -627,6 +627,8 @@ static int check_builtin(struct comp *c, const struct prb_node *n)
 		c->cl->uses |= PRB_USE_USTACK;
 	if (n->v == PRB_B_KSTACK)
 		c->cl->uses |= PRB_USE_KSTACK;
+	if (n->v == PRB_B_FUNC)
+		c->cl->uses |= PRB_USE_FUNC;
 	return 0;
 }
 

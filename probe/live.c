@@ -24,6 +24,7 @@
  * byte 32; other records end with the sample_id trailer TID, TIME, CPU,
  * IDENTIFIER, so their time is the u64 24 bytes before the end.
  */
+#include "probe/probe_bpf_int.h"
 #include "probe/probe_live_int.h"
 
 #include <ctype.h>
@@ -82,6 +83,12 @@ struct hwt_probe_live {
 	uint64_t throttled;
 	struct buffer *cur; /* the buffer being read */
 	bool counted;	    /* counting events were read */
+	/* the BPF back end: which path each probe takes */
+	struct prb_bpf *bpf;
+	enum hwt_probe_path *path;
+	bool sideband;		   /* a dummy event carries the sideband */
+	struct prb_probe sb_probe; /* its description, for errors */
+	size_t npfds;
 };
 
 void hwt_probe_live_config_init(struct hwt_probe_live_config *cfg)
@@ -544,6 +551,8 @@ void hwt_probe_live_close(struct hwt_probe_live *live)
 {
 	if (!live)
 		return;
+	prb_bpf_free(live->bpf);
+	free(live->path);
 	for (size_t i = 0; i < live->nevs; i++)
 		if (live->evs[i].fd >= 0)
 			hwt_psys_close(live->rt->cfg.psys, live->evs[i].fd);
@@ -563,7 +572,23 @@ void hwt_probe_live_close(struct hwt_probe_live *live)
 
 size_t hwt_probe_live_nevents(const struct hwt_probe_live *live)
 {
-	return live ? live->nevs : 0;
+	return live ? live->nevs + prb_bpf_nevents(live->bpf) : 0;
+}
+
+int hwt_probe_live_path(const struct hwt_probe_live *live, size_t i, enum hwt_probe_path *path,
+			const char **why, const char **log, size_t *insns)
+{
+	if (!live || i >= live->prog->nprobes)
+		return -HWT_EINVAL;
+	if (path)
+		*path = live->path[i];
+	if (why)
+		*why = live->path[i] == HWT_PROBE_PATH_BPF ? NULL : prb_bpf_why(live->bpf, i);
+	if (log)
+		*log = prb_bpf_log(live->bpf, i);
+	if (insns)
+		*insns = prb_bpf_insns(live->bpf, i);
+	return 0;
 }
 
 static int online_cpus(const char *sysfs_root, int **cpus)
@@ -651,8 +676,9 @@ static int add_buffer(struct hwt_probe_live *live, int fd, struct hwt_probe_diag
 static int open_one(struct hwt_probe_live *live, size_t probe, struct perf_event_attr *attr,
 		    int pid, int cpu, size_t *buf, bool sideband, struct hwt_probe_diag *diag)
 {
-	bool counting = live->prog->probes[probe].count_only;
-	const struct prb_probe *p = &live->prog->probes[probe];
+	bool counting = probe < live->prog->nprobes && live->prog->probes[probe].count_only;
+	const struct prb_probe *p =
+	    probe < live->prog->nprobes ? &live->prog->probes[probe] : &live->sb_probe;
 	struct event *ev;
 	uint64_t id;
 	int fd, err;
@@ -716,6 +742,138 @@ static bool is_live_kind(enum hwt_probe_kind k)
 	return k != HWT_PROBE_BEGIN && k != HWT_PROBE_END;
 }
 
+/* Whether probe i (nprobes: the sideband event) has perf events of the
+ * sampling path: samples, counters or sideband. */
+static bool opens_perf(const struct hwt_probe_live *live, size_t i)
+{
+	if (i == live->prog->nprobes)
+		return live->sideband;
+	return live->path[i] == HWT_PROBE_PATH_SAMPLING || live->path[i] == HWT_PROBE_PATH_COUNTER;
+}
+
+static bool is_counting(const struct hwt_probe_live *live, size_t i)
+{
+	return i < live->prog->nprobes && live->prog->probes[i].count_only;
+}
+
+/* The self-> variables the clauses of a probe read or write. */
+static void self_vars_of(const struct hwt_probe_prog *prog, size_t i, uint64_t set[4])
+{
+	const struct prb_probe *p = &prog->probes[i];
+
+	memset(set, 0, 4 * sizeof(*set));
+	for (size_t c = 0; c < p->nclauses; c++) {
+		const struct prb_clause *cl = &prog->clauses[p->clauses[c]];
+
+		for (uint32_t k = cl->code; k < cl->code + cl->ncode; k++)
+			if (prog->code[k].op == PRB_I_SELF || prog->code[k].op == PRB_I_STORE_SELF)
+				set[prog->code[k].a / 64 % 4] |= 1ull << (prog->code[k].a % 64);
+	}
+}
+
+/* Probes that share self-> variables keep them in one place: when one of
+ * them cannot run on BPF, the others leave BPF too. */
+static void fall_back_together(struct hwt_probe_live *live)
+{
+	const struct hwt_probe_prog *prog = live->prog;
+	uint64_t(*sets)[4] = calloc(prog->nprobes, sizeof(*sets));
+	bool changed = true;
+
+	if (!sets)
+		return;
+	for (size_t i = 0; i < prog->nprobes; i++)
+		self_vars_of(prog, i, sets[i]);
+	while (changed) {
+		changed = false;
+		for (size_t i = 0; i < prog->nprobes; i++) {
+			if (!is_live_kind(prog->probes[i].info.kind) ||
+			    prb_bpf_loaded(live->bpf, i))
+				continue;
+			for (size_t j = 0; j < prog->nprobes; j++) {
+				char why[512];
+
+				if (!prb_bpf_loaded(live->bpf, j) ||
+				    !((sets[i][0] & sets[j][0]) | (sets[i][1] & sets[j][1]) |
+				      (sets[i][2] & sets[j][2]) | (sets[i][3] & sets[j][3])))
+					continue;
+				snprintf(why, sizeof(why),
+					 "it shares self-> variables with %s, which runs on the "
+					 "sampling path",
+					 prog->probes[i].text);
+				prb_bpf_unload(live->bpf, j, why);
+				changed = true;
+			}
+		}
+	}
+	free(sets);
+}
+
+/* Tries the BPF path for every probe that is not a counter; sets the
+ * path of each. Returns 0, or -ENOMEM. */
+static int open_bpf(struct hwt_probe_live *live, const struct hwt_probe_live_config *cfg,
+		    struct perf_event_attr *attrs, const int *online, size_t nonline)
+{
+	const struct hwt_probe_prog *prog = live->prog;
+	struct prb_bpf_target t;
+	bool *want = calloc(prog->nprobes + 1, sizeof(*want)), any = false;
+	int err = 0;
+
+	if (!want)
+		return -ENOMEM;
+	for (size_t i = 0; i < prog->nprobes; i++) {
+		if (!is_live_kind(prog->probes[i].info.kind))
+			continue;
+		live->path[i] =
+		    prog->probes[i].count_only ? HWT_PROBE_PATH_COUNTER : HWT_PROBE_PATH_SAMPLING;
+		want[i] = cfg->backend == HWT_PROBE_BACKEND_AUTO && !prog->probes[i].count_only;
+		any |= want[i];
+	}
+	if (!any)
+		goto out;
+	memset(&t, 0, sizeof(t));
+	t.tids = cfg->tids;
+	t.ntids = cfg->ntids;
+	if (!cfg->ntids) {
+		t.cpus = cfg->cpus && cfg->ncpus ? cfg->cpus : online;
+		t.ncpus = cfg->cpus && cfg->ncpus ? cfg->ncpus : nonline;
+	}
+	t.online = online;
+	t.nonline = nonline;
+	t.no_inherit = cfg->no_inherit;
+	t.enable_on_exec = cfg->enable_on_exec;
+	t.tracefs_root = live->rt->cfg.tracefs_root;
+	t.proc_root = live->rt->cfg.proc_root;
+	if ((err = prb_bpf_alloc(&live->bpf, live->rt, &t)) < 0)
+		goto out;
+	if ((err = prb_bpf_load(live->bpf, want, live->rt->target)) < 0)
+		goto out;
+	fall_back_together(live);
+	/* targets and their helper programs first: on a tracepoint they
+	 * share (sched_process_exec) they must run before the probes' */
+	if ((err = prb_bpf_start(live->bpf)) < 0)
+		goto out;
+	for (size_t i = 0; i < prog->nprobes; i++) {
+		if (!prb_bpf_loaded(live->bpf, i))
+			continue;
+		if (prb_bpf_attach(live->bpf, i, &attrs[i]) < 0) {
+			prb_bpf_unload(live->bpf, i, NULL);
+			fall_back_together(live);
+		}
+	}
+	for (size_t i = 0; i < prog->nprobes; i++) {
+		if (!prb_bpf_loaded(live->bpf, i))
+			continue;
+		live->path[i] = HWT_PROBE_PATH_BPF;
+		/* user addresses are symbolized when the maps are printed,
+		 * maybe after the process exited: keep its mappings */
+		if (prog->probes[i].uses & (PRB_USE_USTACK | PRB_USE_FUNC))
+			live->sideband = true;
+	}
+out:
+	free(want);
+	return err;
+}
+
 int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 			const struct hwt_probe_live_config *cfg, struct hwt_probe_diag *diag)
 {
@@ -723,9 +881,9 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 	struct hwt_probe_live *live = NULL;
 	struct perf_event_attr *attrs = NULL;
 	char **strs = NULL;
-	int *cpus = NULL;
-	int ncpus = 0, err;
-	size_t nlive = 0;
+	int *cpus = NULL, *online = NULL;
+	int ncpus = 0, nonline = 0, err;
+	size_t nlive = 0, np;
 
 	if (diag)
 		memset(diag, 0, sizeof(*diag));
@@ -733,7 +891,8 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 		return ldiag(diag, NULL, 0, -HWT_EINVAL, "bad arguments");
 	*out = NULL;
 	prog = rt->prog;
-	for (size_t i = 0; i < prog->nprobes; i++)
+	np = prog->nprobes;
+	for (size_t i = 0; i < np; i++)
 		nlive += is_live_kind(prog->probes[i].info.kind);
 	if (!nlive)
 		return ldiag(diag, prog, 0, -HWT_EINVAL, "the program has no live probe");
@@ -742,21 +901,26 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 	live->rt = rt;
 	live->prog = prog;
 	live->pages = cfg->pages ? cfg->pages : 128;
+	live->sb_probe.text = (char *)"the sideband event (software:dummy)";
+	live->sb_probe.info.kind = HWT_PROBE_SOFTWARE;
+	live->sb_probe.info.text = live->sb_probe.text;
 	if (live->pages & (live->pages - 1)) {
 		err = ldiag(diag, NULL, 0, -HWT_EINVAL, "ring buffer pages must be a power of two");
 		goto error;
 	}
 	err = -ENOMEM;
-	live->infos = calloc(prog->nprobes, sizeof(*live->infos));
-	live->regs_intr = calloc(prog->nprobes, sizeof(*live->regs_intr));
-	attrs = calloc(prog->nprobes, sizeof(*attrs));
-	strs = calloc(prog->nprobes, sizeof(*strs));
-	if (!live->infos || !live->regs_intr || !attrs || !strs)
+	/* one more than the probes: the sideband event */
+	live->infos = calloc(np + 1, sizeof(*live->infos));
+	live->regs_intr = calloc(np + 1, sizeof(*live->regs_intr));
+	live->path = calloc(np + 1, sizeof(*live->path));
+	attrs = calloc(np + 1, sizeof(*attrs));
+	strs = calloc(np + 1, sizeof(*strs));
+	if (!live->infos || !live->regs_intr || !live->path || !attrs || !strs)
 		goto error;
 
 	/* Attributes first: every symbol and PMU problem is reported before
 	 * anything is opened. */
-	for (size_t i = 0; i < prog->nprobes; i++) {
+	for (size_t i = 0; i < np; i++) {
 		if (!is_live_kind(prog->probes[i].info.kind))
 			continue;
 		err = build_attr(prog, i, &rt->cfg, prb_syms_cache(rt->syms), &attrs[i], &strs[i],
@@ -779,16 +943,44 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 		live->regs_intr[i] = prog->probes[i].info.kind == HWT_PROBE_KPROBE ||
 				     prog->probes[i].info.kind == HWT_PROBE_KRETPROBE;
 	}
+	{
+		/* the sideband event, when only BPF programs run */
+		struct perf_event_attr *a = &attrs[np];
 
+		a->size = sizeof(*a);
+		a->type = PERF_TYPE_SOFTWARE;
+		a->config = PERF_COUNT_SW_DUMMY;
+		a->sample_type = PRB_SAMPLE_BASE;
+		a->sample_id_all = 1;
+		a->use_clockid = 1;
+		a->clockid = CLOCK_MONOTONIC;
+		a->watermark = 1;
+		a->wakeup_watermark = (uint32_t)(live->pages * 4096 / 8);
+		a->disabled = a->enable_on_exec = cfg->enable_on_exec;
+		hwt_fmt_attr_info_from_attr(&live->infos[np], a);
+		live->infos[np].sample_id_all = true;
+	}
+
+	if ((nonline = online_cpus(rt->cfg.sysfs_root, &online)) <= 0) {
+		err = ldiag(diag, NULL, 0, nonline < 0 ? nonline : -HWT_EFORMAT,
+			    "cannot read the online CPUs from sysfs: %s",
+			    hwt_strerror(nonline < 0 ? nonline : -HWT_EFORMAT));
+		goto error;
+	}
 	if (cfg->cpus && cfg->ncpus) {
 		if (!(cpus = malloc(cfg->ncpus * sizeof(*cpus))))
 			goto error;
 		memcpy(cpus, cfg->cpus, cfg->ncpus * sizeof(*cpus));
 		ncpus = (int)cfg->ncpus;
-	} else if ((ncpus = online_cpus(rt->cfg.sysfs_root, &cpus)) <= 0) {
-		err = ldiag(diag, NULL, 0, ncpus < 0 ? ncpus : -HWT_EFORMAT,
-			    "cannot read the online CPUs from sysfs: %s",
-			    hwt_strerror(ncpus < 0 ? ncpus : -HWT_EFORMAT));
+	} else {
+		if (!(cpus = malloc((size_t)nonline * sizeof(*cpus))))
+			goto error;
+		memcpy(cpus, online, (size_t)nonline * sizeof(*cpus));
+		ncpus = nonline;
+	}
+	if ((err = open_bpf(live, cfg, attrs, online, (size_t)nonline)) < 0) {
+		err = ldiag(diag, NULL, 0, err, "cannot set up the BPF programs: %s",
+			    hwt_strerror(err));
 		goto error;
 	}
 
@@ -798,14 +990,14 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 			size_t buf = SIZE_MAX;
 			bool first = true;
 
-			for (size_t i = 0; i < prog->nprobes; i++) {
-				if (!is_live_kind(prog->probes[i].info.kind))
+			for (size_t i = 0; i <= np; i++) {
+				if (!opens_perf(live, i))
 					continue;
 				attrs[i].inherit = 0;
 				if ((err = open_one(live, i, &attrs[i], cfg->tids[t], -1, &buf,
 						    first, diag)) < 0)
 					goto error;
-				first = first && prog->probes[i].count_only;
+				first = first && is_counting(live, i);
 			}
 		}
 	} else {
@@ -820,16 +1012,16 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 				bool first = true;
 				int pid = cfg->ntids ? cfg->tids[t] : -1;
 
-				for (size_t i = 0; i < prog->nprobes; i++) {
+				for (size_t i = 0; i <= np; i++) {
 					int cpu = cpus[c];
 
-					if (!is_live_kind(prog->probes[i].info.kind))
+					if (!opens_perf(live, i))
 						continue;
 					attrs[i].inherit = cfg->ntids && !cfg->no_inherit;
 					/* a counter of threads needs no buffer, so it
 					 * can follow them on any CPU: one event, as
 					 * perf stat opens */
-					if (cfg->ntids && prog->probes[i].count_only) {
+					if (cfg->ntids && is_counting(live, i)) {
 						if (c)
 							continue;
 						cpu = -1;
@@ -838,12 +1030,12 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 						       diag);
 					if (err < 0)
 						goto error;
-					first = first && prog->probes[i].count_only;
+					first = first && is_counting(live, i);
 				}
 			}
 		}
 	}
-	if (!(live->pfds = calloc(live->nbufs + 1, sizeof(*live->pfds)))) {
+	if (!(live->pfds = calloc(live->nbufs + 2, sizeof(*live->pfds)))) {
 		err = -ENOMEM;
 		goto error;
 	}
@@ -851,20 +1043,27 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 		live->pfds[b].fd = live->bufs[b].ring.fd;
 		live->pfds[b].events = POLLIN;
 	}
-	for (size_t i = 0; i < prog->nprobes; i++)
+	live->npfds = live->nbufs;
+	if (prb_bpf_poll_fd(live->bpf) >= 0) {
+		live->pfds[live->npfds].fd = prb_bpf_poll_fd(live->bpf);
+		live->pfds[live->npfds++].events = POLLIN;
+	}
+	for (size_t i = 0; i <= np; i++)
 		free(strs[i]);
 	free(strs);
 	free(attrs);
 	free(cpus);
+	free(online);
 	*out = live;
 	return 0;
 error:
 	if (strs)
-		for (size_t i = 0; i < prog->nprobes; i++)
+		for (size_t i = 0; i <= np; i++)
 			free(strs[i]);
 	free(strs);
 	free(attrs);
 	free(cpus);
+	free(online);
 	hwt_probe_live_close(live);
 	return err;
 }
@@ -1069,6 +1268,14 @@ static int read_all(struct hwt_probe_live *live, bool final)
 	uint64_t limit = final ? UINT64_MAX : mono_ns() - HOLD_BACK_NS;
 	int hits0 = (int)live->rt->stats.hits, err;
 
+	/* BPF's ring buffer first: printf output and exit() */
+	if ((err = prb_bpf_poll(live->bpf)) < 0)
+		return err;
+	if (live->rt->exited)
+		return 0;
+	if (!live->nbufs)
+		return 0;
+
 	if (live->nbufs == 1) {
 		err = prb_ring_read(&live->bufs[0].ring, process_cb, live);
 		return err < 0 ? err : (int)live->rt->stats.hits - hits0;
@@ -1109,8 +1316,10 @@ int hwt_probe_live_poll(struct hwt_probe_live *live, int timeout_ms)
 {
 	if (!live)
 		return -HWT_EINVAL;
-	if (timeout_ms > 0 && live->nbufs) {
-		int r = hwt_psys_poll(live->rt->cfg.psys, live->pfds, live->nbufs, timeout_ms);
+	if (timeout_ms > 0) {
+		/* nothing to wait on (BPF maps only): sleep the timeout */
+		int r = hwt_psys_poll(live->rt->cfg.psys, live->npfds ? live->pfds : NULL,
+				      live->npfds, timeout_ms);
 
 		if (r < 0 && r != -EINTR)
 			return r;
@@ -1168,6 +1377,8 @@ int hwt_probe_live_drain(struct hwt_probe_live *live)
 	if ((n = read_all(live, true)) < 0)
 		return n;
 	if ((err = read_counters(live)) < 0)
+		return err;
+	if ((err = prb_bpf_finish(live->bpf)) < 0)
 		return err;
 	return n;
 }

@@ -88,6 +88,17 @@ struct hwt_probe_config {
 	const char *proc_root;
 	/* The perf system calls (NULL: the kernel); outlives the objects. */
 	struct hwt_psys *psys;
+	/* Limits, as DTrace's -x options (0: the default). Both live paths
+	 * keep them, so they drop (and count) the same updates:
+	 *   aggsize     bytes of one aggregation's keys and values (4 MiB):
+	 *               its key limit is aggsize / (key + value size)
+	 *   dynvarsize  bytes of thread-local variables (1 MiB)
+	 *   bufsize     bytes of the BPF ring buffer for printf (4 MiB)
+	 *   strsize     bytes of a string from the kernel: comm, tracepoint
+	 *               strings, str() (64, as bpftrace); longer ones are cut
+	 *   nstacks     stacks the BPF stack map holds (4096) */
+	uint64_t aggsize, dynvarsize, bufsize;
+	uint32_t strsize, nstacks;
 };
 
 /* Zeroes cfg and sets its size. */
@@ -257,11 +268,24 @@ struct hwt_probe_stats {
 	uint64_t trace_gaps;	  /* pt: probes: PT trace lost or undecodable
 				   * (hits inside it are missing) */
 	uint64_t trace_gap_bytes; /* ... PT bytes known to be skipped */
+	uint64_t agg_drops;	  /* aggregation updates dropped: map full
+				   * (hwt_probe_rt_agg_drops() says which) */
+	uint64_t self_drops;	  /* self-> assignments dropped: dynvarsize */
+	uint64_t ring_drops;	  /* BPF: printf/exit/print records dropped
+				   * (ring buffer full: raise bufsize) */
+	uint64_t stack_errors;	  /* BPF: stacks not taken (stack map full
+				   * or a hash collision: raise nstacks) */
 };
 
 HWT_API void hwt_probe_rt_stats(const struct hwt_probe_rt *rt, struct hwt_probe_stats *stats);
 /* Adds to the lost count (sources that see PERF_RECORD_LOST). */
 HWT_API void hwt_probe_rt_lost(struct hwt_probe_rt *rt, uint64_t n);
+
+/* Updates of aggregation i (in order of first appearance) dropped because
+ * it held its limit of keys (aggsize): its name, the drops and the limit.
+ * Returns 0, -HWT_EINVAL (i out of range). */
+HWT_API int hwt_probe_rt_agg_drops(const struct hwt_probe_rt *rt, size_t i, const char **name,
+				   uint64_t *drops, uint64_t *max_keys);
 
 /* Appends every aggregation in order of first appearance in the program
  * (format HWT_REP_FMT_TEXT: DTrace's layout, aggregations separated by a
@@ -280,8 +304,18 @@ HWT_API int hwt_probe_rt_agg_value(const struct hwt_probe_rt *rt, const char *na
 /* ------------------------------------------------------------------------ */
 /* Live probes                                                               */
 
+/* How live probes run. */
+enum hwt_probe_backend {
+	/* BPF where it works (a program per probe, aggregating in the
+	 * kernel), else the sampling path for that probe, with the reason */
+	HWT_PROBE_BACKEND_AUTO = 0,
+	/* every probe on perf samples aggregated by hwtrace (--no-bpf) */
+	HWT_PROBE_BACKEND_SAMPLING,
+};
+
 struct hwt_probe_live_config {
 	size_t size; /* sizeof(struct hwt_probe_live_config) */
+	enum hwt_probe_backend backend;
 	/* Targets: threads (per-thread events, inherited by what they create
 	 * unless no_inherit) or CPUs (every task on them); one of the two. */
 	const int *tids;
@@ -331,6 +365,22 @@ HWT_API int hwt_probe_live_poll(struct hwt_probe_live *live, int timeout_ms);
 HWT_API int hwt_probe_live_drain(struct hwt_probe_live *live);
 /* Number of perf events open. */
 HWT_API size_t hwt_probe_live_nevents(const struct hwt_probe_live *live);
+
+/* The path a live probe takes. */
+enum hwt_probe_path {
+	HWT_PROBE_PATH_NONE = 0, /* BEGIN, END: run by hwtrace */
+	HWT_PROBE_PATH_BPF,	 /* a BPF program aggregates in the kernel */
+	HWT_PROBE_PATH_COUNTER,	 /* a perf counter (its clauses only count) */
+	HWT_PROBE_PATH_SAMPLING, /* perf samples, aggregated by hwtrace */
+};
+
+/* The path of probe i; *why (may be NULL) why it is not BPF when BPF was
+ * tried (NULL otherwise), *log (may be NULL) the BPF verifier's log when
+ * the verifier refused it (NULL otherwise), *insns the BPF program's
+ * instructions. Strings live as long as live. Returns 0 or -HWT_EINVAL. */
+HWT_API int hwt_probe_live_path(const struct hwt_probe_live *live, size_t i,
+				enum hwt_probe_path *path, const char **why, const char **log,
+				size_t *insns);
 
 /* The perf_event_attr that would be opened for probe i of prog (for tests
  * and `--dry-run`): attr must point at a struct perf_event_attr; for

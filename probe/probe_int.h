@@ -189,6 +189,7 @@ struct prb_probe {
 #define PRB_USE_RAW    (1u << 1)
 #define PRB_USE_USTACK (1u << 2)
 #define PRB_USE_KSTACK (1u << 3)
+#define PRB_USE_FUNC   (1u << 4) /* func: symbolized from the hit's ip */
 
 struct prb_stmt_list {
 	struct prb_node **v;
@@ -356,6 +357,7 @@ struct prb_pt_range {
  * rewinds the session, decodes its PT and fires them. Returns 0 or an error
  * with diag filled. */
 struct hwt_fmt_session;
+struct prb_agg_source;
 int prb_pt_offline(struct hwt_probe_rt *rt, struct hwt_fmt_session *session,
 		   struct hwt_probe_diag *diag);
 
@@ -377,6 +379,14 @@ struct hwt_probe_rt {
 	struct hwt_probe_stats stats;
 	struct prb_pt_range *pt;
 	size_t npt;
+	/* limits (cfg's -x options), kept on every path */
+	uint32_t *agg_max;   /* keys per aggregation */
+	uint64_t *agg_drops; /* updates dropped per aggregation */
+	uint32_t self_max;   /* entries of each thread variable map */
+	uint32_t self_n[2];  /* entries now: integers, strings */
+	uint32_t strsize;
+	/* aggregation contents kept elsewhere (BPF maps), or NULL */
+	const struct prb_agg_source *src;
 	/* the hit being run */
 	const struct hwt_probe_hit *hit;
 	size_t probe;

@@ -8,7 +8,7 @@
  * address-space tracker. Per hit it allocates nothing unless it meets a
  * key, thread, string or ip it has not seen before.
  */
-#include "probe/probe_int.h"
+#include "probe/probe_bpf_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -40,6 +40,8 @@ void hwt_probe_rt_free(struct hwt_probe_rt *rt)
 	free(rt->func_ids);
 	free(rt->this_vals);
 	free(rt->pt);
+	free(rt->agg_max);
+	free(rt->agg_drops);
 	prb_map_fini(&rt->self);
 	prb_syms_free(rt->syms);
 	hwt_rep_dict_free(rt->dict);
@@ -50,6 +52,56 @@ void hwt_probe_rt_free(struct hwt_probe_rt *rt)
 static int intern(struct hwt_probe_rt *rt, const char *s, uint32_t *id)
 {
 	return hwt_rep_dict_str(rt->dict, s ? s : "", s ? strlen(s) : 0, id);
+}
+
+/* A new, empty aggregation with agg i's function and keys. */
+static int agg_alloc(struct hwt_probe_rt *rt, size_t i, struct hwt_rep_agg **out)
+{
+	const struct prb_agg *a = &rt->prog->aggs[i];
+	struct hwt_rep_agg_config ac;
+
+	hwt_rep_agg_config_init(&ac);
+	ac.name = a->name;
+	ac.func = a->func;
+	ac.low = a->low;
+	ac.high = a->high;
+	ac.step = a->step;
+	ac.nkeys = a->nkeys;
+	for (size_t k = 0; k < a->nkeys; k++) {
+		ac.key_types[k] = a->key_types[k];
+		ac.key_names[k] = a->key_names[k];
+	}
+	ac.log = rt->cfg.log;
+	return hwt_rep_agg_alloc(out, rt->dict, &ac);
+}
+
+/* The limits of cfg, as the BPF maps would hold them. */
+static int set_limits(struct hwt_probe_rt *rt)
+{
+	struct prb_bpf_limits lim = {
+	    .aggsize = rt->cfg.aggsize,
+	    .dynvarsize = rt->cfg.dynvarsize,
+	    .bufsize = rt->cfg.bufsize,
+	    .strsize = rt->cfg.strsize,
+	    .nstacks = rt->cfg.nstacks,
+	};
+	struct prb_bpf_layout lay;
+	int err;
+
+	if ((err = prb_bpf_layout_init(&lay, rt->prog, &lim)) < 0)
+		return err;
+	rt->agg_max = calloc(rt->prog->naggs + 1, sizeof(*rt->agg_max));
+	rt->agg_drops = calloc(rt->prog->naggs + 1, sizeof(*rt->agg_drops));
+	if (!rt->agg_max || !rt->agg_drops) {
+		prb_bpf_layout_fini(&lay);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < rt->prog->naggs; i++)
+		rt->agg_max[i] = prb_agg_max_keys(&lay, i);
+	rt->self_max = lay.self_entries;
+	rt->strsize = lay.lim.strsize;
+	prb_bpf_layout_fini(&lay);
+	return 0;
 }
 
 int hwt_probe_rt_alloc(struct hwt_probe_rt **out, const struct hwt_probe_prog *prog,
@@ -88,25 +140,11 @@ int hwt_probe_rt_alloc(struct hwt_probe_rt **out, const struct hwt_probe_prog *p
 		    (err = intern(rt, prog->probes[i].func, &rt->func_ids[i])) < 0)
 			goto error;
 	}
-	for (size_t i = 0; i < prog->naggs; i++) {
-		const struct prb_agg *a = &prog->aggs[i];
-		struct hwt_rep_agg_config ac;
-
-		hwt_rep_agg_config_init(&ac);
-		ac.name = a->name;
-		ac.func = a->func;
-		ac.low = a->low;
-		ac.high = a->high;
-		ac.step = a->step;
-		ac.nkeys = a->nkeys;
-		for (size_t k = 0; k < a->nkeys; k++) {
-			ac.key_types[k] = a->key_types[k];
-			ac.key_names[k] = a->key_names[k];
-		}
-		ac.log = rt->cfg.log;
-		if ((err = hwt_rep_agg_alloc(&rt->aggs[i], rt->dict, &ac)) < 0)
+	for (size_t i = 0; i < prog->naggs; i++)
+		if ((err = agg_alloc(rt, i, &rt->aggs[i])) < 0)
 			goto error;
-	}
+	if ((err = set_limits(rt)) < 0)
+		goto error;
 	*out = rt;
 	return 0;
 error:
@@ -238,11 +276,41 @@ static int stack_id(struct hwt_probe_rt *rt, const struct hwt_probe_hit *hit, bo
 	return 0;
 }
 
-static int func_id(struct hwt_probe_rt *rt, const struct hwt_probe_hit *hit, int64_t *out)
+/* The function of ip in pid, or DTrace's obj`0xOFF for an unsymbolized
+ * one (the object's basename and file offset, stable across runs), else
+ * the bare address. */
+static int func_label(struct hwt_probe_rt *rt, int32_t pid, uint64_t ip, uint32_t *out)
 {
 	const struct hwt_rep_frame *f;
-	uint32_t fid, sid;
+	uint32_t fid;
 	bool known;
+	int err;
+
+	if ((err = prb_syms_frame(rt->syms, pid, ip, false, &fid, &known)) < 0)
+		return err;
+	rt->stats.unsymbolized += !known;
+	f = hwt_rep_dict_frame_get(rt->dict, fid);
+	if (f && f->function)
+		return intern(rt, f->function, out);
+	{
+		char label[320];
+		const char *path, *base;
+		uint64_t start, pgoff;
+
+		if (!prb_syms_map_of(rt->syms, pid, ip, &path, &start, &pgoff)) {
+			base = strrchr(path, '/');
+			snprintf(label, sizeof(label), "%s+0x%" PRIx64, base ? base + 1 : path,
+				 ip - start + pgoff);
+		} else {
+			snprintf(label, sizeof(label), "0x%" PRIx64, ip);
+		}
+		return intern(rt, label, out);
+	}
+}
+
+static int func_id(struct hwt_probe_rt *rt, const struct hwt_probe_hit *hit, int64_t *out)
+{
+	uint32_t sid;
 	int err;
 
 	if (hit->func) {
@@ -259,30 +327,8 @@ static int func_id(struct hwt_probe_rt *rt, const struct hwt_probe_hit *hit, int
 		*out = 0;
 		return 0;
 	}
-	if ((err = prb_syms_frame(rt->syms, hit->pid, hit->ip, false, &fid, &known)) < 0)
+	if ((err = func_label(rt, hit->pid, hit->ip, &sid)) < 0)
 		return err;
-	rt->stats.unsymbolized += !known;
-	f = hwt_rep_dict_frame_get(rt->dict, fid);
-	if (f && f->function) {
-		if ((err = intern(rt, f->function, &sid)) < 0)
-			return err;
-	} else {
-		/* DTrace's obj`0xOFF: the object's basename and the file offset,
-		 * stable across runs (ASLR), else the bare address */
-		char label[320];
-		const char *path, *base;
-		uint64_t start, pgoff;
-
-		if (!prb_syms_map_of(rt->syms, hit->pid, hit->ip, &path, &start, &pgoff)) {
-			base = strrchr(path, '/');
-			snprintf(label, sizeof(label), "%s+0x%" PRIx64, base ? base + 1 : path,
-				 hit->ip - start + pgoff);
-		} else {
-			snprintf(label, sizeof(label), "0x%" PRIx64, hit->ip);
-		}
-		if ((err = intern(rt, label, &sid)) < 0)
-			return err;
-	}
 	*out = sid;
 	return 0;
 }
@@ -370,6 +416,8 @@ static int field(struct hwt_probe_rt *rt, unsigned slot, int64_t *v)
 				return 0;
 		}
 		s = (const char *)raw + off;
+		if (len > rt->strsize - 1)
+			len = rt->strsize - 1; /* as the BPF path reads it */
 		{
 			int err = hwt_rep_dict_str(rt->dict, s, strnlen(s, len), &id);
 
@@ -494,6 +542,92 @@ static int64_t binop(unsigned op, int64_t a, int64_t b, bool *fault)
 	return 0;
 }
 
+/* Aggregation updates and thread variables keep the BPF maps' limits, so
+ * both paths drop the same updates. */
+static int agg_update(struct hwt_probe_rt *rt, size_t a, const struct hwt_rep_val *key,
+		      int64_t value)
+{
+	struct hwt_rep_agg *agg = rt->aggs[a];
+
+	if (hwt_rep_agg_nrows(agg) >= rt->agg_max[a]) {
+		struct hwt_rep_agg_result res;
+
+		if (hwt_rep_agg_find(agg, key, &res) < 0) {
+			rt->agg_drops[a]++;
+			rt->stats.agg_drops++;
+			return 0;
+		}
+	}
+	return hwt_rep_agg_update(agg, key, value, 1);
+}
+
+static int store_self(struct hwt_probe_rt *rt, unsigned var, int64_t v)
+{
+	uint32_t tid = (uint32_t)rt->hit->tid;
+	bool had = prb_map_get(&rt->self, tid, var) != NULL;
+	int t = rt->prog->self_vars[var].type == PRB_T_STR;
+	int err;
+
+	if (!v) {
+		if (had) {
+			prb_map_del(&rt->self, tid, var);
+			rt->self_n[t]--;
+		}
+		return 0;
+	}
+	if (!had && rt->self_n[t] >= rt->self_max) {
+		rt->stats.self_drops++;
+		return 0;
+	}
+	if ((err = prb_map_put(&rt->self, tid, var, (uint64_t)v)) < 0)
+		return err;
+	rt->self_n[t] += !had;
+	return 0;
+}
+
+/* Aggregation a as it stands: the runtime's part, plus a source's (a
+ * copy, freed by the caller, when there is a source). */
+static int agg_snapshot(struct hwt_probe_rt *rt, size_t a, struct hwt_rep_agg **out, bool *owned)
+{
+	struct hwt_rep_agg *tmp = NULL;
+	int err;
+
+	*owned = false;
+	*out = rt->aggs[a];
+	if (!rt->src)
+		return 0;
+	if ((err = agg_alloc(rt, a, &tmp)) < 0)
+		return err;
+	if ((err = hwt_rep_agg_add(tmp, rt->aggs[a])) < 0 ||
+	    (err = rt->src->merge(rt->src->ctx, a, tmp)) < 0) {
+		hwt_rep_agg_free(tmp);
+		return err;
+	}
+	*out = tmp;
+	*owned = true;
+	return 0;
+}
+
+static int print_agg(struct hwt_probe_rt *rt, size_t a, int format, struct hwt_buf *out)
+{
+	struct hwt_rep_agg *agg;
+	bool owned;
+	int err;
+
+	if ((err = agg_snapshot(rt, a, &agg, &owned)) < 0)
+		return err;
+	err = hwt_rep_agg_print(agg, format, out);
+	if (owned)
+		hwt_rep_agg_free(agg);
+	return err;
+}
+
+static int clear_agg(struct hwt_probe_rt *rt, size_t a)
+{
+	hwt_rep_agg_clear(rt->aggs[a]);
+	return rt->src ? rt->src->clear(rt->src->ctx, a) : 0;
+}
+
 static int run_clause(struct hwt_probe_rt *rt, const struct prb_clause *cl)
 {
 	const struct hwt_probe_prog *prog = rt->prog;
@@ -573,18 +707,10 @@ static int run_clause(struct hwt_probe_rt *rt, const struct prb_clause *cl)
 				return 0;
 			}
 			break;
-		case PRB_I_STORE_SELF: {
-			int64_t v = st[--sp];
-
-			if (v)
-				err = prb_map_put(&rt->self, (uint32_t)rt->hit->tid, in->a,
-						  (uint64_t)v);
-			else
-				prb_map_del(&rt->self, (uint32_t)rt->hit->tid, in->a);
-			if (err < 0)
+		case PRB_I_STORE_SELF:
+			if ((err = store_self(rt, in->a, st[--sp])) < 0)
 				return err;
 			break;
-		}
 		case PRB_I_STORE_THIS:
 			rt->this_vals[in->a] = st[--sp];
 			break;
@@ -600,7 +726,7 @@ static int run_clause(struct hwt_probe_rt *rt, const struct prb_clause *cl)
 				key[k].type = a->key_types[k];
 				key[k].v = st[sp + k];
 			}
-			if ((err = hwt_rep_agg_update(rt->aggs[in->a], key, value, 1)) < 0)
+			if ((err = agg_update(rt, in->a, key, value)) < 0)
 				return err;
 			break;
 		}
@@ -613,11 +739,11 @@ static int run_clause(struct hwt_probe_rt *rt, const struct prb_clause *cl)
 			rt->exited = true;
 			return 0;
 		case PRB_I_CLEAR:
-			hwt_rep_agg_clear(rt->aggs[in->a]);
+			if ((err = clear_agg(rt, in->a)) < 0)
+				return err;
 			break;
 		case PRB_I_PRINT:
-			if ((err = hwt_rep_agg_print(rt->aggs[in->a], HWT_REP_FMT_TEXT, &rt->out)) <
-				0 ||
+			if ((err = print_agg(rt, in->a, HWT_REP_FMT_TEXT, &rt->out)) < 0 ||
 			    (err = hwt_buf_append(&rt->out, "\n", 1)) < 0)
 				return err;
 			break;
@@ -718,7 +844,7 @@ int hwt_probe_rt_print(struct hwt_probe_rt *rt, int format, struct hwt_buf *out)
 			if (i)
 				err = hwt_buf_append(out, "\n", 1);
 			if (err >= 0)
-				err = hwt_rep_agg_print(rt->aggs[i], HWT_REP_FMT_TEXT, out);
+				err = print_agg(rt, i, HWT_REP_FMT_TEXT, out);
 		}
 		return err;
 	}
@@ -729,17 +855,19 @@ int hwt_probe_rt_print(struct hwt_probe_rt *rt, int format, struct hwt_buf *out)
 		if (i)
 			err = hwt_buf_printf(out, ", ");
 		if (err >= 0)
-			err = hwt_rep_agg_print(rt->aggs[i], HWT_REP_FMT_JSON, out);
+			err = print_agg(rt, i, HWT_REP_FMT_JSON, out);
 		/* report/ ends an object with a newline: fine inside an array */
 	}
 	if (err >= 0)
-		err = hwt_buf_printf(out,
-				     "], \"stats\": {\"hits\": %" PRIu64 ", \"filtered\": %" PRIu64
-				     ", \"faults\": %" PRIu64 ", \"lost\": %" PRIu64
-				     ", \"bad_samples\": %" PRIu64 ", \"unsymbolized\": %" PRIu64
-				     "}}\n",
-				     rt->stats.hits, rt->stats.filtered, rt->stats.faults,
-				     rt->stats.lost, rt->stats.bad_samples, rt->stats.unsymbolized);
+		err =
+		    hwt_buf_printf(out,
+				   "], \"stats\": {\"hits\": %" PRIu64 ", \"filtered\": %" PRIu64
+				   ", \"faults\": %" PRIu64 ", \"lost\": %" PRIu64
+				   ", \"bad_samples\": %" PRIu64 ", \"unsymbolized\": %" PRIu64
+				   ", \"agg_drops\": %" PRIu64 ", \"self_drops\": %" PRIu64 "}}\n",
+				   rt->stats.hits, rt->stats.filtered, rt->stats.faults,
+				   rt->stats.lost, rt->stats.bad_samples, rt->stats.unsymbolized,
+				   rt->stats.agg_drops, rt->stats.self_drops);
 	return err;
 }
 
@@ -762,10 +890,123 @@ int hwt_probe_rt_agg_value(const struct hwt_probe_rt *rt, const char *name, cons
 			k[j].type = HWT_REP_INT;
 			k[j].v = key[j];
 		}
-		if (hwt_rep_agg_find(rt->aggs[i], k, &res) < 0)
-			return -HWT_ENOSYM;
-		*value = res.value;
-		return 0;
+		{
+			struct hwt_probe_rt *mrt = (struct hwt_probe_rt *)rt;
+			struct hwt_rep_agg *agg;
+			bool owned;
+			int err = agg_snapshot(mrt, i, &agg, &owned);
+
+			if (err < 0)
+				return err;
+			err = hwt_rep_agg_find(agg, k, &res);
+			if (err >= 0)
+				*value = res.value;
+			if (owned)
+				hwt_rep_agg_free(agg);
+			return err < 0 ? -HWT_ENOSYM : 0;
+		}
 	}
 	return -HWT_ENOSYM;
+}
+
+/* ------------------------------------------------------------------------ */
+/* For the BPF back end                                                      */
+
+void prb_rt_set_source(struct hwt_probe_rt *rt, const struct prb_agg_source *src)
+{
+	rt->src = src;
+}
+
+struct hwt_rep_dict *prb_rt_dict(struct hwt_probe_rt *rt)
+{
+	return rt->dict;
+}
+
+void prb_rt_set_exited(struct hwt_probe_rt *rt)
+{
+	rt->exited = true;
+}
+
+int prb_rt_printf(struct hwt_probe_rt *rt, size_t fmt, const int64_t *args)
+{
+	int err;
+
+	if (fmt >= rt->prog->nfmts)
+		return -HWT_EINVAL;
+	err = do_printf(rt, &rt->prog->fmts[fmt], args);
+	if (err >= 0)
+		err = flush_out(rt);
+	else
+		(void)flush_out(rt);
+	return err;
+}
+
+int prb_rt_print_agg(struct hwt_probe_rt *rt, size_t agg)
+{
+	int err;
+
+	if (agg >= rt->prog->naggs)
+		return -HWT_EINVAL;
+	if ((err = print_agg(rt, agg, HWT_REP_FMT_TEXT, &rt->out)) < 0 ||
+	    (err = hwt_buf_append(&rt->out, "\n", 1)) < 0) {
+		rt->out.len = 0;
+		return err;
+	}
+	return flush_out(rt);
+}
+
+int prb_rt_clear_agg(struct hwt_probe_rt *rt, size_t agg)
+{
+	return agg < rt->prog->naggs ? clear_agg(rt, agg) : -HWT_EINVAL;
+}
+
+int prb_rt_sv_id(struct hwt_probe_rt *rt, const uint8_t *sv, uint32_t strsize, uint32_t *id)
+{
+	uint64_t tag = hwt_le64(sv), a = hwt_le64(sv + 8);
+
+	switch (tag) {
+	case PRB_SV_BYTES:
+		return hwt_rep_dict_str(rt->dict, (const char *)sv + 8,
+					strnlen((const char *)sv + 8, strsize), id);
+	case PRB_SV_FUNC_IP:
+		return func_label(rt, (int32_t)a, hwt_le64(sv + 16), id);
+	case PRB_SV_PROBE:
+	case PRB_SV_PROBE_FUNC:
+		if (a >= rt->prog->nprobes)
+			return -HWT_EFORMAT;
+		*id = tag == PRB_SV_PROBE ? rt->probe_ids[a] : rt->func_ids[a];
+		return 0;
+	}
+	return -HWT_EFORMAT;
+}
+
+int prb_rt_stack_ips(struct hwt_probe_rt *rt, int32_t pid, const uint64_t *ips, size_t n,
+		     uint32_t *id)
+{
+	uint32_t ids[PRB_MAX_FRAMES];
+	bool known;
+	int err;
+
+	if (n > PRB_MAX_FRAMES)
+		n = PRB_MAX_FRAMES;
+	for (size_t i = 0; i < n; i++) {
+		if ((err = prb_syms_frame(rt->syms, pid, ips[i], i > 0, &ids[i], &known)) < 0)
+			return err;
+		rt->stats.unsymbolized += !known;
+	}
+	return hwt_rep_dict_stack(rt->dict, ids, n, id);
+}
+
+int hwt_probe_rt_agg_drops(const struct hwt_probe_rt *rt, size_t i, const char **name,
+			   uint64_t *drops, uint64_t *max_keys)
+{
+	if (!rt || i >= rt->prog->naggs)
+		return -HWT_EINVAL;
+	if (name)
+		*name = rt->prog->aggs[i].name;
+	if (drops)
+		*drops = rt->agg_drops[i];
+	if (max_keys)
+		*max_keys = rt->agg_max[i];
+	return 0;
 }

@@ -237,38 +237,24 @@ static int agg_grow(struct hwt_rep_agg *agg, size_t need)
 	return 0;
 }
 
+static int agg_row(struct hwt_rep_agg *agg, const struct hwt_rep_val *key, struct agg_val **out);
+
 int hwt_rep_agg_update(struct hwt_rep_agg *agg, const struct hwt_rep_val *key, int64_t value,
 		       uint64_t weight)
 {
-	struct hwt_rep_val k[HWT_REP_MAX_KEYS];
 	struct agg_val *v;
-	uint32_t row;
+	size_t row;
 	int err;
 
 	if (!agg)
 		return -HWT_EINVAL;
-	err = canon_key(agg, key, k);
-	if (err < 0)
-		return err;
 	if (!weight)
 		weight = 1;
 	/* Room first, so a failed allocation never leaves a key without its
 	 * value. For a known key this is a comparison, not an allocation. */
-	err = agg_grow(agg, agg->keys.n + 1);
-	if (err < 0)
+	if ((err = agg_row(agg, key, &v)) < 0)
 		return err;
-	err = hwt_rep_set_intern(&agg->keys, k, agg->nkeys * sizeof(*k), &row);
-	if (err < 0)
-		return err;
-	v = &agg->vals[row];
-	if (err == 1) {
-		memset(v, 0, sizeof(*v));
-		v->min = INT64_MAX;
-		v->max = INT64_MIN;
-		if (agg->nbuckets)
-			memset(agg->buckets + (size_t)row * agg->nbuckets, 0,
-			       agg->nbuckets * sizeof(uint64_t));
-	}
+	row = (size_t)(v - agg->vals);
 	v->count += weight;
 	v->sum += (__int128)value * (__int128)weight;
 	if (value < v->min)
@@ -283,16 +269,99 @@ int hwt_rep_agg_update(struct hwt_rep_agg *agg, const struct hwt_rep_val *key, i
 		break;
 	}
 	case HWT_REP_QUANTIZE:
-		agg->buckets[(size_t)row * agg->nbuckets + hwt_rep_quantize_bucket(value)] +=
-		    weight;
+		agg->buckets[row * agg->nbuckets + hwt_rep_quantize_bucket(value)] += weight;
 		break;
 	case HWT_REP_LQUANTIZE:
-		agg->buckets[(size_t)row * agg->nbuckets +
+		agg->buckets[row * agg->nbuckets +
 			     hwt_rep_lquantize_bucket(value, agg->low, agg->high, agg->step)] +=
 		    weight;
 		break;
 	default:
 		break;
+	}
+	return 0;
+}
+
+/* The row of key, created empty when new. */
+static int agg_row(struct hwt_rep_agg *agg, const struct hwt_rep_val *key, struct agg_val **out)
+{
+	struct hwt_rep_val k[HWT_REP_MAX_KEYS];
+	uint32_t row;
+	int err;
+
+	if ((err = canon_key(agg, key, k)) < 0)
+		return err;
+	if ((err = agg_grow(agg, agg->keys.n + 1)) < 0)
+		return err;
+	if ((err = hwt_rep_set_intern(&agg->keys, k, agg->nkeys * sizeof(*k), &row)) < 0)
+		return err;
+	*out = &agg->vals[row];
+	if (err == 1) {
+		memset(*out, 0, sizeof(**out));
+		(*out)->min = INT64_MAX;
+		(*out)->max = INT64_MIN;
+		if (agg->nbuckets)
+			memset(agg->buckets + (size_t)row * agg->nbuckets, 0,
+			       agg->nbuckets * sizeof(uint64_t));
+	}
+	return 0;
+}
+
+static void add_val(struct hwt_rep_agg *agg, struct agg_val *v, uint64_t count, __int128 sum,
+		    unsigned __int128 sumsq, int64_t min, int64_t max, const uint64_t *buckets)
+{
+	size_t row = (size_t)(v - agg->vals);
+
+	v->count += count;
+	v->sum += sum;
+	v->sumsq += sumsq;
+	if (min < v->min)
+		v->min = min;
+	if (max > v->max)
+		v->max = max;
+	for (size_t i = 0; buckets && i < agg->nbuckets; i++)
+		agg->buckets[row * agg->nbuckets + i] += buckets[i];
+}
+
+int hwt_rep_agg_merge(struct hwt_rep_agg *agg, const struct hwt_rep_val *key,
+		      const struct hwt_rep_agg_part *part)
+{
+	struct agg_val *v;
+	int err;
+
+	if (!agg || !part || part->nbuckets != agg->nbuckets || (agg->nbuckets && !part->buckets))
+		return -HWT_EINVAL;
+	if (!part->count)
+		return 0;
+	if ((err = agg_row(agg, key, &v)) < 0)
+		return err;
+	add_val(agg, v, part->count,
+		(__int128)((unsigned __int128)(uint64_t)part->sum_hi << 64 | part->sum_lo),
+		(unsigned __int128)part->sumsq_hi << 64 | part->sumsq_lo, part->min, part->max,
+		part->buckets);
+	return 0;
+}
+
+int hwt_rep_agg_add(struct hwt_rep_agg *dst, const struct hwt_rep_agg *src)
+{
+	if (!dst || !src || dst->func != src->func || dst->nkeys != src->nkeys ||
+	    dst->dict != src->dict || dst->nbuckets != src->nbuckets || dst->low != src->low ||
+	    dst->step != src->step)
+		return -HWT_EINVAL;
+	for (size_t i = 0; i < dst->nkeys; i++)
+		if (dst->key_types[i] != src->key_types[i])
+			return -HWT_EINVAL;
+	for (size_t r = 0; r < src->keys.n; r++) {
+		const struct agg_val *s = &src->vals[r];
+		struct agg_val *v;
+		int err = agg_row(
+		    dst, (const struct hwt_rep_val *)hwt_rep_set_key(&src->keys, (uint32_t)r, NULL),
+		    &v);
+
+		if (err < 0)
+			return err;
+		add_val(dst, v, s->count, s->sum, s->sumsq, s->min, s->max,
+			src->nbuckets ? src->buckets + r * src->nbuckets : NULL);
 	}
 	return 0;
 }
@@ -419,6 +488,34 @@ static int64_t bucket_high(const struct hwt_rep_agg *agg, size_t i)
 /* ------------------------------------------------------------------------ */
 /* Printing */
 
+/* Stacks order by their frames' labels, leaf first, so that the order of
+ * rows does not depend on which stack was seen first. */
+static int cmp_stacks(const struct hwt_rep_dict *dict, uint32_t a, uint32_t b)
+{
+	const uint32_t *fa, *fb;
+	size_t na = hwt_rep_dict_stack_get(dict, a, &fa), nb = hwt_rep_dict_stack_get(dict, b, &fb);
+
+	for (size_t i = 0; i < na && i < nb; i++) {
+		int c;
+
+		if (fa[i] == fb[i])
+			continue;
+		c = strcmp(hwt_rep_frame_label(dict, fa[i]), hwt_rep_frame_label(dict, fb[i]));
+		if (c)
+			return c;
+		/* equal labels: unknown frames of one object, by address */
+		{
+			const struct hwt_rep_frame *x = hwt_rep_dict_frame_get(dict, fa[i]),
+						   *y = hwt_rep_dict_frame_get(dict, fb[i]);
+
+			if (x && y && x->addr != y->addr)
+				return x->addr < y->addr ? -1 : 1;
+		}
+		return fa[i] < fb[i] ? -1 : 1;
+	}
+	return na == nb ? 0 : na < nb ? -1 : 1;
+}
+
 static int cmp_keys(const struct hwt_rep_agg *agg, const struct hwt_rep_val *a,
 		    const struct hwt_rep_val *b)
 {
@@ -428,6 +525,8 @@ static int cmp_keys(const struct hwt_rep_agg *agg, const struct hwt_rep_val *a,
 		if (a[i].type == HWT_REP_STR) {
 			c = strcmp(hwt_rep_dict_str_get(agg->dict, (uint32_t)a[i].v),
 				   hwt_rep_dict_str_get(agg->dict, (uint32_t)b[i].v));
+		} else if (a[i].type == HWT_REP_STACK && a[i].v != b[i].v) {
+			c = cmp_stacks(agg->dict, (uint32_t)a[i].v, (uint32_t)b[i].v);
 		} else if (a[i].v != b[i].v) {
 			c = a[i].v < b[i].v ? -1 : 1;
 		}

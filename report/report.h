@@ -228,6 +228,29 @@ HWT_API void hwt_rep_agg_free(struct hwt_rep_agg *agg);
 HWT_API int hwt_rep_agg_update(struct hwt_rep_agg *agg, const struct hwt_rep_val *key,
 			       int64_t value, uint64_t weight);
 
+/* A partial aggregation kept elsewhere (a BPF map, one per CPU): the
+ * total weight, the 128-bit sum and (stddev) sum of squared magnitudes in
+ * two halves, the extremes (read only when count > 0) and the bucket
+ * counts of a histogram (NULL and 0 otherwise). */
+struct hwt_rep_agg_part {
+	uint64_t count;
+	uint64_t sum_lo;
+	int64_t sum_hi;
+	uint64_t sumsq_lo, sumsq_hi;
+	int64_t min, max;
+	const uint64_t *buckets;
+	size_t nbuckets;
+};
+
+/* Adds part under key, as if its updates had been made here. A part with
+ * count 0 adds nothing. Returns 0, -HWT_EINVAL (a key of the wrong types,
+ * nbuckets other than the aggregation's), -ENOMEM. */
+HWT_API int hwt_rep_agg_merge(struct hwt_rep_agg *agg, const struct hwt_rep_val *key,
+			      const struct hwt_rep_agg_part *part);
+/* Adds every row of src to dst: the same function (and lquantize range),
+ * key types and dict. Returns 0, -HWT_EINVAL, -ENOMEM. */
+HWT_API int hwt_rep_agg_add(struct hwt_rep_agg *dst, const struct hwt_rep_agg *src);
+
 /* Forgets every key (DTrace's clear + trunc). */
 HWT_API void hwt_rep_agg_clear(struct hwt_rep_agg *agg);
 

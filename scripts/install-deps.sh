@@ -7,7 +7,7 @@ set -eu
 
 PKGS="build-essential cmake ninja-build pkg-config git
       libpfm4-dev libipt-dev libelf-dev libdwarf-dev libzstd-dev zstd zlib1g-dev
-      libcapstone-dev libiberty-dev libprotobuf-c-dev protobuf-c-compiler
+      libcapstone-dev libiberty-dev libbpf-dev libprotobuf-c-dev protobuf-c-compiler
       golang-github-google-pprof-dev
       libcmocka-dev
       clang-14 clang-format-14 llvm-14 lld-14 libclang-rt-14-dev
