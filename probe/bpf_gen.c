@@ -35,12 +35,12 @@
 /* Value stack slots: fp-16 .. fp-1 are temporaries for helper keys; each
  * slot has a shadow slot for the second word of a stack value (the return
  * address an entry uprobe adds). */
-#define TMP0	     (-8)
-#define TMP1	     (-16)
-#define MAX_SLOTS    28
-#define SLOT(i)	     ((int16_t)(-16 - 8 * ((int)(i) + 1)))
-#define SHADOW(i)    ((int16_t)(-16 - 8 * MAX_SLOTS - 8 * ((int)(i) + 1)))
-#define SCRATCH_MAX  (32 * 1024)
+#define TMP0	    (-8)
+#define TMP1	    (-16)
+#define MAX_SLOTS   28
+#define SLOT(i)	    ((int16_t)(-16 - 8 * ((int)(i) + 1)))
+#define SHADOW(i)   ((int16_t)(-16 - 8 * MAX_SLOTS - 8 * ((int)(i) + 1)))
+#define SCRATCH_MAX (32 * 1024)
 
 /* Static kinds of value stack slots. */
 enum vkind {
@@ -91,11 +91,11 @@ struct gen {
 	struct vstate *pc_state;
 	uint32_t cl_base, cl_len;
 
-	uint32_t scratch;     /* next free byte of the scratch value */
-	uint32_t keybuf;      /* the key / value being built */
+	uint32_t scratch; /* next free byte of the scratch value */
+	uint32_t keybuf;  /* the key / value being built */
 	uint32_t this_off[PRB_MAX_VARS];
-	uint32_t stackbuf;    /* 8 bytes for bpf_get_stack's first frame */
-	bool fault_used;      /* the clause can divide by zero */
+	uint32_t stackbuf; /* 8 bytes for bpf_get_stack's first frame */
+	bool fault_used;   /* the clause can divide by zero */
 };
 
 static int nosup(struct gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -275,12 +275,13 @@ static void zero_scratch(struct gen *g, uint32_t off, uint32_t n)
 		emit(g, BI_ST(BPF_DW, 7, (int16_t)(off + i), 0));
 }
 
-/* Copies n bytes (a multiple of 8) from [src + soff] to [dst + doff]. */
+/* Copies n bytes (a multiple of 8) from [src + soff] to [dst + doff]
+ * through r5 (src and dst are never r5). */
 static void copy_words(struct gen *g, int dst, int16_t doff, int src, int16_t soff, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i += 8) {
-		emit(g, BI_LDX(BPF_DW, 0, (uint8_t)src, (int16_t)(soff + i)));
-		emit(g, BI_STX(BPF_DW, (uint8_t)dst, 0, (int16_t)(doff + i)));
+		emit(g, BI_LDX(BPF_DW, 5, (uint8_t)src, (int16_t)(soff + i)));
+		emit(g, BI_STX(BPF_DW, (uint8_t)dst, 5, (int16_t)(doff + i)));
 	}
 }
 
@@ -563,7 +564,8 @@ static void gen_field(struct gen *g, unsigned slot)
 		return;
 	}
 	{
-		static const uint8_t sizes[9] = {[1] = BPF_B, [2] = BPF_H, [4] = BPF_W, [8] = BPF_DW};
+		static const uint8_t sizes[9] = {
+		    [1] = BPF_B, [2] = BPF_H, [4] = BPF_W, [8] = BPF_DW};
 
 		if (f->offset % f->size == 0 && f->offset + f->size <= 0x7fff) {
 			emit(g, BI_LDX(sizes[f->size], 0, 6, (int16_t)f->offset));
@@ -635,8 +637,7 @@ static void gen_self_store(struct gen *g, unsigned var)
 	uint32_t del = new_label(g), done = new_label(g), ok = new_label(g);
 
 	if (str && g->st.kind[v] != VK_BUF) {
-		nosup(g, "self->%s holding a function or probe name",
-		      g->prog->self_vars[var].name);
+		nosup(g, "self->%s holding a function or probe name", g->prog->self_vars[var].name);
 		return;
 	}
 	self_key(g, var);
@@ -880,8 +881,7 @@ static void bump_bucket(struct gen *g, const struct prb_bpf_agg_layout *al)
 static void gen_agg_full(struct gen *g, const struct prb_agg *a,
 			 const struct prb_bpf_agg_layout *al, size_t v)
 {
-	uint32_t first = new_label(g), counted = new_label(g), l1 = new_label(g),
-		 l2 = new_label(g);
+	uint32_t first = new_label(g), counted = new_label(g), l1 = new_label(g), l2 = new_label(g);
 
 	load_slot(g, 2, v);
 	emit(g, BI_LDX(BPF_DW, 1, 9, PRB_AV_COUNT));
@@ -927,7 +927,7 @@ static void gen_agg_full(struct gen *g, const struct prb_agg *a,
 		jump(g, BI_JMP_IMM(BPF_JSGE, 2, 0, 0), pos);
 		emit(g, prb_bpf_insn(BPF_ALU64 | BPF_NEG, 2, 0, 0, 0));
 		bind(g, pos);
-		emit(g, BI_MOV32_REG(3, 2));		 /* r3 = lo */
+		emit(g, BI_MOV32_REG(3, 2));	       /* r3 = lo */
 		emit(g, BI_ALU64_IMM(BPF_RSH, 2, 32)); /* r2 = hi */
 		emit(g, BI_MOV64_REG(4, 3));
 		emit(g, BI_ALU64_REG(BPF_MUL, 4, 3)); /* r4 = lo*lo */
@@ -1217,8 +1217,8 @@ static int gen_clause(struct gen *g, const struct prb_clause *cl, uint32_t prog_
 		case PRB_I_INT:
 			if (in->imm >= INT32_MIN && in->imm <= INT32_MAX) {
 				push(g, VK_INT, 0);
-				emit(g,
-				     BI_ST(BPF_DW, BPF_REG_10, SLOT(g->st.sp - 1), (int32_t)in->imm));
+				emit(g, BI_ST(BPF_DW, BPF_REG_10, SLOT(g->st.sp - 1),
+					      (int32_t)in->imm));
 			} else {
 				ld_imm64(g, 1, (uint64_t)in->imm);
 				push_reg(g, 1, VK_INT);
@@ -1230,8 +1230,9 @@ static int gen_clause(struct gen *g, const struct prb_clause *cl, uint32_t prog_
 			uint32_t r = alloc_scratch(g, strsize(g));
 
 			if (len > strsize(g) - 1) {
-				nosup(g, "a string of %zu bytes (strings from the kernel are cut at "
-					 "%u: raise -x strsize)",
+				nosup(g,
+				      "a string of %zu bytes (strings from the kernel are cut at "
+				      "%u: raise -x strsize)",
 				      len, strsize(g) - 1);
 				break;
 			}

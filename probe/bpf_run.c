@@ -262,7 +262,8 @@ static int load_code(struct prb_bpf *b, struct prb_bpf_code *c, const char *name
 		return 0;
 	}
 	fd = -errno;
-	if (fd == -EPERM || fd == -EACCES) {
+	/* EACCES is the verifier's refusal; EPERM a missing capability */
+	if (fd == -EPERM) {
 		*why = dupf("no permission to load BPF programs (%s): run as root", strerror(-fd));
 		return -HWT_ENOTSUP;
 	}
@@ -504,7 +505,11 @@ int prb_bpf_attach(struct prb_bpf *b, size_t i, const struct perf_event_attr *ba
 		attr.sample_period = 1;
 		attr.freq = 0;
 		err = open_attach(b, i, &attr, -1, first_cpu, b->prog_fd[i], NULL);
-		if (err < 0)
+		if (err == -EACCES && k == HWT_PROBE_TRACEPOINT)
+			set_why(b, i,
+				dupf("the kernel refused to attach its BPF program (EACCES): it "
+				     "reads past the tracepoint's record"));
+		else if (err < 0)
 			set_why(b, i,
 				dupf("cannot attach its BPF program to a %s event: %s",
 				     type_name(b->code[i].type), strerror(-err)));
@@ -532,8 +537,7 @@ int prb_bpf_attach(struct prb_bpf *b, size_t i, const struct perf_event_attr *ba
 	}
 	return 0;
 fail:
-	set_why(b, i,
-		dupf("cannot attach its BPF program to its perf events: %s", strerror(-err)));
+	set_why(b, i, dupf("cannot attach its BPF program to its perf events: %s", strerror(-err)));
 	return err;
 }
 
@@ -649,8 +653,9 @@ int prb_bpf_start(struct prb_bpf *b)
 			}
 		} else {
 			for (size_t th = 0; th < t->ntids; th++) {
-				int id = b->filter == PRB_FILTER_TID ? t->tids[th]
-								     : tgid_of(t->proc_root, t->tids[th]);
+				int id = b->filter == PRB_FILTER_TID
+					     ? t->tids[th]
+					     : tgid_of(t->proc_root, t->tids[th]);
 
 				if (id > 0 && (err = add_target(b, (uint32_t)id)) < 0)
 					return err;

@@ -37,20 +37,20 @@ static inline struct bpf_insn prb_bpf_insn(uint8_t code, uint8_t dst, uint8_t sr
 	return i;
 }
 
-#define BI_ALU64_REG(op, d, s)	prb_bpf_insn(BPF_ALU64 | BPF_OP(op) | BPF_X, d, s, 0, 0)
-#define BI_ALU64_IMM(op, d, im) prb_bpf_insn(BPF_ALU64 | BPF_OP(op) | BPF_K, d, 0, 0, im)
-#define BI_ALU32_IMM(op, d, im) prb_bpf_insn(BPF_ALU | BPF_OP(op) | BPF_K, d, 0, 0, im)
-#define BI_MOV64_REG(d, s)	prb_bpf_insn(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
-#define BI_MOV64_IMM(d, im)	prb_bpf_insn(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, im)
-#define BI_MOV32_REG(d, s)	prb_bpf_insn(BPF_ALU | BPF_MOV | BPF_X, d, s, 0, 0)
-#define BI_LDX(sz, d, s, o)	prb_bpf_insn(BPF_LDX | BPF_SIZE(sz) | BPF_MEM, d, s, o, 0)
-#define BI_STX(sz, d, s, o)	prb_bpf_insn(BPF_STX | BPF_SIZE(sz) | BPF_MEM, d, s, o, 0)
-#define BI_ST(sz, d, o, im)	prb_bpf_insn(BPF_ST | BPF_SIZE(sz) | BPF_MEM, d, 0, o, im)
+#define BI_ALU64_REG(op, d, s)	 prb_bpf_insn(BPF_ALU64 | BPF_OP(op) | BPF_X, d, s, 0, 0)
+#define BI_ALU64_IMM(op, d, im)	 prb_bpf_insn(BPF_ALU64 | BPF_OP(op) | BPF_K, d, 0, 0, im)
+#define BI_ALU32_IMM(op, d, im)	 prb_bpf_insn(BPF_ALU | BPF_OP(op) | BPF_K, d, 0, 0, im)
+#define BI_MOV64_REG(d, s)	 prb_bpf_insn(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define BI_MOV64_IMM(d, im)	 prb_bpf_insn(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, im)
+#define BI_MOV32_REG(d, s)	 prb_bpf_insn(BPF_ALU | BPF_MOV | BPF_X, d, s, 0, 0)
+#define BI_LDX(sz, d, s, o)	 prb_bpf_insn(BPF_LDX | BPF_SIZE(sz) | BPF_MEM, d, s, o, 0)
+#define BI_STX(sz, d, s, o)	 prb_bpf_insn(BPF_STX | BPF_SIZE(sz) | BPF_MEM, d, s, o, 0)
+#define BI_ST(sz, d, o, im)	 prb_bpf_insn(BPF_ST | BPF_SIZE(sz) | BPF_MEM, d, 0, o, im)
 #define BI_JMP_IMM(op, d, im, o) prb_bpf_insn(BPF_JMP | BPF_OP(op) | BPF_K, d, 0, o, im)
-#define BI_JMP_REG(op, d, s, o)	prb_bpf_insn(BPF_JMP | BPF_OP(op) | BPF_X, d, s, o, 0)
-#define BI_JA(o)		prb_bpf_insn(BPF_JMP | BPF_JA, 0, 0, o, 0)
-#define BI_CALL(fn)		prb_bpf_insn(BPF_JMP | BPF_CALL, 0, 0, 0, fn)
-#define BI_EXIT()		prb_bpf_insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+#define BI_JMP_REG(op, d, s, o)	 prb_bpf_insn(BPF_JMP | BPF_OP(op) | BPF_X, d, s, o, 0)
+#define BI_JA(o)		 prb_bpf_insn(BPF_JMP | BPF_JA, 0, 0, o, 0)
+#define BI_CALL(fn)		 prb_bpf_insn(BPF_JMP | BPF_CALL, 0, 0, 0, fn)
+#define BI_EXIT()		 prb_bpf_insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
 
 /* ------------------------------------------------------------------------ */
 /* Maps                                                                      */
@@ -82,10 +82,10 @@ enum {
 	PRB_SC_HITS = 0,
 	PRB_SC_FILTERED = 8,
 	PRB_SC_FAULTS = 16,
-	PRB_SC_RING_DROPS = 24,	 /* ring buffer full: printf/exit/print lost */
-	PRB_SC_SELF_DROPS = 32,	 /* thread variable map full */
+	PRB_SC_RING_DROPS = 24,	  /* ring buffer full: printf/exit/print lost */
+	PRB_SC_SELF_DROPS = 32,	  /* thread variable map full */
 	PRB_SC_STACK_ERRORS = 40, /* a stack not taken (collision, fault) */
-	PRB_SC_AGG_DROPS = 48,	 /* + 8 * agg: updates of a full aggregation */
+	PRB_SC_AGG_DROPS = 48,	  /* + 8 * agg: updates of a full aggregation */
 };
 
 /* A string value as maps, keys and records hold it: a tag and a payload.
@@ -107,7 +107,7 @@ struct prb_bpf_agg_layout {
 	uint32_t key_size, value_size;
 	uint32_t key_off[HWT_REP_MAX_KEYS];
 	uint8_t key_kind[HWT_REP_MAX_KEYS];
-	bool full;	   /* count, sum (128-bit), min, max [sumsq] [buckets] */
+	bool full;	    /* count, sum (128-bit), min, max [sumsq] [buckets] */
 	uint32_t sumsq_off; /* stddev: 128-bit sum of squares; else 0 */
 	uint32_t buckets_off, nbuckets;
 	uint32_t max_entries;
@@ -129,7 +129,7 @@ enum { PRB_RB_PRINTF = 1, PRB_RB_EXIT, PRB_RB_PRINT, PRB_RB_CLEAR };
 struct prb_bpf_rec {
 	uint32_t kind; /* PRB_RB_* */
 	uint32_t arg;  /* printf: the format's index; print/clear: aggregation */
-	/* printf: the arguments, 8 bytes per integer, a string value each */
+		       /* printf: the arguments, 8 bytes per integer, a string value each */
 };
 
 /* Map sizes and string size (from -x options; 0: the defaults). */
