@@ -63,7 +63,6 @@ struct prb_bpf {
 	int err; /* the first error of a ring buffer callback */
 };
 
-
 static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static char *dupf(const char *fmt, ...)
