@@ -190,6 +190,24 @@ void hwt_dec_bb_table_free(struct hwt_dec_bb_table *table);
 /* ------------------------------------------------------------------------ */
 /* The decoder object                                                        */
 
+/* The block decoder's state at a PSB (libipt's enabled flag, IP,
+ * execution mode and transaction state), which a segment takes from the
+ * end of the one before it, as libipt does when it decodes on across the
+ * PSB (ptxed). A PSB+ alone does not tell it: a PSB+ written while packet
+ * generation is off may still carry a FUP (a TIP.PGE to the same address
+ * follows), and it need not carry MODE.Exec. After a decode error libipt
+ * synchronizes at the next PSB afresh: `known` is false then (and at the
+ * stream's start or after lost data), and the segment starts as
+ * pt_blk_sync_set() starts it. */
+struct seg_state {
+	bool known;
+	bool enabled;
+	bool spec;    /* in a transaction (MODE.TSX) */
+	uint8_t mode; /* enum hwt_dec_mode */
+	uint64_t ip;  /* where decoding goes on (enabled), or libipt's
+		       * expected resume address (disabled; 0: none) */
+};
+
 struct hwt_dec_flow; /* phase 2 state: threads, stacks, profile (flow.c) */
 
 struct hwt_dec {
@@ -212,6 +230,9 @@ struct hwt_dec {
 	size_t carry_len, carry_cap;
 	/* Bytes without a PSB, reported as one gap once it ends. */
 	uint64_t nosync_pos, nosync_size;
+	/* Where the last replayed segment left libipt's block decoder: the
+	 * next segment starts there (not known: a fresh sync). */
+	struct seg_state state;
 };
 
 /* Delivers a record to every sink that wants it. Returns 0 or the first

@@ -536,6 +536,8 @@ int hwt_dec_lost(struct hwt_dec *dec, uint64_t size)
 	err = hwt_dec_finish(dec);
 	if (err < 0)
 		return err;
+	/* Decoding resumes at the next PSB afresh. */
+	memset(&dec->state, 0, sizeof(dec->state));
 	memset(&rec, 0, sizeof(rec));
 	rec.type = HWT_DEC_REC_GAP;
 	rec.pid = rec.tid = -1;

@@ -1417,6 +1417,10 @@ static int proceed_event(struct fast *f)
 	case HWT_DEC_EV_EXEC_MODE:
 		if (ev->suppressed)
 			break;
+		/* Tracing off and elsewhere: libipt walks the code to the
+		 * mode's IP even so. */
+		if (!f->enabled && f->ip != ev->ip)
+			return DECLINE;
 		st = proceed_to_ip(f, ev->ip, &last);
 		if (st == Q_BADQUERY) {
 			st = complete_with_trace(f, last);
@@ -1620,6 +1624,10 @@ static int start(struct fast *f)
 	n = peek(f);
 	if (n <= 0 || f->np->type != HWT_PKT_PSB)
 		return DECLINE;
+	/* Decoding on from the segment before: the query decoder's own
+	 * enabled flag (BDM70's check) is where tracing was. */
+	if (f->s->entry.known)
+		f->q_enabled = f->s->entry.enabled;
 	advance(f);
 	for (;;) {
 		n = peek(f);
@@ -1676,11 +1684,25 @@ static int start(struct fast *f)
 	}
 header_done:
 	(void)have_fup;
-	/* The start address is taken before reading ahead. */
-	if (query_ip(f, &f->ip))
+	if (f->s->entry.known) {
+		const struct seg_state *e = &f->s->entry;
+		uint64_t fup;
+
+		/* libipt decoding on across the PSB: the block decoder keeps
+		 * its state; the PSB+ only updates the query decoder. Going
+		 * on from elsewhere than the PSB+'s FUP, or in a
+		 * transaction, is libipt's to decode. */
+		if (e->spec || (e->enabled && (!query_ip(f, &fup) || fup != e->ip)))
+			return DECLINE;
+		f->ip = e->ip;
+		f->mode = e->mode;
+		st = e->enabled ? 0 : ST_IPSUP;
+	} else if (query_ip(f, &f->ip)) {
+		/* The start address is taken before reading ahead. */
 		st = 0;
-	else
+	} else {
 		st = ST_IPSUP;
+	}
 	/* libipt's sync fails at the end of the trace (a PSB+ and nothing
 	 * after it). */
 	err = read_ahead(f);
@@ -1715,6 +1737,7 @@ static bool skd007_hits(const struct seg *s)
 int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 {
 	struct fast *f;
+	bool empty = false;
 	int status, err;
 
 	/* Outside the subset from the start. */
@@ -1763,8 +1786,15 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 		goto out;
 	f->unposed = s->nitems;
 	status = start(f);
+	if (status == Q_EOS && s->entry.known) {
+		/* libipt starts decoding on here (eng_ipt.c's prefix) and
+		 * then finds nothing: its view of the end. */
+		err = DECLINE;
+		goto out;
+	}
 	if (status == Q_EOS) {
 		/* A PSB+ and nothing after it. */
+		empty = true;
 		err = 0;
 		goto out;
 	}
@@ -1831,6 +1861,10 @@ out : {
 	}
 	if (err == 0 && s->err)
 		err = s->err;
+	if (empty)
+		seg_exit_empty(s);
+	else
+		seg_set_exit(s, err == 0 && !s->ngaps, f->enabled, f->ip, f->mode, false);
 	free(f);
 	return err;
 }

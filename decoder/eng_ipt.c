@@ -12,6 +12,7 @@
  * blocks.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "decoder/pkt.h"
@@ -45,6 +46,15 @@ struct conv {
 	 * block cache, which other decoders share). */
 	uint64_t prepos;
 	bool stopped;
+	/* Decoding from a known state (s->entry): libipt starts at a prefix
+	 * of `skew` bytes that puts it in that state, and its first `skip`
+	 * events are the prefix's. */
+	uint64_t skew;
+	unsigned int skip;
+	/* The block decoder's state, for s->exit. */
+	uint8_t mode;
+	bool spec;
+	uint64_t dis_ip; /* libipt's resume address after a disable */
 	/* Cold run: libipt reads the code through sections of its own (see
 	 * hwt_dec_seg_ipt). */
 	bool cold;
@@ -139,8 +149,10 @@ int seg_tail(struct hwt_dec *dec, struct seg *s, const struct hwt_dec_image *img
 		struct hwt_dec_bb *bb;
 		int err, k;
 
-		if (ip == s->end_ip)
+		if (ip == s->end_ip) {
+			s->tail_reached = true;
 			return 0;
+		}
 		/* Bounded: a straight run of direct branches is short. */
 		if (++steps > 256)
 			return 0;
@@ -153,6 +165,7 @@ int seg_tail(struct hwt_dec *dec, struct seg *s, const struct hwt_dec_image *img
 		k = hwt_dec_bb_index(bb, s->end_ip);
 		if (k >= 0) {
 			/* k > 0 here: ip == end_ip was checked above. */
+			s->tail_reached = true;
 			return seg_bb(s, bb, (uint32_t)k, flags | SEG_F_PARTIAL, 0, pos);
 		}
 		if (needs_trace(bb->branch) ||
@@ -175,7 +188,7 @@ static uint64_t conv_pos(struct conv *c)
 
 	if (pt_blk_get_offset(c->blk, &off) < 0)
 		return c->s->end;
-	return c->s->start + off;
+	return c->s->start + (off > c->skew ? off - c->skew : 0);
 }
 
 /* Where decoding failed: as ptxed reports it, the block's last
@@ -382,11 +395,58 @@ static bool event_breaks_flow(enum pt_event_type t)
 	}
 }
 
+/* The block decoder's state as an event changes it (pt_blk_event). */
+static void conv_track(struct conv *c, const struct pt_event *ev)
+{
+	switch (ev->type) {
+	case ptev_enabled:
+		c->enabled = true;
+		break;
+	case ptev_disabled:
+		/* pt_blk_set_disable_resume_ip(): after a call that needed
+		 * trace, the call's next instruction; at another branch
+		 * needing trace, none; else the disable's IP, reached. */
+		if (c->pending)
+			c->dis_ip = (c->pending->branch == HWT_DEC_BR_IND_CALL ||
+				     c->pending->branch == HWT_DEC_BR_FAR_CALL)
+					? c->pending->fallthrough
+					: 0;
+		else
+			c->dis_ip = ev->ip_suppressed ? 0 : ev->variant.disabled.ip;
+		c->enabled = false;
+		break;
+	case ptev_async_disabled:
+		c->dis_ip = ev->variant.async_disabled.at;
+		c->enabled = false;
+		break;
+	case ptev_overflow:
+		c->enabled = !ev->ip_suppressed;
+		c->dis_ip = 0;
+		c->spec = false;
+		break;
+	case ptev_exec_mode:
+		c->mode = (uint8_t)hwt_dec_mode_from_pt(ev->variant.exec_mode.mode);
+		break;
+	case ptev_tsx:
+		c->spec = ev->variant.tsx.speculative;
+		break;
+	default:
+		break;
+	}
+}
+
 static int conv_event(struct conv *c, const struct pt_event *ev, uint64_t pos)
 {
 	struct hwt_dec_event e;
 	uint8_t flags = 0;
 	int err;
+
+	if (c->skip) {
+		/* The prefix's own events set the state up. */
+		c->skip--;
+		conv_track(c, ev);
+		return 0;
+	}
 
 	if (ev->type == ptev_tick) {
 		/* Ticks are on only for sideband (the context may change
@@ -405,6 +465,7 @@ static int conv_event(struct conv *c, const struct pt_event *ev, uint64_t pos)
 		flags |= SEG_F_STATUS;
 	if (ev->ip_suppressed)
 		flags |= SEG_F_IP_SUPPRESSED;
+	conv_track(c, ev);
 	if (!ev->status_update && event_breaks_flow(ev->type)) {
 		err = conv_close_open(c, pos);
 		if (err < 0)
@@ -434,10 +495,6 @@ static int conv_event(struct conv *c, const struct pt_event *ev, uint64_t pos)
 		if (err < 0)
 			return err;
 	}
-	if (ev->type == ptev_enabled)
-		c->enabled = true;
-	else if (ev->type == ptev_disabled || ev->type == ptev_async_disabled)
-		c->enabled = false;
 	hwt_dec_event_from_pt(&e, ev);
 	conv_snapshot(c, pos);
 	err = seg_add_event(c->s, &e, flags, pos);
@@ -479,19 +536,147 @@ static int conv_tail(struct conv *c, const struct pt_block *b, uint64_t pos)
 			b->speculative ? SEG_F_SPECULATIVE : 0);
 }
 
+/* Packets that bring libipt's block decoder into state st, as if it had
+ * decoded up to here: a PSB+ with the execution mode, the transaction
+ * state and, when tracing is on, a FUP at st->ip; when tracing is off but
+ * a resume address is known, FUP and TIP.PGD at it (an asynchronous
+ * disable there leaves it as the resume address). Returns the bytes
+ * written and *nev, the events libipt reports for them; or a negative
+ * libipt error. */
+static int state_prefix(const struct pt_config *base, const struct seg_state *st, uint8_t *buf,
+			size_t cap, unsigned int *nev)
+{
+	struct pt_packet pk[8];
+	struct pt_config cfg = *base;
+	struct pt_encoder *enc;
+	size_t n = 0;
+	uint64_t off = 0;
+	int err = 0;
+
+	memset(pk, 0, sizeof(pk));
+	*nev = 0;
+	pk[n++].type = ppt_psb;
+	if (st->mode != HWT_DEC_MODE_UNKNOWN) {
+		pk[n].type = ppt_mode;
+		pk[n].payload.mode.leaf = pt_mol_exec;
+		pk[n].payload.mode.bits.exec.csl = st->mode == HWT_DEC_MODE_64;
+		pk[n++].payload.mode.bits.exec.csd = st->mode == HWT_DEC_MODE_32;
+		(*nev)++;
+	}
+	if (st->spec) {
+		pk[n].type = ppt_mode;
+		pk[n].payload.mode.leaf = pt_mol_tsx;
+		pk[n++].payload.mode.bits.tsx.intx = 1;
+		(*nev)++;
+	}
+	if (st->enabled || st->ip) {
+		pk[n].type = ppt_fup;
+		pk[n].payload.ip.ipc = pt_ipc_full;
+		pk[n++].payload.ip.ip = st->ip;
+	}
+	pk[n++].type = ppt_psbend;
+	if (!st->enabled && st->ip) {
+		pk[n].type = ppt_fup;
+		pk[n].payload.ip.ipc = pt_ipc_full;
+		pk[n++].payload.ip.ip = st->ip;
+		pk[n].type = ppt_tip_pgd;
+		pk[n++].payload.ip.ipc = pt_ipc_suppressed;
+		(*nev)++;
+	}
+	cfg.begin = buf;
+	cfg.end = buf + cap;
+	enc = pt_alloc_encoder(&cfg);
+	if (!enc)
+		return -pte_nomem;
+	for (size_t i = 0; i < n && err >= 0; i++)
+		err = pt_enc_next(enc, &pk[i]);
+	if (err >= 0)
+		err = pt_enc_get_offset(enc, &off);
+	pt_free_encoder(enc);
+	return err < 0 ? err : (int)off;
+}
+
+/* Erratum SKD010 (the FUP after an OVF may be missing): libipt looks
+ * ahead from an OVF without FUP for a sign that tracing is on, and a PSB+
+ * with a FUP is one: it resumes there, at the FUP's IP. From a segment's
+ * last OVF that look-ahead reaches the next segment: the overflow then
+ * has that IP and tracing is on at the next PSB, as libipt decoding the
+ * whole stream has it. */
+static void skd010_at_end(struct conv *c)
+{
+	struct seg *s = c->s;
+
+	if (!s->has_end_ip)
+		return;
+	for (size_t i = s->nitems; i-- > 0;) {
+		struct seg_item *it = &s->items[i];
+		struct hwt_dec_event *e;
+
+		if (it->kind == SEG_CTX || it->kind == SEG_INSNS)
+			continue;
+		if (it->kind != SEG_EVENT)
+			return;
+		e = &s->events[it->ninsn];
+		switch (e->type) {
+		case HWT_DEC_EV_CBR:
+		case HWT_DEC_EV_PAGING:
+		case HWT_DEC_EV_VMCS:
+		case HWT_DEC_EV_MNT:
+		case HWT_DEC_EV_PWRE:
+		case HWT_DEC_EV_PWRX:
+			/* What libipt's look-ahead steps over. */
+			continue;
+		case HWT_DEC_EV_OVERFLOW:
+			if (!(it->flags & SEG_F_IP_SUPPRESSED))
+				return;
+			it->flags &= (uint8_t)~SEG_F_IP_SUPPRESSED;
+			e->ip = s->end_ip;
+			c->enabled = true;
+			c->spec = false;
+			s->tail_reached = true;
+			return;
+		default:
+			return;
+		}
+	}
+}
+
 static int seg_ipt(struct hwt_dec *dec, struct seg *s, bool cold)
 {
 	struct pt_config cfg = dec->ptcfg;
 	struct pt_block block;
 	struct conv c;
+	uint8_t *copy = NULL;
+	bool empty = false;
 	int status, err = 0;
 
 	memset(&c, 0, sizeof(c));
 	c.dec = dec;
 	c.s = s;
 	c.cold = cold;
+	c.mode = s->entry.known ? s->entry.mode : HWT_DEC_MODE_UNKNOWN;
+	c.spec = s->entry.known && s->entry.spec;
+	c.dis_ip = s->entry.known ? s->entry.ip : 0;
 	cfg.begin = (uint8_t *)s->buf + s->start;
 	cfg.end = (uint8_t *)s->buf + s->end;
+	if (s->entry.known) {
+		enum { PREFIX_MAX = 64 };
+		size_t len = (size_t)(s->end - s->start);
+		int n;
+
+		copy = malloc(PREFIX_MAX + len);
+		if (!copy)
+			return -ENOMEM;
+		n = state_prefix(&dec->ptcfg, &s->entry, copy, PREFIX_MAX, &c.skip);
+		if (n < 0) {
+			free(copy);
+			return hwt_dec_err_from_pt(n);
+		}
+		memcpy(copy + n, s->buf + s->start, len);
+		c.skew = (uint64_t)n;
+		cfg.begin = copy;
+		cfg.end = copy + n + len;
+	}
 	/* ptxed-only flags do not apply to the canonical log. */
 	memset(&cfg.flags, 0, sizeof(cfg.flags));
 	if ((dec->cfg.flags & HWT_DEC_F_TICK) || dec->cfg.context)
@@ -504,8 +689,10 @@ static int seg_ipt(struct hwt_dec *dec, struct seg *s, bool cold)
 		cfg.flags.variant.block.end_on_jump = 1;
 	}
 	c.blk = pt_blk_alloc_decoder(&cfg);
-	if (!c.blk)
+	if (!c.blk) {
+		free(copy);
 		return -ENOMEM;
+	}
 	err = conv_context(&c, s->start, true, NULL, 0, NULL);
 	if (err < 0)
 		goto out;
@@ -513,6 +700,7 @@ static int seg_ipt(struct hwt_dec *dec, struct seg *s, bool cold)
 	status = pt_blk_sync_set(c.blk, 0);
 	if (status == -pte_eos) {
 		/* A PSB+ and nothing after it: nothing to decode. */
+		empty = true;
 		err = 0;
 		goto out;
 	}
@@ -633,8 +821,16 @@ out:
 	}
 	if (err > 0)
 		err = 0;
+	if (err == 0 && !empty && !s->ngaps && !c.enabled && dec->ptcfg.errata.skd010)
+		skd010_at_end(&c);
+	if (empty)
+		seg_exit_empty(s);
+	else
+		seg_set_exit(s, err >= 0 && !s->ngaps && !s->err, c.enabled, c.dis_ip, c.mode,
+			     c.spec);
 	pt_blk_free_decoder(c.blk);
 	pt_image_free(c.cold_image);
+	free(copy);
 	return err < 0 ? err : s->err;
 }
 

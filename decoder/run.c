@@ -49,6 +49,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 	s->work = &w->work;
 	s->want_pkts = dec->cfg.engine == HWT_DEC_ENGINE_FAST && w->fast;
 	seg_find_end_ip(s);
+	seg_header(s, dec->ptcfg.errata.bdm70);
 	seg_timeline(s, dec);
 	if (s->want_pkts) {
 		err = hwt_dec_seg_fast(dec, s, w->fast);
@@ -66,6 +67,31 @@ done:
 		return err;
 	}
 	return seg_commit_counts(s);
+}
+
+/* Phase 2 for a segment: from the state the segment before left (decoded
+ * again when it was decoded ahead from another start that makes a
+ * difference), into the flow. */
+static int replay_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
+{
+	struct seg_state entry = dec->state;
+	int err;
+
+	if (entry.known && !seg_same_start(s, &entry, &s->entry)) {
+		if (seg_passes_through(s, &entry)) {
+			s->exit = seg_through(s, &entry);
+		} else {
+			/* Its counts were committed with its log: both go. */
+			seg_reset(s);
+			s->entry = entry;
+			err = decode_seg(dec, s, w);
+			if (err < 0)
+				return err;
+		}
+	}
+	err = hwt_dec_flow_replay(dec->flow, s);
+	dec->state = s->exit;
+	return err;
 }
 
 static int config_gap(struct hwt_dec *dec)
@@ -160,6 +186,8 @@ static long par_claim(struct par *p)
 	p->next_psb = end;
 	s = &p->slots[i];
 	seg_init(s, p->buf, p->len, start, end, end >= p->len && p->final);
+	/* Decoded ahead: from a fresh sync; replay_seg() checks. */
+	memset(&s->entry, 0, sizeof(s->entry));
 	p->state[i] = 1;
 	return (long)p->claimed++;
 }
@@ -206,9 +234,16 @@ static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uin
 			size_t limit, bool final)
 {
 	struct par p;
+	struct worker w; /* the replaying thread's, for segments decoded again */
 	pthread_t *tids;
 	unsigned int nthreads = dec->cfg.threads, started = 0;
 	int err = 0;
+
+	err = worker_init(dec, &w);
+	if (err < 0) {
+		worker_fini(&w);
+		return err;
+	}
 
 	memset(&p, 0, sizeof(p));
 	p.dec = dec;
@@ -225,6 +260,7 @@ static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uin
 		free(p.slots);
 		free(p.state);
 		free(tids);
+		worker_fini(&w);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&p.lock, NULL);
@@ -252,7 +288,7 @@ static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uin
 		pthread_mutex_unlock(&p.lock);
 		err = s->err;
 		if (err == 0)
-			err = hwt_dec_flow_replay(dec->flow, s);
+			err = replay_seg(dec, s, &w);
 		seg_reset(s);
 		pthread_mutex_lock(&p.lock);
 		p.state[i] = 0;
@@ -278,6 +314,7 @@ out:
 	free(p.slots);
 	free(p.state);
 	free(tids);
+	worker_fini(&w);
 	return err;
 }
 
@@ -379,9 +416,10 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bo
 		uint64_t end = hwt_pkt_find_psb(buf, len, (size_t)start + HWT_PKT_PSB_SIZE);
 
 		seg_init(&s, buf, len, start, end, end >= len && final);
+		s.entry = dec->state;
 		err = decode_seg(dec, &s, &w);
 		if (err == 0)
-			err = hwt_dec_flow_replay(dec->flow, &s);
+			err = replay_seg(dec, &s, &w);
 		if (err < 0)
 			break;
 		start = end;

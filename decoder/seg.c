@@ -39,6 +39,8 @@ void seg_reset(struct seg *s)
 	s->last_logged = SEG_NOT_LOGGED;
 	s->insns = s->overflows = s->nbbs = 0;
 	s->fallback = false;
+	s->tail_reached = false;
+	memset(&s->exit, 0, sizeof(s->exit));
 	s->err = 0;
 }
 
@@ -625,4 +627,182 @@ bool seg_time_at_slow(const struct seg *s, uint64_t pos, size_t *cursor, uint64_
 		return false;
 	*tsc = s->tl[i - 1].tsc;
 	return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The state a segment starts in                                             */
+
+/* Whether a TIP.PGE follows the PSB+ at off, past packets that do not
+ * change the flow (libipt's check_erratum_bdm70). */
+static bool pge_follows(const struct seg *s, uint64_t off)
+{
+	while (off < s->end) {
+		struct hwt_pkt p;
+		int n = hwt_pkt_decode(s->buf + off, (size_t)(s->end - off), 0, &p);
+
+		if (n <= 0)
+			return false;
+		switch (p.type) {
+		case HWT_PKT_TIP_PGE:
+			return true;
+		case HWT_PKT_PAD:
+		case HWT_PKT_TSC:
+		case HWT_PKT_CBR:
+		case HWT_PKT_PSBEND:
+		case HWT_PKT_PIP:
+		case HWT_PKT_MODE_EXEC:
+		case HWT_PKT_MODE_TSX:
+		case HWT_PKT_VMCS:
+		case HWT_PKT_TMA:
+		case HWT_PKT_MTC:
+		case HWT_PKT_CYC:
+		case HWT_PKT_MNT:
+			off += (uint64_t)n;
+			continue;
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
+void seg_header(struct seg *s, int bdm70)
+{
+	struct seg_header *h = &s->hdr;
+	uint64_t off = s->start + HWT_PKT_PSB_SIZE, last_ip = 0;
+
+	memset(h, 0, sizeof(*h));
+	h->mode = HWT_DEC_MODE_UNKNOWN;
+	while (off < s->end) {
+		struct hwt_pkt p;
+		int n = hwt_pkt_decode(s->buf + off, (size_t)(s->end - off), 0, &p);
+
+		if (n <= 0 || p.type == HWT_PKT_PSBEND || p.type == HWT_PKT_PSB)
+			return;
+		switch (p.type) {
+		case HWT_PKT_FUP:
+			/* With BDM70 a fresh sync ignores a FUP that a
+			 * TIP.PGE follows. */
+			if (bdm70 && pge_follows(s, off + (uint64_t)n))
+				break;
+			if (hwt_pkt_ip(&p, &last_ip) == 0) {
+				h->fup = true;
+				h->ip = last_ip;
+			}
+			break;
+		case HWT_PKT_MODE_EXEC: {
+			bool csl = p.mode & 1, csd = p.mode & 2;
+
+			h->mode_ok = true;
+			h->mode = csl ? (csd ? HWT_DEC_MODE_UNKNOWN : HWT_DEC_MODE_64)
+				      : (csd ? HWT_DEC_MODE_32 : HWT_DEC_MODE_16);
+			break;
+		}
+		case HWT_PKT_MODE_TSX:
+			h->tsx_ok = true;
+			h->spec = (p.mode & 3) == 1;
+			break;
+		default:
+			break;
+		}
+		off += (uint64_t)n;
+	}
+}
+
+/* The state a fresh sync starts in (entry not known). */
+static struct seg_state seg_natural(const struct seg *s)
+{
+	struct seg_state st = {false, s->hdr.fup, false, HWT_DEC_MODE_UNKNOWN, 0};
+
+	st.ip = s->hdr.fup ? s->hdr.ip : 0;
+	return st;
+}
+
+/* The block decoder's state once the PSB+'s status updates are applied;
+ * false when libipt rejects them (an execution mode that contradicts the
+ * one it decodes in: -pte_bad_status_update). */
+static bool after_header(const struct seg *s, const struct seg_state *in, struct seg_state *out)
+{
+	const struct seg_header *h = &s->hdr;
+	struct seg_state st = in->known ? *in : seg_natural(s);
+
+	if (in->known && st.enabled && st.mode != HWT_DEC_MODE_UNKNOWN && h->mode_ok &&
+	    st.mode != h->mode)
+		return false;
+	if (h->mode_ok)
+		st.mode = h->mode;
+	if (h->tsx_ok)
+		st.spec = h->spec;
+	st.known = true;
+	*out = st;
+	return true;
+}
+
+static bool state_eq(const struct seg_state *a, const struct seg_state *b)
+{
+	return a->known == b->known && a->enabled == b->enabled && a->ip == b->ip &&
+	       a->mode == b->mode && a->spec == b->spec;
+}
+
+bool seg_same_start(const struct seg *s, const struct seg_state *entry,
+		    const struct seg_state *used)
+{
+	struct seg_state a, b;
+
+	if (!after_header(s, entry, &a) || !after_header(s, used, &b))
+		return state_eq(entry, used);
+	return state_eq(&a, &b);
+}
+
+bool seg_passes_through(const struct seg *s, const struct seg_state *entry)
+{
+	struct seg_state st;
+
+	if (!s->exit.known || !after_header(s, &s->entry, &st) || st.enabled ||
+	    !after_header(s, entry, &st) || st.enabled)
+		return false;
+	for (size_t i = 0; i < s->nitems; i++) {
+		const struct seg_item *it = &s->items[i];
+
+		if (it->kind == SEG_CTX)
+			continue;
+		if (it->kind != SEG_EVENT || !(it->flags & SEG_F_STATUS))
+			return false;
+	}
+	return true;
+}
+
+struct seg_state seg_through(const struct seg *s, const struct seg_state *entry)
+{
+	struct seg_state st;
+
+	if (!entry->known || !after_header(s, entry, &st))
+		return s->exit;
+	return st;
+}
+
+void seg_set_exit(struct seg *s, bool ok, bool enabled, uint64_t ip, uint8_t mode, bool spec)
+{
+	memset(&s->exit, 0, sizeof(s->exit));
+	/* Still tracing at the next PSB: the next segment goes on from its
+	 * start only if the last run got there. */
+	if (!ok || (enabled && !(s->has_end_ip && s->tail_reached)))
+		return;
+	s->exit.known = true;
+	s->exit.enabled = enabled;
+	s->exit.ip = enabled ? s->end_ip : ip;
+	s->exit.mode = mode;
+	s->exit.spec = spec;
+}
+
+void seg_exit_empty(struct seg *s)
+{
+	struct seg_state st;
+
+	memset(&s->exit, 0, sizeof(s->exit));
+	if (!after_header(s, &s->entry, &st))
+		return;
+	if (st.enabled && !(s->has_end_ip && st.ip == s->end_ip))
+		return;
+	s->exit = st;
 }

@@ -113,6 +113,16 @@ struct seg_pkt {
 
 #define SEG_PKT_END 0xff
 
+/* What a segment's PSB+ says (seg_header). */
+struct seg_header {
+	bool fup;     /* an IP: tracing is on for a fresh sync */
+	bool mode_ok; /* MODE.Exec present */
+	bool tsx_ok;  /* MODE.TSX present */
+	bool spec;
+	uint8_t mode;
+	uint64_t ip;
+};
+
 struct tl_point {
 	uint64_t off; /* after this stream offset ... */
 	uint64_t tsc; /* ... the time is this */
@@ -164,9 +174,16 @@ struct seg {
 	size_t ncounts, cap_counts;
 
 	/* Where the next segment starts executing (its PSB+ FUP), when
-	 * tracing is enabled there. */
+	 * tracing is enabled there; whether the last run reached it. */
 	bool has_end_ip;
+	bool tail_reached;
 	uint64_t end_ip;
+
+	/* The state the segment was decoded from (entry; not known: a fresh
+	 * sync) and the state it ends in (exit; not known after an error,
+	 * which makes libipt synchronize afresh at the next PSB). */
+	struct seg_state entry, exit;
+	struct seg_header hdr;
 };
 
 void seg_init(struct seg *s, const uint8_t *buf, size_t buf_len, uint64_t start, uint64_t end,
@@ -291,6 +308,19 @@ static inline bool seg_time_at(const struct seg *s, uint64_t pos, size_t *cursor
 /* Finds the next segment's PSB+ FUP (s->has_end_ip, s->end_ip). */
 void seg_find_end_ip(struct seg *s);
 
+/* Reads the segment's own PSB+ into s->hdr. bdm70: libipt's BDM70
+ * workaround (a FUP followed by TIP.PGE after the PSB+ is ignored when a
+ * fresh sync starts there). */
+void seg_header(struct seg *s, int bdm70);
+/* Whether decoding from `entry` gives the log decoding from `used` gave
+ * (a segment decoded ahead from a guess is decoded again when not). */
+bool seg_same_start(const struct seg *s, const struct seg_state *entry,
+		    const struct seg_state *used);
+/* A segment that only holds PSB+ status updates while tracing is off
+ * passes the state through: its exit from entry. */
+bool seg_passes_through(const struct seg *s, const struct seg_state *entry);
+struct seg_state seg_through(const struct seg *s, const struct seg_state *entry);
+
 /* The last run of a segment: from ip, follow direct branches to the next
  * segment's start (s->end_ip, exclusive), or in the stream's last segment
  * (or without an end ip) up to and including the next instruction that
@@ -303,6 +333,11 @@ int seg_tail(struct hwt_dec *dec, struct seg *s, const struct hwt_dec_image *img
 /* Phase 1 engines: fill s's log. The fast engine returns -HWT_ENOTSUP when
  * it declines the segment (the log is then reset and libipt decodes it). */
 int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s);
+/* Fills s->exit from the engine's final state (known and enabled: only
+ * when the last run reached the next segment's start). */
+void seg_set_exit(struct seg *s, bool ok, bool enabled, uint64_t ip, uint8_t mode, bool spec);
+/* s->exit of a segment with nothing after its PSB+. */
+void seg_exit_empty(struct seg *s);
 int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch);
 
 /* Fast-engine per-worker scratch (caches). */

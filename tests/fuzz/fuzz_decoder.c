@@ -13,7 +13,8 @@
  *   - no engine crashes, hangs or reports an error other than gaps;
  *   - the FAST and LIBIPT engines give the same records (the fast engine
  *     must decode exactly what libipt decodes, or decline);
- *   - decoding the same bytes fed in pieces gives the same records;
+ *   - decoding the same bytes fed in pieces, or on two threads, gives
+ *     the same records;
  *   - decoding twice gives the same records (determinism);
  *   - without block records (the fast engine then counts cached TNT runs
  *     as a whole), FAST and LIBIPT give the same records and both give
@@ -175,7 +176,7 @@ static uint64_t profile_hash(const struct hwt_dec *dec)
 }
 
 static struct digest run(uint32_t engine, uint8_t conf, const uint8_t *pt, size_t len, size_t piece,
-			 bool blocks)
+			 bool blocks, unsigned int threads)
 {
 	struct hwt_dec_config cfg;
 	struct hwt_dec *dec;
@@ -189,6 +190,8 @@ static struct digest run(uint32_t engine, uint8_t conf, const uint8_t *pt, size_
 	cfg.mtc_freq = 3;
 	cfg.cpuid_0x15_eax = 1;
 	cfg.cpuid_0x15_ebx = 100;
+	cfg.threads = threads;
+	cfg.window = 2;
 	if (hwt_dec_cpu_parse(&cfg.cpu, cpus[conf & 7]) < 0)
 		abort();
 	if (conf >> 5) {
@@ -239,7 +242,7 @@ static void same(const struct digest *a, const struct digest *b, const char *wha
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const size_t pieces[4] = {0, 7, 61, 1000};
-	struct digest fast, again, ipt, cut, nb_fast, nb_ipt;
+	struct digest fast, again, ipt, cut, par, nb_fast, nb_ipt;
 	uint8_t conf;
 
 	if (!size || size > (1u << 20))
@@ -248,22 +251,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	conf = data[0];
 	data++;
 	size--;
-	fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true);
-	again = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true);
+	fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1);
+	again = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1);
 	same(&fast, &again, "fast twice");
-	ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, true);
+	ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, true, 1);
 	same(&fast, &ipt, "fast vs libipt");
 	if (pieces[(conf >> 3) & 3]) {
-		cut = run(HWT_DEC_ENGINE_FAST, conf, data, size, pieces[(conf >> 3) & 3], true);
+		cut = run(HWT_DEC_ENGINE_FAST, conf, data, size, pieces[(conf >> 3) & 3], true, 1);
 		same(&fast, &cut, "fast in pieces");
 	}
-	nb_fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, false);
-	nb_ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, false);
+	/* Segments decoded ahead on threads start from a guess of the state
+	 * the one before leaves, and are decoded again where it matters. */
+	par = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 2);
+	same(&fast, &par, "fast on two threads");
+	nb_fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, false, 1);
+	nb_ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, false, 1);
 	same(&nb_fast, &nb_ipt, "fast vs libipt without blocks");
 	if (nb_fast.prof != fast.prof) {
 		fprintf(stderr, "profile without blocks differs\n");
 		abort();
 	}
-	(void)run(HWT_DEC_ENGINE_PTXED, conf, data, size, 0, true);
+	(void)run(HWT_DEC_ENGINE_PTXED, conf, data, size, 0, true, 1);
 	return 0;
 }

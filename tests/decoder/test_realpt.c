@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * tests/decoder/test_realpt.c - the decoder on traces real CPUs wrote
+ * (tests/data/real-pt, see its README.md), against libipt 2.0.5's ptxed:
+ * every instruction address ptxed decoded, in ptxed's order, and as many
+ * decode errors as ptxed reports; through the FAST and LIBIPT engines,
+ * whole, fed in pieces of several sizes and decoded on two threads with a
+ * small window; FAST's records equal LIBIPT's.
+ *
+ * The traces carry what our own emulator does not write: PIP and VMCS in
+ * every PSB+, MODE.TSX, CBR, PSB+ after PSB+ while packet generation is
+ * off (without FUP or MODE.Exec), and PSB+ with a FUP that a TIP.PGE to
+ * the same address follows: a segment decodes right only from the state
+ * the one before left.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/decoder.h"
+#include "tests/lib/dectest.h"
+#include "tests/lib/testutil.h"
+
+/* ptxed's view of a trace. */
+struct truth {
+	uint64_t *ips;
+	size_t n;
+	unsigned int errors;
+};
+
+struct trace {
+	char dir[1024];
+	uint8_t *pt;
+	size_t len;
+	struct truth truth;
+};
+
+static void read_truth(const char *dir, struct truth *t)
+{
+	struct hwt_test_run r;
+	size_t cap = 0;
+
+	memset(t, 0, sizeof(*t));
+	hwt_test_run(&r, "zstdcat %s/ptxed-insn.txt.zst", dir);
+	assert_int_equal(r.status, 0);
+	for (const char *p = r.out; *p;) {
+		const char *nl = strchr(p, '\n');
+		char *end;
+		uint64_t ip = strtoull(p, &end, 16);
+
+		if (end - p == 16 && *end == ' ') {
+			if (t->n == cap) {
+				cap = cap ? 2 * cap : 4096;
+				t->ips = realloc(t->ips, cap * sizeof(*t->ips));
+				assert_non_null(t->ips);
+			}
+			t->ips[t->n++] = ip;
+		} else if (*p == '[' && strstr(p, "error") && (!nl || strstr(p, "error") < nl)) {
+			t->errors++;
+		}
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	hwt_test_run_free(&r);
+}
+
+static void load(struct trace *tr, const char *name)
+{
+	char path[1100];
+
+	snprintf(tr->dir, sizeof(tr->dir), "%s/real-pt/%s", hwt_test_testdata(), name);
+	snprintf(path, sizeof(path), "%s/trace.pt", tr->dir);
+	tr->pt = (uint8_t *)hwt_test_read_file(path, &tr->len);
+	if (!tr->pt)
+		fail_msg("%s is missing (tests/data is part of the tree)", path);
+	read_truth(tr->dir, &tr->truth);
+}
+
+static void unload(struct trace *tr)
+{
+	free(tr->pt);
+	free(tr->truth.ips);
+}
+
+/* The code pages, as raw.args gives them to ptxed (--raw FILE:ADDR). */
+static void add_code(struct hwt_dec_image *img, const char *dir)
+{
+	char path[1100], *args, *save = NULL;
+	size_t len;
+	unsigned int n = 0;
+
+	snprintf(path, sizeof(path), "%s/raw.args", dir);
+	args = hwt_test_read_file(path, &len);
+	assert_non_null(args);
+	for (char *tok = strtok_r(args, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+		char *colon;
+
+		if (!strcmp(tok, "--raw"))
+			continue;
+		colon = strrchr(tok, ':');
+		assert_non_null(colon);
+		*colon = 0;
+		snprintf(path, sizeof(path), "%s/%s", dir, tok);
+		assert_int_equal(hwt_dec_image_add_file(img, path, 0, UINT64_MAX,
+							strtoull(colon + 1, NULL, 0)),
+				 0);
+		n++;
+	}
+	assert_true(n > 0);
+	free(args);
+}
+
+struct decoded {
+	uint64_t *ips;
+	size_t n, cap;
+	unsigned int gaps;
+	struct dectest_buf text;
+	struct hwt_dec_stats stats;
+};
+
+static int on_rec(void *ctx, const struct hwt_dec_rec *rec)
+{
+	struct decoded *d = ctx;
+
+	dectest_rec_text(&d->text, rec);
+	if (rec->type == HWT_DEC_REC_GAP)
+		d->gaps++;
+	if (rec->type != HWT_DEC_REC_BLOCK)
+		return 0;
+	if (d->n + rec->u.block.ninsn > d->cap) {
+		d->cap = (d->n + rec->u.block.ninsn) * 2;
+		d->ips = realloc(d->ips, d->cap * sizeof(*d->ips));
+		assert_non_null(d->ips);
+	}
+	assert_int_equal(hwt_dec_bb_insns(rec->u.block.bb, d->ips + d->n, rec->u.block.ninsn),
+			 rec->u.block.ninsn);
+	d->n += rec->u.block.ninsn;
+	return 0;
+}
+
+struct variant {
+	uint32_t engine;
+	unsigned int threads;
+	size_t window;
+	size_t piece; /* 0: one hwt_dec_decode */
+};
+
+static void decode(const struct trace *tr, const struct variant *v, struct decoded *d)
+{
+	struct hwt_dec_icache *ic;
+	struct hwt_dec_image *img;
+	struct hwt_dec *dec;
+	struct hwt_dec_config cfg;
+	struct hwt_dec_sink sink = {sizeof(sink), 0, on_rec, d};
+
+	memset(d, 0, sizeof(*d));
+	assert_int_equal(hwt_dec_icache_alloc(&ic, NULL), 0);
+	assert_int_equal(hwt_dec_image_alloc(&img, ic, "real-pt"), 0);
+	add_code(img, tr->dir);
+	hwt_dec_config_init(&cfg);
+	cfg.engine = v->engine;
+	cfg.threads = v->threads;
+	cfg.window = v->window;
+	assert_int_equal(hwt_dec_alloc(&dec, &cfg, ic), 0);
+	assert_int_equal(hwt_dec_set_context(dec, 1, 1, img), 0);
+	assert_int_equal(hwt_dec_add_sink(dec, &sink), 0);
+	if (v->piece) {
+		for (size_t off = 0; off < tr->len; off += v->piece)
+			assert_int_equal(hwt_dec_feed(dec, tr->pt + off,
+						      tr->len - off < v->piece ? tr->len - off
+									       : v->piece),
+					 0);
+		assert_int_equal(hwt_dec_finish(dec), 0);
+	} else {
+		assert_int_equal(hwt_dec_decode(dec, tr->pt, tr->len), 0);
+	}
+	hwt_dec_stats(dec, &d->stats);
+	hwt_dec_free(dec);
+	hwt_dec_image_put(img);
+	hwt_dec_icache_free(ic);
+}
+
+static void decoded_free(struct decoded *d)
+{
+	free(d->ips);
+	free(d->text.p);
+}
+
+/* Every instruction ptxed decoded, none more, in the same order. */
+static void check_truth(const struct trace *tr, const struct decoded *d, const char *what)
+{
+	size_t n = d->n < tr->truth.n ? d->n : tr->truth.n;
+
+	for (size_t i = 0; i < n; i++) {
+		if (d->ips[i] != tr->truth.ips[i])
+			fail_msg("%s %s: instruction %zu is %" PRIx64 ", ptxed's %" PRIx64, tr->dir,
+				 what, i, d->ips[i], tr->truth.ips[i]);
+	}
+	if (d->n != tr->truth.n)
+		fail_msg("%s %s: %zu instructions, ptxed %zu", tr->dir, what, d->n, tr->truth.n);
+	if (d->gaps != tr->truth.errors)
+		fail_msg("%s %s: %u gaps, ptxed %u errors", tr->dir, what, d->gaps,
+			 tr->truth.errors);
+}
+
+static void check_trace(const char *name, size_t min_insns)
+{
+	static const struct variant variants[] = {
+	    {HWT_DEC_ENGINE_FAST, 1, 0, 0},    {HWT_DEC_ENGINE_LIBIPT, 1, 0, 0},
+	    {HWT_DEC_ENGINE_FAST, 1, 0, 777},  {HWT_DEC_ENGINE_LIBIPT, 1, 0, 4096},
+	    {HWT_DEC_ENGINE_FAST, 2, 3, 0},    {HWT_DEC_ENGINE_LIBIPT, 2, 3, 0},
+	    {HWT_DEC_ENGINE_FAST, 2, 64, 5000},
+	};
+	struct trace tr;
+	struct decoded fast = {0};
+
+	load(&tr, name);
+	assert_true(tr.truth.n >= min_insns);
+	for (size_t i = 0; i < HWT_ARRAY_SIZE(variants); i++) {
+		const struct variant *v = &variants[i];
+		struct decoded d;
+		char what[128];
+
+		snprintf(what, sizeof(what), "%s threads=%u window=%zu piece=%zu",
+			 v->engine == HWT_DEC_ENGINE_FAST ? "fast" : "libipt", v->threads,
+			 v->window, v->piece);
+		decode(&tr, v, &d);
+		check_truth(&tr, &d, what);
+		if (i == 0) {
+			fast = d;
+			continue;
+		}
+		/* The same records, field by field, however decoded. */
+		if (strcmp(fast.text.p, d.text.p))
+			fail_msg("%s %s: records differ from fast's", tr.dir, what);
+		decoded_free(&d);
+	}
+	decoded_free(&fast);
+	unload(&tr);
+}
+
+/* 32-bit code, 1.09 million instructions, one error at the start. */
+static void test_avscript_32(void **state)
+{
+	(void)state;
+	check_trace("avscript_32", 1000000);
+}
+
+/* 64-bit, PSB+ runs while tracing is off, 21 errors (ptxed's own). */
+static void test_dyn_test(void **state)
+{
+	(void)state;
+	check_trace("dyn_test", 700);
+}
+
+/* Kernel code; ptxed decodes nothing (one error). */
+static void test_icelake_tip(void **state)
+{
+	(void)state;
+	check_trace("icelake_tip", 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_avscript_32),
+	    cmocka_unit_test(test_dyn_test),
+	    cmocka_unit_test(test_icelake_tip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
