@@ -26,6 +26,7 @@ struct rec_opts {
 	unsigned long long period, freq;
 	bool freq_max;
 	enum hwt_coll_callgraph callgraph;
+	uint32_t stack_user; /* --call-graph dwarf,SIZE */
 	const char *pids;
 	bool all_cpus;
 	bool switch_events, per_thread, no_inherit;
@@ -62,7 +63,10 @@ static void usage(FILE *f)
 		"  -F, --freq HZ|max       N samples a second (default 4000; max: the\n"
 		"                          kernel's perf_event_max_sample_rate)\n"
 		"  -g                      call chains (frame pointers, user and kernel)\n"
-		"      --call-graph MODE   fp (as -g) or lbr (Intel LBR call stacks)\n"
+		"      --call-graph MODE   fp (as -g: frame pointers), dwarf[,SIZE] (user registers\n"
+		"                          and SIZE bytes of stack, default 8192, unwound from\n"
+		"                          the CFI when read: code without frame pointers) or\n"
+		"                          lbr (Intel LBR call stacks)\n"
 		"  -p, --pid PID[,PID]     attach to processes (all their threads)\n"
 		"  -a, --all-cpus          the whole system, until CMD ends or ^C\n"
 		"  -o, --output FILE       output file (default hwtrace.hwt)\n"
@@ -128,6 +132,23 @@ static int parse_size(const char *s, unsigned long long *bytes)
 	if (hwt_cli_parse_u64(s, true, &v) < 0 || !v)
 		return -HWT_EINVAL;
 	*bytes = unit ? v : v * 4096;
+	return 0;
+}
+
+/* "dwarf" or "dwarf,SIZE" (stack bytes per sample), as perf spells it:
+ * SIZE is rounded up to a multiple of 8, up to 65528. */
+static int parse_dwarf(const char *s, uint32_t *stack_user)
+{
+	unsigned long long v;
+
+	if (strncmp(s, "dwarf", 5) || (s[5] && s[5] != ','))
+		return -HWT_EINVAL;
+	*stack_user = HWT_COLL_STACK_USER_DEFAULT;
+	if (!s[5])
+		return 0;
+	if (hwt_cli_parse_u64(s + 6, false, &v) < 0 || !v || v > HWT_COLL_STACK_USER_MAX)
+		return -HWT_EINVAL;
+	*stack_user = (uint32_t)((v + 7) & ~7ull);
 	return 0;
 }
 
@@ -202,11 +223,14 @@ static int parse(int argc, char **argv, struct rec_opts *o, bool *help)
 				o->callgraph = HWT_COLL_CG_FP;
 			else if (!strcmp(optarg, "lbr"))
 				o->callgraph = HWT_COLL_CG_LBR;
+			else if (parse_dwarf(optarg, &o->stack_user) == 0)
+				o->callgraph = HWT_COLL_CG_DWARF;
 			else
-				return hwt_cli_usage_error("record",
-							   "--call-graph takes fp or lbr, not '%s' "
-							   "(DWARF unwinding is not supported)",
-							   optarg);
+				return hwt_cli_usage_error(
+				    "record",
+				    "--call-graph takes fp, dwarf[,SIZE] or lbr, not '%s' "
+				    "(SIZE: stack bytes per sample, a multiple of 8 up to %u)",
+				    optarg, HWT_COLL_STACK_USER_MAX);
 			break;
 		case 'p':
 			o->pids = optarg;
@@ -452,6 +476,7 @@ static int record(struct rec_opts *o)
 	cfg.period = o->period;
 	cfg.freq = o->freq_max ? UINT64_MAX : o->freq;
 	cfg.callgraph = o->callgraph;
+	cfg.stack_user = o->stack_user;
 	cfg.switch_events = o->switch_events;
 	cfg.per_thread = o->per_thread;
 	cfg.no_inherit = o->no_inherit;

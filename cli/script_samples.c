@@ -164,7 +164,9 @@ static void print_frame(const struct script *sc, const struct hwt_rep_sample *sm
 		printf("%s%16" PRIx64 " [unknown] (%s)\n", indent, d[i].ip, obj);
 		return;
 	}
-	if (d[i].flags & HWT_REP_SF_INLINED)
+	if (d[i].flags & HWT_REP_SF_TRUNCATED)
+		printf("%s%16" PRIx64 " %s (%s)\n", indent, d[i].ip, f->function, obj);
+	else if (d[i].flags & HWT_REP_SF_INLINED)
 		printf("%s%16" PRIx64 " %s (inlined)\n", indent, d[i].ip, f->function);
 	else
 		printf("%s%16" PRIx64 " %s+%#" PRIx64 " (%s)\n", indent, d[i].ip, f->function,
@@ -203,7 +205,7 @@ static void print_sample(struct script *sc, const struct hwt_fmt_record *rec,
 		print_frame(sc, smp, d, leaf, "");
 	else
 		printf("%16" PRIx64 " [unknown] ([unknown])\n", s->ip);
-	if (sc->no_callchain || !(s->callchain_nr || s->branch_nr))
+	if (sc->no_callchain || !(s->callchain_nr || s->branch_nr || s->regs_user_abi))
 		return;
 	for (size_t i = 0; i < n; i++)
 		print_frame(sc, smp, d, i, "\t");

@@ -175,10 +175,17 @@ HWT_API size_t hwt_coll_target_pollfds(const struct hwt_coll_target *t, int *fds
 
 enum hwt_coll_callgraph {
 	HWT_COLL_CG_NONE = 0,
-	HWT_COLL_CG_FP = 1,  /* frame pointers: user and kernel call chains */
-	HWT_COLL_CG_LBR = 2, /* LBR call stack (Intel, Haswell and later) for
-				user space, frame pointers for the kernel */
+	HWT_COLL_CG_FP = 1,    /* frame pointers: user and kernel call chains */
+	HWT_COLL_CG_LBR = 2,   /* LBR call stack (Intel, Haswell and later) for
+				  user space, frame pointers for the kernel */
+	HWT_COLL_CG_DWARF = 3, /* user registers and the top of the user stack
+				  (stack_user bytes), unwound offline from
+				  the CFI; kernel frames by the kernel */
 };
+
+/* perf's default and largest user stack copy for --call-graph dwarf. */
+#define HWT_COLL_STACK_USER_DEFAULT 8192u
+#define HWT_COLL_STACK_USER_MAX	    65528u
 
 struct hwt_coll_rec_config {
 	size_t size;		  /* sizeof(struct hwt_coll_rec_config) */
@@ -193,6 +200,9 @@ struct hwt_coll_rec_config {
 			    (1 for tracepoints: every hit); capped at
 			    kernel.perf_event_max_sample_rate */
 	enum hwt_coll_callgraph callgraph;
+	uint32_t stack_user;	    /* dwarf: stack bytes per sample (a multiple of
+				       8, at most HWT_COLL_STACK_USER_MAX); 0:
+				       8192 */
 	bool switch_events;	    /* PERF_RECORD_SWITCH(_CPU_WIDE) */
 	bool per_thread;	    /* one buffer per thread, no inheritance
 				       (default: one per CPU, following new

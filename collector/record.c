@@ -245,6 +245,17 @@ static void sampling_attr(struct hwt_coll_rec *r, struct perf_event_attr *a, boo
 		a->sample_type |= PERF_SAMPLE_BRANCH_STACK;
 		a->branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK;
 	}
+	if (r->cfg.callgraph == HWT_COLL_CG_DWARF) {
+		/* As perf record --call-graph dwarf: the kernel's chain for
+		 * kernel frames, the user registers (perf's x86-64
+		 * PERF_REGS_MASK: all but ds, es, fs, gs) and stack copy
+		 * for the user part, unwound when the file is read. */
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = 0xff0fffull;
+		a->sample_stack_user =
+		    r->cfg.stack_user ? r->cfg.stack_user : HWT_COLL_STACK_USER_DEFAULT;
+		a->exclude_callchain_user = 1;
+	}
 	a->sample_id_all = 1;
 	a->read_format = 0;
 	/* PERF_SAMPLE_PERIOD only where the period varies: with it, the
@@ -918,9 +929,10 @@ static int write_meta(struct hwt_coll_rec *r)
 	    hwt_fmt_writer_meta_str(w, "record.buffers", r->per_thread ? "per-thread" : "per-cpu");
 	if (!r->cfg.pt)
 		err |= hwt_fmt_writer_meta_str(w, "record.callgraph",
-					       r->cfg.callgraph == HWT_COLL_CG_LBR  ? "lbr"
-					       : r->cfg.callgraph == HWT_COLL_CG_FP ? "fp"
-										    : "none");
+					       r->cfg.callgraph == HWT_COLL_CG_DWARF ? "dwarf"
+					       : r->cfg.callgraph == HWT_COLL_CG_LBR ? "lbr"
+					       : r->cfg.callgraph == HWT_COLL_CG_FP  ? "fp"
+										     : "none");
 	vsize = hwt_coll_vdso(&vdso, &vstart);
 	if (vsize > 0) {
 		err |= hwt_fmt_writer_meta_bytes(w, HWT_META_VDSO_IMAGE, vdso, (size_t)vsize);
@@ -1465,8 +1477,11 @@ static int finish(struct hwt_coll_rec *r)
 	for (size_t i = 0; i < hwt_sym_aspace_nobjects(r->as) && i < r->hitcap; i++) {
 		struct hwt_sym_aspace_object o;
 
-		if (!r->hit[i] || hwt_sym_aspace_object(r->as, (uint32_t)i, &o) < 0 ||
-		    o.path[0] != '/' || !strncmp(o.path, "//", 2))
+		/* dwarf call stacks are unwound later, through objects no
+		 * sample's ip named: every mapped object's id is kept. */
+		if ((!r->hit[i] && r->cfg.callgraph != HWT_COLL_CG_DWARF) ||
+		    hwt_sym_aspace_object(r->as, (uint32_t)i, &o) < 0 || o.path[0] != '/' ||
+		    !strncmp(o.path, "//", 2))
 			continue;
 		n = o.build_id_len ? (int)o.build_id_len
 				   : hwt_sym_build_id_read(o.path, id, sizeof(id));

@@ -660,6 +660,10 @@ enum {
 	HWT_REP_SF_UNMAPPED = 1u << 0, /* no mapping held ip */
 	HWT_REP_SF_NOSYM = 1u << 1,    /* mapped, but no function known */
 	HWT_REP_SF_INLINED = 1u << 2,  /* an inlined frame (same ip as the next) */
+	/* "[truncated: REASON]": the unwinder stopped before the outermost
+	 * frame (code without CFI, the end of the stack copy, ...); ip is
+	 * where it stopped */
+	HWT_REP_SF_TRUNCATED = 1u << 3,
 };
 
 /* The frames of the sample the last hwt_rep_samples_record() returned;
@@ -678,6 +682,15 @@ struct hwt_rep_samples_stats {
 	uint64_t damaged;      /* chunks skipped as damaged (.hwt) */
 	uint64_t resolved;     /* distinct addresses symbolized (cache misses) */
 	uint64_t no_callchain; /* samples of events recorded without call chains */
+	/* Samples with user registers and stack (--call-graph dwarf) whose
+	 * user stack was unwound from the CFI, those that ended before the
+	 * outermost frame (with a "[truncated: REASON]" frame), and how many
+	 * ended for each reason (enum hwt_unw_end of unwind/unwind.h: 2 no
+	 * CFI, 3 end of the stack copy, 4 unmapped, 5 bad CFI, 6 no
+	 * registers). */
+	uint64_t unwound;
+	uint64_t unwind_truncated;
+	uint64_t unwind_ends[8];
 };
 
 HWT_API void hwt_rep_samples_stats(const struct hwt_rep_samples *rs,
@@ -697,7 +710,8 @@ HWT_API int64_t hwt_rep_samples_load(struct hwt_rep_samples *rs, struct hwt_rep_
 /* Event facts a report needs before reading samples. */
 struct hwt_rep_event_info {
 	const char *name; /* never NULL */
-	bool callchain;	  /* recorded with call chains (-g or LBR) */
+	bool callchain;	  /* recorded with call chains (-g, LBR or dwarf) */
+	bool dwarf;	  /* user registers and stack: --call-graph dwarf */
 };
 
 /* Number of events of the session and their facts. Returns the count;

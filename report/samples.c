@@ -30,6 +30,7 @@
 
 #include "format/format.h"
 #include "symbolize/symbolize.h"
+#include "unwind/unwind.h"
 
 /* Frames of an inline chain looked up at most (deeper chains keep their
  * innermost frames and the function). */
@@ -71,6 +72,7 @@ struct addr_entry {
 struct rs_event {
 	char name[64];
 	bool callchain, lbr;
+	bool dwarf; /* user registers and stack: unwound from the CFI */
 	bool has_period;
 	uint64_t fixed_period; /* weight when the sample has no period */
 	uint64_t period_ns;    /* what one sample stands for, for timelines */
@@ -84,6 +86,11 @@ struct hwt_rep_samples {
 	struct hwt_sym_cache *cache;
 	struct hwt_sym_aspace *as;
 	struct hwt_sym_hint hint;
+	struct hwt_unw *unw; /* made on the first sample with a user stack */
+	struct hwt_unw_frame uframes[HWT_REP_MAX_DEPTH];
+	uint32_t cur_pid; /* the sample being unwound */
+	uint64_t cur_time;
+	uint32_t marker[HWT_UNW_END_COUNT_]; /* "[truncated: ...]" frame id + 1 */
 	struct rs_event *events;
 	size_t nevents;
 	struct rs_event unknown_event;
@@ -135,7 +142,10 @@ static void event_setup(struct rs_event *e, const struct hwt_fmt_event *fe, size
 		snprintf(e->name, sizeof(e->name), "event%zu", index);
 	e->lbr = (a->sample_type & PERF_SAMPLE_BRANCH_STACK) &&
 		 (a->branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK);
-	e->callchain = (a->sample_type & PERF_SAMPLE_CALLCHAIN) || e->lbr;
+	e->dwarf = (a->sample_type & PERF_SAMPLE_REGS_USER) &&
+		   (a->sample_type & PERF_SAMPLE_STACK_USER) && a->sample_regs_user &&
+		   a->sample_stack_user;
+	e->callchain = (a->sample_type & PERF_SAMPLE_CALLCHAIN) || e->lbr || e->dwarf;
 	e->has_period = (a->sample_type & PERF_SAMPLE_PERIOD) != 0;
 	e->fixed_period = !a->freq && a->sample_period ? a->sample_period : 1;
 	/* A clock event's period is in ns; otherwise the rate says it. */
@@ -271,6 +281,7 @@ void hwt_rep_samples_free(struct hwt_rep_samples *rs)
 {
 	if (!rs)
 		return;
+	hwt_unw_free(rs->unw);
 	hwt_sym_aspace_free(rs->as);
 	hwt_sym_cache_free(rs->cache);
 	free(rs->events);
@@ -290,6 +301,7 @@ size_t hwt_rep_samples_events(const struct hwt_rep_samples *rs, struct hwt_rep_e
 	for (size_t i = 0; i < rs->nevents && i < max && info; i++) {
 		info[i].name = rs->events[i].name;
 		info[i].callchain = rs->events[i].callchain;
+		info[i].dwarf = rs->events[i].dwarf;
 	}
 	return rs->nevents;
 }
@@ -644,11 +656,124 @@ static uint32_t ip_kind(uint64_t ip)
 	return ip >> 63 ? HWT_REP_KIND_KERNEL : HWT_REP_KIND_USER;
 }
 
+/* ------------------------------------------------------------------------ */
+/* user stacks unwound from the CFI (--call-graph dwarf)                     */
+
+/* The unwinder's view of the sample's process: which object is at ip. */
+static int unw_find(void *ctx, uint64_t ip, struct hwt_unw_module *mod)
+{
+	struct hwt_rep_samples *rs = ctx;
+	struct hwt_sym_loc loc;
+	int err;
+
+	if (ip >> 63)
+		return -HWT_ENOSYM;
+	err = hwt_sym_aspace_lookup(rs->as, rs->cur_pid, rs->cur_time, ip, &loc);
+	if (err < 0)
+		return err == -HWT_ENOSYM ? err : 0;
+	mod->obj = loc.obj;
+	mod->bias = loc.obj ? ip - loc.addr : 0;
+	return 0;
+}
+
+/* The frame that ends a stack the unwinder could not finish:
+ * "[truncated: REASON]", in the object where it stopped when there is one
+ * (code without CFI). */
+static int push_marker(struct hwt_rep_samples *rs, enum hwt_unw_end end, uint64_t ip, uint32_t pid,
+		       uint64_t time)
+{
+	char name[48];
+	struct hwt_rep_sample_frame *d;
+	struct hwt_sym_loc loc;
+	const char *object = NULL;
+	uint32_t id;
+	int err;
+
+	if (rs->ndetail == HWT_REP_MAX_DEPTH)
+		return 1;
+	if (end == HWT_UNW_END_NO_CFI && hwt_sym_aspace_lookup(rs->as, pid, time, ip, &loc) == 0)
+		object = object_name(loc.path);
+	if (!object && rs->marker[end]) {
+		id = rs->marker[end] - 1;
+	} else {
+		snprintf(name, sizeof(name), "[truncated: %s]", hwt_unw_end_name(end));
+		if ((err = frame_id(rs, name, object, NULL, 0, HWT_REP_KIND_USER, &id)) < 0)
+			return err;
+		if (!object)
+			rs->marker[end] = id + 1;
+	}
+	d = &rs->detail[rs->ndetail];
+	rs->ids[rs->ndetail++] = id;
+	d->ip = ip;
+	d->offset = 0;
+	d->flags = HWT_REP_SF_TRUNCATED;
+	rs->st.frames++;
+	rs->st.unwind_truncated++;
+	rs->st.unwind_ends[end]++;
+	return 0;
+}
+
+/* The user part of a stack from the sampled registers and stack copy.
+ * Returns 0 (nothing to unwind: no user registers, as in a kernel
+ * thread's sample), 1 when frames were added, or an error. */
+static int unwind_user(struct hwt_rep_samples *rs, const struct hwt_fmt_sample *s, uint32_t pid,
+		       uint64_t time, unsigned int *entries)
+{
+	struct hwt_unw_regs regs;
+	struct hwt_unw_stack st;
+	struct hwt_unw_result res;
+	unsigned max;
+	int n, err;
+
+	if (!(s->type & PERF_SAMPLE_REGS_USER) || !s->regs_user_abi)
+		return 0;
+	if (!rs->unw) {
+		struct hwt_unw_config ucfg;
+
+		hwt_unw_config_init(&ucfg);
+		ucfg.logger = rs->cfg.log;
+		if ((err = hwt_unw_alloc(&ucfg, &rs->unw)) < 0)
+			return err;
+	}
+	rs->st.unwound++;
+	if (hwt_unw_regs_from_perf(s->regs_user_abi, s->regs_user_mask, s->regs_user, &regs) < 0) {
+		/* Registers this unwinder cannot use: the sampled ip alone,
+		 * marked. */
+		if ((err = push(rs, pid, time, s->ip, false, HWT_REP_KIND_USER)) != 0)
+			return err < 0 ? err : 1;
+		(*entries)++;
+		return push_marker(rs, HWT_UNW_END_NO_REGS, s->ip, pid, time) < 0 ? -ENOMEM : 1;
+	}
+	st.start = regs.r[HWT_UNW_RSP];
+	st.data = (s->type & PERF_SAMPLE_STACK_USER) ? s->stack_user : NULL;
+	st.size = st.data ? (size_t)s->stack_user_dyn_size : 0;
+	if (st.size > s->stack_user_size)
+		st.size = (size_t)s->stack_user_size;
+	rs->cur_pid = pid;
+	rs->cur_time = time;
+	max = rs->cfg.max_stack > *entries ? rs->cfg.max_stack - *entries : 0;
+	n = hwt_unw_walk(rs->unw, &regs, &st, unw_find, rs, rs->uframes, max, &res);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		err = push(rs, pid, time, rs->uframes[i].ip,
+			   !rs->uframes[i].exact && !rs->uframes[i].signal, HWT_REP_KIND_USER);
+		if (err)
+			return err < 0 ? err : 1;
+		(*entries)++;
+	}
+	if (res.end != HWT_UNW_END_OUTERMOST && res.end != HWT_UNW_END_MAX &&
+	    (err = push_marker(rs, res.end, res.end_ip, pid, time)) < 0)
+		return err;
+	return 1;
+}
+
 /* The frames of a sample, leaf first. */
 static int sample_frames(struct hwt_rep_samples *rs, const struct rs_event *ev,
 			 const struct hwt_fmt_sample *s, uint32_t pid, uint64_t time)
 {
 	bool lbr = ev->lbr && (s->type & PERF_SAMPLE_BRANCH_STACK) && s->branch_nr;
+	bool dwarf = ev->dwarf && (s->type & PERF_SAMPLE_REGS_USER) && s->regs_user_abi;
 	unsigned int entries = 0;
 	bool leaf = true;
 	int err = 0;
@@ -667,8 +792,9 @@ static int sample_frames(struct hwt_rep_samples *rs, const struct rs_event *ev,
 				user = ip == (uint64_t)PERF_CONTEXT_USER;
 				continue;
 			}
-			if (user && lbr)
-				break; /* the LBR call stack gives the user part */
+			if (user && (lbr || dwarf))
+				break; /* the LBR call stack or the unwinder
+					  gives the user part */
 			err = push(rs, pid, time, ip, !leaf, kind ? kind : ip_kind(ip));
 			if (err)
 				return err < 0 ? err : 0;
@@ -693,6 +819,14 @@ static int sample_frames(struct hwt_rep_samples *rs, const struct rs_event *ev,
 			entries++;
 		}
 		leaf = false;
+	}
+	if (rs->cfg.callchains && dwarf && !lbr) {
+		err = unwind_user(rs, s, pid, time, &entries);
+		if (err < 0)
+			return err;
+		if (err)
+			leaf = false;
+		err = 0;
 	}
 	if (leaf && (s->type & PERF_SAMPLE_IP))
 		err = push(rs, pid, time, s->ip, false, ip_kind(s->ip));

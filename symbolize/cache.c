@@ -392,6 +392,30 @@ int hwt_sym_obj_section(const struct hwt_sym_obj *obj, const char *name, uint64_
 	return -HWT_ENOSYM;
 }
 
+int hwt_sym_obj_section_data(struct hwt_sym_obj *obj, const char *name,
+			     enum hwt_sym_section_file file, const uint8_t **data, uint64_t *size,
+			     uint64_t *addr)
+{
+	struct sym_elf *e;
+	struct sym_sec *s;
+	int err;
+
+	if (!obj || !name || !data || !size || !addr)
+		return -HWT_EINVAL;
+	e = file == HWT_SYM_SECTION_DEBUG ? obj->dbg : obj->elf;
+	if (!e || !(s = sym_elf_section(e, name)))
+		return -HWT_ENOSYM;
+	/* Decompression fills the section's buffer once: under the object's
+	 * lock, as the DWARF index reads sections. */
+	pthread_mutex_lock(&obj->lock);
+	err = sym_elf_section_data(e, s, data, size);
+	pthread_mutex_unlock(&obj->lock);
+	if (err < 0)
+		return err;
+	*addr = s->addr;
+	return 0;
+}
+
 int hwt_sym_obj_map(const struct hwt_sym_obj *obj, uint64_t map_start, uint64_t map_pgoff,
 		    uint64_t runtime, uint64_t *addr)
 {

@@ -188,6 +188,26 @@ HWT_API int hwt_sym_obj_map(const struct hwt_sym_obj *obj, uint64_t map_start, u
 HWT_API int hwt_sym_obj_section(const struct hwt_sym_obj *obj, const char *name, uint64_t *addr,
 				uint64_t *size);
 
+/* Which file a section is read from: the object itself, or its separate
+ * debug file (found by build-id or .gnu_debuglink when the object was
+ * opened). */
+enum hwt_sym_section_file {
+	HWT_SYM_SECTION_OBJECT = 0,
+	HWT_SYM_SECTION_DEBUG = 1,
+};
+
+/* The bytes of the section called name (for the unwinder: .eh_frame,
+ * .eh_frame_hdr, .debug_frame), decompressed when stored compressed. *data
+ * stays valid for the lifetime of the cache; *addr is the section's
+ * address (object address). Thread-safe.
+ * Returns 0, -HWT_ENOSYM (no such section, or no debug file),
+ * -HWT_ENODEBUG (the section holds no bytes in that file: SHT_NOBITS),
+ * -HWT_ETOOBIG, -HWT_ECOMPRESS/-HWT_EFORMAT (cannot be decompressed),
+ * -HWT_EINVAL. */
+HWT_API int hwt_sym_obj_section_data(struct hwt_sym_obj *obj, const char *name,
+				     enum hwt_sym_section_file file, const uint8_t **data,
+				     uint64_t *size, uint64_t *addr);
+
 /* The file offset of an object address (for uprobes). Returns 0 or
  * -HWT_ENOSYM when addr lies in no PT_LOAD segment (or obj is not ELF). */
 HWT_API int hwt_sym_obj_file_offset(const struct hwt_sym_obj *obj, uint64_t addr, uint64_t *offset);
