@@ -123,6 +123,8 @@ struct hwt_cli_samples_opts {
 	const char *no_callchain_event; /* an event without call chains */
 	char no_callchain_name[64];
 	uint64_t unmapped;
+	struct hwt_rep_samples_stats stats; /* of the samples read */
+	bool quiet;			    /* no notes (hwt_cli_stack_notes()) */
 };
 
 void hwt_cli_samples_opts_init(struct hwt_cli_samples_opts *o);
@@ -138,6 +140,11 @@ int hwt_cli_samples_option(struct hwt_cli_samples_opts *o, int opt, const char *
  * HWT_EXIT_OK or HWT_EXIT_ERROR. */
 int hwt_cli_load_samples(struct hwt_cli_samples_opts *o, const char *path,
 			 struct hwt_rep_profile **profile, struct hwt_rep_timeline *timeline);
+
+/* One note when most frame-pointer stacks are one or two frames deep
+ * (suggesting --call-graph dwarf), and one when stacks unwound from the CFI
+ * ended early (how many, and the main reason). */
+void hwt_cli_stack_notes(const char *path, const struct hwt_rep_samples_stats *st);
 
 /* Intel PT recordings in report, flame and branches (cli/ptreport.c). */
 int hwt_cmd_branches(int argc, char **argv);

@@ -465,6 +465,7 @@ int hwt_cmd_flame(int argc, char **argv)
 			goto out;
 		}
 		pt = hwt_cli_is_pt(input, &ptsess);
+		so.quiet = quiet;
 		if (pt) {
 			if (load_pt(input, ptsess, &so, weight, &tlopts, &p, tl, quiet) !=
 			    HWT_EXIT_OK)
@@ -472,6 +473,7 @@ int hwt_cmd_flame(int argc, char **argv)
 		} else if (hwt_cli_load_samples(&so, input, &p, tl) != HWT_EXIT_OK) {
 			goto out;
 		}
+		so.quiet = true; /* the base's notes would only repeat */
 		if (diff && hwt_cli_is_pt(diff, &ptsess)) {
 			if (load_pt(diff, ptsess, &so, weight, &tlopts, &base, NULL, true) !=
 			    HWT_EXIT_OK)

@@ -410,6 +410,7 @@ int hwt_cmd_report(int argc, char **argv)
 		so.need_callchains =
 		    graph == HWT_REP_GRAPH_CALLER || graph == HWT_REP_GRAPH_CALLEE || children == 1;
 		so.callchains = graph != HWT_REP_GRAPH_NONE || children != 0;
+		so.quiet = quiet || folded;
 		if (hwt_cli_load_samples(&so, input, &p, NULL) != HWT_EXIT_OK)
 			goto out;
 		if (!so.any_callchain) {

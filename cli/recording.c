@@ -241,6 +241,31 @@ int hwt_cli_samples_option(struct hwt_cli_samples_opts *o, int opt, const char *
 	}
 }
 
+void hwt_cli_stack_notes(const char *path, const struct hwt_rep_samples_stats *st)
+{
+	static const char *const why[] = {
+	    [2] = "code without CFI",	     [3] = "stacks deeper than the copy",
+	    [4] = "addresses in no mapping", [5] = "malformed CFI",
+	    [6] = "registers missing",	     [7] = "objects that cannot be read",
+	};
+	size_t top = 2;
+
+	if (st->fp_user_stacks >= 20 && st->fp_short * 2 > st->fp_user_stacks)
+		hwt_cli_note("%s: %" PRIu64 "%% of the call stacks stop after one or two frames: "
+			     "the code was built without frame pointers (-O2 omits them); "
+			     "record with --call-graph dwarf for its whole stacks",
+			     path, st->fp_short * 100 / st->fp_user_stacks);
+	if (!st->unwind_truncated)
+		return;
+	for (size_t i = 2; i < HWT_ARRAY_SIZE(why); i++)
+		if (st->unwind_ends[i] > st->unwind_ends[top])
+			top = i;
+	hwt_cli_note("%s: %" PRIu64 " of %" PRIu64 " stacks unwound from the CFI end early "
+		     "(marked [truncated: ...]), mostly for %s%s",
+		     path, st->unwind_truncated, st->unwound, why[top],
+		     top == 3 ? ": record with --call-graph dwarf,SIZE for a larger copy" : "");
+}
+
 int hwt_cli_load_samples(struct hwt_cli_samples_opts *o, const char *path,
 			 struct hwt_rep_profile **out, struct hwt_rep_timeline *timeline)
 {
@@ -307,6 +332,7 @@ int hwt_cli_load_samples(struct hwt_cli_samples_opts *o, const char *path,
 	}
 	hwt_rep_samples_stats(rs, &st);
 	o->unmapped = st.unmapped;
+	o->stats = st;
 	if (n == 0) {
 		hwt_cli_error("%s holds no samples (%s): record some with 'hwtrace record -g -- "
 			      "COMMAND'",
@@ -325,6 +351,8 @@ int hwt_cli_load_samples(struct hwt_cli_samples_opts *o, const char *path,
 				     " samples: loosen --comm/--pid/--tid/--dso/--time",
 				     path, ps->filtered);
 	}
+	if (!o->quiet)
+		hwt_cli_stack_notes(path, &st);
 	if (st.lost_records || st.lost_samples)
 		hwt_cli_warn("%s: %" PRIu64 " records and %" PRIu64
 			     " samples were lost while recording (the shares are of what was "

@@ -385,6 +385,7 @@ int hwt_script_samples(int argc, char **argv)
 			     sc.st.shown != sc.st.samples ? " (some filtered out)" : "", rst.frames,
 			     rst.unsymbolized, rst.unmapped, rst.lost_records, rst.lost_samples,
 			     rst.bad_records ? "; malformed records skipped" : "");
+		hwt_cli_stack_notes(input, &rst);
 	}
 	ret = HWT_EXIT_OK;
 	goto out;

@@ -687,10 +687,16 @@ struct hwt_rep_samples_stats {
 	 * outermost frame (with a "[truncated: REASON]" frame), and how many
 	 * ended for each reason (enum hwt_unw_end of unwind/unwind.h: 2 no
 	 * CFI, 3 end of the stack copy, 4 unmapped, 5 bad CFI, 6 no
-	 * registers). */
+	 * registers, 7 object unreadable). */
 	uint64_t unwound;
 	uint64_t unwind_truncated;
 	uint64_t unwind_ends[8];
+	/* Samples whose user call chain came from frame pointers, and those
+	 * of them with at most two user frames: when most are that short,
+	 * the code was built without frame pointers (-O2 omits them) and
+	 * --call-graph dwarf is the way to get its stacks. */
+	uint64_t fp_user_stacks;
+	uint64_t fp_short;
 };
 
 HWT_API void hwt_rep_samples_stats(const struct hwt_rep_samples *rs,

@@ -673,6 +673,10 @@ static int unw_find(void *ctx, uint64_t ip, struct hwt_unw_module *mod)
 		return err == -HWT_ENOSYM ? err : 0;
 	mod->obj = loc.obj;
 	mod->bias = loc.obj ? ip - loc.addr : 0;
+	/* A file (or the vDSO) that could not be opened, as opposed to
+	 * anonymous memory such as JIT code. */
+	mod->unreadable = !loc.obj && loc.path && strncmp(loc.path, "//", 2) &&
+			  (loc.path[0] == '/' || !strcmp(loc.path, "[vdso]"));
 	return 0;
 }
 
@@ -691,7 +695,8 @@ static int push_marker(struct hwt_rep_samples *rs, enum hwt_unw_end end, uint64_
 
 	if (rs->ndetail == HWT_REP_MAX_DEPTH)
 		return 1;
-	if (end == HWT_UNW_END_NO_CFI && hwt_sym_aspace_lookup(rs->as, pid, time, ip, &loc) == 0)
+	if ((end == HWT_UNW_END_NO_CFI || end == HWT_UNW_END_NO_OBJECT) &&
+	    hwt_sym_aspace_lookup(rs->as, pid, time, ip, &loc) == 0)
 		object = object_name(loc.path);
 	if (!object && rs->marker[end]) {
 		id = rs->marker[end] - 1;
@@ -782,6 +787,7 @@ static int sample_frames(struct hwt_rep_samples *rs, const struct rs_event *ev,
 	if (rs->cfg.callchains && (s->type & PERF_SAMPLE_CALLCHAIN) && s->callchain_nr) {
 		uint32_t kind = 0;
 		bool user = false;
+		unsigned int nuser = 0;
 
 		for (uint64_t i = 0; i < s->callchain_nr && entries < rs->cfg.max_stack; i++) {
 			uint64_t ip;
@@ -800,6 +806,14 @@ static int sample_frames(struct hwt_rep_samples *rs, const struct rs_event *ev,
 				return err < 0 ? err : 0;
 			leaf = false;
 			entries++;
+			nuser += user;
+		}
+		/* Frame-pointer chains of code built without frame pointers
+		 * stop after a frame or two (the hint to record with
+		 * --call-graph dwarf). */
+		if (nuser && !lbr && !dwarf) {
+			rs->st.fp_user_stacks++;
+			rs->st.fp_short += nuser <= 2;
 		}
 	}
 	if (rs->cfg.callchains && lbr) {

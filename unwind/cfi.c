@@ -457,8 +457,8 @@ static int run(struct interp *in, const uint8_t *p, const uint8_t *end, struct u
 			case DW_CFA_nop:
 				break;
 			case DW_CFA_set_loc: {
-				uint64_t loc = unw_read_ptr(&c, cie->fde_enc, in->sec->data,
-							    in->sec->addr, 0);
+				uint64_t loc =
+				    unw_read_ptr(&c, cie->fde_enc, in->sec->data, in->sec->addr, 0);
 
 				if (c.err)
 					return HWT_UNW_END_BAD_CFI;

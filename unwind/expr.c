@@ -65,7 +65,7 @@ int unw_expr_eval(const uint8_t *expr, size_t len, const struct hwt_unw_regs *re
 
 		if (++steps > STEPS_MAX)
 			return HWT_UNW_END_BAD_CFI;
-		/* Binary operators: take b (top), then a. */
+			/* Binary operators: take b (top), then a. */
 #define POP(x)                                                                                     \
 	do {                                                                                       \
 		if (sp == 0)                                                                       \

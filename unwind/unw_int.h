@@ -67,12 +67,12 @@ uint64_t unw_read_ptr(struct unw_cur *c, uint8_t enc, const uint8_t *sec_start, 
 struct unw_cie {
 	uint64_t code_align;
 	int64_t data_align;
-	uint32_t ra;	    /* return address column */
-	uint8_t fde_enc;    /* 'R' (default absptr) */
-	uint8_t lsda_enc;   /* 'L' */
-	uint8_t addr_size;  /* .debug_frame v4, else 8 */
-	bool aug_z;	    /* augmentation data present ('z') */
-	bool signal;	    /* 'S': a signal frame */
+	uint32_t ra;		    /* return address column */
+	uint8_t fde_enc;	    /* 'R' (default absptr) */
+	uint8_t lsda_enc;	    /* 'L' */
+	uint8_t addr_size;	    /* .debug_frame v4, else 8 */
+	bool aug_z;		    /* augmentation data present ('z') */
+	bool signal;		    /* 'S': a signal frame */
 	const uint8_t *insns, *end; /* initial instructions */
 };
 
@@ -86,8 +86,7 @@ struct unw_fde {
  * the entry is a CIE or a terminator (not an FDE), or
  * HWT_UNW_END_BAD_CFI. *next_off (may be NULL) gets the offset of the next
  * entry (0 at the end). */
-int unw_fde_parse(const struct unw_sec *sec, uint64_t off, struct unw_fde *fde,
-		  uint64_t *next_off);
+int unw_fde_parse(const struct unw_sec *sec, uint64_t off, struct unw_fde *fde, uint64_t *next_off);
 
 /* How a register (or the CFA) is recovered. */
 enum unw_rule_kind {

@@ -26,9 +26,9 @@
 
 #include "symbolize/symbolize.h"
 
-#define PERF_ABI_64 2	     /* PERF_SAMPLE_REGS_ABI_64 */
+#define PERF_ABI_64	 2 /* PERF_SAMPLE_REGS_ABI_64 */
 #define DEFAULT_MAX_ROWS 65536
-#define SCAN_BACK 16 /* FDEs looked at below a scanned table's match */
+#define SCAN_BACK	 16 /* FDEs looked at below a scanned table's match */
 
 /* A scanned FDE: [lo, hi) at offset off of .eh_frame (dbg false) or
  * .debug_frame. */
@@ -70,10 +70,10 @@ struct hwt_unw {
 };
 
 static const char *const end_names[HWT_UNW_END_COUNT_] = {
-    [HWT_UNW_END_OUTERMOST] = "outermost", [HWT_UNW_END_MAX] = "depth",
-    [HWT_UNW_END_NO_CFI] = "no CFI",	   [HWT_UNW_END_STACK] = "stack copy",
-    [HWT_UNW_END_UNMAPPED] = "unmapped",   [HWT_UNW_END_BAD_CFI] = "bad CFI",
-    [HWT_UNW_END_NO_REGS] = "no registers",
+    [HWT_UNW_END_OUTERMOST] = "outermost",  [HWT_UNW_END_MAX] = "depth",
+    [HWT_UNW_END_NO_CFI] = "no CFI",	    [HWT_UNW_END_STACK] = "stack copy",
+    [HWT_UNW_END_UNMAPPED] = "unmapped",    [HWT_UNW_END_BAD_CFI] = "bad CFI",
+    [HWT_UNW_END_NO_REGS] = "no registers", [HWT_UNW_END_NO_OBJECT] = "object unreadable",
 };
 
 const char *hwt_unw_end_name(enum hwt_unw_end end)
@@ -243,8 +243,8 @@ static int scan(struct hwt_unw *u, struct unw_obj *o, const struct unw_sec *sec,
 		off = next;
 	}
 	if (bad)
-		warn_once(u, o, dbg ? "malformed .debug_frame entries"
-				    : "malformed .eh_frame entries");
+		warn_once(u, o,
+			  dbg ? "malformed .debug_frame entries" : "malformed .eh_frame entries");
 	qsort(o->fdes, o->nfdes, sizeof(*o->fdes), cmp_fde);
 	o->fdes_sorted = true;
 	return 0;
@@ -376,8 +376,8 @@ static int hdr_find(struct unw_obj *o, uint64_t pc, struct unw_fde *fde)
 
 	while (lo < hi) { /* first entry whose start is above pc */
 		size_t mid = lo + (hi - lo) / 2;
-		uint64_t start = o->hdr_addr + (uint64_t)(int64_t)(int32_t)hwt_le32(
-						   o->hdr_table + mid * 8);
+		uint64_t start =
+		    o->hdr_addr + (uint64_t)(int64_t)(int32_t)hwt_le32(o->hdr_table + mid * 8);
 
 		if (start <= pc)
 			lo = mid + 1;
@@ -386,8 +386,8 @@ static int hdr_find(struct unw_obj *o, uint64_t pc, struct unw_fde *fde)
 	}
 	if (lo == 0)
 		return 1;
-	fde_addr = o->hdr_addr + (uint64_t)(int64_t)(int32_t)hwt_le32(o->hdr_table +
-								      (lo - 1) * 8 + 4);
+	fde_addr =
+	    o->hdr_addr + (uint64_t)(int64_t)(int32_t)hwt_le32(o->hdr_table + (lo - 1) * 8 + 4);
 	if (fde_addr < o->eh.addr || fde_addr - o->eh.addr >= o->eh.size)
 		return HWT_UNW_END_BAD_CFI;
 	r = unw_fde_parse(&o->eh, fde_addr - o->eh.addr, fde, NULL);
@@ -417,8 +417,9 @@ static int table_find(struct unw_obj *o, uint64_t pc, bool dbg, struct unw_fde *
 
 		if (e->dbg != dbg || pc < e->lo || pc >= e->hi)
 			continue;
-		return unw_fde_parse(dbg ? &o->dbg : &o->eh, e->off, fde, NULL) ? HWT_UNW_END_BAD_CFI
-										 : 0;
+		return unw_fde_parse(dbg ? &o->dbg : &o->eh, e->off, fde, NULL)
+			   ? HWT_UNW_END_BAD_CFI
+			   : 0;
 	}
 	return 1;
 }
@@ -619,8 +620,8 @@ static int step(const struct unw_row *row, const struct hwt_unw_regs *cur,
 		return STEP_OUTERMOST;
 	/* A caller's frame lies above its callee's; only a signal frame may
 	 * move to another stack. */
-	if (!row->signal && (!(next->valid & (1u << HWT_UNW_RSP)) ||
-			     next->r[HWT_UNW_RSP] <= cur->r[HWT_UNW_RSP]))
+	if (!row->signal &&
+	    (!(next->valid & (1u << HWT_UNW_RSP)) || next->r[HWT_UNW_RSP] <= cur->r[HWT_UNW_RSP]))
 		return HWT_UNW_END_BAD_CFI;
 	return 0;
 }
@@ -647,7 +648,7 @@ int hwt_unw_walk(struct hwt_unw *u, const struct hwt_unw_regs *regs,
 	cur = *regs;
 	for (;;) {
 		uint64_t ip = cur.r[HWT_UNW_RIP], pc = exact ? ip : ip - 1;
-		struct hwt_unw_module mod;
+		struct hwt_unw_module mod = {NULL, 0, false};
 		struct unw_obj *o;
 		const struct unw_row *row;
 		int r;
@@ -669,7 +670,7 @@ int hwt_unw_walk(struct hwt_unw *u, const struct hwt_unw_regs *regs,
 		if (r < 0)
 			return r;
 		if (!mod.obj) {
-			res->end = HWT_UNW_END_NO_CFI;
+			res->end = mod.unreadable ? HWT_UNW_END_NO_OBJECT : HWT_UNW_END_NO_CFI;
 			break;
 		}
 		if ((r = obj_get(u, mod.obj, &o)) < 0)
@@ -682,7 +683,8 @@ int hwt_unw_walk(struct hwt_unw *u, const struct hwt_unw_regs *regs,
 		if (r == 0 && row->signal)
 			frames[n - 1].signal = true;
 		if (r) {
-			res->end = r == STEP_OUTERMOST ? HWT_UNW_END_OUTERMOST : (enum hwt_unw_end)r;
+			res->end =
+			    r == STEP_OUTERMOST ? HWT_UNW_END_OUTERMOST : (enum hwt_unw_end)r;
 			break;
 		}
 		exact = row->signal;

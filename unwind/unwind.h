@@ -73,7 +73,7 @@ enum hwt_unw_reg {
 	HWT_UNW_RDI = 5,
 	HWT_UNW_RBP = 6,
 	HWT_UNW_RSP = 7,
-	HWT_UNW_R8 = 8, /* ... R15 = 15 */
+	HWT_UNW_R8 = 8,	  /* ... R15 = 15 */
 	HWT_UNW_RIP = 16, /* the return address column */
 	HWT_UNW_NREGS = 17,
 };
@@ -113,6 +113,10 @@ struct hwt_unw_module {
 	 * changed file): its code has no CFI. */
 	struct hwt_sym_obj *obj;
 	uint64_t bias; /* runtime address - object address */
+	/* With obj NULL: the mapping names a file that could not be read
+	 * (missing, replaced since the recording, not ELF), as opposed to
+	 * memory without a file (JIT code). */
+	bool unreadable;
 };
 
 /* Finds the mapping holding ip in the process being unwound. Returns 0
@@ -132,6 +136,7 @@ enum hwt_unw_end {
 				      frame that does not go up the stack */
 	HWT_UNW_END_NO_REGS = 6,   /* a register the CFI needs was not sampled
 				      (or no registers at all) */
+	HWT_UNW_END_NO_OBJECT = 7, /* the object at end_ip cannot be read */
 	HWT_UNW_END_COUNT_
 };
 
