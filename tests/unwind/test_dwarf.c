@@ -220,7 +220,7 @@ static bool complete(const struct sample *s)
 
 struct expect {
 	const char *leaf;
-	const char *chain; /* own frames */
+	const char *chain;   /* own frames */
 	const char *between; /* a frame that must lie between leaf and caller */
 	size_t min;
 	size_t n, good;
@@ -253,7 +253,8 @@ static void check_chains(struct sample *s, size_t n, const char *what, size_t mi
 
 		if (!strcmp(leaf, "nocfi_leaf")) {
 			nocfi++;
-			nocfi_good += s[i].n == 2 && !strcmp(s[i].f[1].sym, "[truncated: no CFI]") &&
+			nocfi_good += s[i].n == 2 &&
+				      !strcmp(s[i].f[1].sym, "[truncated: no CFI]") &&
 				      !strcmp(s[i].f[1].obj, "unw_prog");
 			continue;
 		}
@@ -266,9 +267,9 @@ static void check_chains(struct sample *s, size_t n, const char *what, size_t mi
 			    (!ex[k].between || has(&s[i], ex[k].between)))
 				ex[k].good++;
 			else if (ex[k].n - ex[k].good <= 3)
-				print_message("%s: %s: unexpected chain '%s' (%d frames, last %s)\n",
-					      what, leaf, chain, s[i].n,
-					      s[i].n ? s[i].f[s[i].n - 1].sym : "-");
+				print_message(
+				    "%s: %s: unexpected chain '%s' (%d frames, last %s)\n", what,
+				    leaf, chain, s[i].n, s[i].n ? s[i].f[s[i].n - 1].sym : "-");
 		}
 	}
 	for (size_t k = 0; k < HWT_ARRAY_SIZE(ex); k++) {
@@ -277,8 +278,8 @@ static void check_chains(struct sample *s, size_t n, const char *what, size_t mi
 		assert_true(ex[k].n >= ex[k].min);
 		assert_true(ex[k].good * 100 >= ex[k].n * 99);
 	}
-	print_message("%s: nocfi_leaf %4zu samples, %4zu marked [truncated: no CFI]\n", what,
-		      nocfi, nocfi_good);
+	print_message("%s: nocfi_leaf %4zu samples, %4zu marked [truncated: no CFI]\n", what, nocfi,
+		      nocfi_good);
 	assert_true(nocfi >= min);
 	assert_true(nocfi_good * 100 >= nocfi * 99);
 }
@@ -336,7 +337,8 @@ static void test_flame_and_report(void **state)
 		total += c;
 		if (sp && strstr(line, ";_start;__libc_start_main") &&
 		    !strncmp(sp - strlen(";main;c1;c2;c3;c4;leaf_chain"),
-			     ";main;c1;c2;c3;c4;leaf_chain", strlen(";main;c1;c2;c3;c4;leaf_chain")))
+			     ";main;c1;c2;c3;c4;leaf_chain",
+			     strlen(";main;c1;c2;c3;c4;leaf_chain")))
 			chain += c;
 	}
 	free(text);
@@ -352,7 +354,8 @@ static void test_flame_and_report(void **state)
 		double c1 = -1, leaf = -1, ch, self;
 		char name[128];
 
-		for (const char *l = r.out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		for (const char *l = r.out; l && *l;
+		     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
 			if (sscanf(l, " %lf%% %lf%% [.] %127s", &ch, &self, name) != 3)
 				continue;
 			if (!strcmp(name, "c1"))
@@ -380,8 +383,9 @@ static void compare_with_perf(const char *file, bool pipe)
 
 	snprintf(cmd, sizeof(cmd), pipe ? "-q -i - < %s" : "-q -i %s", file);
 	nh = run_script(cmd, &h, NULL);
-	hwt_test_run(&r, pipe ? "perf script -i - --no-inline < %s 2>/dev/null"
-			      : "perf script -i %s --no-inline 2>/dev/null",
+	hwt_test_run(&r,
+		     pipe ? "perf script -i - --no-inline < %s 2>/dev/null"
+			  : "perf script -i %s --no-inline 2>/dev/null",
 		     file);
 	assert_int_equal(r.status, 0);
 	np = parse(r.out, &p);
@@ -446,8 +450,9 @@ static void test_replaced_object(void **state)
 	char *err = NULL;
 
 	(void)state;
-	hwt_test_run(&r, "mkdir -p %s && cp %s %s/ && LD_LIBRARY_PATH=%s %s record -q -F 2000 "
-			 "--call-graph dwarf -o %s -- %s 0.2 lib",
+	hwt_test_run(&r,
+		     "mkdir -p %s && cp %s %s/ && LD_LIBRARY_PATH=%s %s record -q -F 2000 "
+		     "--call-graph dwarf -o %s -- %s 0.2 lib",
 		     libdir, hwt_test_prog("libunw_lib.so"), libdir, libdir, hwt_test_hwtrace(),
 		     file, hwt_test_prog("unw_prog"));
 	assert_int_equal(r.status, 0);
@@ -466,7 +471,8 @@ static void test_replaced_object(void **state)
 			if (!s[i].n || strcmp(s[i].f[0].obj, "libunw_lib.so"))
 				continue;
 			inlib++;
-			marked += s[i].n == 2 && !strcmp(s[i].f[1].sym, "[truncated: object unreadable]");
+			marked +=
+			    s[i].n == 2 && !strcmp(s[i].f[1].sym, "[truncated: object unreadable]");
 		}
 		print_message("round %d: %zu samples in the library, %zu marked\n", round, inlib,
 			      marked);
