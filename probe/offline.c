@@ -21,9 +21,58 @@
 #include "format/format.h"
 #include "pmc/pmc.h"
 #include "ptsession/ptsession.h"
+#include "unwind/unwind.h"
 
 static int odiag(struct hwt_probe_diag *diag, const struct hwt_probe_prog *prog, size_t pos,
 		 int err, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* The unwinder's view of the sampled process. */
+static int unw_find(void *ctx, uint64_t ip, struct hwt_unw_module *mod)
+{
+	struct hwt_probe_rt *rt = ctx;
+	uint64_t addr = 0;
+	bool file = false;
+	int err = prb_syms_obj_of(rt->syms, rt->unw_pid, ip, &mod->obj, &addr, &file);
+
+	if (err < 0)
+		return err;
+	mod->bias = mod->obj ? ip - addr : 0;
+	mod->unreadable = !mod->obj && file;
+	return 0;
+}
+
+/* A sample recorded with --call-graph dwarf: its user stack unwound from
+ * the CFI becomes the hit's ustack (the same unwinder as report and
+ * script). A stack the unwinder could not finish keeps the frames found. */
+static int unwind_hit(struct hwt_probe_rt *rt, const struct hwt_fmt_record *rec,
+		      struct hwt_probe_hit *hit)
+{
+	const struct hwt_fmt_sample *s = &rec->u.sample;
+	struct hwt_unw_frame fr[PRB_MAX_FRAMES];
+	struct hwt_unw_result res;
+	struct hwt_unw_regs regs;
+	struct hwt_unw_stack st;
+	int n, err;
+
+	if (!(s->type & PERF_SAMPLE_REGS_USER) || !(s->type & PERF_SAMPLE_STACK_USER) ||
+	    hwt_unw_regs_from_perf(s->regs_user_abi, s->regs_user_mask, s->regs_user, &regs) < 0)
+		return 0;
+	if (!rt->unw && (err = hwt_unw_alloc(NULL, &rt->unw)) < 0)
+		return err;
+	st.start = regs.r[HWT_UNW_RSP];
+	st.data = s->stack_user;
+	st.size = (size_t)(s->stack_user_dyn_size < s->stack_user_size ? s->stack_user_dyn_size
+								       : s->stack_user_size);
+	rt->unw_pid = hit->pid;
+	n = hwt_unw_walk(rt->unw, &regs, &st, unw_find, rt, fr, PRB_MAX_FRAMES, &res);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++)
+		rt->ustack[i] = fr[i].ip;
+	hit->stack = rt->ustack;
+	hit->stack_nr = (size_t)n;
+	return 0;
+}
 
 static int odiag(struct hwt_probe_diag *diag, const struct hwt_probe_prog *prog, size_t pos,
 		 int err, const char *fmt, ...)
@@ -193,7 +242,8 @@ int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *sessi
 						    p->info.kind == HWT_PROBE_KPROBE ||
 							p->info.kind == HWT_PROBE_KRETPROBE,
 						    &hit);
-				if ((err = hwt_probe_rt_fire(rt, i, &hit)) < 0)
+				if ((err = unwind_hit(rt, &rec, &hit)) < 0 ||
+				    (err = hwt_probe_rt_fire(rt, i, &hit)) < 0)
 					goto out;
 			}
 			break;

@@ -16,6 +16,7 @@
 #include "probe/probe.h"
 #include "report/report.h"
 #include "symbolize/symbolize.h"
+#include "unwind/unwind.h"
 
 /* Limits (documented in probe.h and docs/trace.md). */
 #define PRB_MAX_TEXT	    (1u << 20)
@@ -341,6 +342,11 @@ int prb_syms_each_map(struct prb_syms *s, const char *obj,
 				uint64_t end, uint64_t pgoff),
 		      void *ctx);
 struct hwt_sym_cache *prb_syms_cache(struct prb_syms *s);
+/* The object mapped at ip in pid, opened (NULL when it cannot be: *file
+ * then says whether the mapping names a file), and ip's object address.
+ * Returns 0 or -HWT_ENOSYM (nothing mapped there). For the unwinder. */
+int prb_syms_obj_of(struct prb_syms *s, int32_t pid, uint64_t ip, struct hwt_sym_obj **obj,
+		    uint64_t *addr, bool *file);
 
 /* ------------------------------------------------------------------------ */
 /* The runtime                                                               */
@@ -390,6 +396,11 @@ struct hwt_probe_rt {
 	/* the hit being run */
 	const struct hwt_probe_hit *hit;
 	size_t probe;
+	/* offline samples with user registers and stack (--call-graph
+	 * dwarf): their ustack is unwound from the CFI (probe/offline.c) */
+	struct hwt_unw *unw;
+	int32_t unw_pid;
+	uint64_t ustack[PRB_MAX_FRAMES];
 };
 
 #endif /* HWT_PROBE_PROBE_INT_H */

@@ -35,6 +35,7 @@ void hwt_probe_rt_free(struct hwt_probe_rt *rt)
 		for (size_t i = 0; i < rt->prog->naggs; i++)
 			hwt_rep_agg_free(rt->aggs[i]);
 	free(rt->aggs);
+	hwt_unw_free(rt->unw);
 	free(rt->str_ids);
 	free(rt->probe_ids);
 	free(rt->func_ids);

@@ -402,6 +402,35 @@ int prb_syms_each_map(struct prb_syms *s, const char *obj,
 	return 0;
 }
 
+/* Opens the region's object once. Returns whether it is open. */
+static bool region_open(struct prb_syms *s, struct region *r)
+{
+	if (!r->state) {
+		int err = hwt_sym_obj_open(s->cache, r->path, NULL, 0, &r->obj);
+
+		r->state = err < 0 ? -1 : 1;
+		if (err < 0 && r->path[0] == '/')
+			hwt_log(&s->log, HWT_LOG_DEBUG, "cannot open %s for symbols: %s", r->path,
+				hwt_strerror(err));
+	}
+	return r->state > 0;
+}
+
+int prb_syms_obj_of(struct prb_syms *s, int32_t pid, uint64_t ip, struct hwt_sym_obj **obj,
+		    uint64_t *addr, bool *file)
+{
+	struct space *sp;
+	struct region *r = ip >= KERNEL_START ? NULL : find_region(s, pid, ip, &sp);
+
+	*obj = NULL;
+	if (!r)
+		return -HWT_ENOSYM;
+	*file = r->path[0] == '/' || !strcmp(r->path, "[vdso]");
+	if (region_open(s, r) && hwt_sym_obj_map(r->obj, r->start, r->pgoff, ip, addr) == 0)
+		*obj = r->obj;
+	return 0;
+}
+
 /* The function at ip, or NULL. *object is the object's path. */
 static const char *resolve(struct prb_syms *s, int32_t pid, uint64_t ip, const char **object)
 {
@@ -432,15 +461,7 @@ static const char *resolve(struct prb_syms *s, int32_t pid, uint64_t ip, const c
 	if (!(r = find_region(s, pid, ip, &sp)))
 		return NULL;
 	*object = r->path;
-	if (!r->state) {
-		int err = hwt_sym_obj_open(s->cache, r->path, NULL, 0, &r->obj);
-
-		r->state = err < 0 ? -1 : 1;
-		if (err < 0 && r->path[0] == '/')
-			hwt_log(&s->log, HWT_LOG_DEBUG, "cannot open %s for symbols: %s", r->path,
-				hwt_strerror(err));
-	}
-	if (r->state < 0)
+	if (!region_open(s, r))
 		return NULL;
 	if (hwt_sym_obj_map(r->obj, r->start, r->pgoff, ip, &addr) < 0)
 		return NULL;

@@ -368,8 +368,12 @@ static void test_usage(void **state)
 	    {"-a -p 1", "-p and -a exclude each other"},
 	    {"-p 1 -- true", "give either -p or a command, not both"},
 	    {"-p x1", "-p takes PIDs separated by commas, not 'x1'"},
-	    {"--call-graph dwarf -- true",
-	     "--call-graph takes fp or lbr, not 'dwarf' (DWARF unwinding is not supported)"},
+	    {"--call-graph dwarf,70000 -- true",
+	     "--call-graph takes fp, dwarf[,SIZE] or lbr, not 'dwarf,70000' (SIZE: stack bytes "
+	     "per sample, a multiple of 8 up to 65528)"},
+	    {"--call-graph frames -- true",
+	     "--call-graph takes fp, dwarf[,SIZE] or lbr, not 'frames' (SIZE: stack bytes "
+	     "per sample, a multiple of 8 up to 65528)"},
 	    {"-m 0 -- true", "-m takes PAGES or SIZE[,AUX] (e.g. 256, 1M, 512K,16M), not '0'"},
 	    {"-z 30 -- true", "-z takes a level from 1 to 19"},
 	    {"-S -- true", "-S and --filter are for Intel PT (--pt)"},

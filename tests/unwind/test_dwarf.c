@@ -370,6 +370,39 @@ static void test_flame_and_report(void **state)
 	hwt_test_run_free(&r);
 }
 
+/* Offline `trace`: ustack keys come from the same unwinder. */
+static void test_trace_ustack(void **state)
+{
+	static const char *const want[] = {"unw_prog`leaf_chain", "unw_prog`c4", "unw_prog`c3",
+					   "unw_prog`c2",	  "unw_prog`c1", "unw_prog`main"};
+	struct hwt_test_run r;
+	const char *p;
+	size_t k = 0;
+
+	(void)state;
+	hwt_test_run(
+	    &r, "%s trace -i %s 'profile:hz:99 /comm == \"unw_prog\"/ { @[ustack] = count() }'",
+	    hwt_test_hwtrace(), hwt_file);
+	assert_int_equal(r.status, 0);
+	p = strstr(r.out, want[0]);
+	assert_non_null(p);
+	/* The key's frames, one a line, then (after the start frames) the
+	 * count. */
+	while (p && k < HWT_ARRAY_SIZE(want)) {
+		char line[128];
+		size_t len = strcspn(p, "\n");
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, p);
+		assert_string_equal(line, want[k]);
+		k++;
+		p = p[len] ? p + len + 1 : NULL;
+		while (p && *p == ' ')
+			p++;
+	}
+	assert_int_equal(k, HWT_ARRAY_SIZE(want));
+	hwt_test_run_free(&r);
+}
+
 /* --- perf's recordings -------------------------------------------------------- */
 
 /* hwtrace script and perf script on the same perf.data (or pipe): the same
@@ -583,9 +616,10 @@ static void test_short_stack_hint(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_script_chains),   cmocka_unit_test(test_flame_and_report),
-	    cmocka_unit_test(test_perf_recordings), cmocka_unit_test(test_replaced_object),
-	    cmocka_unit_test(test_corrupt_samples), cmocka_unit_test(test_short_stack_hint),
+	    cmocka_unit_test(test_script_chains),    cmocka_unit_test(test_flame_and_report),
+	    cmocka_unit_test(test_trace_ustack),     cmocka_unit_test(test_perf_recordings),
+	    cmocka_unit_test(test_replaced_object),  cmocka_unit_test(test_corrupt_samples),
+	    cmocka_unit_test(test_short_stack_hint),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
