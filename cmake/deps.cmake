@@ -36,6 +36,14 @@ hwt_find_plain(PFM perfmon/pfmlib_perf_event.h pfm)
 hwt_find_plain(DWARF libdwarf.h dwarf libdwarf)
 hwt_find_plain(IBERTY demangle.h iberty libiberty)
 
+# elfutils' unwinder, only for bench/bench_unwind (the engine comparison).
+if(HWT_BENCH)
+  pkg_check_modules(LIBDW IMPORTED_TARGET libdw)
+  if(LIBDW_FOUND)
+    add_library(dep::dw ALIAS PkgConfig::LIBDW)
+  endif()
+endif()
+
 if(HWT_TESTS)
   pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
   add_library(dep::cmocka ALIAS PkgConfig::CMOCKA)

@@ -6,7 +6,7 @@
 set -eu
 
 PKGS="build-essential cmake ninja-build pkg-config git
-      libpfm4-dev libipt-dev libelf-dev libdwarf-dev libzstd-dev zstd zlib1g-dev
+      libpfm4-dev libipt-dev libelf-dev libdwarf-dev libdw-dev libzstd-dev zstd zlib1g-dev
       libcapstone-dev libiberty-dev libbpf-dev libprotobuf-c-dev protobuf-c-compiler
       golang-github-google-pprof-dev
       libcmocka-dev
