@@ -287,16 +287,16 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (rec.type == PERF_RECORD_COMM) {
-			struct hwt_sym_comm_event ev = {rec.u.comm.pid, rec.u.comm.tid, rec.id.time,
-							rec.u.comm.comm,
-							(rec.misc & PERF_RECORD_MISC_COMM_EXEC) != 0};
+			struct hwt_sym_comm_event ev = {
+			    rec.u.comm.pid, rec.u.comm.tid, rec.id.time, rec.u.comm.comm,
+			    (rec.misc & PERF_RECORD_MISC_COMM_EXEC) != 0};
 
 			hwt_sym_aspace_comm(h.as, &ev);
 			continue;
 		}
 		if (rec.type != PERF_RECORD_SAMPLE || !smp->stack_user ||
-		    hwt_unw_regs_from_perf(smp->regs_user_abi, smp->regs_user_mask,
-					   smp->regs_user, &regs) < 0)
+		    hwt_unw_regs_from_perf(smp->regs_user_abi, smp->regs_user_mask, smp->regs_user,
+					   &regs) < 0)
 			continue;
 		st.start = regs.r[HWT_UNW_RSP];
 		st.data = smp->stack_user;
@@ -319,7 +319,9 @@ int main(int argc, char **argv)
 				eq = fr[i].ip == ips[i];
 			same += eq;
 			if (!eq && shown++ < 3) {
-				fprintf(stderr, "differ: sample %" PRIu64 ": hwtrace %d frames (%s), libdw %u:",
+				fprintf(stderr,
+					"differ: sample %" PRIu64
+					": hwtrace %d frames (%s), libdw %u:",
 					samples, nhw, hwt_unw_end_name(res.end), ndw);
 				for (unsigned i = 0; i < 12 && (i < ndw || (int)i < nhw); i++)
 					fprintf(stderr, " %" PRIx64 "/%" PRIx64,

@@ -7,13 +7,15 @@
  *   chain   main -> c1 -> c2 -> c3 -> c4 -> leaf_chain
  *   qsort   main -> run_qsort -> qsort (libc, its own frames) -> cmp_slow
  *   recurse main -> run_rec -> rec x5 -> leaf_rec
- *   signal  main -> victim, interrupted every 2 ms by SIGALRM:
- *           __restore_rt -> on_alarm -> sig_work (most of the time)
+ *   signal  main -> victim, interrupted every 2 ms of CPU by SIGPROF:
+ *           __restore_rt -> on_prof -> sig_work (most of the time)
  *   lib     main -> unw_lib_outer -> lib_leaf (libunw_lib.so)
  *   nocfi   main -> nocfi_leaf (assembly without CFI: the stack ends there,
  *           marked truncated)
  *
  * Usage: unw_prog SECONDS_PER_PHASE [PHASE...] (all phases by default).
+ * Phases last that much CPU time (not wall time), so that a loaded machine
+ * still gives each phase its samples.
  * Every function is noinline and does work after its call, so that
  * neither inlining nor tail calls remove a frame.
  */
@@ -35,7 +37,7 @@ static double now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -126,12 +128,12 @@ __attribute__((noinline, noclone)) static void sig_work(void)
 {
 	unsigned long x = 3;
 
-	for (unsigned long i = 0; i < 300000; i++)
+	for (unsigned long i = 0; i < 1000000; i++)
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 	sink += x;
 }
 
-__attribute__((noinline, noclone)) static void on_alarm(int sig)
+__attribute__((noinline, noclone)) static void on_prof(int sig)
 {
 	(void)sig;
 	sig_work();
@@ -194,13 +196,13 @@ int main(int argc, char **argv)
 		struct itimerval it = {{0, 2000}, {0, 2000}};
 
 		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_alarm;
-		sigaction(SIGALRM, &sa, NULL);
-		setitimer(ITIMER_REAL, &it, NULL);
+		sa.sa_handler = on_prof;
+		sigaction(SIGPROF, &sa, NULL);
+		setitimer(ITIMER_PROF, &it, NULL);
 		victim(secs);
 		memset(&it, 0, sizeof(it));
-		setitimer(ITIMER_REAL, &it, NULL);
-		signal(SIGALRM, SIG_IGN);
+		setitimer(ITIMER_PROF, &it, NULL);
+		signal(SIGPROF, SIG_IGN);
 	}
 	if (want(argc, argv, "lib"))
 		for (end = now() + secs; now() < end;)

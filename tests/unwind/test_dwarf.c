@@ -8,7 +8,7 @@
  *   leaf_chain  main c1 c2 c3 c4            (four calls)
  *   cmp_slow    main run_qsort [libc] cmp  (a comparator called by libc)
  *   leaf_rec    main run_rec rec x5         (recursion)
- *   sig_work    main victim [vdso/libc] __restore_rt on_alarm (a signal)
+ *   sig_work    main victim [vdso/libc] __restore_rt on_prof (a signal)
  *   lib_leaf    main unw_lib_outer          (libunw_lib.so)
  *   nocfi_leaf  main, but the assembly has no CFI: the stack ends there
  *               with a "[truncated: no CFI]" frame, never a guess
@@ -242,7 +242,7 @@ static void check_chains(struct sample *s, size_t n, const char *what, size_t mi
 	    {"leaf_chain", "leaf_chain c4 c3 c2 c1 main", NULL, min, 0, 0},
 	    {"cmp_slow", "cmp_slow run_qsort main", "__GI___qsort_r", min, 0, 0},
 	    {"leaf_rec", "leaf_rec rec rec rec rec rec run_rec main", NULL, min, 0, 0},
-	    {"sig_work", "sig_work on_alarm victim main", "__restore_rt", min / 3, 0, 0},
+	    {"sig_work", "sig_work on_prof victim main", "__restore_rt", min / 3, 0, 0},
 	    {"lib_leaf", "lib_leaf unw_lib_outer main", NULL, min, 0, 0},
 	};
 	size_t nocfi = 0, nocfi_good = 0;
