@@ -642,5 +642,9 @@ int unw_row_at(const struct unw_fde *fde, const struct unw_sec *sec, uint64_t pc
 		return HWT_UNW_END_BAD_CFI;
 	row->ra = (uint8_t)fde->cie.ra;
 	row->signal = fde->cie.signal;
+	row->rules = 0;
+	for (unsigned i = 0; i < HWT_UNW_NREGS; i++)
+		if (row->reg[i].kind != UNW_SAME)
+			row->rules |= 1u << i;
 	return 0;
 }

@@ -115,8 +115,9 @@ struct unw_rule {
 struct unw_row {
 	struct unw_rule cfa;
 	struct unw_rule reg[HWT_UNW_NREGS];
-	uint8_t ra;  /* return address column */
-	bool signal; /* the caller's address is exact */
+	uint32_t rules; /* bit i: reg[i] has a rule other than UNW_SAME */
+	uint8_t ra;	/* return address column */
+	bool signal;	/* the caller's address is exact */
 };
 
 /* Runs the CIE's and the FDE's instructions up to object address pc (lo <=

@@ -596,8 +596,12 @@ static int step(const struct unw_row *row, const struct hwt_unw_regs *cur,
 		return STEP_OUTERMOST;
 	if (row->reg[row->ra].kind == UNW_SAME)
 		return HWT_UNW_END_BAD_CFI; /* no rule for the return address */
-	memset(next, 0, sizeof(*next));
-	for (unsigned reg = 0; reg < HWT_UNW_NREGS; reg++) {
+	/* Registers without a rule keep their values; the others (a few per
+	 * row) are restored. */
+	*next = *cur;
+	for (uint32_t m = row->rules; m; m &= m - 1) {
+		unsigned reg = (unsigned)__builtin_ctz(m);
+
 		r = restore(&row->reg[reg], reg, cfa, cur, mem, &v, &ok);
 		/* Only the return address must be restored; another register
 		 * saved beyond the copy is just unknown from here on. */
@@ -606,6 +610,8 @@ static int step(const struct unw_row *row, const struct hwt_unw_regs *cur,
 		if (ok) {
 			next->r[reg] = v;
 			next->valid |= 1u << reg;
+		} else {
+			next->valid &= ~(1u << reg);
 		}
 	}
 	if (row->reg[HWT_UNW_RSP].kind == UNW_SAME) {
