@@ -407,7 +407,7 @@ static void test_trace_ustack(void **state)
 
 /* hwtrace script and perf script on the same perf.data (or pipe): the same
  * samples in the same order with the same frames of the program. */
-static void compare_with_perf(const char *file, bool pipe)
+static void compare_with_perf(const char *file, bool pipe, bool all_phases)
 {
 	struct hwt_test_run r;
 	struct sample *h, *p;
@@ -436,9 +436,10 @@ static void compare_with_perf(const char *file, bool pipe)
 			print_message("sample %zu: hwtrace '%s', perf '%s'\n", i, a, b);
 	}
 	print_message("%s: %zu of %zu samples with the same stack\n", file, same, nh);
-	assert_true(nh >= 200);
+	assert_true(nh >= 100);
 	assert_true(same * 100 >= nh * 99);
-	check_chains(h, nh, pipe ? "perf pipe" : file, 20);
+	if (all_phases)
+		check_chains(h, nh, pipe ? "perf pipe" : file, 20);
 	free(h);
 	free(p);
 }
@@ -446,7 +447,7 @@ static void compare_with_perf(const char *file, bool pipe)
 static void test_perf_recordings(void **state)
 {
 	const char *file = path_in("perf.data"), *zfile = path_in("perf-z.data"),
-		   *pfile = path_in("perf.pipe");
+		   *pfile = path_in("perf.pipe"), *some = "chain qsort signal";
 	struct hwt_test_run r;
 
 	(void)state;
@@ -457,17 +458,18 @@ static void test_perf_recordings(void **state)
 		hwt_test_skip("perf record --call-graph dwarf does not work here");
 	}
 	hwt_test_run_free(&r);
-	compare_with_perf(file, false);
-	hwt_test_run(&r, "perf record -q -z -F 2000 --call-graph dwarf -o %s -- %s 0.15", zfile,
-		     hwt_test_prog("unw_prog"));
+	compare_with_perf(file, false, true);
+	/* -z and the pipe: the same reader underneath; fewer phases. */
+	hwt_test_run(&r, "perf record -q -z -F 2000 --call-graph dwarf -o %s -- %s 0.1 %s", zfile,
+		     hwt_test_prog("unw_prog"), some);
 	assert_int_equal(r.status, 0);
 	hwt_test_run_free(&r);
-	compare_with_perf(zfile, false);
-	hwt_test_run(&r, "perf record -q -F 2000 --call-graph dwarf -o - -- %s 0.15 > %s",
-		     hwt_test_prog("unw_prog"), pfile);
+	compare_with_perf(zfile, false, false);
+	hwt_test_run(&r, "perf record -q -F 2000 --call-graph dwarf -o - -- %s 0.1 %s > %s",
+		     hwt_test_prog("unw_prog"), some, pfile);
 	assert_int_equal(r.status, 0);
 	hwt_test_run_free(&r);
-	compare_with_perf(pfile, true);
+	compare_with_perf(pfile, true, false);
 }
 
 /* --- damage ----------------------------------------------------------------- */
