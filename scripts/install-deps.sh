@@ -8,7 +8,7 @@ set -eu
 PKGS="build-essential cmake ninja-build pkg-config git
       libpfm4-dev libipt-dev libelf-dev libdwarf-dev libdw-dev libzstd-dev zstd zlib1g-dev
       libcapstone-dev libiberty-dev libbpf-dev libprotobuf-c-dev protobuf-c-compiler
-      golang-github-google-pprof-dev
+      golang-github-google-pprof-dev golang-go
       libcmocka-dev
       clang-14 clang-format-14 llvm-14 lld-14 libclang-rt-14-dev
       binutils elfutils linux-perf qemu-user

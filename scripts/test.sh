@@ -21,6 +21,7 @@ echo "== build (RelWithDebInfo) and test"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build -j "$jobs"
 (cd build && ctest --output-on-failure -j "$jobs")
+./scripts/skipped.sh build
 
 echo "== build with ASan+UBSan and test"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHWT_SANITIZE=ON \
@@ -29,6 +30,7 @@ ninja -C build-asan -j "$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      ctest --output-on-failure -j "$jobs" -LE "no-asan|slow")
+./scripts/skipped.sh build-asan
 
 runs=${HWT_FUZZ_RUNS:-5000}
 if [ "$runs" != 0 ]; then

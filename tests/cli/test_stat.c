@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,15 +184,12 @@ static void test_tracepoints_exact(void **state)
 	struct hwt_test_run r;
 
 	(void)state;
-	hwt_test_run(&r,
-		     "%s stat -x, -e syscalls:sys_enter_clock_nanosleep,"
-		     "sched:sched_process_exec -- %s 7 100",
-		     hwt_test_hwtrace(), hwt_test_prog("pmc_sleeper"));
-	if (r.status != 0 && hwt_test_contains(r.err, "tracefs")) {
-		hwt_test_run_free(&r);
-		hwt_test_skip("no tracefs here");
-	}
-	assert_int_equal(r.status, 0);
+	if (!hwt_test_have_tracefs())
+		hwt_test_skip("no tracefs here (not mounted, and not root to mount it)");
+	run_ok(&r,
+	       "%s stat -x, -e syscalls:sys_enter_clock_nanosleep,"
+	       "sched:sched_process_exec -- %s 7 100",
+	       hwt_test_hwtrace(), hwt_test_prog("pmc_sleeper"));
 	assert_true(csv_value(r.err, "syscalls:sys_enter_clock_nanosleep") == 7);
 	assert_true(csv_value(r.err, "sched:sched_process_exec") == 1);
 	hwt_test_run_free(&r);
@@ -397,14 +395,10 @@ static void test_multiplexing_hardware(void **state)
 	char events[1024] = "";
 
 	(void)state;
-	hwt_test_run(&r, "%s stat -x, -e instructions -- true", hwt_test_hwtrace());
-	if (r.status != 0) {
-		hwt_test_run_free(&r);
-		hwt_test_skip("no hardware counters here (instructions not supported): the "
-			      "kernel only multiplexes hardware PMUs; pmc_counters tests "
-			      "scaling with partial running time instead");
-	}
-	hwt_test_run_free(&r);
+	if (!hwt_test_have_hw_event(PERF_COUNT_HW_INSTRUCTIONS))
+		hwt_test_skip("no hardware counters here (the kernel opens no instructions "
+			      "counter): the kernel only multiplexes hardware PMUs; "
+			      "pmc_counters tests scaling with partial running time instead");
 	/* 16 hardware events: more than any PMU schedules at once. */
 	for (int i = 0; i < 16; i++)
 		strcat(events, i ? ",instructions" : "instructions");
@@ -437,11 +431,9 @@ static void test_error_not_supported(void **state)
 	struct hwt_test_run r;
 
 	(void)state;
-	hwt_test_run(&r, "%s stat -e cycles -- true", hwt_test_hwtrace());
-	if (r.status == 0) {
-		hwt_test_run_free(&r);
+	if (hwt_test_have_hw_event(PERF_COUNT_HW_CPU_CYCLES))
 		hwt_test_skip("this machine has hardware counters: cycles is supported");
-	}
+	hwt_test_run(&r, "%s stat -e cycles -- true", hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
 	assert_string_equal(r.err,
 			    "hwtrace: error: event 'cycles' is not supported on this CPU/VM (the "

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <linux/perf_event.h>
 #include <unistd.h>
 
@@ -63,29 +62,12 @@ static bool exists(const char *name)
 	return stat(p, &st) == 0;
 }
 
-static bool have_cycles(void)
-{
-	struct perf_event_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_HARDWARE;
-	a.config = PERF_COUNT_HW_CPU_CYCLES;
-	a.disabled = 1;
-	a.exclude_kernel = 1;
-	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
-	if (fd >= 0)
-		close(fd);
-	return fd >= 0;
-}
-
 static void test_event_not_supported(void **state)
 {
 	struct hwt_test_run r;
 
 	(void)state;
-	if (have_cycles())
+	if (hwt_test_have_hw_event(PERF_COUNT_HW_CPU_CYCLES))
 		hwt_test_skip("this machine has a cycles counter: nothing to refuse");
 	hwt_test_run(&r, "cd %s && %s record -e cycles -o ns.hwt -- true", dir, hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -186,6 +188,9 @@ void hwt_test_tmpdir_remove(char *dir)
 	free(dir);
 }
 
+/* Cases skipped in this program (cmocka runs them all in one process). */
+static unsigned int skipped;
+
 void hwt_test_skip(const char *fmt, ...)
 {
 	va_list ap;
@@ -195,7 +200,62 @@ void hwt_test_skip(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\n");
+	skipped++;
 	skip();
+}
+
+int hwt_test_exit_status(int failed)
+{
+	if (failed)
+		return failed;
+	if (skipped) {
+		fprintf(stderr, "SKIPPED: %u case(s) of this program (reasons above)\n", skipped);
+		return HWT_TEST_EXIT_SKIP;
+	}
+	return 0;
+}
+
+bool hwt_test_have_tool(const char *cmd)
+{
+	char line[512];
+
+	snprintf(line, sizeof(line), "%s >/dev/null 2>&1 </dev/null", cmd);
+	return system(line) == 0;
+}
+
+bool hwt_test_have_hw_event(uint64_t config)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = config;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
+}
+
+bool hwt_test_have_tracefs(void)
+{
+	struct stat st;
+
+	/* Mounted, or mountable by us (hwtrace mounts it when allowed). */
+	if (!stat("/sys/kernel/tracing/events", &st) ||
+	    !stat("/sys/kernel/debug/tracing/events", &st))
+		return true;
+	return geteuid() == 0 && !stat("/sys/kernel/tracing", &st);
+}
+
+void hwt_test_need_qemu(void)
+{
+	if (!hwt_test_have_tool("qemu-x86_64 --version"))
+		hwt_test_skip("qemu-x86_64 is not installed (Debian package qemu-user): the PT "
+			      "emulator cannot run");
 }
 
 bool hwt_test_contains(const char *text, const char *needle)

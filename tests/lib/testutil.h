@@ -42,8 +42,34 @@ const char *hwt_test_testdata(void);
 char *hwt_test_tmpdir(void);
 void hwt_test_tmpdir_remove(char *dir);
 
-/* Prints "SKIP: <reason>" to stderr and skips the current cmocka test. */
+/* Skips the current cmocka case for a reason of the environment (no PT,
+ * no hardware counters, no kprobe PMU, a tool Debian lacks), never because
+ * hwtrace failed: prints "SKIP: <reason>" to stderr and counts the case.
+ * A program that skipped a case and failed none exits 77, which ctest
+ * (SKIP_RETURN_CODE) shows as skipped, not passed. */
 void hwt_test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The program's exit status from cmocka's count of failed cases: that
+ * count, or HWT_TEST_EXIT_SKIP when cases were skipped, or 0. Every test's
+ * main returns it: cmocka_run_group_tests() below does so. */
+#define HWT_TEST_EXIT_SKIP 77
+int hwt_test_exit_status(int failed);
+#undef cmocka_run_group_tests
+#define cmocka_run_group_tests(group_tests, group_setup, group_teardown)                           \
+	hwt_test_exit_status(_cmocka_run_group_tests(                                              \
+	    #group_tests, group_tests, sizeof(group_tests) / sizeof((group_tests)[0]),             \
+	    group_setup, group_teardown))
+
+/* True when the shell command cmd (output discarded) succeeds: a tool of
+ * the environment is there ("perf --version"). */
+bool hwt_test_have_tool(const char *cmd);
+/* True when the kernel opens this PERF_TYPE_HARDWARE counter for us, asked
+ * directly (not through hwtrace, whose failure must not decide a skip). */
+bool hwt_test_have_hw_event(uint64_t config);
+/* True when tracefs is mounted, or mountable by this (root) process. */
+bool hwt_test_have_tracefs(void);
+/* Skips the case when qemu-x86_64, which the PT emulator runs, is missing. */
+void hwt_test_need_qemu(void);
 
 /* True when the text contains needle. */
 bool hwt_test_contains(const char *text, const char *needle);

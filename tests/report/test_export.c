@@ -225,8 +225,9 @@ static void test_chrome_trace(void **state)
 	hwt_test_tmpdir_remove(dir);
 }
 
-/* pprof itself reads the file, when Go is installed (golang-go; not a
- * build dependency): flat and cumulative values as hand-computed. */
+/* pprof itself reads the file (go tool pprof: golang-go, which
+ * scripts/install-deps.sh installs for this test): flat and cumulative
+ * values as hand-computed. */
 static void test_pprof_go_tool(void **state)
 {
 	char *dir = hwt_test_tmpdir();
@@ -239,7 +240,8 @@ static void test_pprof_go_tool(void **state)
 		hwt_test_run_free(&run);
 		hwt_test_tmpdir_remove(dir);
 		hwt_test_skip(
-		    "go is not installed (Debian golang-go): pprof's own reader not tried");
+		    "go is not installed (Debian golang-go; scripts/install-deps.sh installs "
+		    "it): pprof's own reader not tried");
 		return;
 	}
 	hwt_test_run_free(&run);
