@@ -323,8 +323,10 @@ struct hwt_dec_rec {
 			uint8_t branch; /* enum hwt_dec_branch */
 			uint8_t mode;
 			const struct hwt_dec_bb *bb;	   /* canonical engines: the
-							    * block (expand with
-							    * hwt_dec_bb_insns) */
+							    * cached block (NULL:
+							    * PTXED); expand any
+							    * block with
+							    * hwt_dec_block_insns */
 			const struct hwt_dec_image *image; /* code it ran */
 			const uint8_t *raw;		   /* truncated last insn bytes */
 			uint8_t raw_size;
@@ -368,6 +370,17 @@ struct hwt_dec_rec {
 		} note;
 	} u;
 };
+
+/* The instructions of a block record, of any engine: writes the addresses
+ * of its first min(n, ninsn) instructions, in the order they ran, to ips.
+ * A canonical engine's block is a cached basic block; a PTXED-engine block
+ * (libipt's) runs on across direct calls and jumps and is walked in
+ * rec->u.block.image. Every consumer of blocks expands them with this.
+ * Returns the number written: min(n, ninsn), or fewer when the walk
+ * reached code it cannot read or decode (ips[ret - 1] is that
+ * instruction's address); -HWT_EINVAL when rec is not a block record or ips
+ * is NULL with n > 0. Allocates nothing. */
+HWT_API int hwt_dec_block_insns(const struct hwt_dec_rec *rec, uint64_t *ips, size_t n);
 
 /* A consumer of records. Records arrive in decode order from the thread
  * calling hwt_dec_decode(), also when segments are decoded in parallel. A

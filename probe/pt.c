@@ -379,24 +379,19 @@ static int pt_block(struct pt_run *r, const struct hwt_dec_rec *rec, const struc
 	size_t got;
 	int err;
 
+	/* A basic block lies within [ip, end_ip]; a PTXED-engine block
+	 * (libipt's, no bb) may run across direct calls and jumps. */
 	for (size_t i = 0; i < r->nw && !any; i++)
 		any = r->w[i].kind == HWT_PROBE_FLOW_INSN && r->w[i].pid == rec->pid &&
-		      r->w[i].lo >= lo && r->w[i].lo <= hi;
-	if (!any)
+		      (!rec->u.block.bb || (r->w[i].lo >= lo && r->w[i].lo <= hi));
+	if (!any || n == 0)
 		return 0;
-	if (!rec->u.block.bb || n == 0) {
-		/* No expansion (not a cached block): its ends are known. */
-		if (pt_watched(r, HWT_PROBE_FLOW_INSN, rec->pid, lo) &&
-		    (err = pt_fire(r, rec, t, HWT_PROBE_FLOW_INSN, lo)) < 0)
-			return err;
-		if (hi != lo && pt_watched(r, HWT_PROBE_FLOW_INSN, rec->pid, hi))
-			return pt_fire(r, rec, t, HWT_PROBE_FLOW_INSN, hi);
-		return 0;
-	}
 	if ((err = grow(&r->ips, &r->ips_cap, n)) < 0)
 		return err;
 	/* A partial block ran only its first ninsn instructions. */
-	got = hwt_dec_bb_insns(rec->u.block.bb, r->ips, n);
+	if ((err = hwt_dec_block_insns(rec, r->ips, n)) < 0)
+		return err;
+	got = (size_t)err;
 	for (size_t i = 0; i < got; i++) {
 		if (pt_watched(r, HWT_PROBE_FLOW_INSN, rec->pid, r->ips[i]) &&
 		    (err = pt_fire(r, rec, t, HWT_PROBE_FLOW_INSN, r->ips[i])) < 0)

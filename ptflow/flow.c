@@ -607,30 +607,16 @@ static int stack_hit(struct hwt_ptf *ptf, uint32_t node)
 /* The instruction addresses of a block record into ptf->ips. */
 static int block_ips(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec, size_t *n)
 {
-	size_t want = rec->u.block.ninsn, got;
-	uint64_t ip = rec->u.block.ip;
-	int err;
+	size_t want = rec->u.block.ninsn;
+	int got, err;
 
 	err = ptf_grow((void **)&ptf->ips, &ptf->capips, want ? want : 1, sizeof(*ptf->ips));
 	if (err < 0)
 		return err;
-	if (rec->u.block.bb) {
-		*n = hwt_dec_bb_insns(rec->u.block.bb, ptf->ips, want);
-		return 0;
-	}
-	/* No basic block (PTXED engine): walk the code; a libipt block may
-	 * continue over a direct jump. */
-	for (got = 0; got < want;) {
-		struct hwt_dec_insn insn;
-
-		ptf->ips[got++] = ip;
-		if (got == want || !rec->u.block.image ||
-		    hwt_dec_insn_decode(rec->u.block.image, ip, rec->u.block.mode, &insn) < 0)
-			break;
-		ip = insn.branch == HWT_DEC_BR_JUMP && insn.has_target ? insn.target
-								       : ip + insn.size;
-	}
-	*n = got;
+	got = hwt_dec_block_insns(rec, ptf->ips, want);
+	if (got < 0)
+		return got;
+	*n = (size_t)got;
 	return 0;
 }
 
