@@ -102,10 +102,14 @@ const char *hwt_psys_paranoid_path(const struct hwt_psys *ps)
 	return ps && ps->paranoid[0] ? ps->paranoid : NULL;
 }
 
+extern const struct hwt_psys_backend hwt_psys_pmu_sim; /* sim.c */
+
 size_t hwt_psys_builtin_backends(const struct hwt_psys_backend *const **out)
 {
-	*out = NULL; /* the simulated PMU comes next */
-	return 0;
+	static const struct hwt_psys_backend *const own[] = {&hwt_psys_pmu_sim};
+
+	*out = own;
+	return sizeof(own) / sizeof(own[0]);
 }
 
 static int stack_backend(struct hwt_psys **ps, const struct hwt_psys_backend *b, char *errmsg,
