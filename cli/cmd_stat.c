@@ -32,6 +32,7 @@ struct stat_opts {
 	struct hwt_pmc_evlist *events;
 	struct hwt_psys *psys; /* the perf system calls (NULL: the kernel) */
 	bool user_events;
+	bool group_not_counted; /* a group never ran: the NMI watchdog hint */
 	unsigned long long repeat;
 	unsigned long long interval_ms;
 	const char *sep;
@@ -124,8 +125,8 @@ static int target_error_exit(int err, const char *msg)
 /* One run: set up the target, count, wait, and add to the aggregate. On
  * success returns 0 and *status is the command's (or 0); else an exit
  * code > 0 to return (the message is printed). */
-static int run_once(const struct stat_opts *o, struct hwt_pmc_stat *st, FILE *out,
-		    struct hwt_buf *buf, int *status)
+static int run_once(struct stat_opts *o, struct hwt_pmc_stat *st, FILE *out, struct hwt_buf *buf,
+		    int *status)
 {
 	struct hwt_coll_target_config tcfg;
 	struct hwt_pmc_counters_config ccfg;
@@ -173,7 +174,9 @@ static int run_once(const struct stat_opts *o, struct hwt_pmc_stat *st, FILE *ou
 	hwt_pmc_counters_config_init(&ccfg);
 	ccfg.logger = *hwt_cli_logger();
 	ccfg.inherit = o->inherit;
-	ccfg.skip_unsupported = !o->user_events;
+	/* As perf stat: an event that cannot be opened is <not supported>,
+	 * with its reason, and the others count. */
+	ccfg.skip_unsupported = true;
 	/* Test seam: the perf_event_paranoid file the explanations quote. */
 	ccfg.paranoid_path = hwt_cli_paranoid_path(o->psys);
 	ccfg.psys = o->psys;
@@ -192,6 +195,15 @@ static int run_once(const struct stat_opts *o, struct hwt_pmc_stat *st, FILE *ou
 	if (err < 0) {
 		hwt_cli_error("%s", msg[0] ? msg : hwt_strerror(err));
 		goto out;
+	}
+	if (o->user_events) {
+		for (size_t i = 0; i < nev; i++) {
+			const char *why = hwt_pmc_counters_why(ctr, i);
+
+			if (why[0])
+				hwt_cli_warn("%s: <not supported>: %s",
+					     hwt_pmc_evlist_event(o->events, i)->name, why);
+		}
 	}
 	if (o->system && (err = hwt_pmc_counters_enable(ctr)) < 0) {
 		hwt_cli_error("cannot enable the counters: %s", hwt_strerror(err));
@@ -246,6 +258,13 @@ static int run_once(const struct stat_opts *o, struct hwt_pmc_stat *st, FILE *ou
 	if ((err = hwt_pmc_counters_read(ctr, counts, nev)) < 0) {
 		hwt_cli_error("cannot read the counters: %s", hwt_strerror(err));
 		goto out;
+	}
+	for (size_t i = 0; i < nev; i++) {
+		const struct hwt_pmc_event *ev = hwt_pmc_evlist_event(o->events, i);
+		const struct hwt_pmc_event *l = hwt_pmc_evlist_event(o->events, (size_t)ev->leader);
+
+		if ((counts[i].flags & HWT_PMC_COUNT_NOT_COUNTED) && l->nr_members > 1)
+			o->group_not_counted = true;
 	}
 	hwt_coll_target_rusage(t, &user_s, &sys_s);
 	hwt_pmc_stat_add_run(st, counts, nev, now_s() - t0, user_s, sys_s);
@@ -434,6 +453,14 @@ int hwt_cmd_stat(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* perf's hint: the watchdog's pinned cycles event holds a counter on
+	 * every CPU, which a full group then lacks. */
+	if (o.group_not_counted && !o.sep &&
+	    hwt_pmc_nmi_watchdog(hwt_psys_procfs_root(o.psys)) == 1)
+		fprintf(out, "Some events weren't counted. Try disabling the NMI watchdog:\n"
+			     "\techo 0 > /proc/sys/kernel/nmi_watchdog\n"
+			     "\thwtrace stat ...\n"
+			     "\techo 1 > /proc/sys/kernel/nmi_watchdog\n");
 	rc = status;
 out:
 	if (out != stderr && fclose(out) != 0 && rc == 0) {

@@ -71,7 +71,8 @@ static bool covers(const struct sim_pmu *p, int cpu)
 
 static bool hybrid(const struct sim *s, const struct sim_pmu *p)
 {
-	return p->m->kind == SIM_CORE && (p->first != s->cpus[0] || p->last != s->cpus[s->ncpus - 1]);
+	return p->m->kind == SIM_CORE &&
+	       (p->first != s->cpus[0] || p->last != s->cpus[s->ncpus - 1]);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -514,9 +515,9 @@ static int sim_event_open(struct hwt_psys *ps, struct perf_event_attr *attr, int
 		}
 		if ((attr->sample_type & PERF_SAMPLE_BRANCH_STACK) && !p->m->lbr)
 			return -EOPNOTSUPP;
-		if ((err = core_event(s, p, type == PERF_TYPE_RAW || p->m->kind == SIM_IBS
-						    ? PERF_TYPE_RAW
-						    : type,
+		if ((err = core_event(s, p,
+				      type == PERF_TYPE_RAW || p->m->kind == SIM_IBS ? PERF_TYPE_RAW
+										     : type,
 				      config, &e.rate, &e.fixed, &e.fixed_only)) < 0)
 			return err;
 		/* User space runs 80% of the cycles; a guest adds a quarter to
@@ -669,8 +670,8 @@ static int sim_create(struct hwt_psys **inout, const char *value, char *errmsg, 
 		if (!strcmp(k->name, value))
 			m = k;
 	if (!m) {
-		snprintf(errmsg, len, "HWT_PMU_SIM=%s: no such simulated machine; use skl, adl or amd",
-			 value);
+		snprintf(errmsg, len,
+			 "HWT_PMU_SIM=%s: no such simulated machine; use skl, adl or amd", value);
 		return -HWT_EINVAL;
 	}
 	if (!(s = calloc(1, sizeof(*s))))
@@ -683,10 +684,11 @@ static int sim_create(struct hwt_psys **inout, const char *value, char *errmsg, 
 		long v = strtol(env, &end, 10);
 
 		if (*end || v < -1 || v > 4) {
-			snprintf(errmsg, len,
-				 "HWT_PMU_SIM_PARANOID=%s: give a perf_event_paranoid level from -1 "
-				 "to 4",
-				 env);
+			snprintf(
+			    errmsg, len,
+			    "HWT_PMU_SIM_PARANOID=%s: give a perf_event_paranoid level from -1 "
+			    "to 4",
+			    env);
 			free(s);
 			return -HWT_EINVAL;
 		}

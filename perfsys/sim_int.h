@@ -38,10 +38,10 @@ struct sim_pmu_model {
 	const char *name; /* as in sysfs */
 	enum sim_kind kind;
 	enum sim_cpus cpus;
-	int ngp, nfixed;  /* general and fixed counters per CPU */
-	int max_precise;  /* 0: no PEBS */
-	bool lbr;	  /* branch stacks */
-	double ghz, ipc;  /* cycles per ns; instructions per cycle */
+	int ngp, nfixed; /* general and fixed counters per CPU */
+	int max_precise; /* 0: no PEBS */
+	bool lbr;	 /* branch stacks */
+	double ghz, ipc; /* cycles per ns; instructions per cycle */
 	/* System PMUs: their events' rates (the events are in sysfs). */
 	struct sim_event_rate rates[4];
 };

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 /* RAPL counts in units of 2^-32 J (the scale in sysfs): W -> counts/ns. */
-#define RAPL_PER_NS(watts) ((watts) * 4294967296.0 / 1e9)
+#define RAPL_PER_NS(watts) ((watts)*4294967296.0 / 1e9)
 /* IMC counts 64-byte lines (scale 6.103515625e-5 MiB): MiB/s -> per ns. */
 #define IMC_PER_NS(mib_s) ((mib_s) / 6.103515625e-5 / 1e9)
 
@@ -77,16 +77,7 @@ const struct sim_model hwt_sim_models[] = {
 	 {"cpu", SIM_CORE, SIM_CPUS_ALL, 6, 0, 0, false, 3.5, 1.5, {{0}}},
 	 {"ibs_op", SIM_IBS, SIM_CPUS_ALL, 1, 0, 2, false, 3.5, 1.5, {{0}}},
 	 {"ibs_fetch", SIM_IBS, SIM_CPUS_ALL, 1, 0, 0, false, 3.5, 1.5, {{0}}},
-	 {"power",
-	  SIM_SYSTEM,
-	  SIM_CPUS_ALL,
-	  1,
-	  0,
-	  0,
-	  false,
-	  0,
-	  0,
-	  {{0x02, RAPL_PER_NS(35.0)}}},
+	 {"power", SIM_SYSTEM, SIM_CPUS_ALL, 1, 0, 0, false, 0, 0, {{0x02, RAPL_PER_NS(35.0)}}},
      }},
     {NULL, NULL, false, {{0}}},
 };
@@ -280,10 +271,11 @@ int hwt_sim_tree_build(struct sim *s, const char *dir, char *errmsg, size_t len)
 	if (snprintf(src, sizeof(src), "%s/%s", dir, s->model->name) >= (int)sizeof(src))
 		return fail(-ENAMETOOLONG, errmsg, len, "bad folder '%s'", dir);
 	if ((err = copy_tree(src, s->sysfs)) < 0)
-		return fail(err, errmsg, len,
-			    "cannot read the simulated machine's sysfs tree %s (set HWT_PMU_SIM_DIR "
-			    "to hwtrace's perfsys/sim folder)",
-			    src);
+		return fail(
+		    err, errmsg, len,
+		    "cannot read the simulated machine's sysfs tree %s (set HWT_PMU_SIM_DIR "
+		    "to hwtrace's perfsys/sim folder)",
+		    src);
 
 	/* The online CPUs are this machine's. */
 	if (read_text("/sys/devices/system/cpu/online", text, sizeof(text)) < 0)

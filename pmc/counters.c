@@ -12,10 +12,13 @@
 #include "pmc/pmc_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct hwt_pmc_counters {
@@ -23,11 +26,12 @@ struct hwt_pmc_counters {
 	struct hwt_logger logger;
 	struct hwt_psys *psys;
 	size_t nev, ncpu, nthr;
-	int *cpus;	 /* ncpu entries (-1 for "any") */
-	int *tids;	 /* nthr entries (-1 for "all") */
-	int *fds;	 /* [ev][cpu][thr] */
-	uint32_t *flags; /* per event: HWT_PMC_COUNT_NOT_SUPPORTED / USER_ONLY */
-	bool *gone;	 /* per thread: exited before we opened */
+	int *cpus;	  /* ncpu entries (-1 for "any") */
+	int *tids;	  /* nthr entries (-1 for "all") */
+	int *fds;	  /* [ev][cpu][thr] */
+	uint32_t *flags;  /* per event: HWT_PMC_COUNT_NOT_SUPPORTED / USER_ONLY */
+	bool *gone;	  /* per thread: exited before we opened */
+	char (*why)[320]; /* per event: why it is not supported */
 	size_t nr_fds;
 };
 
@@ -56,6 +60,11 @@ size_t hwt_pmc_counters_nr_fds(const struct hwt_pmc_counters *ctr)
 	return ctr ? ctr->nr_fds : 0;
 }
 
+const char *hwt_pmc_counters_why(const struct hwt_pmc_counters *ctr, size_t ev)
+{
+	return ctr && ev < ctr->nev ? ctr->why[ev] : "";
+}
+
 void hwt_pmc_counters_close(struct hwt_pmc_counters *ctr)
 {
 	if (!ctr)
@@ -71,6 +80,7 @@ void hwt_pmc_counters_close(struct hwt_pmc_counters *ctr)
 	free(ctr->tids);
 	free(ctr->flags);
 	free(ctr->gone);
+	free(ctr->why);
 	free(ctr);
 }
 
@@ -90,44 +100,263 @@ int hwt_pmc_paranoid_needed(const struct perf_event_attr *attr, int pid, int cpu
 	return 2;
 }
 
+/* What the machine's sysfs says of the event's PMU, for explanations. */
+struct pmu_facts {
+	bool core_pmu;	 /* cpu, cpu_core or cpu_atom exists */
+	bool hybrid;	 /* cpu_core and cpu_atom */
+	bool amd_ibs;	 /* ibs_op exists */
+	bool vm;	 /* /proc/cpuinfo has the hypervisor flag */
+	int max_precise; /* caps/max_precise of the core PMU (-1: unknown) */
+	char core[32];	 /* the core PMU's name */
+};
+
+static bool sysfs_has(const char *root, const char *rel)
+{
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s", root ? root : "/sys", rel);
+	return stat(path, &st) == 0;
+}
+
+static void pmu_facts(const struct hwt_pmc_open_error *oe, struct pmu_facts *f)
+{
+	static const char *const cores[] = {"cpu_core", "cpu", "cpu_atom"};
+	char path[4096], text[4096];
+	FILE *fp;
+
+	memset(f, 0, sizeof(*f));
+	f->max_precise = -1;
+	for (size_t i = 0; i < sizeof(cores) / sizeof(cores[0]) && !f->core_pmu; i++) {
+		if (sysfs_has(oe->sysfs_root, cores[i])) {
+			f->core_pmu = true;
+			snprintf(f->core, sizeof(f->core), "%s", cores[i]);
+		}
+	}
+	f->hybrid = sysfs_has(oe->sysfs_root, "cpu_core") && sysfs_has(oe->sysfs_root, "cpu_atom");
+	f->amd_ibs = sysfs_has(oe->sysfs_root, "ibs_op");
+	if (f->core_pmu) {
+		snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s/caps/max_precise",
+			 oe->sysfs_root ? oe->sysfs_root : "/sys", f->core);
+		if (hwt_pmc_read_text(path, text, sizeof(text)) > 0)
+			f->max_precise = atoi(text);
+	}
+	snprintf(path, sizeof(path), "%s/cpuinfo", oe->procfs_root ? oe->procfs_root : "/proc");
+	if ((fp = fopen(path, "r"))) {
+		while (fgets(text, sizeof(text), fp)) {
+			if (!strncmp(text, "flags", 5)) {
+				f->vm = strstr(text, " hypervisor") != NULL;
+				break;
+			}
+		}
+		fclose(fp);
+	}
+}
+
 void hwt_pmc_explain_open_error(char *buf, size_t len, int err, const struct hwt_pmc_event *ev,
 				int pid, int cpu, int paranoid, size_t fds_needed)
 {
+	struct hwt_pmc_open_error oe;
+
+	memset(&oe, 0, sizeof(oe));
+	oe.size = sizeof(oe);
+	oe.err = err;
+	oe.ev = ev;
+	oe.pid = pid;
+	oe.cpu = cpu;
+	oe.paranoid = paranoid;
+	oe.fds_needed = fds_needed;
+	hwt_pmc_explain(buf, len, &oe);
+}
+
+int hwt_pmc_nmi_watchdog(const char *procfs_root)
+{
+	char path[4096], text[16];
+	int n;
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/nmi_watchdog",
+		 procfs_root ? procfs_root : "/proc");
+	n = hwt_pmc_read_text(path, text, sizeof(text));
+	if (n < 0)
+		return n;
+	return atoi(text) != 0;
+}
+
+/* EINVAL, EOPNOTSUPP, ENOENT...: what about this event the kernel refused. */
+static void explain_unsupported(char *buf, size_t len, const struct hwt_pmc_open_error *oe,
+				const struct perf_event_attr *a, const char *name)
+{
+	const struct hwt_pmc_event *ev = oe->ev;
+	bool sampling = a->sample_period != 0;
+	int e = -oe->err;
+	struct pmu_facts f;
+
+	pmu_facts(oe, &f);
+	if (ev && ev->system_pmu && (oe->cpu < 0 || e == EINVAL)) {
+		if (oe->cpu < 0)
+			snprintf(
+			    buf, len,
+			    "'%s' is an event of the %s PMU, which counts the whole package for "
+			    "every task: it cannot count one task; count it system-wide with -a",
+			    name, ev->pmu);
+		else if (sampling)
+			snprintf(
+			    buf, len,
+			    "'%s' cannot sample: the %s PMU has no interrupt per event; count it "
+			    "with 'hwtrace stat -a'",
+			    name, ev->pmu);
+		else if (a->exclude_user || a->exclude_kernel || a->exclude_hv || a->exclude_idle)
+			snprintf(buf, len,
+				 "'%s': the %s PMU counts every privilege level at once; drop the "
+				 ":u/:k/:h/:I modifiers",
+				 name, ev->pmu);
+		else
+			snprintf(
+			    buf, len,
+			    "the kernel rejected '%s' (invalid argument): check its terms against "
+			    "%s/bus/event_source/devices/%s/events",
+			    name, oe->sysfs_root ? oe->sysfs_root : "/sys", ev->pmu);
+		return;
+	}
+	if (f.amd_ibs && a->precise_ip && e == EINVAL &&
+	    (a->exclude_user || a->exclude_kernel || a->exclude_hv)) {
+		snprintf(buf, len,
+			 "'%s': on AMD, precise cycles (:p) are taken by IBS, which cannot filter "
+			 "privilege levels (no :u or :k, and no user-space-only fallback under "
+			 "perf_event_paranoid 2); drop the modifiers and run as root, or drop :p",
+			 name);
+		return;
+	}
+	if (a->precise_ip && e == EOPNOTSUPP) {
+		if (f.max_precise >= 0)
+			snprintf(
+			    buf, len,
+			    "'%s' asks for precise level %u but this CPU's PMU (%s) supports up "
+			    "to %d (caps/max_precise); use :%.*s or :P (the highest that works)",
+			    name, (unsigned)a->precise_ip, f.core, f.max_precise,
+			    f.max_precise > 0 ? f.max_precise : 1, "ppp");
+		else
+			snprintf(buf, len,
+				 "'%s' asks for precise level %u, which this CPU does not support; "
+				 "drop the p modifiers or use :P (the highest that works)",
+				 name, (unsigned)a->precise_ip);
+		return;
+	}
+	if (a->precise_ip && !sampling && e == EINVAL) {
+		snprintf(
+		    buf, len,
+		    "'%s': precise modifiers (:p) are for sampling (PEBS/IBS); count the event "
+		    "without them (hwtrace record takes them)",
+		    name);
+		return;
+	}
+	if ((a->sample_type & PERF_SAMPLE_BRANCH_STACK) && (e == EOPNOTSUPP || e == ENOENT)) {
+		snprintf(buf, len,
+			 "'%s': this CPU has no branch stack (LBR) the kernel can use; use "
+			 "--call-graph fp",
+			 name);
+		return;
+	}
+	if (e == EINVAL && ev && ev->leader >= 0 && ev->nr_members == 0) {
+		snprintf(buf, len,
+			 "'%s' cannot join its group: the group needs more counters than the PMU "
+			 "has, or mixes PMUs; split the group, or make it weak with :W",
+			 name);
+		return;
+	}
+	if (e == EINVAL) {
+		snprintf(buf, len,
+			 "the kernel rejected event '%s' (invalid argument): its encoding or "
+			 "modifiers do not fit %s; check it with 'hwtrace list'",
+			 name, f.core_pmu ? "this CPU's PMU" : "this machine");
+		return;
+	}
+	if (!f.core_pmu && (a->type == PERF_TYPE_HARDWARE || a->type == PERF_TYPE_HW_CACHE ||
+			    a->type == PERF_TYPE_RAW)) {
+		if (f.vm)
+			snprintf(
+			    buf, len,
+			    "event '%s' is not supported on this CPU/VM: this virtual machine "
+			    "exposes no hardware counters (no virtual PMU); enable one in the "
+			    "hypervisor (KVM/QEMU: -cpu host; VMware: virtualize CPU performance "
+			    "counters) or pick a software event from 'hwtrace list'",
+			    name);
+		else
+			snprintf(
+			    buf, len,
+			    "event '%s' is not supported on this CPU: the kernel has no PMU "
+			    "driver for it (no cpu PMU in /sys/bus/event_source/devices); pick a "
+			    "software event from 'hwtrace list'",
+			    name);
+		return;
+	}
+	if (f.hybrid && oe->cpu >= 0 && ev && !ev->pmu[0])
+		snprintf(buf, len,
+			 "event '%s' names no core PMU and CPU %d is not a %s CPU (a hybrid CPU); "
+			 "name the PMU: cpu_core/%s/ or cpu_atom/%s/",
+			 name, oe->cpu, f.core, name, name);
+	else
+		snprintf(buf, len,
+			 "event '%s' is not supported by this CPU's PMU (%s%s): the kernel has no "
+			 "such event here; pick another event from 'hwtrace list'",
+			 name,
+			 ev && ev->pmu[0] ? ev->pmu
+			 : f.core_pmu	  ? f.core
+					  : "none",
+			 f.vm ? ", in a VM whose virtual PMU may expose fewer events" : "");
+}
+
+void hwt_pmc_explain(char *buf, size_t len, const struct hwt_pmc_open_error *oe)
+{
+	const struct hwt_pmc_event *ev = oe->ev;
+	const struct perf_event_attr *a = oe->attr ? oe->attr : ev ? &ev->attr : NULL;
 	const char *name = ev ? ev->name : "?";
+	const char *verb = oe->verb ? oe->verb : "count";
+	int pid = oe->pid, cpu = oe->cpu, paranoid = oe->paranoid;
+	struct perf_event_attr none;
 	char where[64];
 
+	if (!len)
+		return;
+	if (!a) {
+		memset(&none, 0, sizeof(none));
+		a = &none;
+	}
 	if (pid == -1 && cpu >= 0)
 		snprintf(where, sizeof(where), "system-wide on CPU %d", cpu);
 	else
 		snprintf(where, sizeof(where), "for thread %d", pid);
 
-	switch (-err) {
+	switch (-oe->err) {
 	case EACCES:
 	case EPERM: {
-		int need = ev ? hwt_pmc_paranoid_needed(&ev->attr, pid, cpu) : 2;
+		int need = hwt_pmc_paranoid_needed(a, pid, cpu);
 		const char *what = need <= 0   ? "system-wide counting"
 				   : need == 1 ? "counting kernel space"
 					       : "counting";
 
 		if (paranoid != INT_MIN && paranoid > need) {
+			/* ':u' helps only at level 2; Debian's 3 refuses all. */
 			snprintf(
 			    buf, len,
-			    "cannot count '%s' %s: %s needs perf_event_paranoid <= %d but it is "
-			    "%d; run as root (or with CAP_PERFMON) or set it with 'sysctl -w "
+			    "cannot %s '%s' %s: %s needs perf_event_paranoid <= %d but it is "
+			    "%d%s; run as root (or with CAP_PERFMON) or set it with 'sysctl -w "
 			    "kernel.perf_event_paranoid=%d'%s",
-			    name, where, what, need, paranoid, need,
-			    need == 1 ? ", or count user space only with ':u'" : "");
+			    verb, name, where, what, need, paranoid,
+			    paranoid >= 3 ? " (no use without CAP_PERFMON at all)" : "", need,
+			    need == 1 && paranoid == 2 ? ", or count user space only with ':u'"
+						       : "");
 		} else if (pid > 0) {
 			snprintf(
 			    buf, len,
-			    "cannot count '%s' %s: permission denied (the process belongs to "
+			    "cannot %s '%s' %s: permission denied (the process belongs to "
 			    "another user, or ptrace is restricted); run as its owner or as root",
-			    name, where);
+			    verb, name, where);
 		} else {
 			snprintf(buf, len,
-				 "cannot count '%s' %s: permission denied; run as root or with "
+				 "cannot %s '%s' %s: permission denied; run as root or with "
 				 "CAP_PERFMON",
-				 name, where);
+				 verb, name, where);
 		}
 		return;
 	}
@@ -135,11 +364,8 @@ void hwt_pmc_explain_open_error(char *buf, size_t len, int err, const struct hwt
 	case EOPNOTSUPP:
 	case ENODEV:
 	case ENXIO:
-		snprintf(buf, len,
-			 "event '%s' is not supported on this CPU/VM (the kernel has no counter "
-			 "for it here, e.g. a VM without a virtual PMU); pick another event from "
-			 "'hwtrace list' or run on a machine that exposes it",
-			 name);
+	case EINVAL:
+		explain_unsupported(buf, len, oe, a, name);
 		return;
 	case ESRCH:
 		snprintf(buf, len,
@@ -158,7 +384,7 @@ void hwt_pmc_explain_open_error(char *buf, size_t len, int err, const struct hwt
 			 "too many open files: counting needs %zu file descriptors besides those "
 			 "already open and the limit is %llu; raise it with 'ulimit -n %zu' or "
 			 "count fewer events or CPUs",
-			 fds_needed, lim, fds_needed + 64);
+			 oe->fds_needed, lim, oe->fds_needed + 64);
 		return;
 	}
 	case EBUSY:
@@ -167,21 +393,18 @@ void hwt_pmc_explain_open_error(char *buf, size_t len, int err, const struct hwt
 			 "it and retry",
 			 name);
 		return;
-	case EINVAL:
-		snprintf(buf, len,
-			 "the kernel rejected event '%s' (invalid argument): check its modifiers "
-			 "and terms, or pick another event from 'hwtrace list'",
-			 name);
-		return;
 	default:
-		snprintf(buf, len, "cannot count '%s' %s: %s", name, where, hwt_strerror(err));
+		snprintf(buf, len, "cannot %s '%s' %s: %s", verb, name, where,
+			 hwt_strerror(oe->err));
 		return;
 	}
 }
 
+/* perf stat's stat_handle_error: these mean "not supported here" (the
+ * event, its modifiers or its group), not a failure of the whole run. */
 static bool unsupported_errno(int e)
 {
-	return e == ENOENT || e == EOPNOTSUPP || e == ENODEV || e == ENXIO;
+	return e == ENOENT || e == EOPNOTSUPP || e == ENODEV || e == ENXIO || e == EINVAL;
 }
 
 /* Raises the soft descriptor limit to the hard one (perf does the same on
@@ -224,46 +447,60 @@ static void close_event(struct hwt_pmc_counters *c, size_t ev)
 	}
 }
 
-static int explain(const struct hwt_pmc_counters_config *cfg, struct hwt_pmc_counters *c, int err,
-		   size_t ev, int pid, int cpu)
+static int explain_into(const struct hwt_pmc_counters_config *cfg, struct hwt_pmc_counters *c,
+			char *buf, size_t len, int err, size_t ev,
+			const struct perf_event_attr *attr, int pid, int cpu)
 {
-	int paranoid = INT_MIN;
+	struct hwt_pmc_open_error oe;
 
-	if (!cfg->errmsg || !cfg->errmsg_len)
+	if (!buf || !len)
 		return err;
-	if (hwt_pmc_paranoid_read(cfg->paranoid_path, &paranoid) < 0)
-		paranoid = INT_MIN;
-	hwt_pmc_explain_open_error(cfg->errmsg, cfg->errmsg_len, err,
-				   hwt_pmc_evlist_event(c->list, ev), pid, cpu, paranoid,
-				   c->nev * c->ncpu * c->nthr);
+	memset(&oe, 0, sizeof(oe));
+	oe.size = sizeof(oe);
+	oe.err = err;
+	oe.ev = hwt_pmc_evlist_event(c->list, ev);
+	oe.attr = attr;
+	oe.pid = pid;
+	oe.cpu = cpu;
+	if (hwt_pmc_paranoid_read(cfg->paranoid_path, &oe.paranoid) < 0)
+		oe.paranoid = INT_MIN;
+	oe.fds_needed = c->nev * c->ncpu * c->nthr;
+	oe.sysfs_root =
+	    c->list->cfg.sysfs_root ? c->list->cfg.sysfs_root : hwt_psys_sysfs_root(cfg->psys);
+	oe.procfs_root = hwt_psys_procfs_root(cfg->psys);
+	hwt_pmc_explain(buf, len, &oe);
 	return err;
 }
 
 /* Opens event e on (cpu index ci, thread index ti). Returns the fd or
- * -errno, after the user-space-only fallback. */
+ * -errno, after the user-space-only fallback and :P's precise levels;
+ * *tried gets the attribute of the last attempt. */
 static int open_one(struct hwt_pmc_counters *c, const struct hwt_pmc_counters_config *cfg, size_t e,
-		    size_t ci, size_t ti)
+		    size_t ci, size_t ti, bool solo, struct perf_event_attr *tried)
 {
 	const struct hwt_pmc_event *ev = hwt_pmc_evlist_event(c->list, e);
-	struct perf_event_attr attr = ev->attr;
-	bool leader = ev->leader == (int)e;
+	struct perf_event_attr *attr = tried;
+	bool leader = ev->leader == (int)e || solo;
 	int group_fd = leader ? -1 : *fdp(c, (size_t)ev->leader, ci, ti);
 	bool raised = false;
 
+	*attr = ev->attr;
 	if (!leader && group_fd < 0)
 		return -ENOENT; /* the leader is not supported */
-	attr.size = sizeof(attr);
-	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-	attr.inherit = cfg->inherit && c->tids[ti] != -1 ? 1 : 0;
+	attr->size = sizeof(*attr);
+	attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	attr->inherit = cfg->inherit && c->tids[ti] != -1 ? 1 : 0;
 	/* Only leaders start disabled: members follow their leader. */
-	attr.disabled = leader && (cfg->start_disabled || cfg->enable_on_exec);
-	attr.enable_on_exec = leader && cfg->enable_on_exec;
+	attr->disabled = leader && (cfg->start_disabled || cfg->enable_on_exec);
+	attr->enable_on_exec = leader && cfg->enable_on_exec;
+	if (!leader)
+		attr->pinned = attr->exclusive = 0;
 	if (c->flags[e] & HWT_PMC_COUNT_USER_ONLY) {
-		attr.exclude_kernel = 1;
-		attr.exclude_hv = 1;
+		attr->exclude_kernel = 1;
+		attr->exclude_hv = 1;
 	}
 	for (;;) {
-		int fd = hwt_psys_event_open(c->psys, &attr, c->tids[ti], c->cpus[ci], group_fd,
+		int fd = hwt_psys_event_open(c->psys, attr, c->tids[ti], c->cpus[ci], group_fd,
 					     PERF_FLAG_FD_CLOEXEC);
 		int paranoid;
 
@@ -274,13 +511,19 @@ static int open_one(struct hwt_pmc_counters *c, const struct hwt_pmc_counters_co
 			if (raise_nofile())
 				continue;
 		}
+		/* :P: the highest precise level that opens (a counting event
+		 * opens with none). */
+		if ((fd == -EOPNOTSUPP || fd == -EINVAL) && ev->precise_max && attr->precise_ip) {
+			attr->precise_ip--;
+			continue;
+		}
 		/* perf's fallback: with perf_event_paranoid 2 an unprivileged
 		 * user may count user space only; do that unless the user
 		 * asked for privilege levels, and say so in the output. */
-		if ((fd == -EACCES || fd == -EPERM) && !attr.exclude_kernel && !ev->user_mods &&
-		    hwt_pmc_paranoid_read(cfg->paranoid_path, &paranoid) == 0 && paranoid >= 2) {
-			attr.exclude_kernel = 1;
-			attr.exclude_hv = 1;
+		if ((fd == -EACCES || fd == -EPERM) && !attr->exclude_kernel && !ev->user_mods &&
+		    hwt_pmc_paranoid_read(cfg->paranoid_path, &paranoid) == 0 && paranoid == 2) {
+			attr->exclude_kernel = 1;
+			attr->exclude_hv = 1;
 			c->flags[e] |= HWT_PMC_COUNT_USER_ONLY;
 			hwt_log(&c->logger, HWT_LOG_DEBUG,
 				"%s: perf_event_paranoid is %d, counting user space only", ev->name,
@@ -291,6 +534,23 @@ static int open_one(struct hwt_pmc_counters *c, const struct hwt_pmc_counters_co
 	}
 }
 
+/* Marks event e not supported with its reason and closes what it opened. */
+static void not_supported(struct hwt_pmc_counters *c, size_t e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void not_supported(struct hwt_pmc_counters *c, size_t e, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->why[e], sizeof(c->why[e]), fmt, ap);
+	va_end(ap);
+	hwt_log(&c->logger, HWT_LOG_DEBUG, "%s: not supported: %s",
+		hwt_pmc_evlist_event(c->list, e)->name, c->why[e]);
+	c->flags[e] |= HWT_PMC_COUNT_NOT_SUPPORTED;
+	close_event(c, e);
+}
+
 int hwt_pmc_counters_open(struct hwt_pmc_counters **out, const struct hwt_pmc_evlist *list,
 			  const int *tids, size_t ntids, const int *cpus, size_t ncpus,
 			  const struct hwt_pmc_counters_config *cfg)
@@ -298,6 +558,7 @@ int hwt_pmc_counters_open(struct hwt_pmc_counters **out, const struct hwt_pmc_ev
 	struct hwt_pmc_counters_config dcfg;
 	struct hwt_pmc_counters *c;
 	size_t total, alive;
+	bool *solo = NULL;
 	int err;
 
 	*out = NULL;
@@ -338,7 +599,9 @@ int hwt_pmc_counters_open(struct hwt_pmc_counters **out, const struct hwt_pmc_ev
 	c->fds = malloc(total * sizeof(int));
 	c->flags = calloc(c->nev, sizeof(uint32_t));
 	c->gone = calloc(c->nthr, sizeof(bool));
-	if (!c->cpus || !c->tids || !c->fds || !c->flags || !c->gone)
+	c->why = calloc(c->nev, sizeof(*c->why));
+	solo = calloc(c->nev, sizeof(bool));
+	if (!c->cpus || !c->tids || !c->fds || !c->flags || !c->gone || !c->why || !solo)
 		goto error;
 	for (size_t i = 0; i < c->ncpu; i++)
 		c->cpus[i] = cpus && ncpus ? cpus[i] : -1;
@@ -351,11 +614,34 @@ int hwt_pmc_counters_open(struct hwt_pmc_counters **out, const struct hwt_pmc_ev
 	for (size_t ti = 0; ti < c->nthr; ti++) {
 		for (size_t ci = 0; ci < c->ncpu && !c->gone[ti]; ci++) {
 			for (size_t e = 0; e < c->nev; e++) {
+				const struct hwt_pmc_event *ev = hwt_pmc_evlist_event(list, e);
+				struct perf_event_attr tried;
+				char why[sizeof(c->why[0])];
 				int fd;
 
 				if (c->flags[e] & HWT_PMC_COUNT_NOT_SUPPORTED)
 					continue;
-				fd = open_one(c, cfg, e, ci, ti);
+				/* A PMU that counts on some CPUs only (hybrid core
+				 * PMUs, system PMUs on their cpumask CPU) is opened
+				 * there only: elsewhere the kernel would refuse it
+				 * or, for system PMUs, count the package again. */
+				if (c->cpus[ci] >= 0 && !hwt_pmc_event_on_cpu(ev, c->cpus[ci]))
+					continue;
+				if (ev->system_pmu && c->cpus[ci] < 0 && cfg->skip_unsupported) {
+					explain_into(cfg, c, why, sizeof(why), -EINVAL, e, NULL,
+						     c->tids[ti], -1);
+					not_supported(c, e, "%s", why);
+					continue;
+				}
+				if (ev->leader != (int)e && !solo[e] &&
+				    (c->flags[ev->leader] & HWT_PMC_COUNT_NOT_SUPPORTED) &&
+				    cfg->skip_unsupported) {
+					not_supported(
+					    c, e, "its group leader '%s' is not supported",
+					    hwt_pmc_evlist_event(list, (size_t)ev->leader)->name);
+					continue;
+				}
+				fd = open_one(c, cfg, e, ci, ti, solo[e], &tried);
 				if (fd >= 0) {
 					*fdp(c, e, ci, ti) = fd;
 					c->nr_fds++;
@@ -373,17 +659,33 @@ int hwt_pmc_counters_open(struct hwt_pmc_counters **out, const struct hwt_pmc_ev
 					alive--;
 					break;
 				}
-				if (unsupported_errno(-fd) && cfg->skip_unsupported) {
-					const struct hwt_pmc_event *ev =
-					    hwt_pmc_evlist_event(list, e);
+				/* :W, a weak group that does not fit: its members
+				 * count on their own (perf's evlist__reset_weak_group);
+				 * only where nothing of the group is open yet. */
+				if (fd == -EINVAL && ev->leader != (int)e && !solo[e] && ti == 0 &&
+				    ci == 0 &&
+				    hwt_pmc_evlist_event(list, (size_t)ev->leader)->weak_group) {
+					size_t l = (size_t)ev->leader;
 
-					hwt_log(&c->logger, HWT_LOG_DEBUG, "%s: not supported (%s)",
-						ev->name, hwt_strerror(fd));
-					c->flags[e] |= HWT_PMC_COUNT_NOT_SUPPORTED;
-					close_event(c, e);
+					for (size_t m = l; m < c->nev; m++) {
+						if (hwt_pmc_evlist_event(list, m)->leader != (int)l)
+							continue;
+						solo[m] = true;
+						close_event(c, m);
+					}
+					e = l - 1; /* again from the leader (e++ follows) */
+					if (l == 0)
+						e = (size_t)-1;
 					continue;
 				}
-				err = explain(cfg, c, fd, e, c->tids[ti], c->cpus[ci]);
+				if (unsupported_errno(-fd) && cfg->skip_unsupported) {
+					explain_into(cfg, c, why, sizeof(why), fd, e, &tried,
+						     c->tids[ti], c->cpus[ci]);
+					not_supported(c, e, "%s", why);
+					continue;
+				}
+				err = explain_into(cfg, c, cfg->errmsg, cfg->errmsg_len, fd, e,
+						   &tried, c->tids[ti], c->cpus[ci]);
 				if (unsupported_errno(-fd))
 					err = -HWT_ENOTSUP;
 				goto error;
@@ -391,12 +693,15 @@ int hwt_pmc_counters_open(struct hwt_pmc_counters **out, const struct hwt_pmc_ev
 		}
 	}
 	if (!alive) {
-		err = explain(cfg, c, -ESRCH, 0, c->tids[0], -1);
+		err = explain_into(cfg, c, cfg->errmsg, cfg->errmsg_len, -ESRCH, 0, NULL,
+				   c->tids[0], -1);
 		goto error;
 	}
+	free(solo);
 	*out = c;
 	return 0;
 error:
+	free(solo);
 	hwt_pmc_counters_close(c);
 	return err;
 }

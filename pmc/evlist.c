@@ -36,6 +36,12 @@ void hwt_pmc_evlist_free(struct hwt_pmc_evlist *list)
 {
 	if (!list)
 		return;
+	while (list->units) {
+		struct hwt_pmc_unit *u = list->units;
+
+		list->units = u->next;
+		free(u);
+	}
 	free(list->events);
 	free(list);
 }
@@ -94,6 +100,11 @@ static int apply_perf_mods(struct hwt_pmc_event *ev, const char *mods)
 	bool u = false, k = false, h = false, H = false, G = false;
 	int precise = 0;
 
+	/* perf excludes guests unless G or H say otherwise (a KVM host's
+	 * counts are the host's, as with libpfm4's events). */
+	if (!strchr(mods, 'G') && !strchr(mods, 'H'))
+		ev->attr.exclude_guest = 1;
+
 	for (const char *m = mods; *m; m++) {
 		switch (*m) {
 		case 'u':
@@ -120,6 +131,22 @@ static int apply_perf_mods(struct hwt_pmc_event *ev, const char *mods)
 		case 'p':
 			precise++;
 			break;
+		case 'P':
+			/* The highest level that opens (perf's :P). */
+			ev->precise_max = true;
+			break;
+		case 'S':
+			ev->sample_read = true;
+			break;
+		case 'W':
+			ev->weak_group = true;
+			break;
+		case 'e':
+			ev->attr.exclusive = 1;
+			break;
+		case 'b':
+			/* perf's BPF-aggregated counter: counts the same here. */
+			break;
 		default:
 			return -HWT_EPARSE;
 		}
@@ -138,6 +165,8 @@ static int apply_perf_mods(struct hwt_pmc_event *ev, const char *mods)
 	}
 	if (precise)
 		ev->attr.precise_ip = (unsigned)precise;
+	if (ev->precise_max)
+		ev->attr.precise_ip = 3;
 	return 0;
 }
 
@@ -327,6 +356,62 @@ static int apply_terms(struct parse *p, const char *pmu, const char *terms,
 	return 0;
 }
 
+/* Keeps a unit string for the list's lifetime. */
+static const char *intern_unit(struct hwt_pmc_evlist *list, const char *unit)
+{
+	struct hwt_pmc_unit *u;
+
+	for (u = list->units; u; u = u->next)
+		if (!strcmp(u->name, unit))
+			return u->name;
+	if (!(u = calloc(1, sizeof(*u))))
+		return NULL;
+	snprintf(u->name, sizeof(u->name), "%.31s", unit);
+	u->next = list->units;
+	list->units = u;
+	return u->name;
+}
+
+/* What sysfs says of a PMU's event beyond its encoding: a named event's
+ * .scale and .unit (RAPL in Joules, IMC in MiB), and the CPUs the PMU
+ * counts on (a system PMU's cpumask: one CPU per package; a hybrid core
+ * PMU's cpus). */
+static int pmu_props(struct parse *p, const char *pmu, const char *terms, struct hwt_pmc_event *ev)
+{
+	char path[4096], text[128];
+
+	snprintf(ev->pmu, sizeof(ev->pmu), "%.31s", pmu);
+	if (!strchr(terms, '=') && !strchr(terms, ',') && *terms) {
+		if (hwt_pmc_sysfs_path(&p->list->cfg, path, sizeof(path),
+				       "bus/event_source/devices/%s/events/%s.scale", pmu,
+				       terms) == 0 &&
+		    hwt_pmc_read_text(path, text, sizeof(text)) > 0) {
+			char *end;
+			double sc = strtod(text, &end);
+
+			if (end != text && sc > 0)
+				ev->scale = sc;
+		}
+		if (hwt_pmc_sysfs_path(&p->list->cfg, path, sizeof(path),
+				       "bus/event_source/devices/%s/events/%s.unit", pmu,
+				       terms) == 0 &&
+		    hwt_pmc_read_text(path, text, sizeof(text)) > 0 &&
+		    !(ev->unit = intern_unit(p->list, text)))
+			return fail(p, -ENOMEM, "out of memory");
+	}
+	if (hwt_pmc_sysfs_path(&p->list->cfg, path, sizeof(path),
+			       "bus/event_source/devices/%s/cpumask", pmu) == 0 &&
+	    hwt_pmc_read_text(path, text, sizeof(text)) > 0) {
+		ev->system_pmu = true;
+		snprintf(ev->pmu_cpus, sizeof(ev->pmu_cpus), "%.63s", text);
+	} else if (hwt_pmc_sysfs_path(&p->list->cfg, path, sizeof(path),
+				      "bus/event_source/devices/%s/cpus", pmu) == 0 &&
+		   hwt_pmc_read_text(path, text, sizeof(text)) > 0) {
+		snprintf(ev->pmu_cpus, sizeof(ev->pmu_cpus), "%.63s", text);
+	}
+	return 0;
+}
+
 static int parse_sysfs(struct parse *p, const char *item)
 {
 	const char *slash = strchr(item, '/'), *end;
@@ -355,9 +440,12 @@ static int parse_sysfs(struct parse *p, const char *item)
 	err = apply_terms(p, pmu, terms, &ev.attr, 0);
 	if (err < 0)
 		return err;
-	if (end[1] && (err = apply_perf_mods(&ev, end + 1)) < 0)
-		return fail(p, err, "unknown modifier in '%s' (perf's modifiers: u k h H G I D p)",
-			    item);
+	if ((err = pmu_props(p, pmu, terms, &ev)) < 0)
+		return err;
+	if ((err = apply_perf_mods(&ev, end + 1)) < 0)
+		return fail(
+		    p, err,
+		    "unknown modifier in '%s' (perf's modifiers: u k h H G I D p P S W e b)", item);
 	return add_event(p, &ev);
 }
 
@@ -371,7 +459,7 @@ static int unknown(struct parse *p, const char *item, const char *why)
 	snprintf(base, sizeof(base), "%s", item);
 	colon = strstr(base, "::");
 	colon = strchr(colon ? colon + 2 : base, ':');
-	if (colon && !strchr(colon + 1, ':') && all_of(colon + 1, "ukhHGIDp"))
+	if (colon && !strchr(colon + 1, ':') && all_of(colon + 1, "ukhHGIDpPSWeb"))
 		base[colon - base] = '\0';
 	/* A libpfm4 EVENT:UMASK: suggest for the event name alone. */
 	if (hwt_pmc_suggest(&p->list->cfg, base, sugg, sizeof(sugg), 3) == 0 && colon &&
@@ -419,10 +507,10 @@ static int parse_item(struct parse *p, const char *item)
 		ev.attr.config = config;
 		snprintf(ev.canon, sizeof(ev.canon), "%s", base);
 		if ((err = apply_perf_mods(&ev, mods)) < 0)
-			return fail(
-			    p, err,
-			    "unknown modifier ':%s' in '%s' (perf's modifiers: u k h H G I D p)",
-			    mods, item);
+			return fail(p, err,
+				    "unknown modifier ':%s' in '%s' (perf's modifiers: u k h H G I "
+				    "D p P S W e b)",
+				    mods, item);
 		return add_event(p, &ev);
 	}
 
@@ -434,10 +522,10 @@ static int parse_item(struct parse *p, const char *item)
 		ev.attr.type = PERF_TYPE_RAW;
 		ev.attr.config = strtoull(base + 1, NULL, 16);
 		if ((err = apply_perf_mods(&ev, mods)) < 0)
-			return fail(
-			    p, err,
-			    "unknown modifier ':%s' in '%s' (perf's modifiers: u k h H G I D p)",
-			    mods, item);
+			return fail(p, err,
+				    "unknown modifier ':%s' in '%s' (perf's modifiers: u k h H G I "
+				    "D p P S W e b)",
+				    mods, item);
 		return add_event(p, &ev);
 	}
 
@@ -491,12 +579,125 @@ static int apply_group_mods(struct parse *p, size_t first, const char *mods)
 		size_t l = strlen(ev->name);
 
 		if (apply_perf_mods(ev, mods) < 0)
-			return fail(
-			    p, -HWT_EPARSE,
-			    "unknown group modifier ':%s' (perf's modifiers: u k h H G I D p)",
-			    mods);
+			return fail(p, -HWT_EPARSE,
+				    "unknown group modifier ':%s' (perf's modifiers: u k h H G I D "
+				    "p P S W e b)",
+				    mods);
+		if (i != first) {
+			/* Only a group leader can be pinned or exclusive
+			 * (the kernel refuses members that are: EINVAL). */
+			ev->attr.pinned = 0;
+			ev->attr.exclusive = 0;
+			ev->sample_read = false;
+			ev->weak_group = false;
+		}
 		snprintf(ev->name + l, sizeof(ev->name) - l, ":%s", mods);
 	}
+	return 0;
+}
+
+/* Whether a hybrid machine needs ev once per core PMU: perf's generic
+ * hardware and cache events and raw codes name no PMU. */
+static bool per_core_pmu(const struct hwt_pmc_event *ev)
+{
+	return (ev->source == HWT_PMC_SRC_GENERIC &&
+		(ev->attr.type == PERF_TYPE_HARDWARE || ev->attr.type == PERF_TYPE_HW_CACHE)) ||
+	       ev->source == HWT_PMC_SRC_RAW;
+}
+
+/* Binds ev to core PMU (name, type, cpus) as perf does on hybrid CPUs:
+ * the PMU type in config bits 32+ of generic events (the kernel's
+ * PERF_PMU_TYPE_SHIFT), the PMU's own type for raw ones, and perf's name
+ * "cpu_core/cycles/u". */
+static void bind_core_pmu(struct hwt_pmc_event *ev, const char *pmu, uint32_t type,
+			  const char *cpus)
+{
+	char base[HWT_PMC_NAME_MAX], mods[HWT_PMC_NAME_MAX], name[HWT_PMC_NAME_MAX * 2 + 40];
+	const char *colon = strchr(ev->name, ':');
+
+	snprintf(base, sizeof(base), "%.*s",
+		 (int)(colon ? colon - ev->name : (long)strlen(ev->name)), ev->name);
+	snprintf(mods, sizeof(mods), "%s", colon ? colon + 1 : "");
+	if (ev->attr.type == PERF_TYPE_RAW)
+		ev->attr.type = type;
+	else
+		ev->attr.config = (ev->attr.config & 0xffffffffull) | ((uint64_t)type << 32);
+	snprintf(name, sizeof(name), "%s/%s/%s", pmu, base, mods);
+	snprintf(ev->name, sizeof(ev->name), "%.*s", (int)sizeof(ev->name) - 1, name);
+	snprintf(ev->pmu, sizeof(ev->pmu), "%.31s", pmu);
+	snprintf(ev->pmu_cpus, sizeof(ev->pmu_cpus), "%s", cpus);
+}
+
+/* libpfm4 encodes every hybrid model's events for PERF_TYPE_RAW (the
+ * first core PMU); its atom models (adl_grt, ...) belong on the other. */
+static int pfm_core_pmu(const struct hwt_pmc_event *ev, char (*names)[32], int n)
+{
+	static const char *const atoms[] = {
+	    "_grt::", "_cmt::", "_skt::", "_crestmont::", "_gracemont::"};
+
+	for (size_t i = 0; i < sizeof(atoms) / sizeof(atoms[0]); i++) {
+		if (strstr(ev->canon, atoms[i])) {
+			for (int k = 0; k < n; k++)
+				if (!strcmp(names[k], "cpu_atom"))
+					return k;
+		}
+	}
+	return 0;
+}
+
+/* On a hybrid machine, each group (or event) that names no PMU becomes one
+ * copy per core PMU, in PMU order, as perf opens them; libpfm4 events go to
+ * the PMU of their model. */
+static int hybrid_expand(struct parse *p)
+{
+	char names[8][32], cpus[8][64];
+	uint32_t types[8];
+	int n = hwt_pmc_hybrid_pmus(&p->list->cfg, names, types, cpus, 8);
+	struct hwt_pmc_evlist out;
+	int err = 0;
+
+	if (n < 2)
+		return 0;
+	memset(&out, 0, sizeof(out));
+	for (size_t i = 0; i < p->tmp.count && err >= 0;) {
+		const struct hwt_pmc_event *g = &p->tmp.events[i];
+		size_t nm = g->nr_members ? g->nr_members : 1;
+		bool expand = false;
+
+		for (size_t k = 0; k < nm; k++)
+			expand |= per_core_pmu(&p->tmp.events[i + k]);
+		for (int c = 0; c < (expand ? n : 1) && err >= 0; c++) {
+			size_t first = out.count;
+
+			for (size_t k = 0; k < nm && err >= 0; k++) {
+				struct hwt_pmc_event ev = p->tmp.events[i + k];
+
+				if (expand && per_core_pmu(&ev)) {
+					bind_core_pmu(&ev, names[c], types[c], cpus[c]);
+				} else if (ev.source == HWT_PMC_SRC_PFM &&
+					   ev.attr.type == PERF_TYPE_RAW) {
+					int pc = pfm_core_pmu(&ev, names, n);
+
+					ev.attr.type = types[pc];
+					snprintf(ev.pmu, sizeof(ev.pmu), "%.31s", names[pc]);
+					snprintf(ev.pmu_cpus, sizeof(ev.pmu_cpus), "%.63s",
+						 cpus[pc]);
+				}
+				ev.leader = (int)(p->base + first);
+				ev.nr_members = k ? 0 : (uint32_t)nm;
+				err = push(&out, &ev);
+			}
+		}
+		i += nm;
+	}
+	if (err < 0) {
+		free(out.events);
+		return fail(p, err, err == -HWT_ETOOBIG ? "too many events" : "out of memory");
+	}
+	free(p->tmp.events);
+	p->tmp.events = out.events;
+	p->tmp.count = out.count;
+	p->tmp.cap = out.cap;
 	return 0;
 }
 
@@ -624,6 +825,8 @@ int hwt_pmc_evlist_add(struct hwt_pmc_evlist *list, const char *spec)
 			}
 		}
 	}
+	if (err >= 0)
+		err = hybrid_expand(&p);
 	if (err >= 0 && list->count + p.tmp.count > HWT_PMC_MAX_EVENTS)
 		err = fail(&p, -HWT_ETOOBIG, "too many events (more than %d)", HWT_PMC_MAX_EVENTS);
 	if (err >= 0) {

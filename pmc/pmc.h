@@ -8,13 +8,18 @@
  *
  *   cycles, instructions, branch-misses, task-clock, page-faults, ...
  *                              perf's generic names, with perf's modifiers
- *                              after a colon: u k h H G I D p pp ppp
+ *                              after a colon: u k h H G I D p pp ppp P S W e b
+ *                              (on a hybrid machine, one event per core PMU:
+ *                              cpu_core/cycles/, cpu_atom/cycles/)
  *   L1-dcache-load-misses      perf's generic cache events
  *   r1a8, r5300c0:u            raw PMU config (hex), with perf's modifiers
  *   INST_RETIRED:ANY_P:c=2:e   a libpfm4 event of the host's PMU(s), with
  *   icx::BR_MISP_RETIRED:ALL_BRANCHES:u   libpfm4's modifiers (u k c= e i ...)
  *   sched:sched_switch         a tracepoint (id read from tracefs)
- *   software/config=3/         a sysfs PMU with terms from its format/ folder
+ *   software/config=3/         a sysfs PMU with terms from its format/ folder;
+ *   power/energy-pkg/          a named event of its events/ folder, with its
+ *                              .scale and .unit (system PMUs count on their
+ *                              cpumask CPUs only)
  *   {cycles,instructions}:u    a group: members are scheduled together; a
  *                              modifier after the brace applies to all
  *
@@ -96,9 +101,24 @@ struct hwt_pmc_event {
 				       * 0 on other members */
 	bool user_mods;		      /* the user gave u/k/h modifiers: never
 				       * change exclude_* behind their back */
-	const char *unit;	      /* "msec" for clock events, "" otherwise */
+	const char *unit;	      /* "msec" for clock events, sysfs's .unit
+				       * ("Joules", "MiB"), "" otherwise; owned
+				       * by the list */
 	double scale;		      /* display = count * scale (1e-6 for ns) */
+	/* The CPUs the event's PMU counts on ("0-7", sysfs cpus or cpumask),
+	 * "" for every CPU. */
+	char pmu_cpus[64];
+	char pmu[32];	  /* the PMU it was bound to ("cpu_core"), or "" */
+	bool system_pmu;  /* an uncore/RAPL-like PMU: CPU-wide only, on its
+			   * cpumask CPUs (per package) */
+	bool precise_max; /* :P: the highest precise level that opens */
+	bool sample_read; /* :S on a group: the leader samples, members are
+			   * read into its samples */
+	bool weak_group;  /* :W: open the members alone if the group fails */
 };
+
+/* Whether ev counts on CPU cpu (its PMU's cpus/cpumask; -1: any). */
+HWT_API bool hwt_pmc_event_on_cpu(const struct hwt_pmc_event *ev, int cpu);
 
 struct hwt_pmc_evlist;
 
@@ -158,6 +178,28 @@ HWT_API void hwt_pmc_explain_open_error(char *buf, size_t len, int err,
 					const struct hwt_pmc_event *ev, int pid, int cpu,
 					int paranoid, size_t fds_needed);
 
+/* The same with what the explanation can use besides: the attribute as it
+ * was last tried (after fallbacks), the machine's sysfs and procfs (a
+ * simulated one's; NULL: the real ones) to tell a VM without a virtual PMU
+ * from bare metal, a hybrid CPU, system PMUs and AMD IBS apart, and what
+ * the caller does ("count", "sample", "trace"). */
+struct hwt_pmc_open_error {
+	size_t size; /* sizeof(struct hwt_pmc_open_error) */
+	int err;     /* negative errno of perf_event_open */
+	const struct hwt_pmc_event *ev;
+	const struct perf_event_attr *attr; /* NULL: ev's */
+	int pid, cpu;
+	int paranoid;	   /* INT_MIN: unknown */
+	size_t fds_needed; /* 0: unknown */
+	const char *sysfs_root, *procfs_root;
+	const char *verb; /* NULL: "count" */
+};
+HWT_API void hwt_pmc_explain(char *buf, size_t len, const struct hwt_pmc_open_error *oe);
+
+/* The NMI watchdog's state from procfs_root (NULL: /proc): 1 on (it holds
+ * a counter on every CPU), 0 off, or -errno. */
+HWT_API int hwt_pmc_nmi_watchdog(const char *procfs_root);
+
 /* ------------------------------------------------------------------------ */
 /* Counting                                                                 */
 
@@ -167,8 +209,12 @@ struct hwt_pmc_counters_config {
 	bool inherit;	       /* count threads/processes the target creates */
 	bool enable_on_exec;   /* start at the target's next exec (launch) */
 	bool start_disabled;   /* open disabled; hwt_pmc_counters_enable() */
-	bool skip_unsupported; /* an event the machine lacks is reported as
-				* not supported instead of failing the open */
+	bool skip_unsupported; /* an event that cannot be opened (EINVAL,
+				* ENOENT, EOPNOTSUPP, ENXIO, ENODEV, or a
+				* system PMU asked for a task) is reported as
+				* not supported, with its reason
+				* (hwt_pmc_counters_why), and the others count,
+				* as perf stat does; else the open fails */
 	/* perf_event_paranoid file (NULL: the real one); a test seam. */
 	const char *paranoid_path;
 	/* The perf system calls (NULL: the kernel); outlives the counters. */
@@ -242,6 +288,10 @@ HWT_API int hwt_pmc_counters_fd(const struct hwt_pmc_counters *ctr, size_t ev, s
 				size_t thread_idx);
 /* Number of descriptors open. */
 HWT_API size_t hwt_pmc_counters_nr_fds(const struct hwt_pmc_counters *ctr);
+
+/* Why event ev is not supported (one line naming the cause and the fix),
+ * or "" when it is. Owned by the counters. */
+HWT_API const char *hwt_pmc_counters_why(const struct hwt_pmc_counters *ctr, size_t ev);
 
 /* ------------------------------------------------------------------------ */
 /* perf-stat style aggregation and output                                   */

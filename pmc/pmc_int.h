@@ -13,12 +13,27 @@
 
 #define HWT_PMC_MAX_EVENTS 4096
 
+struct hwt_pmc_unit {
+	struct hwt_pmc_unit *next;
+	char name[32];
+};
+
 struct hwt_pmc_evlist {
 	struct hwt_pmc_config cfg;
 	struct hwt_pmc_event *events;
 	size_t count, cap;
+	struct hwt_pmc_unit *units; /* units read from sysfs, owned */
 	char errmsg[1024];
 };
+
+/* The core PMUs of a hybrid machine (those with a cpus file: cpu_core,
+ * cpu_atom), by type; 0 on other machines. Fills names (32 bytes each),
+ * types and cpus (64 bytes each) up to max. */
+int hwt_pmc_hybrid_pmus(const struct hwt_pmc_config *cfg, char (*names)[32], uint32_t *types,
+			char (*cpus)[64], int max);
+
+/* Parses a CPU list ("0-3,8") for membership of cpu. */
+bool hwt_pmc_cpulist_has(const char *list, int cpu);
 
 /* One of perf's generic names (hardware, software or hardware cache). */
 struct hwt_pmc_generic {

@@ -79,15 +79,22 @@ void hwt_pmc_stat_config_init(struct hwt_pmc_stat_config *cfg)
 	cfg->runs = 1;
 }
 
+/* Generic events carry their hybrid PMU's type in config bits 32+. */
 static bool match(const struct hwt_pmc_event *ev, uint32_t type, uint64_t config)
 {
-	return ev->attr.type == type && ev->attr.config == config;
+	uint64_t c = ev->attr.config;
+
+	if (type == PERF_TYPE_HARDWARE || type == PERF_TYPE_HW_CACHE)
+		c &= 0xffffffffull;
+	return ev->attr.type == type && c == config;
 }
 
+/* Metric inputs pair within a privilege context and, on hybrid CPUs,
+ * within one core PMU (cpu_core's instructions per cpu_core's cycles). */
 static bool same_ctx(const struct hwt_pmc_event *a, const struct hwt_pmc_event *b)
 {
 	return a->attr.exclude_user == b->attr.exclude_user &&
-	       a->attr.exclude_kernel == b->attr.exclude_kernel;
+	       a->attr.exclude_kernel == b->attr.exclude_kernel && !strcmp(a->pmu, b->pmu);
 }
 
 /* The first event of (type, config), preferring the privilege context of
@@ -323,8 +330,12 @@ static int print_line(const struct hwt_pmc_stat *st, const struct line *l, const
 		err |= hwt_buf_printf(out, "%s%s%s%s%s", num, sep, l->ev->unit, sep, name);
 		if (st->cfg.runs > 1)
 			err |= hwt_buf_printf(out, "%s%.2f%%", sep, l->noise);
+		/* perf: the share of the time counted; 0.00 for an event that
+		 * never ran, 100.00 for one not supported. */
 		err |= hwt_buf_printf(out, "%s%.0f%s%.2f", sep, l->run, sep,
-				      l->ena > 0 && l->run > 0 ? 100.0 * l->run / l->ena : 100.0);
+				      l->ena > 0 && l->run > 0 ? 100.0 * l->run / l->ena
+				      : l->supported	       ? 0.0
+							       : 100.0);
 		/* perf keeps only the number of the metric and trims the unit */
 		mval[0] = '\0';
 		if (m->valid) {
@@ -363,6 +374,8 @@ static int print_line(const struct hwt_pmc_stat *st, const struct line *l, const
 		err |= hwt_buf_printf(out, "  ( +-%6.2f%% )", l->noise);
 	if (!bad && l->run < l->ena)
 		err |= hwt_buf_printf(out, "  (%.2f%%)", 100.0 * l->run / l->ena);
+	else if (bad && l->supported && l->ena > 0)
+		err |= hwt_buf_printf(out, "  (0.00%%)");
 	err |= hwt_buf_printf(out, "\n");
 	return err ? -ENOMEM : 0;
 }
