@@ -99,6 +99,7 @@ struct rec_event {
 	size_t nids, capids;
 	bool user_mods;
 	bool user_only; /* fell back to user space (perf_event_paranoid) */
+	int cur_fd;	/* its fd on the (pid, cpu) being opened: members' group */
 };
 
 struct hwt_coll_rec {
@@ -241,10 +242,10 @@ static void sampling_attr(struct hwt_coll_rec *r, struct perf_event_attr *a, boo
 			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
 	if (r->cfg.callgraph != HWT_COLL_CG_NONE)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
-	if (r->cfg.callgraph == HWT_COLL_CG_LBR) {
-		a->sample_type |= PERF_SAMPLE_BRANCH_STACK;
-		a->branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK;
-	}
+	if (r->cfg.callgraph == HWT_COLL_CG_LBR && !hwt_pmc_lbr_attr(a))
+		hwt_log(&r->cfg.logger, HWT_LOG_WARN,
+			"LBR call stacks are user-space only and this event excludes user space: "
+			"frame-pointer call chains instead");
 	if (r->cfg.callgraph == HWT_COLL_CG_DWARF) {
 		/* As perf record --call-graph dwarf: the kernel's chain for
 		 * kernel frames, the user registers (perf's x86-64
@@ -287,12 +288,15 @@ static int build_sampling(struct hwt_coll_rec *r)
 	hwt_pmc_config_init(&pcfg);
 	pcfg.logger = r->cfg.logger;
 	pcfg.sysfs_root = r->cfg.sysfs_root;
+	pcfg.psys = r->cfg.psys;
 	err = hwt_pmc_evlist_alloc(&r->evlist, &pcfg);
 	if (err < 0)
 		return fail(r, err, "cannot set up events: %s", hwt_strerror(err));
 	if (!spec) {
 		if (have_hw_cycles(r)) {
-			spec = "cycles";
+			/* perf's default: the most precise level that opens
+			 * (less skid), on every core PMU of a hybrid CPU. */
+			spec = "cycles:P";
 		} else {
 			spec = "cpu-clock";
 			hwt_log(&r->cfg.logger, HWT_LOG_INFO,
@@ -326,9 +330,10 @@ static int build_sampling(struct hwt_coll_rec *r)
 		const struct hwt_pmc_event *pe = hwt_pmc_evlist_event(r->evlist, i);
 		struct perf_event_attr a = pe->attr;
 
-		/* Groups would need PERF_FORMAT_GROUP reads; every event here
-		 * samples on its own. */
+		/* Groups are opened as groups (scheduled together); members
+		 * sample on their own unless the group says :S. */
 		sampling_attr(r, &a, pe->source == HWT_PMC_SRC_TRACEPOINT);
+		hwt_pmc_sample_group_attr(r->evlist, i, &a);
 		err = add_event(r, &a, pe->name);
 		if (err < 0)
 			return fail(r, err, "out of memory");
@@ -510,7 +515,7 @@ static int explain(struct hwt_coll_rec *r, int err, const struct rec_event *e, i
 			    "raise it with 'ulimit -n %zu' or record fewer events or CPUs",
 			    fds_needed, lim, fds_needed + 64);
 	}
-	if (r->cfg.callgraph == HWT_COLL_CG_LBR &&
+	if (r->cfg.callgraph == HWT_COLL_CG_LBR && (e->attr.sample_type & PERF_SAMPLE_BRANCH_STACK) &&
 	    (err == -EOPNOTSUPP || err == -EINVAL || err == -ENOENT))
 		return fail(
 		    r, err,
@@ -524,24 +529,37 @@ static int explain(struct hwt_coll_rec *r, int err, const struct rec_event *e, i
 			    "check the terms against /sys/bus/event_source/devices/intel_pt/caps",
 			    (unsigned long long)e->attr.config, r->filter[0] ? ", filter " : "",
 			    r->filter);
-	hwt_pmc_explain_open_error(r->cfg.errmsg ? r->cfg.errmsg : (char[1]){0},
-				   r->cfg.errmsg ? r->cfg.errmsg_len : 1, err, &e->pev, pid, cpu,
-				   paranoid, fds_needed);
+	if (r->cfg.errmsg && r->cfg.errmsg_len) {
+		struct hwt_pmc_open_error oe = {sizeof(oe), err, &e->pev, &e->attr, pid, cpu,
+						paranoid,   fds_needed, r->cfg.sysfs_root,
+						hwt_psys_procfs_root(r->cfg.psys), what};
+
+		hwt_pmc_explain(r->cfg.errmsg, r->cfg.errmsg_len, &oe);
+	}
 	return err;
 }
 
 /* Opens event e for (pid, cpu), falling back to user space only where
  * perf_event_paranoid forbids the kernel and the user did not ask for it
  * (as perf does). Returns the fd or -errno. */
-static int open_event(struct hwt_coll_rec *r, struct rec_event *e, int pid, int cpu)
+static int open_event(struct hwt_coll_rec *r, struct rec_event *e, int pid, int cpu, int group)
 {
 	bool raised = false;
 
 	for (;;) {
-		int fd = perf_open(r, &e->attr, pid, cpu, -1);
+		int fd = perf_open(r, &e->attr, pid, cpu, group);
 
 		if (fd >= 0)
 			return fd;
+		/* :P (the default cycles:P): the highest precise level the
+		 * PMU takes, down to none. */
+		if ((fd == -EOPNOTSUPP || fd == -EINVAL) && e->pev.precise_max &&
+		    e->attr.precise_ip) {
+			e->attr.precise_ip--;
+			continue;
+		}
+		if (fd == -EINVAL && hwt_pmc_lbr_attr_older(&e->attr))
+			continue;
 		if (fd == -EMFILE && !raised) {
 			struct rlimit rl;
 
@@ -658,9 +676,17 @@ static int open_into(struct hwt_coll_rec *r, struct rec_ring *rg, int pid, int c
 {
 	for (size_t e = 0; e < r->nev; e++) {
 		struct rec_event *ev = &r->ev[e];
+		bool member = !r->cfg.pt && ev->pev.leader != (int)e;
 		uint64_t id;
-		int fd = open_event(r, ev, pid, cpu), err;
+		int fd, err;
 
+		ev->cur_fd = -1;
+		/* A hybrid core PMU or a system PMU counts on its CPUs only. */
+		if (!r->cfg.pt && !hwt_pmc_event_on_cpu(&ev->pev, cpu))
+			continue;
+		if (member && r->ev[ev->pev.leader].cur_fd < 0)
+			continue; /* its leader is not on this CPU */
+		fd = open_event(r, ev, pid, cpu, member ? r->ev[ev->pev.leader].cur_fd : -1);
 		if (fd == -ESRCH && pid > 0)
 			return 1;
 		if (fd < 0)
@@ -670,6 +696,7 @@ static int open_into(struct hwt_coll_rec *r, struct rec_ring *rg, int pid, int c
 			hwt_psys_close(r->cfg.psys, fd);
 			return err;
 		}
+		ev->cur_fd = fd;
 		if (hwt_psys_event_id(r->cfg.psys, fd, &id) == 0) {
 			err = add_id(ev, id);
 			if (err < 0)
@@ -765,7 +792,8 @@ static int open_events(struct hwt_coll_rec *r, struct hwt_coll_target *t)
 
 		a->disabled = 1;
 		a->enable_on_exec = launch && !system;
-		a->inherit = !system && !r->per_thread && !r->cfg.no_inherit;
+		a->inherit = !system && !r->per_thread && !r->cfg.no_inherit &&
+			     !(a->sample_type & PERF_SAMPLE_READ);
 		/* Wake us when a quarter of the buffer is used. */
 		a->watermark = 1;
 		a->wakeup_watermark = (uint32_t)(r->data_bytes / 4);

@@ -340,10 +340,9 @@ void hwt_pmc_explain(char *buf, size_t len, const struct hwt_pmc_open_error *oe)
 			snprintf(
 			    buf, len,
 			    "cannot %s '%s' %s: %s needs perf_event_paranoid <= %d but it is "
-			    "%d%s; run as root (or with CAP_PERFMON) or set it with 'sysctl -w "
+			    "%d; run as root (or with CAP_PERFMON) or set it with 'sysctl -w "
 			    "kernel.perf_event_paranoid=%d'%s",
-			    verb, name, where, what, need, paranoid,
-			    paranoid >= 3 ? " (no use without CAP_PERFMON at all)" : "", need,
+			    verb, name, where, what, need, paranoid, need,
 			    need == 1 && paranoid == 2 ? ", or count user space only with ':u'"
 						       : "");
 		} else if (pid > 0) {

@@ -158,6 +158,23 @@ HWT_API int hwt_pmc_suggest(const struct hwt_pmc_config *cfg, const char *name, 
 			    size_t len, int max);
 
 /* ------------------------------------------------------------------------ */
+/* Sampling attributes (perf record's)                                      */
+
+/* Event i of a group with :S: the leader's samples read every member
+ * (PERF_SAMPLE_READ, PERF_FORMAT_GROUP|ID), members do not sample, and
+ * nothing inherits (the kernel refuses PERF_SAMPLE_READ with inherit).
+ * Leaves other events' a unchanged. */
+HWT_API void hwt_pmc_sample_group_attr(const struct hwt_pmc_evlist *list, size_t i,
+				       struct perf_event_attr *a);
+/* LBR call stacks as perf asks for them (user, call stack, no cycles, no
+ * flags, hw index). Returns false, a unchanged, for an event that excludes
+ * user space: LBR call stacks are user-space only, use frame pointers. */
+HWT_API bool hwt_pmc_lbr_attr(struct perf_event_attr *a);
+/* Drops the branch flags older kernels lack (no cycles, no flags, hw
+ * index). Returns false when there was nothing to drop. */
+HWT_API bool hwt_pmc_lbr_attr_older(struct perf_event_attr *a);
+
+/* ------------------------------------------------------------------------ */
 /* perf_event_paranoid and open errors                                      */
 
 /* Reads the perf_event_paranoid level from path (NULL:
