@@ -84,6 +84,10 @@ static int print_entry(void *ctx, const struct hwt_pmc_list_entry *e)
 	case HWT_PMC_LIST_PT:
 		fprintf(o->f, "  %-50s [Intel PT: %s]\n", e->name, e->desc ? e->desc : "");
 		break;
+	case HWT_PMC_LIST_KERNEL_PMU:
+		fprintf(o->f, "  %-50s [Kernel PMU event%s%s]\n", e->name, e->desc ? ": " : "",
+			e->desc ? e->desc : "");
+		break;
 	default:
 		break;
 	}

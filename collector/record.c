@@ -515,7 +515,8 @@ static int explain(struct hwt_coll_rec *r, int err, const struct rec_event *e, i
 			    "raise it with 'ulimit -n %zu' or record fewer events or CPUs",
 			    fds_needed, lim, fds_needed + 64);
 	}
-	if (r->cfg.callgraph == HWT_COLL_CG_LBR && (e->attr.sample_type & PERF_SAMPLE_BRANCH_STACK) &&
+	if (r->cfg.callgraph == HWT_COLL_CG_LBR &&
+	    (e->attr.sample_type & PERF_SAMPLE_BRANCH_STACK) &&
 	    (err == -EOPNOTSUPP || err == -EINVAL || err == -ENOENT))
 		return fail(
 		    r, err,
@@ -530,9 +531,17 @@ static int explain(struct hwt_coll_rec *r, int err, const struct rec_event *e, i
 			    (unsigned long long)e->attr.config, r->filter[0] ? ", filter " : "",
 			    r->filter);
 	if (r->cfg.errmsg && r->cfg.errmsg_len) {
-		struct hwt_pmc_open_error oe = {sizeof(oe), err, &e->pev, &e->attr, pid, cpu,
-						paranoid,   fds_needed, r->cfg.sysfs_root,
-						hwt_psys_procfs_root(r->cfg.psys), what};
+		struct hwt_pmc_open_error oe = {sizeof(oe),
+						err,
+						&e->pev,
+						&e->attr,
+						pid,
+						cpu,
+						paranoid,
+						fds_needed,
+						r->cfg.sysfs_root,
+						hwt_psys_procfs_root(r->cfg.psys),
+						what};
 
 		hwt_pmc_explain(r->cfg.errmsg, r->cfg.errmsg_len, &oe);
 	}

@@ -337,14 +337,13 @@ void hwt_pmc_explain(char *buf, size_t len, const struct hwt_pmc_open_error *oe)
 
 		if (paranoid != INT_MIN && paranoid > need) {
 			/* ':u' helps only at level 2; Debian's 3 refuses all. */
-			snprintf(
-			    buf, len,
-			    "cannot %s '%s' %s: %s needs perf_event_paranoid <= %d but it is "
-			    "%d; run as root (or with CAP_PERFMON) or set it with 'sysctl -w "
-			    "kernel.perf_event_paranoid=%d'%s",
-			    verb, name, where, what, need, paranoid, need,
-			    need == 1 && paranoid == 2 ? ", or count user space only with ':u'"
-						       : "");
+			snprintf(buf, len,
+				 "cannot %s '%s' %s: %s needs perf_event_paranoid <= %d but it is "
+				 "%d; run as root (or with CAP_PERFMON) or set it with 'sysctl -w "
+				 "kernel.perf_event_paranoid=%d'%s",
+				 verb, name, where, what, need, paranoid, need,
+				 need == 1 && paranoid == 2 ? ", or count user space only with ':u'"
+							    : "");
 		} else if (pid > 0) {
 			snprintf(
 			    buf, len,

@@ -94,6 +94,13 @@ static int emit(hwt_pmc_list_fn fn, void *ctx, uint32_t kind, const char *name, 
 	return fn(ctx, &e);
 }
 
+/* "hardware", "software", "cache" or "tracepoint": a class keyword. */
+static bool all_of_kinds(const char *pattern)
+{
+	return !strcasecmp(pattern, "hardware") || !strcasecmp(pattern, "software") ||
+	       !strcasecmp(pattern, "cache") || !strcasecmp(pattern, "tracepoint");
+}
+
 int hwt_pmc_list(const struct hwt_pmc_config *cfg, const char *pattern, hwt_pmc_list_fn fn,
 		 void *ctx)
 {
@@ -132,6 +139,11 @@ int hwt_pmc_list(const struct hwt_pmc_config *cfg, const char *pattern, hwt_pmc_
 		if (!all && !hwt_pmc_match(name, pattern))
 			continue;
 		if ((ret = emit(fn, ctx, HWT_PMC_LIST_CACHE, name, NULL, NULL, true)))
+			return ret;
+	}
+	if (!pattern || !all_of_kinds(pattern)) {
+		ret = hwt_pmc_pmu_events_list(cfg, pattern, fn, ctx);
+		if (ret)
 			return ret;
 	}
 	/* A generic class keyword selects that class only. */

@@ -74,6 +74,9 @@ int hwt_pmc_pfm_encode(const char *str, struct perf_event_attr *attr, char *cano
 	}
 	memset(&arg, 0, sizeof(arg));
 	memset(&pattr, 0, sizeof(pattr));
+	/* libpfm4 copies back attr->size bytes, and only the first 64 (the
+	 * first ABI version, without config2) when it is 0. */
+	pattr.size = sizeof(pattr);
 	arg.attr = &pattr;
 	arg.fstr = &fstr;
 	arg.size = sizeof(arg);

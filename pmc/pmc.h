@@ -120,6 +120,13 @@ struct hwt_pmc_event {
 /* Whether ev counts on CPU cpu (its PMU's cpus/cpumask; -1: any). */
 HWT_API bool hwt_pmc_event_on_cpu(const struct hwt_pmc_event *ev, int cpu);
 
+/* On a hybrid CPU (cfg's sysfs), binds a generic, cache or raw hardware
+ * attribute to the core PMU that counts on cpu (cpu >= 0), or to the k-th
+ * core PMU (cpu -1). Returns the number of core PMUs, 0 on other machines
+ * or for other events (a unchanged), -ENOENT when no PMU covers cpu. */
+HWT_API int hwt_pmc_hybrid_bind(const struct hwt_pmc_config *cfg, struct perf_event_attr *a,
+				int cpu, int k);
+
 struct hwt_pmc_evlist;
 
 /* Allocates an empty list. cfg may be NULL (defaults); it is copied.
@@ -365,6 +372,9 @@ enum hwt_pmc_list_kind {
 	HWT_PMC_LIST_TRACEPOINT,   /* subsys:event */
 	HWT_PMC_LIST_DYNAMIC_PMU,  /* uprobe / kprobe PMU (desc says present or not) */
 	HWT_PMC_LIST_PT,	   /* Intel PT: present or not, and capabilities */
+	HWT_PMC_LIST_KERNEL_PMU,   /* pmu/event/ of a sysfs PMU's events folder
+				    * (cpu_core/cpu-cycles/, power/energy-pkg/);
+				    * desc: its CPUs and unit */
 };
 
 struct hwt_pmc_list_entry {

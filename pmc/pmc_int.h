@@ -85,6 +85,10 @@ int hwt_pmc_tracepoint_resolve(const struct hwt_pmc_config *cfg, const char *sub
 			       const char *event,
 			       int (*fn)(void *ctx, const char *name, uint64_t id), void *ctx);
 
+/* Lists the events folders of the sysfs hardware PMUs for hwt_pmc_list. */
+int hwt_pmc_pmu_events_list(const struct hwt_pmc_config *cfg, const char *pattern,
+			    hwt_pmc_list_fn fn, void *ctx);
+
 /* Lists tracepoints for hwt_pmc_list. */
 int hwt_pmc_tracepoint_list(const struct hwt_pmc_config *cfg, const char *pattern,
 			    hwt_pmc_list_fn fn, void *ctx);

@@ -138,6 +138,22 @@ static int load_tracepoint(struct hwt_probe_prog *prog, struct prb_probe *p, siz
 	return 0;
 }
 
+/* One event that a hybrid CPU counts once per core PMU (cpu_core/cycles/,
+ * cpu_atom/cycles/): still one probe. */
+static bool hybrid_copies(const struct hwt_pmc_evlist *list)
+{
+	const struct hwt_pmc_event *first = hwt_pmc_evlist_event(list, 0);
+
+	for (size_t i = 0; i < hwt_pmc_evlist_count(list); i++) {
+		const struct hwt_pmc_event *ev = hwt_pmc_evlist_event(list, i);
+
+		if (!ev->pmu[0] || ev->source != first->source || ev->nr_members != 1 ||
+		    (ev->attr.config & 0xffffffffull) != (first->attr.config & 0xffffffffull))
+			return false;
+	}
+	return true;
+}
+
 /* software:/hardware: events: the name must be one pmc/ knows, of the
  * right type. */
 static int check_pmc_event(struct hwt_probe_prog *prog, struct prb_probe *p, size_t pos,
@@ -160,7 +176,7 @@ static int check_pmc_event(struct hwt_probe_prog *prog, struct prb_probe *p, siz
 			    hwt_pmc_evlist_errmsg(list));
 		goto out;
 	}
-	if (err != 1) {
+	if (err != 1 && !hybrid_copies(list)) {
 		err = cfail(prog, diag, pos, -HWT_EINVAL, "'%s' names %d events; a probe takes one",
 			    p->event, err);
 		goto out;

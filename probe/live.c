@@ -737,6 +737,31 @@ static int open_one(struct hwt_probe_live *live, size_t probe, struct perf_event
 	return prb_map_put(&live->ids, id, 0, live->nevs - 1);
 }
 
+/* open_one for a probe's event on (pid, cpu), once per core PMU of a
+ * hybrid CPU where a hardware event needs it: on a CPU, the PMU that counts
+ * there; for a task on any CPU, every core PMU (the counts add up). */
+static int open_hw(struct hwt_probe_live *live, size_t probe, const struct perf_event_attr *attr,
+		   int pid, int cpu, size_t *buf, bool sideband, struct hwt_probe_diag *diag)
+{
+	struct perf_event_attr a = *attr;
+	struct hwt_pmc_config pc;
+	int n, err;
+
+	if (live->prog->probes[probe].info.kind != HWT_PROBE_HARDWARE)
+		return open_one(live, probe, &a, pid, cpu, buf, sideband, diag);
+	hwt_pmc_config_init(&pc);
+	pc.sysfs_root = live->rt->cfg.sysfs_root;
+	n = hwt_pmc_hybrid_bind(&pc, &a, cpu, 0);
+	if (n <= 0 || cpu >= 0)
+		return open_one(live, probe, &a, pid, cpu, buf, sideband, diag);
+	for (int k = 0; k < n; k++) {
+		hwt_pmc_hybrid_bind(&pc, &a, -1, k);
+		if ((err = open_one(live, probe, &a, pid, cpu, buf, sideband && !k, diag)) < 0)
+			return err;
+	}
+	return 0;
+}
+
 static bool is_live_kind(enum hwt_probe_kind k)
 {
 	return k != HWT_PROBE_BEGIN && k != HWT_PROBE_END;
@@ -994,8 +1019,8 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 				if (!opens_perf(live, i))
 					continue;
 				attrs[i].inherit = 0;
-				if ((err = open_one(live, i, &attrs[i], cfg->tids[t], -1, &buf,
-						    first, diag)) < 0)
+				if ((err = open_hw(live, i, &attrs[i], cfg->tids[t], -1, &buf,
+						   first, diag)) < 0)
 					goto error;
 				first = first && is_counting(live, i);
 			}
@@ -1026,8 +1051,8 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 							continue;
 						cpu = -1;
 					}
-					err = open_one(live, i, &attrs[i], pid, cpu, &buf, first,
-						       diag);
+					err = open_hw(live, i, &attrs[i], pid, cpu, &buf, first,
+						      diag);
 					if (err < 0)
 						goto error;
 					first = first && is_counting(live, i);
