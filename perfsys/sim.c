@@ -491,15 +491,15 @@ static int sim_event_open(struct hwt_psys *ps, struct perf_event_attr *attr, int
 	} else {
 		if (hybrid(s, p) && cpu >= 0 && !covers(p, cpu))
 			return -ENOENT;
-		if (p->m->kind == SIM_IBS)
-			config = 0x3c; /* IBS ops count in cycles */
-		else if (!s->model->intel && attr->precise_ip && type == PERF_TYPE_HARDWARE &&
-			 config == PERF_COUNT_HW_CPU_CYCLES) {
+		if (!s->model->intel && attr->precise_ip && type == PERF_TYPE_HARDWARE &&
+		    config == PERF_COUNT_HW_CPU_CYCLES) {
 			/* AMD: precise cycles are forwarded to IBS op. */
 			for (int i = 0; i < s->npmus; i++)
 				if (!strcmp(s->pmus[i].m->name, "ibs_op"))
 					p = e.pmu = &s->pmus[i];
 		}
+		if (p->m->kind == SIM_IBS)
+			config = 0x3c; /* IBS ops count in cycles */
 		if (p->m->kind == SIM_IBS) {
 			/* perf_ibs_init: privilege filtering is not possible. */
 			if (attr->exclude_user || attr->exclude_kernel || attr->exclude_hv)
