@@ -293,6 +293,33 @@ static int deposit(const char *fmt, uint64_t value, struct perf_event_attr *attr
 	return 0;
 }
 
+/* perf's generic hardware and cache names inside a core PMU's slashes
+ * (cpu_core/cycles/, cpu/branch-misses/): the generic event, bound to that
+ * PMU on a hybrid CPU (its type in config bits 32+). */
+static bool generic_on_core_pmu(struct parse *p, const char *pmu, const char *term,
+				struct perf_event_attr *attr)
+{
+	char path[4096], text[64];
+	uint32_t type;
+	uint64_t config;
+	int pt;
+
+	if (!hwt_pmc_generic_find(term, &type, &config) ||
+	    (type != PERF_TYPE_HARDWARE && type != PERF_TYPE_HW_CACHE))
+		return false;
+	pt = hwt_pmc_pmu_type(&p->list->cfg, pmu);
+	if (strcmp(pmu, "cpu") != 0 &&
+	    !(hwt_pmc_sysfs_path(&p->list->cfg, path, sizeof(path),
+				 "bus/event_source/devices/%s/cpus", pmu) == 0 &&
+	      hwt_pmc_read_text(path, text, sizeof(text)) > 0))
+		return false;
+	attr->type = type;
+	attr->config = config;
+	if (strcmp(pmu, "cpu") != 0 && pt > 0)
+		attr->config |= (uint64_t)pt << 32;
+	return true;
+}
+
 /* Applies "a=1,b,c=0x3" terms of sysfs PMU pmu to attr; aliases from the
  * PMU's events/ folder expand once (depth limits recursion). */
 static int apply_terms(struct parse *p, const char *pmu, const char *terms,
@@ -344,6 +371,8 @@ static int apply_terms(struct parse *p, const char *pmu, const char *terms,
 
 			if (err < 0)
 				return err;
+		} else if (!eq && generic_on_core_pmu(p, pmu, term, attr)) {
+			/* cpu_core/cycles/: perf's generic name on that PMU */
 		} else {
 			return fail(p, -HWT_ENOEVENT,
 				    "PMU %s has no term or event '%s' (see "

@@ -184,8 +184,8 @@ static void test_hybrid_stat_command(void **state)
 	assert_false(csv_get(r.err, "cpu_atom/cycles/").counted);
 	hwt_test_run_free(&r);
 	/* The table names both PMUs as perf does, IPC per PMU. */
-	run_ok(&r, "taskset -c %d env HWT_PMU_SIM=adl %s stat -e cycles,instructions -- %s 20", core,
-	       hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
+	run_ok(&r, "taskset -c %d env HWT_PMU_SIM=adl %s stat -e cycles,instructions -- %s 20",
+	       core, hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
 	assert_true(hwt_test_contains(r.err, "      cpu_core/cycles/ "));
 	assert_true(hwt_test_contains(r.err, "<not counted>      cpu_atom/cycles/ "));
 	assert_true(hwt_test_contains(r.err, "cpu_core/instructions/           #    2.00  insn per "
@@ -233,7 +233,9 @@ static void test_hybrid_record(void **state)
 		char want[64];
 		size_t n = 0;
 
-		run_ok(&r, "taskset -c %d env HWT_PMU_SIM=adl %s record -q -e cycles -o %s/h.hwt -- %s 100",
+		run_ok(&r,
+		       "taskset -c %d env HWT_PMU_SIM=adl %s record -q -e cycles -o %s/h.hwt -- %s "
+		       "100",
 		       cpu, hwt_test_hwtrace(), dir, hwt_test_prog("pmc_spin"));
 		hwt_test_run_free(&r);
 		run_ok(&r, "%s script -i %s/h.hwt", hwt_test_hwtrace(), dir);
@@ -266,10 +268,11 @@ static void test_hybrid_trace_and_list(void **state)
 
 	(void)state;
 	hybrid_cpus(&core, &atom);
-	run_ok(&r,
-	       "taskset -c %d env HWT_PMU_SIM=adl %s trace 'hardware:instructions { @ = count(); }' "
-	       "-- %s 100",
-	       atom, hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
+	run_ok(
+	    &r,
+	    "taskset -c %d env HWT_PMU_SIM=adl %s trace 'hardware:instructions { @ = count(); }' "
+	    "-- %s 100",
+	    atom, hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
 	/* pmc_spin prints its CPU time first; the map follows */
 	ns = atoll(r.out);
 	at = strstr(r.out, "@: count()");
@@ -346,8 +349,10 @@ static void test_group_not_counted(void **state)
 	(void)state;
 	/* Five events that fit an empty PMU (cycles on its fixed counter)
 	 * but not one whose fixed cycles counter the NMI watchdog holds. */
-	run_ok(&r, "HWT_PMU_SIM=skl %s stat -x, -e '{cycles,r1a8,r2a8,r3a8,r4a8}',instructions -- %s 30",
-	       hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
+	run_ok(
+	    &r,
+	    "HWT_PMU_SIM=skl %s stat -x, -e '{cycles,r1a8,r2a8,r3a8,r4a8}',instructions -- %s 30",
+	    hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
 	for (size_t i = 0; i < 5; i++) {
 		struct csv c = csv_get(r.err, members[i]);
 
@@ -359,14 +364,16 @@ static void test_group_not_counted(void **state)
 	run_ok(&r, "HWT_PMU_SIM=skl %s stat -e '{cycles,r1a8,r2a8,r3a8,r4a8}' -- %s 10",
 	       hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
 	assert_true(hwt_test_contains(r.err, "<not counted>      r4a8"));
-	assert_true(hwt_test_contains(r.err, "Some events weren't counted. Try disabling the NMI "
-					     "watchdog:\n\techo 0 > /proc/sys/kernel/nmi_watchdog\n"));
+	assert_true(hwt_test_contains(r.err,
+				      "Some events weren't counted. Try disabling the NMI "
+				      "watchdog:\n\techo 0 > /proc/sys/kernel/nmi_watchdog\n"));
 	hwt_test_run_free(&r);
 	/* Without the watchdog the group fits and counts, with no hint. */
-	run_ok(&r,
-	       "HWT_PMU_SIM=skl HWT_PMU_SIM_WATCHDOG=0 %s stat -x, -e '{cycles,r1a8,r2a8,r3a8,r4a8}' "
-	       "-- %s 30",
-	       hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
+	run_ok(
+	    &r,
+	    "HWT_PMU_SIM=skl HWT_PMU_SIM_WATCHDOG=0 %s stat -x, -e '{cycles,r1a8,r2a8,r3a8,r4a8}' "
+	    "-- %s 30",
+	    hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
 	for (size_t i = 0; i < 5; i++)
 		assert_true(csv_get(r.err, members[i]).counted);
 	assert_near(csv_get(r.err, "r1a8").v / csv_get(r.err, "cycles").v, 0.01, 0.01);
@@ -427,8 +434,9 @@ static void test_system_pmus(void **state)
 	struct csv imc, pkg;
 
 	(void)state;
-	run_ok(&r, "HWT_PMU_SIM=skl %s stat -a -x, -e uncore_imc/data_reads/,power/energy-pkg/ -- "
-		   "sleep 0.3",
+	run_ok(&r,
+	       "HWT_PMU_SIM=skl %s stat -a -x, -e uncore_imc/data_reads/,power/energy-pkg/ -- "
+	       "sleep 0.3",
 	       hwt_test_hwtrace());
 	imc = csv_get(r.err, "uncore_imc/data_reads/");
 	pkg = csv_get(r.err, "power/energy-pkg/");
@@ -464,8 +472,7 @@ static void test_exclude_guest_as_perf(void **state)
 	/* The simulated host runs a guest: a CPU's cycles without
 	 * exclude_guest count it too (x1.25). cycles, cpu/event=0x3c/ and
 	 * cycles:H all exclude it, as perf's do; cycles:G does not. */
-	run_ok(&r,
-	       "HWT_PMU_SIM=skl %s stat -a -x, -e cycles,cpu/event=0x3c/,cycles:G -- sleep 0.1",
+	run_ok(&r, "HWT_PMU_SIM=skl %s stat -a -x, -e cycles,cpu/event=0x3c/,cycles:G -- sleep 0.1",
 	       hwt_test_hwtrace());
 	h = rate_of(r.err, "cycles");
 	s = rate_of(r.err, "cpu/event=0x3c/");
@@ -501,8 +508,7 @@ static void test_paranoid_and_ownership(void **state)
 	/* ... plain cycles falls back to user space, at the model's 80% ... */
 	run_ok(&r, "HWT_PMU_SIM=skl HWT_PMU_SIM_PARANOID=2 %s stat -x, -e cycles -- %s 50",
 	       hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
-	assert_near(rate_of(r.err, "cycles:u"),
-		    3.0 * 0.8, 0.01);
+	assert_near(rate_of(r.err, "cycles:u"), 3.0 * 0.8, 0.01);
 	hwt_test_run_free(&r);
 	/* ... and another user's process is about ownership, not paranoid. */
 	hwt_test_run(&r, "HWT_PMU_SIM=skl HWT_PMU_SIM_PARANOID=2 %s stat -e cycles -p 1",
