@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,15 +296,20 @@ static void explain_unsupported(char *buf, size_t len, const struct hwt_pmc_open
 			 "event '%s' names no core PMU and CPU %d is not a %s CPU (a hybrid CPU); "
 			 "name the PMU: cpu_core/%s/ or cpu_atom/%s/",
 			 name, oe->cpu, f.core, name, name);
+	else if (f.vm)
+		snprintf(buf, len,
+			 "event '%s' is not supported on this CPU/VM (a virtual PMU exposes fewer "
+			 "events than the CPU); pick another event from 'hwtrace list' or run on "
+			 "bare metal",
+			 name);
 	else
 		snprintf(buf, len,
-			 "event '%s' is not supported by this CPU's PMU (%s%s): the kernel has no "
+			 "event '%s' is not supported by this CPU's PMU (%s): the kernel has no "
 			 "such event here; pick another event from 'hwtrace list'",
 			 name,
 			 ev && ev->pmu[0] ? ev->pmu
 			 : f.core_pmu	  ? f.core
-					  : "none",
-			 f.vm ? ", in a VM whose virtual PMU may expose fewer events" : "");
+					  : "none");
 }
 
 void hwt_pmc_explain(char *buf, size_t len, const struct hwt_pmc_open_error *oe)
@@ -771,14 +777,28 @@ void hwt_pmc_count_delta(const struct hwt_pmc_count *now, const struct hwt_pmc_c
 
 int hwt_pmc_counters_read(struct hwt_pmc_counters *ctr, struct hwt_pmc_count *counts, size_t n)
 {
+	cpu_set_t old, one;
+	bool pin;
+
 	if (!ctr || n < ctr->nev)
 		return -HWT_EINVAL;
 	for (size_t e = 0; e < ctr->nev; e++) {
-		struct hwt_pmc_count *c = &counts[e];
+		memset(&counts[e], 0, sizeof(counts[e]));
+		counts[e].flags = ctr->flags[e];
+	}
+	/* Reading a CPU's counter from another CPU costs an IPI per read;
+	 * perf reads each CPU's counters from that CPU (evlist__for_each_cpu
+	 * with affinity): so do we, and put our affinity back after. */
+	pin = ctr->ncpu > 1 && ctr->cpus[0] >= 0 && sched_getaffinity(0, sizeof(old), &old) == 0;
+	for (size_t ci = 0; ci < ctr->ncpu; ci++) {
+		if (pin && ctr->cpus[ci] < CPU_SETSIZE) {
+			CPU_ZERO(&one);
+			CPU_SET(ctr->cpus[ci], &one);
+			sched_setaffinity(0, sizeof(one), &one);
+		}
+		for (size_t e = 0; e < ctr->nev; e++) {
+			struct hwt_pmc_count *c = &counts[e];
 
-		memset(c, 0, sizeof(*c));
-		c->flags = ctr->flags[e];
-		for (size_t ci = 0; ci < ctr->ncpu; ci++) {
 			for (size_t ti = 0; ti < ctr->nthr; ti++) {
 				int fd = *fdp(ctr, e, ci, ti);
 				uint64_t v[3];
@@ -787,8 +807,11 @@ int hwt_pmc_counters_read(struct hwt_pmc_counters *ctr, struct hwt_pmc_count *co
 				if (fd < 0)
 					continue;
 				got = hwt_psys_read(ctr->psys, fd, v, sizeof(v));
-				if (got < 0)
+				if (got < 0) {
+					if (pin)
+						sched_setaffinity(0, sizeof(old), &old);
 					return (int)got;
+				}
 				/* 0 bytes: a pinned event in error state; counts nothing. */
 				if (got != (ssize_t)sizeof(v))
 					continue;
@@ -797,7 +820,10 @@ int hwt_pmc_counters_read(struct hwt_pmc_counters *ctr, struct hwt_pmc_count *co
 				c->running += v[2];
 			}
 		}
-		hwt_pmc_count_scale(c);
 	}
+	if (pin)
+		sched_setaffinity(0, sizeof(old), &old);
+	for (size_t e = 0; e < ctr->nev; e++)
+		hwt_pmc_count_scale(&counts[e]);
 	return 0;
 }

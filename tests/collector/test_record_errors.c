@@ -73,10 +73,10 @@ static void test_event_not_supported(void **state)
 	assert_int_equal(r.status, 1);
 	assert_string_equal(
 	    error_line(r.err),
-	    "hwtrace: error: event 'cycles' is not supported on this CPU/VM (the "
-	    "kernel has no counter for it here, e.g. a VM without a virtual PMU); "
-	    "pick another event from 'hwtrace list' or run on a machine that exposes "
-	    "it\n");
+	    "hwtrace: error: event 'cycles' is not supported on this CPU/VM: this virtual "
+	    "machine exposes no hardware counters (no virtual PMU); enable one in the "
+	    "hypervisor (KVM/QEMU: -cpu host; VMware: virtualize CPU performance counters) "
+	    "or pick a software event from 'hwtrace list'\n");
 	hwt_test_run_free(&r);
 	assert_false(exists("ns.hwt"));
 	/* Without -e: cpu-clock instead, said in one line. */

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +94,8 @@ static void test_modifiers(void **state)
 static void test_hybrid_expansion(void **state)
 {
 	struct hwt_psys *ps = sim("adl");
-	struct hwt_pmc_evlist *l = list_on(ps, "{cycles,instructions}:u,task-clock,cpu_atom/cycles/");
+	struct hwt_pmc_evlist *l =
+	    list_on(ps, "{cycles,instructions}:u,task-clock,cpu_atom/cycles/");
 	const struct hwt_pmc_event *e;
 	struct perf_event_attr a;
 	struct hwt_pmc_config cfg;
@@ -292,14 +294,41 @@ static void test_explanations(void **state)
 	hwt_pmc_evlist_free(l);
 }
 
+/* Per-CPU counters are read from their own CPU (no IPI per read), and
+ * the reader's affinity is what it was afterwards. */
+static void test_read_on_each_cpu(void **state)
+{
+	struct hwt_pmc_evlist *l = list_on(NULL, "cpu-clock");
+	struct hwt_pmc_counters_config cfg;
+	struct hwt_pmc_counters *c;
+	struct hwt_pmc_count cnt;
+	cpu_set_t before, after;
+	int cpus[256], n = 0;
+
+	(void)state;
+	if (geteuid() != 0)
+		hwt_test_skip("not root: CPU-wide counting needs perf_event_paranoid <= 0");
+	assert_int_equal(sched_getaffinity(0, sizeof(before), &before), 0);
+	for (int i = 0; i < CPU_SETSIZE && n < 256; i++)
+		if (CPU_ISSET(i, &before))
+			cpus[n++] = i;
+	hwt_pmc_counters_config_init(&cfg);
+	assert_int_equal(hwt_pmc_counters_open(&c, l, NULL, 0, cpus, (size_t)n, &cfg), 0);
+	usleep(20000);
+	assert_int_equal(hwt_pmc_counters_read(c, &cnt, 1), 0);
+	assert_true(cnt.value >= 20000000ull * (uint64_t)n * 9 / 10);
+	assert_int_equal(sched_getaffinity(0, sizeof(after), &after), 0);
+	assert_true(CPU_EQUAL(&before, &after));
+	hwt_pmc_counters_close(c);
+	hwt_pmc_evlist_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_modifiers),
-	    cmocka_unit_test(test_hybrid_expansion),
-	    cmocka_unit_test(test_system_pmu_events),
-	    cmocka_unit_test(test_sampling_attrs),
-	    cmocka_unit_test(test_explanations),
+	    cmocka_unit_test(test_modifiers),	      cmocka_unit_test(test_hybrid_expansion),
+	    cmocka_unit_test(test_system_pmu_events), cmocka_unit_test(test_sampling_attrs),
+	    cmocka_unit_test(test_explanations),      cmocka_unit_test(test_read_on_each_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
