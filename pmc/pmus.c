@@ -47,7 +47,7 @@ bool hwt_pmc_event_on_cpu(const struct hwt_pmc_event *ev, int cpu)
 int hwt_pmc_hybrid_pmus(const struct hwt_pmc_config *cfg, char (*names)[32], uint32_t *types,
 			char (*cpus)[64], int max)
 {
-	char dir[4096], path[4096 + 64], text[64];
+	char dir[4096], path[4096 + 300], text[64];
 	struct dirent *e;
 	DIR *d;
 	int n = 0;
@@ -68,8 +68,8 @@ int hwt_pmc_hybrid_pmus(const struct hwt_pmc_config *cfg, char (*names)[32], uin
 		type = hwt_pmc_pmu_type(cfg, e->d_name);
 		if (type < 0)
 			continue;
-		snprintf(names[n], 32, "%s", e->d_name);
-		snprintf(cpus[n], 64, "%s", text);
+		snprintf(names[n], 32, "%.31s", e->d_name);
+		snprintf(cpus[n], 64, "%.63s", text);
 		types[n] = (uint32_t)type;
 		n++;
 	}
