@@ -108,9 +108,9 @@ static void add_code(struct hwt_dec_image *img, const char *dir)
 		assert_non_null(colon);
 		*colon = 0;
 		snprintf(path, sizeof(path), "%s/%s", dir, tok);
-		assert_int_equal(hwt_dec_image_add_file(img, path, 0, UINT64_MAX,
-							strtoull(colon + 1, NULL, 0)),
-				 0);
+		assert_int_equal(
+		    hwt_dec_image_add_file(img, path, 0, UINT64_MAX, strtoull(colon + 1, NULL, 0)),
+		    0);
 		n++;
 	}
 	assert_true(n > 0);
@@ -173,10 +173,10 @@ static void decode(const struct trace *tr, const struct variant *v, struct decod
 	assert_int_equal(hwt_dec_add_sink(dec, &sink), 0);
 	if (v->piece) {
 		for (size_t off = 0; off < tr->len; off += v->piece)
-			assert_int_equal(hwt_dec_feed(dec, tr->pt + off,
-						      tr->len - off < v->piece ? tr->len - off
-									       : v->piece),
-					 0);
+			assert_int_equal(
+			    hwt_dec_feed(dec, tr->pt + off,
+					 tr->len - off < v->piece ? tr->len - off : v->piece),
+			    0);
 		assert_int_equal(hwt_dec_finish(dec), 0);
 	} else {
 		assert_int_equal(hwt_dec_decode(dec, tr->pt, tr->len), 0);
@@ -213,9 +213,9 @@ static void check_truth(const struct trace *tr, const struct decoded *d, const c
 static void check_trace(const char *name, size_t min_insns)
 {
 	static const struct variant variants[] = {
-	    {HWT_DEC_ENGINE_FAST, 1, 0, 0},    {HWT_DEC_ENGINE_LIBIPT, 1, 0, 0},
-	    {HWT_DEC_ENGINE_FAST, 1, 0, 777},  {HWT_DEC_ENGINE_LIBIPT, 1, 0, 4096},
-	    {HWT_DEC_ENGINE_FAST, 2, 3, 0},    {HWT_DEC_ENGINE_LIBIPT, 2, 3, 0},
+	    {HWT_DEC_ENGINE_FAST, 1, 0, 0},	{HWT_DEC_ENGINE_LIBIPT, 1, 0, 0},
+	    {HWT_DEC_ENGINE_FAST, 1, 0, 777},	{HWT_DEC_ENGINE_LIBIPT, 1, 0, 4096},
+	    {HWT_DEC_ENGINE_FAST, 2, 3, 0},	{HWT_DEC_ENGINE_LIBIPT, 2, 3, 0},
 	    {HWT_DEC_ENGINE_FAST, 2, 64, 5000},
 	};
 	struct trace tr;

@@ -188,7 +188,8 @@ static size_t run_script(const char *args, struct sample **out, char **err)
 
 static bool own(const struct frame *f)
 {
-	return !strcmp(f->obj, "unw_prog") || !strcmp(f->obj, "libunw_lib.so");
+	return !strcmp(f->obj, "unw_prog") || !strcmp(f->obj, "unw_dbgframe") ||
+	       !strcmp(f->obj, "libunw_lib.so");
 }
 
 /* The frames of the program and its library, leaf first, joined by ' '. */
@@ -214,8 +215,7 @@ static bool complete(const struct sample *s)
 	for (int i = 0; i < s->n; i++)
 		if (!strncmp(s->f[i].sym, "[truncated", 10))
 			return false;
-	return s->n > 0 && !strcmp(s->f[s->n - 1].sym, "_start") &&
-	       !strcmp(s->f[s->n - 1].obj, "unw_prog");
+	return s->n > 0 && !strcmp(s->f[s->n - 1].sym, "_start") && own(&s->f[s->n - 1]);
 }
 
 struct expect {
@@ -591,6 +591,56 @@ static void test_corrupt_samples(void **state)
 	free(stack);
 }
 
+/* CFI only in .debug_frame (built -fno-asynchronous-unwind-tables), moved
+ * to a separate debug file found by build-id: with --debug-dir the stacks
+ * are whole; without it they end, marked, at the first frame. */
+static void test_debug_frame_by_build_id(void **state)
+{
+	const char *bin = path_in("unw_dbgframe"), *file = path_in("dbg.hwt"),
+		   *dbgdir = path_in("debug");
+	struct hwt_test_run r;
+	struct sample *s;
+	size_t n, k, good, marked;
+	char args[3 * PATH_MAX];
+
+	(void)state;
+	hwt_test_run(&r,
+		     "cp %s %s && id=$(readelf -n %s | sed -n 's/.*Build ID: //p') && "
+		     "mkdir -p %s/.build-id/${id%%${id#??}} && "
+		     "objcopy --only-keep-debug %s %s/.build-id/${id%%${id#??}}/${id#??}.debug && "
+		     "strip --strip-debug %s && readelf -S %s | grep -c debug_frame",
+		     hwt_test_prog("unw_dbgframe"), bin, bin, dbgdir, bin, dbgdir, bin, bin);
+	/* grep found no .debug_frame left in the binary */
+	if (r.status != 1 || strcmp(r.out, "0\n"))
+		fail_msg("preparing the stripped binary: %d: %s %s", r.status, r.out, r.err);
+	hwt_test_run_free(&r);
+	hwt_test_run(&r, "%s record -q -F 2000 --call-graph dwarf -o %s -- %s 0.2 chain",
+		     hwt_test_hwtrace(), file, bin);
+	assert_int_equal(r.status, 0);
+	hwt_test_run_free(&r);
+	for (int with = 1; with >= 0; with--) {
+		snprintf(args, sizeof(args), "-q -i %s %s%s", file, with ? "--debug-dir " : "",
+			 with ? dbgdir : "");
+		n = run_script(args, &s, NULL);
+		for (k = good = marked = 0; k < n; k++) {
+			char chain[1024];
+
+			if (!s[k].n || strcmp(s[k].f[0].sym, "leaf_chain"))
+				continue;
+			good += (own_chain(&s[k], chain, sizeof(chain)),
+				 !strcmp(chain, "leaf_chain c4 c3 c2 c1 main") && complete(&s[k]));
+			marked += s[k].n == 2 && !strcmp(s[k].f[1].sym, "[truncated: no CFI]");
+		}
+		print_message("%s --debug-dir: %zu good, %zu marked\n", with ? "with" : "without",
+			      good, marked);
+		if (with)
+			assert_true(good >= 50);
+		else
+			assert_true(marked >= 50 && good == 0);
+		free(s);
+	}
+}
+
 /* --- the hint ------------------------------------------------------------------ */
 
 static void test_short_stack_hint(void **state)
@@ -621,7 +671,7 @@ int main(void)
 	    cmocka_unit_test(test_script_chains),    cmocka_unit_test(test_flame_and_report),
 	    cmocka_unit_test(test_trace_ustack),     cmocka_unit_test(test_perf_recordings),
 	    cmocka_unit_test(test_replaced_object),  cmocka_unit_test(test_corrupt_samples),
-	    cmocka_unit_test(test_short_stack_hint),
+	    cmocka_unit_test(test_short_stack_hint), cmocka_unit_test(test_debug_frame_by_build_id),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
