@@ -505,6 +505,7 @@ static int record(struct rec_opts *o)
 	hwt_coll_target_config_init(&tcfg);
 	tcfg.logger = *hwt_cli_logger();
 	tcfg.sysfs_root = hwt_cli_sysfs_root(o->psys);
+	tcfg.psys = o->psys;
 	tcfg.errmsg = tmsg;
 	tcfg.errmsg_len = sizeof(tmsg);
 	err = hwt_coll_target_alloc(&t, &tcfg);

@@ -9,12 +9,14 @@
 
 #include <stdlib.h>
 
+#include "collector/collector.h"
 #include "perfsys/perfsys.h"
 
 int hwt_cli_psys_open(struct hwt_psys **ps)
 {
+	const struct hwt_psys_backend *extra[] = {hwt_coll_ptsim_backend()};
 	char msg[512];
-	int err = hwt_psys_open_env(ps, NULL, 0, msg, sizeof(msg));
+	int err = hwt_psys_open_env(ps, extra, HWT_ARRAY_SIZE(extra), msg, sizeof(msg));
 
 	if (err < 0) {
 		hwt_cli_error("%s", msg[0] ? msg : hwt_strerror(err));

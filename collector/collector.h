@@ -49,6 +49,9 @@ struct hwt_coll_target_config {
 	struct hwt_logger logger;
 	const char *sysfs_root; /* NULL: "/sys" (online CPUs); a test seam */
 	const char *proc_root;	/* NULL: "/proc" (threads of a PID); a test seam */
+	/* The machine (NULL: the kernel): a simulated one may run a launched
+	 * command under its emulator (hwt_psys_exec_prefix). */
+	struct hwt_psys *psys;
 	/* On failure, a one-line explanation with the fix goes here
 	 * (optional); the buffer must outlive the target. */
 	char *errmsg;
@@ -447,5 +450,19 @@ HWT_API size_t hwt_ptemu_attr(const struct hwt_ptemu_terms *terms, void *attr, s
 
 /* Path of the plugin that would be used (see cfg->plugin), or NULL. */
 HWT_API const char *hwt_ptemu_plugin_path(void);
+
+/* ------------------------------------------------------------------------ */
+/* The simulated intel_pt PMU                                                */
+
+/* A machine for perfsys (hwt_psys_open_env) whose intel_pt PMU is simulated,
+ * switched on by HWT_PT_SIM ("1", or options: cpus=N, wait): intel_pt and
+ * dummy events follow the kernel's rules (attributes, PT's exclusivity,
+ * inherit, SET_OUTPUT, address filters, mlock accounting, AUX head and
+ * tail, overwrite, overruns that disable the event, PERF_RECORD_AUX flags,
+ * ITRACE_START, SWITCH), and a command the tool launches runs under the PT
+ * emulator, whose trace the simulated CPUs write into the AUX areas. See
+ * docs/record.md, "Testing without PT hardware". */
+struct hwt_psys_backend;
+HWT_API const struct hwt_psys_backend *hwt_coll_ptsim_backend(void);
 
 #endif /* HWT_COLLECTOR_COLLECTOR_H */

@@ -16,6 +16,8 @@
  */
 #include "collector/collector.h"
 
+#include "perfsys/perfsys.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +55,7 @@ struct hwt_coll_target {
 	int go_fd;  /* write end of the "go" pipe, -1 once released */
 	int err_fd; /* read end of the exec-error pipe */
 	char *cmd;  /* the command's name, for messages */
+	char *path; /* ... its resolved path */
 	bool started, exited, interrupted;
 	int status; /* shell-style once exited */
 	struct rusage ru;
@@ -163,6 +166,7 @@ void hwt_coll_target_free(struct hwt_coll_target *t)
 	free(t->pids);
 	free(t->pidfds);
 	free(t->cmd);
+	free(t->path);
 	free(t);
 }
 
@@ -203,9 +207,16 @@ static int resolve(const char *cmd, char *out, size_t len)
 	return saw_eacces ? -EACCES : -ENOENT;
 }
 
+/* The go message: 'g' (run the command), or 'w' and the NUL-terminated
+ * words to run it under (at most MAX_PREFIX, in one atomic pipe write). */
+#define MAX_PREFIX   16
+#define PREFIX_BYTES 4096
+
 int hwt_coll_target_launch(struct hwt_coll_target *t, char *const argv[])
 {
 	char path[4096];
+	char **wrapped;
+	size_t argc;
 	int go[2], errp[2], err;
 	pid_t pid;
 
@@ -219,12 +230,22 @@ int hwt_coll_target_launch(struct hwt_coll_target *t, char *const argv[])
 			    "cannot run '%s': it is not an executable file (check "
 			    "its permissions, e.g. chmod +x)",
 			    argv[0]);
-	if (pipe2(go, O_CLOEXEC) < 0)
+	/* Room for the words a simulated machine may run the command under
+	 * (allocated now: the child may not allocate before exec). */
+	for (argc = 0; argv[argc]; argc++)
+		;
+	wrapped = calloc(argc + MAX_PREFIX + 2, sizeof(*wrapped));
+	if (!wrapped)
+		return -ENOMEM;
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		free(wrapped);
 		return fail(t, -errno, "cannot create a pipe: %s", strerror(errno));
+	}
 	if (pipe2(errp, O_CLOEXEC) < 0) {
 		err = -errno;
 		close(go[0]);
 		close(go[1]);
+		free(wrapped);
 		return fail(t, err, "cannot create a pipe: %s", strerror(-err));
 	}
 	pid = fork();
@@ -234,11 +255,12 @@ int hwt_coll_target_launch(struct hwt_coll_target *t, char *const argv[])
 		close(go[1]);
 		close(errp[0]);
 		close(errp[1]);
+		free(wrapped);
 		return fail(t, err, "cannot fork: %s", strerror(-err));
 	}
 	if (pid == 0) {
 		sigset_t none;
-		char c;
+		char go_msg[PREFIX_BYTES];
 		ssize_t n;
 		int e;
 
@@ -248,22 +270,40 @@ int hwt_coll_target_launch(struct hwt_coll_target *t, char *const argv[])
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		do {
-			n = read(go[0], &c, 1);
+			n = read(go[0], go_msg, sizeof(go_msg));
 		} while (n < 0 && errno == EINTR);
-		if (n != 1)
+		if (n < 1)
 			_exit(127); /* the parent gave up: run nothing */
-		execv(path, argv);
+		if (go_msg[0] == 'w' && go_msg[n - 1] == '\0') {
+			/* Run under what the machine asked for: its words, then
+			 * the command's path and arguments. */
+			size_t k = 0;
+
+			for (ssize_t i = 1; i < n && k < MAX_PREFIX;
+			     i += (ssize_t)strlen(go_msg + i) + 1)
+				wrapped[k++] = go_msg + i;
+			wrapped[k++] = path;
+			for (size_t i = 1; argv[i]; i++)
+				wrapped[k++] = argv[i];
+			wrapped[k] = NULL;
+			execv(wrapped[0], wrapped);
+		} else {
+			execv(path, argv);
+		}
 		e = errno;
 		if (write(errp[1], &e, sizeof(e)) < 0)
 			_exit(127);
 		_exit(e == ENOENT ? 127 : 126);
 	}
+	free(wrapped); /* the child's copy is the one used */
 	close(go[0]);
 	close(errp[1]);
 	t->child = pid;
 	t->go_fd = go[1];
 	free(t->cmd);
 	t->cmd = strdup(argv[0]);
+	free(t->path);
+	t->path = strdup(path);
 	t->err_fd = errp[0];
 	free(t->tids);
 	t->tids = malloc(sizeof(int));
@@ -489,7 +529,34 @@ int hwt_coll_target_start(struct hwt_coll_target *t)
 	t->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (t->child <= 0)
 		return 0;
-	if (write(t->go_fd, "g", 1) != 1) {
+	{
+		const char *prefix[MAX_PREFIX];
+		char msg[PREFIX_BYTES];
+		size_t len = 1;
+		int np = hwt_psys_exec_prefix(t->cfg.psys, t->child, t->path ? t->path : "", prefix,
+					      MAX_PREFIX);
+
+		msg[0] = np > 0 ? 'w' : 'g';
+		for (int i = 0; i < np; i++) {
+			size_t l = strlen(prefix[i]) + 1;
+
+			if (len + l > sizeof(msg)) {
+				np = -E2BIG;
+				break;
+			}
+			memcpy(msg + len, prefix[i], l);
+			len += l;
+		}
+		if (np < 0) {
+			close(t->go_fd);
+			t->go_fd = -1;
+			reap(t, 0);
+			return fail(t, np, "cannot run '%s' on this machine: %s",
+				    t->cmd ? t->cmd : "the command", strerror(-np));
+		}
+		n = write(t->go_fd, msg, len);
+	}
+	if (n < 1) {
 		e = errno;
 		close(t->go_fd);
 		t->go_fd = -1;

@@ -247,3 +247,20 @@ int hwt_psys_close(struct hwt_psys *ps, int fd)
 		return ps->ops->close(ps, fd);
 	return close(fd) == 0 ? 0 : -errno;
 }
+
+int hwt_psys_exec_prefix(struct hwt_psys *ps, int pid, const char *path, const char **prefix,
+			 size_t max)
+{
+	FIND(ps, exec_prefix);
+	if (ps)
+		return ps->ops->exec_prefix(ps, pid, path, prefix, max);
+	return 0;
+}
+
+int hwt_psys_settle(struct hwt_psys *ps)
+{
+	FIND(ps, settle);
+	if (ps)
+		return ps->ops->settle(ps);
+	return 0;
+}

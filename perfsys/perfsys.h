@@ -71,6 +71,13 @@ struct hwt_psys_ops {
 	 * NULL for those of the handle below. Valid for the handle's life. */
 	const char *sysfs_root;
 	const char *procfs_root;
+	/* How the machine runs a command the tool launches (see
+	 * hwt_psys_exec_prefix). NULL: as it is (or as the handle below). */
+	int (*exec_prefix)(struct hwt_psys *ps, int pid, const char *path, const char **prefix,
+			   size_t max);
+	/* Whether trace is still on its way into the buffers (see
+	 * hwt_psys_settle). NULL: never (or as the handle below). */
+	int (*settle)(struct hwt_psys *ps);
 };
 
 /* Wraps a backend: *out gets a handle whose calls go to ops (which must
@@ -143,5 +150,27 @@ HWT_API int hwt_psys_munmap(struct hwt_psys *ps, void *addr, size_t len);
 HWT_API int hwt_psys_poll(struct hwt_psys *ps, struct pollfd *fds, size_t n, int timeout_ms);
 /* close(2) of an event descriptor: 0 or -errno. */
 HWT_API int hwt_psys_close(struct hwt_psys *ps, int fd);
+
+/* ------------------------------------------------------------------------ */
+/* What a simulated machine adds (the kernel: nothing).                      */
+
+/* The words to run before the command at path (the program the tool
+ * launched as pid, held before its exec): a machine that traces by
+ * emulation runs the command under its emulator. Called when the command
+ * is released, after its events were opened. Writes at most max words
+ * (valid until the handle is freed; the first is the program to exec,
+ * path and the command's arguments follow them) and returns how many: 0
+ * (the kernel) runs the command as it is; or -errno. */
+HWT_API int hwt_psys_exec_prefix(struct hwt_psys *ps, int pid, const char *path,
+				 const char **prefix, size_t max);
+
+/* For a machine whose trace reaches the buffers after the work that made
+ * it (an emulator writes it, a simulated PMU copies it): moves what is
+ * ready into the buffers now and returns 1 while some could not be moved
+ * (a buffer is full: read it, then call again), 0 when everything the
+ * ended work made is in the buffers. The kernel writes trace as it is made:
+ * always 0. A tool calls it after its target ended, before it disables the
+ * events. Returns 0, 1 or -errno. */
+HWT_API int hwt_psys_settle(struct hwt_psys *ps);
 
 #endif /* HWT_PERFSYS_PERFSYS_H */

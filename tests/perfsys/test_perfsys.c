@@ -126,6 +126,25 @@ static const struct hwt_psys_ops fake_ops = {
     .procfs_root = "/fake/proc",
 };
 
+static int fake_prefix(struct hwt_psys *ps, int pid, const char *path, const char **prefix,
+		       size_t max)
+{
+	(void)ps;
+	(void)path;
+	if (max < 2)
+		return -ENOSPC;
+	prefix[0] = "/usr/bin/env";
+	prefix[1] = pid == 7 ? "A=7" : "A=0";
+	return 2;
+}
+
+static int fake_settle(struct hwt_psys *ps)
+{
+	struct fake *f = hwt_psys_ctx(ps);
+
+	return f->reads < 2; /* in flight until read twice */
+}
+
 static const struct hwt_psys_ops top_ops = {
     .size = sizeof(struct hwt_psys_ops),
     .name = "top",
@@ -165,6 +184,44 @@ static void test_stacked_backend(void **state)
 	assert_int_equal(hwt_psys_ioctl(top, fd, PERF_EVENT_IOC_ENABLE, 0), 0);
 	assert_int_equal(hwt_psys_close(top, fd), 0);
 	assert_int_equal(hwt_psys_close(top, fd), -EBADF);
+	hwt_psys_free(top);
+	assert_int_equal(finis, 1);
+}
+
+static const struct hwt_psys_ops sim_ops = {
+    .size = sizeof(struct hwt_psys_ops),
+    .name = "sim",
+    .read = fake_read,
+    .fini = fake_fini,
+    .exec_prefix = fake_prefix,
+    .settle = fake_settle,
+};
+
+/* What a simulated machine adds: how it runs a command, and whether its
+ * trace is still on its way. The kernel: as it is, never. */
+static void test_machine(void **state)
+{
+	struct hwt_psys *ps, *top;
+	struct fake *f = calloc(1, sizeof(*f));
+	const char *prefix[4] = {NULL};
+	int finis = 0;
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(hwt_psys_exec_prefix(NULL, 7, "/bin/true", prefix, 4), 0);
+	assert_int_equal(hwt_psys_settle(NULL), 0);
+	assert_non_null(f);
+	f->finis_out = &finis;
+	assert_int_equal(hwt_psys_alloc(&ps, &sim_ops, f, NULL), 0);
+	assert_int_equal(hwt_psys_alloc(&top, &top_ops, NULL, ps), 0);
+	assert_int_equal(hwt_psys_exec_prefix(top, 7, "/bin/true", prefix, 4), 2);
+	assert_string_equal(prefix[0], "/usr/bin/env");
+	assert_string_equal(prefix[1], "A=7");
+	assert_int_equal(hwt_psys_exec_prefix(top, 7, "/bin/true", prefix, 1), -ENOSPC);
+	assert_int_equal(hwt_psys_settle(top), 1);
+	assert_int_equal(hwt_psys_read(top, 3, &v, sizeof(v)), (ssize_t)sizeof(v));
+	assert_int_equal(hwt_psys_read(top, 3, &v, sizeof(v)), (ssize_t)sizeof(v));
+	assert_int_equal(hwt_psys_settle(top), 0);
 	hwt_psys_free(top);
 	assert_int_equal(finis, 1);
 }
@@ -233,9 +290,8 @@ static void test_open_env(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_kernel_counts),
-	    cmocka_unit_test(test_stacked_backend),
-	    cmocka_unit_test(test_bad_ops),
+	    cmocka_unit_test(test_kernel_counts), cmocka_unit_test(test_stacked_backend),
+	    cmocka_unit_test(test_machine),	  cmocka_unit_test(test_bad_ops),
 	    cmocka_unit_test(test_open_env),
 	};
 
