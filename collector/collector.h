@@ -267,25 +267,30 @@ HWT_API int hwt_coll_rec_open(struct hwt_coll_rec *rec, struct hwt_coll_target *
 HWT_API int hwt_coll_rec_run(struct hwt_coll_rec *rec);
 
 struct hwt_coll_rec_stats {
-	uint64_t samples;	 /* PERF_RECORD_SAMPLE records */
-	uint64_t records;	 /* all records from the kernel */
-	uint64_t lost_records;	 /* PERF_RECORD_LOST: ring buffer overflow */
-	uint64_t lost_samples;	 /* PERF_RECORD_LOST_SAMPLES */
-	uint64_t throttled;	 /* PERF_RECORD_THROTTLE */
-	uint64_t writer_dropped; /* bytes the writer could not take in time */
-	uint64_t aux_bytes;	 /* Intel PT bytes recorded */
-	uint64_t aux_lost;	 /* ... known lost (bytes) */
-	uint64_t aux_gaps;	 /* AUX records with TRUNCATED/PARTIAL/COLLISION */
-	uint64_t snapshots;	 /* PT snapshots taken */
-	uint64_t raw_bytes;	 /* uncompressed bytes in the file */
-	uint64_t file_bytes;	 /* size of the file */
-	uint64_t wakeups;	 /* loop iterations that found data */
-	size_t buffers;		 /* ring buffers */
-	size_t fds;		 /* event descriptors */
-	double seconds;		 /* wall time from start to end */
-	int exit_status;	 /* of a launched command, -1 if none */
-	bool interrupted;	 /* ended by SIGINT/SIGTERM */
-	char event[64];		 /* the first event's name */
+	uint64_t samples;	       /* PERF_RECORD_SAMPLE records */
+	uint64_t records;	       /* all records from the kernel */
+	uint64_t lost_records;	       /* PERF_RECORD_LOST: ring buffer overflow */
+	uint64_t lost_samples;	       /* PERF_RECORD_LOST_SAMPLES */
+	uint64_t throttled;	       /* PERF_RECORD_THROTTLE */
+	uint64_t writer_dropped;       /* bytes the writer could not take in time */
+	uint64_t aux_bytes;	       /* Intel PT bytes recorded */
+	uint64_t aux_lost;	       /* ... known lost (bytes) */
+	uint64_t aux_gaps;	       /* AUX records with TRUNCATED/PARTIAL/COLLISION */
+	uint64_t snapshots;	       /* PT snapshots taken */
+	uint64_t aux_overruns;	       /* the AUX area was full: the kernel stopped
+					  the trace and hwtrace enabled it again */
+	const uint64_t *overrun_times; /* perf ns of each (aux_overruns of
+					  them; valid until the free) */
+	uint64_t first_time;	       /* perf ns of the first record */
+	uint64_t raw_bytes;	       /* uncompressed bytes in the file */
+	uint64_t file_bytes;	       /* size of the file */
+	uint64_t wakeups;	       /* loop iterations that found data */
+	size_t buffers;		       /* ring buffers */
+	size_t fds;		       /* event descriptors */
+	double seconds;		       /* wall time from start to end */
+	int exit_status;	       /* of a launched command, -1 if none */
+	bool interrupted;	       /* ended by SIGINT/SIGTERM */
+	char event[64];		       /* the first event's name */
 };
 
 /* Fills *st (valid after run, and partly during). */

@@ -501,6 +501,7 @@ void hwt_coll_pt_attr(const struct hwt_coll_pt_pmu *pmu, const struct hwt_coll_p
 	attr->exclude_user = !conf->user;
 	attr->exclude_kernel = !conf->kernel;
 	attr->exclude_hv = 1;
+	attr->exclude_guest = 1; /* as perf: no 'G' modifier */
 	/* No samples: the trace goes to the AUX area; the data area carries
 	 * the sideband (AUX, ITRACE_START, MMAP2, ...) with these fields. */
 	attr->sample_period = 1;

@@ -12,9 +12,10 @@
  * (the emulated Skylake-SP's caps) and the simulated CPUs online.
  *
  * Switched on by HWT_PT_SIM: "1", or options separated by commas: cpus=N
- * (the simulated CPUs, default those of this machine), wait (the hardware
- * waits for the reader instead of losing trace: for tests of exact
- * decoding).
+ * (the simulated CPUs, default those of this machine), slice=N (a thread
+ * is switched out after N PSB periods even when no other waits for its CPU:
+ * threads move from CPU to CPU), wait (the hardware waits for the reader
+ * instead of losing trace: for tests of exact decoding).
  */
 #include "collector/ptsim_int.h"
 
@@ -939,6 +940,16 @@ static int parse_options(struct ptsim *sim, const char *value, char *errmsg, siz
 			continue;
 		if (!strcmp(tok, "wait")) {
 			sim->wait = true;
+		} else if (!strncmp(tok, "slice=", 6)) {
+			unsigned long n = strtoul(tok + 6, &end, 10);
+
+			if (end == tok + 6 || *end || n > 1000000) {
+				snprintf(errmsg, len,
+					 "HWT_PT_SIM: slice=%s is not a number of PSB periods",
+					 tok + 6);
+				return -HWT_EINVAL;
+			}
+			sim->slice = (unsigned)n;
 		} else if (!strncmp(tok, "cpus=", 5)) {
 			unsigned long n = strtoul(tok + 5, &end, 10);
 
@@ -950,9 +961,10 @@ static int parse_options(struct ptsim *sim, const char *value, char *errmsg, siz
 			}
 			sim->ncpus = (unsigned)n;
 		} else {
-			snprintf(errmsg, len,
-				 "HWT_PT_SIM: unknown option '%s' (give 1, or cpus=N and/or wait)",
-				 tok);
+			snprintf(
+			    errmsg, len,
+			    "HWT_PT_SIM: unknown option '%s' (give 1, or cpus=N, slice=N, wait)",
+			    tok);
 			return -HWT_EINVAL;
 		}
 	}

@@ -1079,8 +1079,12 @@ static void release(struct ptsim_feed *f, struct fthread *t)
 	t->cpu = -1;
 }
 
-static bool someone_waits(struct ptsim_feed *f, const struct fthread *self)
+static bool someone_waits(struct ptsim *sim, struct ptsim_feed *f, const struct fthread *self)
 {
+	for (unsigned c = 0; c < sim->ncpus; c++) {
+		if (!f->cpus[c].holder)
+			return false; /* it can have that one */
+	}
 	for (size_t i = 0; i < f->nth; i++) {
 		struct fthread *t = f->th[i];
 		uint64_t d;
@@ -1103,8 +1107,9 @@ static int schedule(struct ptsim *sim, struct ptsim_feed *f)
 			struct fthread *t = f->cpus[c].holder;
 
 			while (t && t->nready) {
-				bool rel =
-				    t->stint >= 1 && !t->ready[0].last && someone_waits(f, t);
+				bool rel = !t->ready[0].last &&
+					   ((sim->slice && t->stint + 1 >= sim->slice) ||
+					    (t->stint >= 1 && someone_waits(sim, f, t)));
 				int r = place(sim, f, t, (int)c, rel);
 
 				if (r < 0)

@@ -117,7 +117,9 @@ struct ptsim {
 	char workdir[PATH_MAX];	 /* dir/emu: what the emulator writes */
 	char qemu[PATH_MAX];
 	char plugarg[PATH_MAX + 256];
-	bool wait; /* the hardware waits for room (no loss) */
+	bool wait;	/* the hardware waits for room (no loss) */
+	unsigned slice; /* pieces a thread runs before the scheduler takes its
+			 * CPU (0: only when another thread waits) */
 	uint64_t next_id;
 	int exclusive;		 /* PT events: > 0 per task, < 0 per CPU */
 	uint64_t locked, pinned; /* pages charged (kernel: user->locked_vm,

@@ -89,6 +89,9 @@ struct rec_ring {
 	struct hwt_coll_aux_snap snap;
 	/* losses, written per stream at the end */
 	uint64_t lost_records, lost_samples, aux_lost, aux_gaps;
+	/* an AUX record said TRUNCATED: the kernel disabled the intel_pt
+	 * events writing here until they are enabled again */
+	bool overrun;
 };
 
 struct rec_event {
@@ -100,6 +103,8 @@ struct rec_event {
 	bool user_mods;
 	bool user_only; /* fell back to user space (perf_event_paranoid) */
 	int cur_fd;	/* its fd on the (pid, cpu) being opened: members' group */
+	bool pt;	/* the intel_pt event (snapshots stop it alone) */
+	bool tracking;	/* the dummy event that carries the sideband */
 };
 
 struct hwt_coll_rec {
@@ -115,6 +120,7 @@ struct hwt_coll_rec {
 	struct hwt_coll_target *t;
 	int *fds;
 	size_t nfds, capfds;
+	uint32_t *fd_ev, *fd_ring; /* each fd's event and ring */
 	struct rec_ring *rings;
 	size_t nrings;
 	bool per_thread;
@@ -129,10 +135,13 @@ struct hwt_coll_rec {
 	size_t hitcap;
 	bool kernel_hit;
 	struct hwt_coll_aux_stats aux_st;
+	uint64_t *overrun_times; /* perf ns of each AUX overrun */
+	size_t noverruns, capoverruns;
 	uint64_t time_min, time_max;
 	struct hwt_coll_rec_stats st;
 	sigset_t oldmask;
 	bool masked, opened, done;
+	bool stopping; /* the events are being disabled for the end */
 	struct timespec t0;
 	size_t page;
 	/* the last mapping a sample hit (most hits repeat it) */
@@ -377,7 +386,29 @@ static int build_pt(struct hwt_coll_rec *r)
 			return fail(r, err, "%s", msg);
 	}
 	hwt_coll_pt_attr(&r->pmu, &r->ptc, &a);
-	return add_event(r, &a, "intel_pt//");
+	err = add_event(r, &a, "intel_pt//");
+	if (err < 0)
+		return fail(r, err, "out of memory");
+	r->ev[r->nev - 1].pt = true;
+	/* The sideband rides on a dummy event of its own, as perf's tracking
+	 * event: it stays enabled when a snapshot stops the trace, and it
+	 * follows every thread and child the trace does. */
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.sample_period = 1;
+	a.sample_type = r->ev[0].attr.sample_type;
+	a.sample_id_all = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.exclude_guest = 1;
+	err = add_event(r, &a, "dummy:u");
+	if (err < 0)
+		return fail(r, err, "out of memory");
+	r->ev[r->nev - 1].tracking = true;
+	r->ev[r->nev - 1].user_mods = true;
+	return 0;
 }
 
 int hwt_coll_rec_alloc(struct hwt_coll_rec **out, const struct hwt_coll_rec_config *cfg)
@@ -426,17 +457,26 @@ error:
 /* ------------------------------------------------------------------------ */
 /* opening                                                                   */
 
-static int add_fd(struct hwt_coll_rec *r, int fd)
+static int add_fd(struct hwt_coll_rec *r, int fd, size_t ev, size_t ring)
 {
 	if (r->nfds == r->capfds) {
 		size_t nc = r->capfds ? r->capfds * 2 : 64;
 		int *n = realloc(r->fds, nc * sizeof(int));
+		uint32_t *e = realloc(r->fd_ev, nc * sizeof(uint32_t));
+		uint32_t *g = e ? realloc(r->fd_ring, nc * sizeof(uint32_t)) : NULL;
 
-		if (!n)
+		if (n)
+			r->fds = n;
+		if (e)
+			r->fd_ev = e;
+		if (g)
+			r->fd_ring = g;
+		if (!n || !e || !g)
 			return -ENOMEM;
-		r->fds = n;
 		r->capfds = nc;
 	}
+	r->fd_ev[r->nfds] = (uint32_t)ev;
+	r->fd_ring[r->nfds] = (uint32_t)ring;
 	r->fds[r->nfds++] = fd;
 	return 0;
 }
@@ -667,6 +707,11 @@ static int online_cpus(struct hwt_coll_rec *r, int **cpus)
 	snprintf(path, sizeof(path), "%s/devices/system/cpu/online",
 		 r->cfg.sysfs_root ? r->cfg.sysfs_root : "/sys");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && r->cfg.sysfs_root) {
+		/* a tree that describes PMUs only: the CPUs are this machine's */
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/online");
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
 	if (fd < 0)
 		return fail(r, -errno, "cannot read %s: %s", path, strerror(errno));
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -700,7 +745,7 @@ static int open_into(struct hwt_coll_rec *r, struct rec_ring *rg, int pid, int c
 			return 1;
 		if (fd < 0)
 			return explain(r, fd, ev, pid, cpu, fds_needed);
-		err = add_fd(r, fd);
+		err = add_fd(r, fd, e, (size_t)(rg - r->rings));
 		if (err < 0) {
 			hwt_psys_close(r->cfg.psys, fd);
 			return err;
@@ -758,8 +803,9 @@ static int open_events(struct hwt_coll_rec *r, struct hwt_coll_target *t)
 	int *cpus = NULL, ncpus = 0, err = 0;
 	size_t opened_threads = 0, needed;
 
-	/* Which buffers: per CPU, or per thread. */
-	r->per_thread = !system && (r->cfg.per_thread || r->cfg.pt);
+	/* Which buffers: per CPU (following new threads and children, with
+	 * switch records to tell them apart), or per thread. */
+	r->per_thread = !system && r->cfg.per_thread;
 	if (system) {
 		cpus = malloc(nscpus * sizeof(int));
 		if (!cpus)
@@ -808,14 +854,16 @@ static int open_events(struct hwt_coll_rec *r, struct hwt_coll_target *t)
 		a->wakeup_watermark = (uint32_t)(r->data_bytes / 4);
 		if (r->cfg.pt)
 			a->aux_watermark = (uint32_t)(r->aux_bytes / 4);
-		/* Sideband once, on the first event. */
-		if (e == 0) {
+		/* Sideband once: on the tracking event (Intel PT), or on the
+		 * first event. A per-CPU trace cannot be told apart by thread
+		 * without the switch records: always there. */
+		if (r->cfg.pt ? r->ev[e].tracking : e == 0) {
 			a->mmap = 1;
 			a->mmap2 = 1;
 			a->comm = 1;
 			a->comm_exec = 1;
 			a->task = 1;
-			a->context_switch = r->cfg.switch_events;
+			a->context_switch = r->cfg.switch_events || (r->cfg.pt && !r->per_thread);
 		}
 	}
 	needed = r->nev * (r->per_thread ? ntids : (size_t)ncpus * (system ? 1 : ntids));
@@ -978,6 +1026,14 @@ static int write_meta(struct hwt_coll_rec *r)
 	}
 	free(vdso);
 	if (r->cfg.pt) {
+		/* What the events really trace, after any fallback to user
+		 * space. */
+		for (size_t i = 0; i < r->nev; i++) {
+			if (r->ev[i].pt) {
+				r->ptc.kernel = !r->ev[i].attr.exclude_kernel;
+				r->ptc.user = !r->ev[i].attr.exclude_user;
+			}
+		}
 		err |= hwt_coll_pt_meta(&r->pmu, &r->ptc, meta_u64_cb, w);
 		err |= hwt_fmt_writer_meta_u64(w, "pt.config.per_thread", r->per_thread);
 		err |= hwt_fmt_writer_meta_u64(w, "pt.config.snapshot", r->cfg.pt_snapshot);
@@ -1133,6 +1189,24 @@ static void on_record(struct hwt_coll_rec *r, struct rec_ring *rg, const struct 
 		if (hwt_coll_aux_account(&r->aux_st, rec->u.aux.aux_offset, rec->u.aux.aux_size,
 					 rec->u.aux.flags))
 			rg->aux_gaps++;
+		if ((rec->u.aux.flags & PERF_AUX_FLAG_TRUNCATED) && !r->cfg.pt_snapshot) {
+			/* The AUX area was full: the kernel disabled the event
+			 * (perf_aux_output_end). Counted with its time, and
+			 * enabled again once the area is drained. */
+			rg->overrun = true;
+			if (r->noverruns == r->capoverruns) {
+				size_t nc = r->capoverruns ? r->capoverruns * 2 : 16;
+				uint64_t *n = realloc(r->overrun_times, nc * sizeof(*n));
+
+				if (n) {
+					r->overrun_times = n;
+					r->capoverruns = nc;
+				}
+			}
+			if (r->noverruns < r->capoverruns)
+				r->overrun_times[r->noverruns++] = rec->id.time;
+			r->st.aux_overruns++;
+		}
 		break;
 	default:
 		break;
@@ -1198,6 +1272,16 @@ static void gather(struct hwt_coll_rec *r, struct rec_ring *rg)
 	rg->head = pos; /* what this round consumes */
 }
 
+/* PERF_EVENT_IOC_ENABLE/DISABLE on the intel_pt events of ring (all
+ * rings: SIZE_MAX); the sideband's events keep running. */
+static void ioctl_pt(struct hwt_coll_rec *r, unsigned long req, size_t ring)
+{
+	for (size_t i = 0; i < r->nfds; i++) {
+		if (r->ev[r->fd_ev[i]].pt && (ring == SIZE_MAX || r->fd_ring[i] == ring))
+			hwt_psys_ioctl(r->cfg.psys, r->fds[i], req, 0);
+	}
+}
+
 static int write_aux(struct hwt_coll_rec *r, struct rec_ring *rg,
 		     const struct hwt_coll_aux_read *rd)
 {
@@ -1213,8 +1297,9 @@ static int write_aux(struct hwt_coll_rec *r, struct rec_ring *rg,
 		err = hwt_fmt_writer_aux(r->w, rg->aux_stream, s->aux_offset, rg->aux + s->buf_off,
 					 (size_t)s->len);
 		if (err == -HWT_EDROPPED)
-			err = 0; /* counted by the writer */
-		r->st.aux_bytes += s->len;
+			err = 0; /* counted by the writer, not recorded */
+		else if (err >= 0)
+			r->st.aux_bytes += s->len;
 	}
 	return err;
 }
@@ -1274,6 +1359,11 @@ static int drain(struct hwt_coll_rec *r)
 
 			if (e < 0 && !err)
 				err = e;
+			if (rg->overrun && !r->stopping) {
+				/* drained: the trace may go on (perf's read_finish) */
+				rg->overrun = false;
+				ioctl_pt(r, PERF_EVENT_IOC_ENABLE, i);
+			}
 		}
 	}
 	r->st.wakeups += any;
@@ -1292,7 +1382,9 @@ static int snapshot(struct hwt_coll_rec *r, bool last)
 {
 	int err = 0;
 
-	ioctl_all(r, PERF_EVENT_IOC_DISABLE);
+	/* Only the trace stops (perf's intel_pt_snapshot_start): the
+	 * tracking event goes on recording mmaps, comms and forks. */
+	ioctl_pt(r, PERF_EVENT_IOC_DISABLE, SIZE_MAX);
 	err = drain(r);
 	for (size_t i = 0; i < r->nrings && err >= 0; i++) {
 		struct rec_ring *rg = &r->rings[i];
@@ -1310,7 +1402,7 @@ static int snapshot(struct hwt_coll_rec *r, bool last)
 	}
 	r->st.snapshots++;
 	if (!last)
-		ioctl_all(r, PERF_EVENT_IOC_ENABLE);
+		ioctl_pt(r, PERF_EVENT_IOC_ENABLE, SIZE_MAX);
 	return err;
 }
 
@@ -1340,8 +1432,17 @@ static int synthesize(struct hwt_coll_rec *r, struct hwt_coll_target *t)
 	if (err < 0)
 		return err;
 	r->synth_stream = err;
-	s.sample_type = r->ev[0].attr.sample_type;
-	s.id = r->ev[0].nids ? r->ev[0].ids[0] : 0;
+	{
+		/* attributed to the event that carries the sideband */
+		const struct rec_event *sb = &r->ev[0];
+
+		for (size_t i = 0; i < r->nev; i++) {
+			if (r->ev[i].tracking)
+				sb = &r->ev[i];
+		}
+		s.sample_type = sb->attr.sample_type;
+		s.id = sb->nids ? sb->ids[0] : 0;
+	}
 	s.emit = synth_emit;
 	s.ctx = r;
 	if (hwt_coll_target_is_system(t))
@@ -1556,6 +1657,17 @@ static int finish(struct hwt_coll_rec *r)
 						   rg->aux_gaps);
 	}
 	r->st.aux_gaps = r->aux_st.gaps;
+	if (r->noverruns) {
+		uint8_t *b = malloc(r->noverruns * 8);
+
+		err |= hwt_fmt_writer_meta_u64(r->w, "pt.overruns", r->noverruns);
+		for (size_t i = 0; b && i < r->noverruns; i++)
+			hwt_put_le64(b + 8 * i, r->overrun_times[i]);
+		if (b)
+			err |= hwt_fmt_writer_meta_bytes(r->w, "pt.overrun_times", b,
+							 r->noverruns * 8);
+		free(b);
+	}
 	/* Flushed first, so that the byte counts are the final ones (only the
 	 * index and trailer follow). */
 	err |= hwt_fmt_writer_flush(r->w);
@@ -1648,7 +1760,19 @@ int hwt_coll_rec_run(struct hwt_coll_rec *r)
 			break;
 		}
 	}
+	/* A simulated PMU may still be writing what the ended command did:
+	 * drain until it is all in (the kernel's is at once). */
+	for (int i = 0; i < 12000 && !werr; i++) {
+		struct timespec ts = {0, 5 * 1000 * 1000};
+		int s = hwt_psys_settle(r->cfg.psys);
+
+		if (s <= 0)
+			break;
+		werr = drain(r);
+		nanosleep(&ts, NULL);
+	}
 	/* Stop the events, then take everything they wrote. */
+	r->stopping = true;
 	if (r->cfg.pt_snapshot) {
 		werr = snapshot(r, true);
 	} else {
@@ -1675,6 +1799,9 @@ void hwt_coll_rec_stats(const struct hwt_coll_rec *r, struct hwt_coll_rec_stats 
 	if (!r)
 		return;
 	*st = r->st;
+	st->overrun_times = r->overrun_times;
+	st->aux_overruns = r->noverruns;
+	st->first_time = r->time_min;
 	if (r->nev)
 		snprintf(st->event, sizeof(st->event), "%.63s", r->ev[0].name);
 	if (r->w) {
@@ -1709,6 +1836,9 @@ void hwt_coll_rec_free(struct hwt_coll_rec *r)
 	for (size_t i = 0; i < r->nfds; i++)
 		hwt_psys_close(r->cfg.psys, r->fds[i]);
 	free(r->fds);
+	free(r->fd_ev);
+	free(r->fd_ring);
+	free(r->overrun_times);
 	for (size_t i = 0; i < r->nev; i++)
 		free(r->ev[i].ids);
 	free(r->ev);

@@ -605,9 +605,16 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 			break;
 		}
 		off += (uint64_t)n;
-		if (t.have_tsc &&
-		    (p.type == HWT_PKT_TSC || p.type == HWT_PKT_TMA || p.type == HWT_PKT_MTC ||
-		     p.type == HWT_PKT_CYC || p.type == HWT_PKT_CBR || p.type == HWT_PKT_OVF))
+		if (t.have_tsc && header && p.type == HWT_PKT_TSC && !s->ntl)
+			/* A PSB+ tells the state at its PSB: its TSC is the time
+			 * there, so that the segment's first context query
+			 * (at the PSB) has one. Without it a per-CPU hook
+			 * answers for "no time" (before the first switch) and
+			 * the segment starts on a wrong thread. */
+			tl_push(s, s->start, t.tsc);
+		else if (t.have_tsc &&
+			 (p.type == HWT_PKT_TSC || p.type == HWT_PKT_TMA || p.type == HWT_PKT_MTC ||
+			  p.type == HWT_PKT_CYC || p.type == HWT_PKT_CBR || p.type == HWT_PKT_OVF))
 			tl_push(s, off, t.tsc);
 	}
 }

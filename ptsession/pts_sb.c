@@ -549,9 +549,14 @@ static int on_switch(struct pending *pd, const struct hwt_fmt_record *rec)
 			ppid = (int32_t)rec->u.sw.next_prev_pid;
 			ptid = (int32_t)rec->u.sw.next_prev_tid;
 		}
+	} else if (out) {
+		/* A task event's switch: after it leaves, a task the event
+		 * does not follow runs (no trace) until a traced one comes
+		 * in, on this CPU or another: the thread's run here ends. */
+		pid = tid = 0;
+		ppid = (int32_t)rec->id.pid;
+		ptid = (int32_t)rec->id.tid;
 	} else {
-		if (out)
-			return 0; /* the next thread's IN record says who runs */
 		pid = (int32_t)rec->id.pid;
 		tid = (int32_t)rec->id.tid;
 		ppid = ptid = -1;
