@@ -38,6 +38,7 @@ struct rec_opts {
 	const char *emu_terms;
 	bool snapshot;
 	const char *filter;
+	const char *control; /* --control fifo:CTL[,ACK] */
 	char **argv;   /* the command, NULL if none */
 	char *cmdline; /* hwtrace's own command line (owned) */
 	char *target;  /* the command as one string (owned) */
@@ -87,6 +88,8 @@ static void usage(FILE *f)
 	    "                          saved on SIGUSR2 and at the end\n"
 	    "      --filter FILTER     PT IP filters: 'filter FUNC @ /path/bin',\n"
 	    "                          tracestop, ADDR/SIZE (comma-separated)\n"
+	    "      --control fifo:CTL[,ACK]  commands from a FIFO: snapshot, stop\n"
+	    "                          (answered with 'ack' on ACK), as perf's\n"
 	    "  -q, --quiet             no summary\n"
 	    "  -h, --help              show this help\n");
 }
@@ -163,7 +166,7 @@ static void opts_free(struct rec_opts *o)
 /* Parses everything; returns HWT_EXIT_OK to go on, or the exit code. */
 static int parse(int argc, char **argv, struct rec_opts *o, bool *help)
 {
-	enum { O_CALLGRAPH = 256, O_SWITCH, O_PERTHREAD, O_PT, O_FILTER };
+	enum { O_CALLGRAPH = 256, O_SWITCH, O_PERTHREAD, O_PT, O_FILTER, O_CONTROL };
 	static const struct option lopts[] = {
 	    {"event", required_argument, NULL, 'e'},
 	    {"count", required_argument, NULL, 'c'},
@@ -180,6 +183,7 @@ static int parse(int argc, char **argv, struct rec_opts *o, bool *help)
 	    {"pt", optional_argument, NULL, O_PT},
 	    {"snapshot", no_argument, NULL, 'S'},
 	    {"filter", required_argument, NULL, O_FILTER},
+	    {"control", required_argument, NULL, O_CONTROL},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -291,6 +295,14 @@ static int parse(int argc, char **argv, struct rec_opts *o, bool *help)
 			break;
 		case O_FILTER:
 			o->filter = optarg;
+			break;
+		case O_CONTROL:
+			if (strncmp(optarg, "fifo:", 5) || !optarg[5])
+				return hwt_cli_usage_error("record",
+							   "--control takes fifo:CTL[,ACK] (FIFOs "
+							   "made with mkfifo), not '%s'",
+							   optarg);
+			o->control = optarg + 5;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -426,6 +438,26 @@ static void print_summary(const struct rec_opts *o, const struct hwt_coll_rec_st
 			     " samples were lost (the ring buffers overflowed): record with a "
 			     "larger buffer (-m) or a lower frequency (-F)",
 			     st->lost_records, st->lost_samples);
+	if (st->aux_overruns) {
+		/* Each with its time from the first record, as perf users
+		 * read them in 'perf script' (seconds). */
+		char times[256];
+		size_t n = 0;
+
+		times[0] = '\0';
+		for (uint64_t i = 0; i < st->aux_overruns && i < 8 && n < sizeof(times); i++)
+			n += (size_t)snprintf(
+			    times + n, sizeof(times) - n, "%s%.6f", i ? ", " : "",
+			    st->overrun_times[i] >= st->first_time
+				? (double)(st->overrun_times[i] - st->first_time) / 1e9
+				: 0.0);
+		hwt_cli_warn(
+		    "the Intel PT AUX area was full %" PRIu64 " time(s), at %s%s s after "
+		    "the start: the kernel stopped the trace each time and it went on "
+		    "once the area was read (the trace in between is lost, shown as gaps); "
+		    "record with a larger AUX area (-m ,SIZE)",
+		    st->aux_overruns, times, st->aux_overruns > 8 ? ", ..." : "");
+	}
 	if (st->writer_dropped)
 		hwt_cli_warn("%" PRIu64 " bytes were dropped because the disk could not keep up",
 			     st->writer_dropped);
@@ -442,7 +474,7 @@ static int record(struct rec_opts *o)
 	struct hwt_coll_target *t = NULL;
 	struct hwt_coll_rec *rec = NULL;
 	struct hwt_coll_rec_stats st;
-	char tmsg[512] = "", rmsg[1024] = "";
+	char tmsg[512] = "", rmsg[1024] = "", ctl[4096];
 	int *pids = NULL, err, ret = HWT_EXIT_ERROR;
 	size_t npids = 0;
 
@@ -490,6 +522,16 @@ static int record(struct rec_opts *o)
 	cfg.pt_spec = o->pt_spec;
 	cfg.pt_snapshot = o->snapshot;
 	cfg.pt_filter = o->filter;
+	if (o->control) {
+		char *comma;
+
+		snprintf(ctl, sizeof(ctl), "%s", o->control);
+		comma = strchr(ctl, ',');
+		if (comma)
+			*comma++ = '\0';
+		cfg.control_fifo = ctl;
+		cfg.ack_fifo = comma;
+	}
 	cfg.sysfs_root = hwt_cli_sysfs_root(o->psys);
 	cfg.paranoid_path = hwt_cli_paranoid_path(o->psys);
 	cfg.psys = o->psys;

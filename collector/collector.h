@@ -223,6 +223,10 @@ struct hwt_coll_rec_config {
 				  at the end */
 	size_t aux_bytes;      /* AUX area per buffer; 0: 4 MiB */
 	const char *pt_filter; /* IP filters, see docs/record.md */
+	/* A control FIFO (perf's --control=fifo:CTL[,ACK]): "snapshot" and
+	 * "stop" commands, answered with "ack" on ack_fifo (may be NULL). */
+	const char *control_fifo;
+	const char *ack_fifo;
 	/* Test seams: sysfs and perf_event_paranoid (NULL: the real ones). */
 	const char *sysfs_root;
 	const char *paranoid_path;

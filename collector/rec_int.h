@@ -14,6 +14,7 @@
  *            recording (from /proc), as perf synthesizes them;
  *   sysinfo.c the machine: CPU identity, the vDSO image, the kernel's
  *            build-id;
+ *   control.c the control FIFO (snapshot, stop), as perf's --control;
  *   bufsize.c buffer sizes from the caller's privilege and limits (the
  *            kernel's mlock accounting, perf's default sizes);
  *   record.c the session: events, ring buffers, the poll loop, the writer.
@@ -251,6 +252,40 @@ int hwt_coll_buf_plan(const struct hwt_coll_memlock *ml, size_t nbuf, bool pt, s
  * kernel refused with EPERM). Returns -EPERM. */
 int hwt_coll_buf_explain(const struct hwt_coll_memlock *ml, size_t nbuf, size_t data, size_t aux,
 			 char *errmsg, size_t errlen);
+
+/* ------------------------------------------------------------------------ */
+/* kcore.c: the kernel's code                                                */
+
+/* 1 when the kernel's code can be read for decoding (proc_root/kcore is
+ * readable, or a vmlinux of the running kernel is installed), else 0 with
+ * the reason in why. */
+int hwt_coll_kernel_code(const char *proc_root, char *why, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* control.c: the control FIFO                                              */
+
+enum hwt_coll_ctl_cmd {
+	HWT_COLL_CTL_NONE = 0, /* nothing (more) to read now */
+	HWT_COLL_CTL_SNAPSHOT,
+	HWT_COLL_CTL_STOP,
+	HWT_COLL_CTL_PING,
+	HWT_COLL_CTL_UNKNOWN,
+};
+
+struct hwt_coll_ctl {
+	int fd, ack_fd; /* -1: none */
+	char buf[256];
+	size_t len;
+};
+
+/* Opens the FIFO ctl (and ack, may be NULL) for reading commands. Returns
+ * 0, or -errno with a one-line message naming the fix. */
+int hwt_coll_ctl_open(struct hwt_coll_ctl *c, const char *ctl, const char *ack, char *errmsg,
+		      size_t len);
+/* The next whole command read from the FIFO (answered with "ack" on the
+ * ack FIFO), or HWT_COLL_CTL_NONE. */
+int hwt_coll_ctl_next(struct hwt_coll_ctl *c);
+void hwt_coll_ctl_close(struct hwt_coll_ctl *c);
 
 /* ------------------------------------------------------------------------ */
 /* synth.c: records for what existed before recording                       */

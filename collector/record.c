@@ -60,6 +60,7 @@
 #define POLL_MS	     250
 #define TAG_TARGET   (1ull << 32)
 #define TAG_USR2     (2ull << 32)
+#define TAG_CTL	     (3ull << 32)
 
 struct rec_run {
 	const uint8_t *p;
@@ -127,6 +128,7 @@ struct hwt_coll_rec {
 	struct hwt_coll_memlock ml;
 	size_t data_bytes, aux_bytes; /* per buffer, chosen for the limits */
 	int epfd, usr2_fd;
+	struct hwt_coll_ctl ctl; /* the control FIFO, fd -1 without */
 	struct hwt_fmt_writer *w;
 	int32_t synth_stream;
 	struct hwt_fmt_attr_info info;
@@ -373,6 +375,7 @@ static int build_pt(struct hwt_coll_rec *r)
 	err = hwt_coll_pt_conf_parse(&r->pmu, r->cfg.pt_spec, &r->ptc, msg, sizeof(msg));
 	if (err < 0)
 		return fail(r, err, "%s", msg);
+
 	if (r->cfg.pt_filter) {
 		int64_t ranges = hwt_coll_pt_cap(&r->pmu, "num_address_ranges");
 
@@ -384,6 +387,18 @@ static int build_pt(struct hwt_coll_rec *r)
 					 sizeof(r->filter), msg, sizeof(msg));
 		if (err < 0)
 			return fail(r, err, "%s", msg);
+	}
+	if (r->ptc.kernel && !r->ptc.user_set &&
+	    !hwt_coll_kernel_code(hwt_psys_procfs_root(r->cfg.psys), msg, sizeof(msg))) {
+		/* A trace of kernel code without the kernel's code decodes
+		 * to gaps, and the user code after each entry is lost up to
+		 * the next PSB: by default, user space only. */
+		r->ptc.kernel = false;
+		hwt_log(&r->cfg.logger, HWT_LOG_INFO,
+			"recording user space only: the kernel's code cannot be read to decode "
+			"its trace (%s); run as root (for /proc/kcore), or add 'k' "
+			"(-e intel_pt//uk) to trace it anyway",
+			msg);
 	}
 	hwt_coll_pt_attr(&r->pmu, &r->ptc, &a);
 	err = add_event(r, &a, "intel_pt//");
@@ -425,6 +440,7 @@ int hwt_coll_rec_alloc(struct hwt_coll_rec **out, const struct hwt_coll_rec_conf
 	r->cfg = *cfg;
 	r->epfd = -1;
 	r->usr2_fd = -1;
+	r->ctl.fd = r->ctl.ack_fd = -1;
 	r->synth_stream = -1;
 	r->st.exit_status = -1;
 	r->page = (size_t)sysconf(_SC_PAGESIZE);
@@ -765,7 +781,8 @@ static int open_into(struct hwt_coll_rec *r, struct rec_ring *rg, int pid, int c
 			return fail(r, err, "cannot share a ring buffer between events: %s",
 				    strerror(-err));
 		}
-		if (r->filter[0] && (err = hwt_psys_set_filter(r->cfg.psys, fd, r->filter)) < 0) {
+		if (r->filter[0] && ev->pt &&
+		    (err = hwt_psys_set_filter(r->cfg.psys, fd, r->filter)) < 0) {
 			int e2 = -err;
 
 			return fail(r, -e2,
@@ -1583,6 +1600,17 @@ int hwt_coll_rec_open(struct hwt_coll_rec *r, struct hwt_coll_target *t)
 		if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->rings[i].fd, &ev) < 0)
 			return fail(r, -errno, "epoll: %s", strerror(errno));
 	}
+	if (r->cfg.control_fifo) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG_CTL};
+		char msg[512];
+
+		err = hwt_coll_ctl_open(&r->ctl, r->cfg.control_fifo, r->cfg.ack_fifo, msg,
+					sizeof(msg));
+		if (err < 0)
+			return fail(r, err, "%s", msg);
+		if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->ctl.fd, &ev) < 0)
+			return fail(r, -errno, "epoll: %s", strerror(errno));
+	}
 	if (r->cfg.pt_snapshot) {
 		sigset_t u;
 		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG_USR2};
@@ -1692,6 +1720,7 @@ int hwt_coll_rec_run(struct hwt_coll_rec *r)
 {
 	struct epoll_event evs[64];
 	int tfds[64], err, werr = 0;
+	bool stop = false; /* "stop" on the control FIFO */
 	size_t ntfds;
 
 	if (!r || !r->w || r->done)
@@ -1743,6 +1772,15 @@ int hwt_coll_rec_run(struct hwt_coll_rec *r)
 				while (read(r->usr2_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 					;
 				werr = snapshot(r, false);
+			} else if (tag == TAG_CTL) {
+				int cmd;
+
+				while ((cmd = hwt_coll_ctl_next(&r->ctl)) != HWT_COLL_CTL_NONE) {
+					if (cmd == HWT_COLL_CTL_SNAPSHOT && r->cfg.pt_snapshot && !werr)
+						werr = snapshot(r, false);
+					else if (cmd == HWT_COLL_CTL_STOP)
+						stop = true;
+				}
 			}
 		}
 		if (!werr)
@@ -1750,6 +1788,10 @@ int hwt_coll_rec_run(struct hwt_coll_rec *r)
 		if (werr) {
 			err = fail(r, werr, "cannot write '%s': %s (recording stopped)",
 				   r->cfg.output, hwt_strerror(werr));
+			break;
+		}
+		if (stop) {
+			r->st.interrupted = true;
 			break;
 		}
 		w = hwt_coll_target_wait(r->t, 0);
@@ -1781,7 +1823,7 @@ int hwt_coll_rec_run(struct hwt_coll_rec *r)
 	}
 	r->st.seconds = elapsed(&r->t0);
 	r->st.exit_status = hwt_coll_target_exit_status(r->t);
-	r->st.interrupted = hwt_coll_target_interrupted(r->t);
+	r->st.interrupted = r->st.interrupted || hwt_coll_target_interrupted(r->t);
 	{
 		int ferr = finish(r);
 
@@ -1849,6 +1891,7 @@ void hwt_coll_rec_free(struct hwt_coll_rec *r)
 		close(r->epfd);
 	if (r->usr2_fd >= 0)
 		close(r->usr2_fd);
+	hwt_coll_ctl_close(&r->ctl);
 	if (r->masked) {
 		/* Drop what arrived for us while blocked, then restore. */
 		sigset_t set;
@@ -1858,6 +1901,10 @@ void hwt_coll_rec_free(struct hwt_coll_rec *r)
 		sigaddset(&set, SIGUSR2);
 		while (sigtimedwait(&set, NULL, &zero) > 0)
 			;
+		/* A snapshot asked for after the end (a script sending SIGUSR2
+		 * in a loop) must not kill us once unblocked. */
+		if (r->cfg.pt_snapshot)
+			signal(SIGUSR2, SIG_IGN);
 		pthread_sigmask(SIG_SETMASK, &r->oldmask, NULL);
 	}
 	free(r);

@@ -268,14 +268,15 @@ static int conv_context(struct conv *c, uint64_t pos, bool first, const struct h
 	if (!first && !c->dec->cfg.context)
 		return 0;
 	q.tsc = 0;
+	q.has_tsc = false;
 	if (ev) {
 		/* libipt's time of the event, as libipt-sb goes by (relative
 		 * time without wall-clock time). */
 		q.tsc = ev->tsc;
 		q.has_tsc = ev->has_tsc;
-	} else {
-		q.has_tsc = seg_time_at(c->s, pos, &c->tcur, &q.tsc);
 	}
+	if (!q.has_tsc) /* before libipt's first timing: the PSB+'s TSC */
+		q.has_tsc = seg_time_at(c->s, pos, &c->tcur, &q.tsc);
 	q.event = e;
 	q.ip_suppressed = flags & SEG_F_IP_SUPPRESSED;
 	q.status_update = flags & SEG_F_STATUS;

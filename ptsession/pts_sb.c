@@ -739,6 +739,11 @@ static int build_streams(struct hwt_pts *pts, struct pending *pd)
 		for (size_t k = 0; k < pd->naux; k++) {
 			if (per_cpu ? pd->aux[k].cpu != st->cpu : pd->aux[k].tid != st->tid)
 				continue;
+			/* In overwrite (snapshot) mode an AUX record gives the
+			 * PMU's position in its area, not stream offsets: what
+			 * was saved is in the snapshots. */
+			if (pd->aux[k].flags & PERF_AUX_FLAG_OVERWRITE)
+				continue;
 			if (pd->aux[k].end > st->announced_end)
 				st->announced_end = pd->aux[k].end;
 			if (!(pd->aux[k].flags & (PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_PARTIAL)))

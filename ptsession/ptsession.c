@@ -297,8 +297,22 @@ static int pts_hook(void *ctx, const struct hwt_dec_context_query *q, struct hwt
 	if (q->event && q->event->type == HWT_DEC_EV_ENABLED && q->has_tsc)
 		time += pts->enable_slack;
 
-	if (st->cpu >= 0)
+	if (st->cpu >= 0) {
 		thread_at(st, time, &pid, &tid, &run);
+		if (tid <= 0 && time != query_time(pts, q)) {
+			/* The slack reached past the thread's switch out: trace
+			 * is never the idle (or an untraced) task's. */
+			int32_t p0, t0;
+			uint64_t r0;
+
+			thread_at(st, query_time(pts, q), &p0, &t0, &r0);
+			if (t0 > 0) {
+				pid = p0;
+				tid = t0;
+				run = r0;
+			}
+		}
+	}
 	img = pid >= 0 ? pts_image_at(pts, pid, time) : NULL;
 	out->pid = pid;
 	out->tid = tid;
