@@ -39,9 +39,9 @@ struct rec_opts {
 	bool snapshot;
 	const char *filter;
 	const char *control; /* --control fifo:CTL[,ACK] */
-	char **argv;   /* the command, NULL if none */
-	char *cmdline; /* hwtrace's own command line (owned) */
-	char *target;  /* the command as one string (owned) */
+	char **argv;	     /* the command, NULL if none */
+	char *cmdline;	     /* hwtrace's own command line (owned) */
+	char *target;	     /* the command as one string (owned) */
 };
 
 static void usage(FILE *f)

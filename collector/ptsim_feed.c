@@ -1275,6 +1275,21 @@ int ptsim_feed_settle(struct ptsim *sim)
 		return 0;
 	pthread_mutex_lock(&sim->lock);
 	r = pass(sim, f, true);
+	/* The recording ends: a thread still running (a process that outlives
+	 * the command, or a recording stopped early) has its trace so far
+	 * in the buffers, as the hardware would. */
+	for (size_t i = 0; i < f->nth && r == 0; i++) {
+		struct fthread *t = f->th[i];
+
+		if (t->ended || t->done)
+			continue;
+		if (t->have_cur && t->base + t->len > t->cur.off)
+			r = push_piece(t, t->base + t->len, true);
+		t->ended = true;
+	}
+	if (r == 0)
+		r = schedule(sim, f);
+	wakeups(sim);
 	for (size_t i = 0; i < sim->nev && !r; i++) {
 		if (sim->ev[i]->mapped && sim->ev[i]->buf && sim->ev[i]->buf->npend)
 			r = 1;

@@ -1776,7 +1776,8 @@ int hwt_coll_rec_run(struct hwt_coll_rec *r)
 				int cmd;
 
 				while ((cmd = hwt_coll_ctl_next(&r->ctl)) != HWT_COLL_CTL_NONE) {
-					if (cmd == HWT_COLL_CTL_SNAPSHOT && r->cfg.pt_snapshot && !werr)
+					if (cmd == HWT_COLL_CTL_SNAPSHOT && r->cfg.pt_snapshot &&
+					    !werr)
 						werr = snapshot(r, false);
 					else if (cmd == HWT_COLL_CTL_STOP)
 						stop = true;
