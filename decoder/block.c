@@ -41,8 +41,8 @@ int hwt_dec_block_insns(const struct hwt_dec_rec *rec, uint64_t *ips, size_t n)
 		/* The code is gone or not an instruction: the walk stops
 		 * at the instruction it cannot read. */
 		if (!rec->u.block.image ||
-		    hwt_dec_insn_decode(rec->u.block.image, ip, (enum hwt_dec_mode)rec->u.block.mode,
-					&insn) < 0)
+		    hwt_dec_insn_decode(rec->u.block.image, ip,
+					(enum hwt_dec_mode)rec->u.block.mode, &insn) < 0)
 			return (int)(k + 1);
 		if ((insn.branch == HWT_DEC_BR_CALL || insn.branch == HWT_DEC_BR_JUMP) &&
 		    insn.has_target)

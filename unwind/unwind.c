@@ -245,7 +245,8 @@ static int scan(struct hwt_unw *u, struct unw_obj *o, const struct unw_sec *sec,
 	if (bad)
 		warn_once(u, o,
 			  dbg ? "malformed .debug_frame entries" : "malformed .eh_frame entries");
-	qsort(o->fdes, o->nfdes, sizeof(*o->fdes), cmp_fde);
+	if (o->nfdes) /* qsort's array may not be NULL, even for 0 entries */
+		qsort(o->fdes, o->nfdes, sizeof(*o->fdes), cmp_fde);
 	o->fdes_sorted = true;
 	return 0;
 }
