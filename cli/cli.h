@@ -72,8 +72,19 @@ int hwt_cli_open_recording(const char *path, struct hwt_fmt_session **session);
 int hwt_cli_open_session(const char *path, struct hwt_fmt_session **session);
 /* One line naming the cause and the fix for a recording that cannot be
  * read (err from the format module, off the file offset). Returns
- * HWT_EXIT_ERROR. */
+ * HWT_EXIT_ERROR. Every command says it in these words
+ * (hwt_fmt_open_error_str). */
 int hwt_cli_recording_error(const char *path, int err, uint64_t off);
+/* After reading a recording: when it is incomplete or damaged, says so in
+ * one line (hwt_fmt_damage_str: the same words in every command), a
+ * warning, or the error when nothing_read (no data came out of it), and
+ * returns true; returns false (silent) for a whole recording. */
+bool hwt_cli_damage(const char *path, const struct hwt_fmt_session *session, bool nothing_read);
+/* The same line for a damage description at hand (as error when error or
+ * nothing_read, else as a warning). */
+struct hwt_fmt_damage;
+void hwt_cli_damage_say(const char *path, const struct hwt_fmt_damage *d, bool error,
+			bool nothing_read);
 
 /* Options report and flame share for recordings of samples: filters
  * (--comm, --pid, --tid, --dso, --time), --inline, --max-stack,
@@ -152,6 +163,10 @@ int hwt_cmd_branches(int argc, char **argv);
  * (the caller's to close or hand on). False for anything else, including
  * files that cannot be read and "-" (the samples path reports those). */
 bool hwt_cli_is_pt(const char *path, struct hwt_fmt_session **session);
+/* For a recording that hwt_cli_is_pt() turned down: one line saying why
+ * (it cannot be read, or it holds samples: then "need" says what needs PT).
+ * Returns HWT_EXIT_ERROR. */
+int hwt_cli_not_pt(const char *path, const char *need);
 struct hwt_ptf_config;
 /* A decoded PT recording and its exact views. */
 struct hwt_cli_ptrun {

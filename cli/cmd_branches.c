@@ -160,16 +160,7 @@ int hwt_cmd_branches(int argc, char **argv)
 	if (!input)
 		input = hwt_cli_default_input();
 	if (!hwt_cli_is_pt(input, &session)) {
-		struct hwt_fmt_session *s = NULL;
-
-		/* Say why: unreadable, or samples. */
-		if (hwt_cli_open_recording(input, &s) == HWT_EXIT_OK) {
-			hwt_fmt_session_close(s);
-			hwt_cli_error("%s holds samples, not an Intel PT trace: per-instruction "
-				      "counts need one (record it with 'hwtrace record --pt' or "
-				      "'--pt=emulate')",
-				      input);
-		}
+		rc = hwt_cli_not_pt(input, "per-instruction counts need one");
 		goto out;
 	}
 	cfg.views = HWT_PTF_BRANCHES | HWT_PTF_CALLS;

@@ -57,14 +57,6 @@ static int input_error(const char *path, int err, uint64_t off)
 			      "to ('hwtrace info %s' shows its events); it cannot be converted",
 			      path, path);
 		return HWT_EXIT_ERROR;
-	case HWT_EFORMAT:
-		if (off == 0) {
-			hwt_cli_error("%s: not a hwtrace recording (give a .hwt file written by "
-				      "'hwtrace record')",
-				      path);
-			return HWT_EXIT_ERROR;
-		}
-		break;
 	default:
 		break;
 	}
@@ -172,19 +164,14 @@ int hwt_cmd_convert(int argc, char **argv)
 			hwt_cli_note("%s -> %s: %" PRIu64 " records; read with: perf report -i %s",
 				     in, out, st.records, out);
 	}
-	if (st.truncated) {
-		hwt_cli_error("%s is truncated (the recording was cut short): %s holds the %" PRIu64
-			      " records and %" PRIu64 " bytes of trace that were complete; the "
-			      "trace ends early there; record again for a complete trace",
-			      in, out, st.records, st.aux_bytes);
-		return HWT_EXIT_ERROR;
-	}
-	if (st.damaged || st.bad_records) {
-		hwt_cli_error("%s is damaged: %s holds the readable part (%" PRIu64
-			      " damaged chunk(s), %" PRIu64 " unreadable record(s) and %" PRIu64
-			      " bytes of trace left out); record again for a complete trace",
-			      in, out, st.damaged, st.bad_records, st.aux_skipped);
-		return HWT_EXIT_ERROR;
+	if (st.damaged_input) {
+		/* OUTPUT holds the readable part; a copy that is not whole
+		 * (cut short or damaged, not only unfinished) fails. */
+		bool partial = st.truncated || st.damaged || st.bad_records;
+
+		hwt_cli_damage_say(in, &st.damage, partial, !st.records && !st.aux_bytes);
+		if (partial || (!st.records && !st.aux_bytes))
+			return HWT_EXIT_ERROR;
 	}
 	return HWT_EXIT_OK;
 }

@@ -5,8 +5,11 @@
  * by type, raw and stored bytes and chunk count, losses, and whether the
  * index was used or the file was scanned (and cut short). For perf.data:
  * kind, metadata translated from its features, events, record counts by
- * type and AUX bytes. Every chunk is read, so a corrupt file is caught here
- * with the offset of the damage. --json prints the same as one JSON object.
+ * type and AUX bytes. Every chunk is read, so a damaged file is caught here
+ * (and said in the words every command uses: hwt_cli_damage); what is
+ * intact is still shown, with the span of time the records cover, which
+ * is what a recording that did not end cleanly still holds. --json prints
+ * the same as one JSON object.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -34,22 +37,9 @@ struct info {
 	struct stream_info *streams;  /* .hwt: one per stream position */
 	uint64_t by_type[NTYPES + 1]; /* perf.data */
 	uint64_t records;
-	char truncation[512]; /* the reader's truncation warning, if any */
+	uint64_t data;			/* records and AUX bytes read */
+	uint64_t time_first, time_last; /* of the records (perf clock), 0: none */
 };
-
-/* The reader warns while opening when the last chunk is incomplete. info
- * holds that line back and prints it after the summary, as its one error:
- * the summary shows what is intact, the exit status says the file is not. */
-static void info_log(void *ctx, enum hwt_log_level level, const char *msg)
-{
-	struct info *in = ctx;
-
-	if (level == HWT_LOG_WARN && strstr(msg, "truncated") && !in->truncation[0]) {
-		snprintf(in->truncation, sizeof(in->truncation), "%s", msg);
-		return;
-	}
-	hwt_cli_logger()->fn(hwt_cli_logger()->ctx, level, msg);
-}
 
 static void usage(FILE *f)
 {
@@ -60,61 +50,6 @@ static void usage(FILE *f)
 		   "\n"
 		   "  --json      print one JSON object instead of text\n"
 		   "  -h, --help  show this help\n");
-}
-
-/* One line naming the cause, where, and what to do. */
-static int fail(const char *path, int err, uint64_t off)
-{
-	const char *what, *fix;
-
-	switch (-err) {
-	case ENOENT:
-		hwt_cli_error("%s: no such file (check the path)", path);
-		return HWT_EXIT_ERROR;
-	case EACCES:
-	case EPERM:
-		hwt_cli_error("%s: permission denied (check the file's owner and mode; "
-			      "traces are written mode 0600)",
-			      path);
-		return HWT_EXIT_ERROR;
-	case HWT_EFORMAT:
-		what = "malformed data";
-		fix = "not a hwtrace or perf.data file, or it is corrupt";
-		break;
-	case HWT_ETRUNC:
-		what = "file ends early";
-		fix = "the file is truncated; copy or record it again";
-		break;
-	case HWT_ECHECKSUM:
-		what = "checksum mismatch";
-		fix = "the file is corrupt; restore or record it again";
-		break;
-	case HWT_EVERSION:
-		what = "unsupported format version";
-		fix = "written by a newer hwtrace; upgrade hwtrace to read it";
-		break;
-	case HWT_ETOOBIG:
-		what = "size field out of range";
-		fix = "the file is corrupt";
-		break;
-	case HWT_ECOMPRESS:
-		what = "corrupt compressed data";
-		fix = "the file is corrupt; restore or record it again";
-		break;
-	case HWT_ENOTSUP:
-		what = "unsupported input";
-		fix = "big-endian perf.data, file-mode perf.data on a pipe, or .hwt on stdin";
-		break;
-	default:
-		/* System errors (EISDIR, EIO, ...) have no meaningful offset. */
-		if (-err < HWT_EBASE)
-			hwt_cli_error("%s: %s", path, hwt_strerror(err));
-		else
-			hwt_cli_error("%s: %s at offset %" PRIu64, path, hwt_strerror(err), off);
-		return HWT_EXIT_ERROR;
-	}
-	hwt_cli_error("%s: %s at offset %" PRIu64 " (%s)", path, what, off, fix);
-	return HWT_EXIT_ERROR;
 }
 
 /* --- printing helpers ------------------------------------------------------- */
@@ -318,6 +253,21 @@ static const char *lost_key(uint32_t kind)
 
 /* --- gathering ----------------------------------------------------------------- */
 
+/* The span of time the records cover: their first and last times. */
+static void note_time(struct info *in, const uint8_t *p, size_t size)
+{
+	const struct hwt_fmt_evlist *ev = hwt_fmt_session_evlist(in->s);
+	struct hwt_fmt_record rec;
+
+	if (hwt_fmt_evlist_parse(ev, p, size, &rec) != 0 || !(rec.id.present & PERF_SAMPLE_TIME) ||
+	    !rec.id.time)
+		return;
+	if (!in->time_first || rec.id.time < in->time_first)
+		in->time_first = rec.id.time;
+	if (rec.id.time > in->time_last)
+		in->time_last = rec.id.time;
+}
+
 /* Reads every chunk of a container: counts, sizes, and integrity. */
 static int gather_hwt(struct info *in, uint64_t *err_off)
 {
@@ -340,18 +290,22 @@ static int gather_hwt(struct info *in, uint64_t *err_off)
 		for (size_t k = 0; k < ns; k++)
 			if (hwt_fmt_reader_stream(r, k)->id == c->stream)
 				si = &in->streams[k];
-		/* Every chunk is read: that is what checks the whole file. */
+		/* Every chunk is read: that is what checks the whole file. A
+		 * damaged one is counted by the reader (said at the end). */
 		n = hwt_fmt_reader_chunk_load(r, c, &buf);
-		if (n < 0) {
+		if (n == -ENOMEM) {
 			err = (int)n;
 			*err_off = c->file_offset;
 			break;
 		}
+		if (n < 0)
+			continue;
 		if (!si || (c->type != HWT_FMT_CHUNK_RECORDS && c->type != HWT_FMT_CHUNK_AUX))
 			continue;
 		si->chunks++;
 		si->raw += c->raw_size;
 		si->stored += c->comp_size;
+		in->data += c->raw_size;
 		if (c->type == HWT_FMT_CHUNK_AUX) {
 			if (c->aux_offset != si->aux_hi || si->aux_lo == UINT64_MAX)
 				si->aux_segments++;
@@ -369,6 +323,7 @@ static int gather_hwt(struct info *in, uint64_t *err_off)
 			}
 			count_type(si->by_type, hwt_le32(buf.data + pos));
 			si->records++;
+			note_time(in, buf.data + pos, size);
 			pos += size;
 		}
 	}
@@ -385,11 +340,40 @@ static int gather_perf(struct info *in, uint64_t *err_off)
 	while ((err = hwt_fmt_session_next(in->s, &rec, err_off)) == 0) {
 		count_type(in->by_type, rec.type);
 		in->records++;
+		if ((rec.id.present & PERF_SAMPLE_TIME) && rec.id.time) {
+			if (!in->time_first || rec.id.time < in->time_first)
+				in->time_first = rec.id.time;
+			if (rec.id.time > in->time_last)
+				in->time_last = rec.id.time;
+		}
 	}
-	return err == -HWT_EEOS ? 0 : err;
+	in->data = in->records;
+	/* Broken framing ends the records: the session keeps it as damage,
+	 * said at the end with what was read before it. */
+	return err == -HWT_EEOS || err != -ENOMEM ? 0 : err;
 }
 
 /* --- printing -------------------------------------------------------------------- */
+
+/* "span       1234.567890 to 1246.913568 (12.35 s: the first and last
+ * records' times)", in seconds as 'hwtrace script' shows them. */
+static void print_span(const struct info *in)
+{
+	uint64_t a = in->time_first, b = in->time_last;
+
+	if (in->json) {
+		printf(",\n  \"time_first\": %" PRIu64 ",\n  \"time_last\": %" PRIu64, a, b);
+		return;
+	}
+	if (!a) {
+		printf("span       unknown (no record carries a time)\n");
+		return;
+	}
+	printf("span       %" PRIu64 ".%06" PRIu64 " to %" PRIu64 ".%06" PRIu64
+	       " (%.2f s: the first and last records' times)\n",
+	       a / 1000000000, a % 1000000000 / 1000, b / 1000000000, b % 1000000000 / 1000,
+	       (double)(b - a) / 1e9);
+}
 
 static void print_meta(const struct info *in)
 {
@@ -466,11 +450,13 @@ static void print_hwt(const struct info *in)
 		json_cstr(in->path);
 		printf(",\n  \"kind\": \"hwt\",\n  \"version\": \"%u.%u\",\n  \"flags\": %" PRIu32
 		       ",\n  \"emulated\": %s,\n  \"size\": %" PRIu64 ",\n  \"chunks\": %zu"
-		       ",\n  \"index\": %s,\n  \"truncated\": %s,\n  \"valid_end\": %" PRIu64,
+		       ",\n  \"index\": %s,\n  \"closed\": %s,\n  \"truncated\": %s,"
+		       "\n  \"valid_end\": %" PRIu64,
 		       fi->version_major, fi->version_minor, fi->flags,
 		       fi->flags & HWT_FMT_FLAG_EMULATED_PT ? "true" : "false", fi->file_size,
 		       hwt_fmt_reader_nchunks(r), fi->indexed ? "true" : "false",
-		       fi->truncated ? "true" : "false", fi->valid_end);
+		       fi->closed ? "true" : "false", fi->truncated ? "true" : "false",
+		       fi->valid_end);
 	} else {
 		printf("file       %s\n", in->path);
 		printf("format     hwtrace container %u.%u\n", fi->version_major,
@@ -486,10 +472,17 @@ static void print_hwt(const struct info *in)
 			printf("index      absent: scanned; truncated at offset %" PRIu64
 			       " (incomplete last chunk, %" PRIu64 " bytes dropped)\n",
 			       fi->valid_end, fi->file_size - fi->valid_end);
+		else if (fi->closed)
+			printf("index      unusable: scanned\n");
 		else
 			printf(
 			    "index      absent: scanned (the recorder did not close the file)\n");
+		printf("ended      %s\n",
+		       fi->closed ? "cleanly (the recorder closed the file)"
+				  : "not cleanly: the recorder did not close the file (killed, out "
+				    "of memory or a power cut)");
 	}
+	print_span(in);
 	print_meta(in);
 	print_events(in);
 	if (in->json)
@@ -599,7 +592,11 @@ static void print_perf(const struct info *in)
 			printf("truncated  at offset %" PRIu64
 			       " (the recording was cut short; read up to there)\n",
 			       cut->v.u64);
+		if (hwt_fmt_session_meta_find(in->s, "perf.unfinished"))
+			printf("ended      not cleanly: perf record did not finish the file "
+			       "(killed?); read to its end\n");
 	}
+	print_span(in);
 	print_meta(in);
 	print_events(in);
 	if (in->json) {
@@ -670,26 +667,24 @@ int hwt_cmd_info(int argc, char **argv)
 	in.path = argv[optind];
 
 	hwt_fmt_session_config_init(&cfg);
-	cfg.log.fn = info_log;
-	cfg.log.ctx = &in;
+	cfg.log = *hwt_cli_logger();
 	err = hwt_fmt_session_open(&in.s, in.path, &cfg, &off);
 	if (err)
-		return fail(in.path, err, off);
+		return hwt_cli_recording_error(in.path, err, off);
 	in.r = hwt_fmt_session_reader(in.s);
 	err = in.r ? gather_hwt(&in, &off) : gather_perf(&in, &off);
 	if (err) {
-		ret = fail(in.path, err, off);
+		ret = hwt_cli_recording_error(in.path, err, off);
 	} else {
 		if (in.r)
 			print_hwt(&in);
 		else
 			print_perf(&in);
 		ret = fflush(stdout) == 0 ? HWT_EXIT_OK : HWT_EXIT_ERROR;
-		if (in.truncation[0]) {
-			/* Readable up to the cut (a killed recorder), but damaged. */
-			hwt_cli_error("%s: %s", in.path, in.truncation);
+		/* What is intact was shown; a damaged or unfinished file is
+		 * said in one line, an error when nothing in it was read. */
+		if (hwt_cli_damage(in.path, in.s, in.data == 0) && in.data == 0)
 			ret = HWT_EXIT_ERROR;
-		}
 	}
 	free(in.streams);
 	hwt_fmt_session_close(in.s);

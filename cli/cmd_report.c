@@ -386,11 +386,7 @@ int hwt_cmd_report(int argc, char **argv)
 			goto out;
 		}
 		if (calls) {
-			hwt_cli_error(
-			    "%s holds samples, not an Intel PT trace: --calls counts calls "
-			    "exactly from one (record it with 'hwtrace record --pt' or "
-			    "'--pt=emulate')",
-			    input);
+			rc = hwt_cli_not_pt(input, "--calls counts calls exactly from one");
 			goto out;
 		}
 	}

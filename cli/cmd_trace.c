@@ -219,24 +219,25 @@ static int run_offline(struct hwt_probe_rt *rt, const struct trace_opts *o)
 
 	hwt_fmt_session_config_init(&scfg);
 	scfg.log = *hwt_cli_logger();
-	if ((err = hwt_fmt_session_open(&s, o->input, &scfg, &off)) < 0) {
-		if (err == -ENOENT)
-			hwt_cli_error(
-			    "cannot open '%s': no such file; record one with 'hwtrace record' "
-			    "or 'perf record'",
-			    o->input);
-		else
-			hwt_cli_error("cannot read '%s' (at offset %llu): %s", o->input,
-				      (unsigned long long)off, hwt_strerror(err));
-		return HWT_EXIT_ERROR;
-	}
+	if ((err = hwt_fmt_session_open(&s, o->input, &scfg, &off)) < 0)
+		return hwt_cli_recording_error(o->input, err, off);
 	err = hwt_probe_offline_run(rt, s, &diag);
-	hwt_fmt_session_close(s);
 	fflush(stdout);
 	if (err < 0) {
+		hwt_fmt_session_close(s);
 		print_diag(&diag, o->program, err);
 		return HWT_EXIT_ERROR;
 	}
+	{
+		struct hwt_fmt_session_stats ss;
+
+		hwt_fmt_session_stats(s, &ss);
+		if (hwt_cli_damage(o->input, s, ss.records == 0) && ss.records == 0) {
+			hwt_fmt_session_close(s);
+			return HWT_EXIT_ERROR;
+		}
+	}
+	hwt_fmt_session_close(s);
 	rc = print_results(rt, o);
 	return rc;
 }

@@ -40,6 +40,20 @@ bool hwt_cli_is_pt(const char *path, struct hwt_fmt_session **session)
 	return true;
 }
 
+int hwt_cli_not_pt(const char *path, const char *need)
+{
+	struct hwt_fmt_session *s = NULL;
+
+	/* Say why: unreadable (in the words of every command), or samples. */
+	if (hwt_cli_open_recording(path, &s) == HWT_EXIT_OK) {
+		hwt_fmt_session_close(s);
+		hwt_cli_error("%s holds samples, not an Intel PT trace: %s (record it with "
+			      "'hwtrace record --pt' or '--pt=emulate')",
+			      path, need);
+	}
+	return HWT_EXIT_ERROR;
+}
+
 int hwt_cli_ptrun(struct hwt_cli_ptrun *r, const char *path, struct hwt_fmt_session *session,
 		  struct hwt_ptf_config *cfg, const struct hwt_cli_samples_opts *so)
 {
@@ -90,10 +104,13 @@ int hwt_cli_ptrun(struct hwt_cli_ptrun *r, const char *path, struct hwt_fmt_sess
 		return HWT_EXIT_ERROR;
 	}
 	hwt_pts_stats(r->pts, &r->st);
-	if (r->st.read_errors)
-		hwt_cli_warn("%s is damaged: %" PRIu64 " part(s) could not be read and were "
-			     "skipped (the report has gaps there); record it again",
-			     path, r->st.read_errors);
+	{
+		struct hwt_ptf_stats fst;
+
+		hwt_ptf_stats(r->ptf, &fst);
+		if (hwt_cli_damage(path, session, fst.insns == 0) && fst.insns == 0)
+			return HWT_EXIT_ERROR;
+	}
 	if (r->st.migrated_threads && !r->st.stitched)
 		hwt_cli_warn(
 		    "%s: %" PRIu64 " thread(s) ran on more than one CPU and the recording "

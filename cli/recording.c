@@ -29,44 +29,33 @@ const char *hwt_cli_default_input(void)
 
 int hwt_cli_recording_error(const char *path, int err, uint64_t off)
 {
-	switch (-err) {
-	case ENOENT:
-		hwt_cli_error("%s: no such file (record one with 'hwtrace record', or give it "
-			      "with -i)",
-			      path);
-		break;
-	case EACCES:
-	case EPERM:
-		hwt_cli_error("%s: permission denied (check the file's owner and mode)", path);
-		break;
-	case EISDIR:
-		hwt_cli_error("%s: is a directory (give a recording with -i)", path);
-		break;
-	case HWT_EFORMAT:
-	case HWT_ETRUNC:
-	case HWT_ECHECKSUM:
-	case HWT_ECOMPRESS:
-	case HWT_ETOOBIG:
-		hwt_cli_error("%s: %s at offset %" PRIu64
-			      " (not a hwtrace or perf.data recording, or it is damaged)",
-			      path, hwt_strerror(err), off);
-		break;
-	case HWT_EVERSION:
-		hwt_cli_error("%s: written by a newer hwtrace; upgrade hwtrace to read it", path);
-		break;
-	case HWT_EINVAL:
-		hwt_cli_error("%s: not a regular file (give a recording, or - for a perf pipe on "
-			      "standard input)",
-			      path);
-		break;
-	case ENOMEM:
-		hwt_cli_error("%s: out of memory", path);
-		break;
-	default:
-		hwt_cli_error("%s: %s (at offset %" PRIu64 ")", path, hwt_strerror(err), off);
-		break;
-	}
+	char line[1024];
+
+	hwt_fmt_open_error_str(path, err, off, line, sizeof(line));
+	hwt_cli_error("%s", line);
 	return HWT_EXIT_ERROR;
+}
+
+void hwt_cli_damage_say(const char *path, const struct hwt_fmt_damage *d, bool error,
+			bool nothing_read)
+{
+	char line[1024];
+
+	hwt_fmt_damage_str(path, d, nothing_read, line, sizeof(line));
+	if (error || nothing_read)
+		hwt_cli_error("%s", line);
+	else
+		hwt_cli_warn("%s", line);
+}
+
+bool hwt_cli_damage(const char *path, const struct hwt_fmt_session *session, bool nothing_read)
+{
+	struct hwt_fmt_damage d;
+
+	if (!hwt_fmt_session_damage(session, &d))
+		return false;
+	hwt_cli_damage_say(path, &d, false, nothing_read);
+	return true;
 }
 
 int hwt_cli_open_session(const char *path, struct hwt_fmt_session **out)
@@ -333,6 +322,8 @@ int hwt_cli_load_samples(struct hwt_cli_samples_opts *o, const char *path,
 	hwt_rep_samples_stats(rs, &st);
 	o->unmapped = st.unmapped;
 	o->stats = st;
+	if (hwt_cli_damage(path, s, n == 0) && n == 0)
+		goto out;
 	if (n == 0) {
 		hwt_cli_error("%s holds no samples (%s): record some with 'hwtrace record -g -- "
 			      "COMMAND'",

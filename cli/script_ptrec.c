@@ -565,12 +565,8 @@ int hwt_script_ptrec(int argc, char **argv, struct hwt_fmt_session *session)
 	if (!quiet)
 		summary(&p, input);
 	hwt_pts_stats(p.pts, &st);
-	if (st.read_errors) {
-		hwt_cli_error("%s is damaged: %" PRIu64 " part(s) could not be read and were "
-			      "skipped (shown as gaps); record it again",
-			      input, st.read_errors);
+	if (hwt_cli_damage(input, session, st.dec.insns == 0) && st.dec.insns == 0)
 		goto out;
-	}
 	ret = HWT_EXIT_OK;
 out:
 	hwt_pts_close(p.pts);

@@ -348,17 +348,14 @@ int hwt_script_samples(int argc, char **argv)
 		struct hwt_rep_sample smp;
 
 		if (err < 0) {
-			/* A damaged chunk: say where, go on with the next one. */
-			if (err == -HWT_ECHECKSUM || err == -HWT_ECOMPRESS || err == -HWT_ETRUNC) {
-				hwt_cli_warn("%s: %s at offset %" PRIu64
-					     ": records there are skipped",
-					     input, hwt_strerror(err), off);
-				if (hwt_fmt_session_kind(sc.s) == HWT_FMT_KIND_HWT)
-					continue;
-			}
-			fflush(stdout);
-			ret = hwt_cli_recording_error(input, err, off);
-			goto out;
+			/* A damaged chunk of a .hwt: go on with the next one
+			 * (said once at the end); broken perf.data framing
+			 * ends the records. */
+			if (hwt_fmt_session_kind(sc.s) == HWT_FMT_KIND_HWT && err != -ENOMEM)
+				continue;
+			if (err == -ENOMEM)
+				goto oom;
+			break;
 		}
 		err = hwt_rep_samples_record(sc.rs, &rec, &smp);
 		if (err < 0)
@@ -374,6 +371,8 @@ int hwt_script_samples(int argc, char **argv)
 		hwt_cli_error("cannot write the output: %s", strerror(errno));
 		goto out;
 	}
+	if (hwt_cli_damage(input, sc.s, sc.st.samples == 0) && sc.st.samples == 0)
+		goto out;
 	if (!quiet) {
 		struct hwt_rep_samples_stats rst;
 

@@ -7,7 +7,7 @@
  * before exec so counters can be opened on it with enable_on_exec, then
  * released), running processes attached by PID (all their threads), or the
  * whole system (the online CPUs). The target also waits for the end of the
- * observed work, forwards SIGINT/SIGTERM to a launched command and keeps
+ * observed work, forwards SIGINT/SIGTERM/SIGHUP to a launched command and keeps
  * its exit status, so `stat`, `record` and `trace` share one behaviour.
  *
  * Usage (launch):
@@ -109,7 +109,7 @@ HWT_API int hwt_coll_target_child(const struct hwt_coll_target *t);
 /* True when the target is system-wide. */
 HWT_API bool hwt_coll_target_is_system(const struct hwt_coll_target *t);
 
-/* Starts observing: blocks SIGINT/SIGTERM/SIGCHLD in this thread (they are
+/* Starts observing: blocks SIGINT/SIGTERM/SIGHUP/SIGCHLD in this thread (they are
  * handled by hwt_coll_target_wait) and releases a launched child to exec.
  * Returns 0, or for a child whose exec failed (it is reaped):
  *   -ENOENT, -EACCES, -ENOEXEC ... the exec error (errmsg explains)
@@ -120,11 +120,11 @@ HWT_API int hwt_coll_target_start(struct hwt_coll_target *t);
 enum hwt_coll_wait {
 	HWT_COLL_WAIT_TIMEOUT = 0,     /* timeout_ms passed, the target runs on */
 	HWT_COLL_WAIT_EXITED = 1,      /* the command exited / all PIDs are gone */
-	HWT_COLL_WAIT_INTERRUPTED = 2, /* SIGINT/SIGTERM with no command to end */
+	HWT_COLL_WAIT_INTERRUPTED = 2, /* SIGINT/SIGTERM/SIGHUP, no command to end */
 };
 
-/* Waits up to timeout_ms (-1: no limit) for the target to end. A SIGINT or
- * SIGTERM sent to us is forwarded to a launched command (which then decides
+/* Waits up to timeout_ms (-1: no limit) for the target to end. A SIGINT,
+ * SIGTERM or SIGHUP sent to us is forwarded to a launched command (which then decides
  * to exit); terminal-generated ones already reached it. Without a command
  * (attach, system-wide) such a signal ends the wait with INTERRUPTED.
  * Returns an enum hwt_coll_wait value, or -HWT_EINVAL before start. */
@@ -138,13 +138,13 @@ HWT_API int hwt_coll_target_exit_status(const struct hwt_coll_target *t);
  * waited for included). 0 until it exits. */
 HWT_API void hwt_coll_target_rusage(const struct hwt_coll_target *t, double *user_s, double *sys_s);
 
-/* True when a SIGINT/SIGTERM arrived during the waits. */
+/* True when a SIGINT/SIGTERM/SIGHUP arrived during the waits. */
 HWT_API bool hwt_coll_target_interrupted(const struct hwt_coll_target *t);
 
 /* For callers that multiplex the target with their own descriptors (the
  * recorder's epoll): after start, the descriptors that become readable when
- * hwt_coll_target_wait(t, 0) may have news (the signalfd for SIGINT, SIGTERM
- * and SIGCHLD; a pidfd per attached process). Writes at most max into fds
+ * hwt_coll_target_wait(t, 0) may have news (the signalfd for SIGINT, SIGTERM,
+ * SIGHUP and SIGCHLD; a pidfd per attached process). Writes at most max into fds
  * (owned by the target) and returns how many. */
 HWT_API size_t hwt_coll_target_pollfds(const struct hwt_coll_target *t, int *fds, size_t max);
 
@@ -158,7 +158,13 @@ HWT_API size_t hwt_coll_target_pollfds(const struct hwt_coll_target *t, int *fds
  * them), one AUX stream per ring buffer for Intel PT, metadata (machine,
  * events, clock conversion, vDSO image, build-ids of the objects samples
  * hit) and what was lost. It stops when the target ends (command exit, all
- * attached processes gone) or on SIGINT/SIGTERM.
+ * attached processes gone) or on SIGINT/SIGTERM/SIGHUP.
+ *
+ * Bounded loss: the writer puts a chunk on disk at most about a second
+ * after its first record (format.h, flush_ms), losses are written as they
+ * are counted, and a SIGINT/SIGTERM/SIGHUP writes out everything at once
+ * (a SIGKILL may follow it), so a recorder killed at any moment leaves a
+ * file that every command reads up to about its last second.
  *
  * Usage:
  *
@@ -263,7 +269,7 @@ HWT_API int hwt_coll_rec_alloc(struct hwt_coll_rec **out, const struct hwt_coll_
  *   -errno          the output cannot be created, or another failure. */
 HWT_API int hwt_coll_rec_open(struct hwt_coll_rec *rec, struct hwt_coll_target *t);
 
-/* Starts the target and records until it ends or SIGINT/SIGTERM arrives
+/* Starts the target and records until it ends or SIGINT/SIGTERM/SIGHUP arrives
  * (SIGUSR2 takes a PT snapshot), then drains the buffers, writes the
  * build-ids, losses and times, and closes the file. Returns 0, or an error
  * (the target failed to exec, the disk filled up, ...) with errmsg set;
@@ -293,7 +299,7 @@ struct hwt_coll_rec_stats {
 	size_t fds;		       /* event descriptors */
 	double seconds;		       /* wall time from start to end */
 	int exit_status;	       /* of a launched command, -1 if none */
-	bool interrupted;	       /* ended by SIGINT/SIGTERM */
+	bool interrupted;	       /* ended by SIGINT/SIGTERM/SIGHUP */
 	char event[64];		       /* the first event's name */
 };
 

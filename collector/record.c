@@ -88,11 +88,14 @@ struct rec_ring {
 	uint64_t aux_tail;
 	uint32_t aux_stream;
 	struct hwt_coll_aux_snap snap;
-	/* losses, written per stream at the end */
+	/* losses, and how much of them the writer has: they are written as
+	 * increments each round, so the file of a killed recorder counts
+	 * them too */
 	uint64_t lost_records, lost_samples, aux_lost, aux_gaps;
 	/* an AUX record said TRUNCATED: the kernel disabled the intel_pt
 	 * events writing here until they are enabled again */
 	bool overrun;
+	uint64_t lost_written[4];
 };
 
 struct rec_event {
@@ -1338,6 +1341,35 @@ static int drain_aux_full(struct hwt_coll_rec *r, struct rec_ring *rg)
 	return err;
 }
 
+/* Hands the losses counted since the last call to the writer. */
+static int write_losses(struct hwt_coll_rec *r)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < r->nrings; i++) {
+		struct rec_ring *rg = &r->rings[i];
+		const struct {
+			uint32_t stream;
+			enum hwt_fmt_lost_kind kind;
+			uint64_t amount;
+		} l[HWT_ARRAY_SIZE(rg->lost_written)] = {
+		    {rg->stream, HWT_FMT_LOST_RECORDS, rg->lost_records},
+		    {rg->stream, HWT_FMT_LOST_SAMPLES, rg->lost_samples},
+		    {rg->aux_stream, HWT_FMT_LOST_AUX, rg->aux_lost},
+		    {rg->aux_stream, HWT_FMT_LOST_AUX_GAPS, rg->aux_gaps},
+		};
+
+		for (size_t k = 0; k < HWT_ARRAY_SIZE(l); k++) {
+			if (l[k].amount == rg->lost_written[k])
+				continue;
+			err |= hwt_fmt_writer_lost(r->w, l[k].stream, l[k].kind,
+						   l[k].amount - rg->lost_written[k]);
+			rg->lost_written[k] = l[k].amount;
+		}
+	}
+	return err;
+}
+
 /* One round over all buffers. Returns 0 or a writer error. */
 static int drain(struct hwt_coll_rec *r)
 {
@@ -1384,6 +1416,8 @@ static int drain(struct hwt_coll_rec *r)
 		}
 	}
 	r->st.wakeups += any;
+	if (!err)
+		err = write_losses(r);
 	return err;
 }
 
@@ -1530,6 +1564,7 @@ int hwt_coll_rec_open(struct hwt_coll_rec *r, struct hwt_coll_target *t)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGUSR2);
 	if (pthread_sigmask(SIG_BLOCK, &set, &r->oldmask) == 0)
@@ -1668,22 +1703,7 @@ static int finish(struct hwt_coll_rec *r)
 		err |= hwt_fmt_writer_meta_u64(r->w, HWT_META_TIME_END, r->time_max);
 	}
 	err |= hwt_fmt_writer_meta_u64(r->w, "record.samples", r->st.samples);
-	for (size_t i = 0; i < r->nrings; i++) {
-		const struct rec_ring *rg = &r->rings[i];
-
-		if (rg->lost_records)
-			err |= hwt_fmt_writer_lost(r->w, rg->stream, HWT_FMT_LOST_RECORDS,
-						   rg->lost_records);
-		if (rg->lost_samples)
-			err |= hwt_fmt_writer_lost(r->w, rg->stream, HWT_FMT_LOST_SAMPLES,
-						   rg->lost_samples);
-		if (rg->aux && rg->aux_lost)
-			err |= hwt_fmt_writer_lost(r->w, rg->aux_stream, HWT_FMT_LOST_AUX,
-						   rg->aux_lost);
-		if (rg->aux && rg->aux_gaps)
-			err |= hwt_fmt_writer_lost(r->w, rg->aux_stream, HWT_FMT_LOST_AUX_GAPS,
-						   rg->aux_gaps);
-	}
+	err |= write_losses(r);
 	r->st.aux_gaps = r->aux_st.gaps;
 	if (r->noverruns) {
 		uint8_t *b = malloc(r->noverruns * 8);
@@ -1721,6 +1741,7 @@ int hwt_coll_rec_run(struct hwt_coll_rec *r)
 	struct epoll_event evs[64];
 	int tfds[64], err, werr = 0;
 	bool stop = false; /* "stop" on the control FIFO */
+	bool flushed = false;
 	size_t ntfds;
 
 	if (!r || !r->w || r->done)
@@ -1798,6 +1819,17 @@ int hwt_coll_rec_run(struct hwt_coll_rec *r)
 		w = hwt_coll_target_wait(r->t, 0);
 		if (w == HWT_COLL_WAIT_EXITED || w == HWT_COLL_WAIT_INTERRUPTED)
 			break;
+		/* Asked to stop, but the command runs on: what is recorded
+		 * goes to disk now (a SIGKILL may follow). */
+		if (!flushed && hwt_coll_target_interrupted(r->t)) {
+			flushed = true;
+			werr = hwt_fmt_writer_flush(r->w);
+			if (werr) {
+				err = fail(r, werr, "cannot write '%s': %s (recording stopped)",
+					   r->cfg.output, hwt_strerror(werr));
+				break;
+			}
+		}
 		if (w < 0) {
 			err = fail(r, w, "waiting for the target: %s", hwt_strerror(w));
 			break;

@@ -2,7 +2,7 @@
 /*
  * collector/target.c - what a session observes: a command we launch and
  * hold before exec, processes attached by PID, or all online CPUs; and the
- * wait for its end, with SIGINT/SIGTERM forwarding and exit status.
+ * wait for its end, with SIGINT/SIGTERM/SIGHUP forwarding and exit status.
  *
  * Launch protocol: the child blocks reading a "go" pipe; a second pipe,
  * close-on-exec, carries back an exec errno. The parent opens its counters
@@ -10,7 +10,7 @@
  * error pipe means exec succeeded. If the parent gives up, closing "go"
  * makes the child exit without running anything.
  *
- * Waiting uses a signalfd for SIGINT/SIGTERM/SIGCHLD (blocked while the
+ * Waiting uses a signalfd for SIGINT/SIGTERM/SIGHUP/SIGCHLD (blocked while the
  * target runs, so no handler and no race) and pidfds for attached
  * processes, all in one poll().
  */
@@ -523,6 +523,7 @@ int hwt_coll_target_start(struct hwt_coll_target *t)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGCHLD);
 	if (pthread_sigmask(SIG_BLOCK, &set, &t->old_mask) == 0)
 		t->mask_set = true;
@@ -677,7 +678,7 @@ int hwt_coll_target_wait(struct hwt_coll_target *t, int timeout_ms)
 			struct signalfd_siginfo si;
 
 			while (read(t->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				if (si.ssi_signo != SIGINT && si.ssi_signo != SIGTERM)
+				if (si.ssi_signo == SIGCHLD)
 					continue; /* SIGCHLD: the loop reaps */
 				t->interrupted = true;
 				if (t->child > 0 && !t->exited) {

@@ -405,7 +405,7 @@ static int write_aux_until(struct cv *c, struct cv_aux *a, uint64_t end, uint64_
 			got = hwt_fmt_session_aux_read(c->s, a->index, a->seg, a->pos, c->buf,
 						       (size_t)want);
 			if (got <= 0) {
-				hwt_log(&c->cfg->log, HWT_LOG_WARN,
+				hwt_log(&c->cfg->log, HWT_LOG_DEBUG,
 					"AUX stream %u: %s reading %llu bytes at AUX offset %llu; "
 					"that part of the trace is left out",
 					a->st->idx, got < 0 ? hwt_strerror((int)got) : "no data",
@@ -557,13 +557,13 @@ static int copy_records(struct cv *c)
 			    err == -HWT_ETRUNC || err == -HWT_ETOOBIG) {
 				/* A damaged chunk: reported once, the session goes
 				 * on with the next one. */
-				hwt_log(&c->cfg->log, HWT_LOG_WARN,
+				hwt_log(&c->cfg->log, HWT_LOG_DEBUG,
 					"records at offset %llu: %s; that chunk is left out",
 					(unsigned long long)off, hwt_strerror(err));
 				continue;
 			}
 			/* Reading failed (-EIO, ...): keep what was read. */
-			hwt_log(&c->cfg->log, HWT_LOG_WARN,
+			hwt_log(&c->cfg->log, HWT_LOG_DEBUG,
 				"reading records at offset %llu: %s; the records after it are "
 				"left out",
 				(unsigned long long)off, hwt_strerror(err));
@@ -712,6 +712,7 @@ int hwt_fmt_convert(const char *in, const char *out, const struct hwt_fmt_conver
 
 		hwt_fmt_session_stats(c.s, &ss);
 		c.st->bad_records = ss.bad_records;
+		c.st->damaged_input = hwt_fmt_session_damage(c.s, &c.st->damage);
 	}
 out : {
 	int cerr = hwt_fmt_perf_writer_close(c.w);

@@ -135,7 +135,8 @@ struct hwt_fmt_lost {
 /* perf.data only, informational: "perf.version", "perf.cpuid",
  * "perf.nrcpus_avail", "perf.total_mem_kb", "perf.features" (comma list of
  * the feature sections present), "perf.compressed.level" (perf record -z),
- * "perf.truncated_at" (u64: a pipe recording was cut short there). */
+ * "perf.truncated_at" (u64: a pipe recording was cut short there),
+ * "perf.unfinished" (u64 1: perf record did not finish the file). */
 
 enum hwt_fmt_meta_type {
 	HWT_FMT_META_U64 = 1,
@@ -175,6 +176,17 @@ struct hwt_fmt_writer_config {
 	unsigned int threads; /* compression threads; default 1 */
 	uint32_t flags;	      /* HWT_FMT_FLAG_* for the file header */
 	struct hwt_logger log;
+	unsigned int flush_ms; /* bounded loss: a chunk is written, though
+				* not full, once its first bytes are
+				* flush_ms / 2 old (checked every
+				* flush_ms / 4), with the metadata and
+				* losses pending, and the file is synced to
+				* disk (fdatasync) after each such write; so
+				* a writer killed at any moment (SIGKILL, an
+				* OOM kill, a power cut) loses at most about
+				* the last flush_ms of data. Default 1000;
+				* 0: chunks are written only when full, at
+				* hwt_fmt_writer_flush() and at close */
 };
 
 /* Zeroes cfg, sets cfg->size and the defaults above. */
@@ -290,6 +302,9 @@ struct hwt_fmt_file_info {
 	bool indexed;	    /* a valid index was found and used */
 	bool truncated;	    /* scanning stopped at an incomplete chunk */
 	uint64_t valid_end; /* end of the last complete chunk */
+	bool closed;	    /* the writer finished the file: its trailer is
+			     * there (even if the index proved unusable);
+			     * false after a recorder was killed */
 };
 
 /* Opens a container and lists its chunks (from the index, or by scanning
@@ -333,6 +348,13 @@ HWT_API const struct hwt_fmt_lost *hwt_fmt_reader_lost(const struct hwt_fmt_read
 HWT_API size_t hwt_fmt_reader_nchunks(const struct hwt_fmt_reader *reader);
 HWT_API const struct hwt_fmt_chunk *hwt_fmt_reader_chunk(const struct hwt_fmt_reader *reader,
 							 size_t i);
+
+/* Chunks whose payload failed a check when it was read (so far: chunks
+ * are read on demand): how many, and the first of them in file order (the
+ * offset of its header and its error) when the pointers are not NULL.
+ * Thread-safe. */
+HWT_API uint64_t hwt_fmt_reader_bad_chunks(const struct hwt_fmt_reader *reader,
+					   uint64_t *first_offset, int *first_err);
 
 /* Reads and decompresses a chunk's payload into dst (cap bytes; at least
  * chunk->raw_size). The chunk header in the file is checked against *chunk
@@ -692,6 +714,60 @@ HWT_API int64_t hwt_fmt_session_aux_read(const struct hwt_fmt_session *session, 
 					 size_t segment, uint64_t from, void *dst, size_t size);
 
 /* ------------------------------------------------------------------------ */
+/* Recordings that cannot be read, or only in part: what is said to people   */
+/*
+ * Every command says these things in the same words, so they are made in
+ * one place: why a recording cannot be opened at all, and how a recording
+ * that was opened is incomplete or damaged.
+ *
+ * A recording is incomplete when its writer did not finish it (a recorder
+ * killed, out of memory, a power cut: a .hwt without its index, which may
+ * also end inside its last chunk) or when it was cut short (a copy that
+ * stopped, a full disk: it ends inside a chunk, or a perf.data inside a
+ * record); it is damaged when parts of it fail their checks as they are
+ * read. What the complete, intact parts hold is still read.
+ */
+struct hwt_fmt_damage {
+	bool unclosed;	      /* .hwt: no trailer: the writer did not finish it */
+	bool truncated;	      /* ends inside a chunk (.hwt) or a record (perf.data) */
+	uint64_t valid_end;   /* when truncated: bytes read from the start */
+	uint64_t cut_bytes;   /* ... and the unreadable bytes after them */
+	uint64_t bad_chunks;  /* .hwt chunks that failed their checks when read */
+	uint64_t first_bad;   /* ... the file offset of the first */
+	int first_bad_err;    /* ... and its error (-HWT_ECHECKSUM, ...) */
+	uint64_t bad_records; /* records that did not parse, skipped */
+	int broken_err;	      /* perf.data: the framing error that ended
+			       * reading (-HWT_EFORMAT, ...), or 0 */
+	uint64_t broken_at;   /* ... at this file offset */
+};
+
+/* Fills *damage with what is known of session's recording so far (chunks
+ * are read on demand: call it after reading). Returns true when the
+ * recording is incomplete or damaged. */
+HWT_API bool hwt_fmt_session_damage(const struct hwt_fmt_session *session,
+				    struct hwt_fmt_damage *damage);
+
+/* The one line said of the incomplete or damaged recording at path,
+ * without a newline, e.g. "f.hwt: the recording did not end cleanly (its
+ * recorder was stopped before it closed the file: killed, out of memory or
+ * a power cut): what it holds before that is read". nothing_read: no data
+ * came out of it, and the line says so (also of a recording that is whole
+ * but holds no data). Writes at most len bytes (NUL-terminated when len >
+ * 0) and returns the length the whole line needs (as snprintf). */
+HWT_API int hwt_fmt_damage_str(const char *path, const struct hwt_fmt_damage *damage,
+			       bool nothing_read, char *buf, size_t len);
+
+/* Why the recording at path could not be opened (err and err_offset as
+ * hwt_fmt_session_open() returned them) and what to do, as one line
+ * beginning with path, without a newline: "f is empty (0 bytes), not a
+ * recording ...", "f is not a hwtrace or perf.data recording ...", "f: the
+ * recording is damaged: checksum mismatch at offset 4096 ...". path is
+ * looked at (an empty file is called empty). Returns as
+ * hwt_fmt_damage_str(). */
+HWT_API int hwt_fmt_open_error_str(const char *path, int err, uint64_t err_offset, char *buf,
+				   size_t len);
+
+/* ------------------------------------------------------------------------ */
 /* perf.data writing (for `hwtrace convert`, and for tests: round trips).    */
 
 struct hwt_fmt_perf_writer;
@@ -778,11 +854,14 @@ struct hwt_fmt_convert_stats {
 	uint64_t aux_records; /* PERF_RECORD_AUXTRACE records written */
 	uint64_t aux_bytes;   /* AUX (PT) bytes written, padding excluded */
 	uint64_t aux_streams;
-	uint64_t damaged;     /* chunks that failed to read, skipped */
-	uint64_t aux_skipped; /* AUX bytes in damaged chunks, not written */
-	uint64_t bad_records; /* records that failed to parse, skipped */
-	uint64_t out_bytes;   /* size of the perf.data file */
-	bool output_error;    /* the error returned came from writing out */
+	uint64_t damaged;	      /* chunks that failed to read, skipped */
+	uint64_t aux_skipped;	      /* AUX bytes in damaged chunks, not written */
+	uint64_t bad_records;	      /* records that failed to parse, skipped */
+	uint64_t out_bytes;	      /* size of the perf.data file */
+	bool output_error;	      /* the error returned came from writing out */
+	struct hwt_fmt_damage damage; /* how the input is incomplete or
+				       * damaged (hwt_fmt_session_damage) */
+	bool damaged_input;	      /* ... and whether it is */
 };
 
 /* Writes the recording at in (.hwt) to out as perf.data in file mode (mode
@@ -798,9 +877,9 @@ struct hwt_fmt_convert_stats {
  * cpu, and the TSC of that AUX record as reference) after the
  * PERF_RECORD_AUX that announced them. cfg and stats may be NULL; cfg is
  * read during the call only; stats is zeroed first and filled also when an
- * error is returned. Damaged chunks are skipped with a warning through cfg->log and
- * counted; a truncated input is converted as far as it is readable
- * (stats->truncated).
+ * error is returned. Damaged chunks are skipped and counted (stats->damage
+ * says it all; cfg->log gets each at debug level); a truncated input is
+ * converted as far as it is readable (stats->truncated).
  * Returns 0, or:
  *   errors of hwt_fmt_session_open() for in (-ENOENT, -HWT_EFORMAT: not a
  *   trace, ...), with the offset in *err_offset when not NULL;

@@ -1041,9 +1041,12 @@ static int read_file_header(struct hwt_fmt_session *s, uint64_t *where)
 		return -HWT_ETRUNC;
 	}
 	if (dsize == 0) {
-		/* perf record was killed before it wrote the header back. */
-		perf_warn(s, "perf.data header says the data section is empty (perf record "
-			     "did not finish?); reading to the end of the file");
+		/* perf record was killed before it wrote the header back:
+		 * said by the session's user (hwt_fmt_damage_str). */
+		hwt_log(&s->cfg.log, HWT_LOG_DEBUG,
+			"perf.data header says the data section is empty (perf record "
+			"did not finish?); reading to the end of the file");
+		fmt_meta_store_set_u64(&s->meta, "perf.unfinished", 1);
 		dsize = p->file_size - doff;
 		p->lenient_end = true;
 	}
@@ -1159,10 +1162,11 @@ static int prescan(struct hwt_fmt_session *s, uint64_t *err_offset)
 		if (err == -HWT_ETRUNC && p->lenient_end) {
 			/* A pipe recording cut short (perf record killed):
 			 * everything before the last record is good. */
-			perf_warn(s,
-				  "perf.data stream is truncated: the record at offset %llu is "
-				  "incomplete; reading up to it",
-				  (unsigned long long)off);
+			/* Said by the session's user (hwt_fmt_damage_str). */
+			hwt_log(&s->cfg.log, HWT_LOG_DEBUG,
+				"perf.data stream is truncated: the record at offset %llu is "
+				"incomplete; reading up to it",
+				(unsigned long long)off);
 			fmt_meta_store_set_u64(&s->meta, "perf.truncated_at", off);
 			p->data_end = off;
 			err = 0;

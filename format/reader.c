@@ -32,6 +32,9 @@ struct hwt_fmt_reader {
 	struct fmt_meta_store meta;
 	struct hwt_fmt_lost *lost;
 	size_t nlost;
+	/* per listed chunk: 0, or the error its payload gave when read
+	 * (written atomically: reads may run on several threads) */
+	int *bad;
 };
 
 void hwt_fmt_reader_config_init(struct hwt_fmt_reader_config *cfg)
@@ -114,15 +117,46 @@ static int check_header(const struct hwt_fmt_reader *r, const struct hwt_fmt_chu
 	return 0;
 }
 
+/* Remembers that listed chunk c failed to read with err (damage, not a
+ * caller's mistake or a lack of memory), for hwt_fmt_reader_bad_chunks(). */
+static int mark_bad(const struct hwt_fmt_reader *r, const struct hwt_fmt_chunk *c, int err)
+{
+	size_t lo = 0, hi = r->nchunks;
+
+	if (!err || !r->bad || err == -ENOMEM || err == -HWT_EINVAL || err == -HWT_ETOOBIG)
+		return err;
+	/* The list is in file order. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->chunks[mid].file_offset < c->file_offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < r->nchunks && r->chunks[lo].file_offset == c->file_offset)
+		__atomic_store_n(&r->bad[lo], err, __ATOMIC_RELAXED);
+	return err;
+}
+
+static int chunk_load(const struct hwt_fmt_reader *r, const struct hwt_fmt_chunk *c,
+		      ZSTD_DCtx *dctx, struct hwt_buf *stored, struct hwt_buf *out);
+
 int fmt_reader_chunk_load(const struct hwt_fmt_reader *r, const struct hwt_fmt_chunk *c,
 			  ZSTD_DCtx *dctx, struct hwt_buf *stored, struct hwt_buf *out)
+{
+	if (!r || !c || !stored || !out)
+		return -HWT_EINVAL;
+	return mark_bad(r, c, chunk_load(r, c, dctx, stored, out));
+}
+
+static int chunk_load(const struct hwt_fmt_reader *r, const struct hwt_fmt_chunk *c,
+		      ZSTD_DCtx *dctx, struct hwt_buf *stored, struct hwt_buf *out)
 {
 	ZSTD_DCtx *own = NULL;
 	ZSTD_inBuffer in;
 	int err;
 
-	if (!r || !c || !stored || !out)
-		return -HWT_EINVAL;
 	err = check_header(r, c);
 	if (err)
 		return err;
@@ -203,17 +237,27 @@ out:
 	return err;
 }
 
+static int64_t chunk_read(const struct hwt_fmt_reader *r, const struct hwt_fmt_chunk *c, void *dst);
+
 int64_t hwt_fmt_reader_chunk_read(const struct hwt_fmt_reader *r, const struct hwt_fmt_chunk *c,
 				  void *dst, size_t cap)
 {
-	uint8_t *stored;
-	size_t n;
-	int err;
+	int64_t n;
 
 	if (!r || !c || (!dst && cap))
 		return -HWT_EINVAL;
 	if (cap < c->raw_size)
 		return -HWT_ETOOBIG;
+	n = chunk_read(r, c, dst);
+	return n < 0 ? mark_bad(r, c, (int)n) : n;
+}
+
+static int64_t chunk_read(const struct hwt_fmt_reader *r, const struct hwt_fmt_chunk *c, void *dst)
+{
+	uint8_t *stored;
+	size_t n;
+	int err;
+
 	err = check_header(r, c);
 	if (err)
 		return err;
@@ -281,6 +325,7 @@ static int load_index(struct hwt_fmt_reader *r)
 			(unsigned long long)(size - sizeof(tr)));
 		return 0;
 	}
+	r->info.closed = true;
 	ioff = hwt_le64(tr + 8);
 	/* Even if the index itself is damaged, the data ends where it starts. */
 	if (ioff >= r->data_start && ioff <= size - HWT_FMT_TRAILER_SIZE)
@@ -367,8 +412,10 @@ static int scan(struct hwt_fmt_reader *r, uint64_t *err_offset)
 			err = pread_full(r->fd, tr, sizeof(tr), pos);
 			if (err)
 				goto fail;
-			if (!memcmp(tr, FMT_TRAILER_MAGIC, 8))
+			if (!memcmp(tr, FMT_TRAILER_MAGIC, 8)) {
+				r->info.closed = true;
 				break; /* the end of a closed file */
+			}
 		}
 		if (size - pos < HWT_FMT_CHUNK_HEADER_SIZE) {
 			r->info.truncated = true;
@@ -399,8 +446,10 @@ static int scan(struct hwt_fmt_reader *r, uint64_t *err_offset)
 		return err;
 	}
 	r->info.valid_end = pos;
+	/* Not a warning: a session's user says it once, in the words of
+	 * hwt_fmt_damage_str(), after reading what is intact. */
 	if (r->info.truncated)
-		hwt_log(&r->cfg.log, HWT_LOG_WARN,
+		hwt_log(&r->cfg.log, HWT_LOG_DEBUG,
 			"file is truncated: the chunk at offset %llu is incomplete (%llu bytes "
 			"follow it); everything before it is intact",
 			(unsigned long long)pos, (unsigned long long)(size - pos));
@@ -591,6 +640,10 @@ int hwt_fmt_reader_open(struct hwt_fmt_reader **reader, const char *path,
 		if (err)
 			goto error;
 	}
+	err = -ENOMEM;
+	r->bad = calloc(r->nchunks ? r->nchunks : 1, sizeof(*r->bad));
+	if (!r->bad)
+		goto error;
 	err = load_descriptors(r, &where);
 	if (err)
 		goto error;
@@ -610,6 +663,7 @@ void hwt_fmt_reader_close(struct hwt_fmt_reader *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->chunks);
+	free(r->bad);
 	free(r->streams);
 	free(r->lost);
 	fmt_meta_store_fini(&r->meta);
@@ -680,4 +734,24 @@ size_t hwt_fmt_reader_nchunks(const struct hwt_fmt_reader *r)
 const struct hwt_fmt_chunk *hwt_fmt_reader_chunk(const struct hwt_fmt_reader *r, size_t i)
 {
 	return r && i < r->nchunks ? &r->chunks[i] : NULL;
+}
+
+uint64_t hwt_fmt_reader_bad_chunks(const struct hwt_fmt_reader *r, uint64_t *first_offset,
+				   int *first_err)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; r && r->bad && i < r->nchunks; i++) {
+		int err = __atomic_load_n(&r->bad[i], __ATOMIC_RELAXED);
+
+		if (!err)
+			continue;
+		if (!n++) {
+			if (first_offset)
+				*first_offset = r->chunks[i].file_offset;
+			if (first_err)
+				*first_err = err;
+		}
+	}
+	return n;
 }

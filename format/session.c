@@ -690,6 +690,11 @@ int hwt_fmt_session_next(struct hwt_fmt_session *s, struct hwt_fmt_record *rec,
 	if (!s || !rec)
 		return -HWT_EINVAL;
 	err = s->hwt ? hwt_next(s, rec, &where) : fmt_perf_next(s, rec, &where);
+	if (err && err != -HWT_EEOS && !s->hwt && err != -ENOMEM && !s->broken_err) {
+		/* perf.data framing broke: the rest is not read (damage). */
+		s->broken_err = err;
+		s->broken_at = where;
+	}
 	if (err_offset && err && err != -HWT_EEOS)
 		*err_offset = where;
 	return err;

@@ -45,6 +45,8 @@ struct hwt_fmt_session {
 	struct fmt_perf *perf;	       /* perf.data source */
 	int fd;			       /* perf.data: for AUX reads (pread) */
 	struct hwt_fmt_session_stats stats;
+	int broken_err;	    /* perf.data: the error that ended reading, or 0 */
+	uint64_t broken_at; /* ... and its file offset */
 	struct fmt_aux_stream **aux;
 	size_t naux, capaux;
 };

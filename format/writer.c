@@ -9,6 +9,12 @@
  * counted as HWT_FMT_LOST_WRITER, which is written into the file: loss is
  * never silent. The first I/O error is kept and returned by every later call
  * and by close.
+ *
+ * Bounded loss. A flusher thread writes partly filled chunks by age (see
+ * flush_ms in format.h) and syncs the file, so that what a killed writer
+ * leaves is at most about flush_ms behind. And an AUX chunk is never queued
+ * before the records (sideband) that arrived before it: a file cut short
+ * after any AUX chunk still holds the mappings needed to decode it.
  */
 #include "format/format_int.h"
 
@@ -30,6 +36,7 @@
 struct wjob {
 	struct wjob *next;
 	uint64_t seq;
+	uint64_t born_ms; /* when its first bytes arrived (monotonic) */
 	uint32_t type, stream;
 	uint64_t aux_offset;
 	uint8_t *data;
@@ -56,6 +63,7 @@ struct hwt_fmt_writer {
 	pthread_cond_t cond_work;    /* a job was queued, or stop */
 	pthread_cond_t cond_room;    /* queued_bytes went down */
 	pthread_cond_t cond_written; /* write_seq advanced */
+	pthread_cond_t cond_stop;    /* stop: wakes the flusher */
 
 	struct wstream *streams;
 	size_t nstreams, capstreams;
@@ -63,6 +71,7 @@ struct hwt_fmt_writer {
 	uint32_t meta_count;
 	struct wlost *lost; /* pending loss increments */
 	size_t nlost, caplost;
+	uint64_t pending_ms; /* when the oldest pending metadata or loss came */
 
 	struct wjob *qhead, *qtail;
 	size_t queued_bytes;
@@ -74,6 +83,7 @@ struct hwt_fmt_writer {
 	int err;
 
 	uint64_t file_off;
+	uint64_t synced_off; /* file_off at the flusher's last fdatasync */
 	struct hwt_fmt_chunk *index;
 	size_t nindex, capindex;
 	struct hwt_fmt_writer_stats stats;
@@ -81,6 +91,8 @@ struct hwt_fmt_writer {
 	pthread_t *threads;
 	struct wthread *thread_state; /* one per configured thread */
 	unsigned int nthreads;
+	pthread_t flusher;
+	bool flusher_ok;
 	bool lock_ok, conds_ok;
 };
 
@@ -93,6 +105,22 @@ void hwt_fmt_writer_config_init(struct hwt_fmt_writer_config *cfg)
 	cfg->queue_bytes = 256u << 20;
 	cfg->wait_ms = 1000;
 	cfg->threads = 1;
+	cfg->flush_ms = 1000;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Something is about to be pending: metadata or a loss (lock held). */
+static void note_pending(struct hwt_fmt_writer *w)
+{
+	if (!w->meta_count && !w->nlost)
+		w->pending_ms = now_ms();
 }
 
 static void set_err(struct hwt_fmt_writer *w, int err)
@@ -145,6 +173,7 @@ static struct wjob *job_get(struct hwt_fmt_writer *w, size_t cap)
 	j->next = NULL;
 	j->len = 0;
 	j->aux_offset = 0;
+	j->born_ms = now_ms();
 	return j;
 }
 
@@ -249,6 +278,7 @@ static int enqueue_pending(struct hwt_fmt_writer *w)
 
 static int add_lost(struct hwt_fmt_writer *w, uint32_t stream, uint32_t kind, uint64_t amount)
 {
+	note_pending(w);
 	for (size_t i = 0; i < w->nlost; i++) {
 		if (w->lost[i].stream == stream && w->lost[i].kind == kind) {
 			w->lost[i].amount += amount;
@@ -316,9 +346,84 @@ static int seal(struct hwt_fmt_writer *w, struct wstream *s, enum seal_mode mode
 	err = enqueue_pending(w);
 	if (err)
 		return err;
+	if (j->type == HWT_FMT_CHUNK_AUX) {
+		/* The records that came before these bytes (the sideband that
+		 * maps their code) go first, whatever their size: a file cut
+		 * short after this chunk can then still be decoded. */
+		for (size_t i = 0; i < w->nstreams; i++) {
+			struct wstream *o = &w->streams[i];
+
+			if (o->open && o->open->len && o->open->type == HWT_FMT_CHUNK_RECORDS) {
+				enqueue(w, o->open);
+				o->open = NULL;
+			}
+		}
+	}
 	s->open = NULL;
 	enqueue(w, j);
 	return 0;
+}
+
+/* --- the flusher: bounded loss ------------------------------------------- */
+
+/* Queues every chunk, and the pending metadata and losses, that has waited
+ * since before cutoff (lock held). A queue without room leaves a chunk open
+ * (it is written when room comes); only a hard error is returned. */
+static int seal_old(struct hwt_fmt_writer *w, uint64_t cutoff)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < w->nstreams && !err; i++) {
+		struct wstream *s = &w->streams[i];
+
+		if (s->open && s->open->len && s->open->born_ms <= cutoff) {
+			err = seal(w, s, SEAL_TRY);
+			if (err == -HWT_EDROPPED)
+				err = 0;
+		}
+	}
+	if (!err && (w->meta_count || w->nlost) && w->pending_ms <= cutoff)
+		err = enqueue_pending(w);
+	return err;
+}
+
+/* Every flush_ms / 4: writes what is flush_ms / 2 old, and syncs what the
+ * compression threads wrote since the last look. */
+static void *flusher(void *arg)
+{
+	struct hwt_fmt_writer *w = arg;
+	unsigned int tick = w->cfg.flush_ms / 4 ? w->cfg.flush_ms / 4 : 1;
+	struct timespec deadline;
+
+	pthread_mutex_lock(&w->lock);
+	while (!w->stop) {
+		uint64_t off, now;
+		int err;
+
+		deadline_after(&deadline, tick);
+		while (!w->stop &&
+		       pthread_cond_timedwait(&w->cond_stop, &w->lock, &deadline) != ETIMEDOUT)
+			;
+		if (w->stop || w->err)
+			break;
+		now = now_ms();
+		err = seal_old(w, now > w->cfg.flush_ms / 2 ? now - w->cfg.flush_ms / 2 : 0);
+		if (err)
+			set_err(w, err);
+		off = w->file_off;
+		if (off == w->synced_off)
+			continue;
+		pthread_mutex_unlock(&w->lock);
+		/* Outside the lock: producers and writes go on meanwhile. A
+		 * device or pipe given as output cannot be synced (EINVAL). */
+		err = fdatasync(w->fd) < 0 && errno != EINVAL && errno != EROFS ? -errno : 0;
+		pthread_mutex_lock(&w->lock);
+		if (err)
+			set_err(w, err);
+		w->synced_off = off;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
 }
 
 static int drop(struct hwt_fmt_writer *w, uint32_t stream, size_t bytes)
@@ -499,6 +604,11 @@ static int start_threads(struct hwt_fmt_writer *w)
 		w->nthreads++;
 	}
 	w->thread_state = ts;
+	if (w->cfg.flush_ms) {
+		if (pthread_create(&w->flusher, NULL, flusher, w) != 0)
+			return -EAGAIN;
+		w->flusher_ok = true;
+	}
 	return 0;
 nomem:
 	for (unsigned int i = 0; i < w->cfg.threads; i++)
@@ -549,7 +659,8 @@ int hwt_fmt_writer_open(struct hwt_fmt_writer **writer, const char *path,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	if (pthread_cond_init(&w->cond_work, NULL) != 0 ||
 	    pthread_cond_init(&w->cond_room, &ca) != 0 ||
-	    pthread_cond_init(&w->cond_written, NULL) != 0) {
+	    pthread_cond_init(&w->cond_written, NULL) != 0 ||
+	    pthread_cond_init(&w->cond_stop, &ca) != 0) {
 		pthread_condattr_destroy(&ca);
 		goto error;
 	}
@@ -674,6 +785,7 @@ static int meta_add(struct hwt_fmt_writer *w, uint32_t type, const char *key, co
 	if (!err && w->meta_count && w->meta.len + FMT_META_ENTRY_SIZE + klen + len > FMT_CHUNK_MAX)
 		err = enqueue_pending(w);
 	if (!err) {
+		note_pending(w);
 		err = fmt_meta_encode(&w->meta, type, key, v, len);
 		if (!err)
 			w->meta_count++;
@@ -993,8 +1105,11 @@ int hwt_fmt_writer_close(struct hwt_fmt_writer *w)
 			flush_locked(w);
 		w->stop = true;
 		pthread_cond_broadcast(&w->cond_work);
+		pthread_cond_broadcast(&w->cond_stop);
 		pthread_mutex_unlock(&w->lock);
 	}
+	if (w->flusher_ok)
+		pthread_join(w->flusher, NULL);
 	for (unsigned int i = 0; i < w->nthreads; i++)
 		pthread_join(w->threads[i], NULL);
 	if (w->thread_state) {
@@ -1033,6 +1148,7 @@ int hwt_fmt_writer_close(struct hwt_fmt_writer *w)
 		pthread_cond_destroy(&w->cond_work);
 		pthread_cond_destroy(&w->cond_room);
 		pthread_cond_destroy(&w->cond_written);
+		pthread_cond_destroy(&w->cond_stop);
 	}
 	if (w->lock_ok)
 		pthread_mutex_destroy(&w->lock);

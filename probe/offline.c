@@ -224,9 +224,18 @@ int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *sessi
 
 	if ((err = hwt_probe_rt_begin(rt)) < 0)
 		goto out;
-	while (!rt->exited && (err = hwt_fmt_session_next(session, &rec, &off)) >= 0) {
+	while (!rt->exited && (err = hwt_fmt_session_next(session, &rec, &off)) != -HWT_EEOS) {
 		struct hwt_probe_hit hit;
 
+		if (err < 0) {
+			/* A damaged .hwt chunk is skipped, broken perf.data
+			 * framing ends the records: what was read counts, and
+			 * the caller says how the recording is damaged
+			 * (hwt_fmt_session_damage). */
+			if (err == -ENOMEM || hwt_fmt_session_kind(session) != HWT_FMT_KIND_HWT)
+				break;
+			continue;
+		}
 		switch (rec.type) {
 		case PERF_RECORD_SAMPLE:
 			if (rec.event < 0 || (size_t)rec.event >= nev) {
@@ -272,7 +281,7 @@ int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *sessi
 			break;
 		}
 	}
-	if (err == -HWT_EEOS || rt->exited)
+	if (err == -HWT_EEOS || rt->exited || (err < 0 && err != -ENOMEM))
 		err = 0;
 	if (err < 0) {
 		err =

@@ -405,8 +405,11 @@ HWT_API int hwt_probe_live_attr(const struct hwt_probe_prog *prog, size_t i,
  *                  what the recording holds)
  *   -HWT_ENOTSUP   uprobes/kprobes (live only), pt: probes on a recording
  *                  without PT or on a pipe (PT needs a second pass)
- *   -HWT_EFORMAT   a record stream that cannot be read on
+ *   -ENOMEM
  *   errors of hwt_probe_rt_fire().
+ * A damaged recording is not an error: damaged chunks are skipped, broken
+ * perf.data framing ends the records, and what was read counts
+ * (hwt_fmt_session_damage() tells the caller what happened).
  * pt: probes: after the records, the session is rewound and its PT decoded
  * (ptsession/): entry probes fire on every call of the function, return
  * probes on every return from it (also a frame left by longjmp or an

@@ -833,7 +833,7 @@ int pts_sb_read(struct hwt_pts *pts, uint64_t *err_offset)
 			pts->st.read_errors++;
 			if (err_offset)
 				*err_offset = off;
-			hwt_log(&pts->cfg.log, HWT_LOG_WARN,
+			hwt_log(&pts->cfg.log, HWT_LOG_DEBUG,
 				"sideband at offset %" PRIu64 " is damaged (%s): %s", off,
 				hwt_strerror(err),
 				hwt_fmt_session_kind(pts->s) == HWT_FMT_KIND_HWT

@@ -670,7 +670,7 @@ static int feed_stream(struct hwt_pts *pts, struct pts_stream *st, struct hwt_de
 					return (int)n;
 				/* A damaged chunk: its bytes are lost, the rest goes on. */
 				st->read_errors++;
-				hwt_log(&pts->cfg.log, HWT_LOG_WARN,
+				hwt_log(&pts->cfg.log, HWT_LOG_DEBUG,
 					"PT data of stream %zu at AUX offset %#" PRIx64
 					" cannot be read (%s): %" PRIu64 " bytes lost",
 					st->idx, seg->aux_offset + pos,

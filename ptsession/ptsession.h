@@ -120,7 +120,8 @@ HWT_API void hwt_pts_config_init(struct hwt_pts_config *cfg);
  * streams and the symbolization address space. cfg is copied (NULL: the
  * defaults). Damage is not an error here: a .hwt chunk that cannot be read
  * is skipped, a perf.data whose framing breaks is read up to there; each is
- * reported through cfg->log, counted in stats.read_errors, and its file
+ * counted in stats.read_errors (and known to hwt_fmt_session_damage(), which
+ * says it in the words every command uses), logged at debug level, its file
  * offset stored in *err_offset (when not NULL); decoding goes on with what
  * was read. Returns 0 and stores the session, or:
  *   -HWT_EINVAL   bad config;

@@ -395,15 +395,15 @@ static void test_script_files(void **state)
 	(void)state;
 	hwt_test_run(&r, "cd %s && %s script", dir, hwt_test_hwtrace());
 	assert_int_equal(r.status, 1);
-	assert_string_equal(r.err, "hwtrace: error: hwtrace.hwt: no such file (record one with "
-				   "'hwtrace record', or give it with -i)\n");
+	assert_string_equal(r.err, "hwtrace: error: hwtrace.hwt: no such file (check the path, or "
+				   "record one with 'hwtrace record')\n");
 	hwt_test_run_free(&r);
 	snprintf(path, sizeof(path), "%s/text.txt", dir);
 	hwt_test_write_file(path, "this is not a trace at all, just some text\n", 43);
 	hwt_test_run(&r, "%s script -i %s", hwt_test_hwtrace(), path);
 	assert_int_equal(r.status, 1);
-	assert_true(hwt_test_contains(error_line(r.err), "(not a hwtrace or perf.data recording, "
-							 "or it is damaged)"));
+	assert_true(hwt_test_contains(error_line(r.err), "is not a hwtrace or perf.data recording "
+							 "(unknown format at offset 0)"));
 	hwt_test_run_free(&r);
 	hwt_test_run(&r, "%s script extra-arg", hwt_test_hwtrace());
 	assert_int_equal(r.status, 2);
@@ -427,15 +427,39 @@ static void test_script_files(void **state)
 		assert_true(hwt_test_contains(r.err, "1 gaps"));
 		hwt_test_run_free(&r);
 	}
-	/* A recording cut short (the recorder was killed): what is complete is
-	 * read, the rest is reported. */
-	hwt_test_run(&r,
-		     "cd %s && %s record -q -e cpu-clock -F 999 -g -o cut.hwt -- %s 0.3 && "
-		     "head -c 5000 cut.hwt > cut2.hwt && %s script -i cut2.hwt",
-		     dir, hwt_test_hwtrace(), hwt_test_prog("rec_hot"), hwt_test_hwtrace());
+	/* A recording cut short inside its last chunk of records (the
+	 * recorder was killed while writing it): what is complete is read,
+	 * the rest is reported. */
+	hwt_test_run(&r, "cd %s && %s record -q -e cpu-clock -F 999 -g -o cut.hwt -- %s 0.3", dir,
+		     hwt_test_hwtrace(), hwt_test_prog("rec_hot"));
 	assert_int_equal(r.status, 0);
-	assert_true(hwt_test_contains(r.err, "truncated"));
 	hwt_test_run_free(&r);
+	{
+		struct hwt_fmt_reader *rd;
+		const struct hwt_fmt_chunk *last = NULL;
+		char want[256];
+		uint64_t off = 0, cut;
+
+		snprintf(path, sizeof(path), "%s/cut.hwt", dir);
+		assert_int_equal(hwt_fmt_reader_open(&rd, path, NULL, &off), 0);
+		for (size_t i = 0; i < hwt_fmt_reader_nchunks(rd); i++)
+			if (hwt_fmt_reader_chunk(rd, i)->type == HWT_FMT_CHUNK_RECORDS)
+				last = hwt_fmt_reader_chunk(rd, i);
+		assert_non_null(last);
+		cut = last->file_offset + HWT_FMT_CHUNK_HEADER_SIZE + last->comp_size / 2;
+		hwt_test_run(&r,
+			     "cd %s && head -c %llu cut.hwt > cut2.hwt && %s script -i cut2.hwt",
+			     dir, (unsigned long long)cut, hwt_test_hwtrace());
+		snprintf(want, sizeof(want), "it ends inside a chunk at offset %llu (the last %llu",
+			 (unsigned long long)last->file_offset,
+			 (unsigned long long)(cut - last->file_offset));
+		hwt_fmt_reader_close(rd);
+		assert_int_equal(r.status, 0);
+		assert_true(hwt_test_contains(r.out, "rec_hot"));
+		assert_true(hwt_test_contains(r.err, "warning: cut2.hwt did not end cleanly"));
+		assert_true(hwt_test_contains(r.err, want));
+		hwt_test_run_free(&r);
+	}
 	/* A damaged byte in a chunk: the checksum catches it. */
 	hwt_test_run(&r,
 		     "cd %s && cp cut.hwt bad.hwt && printf 'XXXX' | dd of=bad.hwt bs=1 "

@@ -86,7 +86,7 @@ static void test_report_errors(void **state)
 		const char *msg;
 	} cases[] = {
 	    {"-i %s.missing.hwt", 1,
-	     ".missing.hwt: no such file (record one with 'hwtrace record', or give it with -i)"},
+	     ".missing.hwt: no such file (check the path, or record one with 'hwtrace record')"},
 	    {"-i %s --folded-in %s", 2, "give either -i FILE or --folded-in FILE, not both"},
 	    {"--folded-in %s -g sideways", 2, "-g takes caller, callee or none"},
 	    {"--folded-in %s -s function,stack", 2, "bad --sort"},
