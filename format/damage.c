@@ -90,8 +90,9 @@ int hwt_fmt_damage_str(const char *path, const struct hwt_fmt_damage *d, bool no
 		buf[0] = '\0';
 	put(buf, len, &n, "%s", path);
 	if (d->unclosed)
-		put(buf, len, &n, " did not end cleanly (its recorder was stopped before it "
-				  "closed the file: killed, out of memory or a power cut)");
+		put(buf, len, &n,
+		    " did not end cleanly (its recorder was stopped before it "
+		    "closed the file: killed, out of memory or a power cut)");
 	else if (d->truncated && !damaged)
 		put(buf, len, &n, " is cut short");
 	else
@@ -145,28 +146,34 @@ int hwt_fmt_open_error_str(const char *path, int err, uint64_t off, char *buf, s
 	put(buf, len, &n, "%s", path);
 	switch (-err) {
 	case ENOENT:
-		put(buf, len, &n, ": no such file (check the path, or record one with 'hwtrace "
-				  "record')");
+		put(buf, len, &n,
+		    ": no such file (check the path, or record one with 'hwtrace "
+		    "record')");
 		break;
 	case EACCES:
 	case EPERM:
-		put(buf, len, &n, ": permission denied (check the file's owner and mode: recordings "
-				  "are written mode 0600)");
+		put(buf, len, &n,
+		    ": permission denied (check the file's owner and mode: recordings "
+		    "are written mode 0600)");
 		break;
 	case EISDIR:
 		put(buf, len, &n, " is a directory (give a recording)");
 		break;
 	case HWT_EINVAL:
-		put(buf, len, &n, " is not a regular file (give a recording, or - for a perf pipe on "
-				  "standard input)");
+		put(buf, len, &n,
+		    " is not a regular file (give a recording, or - for a perf pipe on "
+		    "standard input)");
 		break;
 	case HWT_EVERSION:
-		put(buf, len, &n, " was written by a newer hwtrace (format version at offset %" PRIu64
-				  "); upgrade hwtrace to read it", off);
+		put(buf, len, &n,
+		    " was written by a newer hwtrace (format version at offset %" PRIu64
+		    "); upgrade hwtrace to read it",
+		    off);
 		break;
 	case HWT_ENOTSUP:
-		put(buf, len, &n, ": unsupported input (big-endian perf.data, or a perf.data in "
-				  "file mode or a .hwt on a pipe: give it as a file)");
+		put(buf, len, &n,
+		    ": unsupported input (big-endian perf.data, or a perf.data in "
+		    "file mode or a .hwt on a pipe: give it as a file)");
 		break;
 	case ENOMEM:
 		put(buf, len, &n, ": out of memory");
@@ -177,13 +184,15 @@ int hwt_fmt_open_error_str(const char *path, int err, uint64_t off, char *buf, s
 	case HWT_ECOMPRESS:
 	case HWT_ETOOBIG:
 		if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
-			put(buf, len, &n, " is empty (0 bytes), not a recording (was its recorder "
-					  "stopped before it wrote anything?)");
+			put(buf, len, &n,
+			    " is empty (0 bytes), not a recording (was its recorder "
+			    "stopped before it wrote anything?)");
 			break;
 		}
 		if (off == 0 && -err == HWT_EFORMAT) {
-			put(buf, len, &n, " is not a hwtrace or perf.data recording (unknown "
-					  "format at offset 0)");
+			put(buf, len, &n,
+			    " is not a hwtrace or perf.data recording (unknown "
+			    "format at offset 0)");
 			break;
 		}
 		if (-err == HWT_ETRUNC)
