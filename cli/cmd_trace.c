@@ -200,12 +200,15 @@ static int print_results(struct hwt_probe_rt *rt, const struct trace_opts *o)
 	if (st.bad_samples)
 		hwt_cli_warn("%llu records could not be parsed and were skipped",
 			     (unsigned long long)st.bad_samples);
-	if (st.trace_gaps)
-		hwt_cli_warn(
-		    "%llu gaps in the Intel PT trace (%llu bytes known lost or "
-		    "undecodable): pt: probe hits inside them are missing; 'hwtrace script "
-		    "-i FILE --itrace=e' lists them",
-		    (unsigned long long)st.trace_gaps, (unsigned long long)st.trace_gap_bytes);
+	if (st.trace_gaps) {
+		char losses[160];
+
+		hwt_dec_losses_str(st.trace_gaps, st.trace_lost_gaps, st.trace_lost_bytes,
+				   st.trace_overflows, losses, sizeof(losses));
+		hwt_cli_warn("%s in the Intel PT trace: pt: probe hits inside the gaps are "
+			     "missing; 'hwtrace script -i FILE --itrace=e' lists them",
+			     losses);
+	}
 	return HWT_EXIT_OK;
 }
 

@@ -88,6 +88,8 @@ int hwt_cli_ptrun(struct hwt_cli_ptrun *r, const char *path, struct hwt_fmt_sess
 	}
 	cfg->aspace = hwt_pts_aspace(r->pts);
 	cfg->log = *hwt_cli_logger();
+	hwt_pts_stats(r->pts, &r->st);
+	cfg->emulated = r->st.emulated;
 	err = hwt_ptf_alloc(&r->ptf, cfg);
 	if (err < 0) {
 		hwt_cli_error("cannot set up the PT report: %s", hwt_strerror(err));
@@ -118,11 +120,18 @@ int hwt_cli_ptrun(struct hwt_cli_ptrun *r, const char *path, struct hwt_fmt_sess
 		    "trace (calls made on another CPU show under [unknown]); instruction and "
 		    "call counts are exact",
 		    path, r->st.migrated_threads);
-	if (r->st.dec.gaps)
-		hwt_cli_warn("%s: %" PRIu64 " gap(s) in the trace (%" PRIu64 " bytes lost, %" PRIu64
-			     " overflows): the flow resumes after each, and calls open across a "
-			     "gap are not counted as completed",
-			     path, r->st.dec.gaps, r->st.lost_bytes, r->st.dec.overflows);
+	{
+		struct hwt_ptf_stats fst;
+		char losses[160];
+
+		hwt_ptf_stats(r->ptf, &fst);
+		hwt_dec_losses_str(fst.gaps, fst.lost_gaps, fst.lost_bytes, fst.overflows, losses,
+				   sizeof(losses));
+		if (fst.gaps)
+			hwt_cli_warn("%s: %s in the trace: the flow resumes after each gap, and "
+				     "calls open across one are not counted as completed",
+				     path, losses);
+	}
 	return HWT_EXIT_OK;
 }
 
@@ -130,12 +139,16 @@ void hwt_cli_ptrun_note(const struct hwt_cli_ptrun *r, const char *what)
 {
 	struct hwt_ptf_stats st;
 
+	char losses[160];
+
 	hwt_ptf_stats(r->ptf, &st);
+	hwt_dec_losses_str(st.gaps, st.lost_gaps, st.lost_bytes, st.overflows, losses,
+			   sizeof(losses));
 	hwt_cli_note("%s: %s%" PRIu64 " instructions, %" PRIu64 " calls, %" PRIu64
-		     " threads, %" PRIu64 " functions (%" PRIu64 " unsymbolized), %" PRIu64
-		     " gaps (exact, from Intel PT)",
+		     " thread%s, %" PRIu64 " functions (%" PRIu64 " unsymbolized), %s (exact, "
+		     "from Intel PT)",
 		     what, r->st.emulated ? "emulated PT: " : "", st.insns, st.calls, st.threads,
-		     st.functions, st.unsymbolized, st.gaps);
+		     st.threads == 1 ? "" : "s", st.functions, st.unsymbolized, losses);
 }
 
 void hwt_cli_ptrun_fini(struct hwt_cli_ptrun *r)

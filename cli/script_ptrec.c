@@ -379,15 +379,17 @@ static void summary(struct ptrec *p, const char *input)
 {
 	struct hwt_pts_stats st;
 
+	char losses[160];
+
 	hwt_pts_stats(p->pts, &st);
-	hwt_cli_note(
-	    "script: %s%" PRIu64 " PT stream(s) (%s), %" PRIu64 " bytes: %" PRIu64
-	    " instructions, %" PRIu64 " calls, %" PRIu64 " returns; %" PRIu64 " gaps (%" PRIu64
-	    " from lost trace, %" PRIu64 " bytes lost), %" PRIu64 " overflows%s",
-	    st.emulated ? "emulated PT, " : "", st.streams_decoded,
-	    st.per_cpu ? "per CPU" : "per thread", st.aux_bytes, st.dec.insns, st.dec.calls,
-	    st.dec.returns, st.dec.gaps, st.lost_gaps, st.lost_bytes, st.dec.overflows,
-	    st.missing_objects ? "; some code could not be read (see above)" : "");
+	hwt_dec_losses_str(st.dec.gaps, st.lost_gaps, st.lost_bytes, st.dec.overflows, losses,
+			   sizeof(losses));
+	hwt_cli_note("script: %s%" PRIu64 " PT stream(s) (%s), %" PRIu64 " bytes: %" PRIu64
+		     " instructions, %" PRIu64 " calls, %" PRIu64 " returns; %s%s",
+		     st.emulated ? "emulated PT, " : "", st.streams_decoded,
+		     st.per_cpu ? "per CPU" : "per thread", st.aux_bytes, st.dec.insns,
+		     st.dec.calls, st.dec.returns, losses,
+		     st.missing_objects ? "; some code could not be read (see above)" : "");
 	if (st.migrated_threads && st.stitched)
 		hwt_cli_note("script: %" PRIu64 " thread(s) ran on more than one CPU: the CPUs' "
 			     "traces were decoded together in time order and their call stacks "

@@ -563,6 +563,16 @@ struct hwt_dec_stats {
 
 HWT_API void hwt_dec_stats(const struct hwt_dec *dec, struct hwt_dec_stats *stats);
 
+/* The losses of a decoded trace in the words every PT output uses (script's
+ * summary, the calls table's footer, the warnings of report, flame and
+ * branches), so that they count the same everywhere: "3 gaps (2 from lost
+ * trace, 92470 bytes lost), 1 overflow". gaps: GAP records; lost_gaps and
+ * lost_bytes: those of kind HWT_DEC_GAP_LOST and their sizes; overflows:
+ * OVF packets. Writes at most len bytes (NUL-terminated when len > 0) and
+ * returns the length the whole text needs (as snprintf). */
+HWT_API int hwt_dec_losses_str(uint64_t gaps, uint64_t lost_gaps, uint64_t lost_bytes,
+			       uint64_t overflows, char *buf, size_t len);
+
 /* ------------------------------------------------------------------------ */
 /* Profile (HWT_DEC_F_PROFILE): per basic block execution counts, kept
  * without per-block callbacks. Expand to instructions with

@@ -268,6 +268,9 @@ struct hwt_probe_stats {
 	uint64_t trace_gaps;	  /* pt: probes: PT trace lost or undecodable
 				   * (hits inside it are missing) */
 	uint64_t trace_gap_bytes; /* ... PT bytes known to be skipped */
+	uint64_t trace_lost_gaps; /* ... of which trace data lost (AUX) */
+	uint64_t trace_lost_bytes; /* ... and their bytes */
+	uint64_t trace_overflows; /* ... of which the CPU's overflows */
 	uint64_t agg_drops;	  /* aggregation updates dropped: map full
 				   * (hwt_probe_rt_agg_drops() says which) */
 	uint64_t self_drops;	  /* self-> assignments dropped: dynvarsize */

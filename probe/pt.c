@@ -433,6 +433,12 @@ static int pt_rec(void *ctx, const struct hwt_dec_rec *rec)
 	case HWT_DEC_REC_GAP:
 		r->rt->stats.trace_gaps++;
 		r->rt->stats.trace_gap_bytes += rec->u.gap.size;
+		if (rec->u.gap.kind == HWT_DEC_GAP_LOST) {
+			r->rt->stats.trace_lost_gaps++;
+			r->rt->stats.trace_lost_bytes += rec->u.gap.size;
+		} else if (rec->u.gap.kind == HWT_DEC_GAP_OVERFLOW) {
+			r->rt->stats.trace_overflows++;
+		}
 		break;
 	default:
 		break;

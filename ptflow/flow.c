@@ -205,8 +205,14 @@ void hwt_ptf_stats(const struct hwt_ptf *ptf, struct hwt_ptf_stats *stats)
 		return;
 	*stats = ptf->st;
 	stats->threads = ptf->nthreads;
-	stats->functions = ptf->nfuncs;
 	stats->nodes = ptf->nnodes;
+	if (!ptf->finished) {
+		/* So far: every function seen (which ran is known at finish). */
+		stats->functions = ptf->nfuncs;
+		stats->unsymbolized = 0;
+		for (size_t i = 0; i < ptf->nfuncs; i++)
+			stats->unsymbolized += !ptf->funcs[i].name;
+	}
 }
 
 /* ------------------------------------------------------------------------ */
@@ -280,8 +286,6 @@ static int func_get(struct hwt_ptf *ptf, uint32_t object, uint64_t key, const ch
 	if (err < 0)
 		return err;
 	*fi = (uint32_t)ptf->nfuncs++;
-	if (!name)
-		ptf->st.unsymbolized++;
 	*created = true;
 	return 0;
 }
@@ -838,6 +842,7 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 			/* Out of a frame older than the trace: the code it
 			 * returns to is the new depth-0 code. */
 			ptf->st.unknown_returns++;
+			t->older_frames = true;
 			if (t->n == 2 && rec->u.ret.to) {
 				err = ptf_resolve(ptf, rec->pid, now, rec->u.ret.to, false, &fi);
 				if (err < 0)
@@ -857,6 +862,12 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 		break;
 	case HWT_DEC_REC_GAP:
 		ptf->st.gaps++;
+		if (rec->u.gap.kind == HWT_DEC_GAP_LOST) {
+			ptf->st.lost_gaps++;
+			ptf->st.lost_bytes += rec->u.gap.size;
+		} else if (rec->u.gap.kind == HWT_DEC_GAP_OVERFLOW) {
+			ptf->st.overflows++;
+		}
 		break;
 	default:
 		break;

@@ -65,7 +65,7 @@ struct ptf_func {
 
 /* A node of the call tree: one distinct stack of one thread. */
 struct ptf_node {
-	uint32_t parent; /* PTF_NONE: a thread's root ("[unknown]") */
+	uint32_t parent; /* PTF_NONE: a thread's root ("[before the trace]") */
 	uint32_t func;	 /* PTF_NONE for roots */
 	uint32_t thread;
 	uint64_t self_insns, self_ns;
@@ -95,6 +95,9 @@ struct ptf_thread {
 	uint64_t last_count; /* rec->insns of its last record */
 	uint64_t last_time;  /* perf clock ns of the last timed record */
 	bool has_time;
+	bool older_frames; /* a return out of a frame older than the trace:
+			    * the thread had callers before its trace began
+			    * (stacks get the root frame) */
 };
 
 /* BRANCHES: one instruction of the shown function. */

@@ -33,10 +33,16 @@
  * call's target), so a frame stays its function's even while it runs code
  * it jumped to (a tail call). Below the calls the decoder saw is the code
  * the thread ran when its trace began (depth 0), named by the function that
- * holds the current instruction; what called it is not in the trace and is
- * shown as a root frame "[unknown]", never invented. A return out of that
- * level (from a frame older than the trace) moves the depth-0 function to
- * the return's target.
+ * holds the current instruction; what called it is not in the trace, never
+ * invented. A return out of that level (from a frame older than the trace)
+ * moves the depth-0 function to the return's target, and proves the thread
+ * had callers: its stacks then have a root frame "[before the trace]". A
+ * thread traced from its start (a program from its exec) has no such
+ * frame.
+ *
+ * Functions. One definition in every view and count: a function ran when
+ * a call entered it or instructions ran in it at depth 0 (hwt_ptf_stats.
+ * functions; the rows of the calls table with HWT_PTF_PRINT_ALL).
  *
  * Weights. Instructions: the decoder's running count per thread (exact).
  * Time: perf clock nanoseconds between records, which the decoder estimates
@@ -127,6 +133,11 @@ struct hwt_ptf_config {
 	uint64_t stacks_addr;
 
 	struct hwt_logger log;
+	/* The trace comes from hwtrace's PT emulator: the calls table says
+	 * that its times are the emulator's clock (defined by instruction
+	 * counts, not measured), the branches view that its addresses are
+	 * where qemu-user loaded the code. Default false. */
+	bool emulated;
 };
 
 /* Zeroes cfg and sets its size and defaults. */
@@ -169,7 +180,9 @@ struct hwt_ptf_stats {
 	uint64_t records;
 	uint64_t insns; /* instructions attributed */
 	uint64_t threads;
-	uint64_t functions;	   /* distinct functions seen */
+	uint64_t functions;	   /* functions that ran (entered by a call, or
+				    * running instructions at depth 0), the
+				    * same whatever the views */
 	uint64_t unsymbolized;	   /* ... of which without a name */
 	uint64_t calls, returns;   /* CALL records; frames completed by RETURN */
 	uint64_t unknown_returns;  /* returns from frames older than the trace */
@@ -177,6 +190,9 @@ struct hwt_ptf_stats {
 	uint64_t lost_frames;	   /* frames dropped when a gap reset a stack */
 	uint64_t open_frames;	   /* frames still open at the end */
 	uint64_t gaps;		   /* GAP records: trace lost, flow resumed */
+	uint64_t lost_gaps;	   /* ... of which trace data lost (AUX) */
+	uint64_t lost_bytes;	   /* ... and their bytes */
+	uint64_t overflows;	   /* ... of which the CPU's overflows (OVF) */
 	uint64_t too_deep;	   /* calls beyond 65536 frames, or depths
 				    * jumping up by over 256: not followed */
 	uint64_t nodes;		   /* distinct (thread, stack) paths */
@@ -230,7 +246,9 @@ HWT_API int hwt_ptf_calls_find(const struct hwt_ptf *ptf, const char *name,
 			       struct hwt_ptf_call_stats *out);
 
 #define HWT_PTF_PRINT_HIST (1u << 0) /* latency histograms per function */
-#define HWT_PTF_PRINT_ALL  (1u << 1) /* functions never called too */
+#define HWT_PTF_PRINT_ALL                                                                          \
+	(1u << 1) /* functions that ran but were never                                             \
+		   * called too (depth-0 code) */
 
 /* Appends the calls table (TEXT: a table and DTrace-style histograms;
  * JSON: one object) to out. max_rows 0: all. Returns 0, -HWT_EINVAL
@@ -288,7 +306,8 @@ HWT_API int hwt_ptf_branches_print(const struct hwt_ptf *ptf, enum hwt_rep_forma
  * may be NULL). Returns 0 or -HWT_EINVAL (no BRANCHES view). */
 HWT_API int hwt_ptf_stacks_count(const struct hwt_ptf *ptf, size_t *n, uint64_t *total);
 /* Stack i (most frequent first): its frames as frame ids of
- * hwt_ptf_dict() (leaf first; the root "[unknown]" last) through *frames,
+ * hwt_ptf_dict() (leaf first; the root "[before the trace]" last, when the
+ * thread had callers before its trace) through *frames,
  * valid for the lifetime of ptf, and how often it reached the instruction
  * in *count. Returns the number of frames, or -HWT_EINVAL (i out of
  * range). */

@@ -43,21 +43,30 @@ int ptf_func_frame(struct hwt_ptf *ptf, uint32_t fi, uint32_t *id)
 	return 0;
 }
 
+/* The frame below a thread's depth-0 code: what called it before the
+ * trace began. */
 static int root_frame(struct hwt_ptf *ptf, uint32_t *id)
 {
 	struct hwt_rep_frame fr;
 
 	memset(&fr, 0, sizeof(fr));
+	fr.function = "[before the trace]";
 	return hwt_rep_dict_frame(ptf->dict, &fr, id);
 }
 
-/* The frames of node's stack, leaf first, into ids (at most max). */
+/* The frames of node's stack, leaf first, into ids (at most max). The root
+ * frame is there only for a thread whose trace shows it had callers (a
+ * return out of its depth-0 code): a program traced from its start has
+ * none. */
 static int node_frames(struct hwt_ptf *ptf, uint32_t node, uint32_t *ids, size_t max, size_t *n)
 {
+	const struct ptf_thread *t = &ptf->threads[ptf->nodes[node].thread];
 	size_t k = 0;
 	int err;
 
 	for (uint32_t i = node; i != PTF_NONE && k < max; i = ptf->nodes[i].parent) {
+		if (ptf->nodes[i].func == PTF_NONE && k && !t->older_frames)
+			break;
 		if (ptf->nodes[i].func == PTF_NONE)
 			err = root_frame(ptf, &ids[k]);
 		else
@@ -177,6 +186,9 @@ static int emit_profile(struct hwt_ptf *ptf)
 
 	if (!ids)
 		return -ENOMEM;
+	/* Every instruction is counted: say so (times are estimates). */
+	if (ptf->cfg.weight == HWT_PTF_WEIGHT_INSNS)
+		hwt_rep_profile_exact(ptf->cfg.profile, "instructions");
 	for (size_t i = 0; i < ptf->nnodes && err >= 0; i++) {
 		const struct ptf_node *nd = &ptf->nodes[i];
 		const struct ptf_thread *t = &ptf->threads[nd->thread];
@@ -392,6 +404,16 @@ int ptf_finish_views(struct hwt_ptf *ptf)
 			ptf->funcs[nd->func].self_ns += nd->self_ns;
 		}
 	}
+	/* The functions that ran: the one count every view gives (BRANCHES
+	 * names the function of every block, and those that only ran inside
+	 * another's frame are no functions of the report). */
+	ptf->st.functions = ptf->st.unsymbolized = 0;
+	for (size_t i = 0; i < ptf->nfuncs; i++) {
+		if (!ptf->funcs[i].calls && !ptf->funcs[i].self_insns)
+			continue;
+		ptf->st.functions++;
+		ptf->st.unsymbolized += !ptf->funcs[i].name;
+	}
 	ptf->order = malloc((ptf->nfuncs ? ptf->nfuncs : 1) * sizeof(*ptf->order));
 	if (!ptf->order)
 		return -ENOMEM;
@@ -522,7 +544,7 @@ static const char *fmt_ns(char *buf, size_t size, uint64_t ns)
 
 static bool call_shown(const struct hwt_ptf_call_stats *c, unsigned int flags)
 {
-	return c->calls || (flags & HWT_PTF_PRINT_ALL);
+	return c->calls || ((flags & HWT_PTF_PRINT_ALL) && c->self_insns);
 }
 
 static int calls_hist_text(const struct hwt_ptf *ptf, unsigned int flags, size_t max_rows,
@@ -577,7 +599,7 @@ int hwt_ptf_calls_print(const struct hwt_ptf *ptf, enum hwt_rep_format format, u
 {
 	bool timed, json = format == HWT_REP_FMT_JSON;
 	uint64_t calls = 0;
-	size_t shown = 0, nshow = 0;
+	size_t shown = 0, called = 0;
 	int err = 0;
 
 	if (!ptf || !out || !ptf->finished || (format != HWT_REP_FMT_TEXT && !json))
@@ -585,20 +607,27 @@ int hwt_ptf_calls_print(const struct hwt_ptf *ptf, enum hwt_rep_format format, u
 	timed = ptf->st.timed;
 	for (size_t i = 0; i < ptf->nfuncs; i++) {
 		calls += ptf->funcs[i].calls;
-		nshow += ptf->funcs[i].calls || (flags & HWT_PTF_PRINT_ALL);
+		called += ptf->funcs[i].calls != 0;
 	}
+	/* functions: those that ran (hwt_ptf_stats.functions, the count
+	 * every view gives); called: those of them a call entered, the rows
+	 * without --all. */
 	if (json) {
 		err = hwt_buf_printf(out,
-				     "{\"functions\":%zu,\"calls\":%" PRIu64
+				     "{\"functions\":%" PRIu64 ",\"called\":%zu,\"calls\":%" PRIu64
 				     ",\"instructions\":%" PRIu64 ",\"timed\":%s,\"rows\":[",
-				     nshow, calls, ptf->st.insns, timed ? "true" : "false");
+				     ptf->st.functions, called, calls, ptf->st.insns,
+				     timed ? "true" : "false");
 	} else {
 		err = hwt_buf_printf(
 		    out,
-		    "# Calls, exact (from the decoded trace): %zu functions, %" PRIu64
-		    " calls, %" PRIu64 " instructions%s\n",
-		    nshow, calls, ptf->st.insns,
-		    timed ? "" : " (no timing in the trace: latencies in instructions)");
+		    "# Calls, exact (from the decoded trace): %" PRIu64 " instructions in %" PRIu64
+		    " functions, %" PRIu64 " calls to %zu of them%s\n",
+		    ptf->st.insns, ptf->st.functions, calls, called,
+		    !timed		? " (no timing in the trace: latencies in instructions)"
+		    : ptf->cfg.emulated ? " (times are the PT emulator's clock, which counts "
+					  "instructions: not measured)"
+					: "");
 		if (err >= 0)
 			err = hwt_buf_printf(out, "%10s %14s %14s", "CALLS", "SELF INSNS",
 					     "INCL INSNS");
@@ -677,16 +706,25 @@ int hwt_ptf_calls_print(const struct hwt_ptf *ptf, enum hwt_rep_format format, u
 				      "],\"stats\":{\"records\":%" PRIu64 ",\"gaps\":%" PRIu64
 				      ",\"unknown_returns\":%" PRIu64 ",\"unwound\":%" PRIu64
 				      ",\"lost_frames\":%" PRIu64 ",\"open_frames\":%" PRIu64
-				      ",\"unsymbolized\":%" PRIu64 "}}\n",
+				      ",\"unsymbolized\":%" PRIu64 ",\"lost_gaps\":%" PRIu64
+				      ",\"lost_bytes\":%" PRIu64 ",\"overflows\":%" PRIu64 "}}\n",
 				      ptf->st.records, ptf->st.gaps, ptf->st.unknown_returns,
 				      ptf->st.unwound, ptf->st.lost_frames, ptf->st.open_frames,
-				      ptf->st.unsymbolized);
-	err = hwt_buf_printf(
-	    out,
-	    "# %" PRIu64 " gaps, %" PRIu64 " returns from frames older than the trace, "
-	    "%" PRIu64 " frames unwound, %" PRIu64 " lost in gaps, %" PRIu64 " open at the end\n",
-	    ptf->st.gaps, ptf->st.unknown_returns, ptf->st.unwound, ptf->st.lost_frames,
-	    ptf->st.open_frames);
+				      ptf->st.unsymbolized, ptf->st.lost_gaps, ptf->st.lost_bytes,
+				      ptf->st.overflows);
+	{
+		char losses[160];
+
+		/* The losses in the words of every PT output. */
+		hwt_dec_losses_str(ptf->st.gaps, ptf->st.lost_gaps, ptf->st.lost_bytes,
+				   ptf->st.overflows, losses, sizeof(losses));
+		err = hwt_buf_printf(out,
+				     "# %s; %" PRIu64 " returns from frames older than the trace, "
+				     "%" PRIu64 " frames unwound, %" PRIu64
+				     " frames cut by gaps, %" PRIu64 " open at the end\n",
+				     losses, ptf->st.unknown_returns, ptf->st.unwound,
+				     ptf->st.lost_frames, ptf->st.open_frames);
+	}
 	if (err >= 0 && (flags & HWT_PTF_PRINT_HIST))
 		err = calls_hist_text(ptf, flags, max_rows, timed, out);
 	return err;
@@ -876,6 +914,11 @@ int hwt_ptf_branches_print(const struct hwt_ptf *ptf, enum hwt_rep_format format
 				     " calls, %" PRIu64 " instructions executed (exact)\n",
 				     info.function, info.object ? info.object : "[unknown]",
 				     info.start, info.size, info.calls, info.insns);
+		if (err >= 0 && ptf->cfg.emulated)
+			err = hwt_buf_printf(out,
+					     "# addresses are the PT emulator's: where "
+					     "qemu-user loaded the code (offsets and source lines "
+					     "are the program's)\n");
 		if (err >= 0 && ptf->st.branch_instances)
 			err = hwt_buf_printf(
 			    out, "# %" PRIu64 " other function(s) of this name not shown\n",

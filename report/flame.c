@@ -683,12 +683,21 @@ static int emit_graph(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 	{
 		const struct hwt_rep_stats *ps = &ctx->profile->stats;
 
-		err = hwt_buf_printf(&stats,
-				     "%" PRIu64 " samples, weight %" PRIu64 "; filtered %" PRIu64
-				     ", lost %" PRIu64 ", unsymbolized frames %" PRIu64
-				     " of %" PRIu64 ", truncated stacks %" PRIu64,
-				     ps->samples, ps->weight, ps->filtered, ps->lost,
-				     ps->unsymbolized, ps->frames, ps->truncated);
+		if (ps->exact)
+			err = hwt_buf_printf(
+			    &stats,
+			    "%" PRIu64 " %s, exact (every one counted, not sampled), in %" PRIu64
+			    " distinct stacks",
+			    ps->weight, ctx->profile->exact_event, ps->samples);
+		else
+			err = hwt_buf_printf(&stats, "%" PRIu64 " samples, weight %" PRIu64,
+					     ps->samples, ps->weight);
+		if (err >= 0)
+			err = hwt_buf_printf(
+			    &stats,
+			    "; filtered %" PRIu64 ", lost %" PRIu64 ", unsymbolized frames %" PRIu64
+			    " of %" PRIu64 ", truncated stacks %" PRIu64,
+			    ps->filtered, ps->lost, ps->unsymbolized, ps->frames, ps->truncated);
 		if (err >= 0 && diff)
 			err =
 			    hwt_buf_printf(&stats, "; base weight %" PRIu64 "%s", f->base_total,
@@ -780,7 +789,9 @@ static int emit_graph(struct hwt_rep_render_ctx *ctx, struct flame *f, const str
 				     "\"bscale\":%.17g,\"unit\":\"%s\",\"names\":[",
 				     width, cfg->min_width, cfg->icicle ? "true" : "false",
 				     diff ? "true" : "false", bscale,
-				     f->samples == f->total ? "samples" : "events");
+				     ctx->profile->stats.exact ? ctx->profile->exact_event
+				     : f->samples == f->total  ? "samples"
+							       : "events");
 	for (size_t i = 0; i < nnames && err >= 0; i++) {
 		if (i)
 			err = hwt_buf_append(out, ",", 1);

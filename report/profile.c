@@ -413,6 +413,14 @@ void hwt_rep_profile_bad_input(struct hwt_rep_profile *p, uint64_t count)
 		p->stats.bad_input += count;
 }
 
+void hwt_rep_profile_exact(struct hwt_rep_profile *p, const char *event)
+{
+	if (!p || !event)
+		return;
+	p->stats.exact = true;
+	snprintf(p->exact_event, sizeof(p->exact_event), "%s", event);
+}
+
 const struct hwt_rep_stats *hwt_rep_profile_stats(const struct hwt_rep_profile *p)
 {
 	return p ? &p->stats : NULL;

@@ -359,6 +359,9 @@ struct hwt_rep_stats {
 	uint64_t unsymbolized; /* of those, frames without a function */
 	uint64_t truncated;    /* stacks cut at HWT_REP_MAX_DEPTH */
 	uint64_t bad_input;    /* malformed input rejected (folded lines, ...) */
+	bool exact;	       /* the profile is exact (hwt_rep_profile_exact):
+				* samples are distinct stacks, weights are
+				* every event counted, not sampled */
 };
 
 /* Sample filters, as perf report's --comms, --pid, --tid, --dsos, --time.
@@ -424,6 +427,12 @@ HWT_API void hwt_rep_profile_lost(struct hwt_rep_profile *profile, uint64_t samp
 /* Records malformed input the reader skipped (records that did not parse,
  * damaged chunks): counted in hwt_rep_stats.bad_input. */
 HWT_API void hwt_rep_profile_bad_input(struct hwt_rep_profile *profile, uint64_t count);
+
+/* Marks the profile exact: its samples are the distinct stacks of a trace
+ * (Intel PT), each weighing every event of it (event: "instructions", ...;
+ * copied, at most 31 bytes), counted, not sampled. Reports and flame
+ * graphs then name what they count: the event, and stacks, not samples. */
+HWT_API void hwt_rep_profile_exact(struct hwt_rep_profile *profile, const char *event);
 
 /* The running counts; valid for the lifetime of the profile. */
 HWT_API const struct hwt_rep_stats *hwt_rep_profile_stats(const struct hwt_rep_profile *profile);

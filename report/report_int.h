@@ -126,8 +126,9 @@ struct hwt_rep_profile {
 	struct hwt_rep_row_val *vals; /* row id -> totals */
 	size_t vals_cap;
 	struct hwt_rep_stats stats;
-	uint32_t *unsym; /* dict stack id -> unsymbolized frames
-			  * in it, UINT32_MAX until computed */
+	char exact_event[32]; /* hwt_rep_profile_exact(); "" when sampled */
+	uint32_t *unsym;      /* dict stack id -> unsymbolized frames
+			       * in it, UINT32_MAX until computed */
 	size_t unsym_cap;
 	/* filter, copied */
 	uint32_t *f_comms; /* string ids */

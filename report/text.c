@@ -158,15 +158,22 @@ int hwt_rep_buf_u64(struct hwt_buf *out, uint64_t v)
 
 int hwt_rep_stats_text(struct hwt_buf *out, const struct hwt_rep_stats *st, const char *prefix)
 {
-	return hwt_buf_printf(out,
-			      "%ssamples: %" PRIu64 " (weight %" PRIu64 "), filtered out: %" PRIu64
-			      ", lost: %" PRIu64 ", without stack: %" PRIu64 "\n"
-			      "%sframes: %" PRIu64 ", unsymbolized: %" PRIu64
-			      " (%.2f%%), truncated "
-			      "stacks: %" PRIu64 ", bad input: %" PRIu64 "\n",
-			      prefix, st->samples, st->weight, st->filtered, st->lost, st->no_stack,
-			      prefix, st->frames, st->unsymbolized,
-			      pct(st->unsymbolized, st->frames), st->truncated, st->bad_input);
+	/* An exact profile's samples are distinct stacks, not samples. */
+	int err = hwt_buf_printf(out,
+				 st->exact ? "%sdistinct stacks: %" PRIu64 " (weight %" PRIu64
+					     ", exact: every event counted, not sampled)"
+					   : "%ssamples: %" PRIu64 " (weight %" PRIu64 ")",
+				 prefix, st->samples, st->weight);
+
+	if (err < 0)
+		return err;
+	return hwt_buf_printf(
+	    out,
+	    ", filtered out: %" PRIu64 ", lost: %" PRIu64 ", without stack: %" PRIu64 "\n"
+	    "%sframes: %" PRIu64 ", unsymbolized: %" PRIu64 " (%.2f%%), truncated "
+	    "stacks: %" PRIu64 ", bad input: %" PRIu64 "\n",
+	    st->filtered, st->lost, st->no_stack, prefix, st->frames, st->unsymbolized,
+	    pct(st->unsymbolized, st->frames), st->truncated, st->bad_input);
 }
 
 int hwt_rep_stats_json(struct hwt_buf *out, const struct hwt_rep_stats *st)
@@ -175,9 +182,10 @@ int hwt_rep_stats_json(struct hwt_buf *out, const struct hwt_rep_stats *st)
 			      "{\"samples\":%" PRIu64 ",\"weight\":%" PRIu64
 			      ",\"filtered\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"no_stack\":%" PRIu64
 			      ",\"frames\":%" PRIu64 ",\"unsymbolized\":%" PRIu64
-			      ",\"truncated\":%" PRIu64 ",\"bad_input\":%" PRIu64 "}",
+			      ",\"truncated\":%" PRIu64 ",\"bad_input\":%" PRIu64 ",\"exact\":%s}",
 			      st->samples, st->weight, st->filtered, st->lost, st->no_stack,
-			      st->frames, st->unsymbolized, st->truncated, st->bad_input);
+			      st->frames, st->unsymbolized, st->truncated, st->bad_input,
+			      st->exact ? "true" : "false");
 }
 
 int hwt_rep_folded_frame(struct hwt_buf *out, const char *label, uint32_t kind, bool annotate)

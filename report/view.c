@@ -989,7 +989,13 @@ static int print_group(struct hwt_rep_render_ctx *ctx, struct group *g, struct h
 			else
 				last_col = c;
 		}
-		if (err >= 0)
+		if (err >= 0 && ctx->profile->stats.exact)
+			err = hwt_buf_printf(out,
+					     "# Distinct stacks: %" PRIu64
+					     " of event '%s', exact (every event counted, not "
+					     "sampled)\n# Event count: %" PRIu64 "\n#\n",
+					     total_samples, *ev ? ev : "unknown", total);
+		else if (err >= 0)
 			err = hwt_buf_printf(out,
 					     "# Samples: %" PRIu64
 					     " of event '%s'\n# Event count: %" PRIu64 "\n#\n",

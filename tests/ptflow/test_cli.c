@@ -146,7 +146,8 @@ static void test_flame(void **state)
 	text = hwt_test_read_file(out, &len);
 	snprintf(line, sizeof(line), ";main;work;leaf %" PRIu64 "\n", leaf_self);
 	assert_true(hwt_test_contains(text, line));
-	assert_true(hwt_test_contains(text, "ptflow_known;[unknown];"));
+	assert_true(hwt_test_contains(text, "ptflow_known;_start;"));
+	assert_false(hwt_test_contains(text, "[unknown]"));
 	free(text);
 
 	snprintf(out, sizeof(out), "%s/f.svg", dir);

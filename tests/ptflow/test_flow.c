@@ -184,7 +184,9 @@ static void test_synthetic(void **state)
 	assert_int_equal(c.calls, 0);
 	assert_int_equal(hwt_ptf_calls_find(ptf, "nosuch", &c), -HWT_ENOSYM);
 
-	/* The profile: root [unknown], depth-0 code, then the calls. */
+	/* The profile: the root frame (the thread returned out of a frame
+	 * older than the trace: it had callers before it), the depth-0 code
+	 * without a symbol, then the calls. */
 	struct hwt_rep_render_config rc;
 
 	hwt_rep_render_config_init(&rc);
@@ -194,9 +196,10 @@ static void test_synthetic(void **state)
 	hwt_buf_init(&out);
 	assert_int_equal(hwt_rep_render(prof, &rc, &out), 0);
 	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
-	assert_true(hwt_test_contains((char *)out.data, "[unknown];[unknown];0x2000;0x3000 10\n"));
-	assert_true(hwt_test_contains((char *)out.data, "[unknown];[unknown];0x2000 4\n"));
-	assert_true(hwt_test_contains((char *)out.data, "[unknown];[unknown] 6\n"));
+	assert_true(
+	    hwt_test_contains((char *)out.data, "[before the trace];[unknown];0x2000;0x3000 10\n"));
+	assert_true(hwt_test_contains((char *)out.data, "[before the trace];[unknown];0x2000 4\n"));
+	assert_true(hwt_test_contains((char *)out.data, "[before the trace];[unknown] 6\n"));
 	hwt_buf_fini(&out);
 
 	hwt_buf_init(&out);
@@ -479,10 +482,13 @@ static void test_known_profile(void **state)
 	assert_int_equal(hwt_rep_render(prof, &rc, &out), 0);
 	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
 	/* All of leaf's instructions under one stack: main -> work -> leaf,
-	 * rooted at the process's first code with "[unknown]" below it. */
+	 * rooted at the program's entry: traced from its exec, it has no
+	 * frame below (no "[before the trace]", no "[unknown]"). */
 	snprintf(line, sizeof(line), ";main;work;leaf %" PRIu64 "\n", leaf.self_insns);
 	assert_true(hwt_test_contains((char *)out.data, line));
-	assert_true(hwt_test_contains((char *)out.data, "ptflow_known;[unknown];"));
+	assert_true(hwt_test_contains((char *)out.data, "ptflow_known;_start;"));
+	assert_false(hwt_test_contains((char *)out.data, "[unknown]"));
+	assert_false(hwt_test_contains((char *)out.data, "[before the trace]"));
 	snprintf(line, sizeof(line), ";main;work;dispatch %" PRIu64 "\n", disp.self_insns);
 	assert_true(hwt_test_contains((char *)out.data, line));
 	/* The recursion: rec nested ten deep. */
@@ -645,7 +651,7 @@ static void test_known_branches(void **state)
 	assert_string_equal(hwt_rep_frame_label(hwt_ptf_dict(ptf), frames[0]), "leaf");
 	assert_string_equal(hwt_rep_frame_label(hwt_ptf_dict(ptf), frames[1]), "work");
 	assert_string_equal(hwt_rep_frame_label(hwt_ptf_dict(ptf), frames[2]), "main");
-	assert_string_equal(hwt_rep_frame_label(hwt_ptf_dict(ptf), frames[nf - 1]), "[unknown]");
+	assert_string_equal(hwt_rep_frame_label(hwt_ptf_dict(ptf), frames[nf - 1]), "_start");
 
 	hwt_buf_init(&out);
 	assert_int_equal(hwt_ptf_branches_print(ptf, HWT_REP_FMT_TEXT, &out), 0);
