@@ -380,8 +380,17 @@ static int run_emulate(const struct rec_opts *o)
 	cfg.argv = (const char *const *)o->argv;
 	err = hwt_ptemu_record(&cfg, o->output, &res);
 	if (err < 0) {
+		/* The library said what is missing, or that the command cannot
+		 * run (exit status as a shell's: 127 not found, 126 not
+		 * executable, as without --pt). */
 		if (err == -HWT_ENOTSUP)
-			return HWT_EXIT_ERROR; /* the library said what is missing */
+			return HWT_EXIT_ERROR;
+		if (err == -ENOENT || err == -EACCES) {
+			char path[4096];
+
+			if (hwt_coll_command_find(o->argv[0], path, sizeof(path), NULL, 0) < 0)
+				return err == -ENOENT ? 127 : 126;
+		}
 		hwt_cli_error("record: %s: %s (check the command and the output path)", o->output,
 			      hwt_strerror(err));
 		hwt_ptemu_result_fini(&res);
@@ -501,6 +510,27 @@ static int record(struct rec_opts *o)
 		return HWT_EXIT_ERROR;
 	}
 
+	/* The target first: a command that cannot run or a PID that is gone
+	 * is the one error to give, before the recorder says which event it
+	 * samples. */
+	hwt_coll_target_config_init(&tcfg);
+	tcfg.logger = *hwt_cli_logger();
+	tcfg.sysfs_root = hwt_cli_sysfs_root(o->psys);
+	tcfg.psys = o->psys;
+	tcfg.errmsg = tmsg;
+	tcfg.errmsg_len = sizeof(tmsg);
+	err = hwt_coll_target_alloc(&t, &tcfg);
+	if (err == 0 && o->all_cpus)
+		err = hwt_coll_target_system(t);
+	if (err == 0 && o->pids)
+		err = hwt_coll_target_attach(t, pids, npids);
+	if (err == 0 && o->argv)
+		err = hwt_coll_target_launch(t, o->argv);
+	if (err < 0) {
+		hwt_cli_error("%s", tmsg[0] ? tmsg : hwt_strerror(err));
+		ret = err == -ENOENT ? 127 : err == -EACCES ? 126 : HWT_EXIT_ERROR;
+		goto out;
+	}
 	hwt_coll_rec_config_init(&cfg);
 	cfg.logger = *hwt_cli_logger();
 	cfg.output = o->output;
@@ -540,28 +570,9 @@ static int record(struct rec_opts *o)
 	err = hwt_coll_rec_alloc(&rec, &cfg);
 	if (err < 0) {
 		hwt_cli_error("%s", rmsg[0] ? rmsg : hwt_strerror(err));
-		free(pids);
-		return HWT_EXIT_ERROR;
-	}
-
-	hwt_coll_target_config_init(&tcfg);
-	tcfg.logger = *hwt_cli_logger();
-	tcfg.sysfs_root = hwt_cli_sysfs_root(o->psys);
-	tcfg.psys = o->psys;
-	tcfg.errmsg = tmsg;
-	tcfg.errmsg_len = sizeof(tmsg);
-	err = hwt_coll_target_alloc(&t, &tcfg);
-	if (err == 0 && o->all_cpus)
-		err = hwt_coll_target_system(t);
-	if (err == 0 && o->pids)
-		err = hwt_coll_target_attach(t, pids, npids);
-	if (err == 0 && o->argv)
-		err = hwt_coll_target_launch(t, o->argv);
-	if (err < 0) {
-		hwt_cli_error("%s", tmsg[0] ? tmsg : hwt_strerror(err));
-		ret = err == -ENOENT ? 127 : err == -EACCES ? 126 : HWT_EXIT_ERROR;
 		goto out;
 	}
+
 	err = hwt_coll_rec_open(rec, t);
 	if (err < 0) {
 		hwt_cli_error("%s", rmsg[0] ? rmsg : hwt_strerror(err));

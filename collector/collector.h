@@ -109,6 +109,13 @@ HWT_API int hwt_coll_target_child(const struct hwt_coll_target *t);
 /* True when the target is system-wide. */
 HWT_API bool hwt_coll_target_is_system(const struct hwt_coll_target *t);
 
+/* Finds a command as a shell would (a path, or a search of $PATH): returns
+ * 0 with its path in out (len bytes), or -ENOENT (not found) / -EACCES (not
+ * an executable file), with the one line every command gives for it in
+ * errmsg (errlen bytes; may be NULL). */
+HWT_API int hwt_coll_command_find(const char *cmd, char *out, size_t len, char *errmsg,
+				  size_t errlen);
+
 /* Starts observing: blocks SIGINT/SIGTERM/SIGHUP/SIGCHLD in this thread (they are
  * handled by hwt_coll_target_wait) and releases a launched child to exec.
  * Returns 0, or for a child whose exec failed (it is reaped):

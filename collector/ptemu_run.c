@@ -64,33 +64,6 @@ const char *hwt_ptemu_plugin_path(void)
 	return NULL;
 }
 
-/* Finds name in $PATH as execvp would (qemu-user does not search). */
-static int find_in_path(const char *name, char *out, size_t cap)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(name, '/')) {
-		if (!executable(name))
-			return access(name, F_OK) == 0 ? -EACCES : -ENOENT;
-		snprintf(out, cap, "%s", name);
-		return 0;
-	}
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		const char *end = strchr(path, ':');
-		size_t len = end ? (size_t)(end - path) : strlen(path);
-
-		if (len && (size_t)snprintf(out, cap, "%.*s/%s", (int)len, path, name) < cap &&
-		    executable(out))
-			return 0;
-		path += len;
-		if (*path == ':')
-			path++;
-	}
-	return -ENOENT;
-}
-
 /* Reads a whole file; returns 0 and a malloc'ed buffer or -errno. */
 static int slurp(const char *path, uint8_t **data, size_t *len)
 {
@@ -547,7 +520,10 @@ int hwt_ptemu_run(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_sin
 	    (cfg->terms.psb_bytes && cfg->terms.psb_bytes < 256) || cfg->terms.psb_off > 64 ||
 	    (cfg->truth && !cfg->workdir))
 		return -HWT_EINVAL;
-	err = find_in_path(cfg->qemu ? cfg->qemu : "qemu-x86_64", qemu, sizeof(qemu));
+	/* Found as execvp would (qemu-user does not search $PATH for the
+	 * program either). */
+	err = hwt_coll_command_find(cfg->qemu ? cfg->qemu : "qemu-x86_64", qemu, sizeof(qemu), NULL,
+				    0);
 	if (err < 0) {
 		hwt_log(&cfg->log, HWT_LOG_ERROR,
 			"ptemu: qemu-x86_64 not found: install Debian's qemu-user package");
@@ -560,11 +536,14 @@ int hwt_ptemu_run(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_sin
 			"set HWT_PTEMU_PLUGIN or reinstall hwtrace");
 		return -HWT_ENOTSUP;
 	}
-	err = find_in_path(cfg->argv[0], prog, sizeof(prog));
-	if (err < 0) {
-		hwt_log(&cfg->log, HWT_LOG_ERROR, "ptemu: cannot run %s: %s", cfg->argv[0],
-			hwt_strerror(err));
-		return err;
+	{
+		char msg[512];
+
+		err = hwt_coll_command_find(cfg->argv[0], prog, sizeof(prog), msg, sizeof(msg));
+		if (err < 0) {
+			hwt_log(&cfg->log, HWT_LOG_ERROR, "%s", msg);
+			return err;
+		}
 	}
 	if (cfg->workdir) {
 		snprintf(dir, sizeof(dir), "%s", cfg->workdir);

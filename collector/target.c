@@ -170,6 +170,24 @@ void hwt_coll_target_free(struct hwt_coll_target *t)
 	free(t);
 }
 
+static int resolve(const char *cmd, char *out, size_t len);
+
+int hwt_coll_command_find(const char *cmd, char *out, size_t len, char *errmsg, size_t errlen)
+{
+	int err = resolve(cmd, out, len);
+
+	/* The words of every command that runs a program (record, record
+	 * --pt=emulate, stat, trace). */
+	if (err == -ENOENT && errmsg && errlen)
+		snprintf(errmsg, errlen, "command '%s' not found; check its name, or PATH", cmd);
+	else if (err < 0 && errmsg && errlen)
+		snprintf(errmsg, errlen,
+			 "cannot run '%s': it is not an executable file (check its permissions, "
+			 "e.g. chmod +x)",
+			 cmd);
+	return err;
+}
+
 /* A shell's PATH search: returns 0 with the path, or -ENOENT / -EACCES. */
 static int resolve(const char *cmd, char *out, size_t len)
 {
@@ -222,14 +240,13 @@ int hwt_coll_target_launch(struct hwt_coll_target *t, char *const argv[])
 
 	if (!t || !argv || !argv[0] || !argv[0][0] || t->child > 0)
 		return -HWT_EINVAL;
-	err = resolve(argv[0], path, sizeof(path));
-	if (err == -ENOENT)
-		return fail(t, err, "command '%s' not found; check its name, or PATH", argv[0]);
-	if (err < 0)
-		return fail(t, err,
-			    "cannot run '%s': it is not an executable file (check "
-			    "its permissions, e.g. chmod +x)",
-			    argv[0]);
+	{
+		char msg[512];
+
+		err = hwt_coll_command_find(argv[0], path, sizeof(path), msg, sizeof(msg));
+		if (err < 0)
+			return fail(t, err, "%s", msg);
+	}
 	/* Room for the words a simulated machine may run the command under
 	 * (allocated now: the child may not allocate before exec). */
 	for (argc = 0; argv[argc]; argc++)
