@@ -60,7 +60,11 @@ static int print_entry(void *ctx, const struct hwt_pmc_list_entry *e)
 			snprintf(name, sizeof(name), "%s OR %s", e->name, e->alias);
 		else
 			snprintf(name, sizeof(name), "%s", e->name);
-		fprintf(o->f, "  %-50s [%s]\n", name, kind_label(e->kind));
+		/* What this machine cannot open is marked, with why. */
+		if (!e->present && e->desc)
+			fprintf(o->f, "  %-50s [%s: %s]\n", name, kind_label(e->kind), e->desc);
+		else
+			fprintf(o->f, "  %-50s [%s]\n", name, kind_label(e->kind));
 		break;
 	case HWT_PMC_LIST_PMU:
 		fprintf(o->f,
@@ -105,6 +109,7 @@ static void usage(FILE *f)
 		   "\n"
 		   "  --no-desc   omit event descriptions\n"
 		   "  -h, --help  show this help\n");
+	hwt_cli_help_end(f);
 }
 
 int hwt_cmd_list(int argc, char **argv)

@@ -81,6 +81,41 @@ int hwt_pmc_pt_info(const struct hwt_pmc_config *cfg, struct hwt_pmc_pt_info *in
 	return 0;
 }
 
+/* Whether this machine opens a generic hardware event: one try with
+ * perf_event_open (counting, disabled, this process, user space only, as
+ * perf_event_paranoid lets everyone), closed at once. Returns NULL when it
+ * opens, else why not. A lack of descriptors or memory says nothing about
+ * the machine: the event is taken as there. */
+static const char *try_open(const struct hwt_pmc_config *cfg, uint32_t type, uint64_t config)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = type;
+	a.config = config;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	fd = hwt_psys_event_open(cfg->psys, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) {
+		hwt_psys_close(cfg->psys, fd);
+		return NULL;
+	}
+	switch (-fd) {
+	case EMFILE:
+	case ENFILE:
+	case ENOMEM:
+		return NULL;
+	case EACCES:
+	case EPERM:
+		return "not permitted here (kernel.perf_event_paranoid)";
+	default:
+		return "not supported here";
+	}
+}
+
 static int emit(hwt_pmc_list_fn fn, void *ctx, uint32_t kind, const char *name, const char *alias,
 		const char *desc, bool present)
 {
@@ -126,19 +161,24 @@ int hwt_pmc_list(const struct hwt_pmc_config *cfg, const char *pattern, hwt_pmc_
 
 			if (g->list_kind != k)
 				continue;
+			const char *why;
+
 			if (!all && !hwt_pmc_match(g->name, pattern) &&
 			    !hwt_pmc_match(g->alias, pattern))
 				continue;
-			if ((ret = emit(fn, ctx, k, g->name, g->alias, NULL, true)))
+			why = k == HWT_PMC_LIST_HARDWARE ? try_open(cfg, g->type, g->config) : NULL;
+			if ((ret = emit(fn, ctx, k, g->name, g->alias, why, !why)))
 				return ret;
 		}
 	}
 	while (hwt_pmc_cache_next(&st, name, sizeof(name), &cc)) {
 		bool all = pattern && !strcasecmp(pattern, "cache");
+		const char *why;
 
 		if (!all && !hwt_pmc_match(name, pattern))
 			continue;
-		if ((ret = emit(fn, ctx, HWT_PMC_LIST_CACHE, name, NULL, NULL, true)))
+		why = try_open(cfg, PERF_TYPE_HW_CACHE, cc);
+		if ((ret = emit(fn, ctx, HWT_PMC_LIST_CACHE, name, NULL, why, !why)))
 			return ret;
 	}
 	if (!pattern || !all_of_kinds(pattern)) {

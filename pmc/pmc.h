@@ -381,14 +381,20 @@ struct hwt_pmc_list_entry {
 	uint32_t kind;	   /* enum hwt_pmc_list_kind */
 	const char *name;  /* "cycles", "icx::INST_RETIRED", "sched:sched_switch" */
 	const char *alias; /* another name ("cpu-cycles"), or NULL */
-	const char *desc;  /* description, or NULL */
-	bool present;	   /* for PMU kinds: exists on this machine */
+	const char *desc;  /* description, or NULL; for a generic hardware
+			    * or cache event that is not present, why */
+	bool present;	   /* exists on this machine: for PMU kinds, from
+			    * sysfs; a generic hardware or cache event was
+			    * opened once with perf_event_open (user space,
+			    * counting) */
 };
 
 /* Calls fn for every known event whose name (or alias, or PMU name) contains
  * pattern (case-insensitive substring; NULL: all), in this order: hardware,
  * software, cache, libpfm4 PMUs with their events and umasks, tracepoints,
- * uprobe/kprobe PMUs, Intel PT. Entry strings are valid during the call
+ * uprobe/kprobe PMUs, Intel PT. Each generic hardware and cache event is
+ * opened once (through cfg->psys) to tell whether this machine has it.
+ * Entry strings are valid during the call
  * only. Stops when fn returns non-zero and returns that value; else 0, or
  * a negative error (-ENOMEM, -HWT_ELIB). cfg may be NULL. */
 typedef int (*hwt_pmc_list_fn)(void *ctx, const struct hwt_pmc_list_entry *entry);

@@ -2,7 +2,9 @@
 /*
  * tests/cli/test_list.c - `hwtrace list`: exact lines for perf's software
  * events, libpfm4 events of Intel models forced with LIBPFM_FORCE_PMU, and
- * uprobe/kprobe/Intel PT presence and capabilities from a fake sysfs.
+ * uprobe/kprobe/Intel PT presence and capabilities from a fake sysfs, and
+ * generic hardware and cache events marked exactly when this machine
+ * cannot open them (checked against `hwtrace stat -e EVENT`).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,10 +12,13 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "tests/lib/testutil.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 #define HEAD "\nList of pre-defined events (to be used in -e):\n\n"
 
@@ -166,12 +171,59 @@ static void test_no_match(void **state)
 	hwt_test_run_free(&r);
 }
 
+/* Each generic hardware event, and some cache events: list marks the ones
+ * this machine cannot open, and exactly those fail to count with stat. */
+static void test_hardware_marks(void **state)
+{
+	static const char *const kinds[] = {"hardware", "cache"};
+	int checked = 0;
+
+	(void)state;
+	for (size_t k = 0; k < NELEM(kinds); k++) {
+		struct hwt_test_run r;
+		char *copy, *save = NULL;
+		int n = 0;
+
+		hwt_test_run(&r, "HWT_TRACEFS_ROOT=/nonexistent %s list %s", hwt_test_hwtrace(),
+			     kinds[k]);
+		assert_int_equal(r.status, 0);
+		copy = strdup(r.out);
+		for (char *l = strtok_r(copy, "\n", &save); l && n < 12;
+		     l = strtok_r(NULL, "\n", &save)) {
+			const char *tag = strchr(l, '[');
+			char name[128];
+			bool plain, marked;
+			struct hwt_test_run s;
+
+			if (!tag || sscanf(l, " %127s", name) != 1)
+				continue;
+			plain = !strcmp(tag, "[Hardware event]") ||
+				!strcmp(tag, "[Hardware cache event]");
+			marked = !strcmp(tag, "[Hardware event: not supported here]") ||
+				 !strcmp(tag, "[Hardware cache event: not supported here]") ||
+				 hwt_test_contains(tag, "event: not permitted here "
+							"(kernel.perf_event_paranoid)]");
+			if (!plain && !marked)
+				fail_msg("unexpected list line: %s", l);
+			hwt_test_run(&s, "%s stat -x, -e %s -- true", hwt_test_hwtrace(), name);
+			if ((s.status == 0) != plain)
+				fail_msg("list says '%s', stat -e %s exits %d: %s", l, name,
+					 s.status, s.err);
+			hwt_test_run_free(&s);
+			n++;
+			checked++;
+		}
+		free(copy);
+		hwt_test_run_free(&r);
+	}
+	assert_true(checked >= 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_software),
-	    cmocka_unit_test(test_forced_pmu),
-	    cmocka_unit_test(test_probes_and_pt),
+	    cmocka_unit_test(test_software),   cmocka_unit_test(test_hardware_marks),
+	    cmocka_unit_test(test_forced_pmu), cmocka_unit_test(test_probes_and_pt),
 	    cmocka_unit_test(test_no_match),
 	};
 
