@@ -33,7 +33,7 @@ runs=${3:-3}
 H=$(cd "$build" && pwd)/cli/hwtrace
 B=$(cd "$build" && pwd)/bench/bench_decoder
 [ -x "$H" ] && [ -x "$B" ] || { echo "no $H or $B: build first (ninja -C $build)"; exit 1; }
-command -v qemu-x86_64 >/dev/null || { echo "qemu-x86_64 missing: the PT emulator cannot run (scripts/install-deps.sh)"; exit 1; }
+command -v qemu-x86_64 >/dev/null || { echo "qemu-x86_64 missing: the PT emulator cannot run (scripts/install-deps.sh installs qemu-user)"; exit 1; }
 
 # Shapes: the emulator's default (a PSB+ every 16 KiB, user-only), then
 # what the real traces show: MODE.TSX, PIP and VMCS in every PSB+ (a VMX

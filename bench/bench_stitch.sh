@@ -17,7 +17,7 @@ pieces=${3:-64}
 H=$(cd "$build" && pwd)/cli/hwtrace
 B=$(cd "$build" && pwd)/bench/bench_stitch
 [ -x "$H" ] && [ -x "$B" ] || { echo "no $H or $B: build first (ninja -C $build)"; exit 1; }
-command -v qemu-x86_64 >/dev/null || { echo "qemu-x86_64 missing: the PT emulator cannot run (scripts/install-deps.sh)"; exit 1; }
+command -v qemu-x86_64 >/dev/null || { echo "qemu-x86_64 missing: the PT emulator cannot run (scripts/install-deps.sh installs qemu-user)"; exit 1; }
 
 tmp=$(mktemp -d /tmp/bench_stitch.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT INT TERM

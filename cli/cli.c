@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 int hwt_cli_verbose;
 
@@ -45,6 +46,21 @@ void hwt_cli_note(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg("", fmt, ap);
 	va_end(ap);
+}
+
+void hwt_cli_help_end(FILE *f)
+{
+	/* The paths cmake knows (cli/CMakeLists.txt): where cmake --install
+	 * puts the page, and where the build made it. */
+	if (access(HWT_MAN_INSTALL, R_OK) == 0)
+		fprintf(f, "\nThe full manual: man hwtrace\n");
+	else if (access(HWT_MAN_BUILD, R_OK) == 0)
+		fprintf(f,
+			"\nThe full manual: man %s ('cmake --install' installs it: then man "
+			"hwtrace)\n",
+			HWT_MAN_BUILD);
+	else
+		fprintf(f, "\nThe full manual: man hwtrace (docs/man/ in the sources)\n");
 }
 
 int hwt_cli_usage_error(const char *cmd, const char *fmt, ...)

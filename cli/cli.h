@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/hwt.h"
 #include "ptflow/ptflow.h"
@@ -211,6 +212,10 @@ const char *hwt_cli_sysfs_root(const struct hwt_psys *ps);
  * NULL (the real one). */
 const char *hwt_cli_paranoid_path(const struct hwt_psys *ps);
 extern int hwt_cli_verbose;
+
+/* The last line of every --help: where the full manual is ("man hwtrace"
+ * when it is installed, else the page in the build tree). */
+void hwt_cli_help_end(FILE *f);
 
 /* Usage error for a subcommand: prints the message and "see 'hwtrace CMD
  * --help'", returns HWT_EXIT_USAGE. */

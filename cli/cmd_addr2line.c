@@ -60,6 +60,7 @@ static void usage(FILE *out)
 	    "      --perf-map=FILE      symbolize JIT addresses with FILE (/tmp/perf-PID.map)\n"
 	    "  -h, --help               this help\n"
 	    "  -v, --version            version\n");
+	hwt_cli_help_end(out);
 }
 
 static void out_flush(struct outbuf *o)

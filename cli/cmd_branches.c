@@ -37,6 +37,7 @@ static void usage(FILE *out)
 		     "  --pid PIDS, --tid TIDS, --time START,END, --kallsyms FILE\n"
 		     "                       as for 'hwtrace report'\n"
 		     "  -q, --quiet          no summary line on standard error\n");
+	hwt_cli_help_end(out);
 }
 
 /* "FUNC" or "FUNC+OFF" (OFF decimal or 0x-hex): the last '+' followed by a

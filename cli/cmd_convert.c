@@ -40,8 +40,10 @@ static void usage(FILE *f)
 		   "  -q, --quiet         no summary line\n"
 		   "  -h, --help          show this help\n"
 		   "\n"
-		   "Exit status 1 when the recording is damaged or truncated: the readable\n"
-		   "part is still converted and OUTPUT is left in place.\n");
+		   "Exit status 1 when the recording is cut short or damaged: the readable\n"
+		   "part is still converted and OUTPUT is left in place (a recording that\n"
+		   "only did not end cleanly converts whole, with a warning).\n");
+	hwt_cli_help_end(f);
 }
 
 static int input_error(const char *path, int err, uint64_t off)

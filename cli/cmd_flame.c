@@ -65,6 +65,7 @@ static void usage(FILE *out)
 		     "  --min-call NS      (.json) calls shorter than NS merge into one span\n"
 		     "                     per run of calls to the same function\n"
 		     "  --max-spans N      (.json) at most N spans (default 1000000)\n");
+	hwt_cli_help_end(out);
 }
 
 /* The exact profile (or call timeline) of a PT recording (session taken

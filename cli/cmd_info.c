@@ -50,6 +50,7 @@ static void usage(FILE *f)
 		   "\n"
 		   "  --json      print one JSON object instead of text\n"
 		   "  -h, --help  show this help\n");
+	hwt_cli_help_end(f);
 }
 
 /* --- printing helpers ------------------------------------------------------- */

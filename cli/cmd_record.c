@@ -92,6 +92,7 @@ static void usage(FILE *f)
 	    "                          (answered with 'ack' on ACK), as perf's\n"
 	    "  -q, --quiet             no summary\n"
 	    "  -h, --help              show this help\n");
+	hwt_cli_help_end(f);
 }
 
 static int append(char **dst, const char *s)

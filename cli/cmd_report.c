@@ -74,6 +74,7 @@ static void usage(FILE *out)
 		"                          (power-of-two buckets, DTrace's quantize)\n"
 		"  --all                   with --calls: functions never called too (code\n"
 		"                          the trace began in)\n");
+	hwt_cli_help_end(out);
 }
 
 static int write_out(const char *out, const struct hwt_buf *text);

@@ -68,6 +68,7 @@ static void usage(FILE *f)
 		   "\n"
 		   "The exit status is the command's (127: not found, 128+N: killed by\n"
 		   "signal N).\n");
+	hwt_cli_help_end(f);
 }
 
 static double now_s(void)

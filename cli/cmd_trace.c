@@ -87,7 +87,8 @@ static void usage(FILE *f)
 		"Example: hwtrace trace 'uprobe:./app:work { self->ts = nsecs }\n"
 		"           uretprobe:./app:work /self->ts/ { @ns = quantize(nsecs - self->ts);\n"
 		"           self->ts = 0 }' -- ./app\n"
-		"See docs/trace.md and 'man hwtrace'.\n");
+		"See docs/trace.md.\n");
+	hwt_cli_help_end(f);
 }
 
 static int write_stdout(void *ctx, const char *text, size_t len)

@@ -26,7 +26,8 @@ static void usage(FILE *out)
 	fprintf(out, "usage: hwtrace [-v] COMMAND [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < HWT_ARRAY_SIZE(commands); i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\nSee 'hwtrace COMMAND --help' or 'man hwtrace'.\n");
+	fprintf(out, "\nSee 'hwtrace COMMAND --help'.\n");
+	hwt_cli_help_end(out);
 }
 
 int main(int argc, char **argv)

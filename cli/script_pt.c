@@ -121,6 +121,7 @@ static void usage(FILE *out)
 	    "  --block:show-blocks --block:end-on-call --block:end-on-jump --stat:insn\n"
 	    "  --stat:blocks --insn-decoder --block-decoder --sb:compact --sb:offset --sb:time\n"
 	    "  --sb:filename --sb:verbose --sb:switch --sb:warn\n");
+	hwt_cli_help_end(out);
 }
 
 /* ------------------------------------------------------------------------ */

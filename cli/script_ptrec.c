@@ -68,6 +68,7 @@ static void usage(FILE *f)
 		"      --ns             times in nanoseconds\n"
 		"  -q, --quiet          no summary line at the end\n"
 		"  -h, --help           show this help\n");
+	hwt_cli_help_end(f);
 }
 
 static void print_time(struct ptrec *p, const struct hwt_dec_rec *rec)

@@ -65,6 +65,7 @@ static void usage(FILE *f)
 	       "      --debug-dir DIR  look for separate debug files in DIR first\n"
 	       "  -q, --quiet          no summary line at the end\n"
 	       "  -h, --help           show this help\n");
+	hwt_cli_help_end(f);
 }
 
 static bool in_list(const int *v, size_t n, uint32_t x)

@@ -8,7 +8,7 @@ set -eu
 cd "$(dirname "$0")/.."
 cf=${CLANG_FORMAT:-clang-format-14}
 if ! command -v "$cf" >/dev/null 2>&1; then
-    echo "check-format: $cf not found (scripts/install-deps.sh installs clang-format-14)" >&2
+    echo "check-format: $cf not found (scripts/install-deps.sh --all installs clang-format-14)" >&2
     exit 1
 fi
 bad=0

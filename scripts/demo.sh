@@ -1,7 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The main job on a bundled example, from a fresh Debian 12 machine:
-# installs the dependencies, builds hwtrace, records the example program
+# installs what building, recording and reporting need (not what the tests
+# and benchmarks use: scripts/test.sh adds those), builds hwtrace alone (no
+# tests, no benchmarks), records the example program
 # examples/hotspots.c (two hot paths) with call chains, and reads the
 # recording four ways: what it holds (hwtrace info), the top functions
 # (hwtrace report), the first samples with their stacks (hwtrace script)
@@ -12,14 +14,15 @@
 # function, the call flow, and an exact flame graph
 # (build/demo/hotspots-pt.svg).
 #
-# After the build it takes a few seconds. It reads nothing from standard
-# input and draws no progress bars, so it runs the same under CI=true, in a
-# pipe or from cron.
+# It prints within seconds of the build and takes a few more. It reads
+# nothing from standard input and draws no progress bars, so it runs the
+# same under CI=true, in a pipe or from cron.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C build hwtrace
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHWT_TESTS=OFF -DHWT_BENCH=OFF \
+	>/dev/null
+ninja -C build hwtrace manpage
 HWTRACE=./build/cli/hwtrace
 OUT=build/demo
 mkdir -p "$OUT"
@@ -73,3 +76,4 @@ $HWTRACE flame -i "$OUT/hotspots-pt.hwt" -o "$OUT/hotspots-pt.svg"
 
 printf '\ndone: recordings in %s/, flame graphs %s/hotspots.svg (sampled) and %s/hotspots-pt.svg (exact, from PT)\n' \
 	"$(pwd)/$OUT" "$(pwd)/$OUT" "$(pwd)/$OUT"
+printf 'the manual: man ./build/docs/hwtrace.1 (sudo cmake --install build installs hwtrace and its page: then man hwtrace)\n'
