@@ -387,6 +387,9 @@ static int finish_branches(struct hwt_ptf *ptf)
 				  ptf->stack_frames + ptf->stacks[i].first, ptf->stacks[i].n, &n);
 		if (err < 0)
 			return err;
+		/* Without the root frame (a thread traced from its start)
+		 * the stack is a frame shorter than its nodes. */
+		ptf->stacks[i].n = n;
 	}
 	return 0;
 }

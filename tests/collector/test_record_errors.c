@@ -130,6 +130,13 @@ static void test_pid_gone(void **state)
 			 "check the PID with 'ps'\n",
 			 pid);
 		assert_string_equal(r.err, want);
+		hwt_test_run_free(&r);
+		/* The default event too: the one real error, not first a note
+		 * on which event it would have sampled. */
+		hwt_test_run(&r, "cd %s && %s record -p %d -o gone.hwt", dir, hwt_test_hwtrace(),
+			     pid);
+		assert_int_equal(r.status, 1);
+		assert_string_equal(r.err, want);
 	}
 	hwt_test_run_free(&r);
 	assert_false(exists("gone.hwt"));
@@ -146,6 +153,22 @@ static void test_command(void **state)
 	assert_string_equal(r.err, "hwtrace: error: command 'no-such-command-x' not found; check "
 				   "its name, or PATH\n");
 	hwt_test_run_free(&r);
+	assert_false(exists("nf.hwt"));
+	/* The default event, and --pt=emulate: the same one line. */
+	hwt_test_run(&r, "cd %s && %s record -o nf.hwt -- no-such-command-x", dir,
+		     hwt_test_hwtrace());
+	assert_int_equal(r.status, 127);
+	assert_string_equal(r.err, "hwtrace: error: command 'no-such-command-x' not found; check "
+				   "its name, or PATH\n");
+	hwt_test_run_free(&r);
+	if (system("qemu-x86_64 --version >/dev/null 2>&1") == 0) {
+		hwt_test_run(&r, "cd %s && %s record --pt=emulate -o nf.hwt -- no-such-command-x",
+			     dir, hwt_test_hwtrace());
+		assert_int_equal(r.status, 127);
+		assert_string_equal(r.err, "hwtrace: error: command 'no-such-command-x' not found; "
+					   "check its name, or PATH\n");
+		hwt_test_run_free(&r);
+	}
 	assert_false(exists("nf.hwt"));
 	{
 		char txt[PATH_MAX];

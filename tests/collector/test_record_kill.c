@@ -29,9 +29,9 @@
 #include "format/format.h"
 #include "tests/lib/testutil.h"
 
-#define NKILL	    3
-#define FLUSH_NS    1000000000ull /* the writer's flush interval (format.h) */
-#define NPHASES	    64
+#define NKILL	 3
+#define FLUSH_NS 1000000000ull /* the writer's flush interval (format.h) */
+#define NPHASES	 64
 
 static uint64_t now_ns(void)
 {
@@ -238,8 +238,9 @@ static void test_sigkill(void **state)
 	for (int i = 0; i < NKILL; i++) {
 		int n = phases_before(log[i], killed_at[i] - FLUSH_NS);
 
-		fprintf(stderr, "recording %d: killed after %u ms, %d phase(s) ended more than "
-				"1 s before\n",
+		fprintf(stderr,
+			"recording %d: killed after %u ms, %d phase(s) ended more than "
+			"1 s before\n",
 			i, kill_ms[i], n);
 		assert_true(n < NPHASES); /* the program was still running */
 		check_file(dir, i, n);

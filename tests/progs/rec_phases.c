@@ -44,8 +44,8 @@ static inline __attribute__((always_inline)) void spin(void)
 		__asm__ volatile("" ::: "memory");                                                 \
 	}
 #define PHASES8(d)                                                                                 \
-	PHASE(d##0) PHASE(d##1) PHASE(d##2) PHASE(d##3) PHASE(d##4) PHASE(d##5) PHASE(d##6)        \
-	    PHASE(d##7)
+	PHASE(d##0)                                                                                \
+	PHASE(d##1) PHASE(d##2) PHASE(d##3) PHASE(d##4) PHASE(d##5) PHASE(d##6) PHASE(d##7)
 PHASES8(0)
 PHASES8(1)
 PHASES8(2)

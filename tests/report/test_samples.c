@@ -796,13 +796,14 @@ static void test_errors(void **state)
 		const char *cmd;
 		const char *msg;
 	} cases[] = {
-	    {"report -i missing.hwt", "missing.hwt: no such file (record one with 'hwtrace "
-				      "record', or give it with -i)"},
+	    {"report -i missing.hwt", "missing.hwt: no such file (check the path, or record one "
+				      "with 'hwtrace record')"},
 	    {"flame -i missing.hwt -o x.svg", "missing.hwt: no such file"},
-	    {"report -i bad.hwt", "(not a hwtrace or perf.data recording, or it is damaged)"},
-	    {"flame -i bad.hwt -o x.folded", "(not a hwtrace or perf.data recording, or it is "
-					     "damaged)"},
-	    {"report -i .", "is a directory (give a recording with -i)"},
+	    {"report -i bad.hwt", "bad.hwt is not a hwtrace or perf.data recording (unknown "
+				  "format at offset 0)"},
+	    {"flame -i bad.hwt -o x.folded", "bad.hwt is not a hwtrace or perf.data recording "
+					     "(unknown format at offset 0)"},
+	    {"report -i .", ". is a directory (give a recording)"},
 	    {"report -i empty.hwt", "holds no samples ("},
 	    {"report -i flat.hwt -g caller", "event 'cpu-clock' was recorded without call "
 					     "chains, so it has no call graph: record with -g, "
