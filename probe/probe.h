@@ -259,25 +259,25 @@ HWT_API void hwt_probe_rt_exit(struct hwt_probe_rt *rt, int32_t pid, int32_t tid
 
 /* What a run counted: nothing is dropped silently. */
 struct hwt_probe_stats {
-	uint64_t hits;		  /* probe hits handed to the rt */
-	uint64_t filtered;	  /* clause runs whose predicate was false */
-	uint64_t faults;	  /* clause runs stopped by a fault (x / 0) */
-	uint64_t lost;		  /* hits the kernel dropped (ring overflow) */
-	uint64_t bad_samples;	  /* samples that could not be parsed */
-	uint64_t unsymbolized;	  /* ips without a function (func, stacks) */
-	uint64_t trace_gaps;	  /* pt: probes: PT trace lost or undecodable
-				   * (hits inside it are missing) */
-	uint64_t trace_gap_bytes; /* ... PT bytes known to be skipped */
-	uint64_t trace_lost_gaps; /* ... of which trace data lost (AUX) */
+	uint64_t hits;		   /* probe hits handed to the rt */
+	uint64_t filtered;	   /* clause runs whose predicate was false */
+	uint64_t faults;	   /* clause runs stopped by a fault (x / 0) */
+	uint64_t lost;		   /* hits the kernel dropped (ring overflow) */
+	uint64_t bad_samples;	   /* samples that could not be parsed */
+	uint64_t unsymbolized;	   /* ips without a function (func, stacks) */
+	uint64_t trace_gaps;	   /* pt: probes: PT trace lost or undecodable
+				    * (hits inside it are missing) */
+	uint64_t trace_gap_bytes;  /* ... PT bytes known to be skipped */
+	uint64_t trace_lost_gaps;  /* ... of which trace data lost (AUX) */
 	uint64_t trace_lost_bytes; /* ... and their bytes */
-	uint64_t trace_overflows; /* ... of which the CPU's overflows */
-	uint64_t agg_drops;	  /* aggregation updates dropped: map full
-				   * (hwt_probe_rt_agg_drops() says which) */
-	uint64_t self_drops;	  /* self-> assignments dropped: dynvarsize */
-	uint64_t ring_drops;	  /* BPF: printf/exit/print records dropped
-				   * (ring buffer full: raise bufsize) */
-	uint64_t stack_errors;	  /* BPF: stacks not taken (stack map full
-				   * or a hash collision: raise nstacks) */
+	uint64_t trace_overflows;  /* ... of which the CPU's overflows */
+	uint64_t agg_drops;	   /* aggregation updates dropped: map full
+				    * (hwt_probe_rt_agg_drops() says which) */
+	uint64_t self_drops;	   /* self-> assignments dropped: dynvarsize */
+	uint64_t ring_drops;	   /* BPF: printf/exit/print records dropped
+				    * (ring buffer full: raise bufsize) */
+	uint64_t stack_errors;	   /* BPF: stacks not taken (stack map full
+				    * or a hash collision: raise nstacks) */
 };
 
 HWT_API void hwt_probe_rt_stats(const struct hwt_probe_rt *rt, struct hwt_probe_stats *stats);

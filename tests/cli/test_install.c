@@ -39,18 +39,16 @@ static const char *last_line(const char *text, char *buf, size_t len)
 
 static void test_help_ends_with_manual(void **state)
 {
-	static const char *const cmds[] = {"",	      "list",	  "stat",     "record",
-					   "info",    "script",	  "report",   "flame",
-					   "branches", "trace",	  "convert",  "addr2line",
-					   "script --pt"};
+	static const char *const cmds[] = {
+	    "",	     "list",	 "stat",  "record",  "info",	  "script",	"report",
+	    "flame", "branches", "trace", "convert", "addr2line", "script --pt"};
 	char page[4096], want[4200];
 
 	(void)state;
 	snprintf(page, sizeof(page), "%s/docs/hwtrace.1", hwt_test_binary_dir());
 	assert_int_equal(access(page, R_OK), 0);
 	snprintf(want, sizeof(want),
-		 "The full manual: man %s ('cmake --install' installs it: then man hwtrace)",
-		 page);
+		 "The full manual: man %s ('cmake --install' installs it: then man hwtrace)", page);
 	for (size_t i = 0; i < NELEM(cmds); i++) {
 		struct hwt_test_run r;
 		char last[4200];
@@ -118,13 +116,13 @@ static void test_install_sets(void **state)
 {
 	/* Test and benchmark tools the main job must not wait for. */
 	static const char *const test_only[] = {
-	    "chromium", "chromium-driver", "bpftrace", "hyperfine", "valgrind",
-	    "libcmocka-dev", "clang-14", "linux-perf", "gdb", "golang-go",
+	    "chromium",	     "chromium-driver", "bpftrace",   "hyperfine", "valgrind",
+	    "libcmocka-dev", "clang-14",	"linux-perf", "gdb",	   "golang-go",
 	};
 	/* What building, recording and reporting need. */
 	static const char *const needed[] = {
-	    "build-essential", "cmake", "ninja-build", "libipt-dev", "libpfm4-dev",
-	    "libzstd-dev", "libdwarf-dev", "libcapstone-dev", "qemu-user", "man-db",
+	    "build-essential", "cmake",	       "ninja-build",	  "libipt-dev", "libpfm4-dev",
+	    "libzstd-dev",     "libdwarf-dev", "libcapstone-dev", "qemu-user",	"man-db",
 	};
 	struct hwt_test_run m, a;
 	char *demo, *test, path[4096], pkg[64];

@@ -56,13 +56,30 @@ static uint8_t gen_aux(uint64_t seed, uint64_t off)
 	return (uint8_t)(mix(seed ^ (off >> 6)) >> (off & 63));
 }
 
+/* Iteration i of a child: record i of streams 0 and 1, and the AUX bytes
+ * of i (exits with 3 or 4 when the writer refuses them). */
+static void write_iteration(struct hwt_fmt_writer *w, uint64_t seed, uint64_t i)
+{
+	uint8_t aux[1000];
+	struct rb b;
+
+	for (int s = 0; s < 2; s++) {
+		size_t n = gen_record(seed, s, i, &b);
+
+		if (hwt_fmt_writer_records(w, (uint32_t)s, b.buf, n) != 0)
+			_exit(3);
+	}
+	for (size_t k = 0; k < sizeof(aux); k++)
+		aux[k] = gen_aux(seed, i * sizeof(aux) + k);
+	if (hwt_fmt_writer_aux(w, 2, i * sizeof(aux), aux, sizeof(aux)) != 0)
+		_exit(4);
+}
+
 /* The child: writes until killed (or for 20 s at most). */
 static void child(const char *path, uint64_t seed, int ready)
 {
 	struct hwt_fmt_writer_config cfg;
 	struct hwt_fmt_writer *w;
-	uint8_t aux[1000];
-	struct rb b;
 	time_t start = time(NULL);
 
 	hwt_fmt_writer_config_init(&cfg);
@@ -80,16 +97,7 @@ static void child(const char *path, uint64_t seed, int ready)
 	if (write(ready, "r", 1) != 1)
 		_exit(2);
 	for (uint64_t i = 0; time(NULL) - start < 20; i++) {
-		for (int s = 0; s < 2; s++) {
-			size_t n = gen_record(seed, s, i, &b);
-
-			if (hwt_fmt_writer_records(w, (uint32_t)s, b.buf, n) != 0)
-				_exit(3);
-		}
-		for (size_t k = 0; k < sizeof(aux); k++)
-			aux[k] = gen_aux(seed, i * sizeof(aux) + k);
-		if (hwt_fmt_writer_aux(w, 2, i * sizeof(aux), aux, sizeof(aux)) != 0)
-			_exit(4);
+		write_iteration(w, seed, i);
 		if (i % 64 == 63 && hwt_fmt_writer_flush(w) != 0)
 			_exit(5);
 	}
@@ -223,8 +231,6 @@ static uint64_t now_ns(void)
 static void paced_child(const char *path, uint64_t seed, int times)
 {
 	struct hwt_fmt_writer *w;
-	uint8_t aux[1000];
-	struct rb b;
 
 	if (hwt_fmt_writer_open(&w, path, NULL) != 0 ||
 	    hwt_fmt_writer_add_stream(w, HWT_FMT_STREAM_RECORDS, 0, -1, "sb0") != 0 ||
@@ -235,16 +241,7 @@ static void paced_child(const char *path, uint64_t seed, int times)
 	for (uint64_t i = 0; i < 20000; i++) {
 		uint64_t t;
 
-		for (int s = 0; s < 2; s++) {
-			size_t n = gen_record(seed, s, i, &b);
-
-			if (hwt_fmt_writer_records(w, (uint32_t)s, b.buf, n) != 0)
-				_exit(3);
-		}
-		for (size_t k = 0; k < sizeof(aux); k++)
-			aux[k] = gen_aux(seed, i * sizeof(aux) + k);
-		if (hwt_fmt_writer_aux(w, 2, i * sizeof(aux), aux, sizeof(aux)) != 0)
-			_exit(4);
+		write_iteration(w, seed, i);
 		t = now_ns();
 		if (write(times, &t, sizeof(t)) != (ssize_t)sizeof(t))
 			_exit(5);

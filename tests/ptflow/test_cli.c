@@ -7,7 +7,9 @@
  * to make (leaf 1000 calls, its branch 700/300, dispatch's indirect call
  * 500/300/200 to op_a/op_b/op_c, rec 50 calls reaching rec+0 through ten
  * distinct stacks), and wrong input must give one-line errors with the
- * documented exit codes.
+ * documented exit codes. The outputs name what they count: instructions
+ * and distinct stacks (never samples), one count of functions in every
+ * command, the emulator's clock and addresses said as such, "1 thread".
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -279,6 +281,95 @@ static void test_threads(void **state)
 	free(text);
 }
 
+/* The number after prefix in text (fails when absent). */
+static uint64_t number_after(const char *text, const char *prefix)
+{
+	const char *p = strstr(text, prefix);
+
+	if (!p)
+		fail_msg("no '%s' in: %s", prefix, text);
+	return strtoull(p + strlen(prefix), NULL, 10);
+}
+
+static void test_wording(void **state)
+{
+	struct hwt_test_run r;
+	char out[600], want[512], *text;
+	uint64_t insns, funcs, called, stacks;
+
+	(void)state;
+	need();
+	/* The calls table: instructions, the functions that ran, calls to
+	 * those called; times said to be the emulator's; columns of
+	 * instructions named so. */
+	hwt_test_run(&r, "%s report --calls -i %s", hwt_test_hwtrace(), pt);
+	assert_int_equal(r.status, 0);
+	insns = number_after(r.out, "# Calls, exact (from the decoded trace): ");
+	funcs = number_after(r.out, " instructions in ");
+	called = number_after(r.out, " calls to ");
+	assert_true(insns > 100000 && funcs >= called && called > 5);
+	snprintf(
+	    want, sizeof(want),
+	    " functions, %" PRIu64 " calls to %" PRIu64
+	    " of them (times are the PT emulator's clock, which counts instructions: not "
+	    "measured)\n     CALLS     SELF INSNS     INCL INSNS  SELF TIME  INCL TIME        AVG"
+	    "        MAX  FUNCTION\n",
+	    number_after(r.out, " functions, "), called);
+	assert_true(hwt_test_contains(r.out, want));
+	assert_true(hwt_test_contains(r.out, "\n# 0 gaps (0 from lost trace, 0 bytes lost), 0 "
+					     "overflows; "));
+	/* The summary: the same functions, "1 thread". */
+	snprintf(want, sizeof(want),
+		 "hwtrace: report: emulated PT: %" PRIu64 " instructions, %" PRIu64
+		 " calls, 1 thread, %" PRIu64 " functions (",
+		 insns, number_after(r.out, " functions, "), funcs);
+	assert_true(hwt_test_contains(r.err, want));
+	hwt_test_run_free(&r);
+	/* branches resolves the function of every block: the same count. */
+	hwt_test_run(&r, "%s branches -i %s leaf", hwt_test_hwtrace(), pt);
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof(want), ", 1 thread, %" PRIu64 " functions (", funcs);
+	assert_true(hwt_test_contains(r.err, want));
+	assert_true(hwt_test_contains(r.out, "\n# addresses are the PT emulator's: where "
+					     "qemu-user loaded the code (offsets and source lines "
+					     "are the program's)\n"));
+	hwt_test_run_free(&r);
+
+	/* The exact profile: distinct stacks of an event, not samples; no
+	 * root frame for a program traced from its exec. */
+	hwt_test_run(&r, "%s report -q --stdio -i %s", hwt_test_hwtrace(), pt);
+	assert_int_equal(r.status, 0);
+	stacks = number_after(r.out, "# Distinct stacks: ");
+	snprintf(want, sizeof(want),
+		 "# Distinct stacks: %" PRIu64 " of event 'instructions', exact (every event "
+		 "counted, not sampled)\n# Event count: %" PRIu64 "\n",
+		 stacks, insns);
+	assert_true(hwt_test_contains(r.out, want));
+	assert_false(hwt_test_contains(r.out, "Samples"));
+	assert_false(hwt_test_contains(r.out, "[unknown]"));
+	snprintf(want, sizeof(want),
+		 "# distinct stacks: %" PRIu64 " (weight %" PRIu64 ", exact: every event counted, "
+		 "not sampled), filtered out: 0, lost: 0, without stack: 0\n",
+		 stacks, insns);
+	assert_true(hwt_test_contains(r.out, want));
+	assert_true(hwt_test_contains(r.out, ", unsymbolized: 0 (0.00%)"));
+	hwt_test_run_free(&r);
+	snprintf(out, sizeof(out), "%s/w.svg", dir);
+	hwt_test_run(&r, "%s flame -i %s -o %s", hwt_test_hwtrace(), pt, out);
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof(want), ", 1 thread, %" PRIu64 " functions (", funcs);
+	assert_true(hwt_test_contains(r.err, want));
+	hwt_test_run_free(&r);
+	text = hwt_test_read_file(out, NULL);
+	snprintf(want, sizeof(want),
+		 ">%" PRIu64 " instructions, exact (every one counted, not sampled), in %" PRIu64
+		 " distinct stacks; filtered 0, lost 0, unsymbolized frames 0 of ",
+		 insns, stacks);
+	assert_true(hwt_test_contains(text, want));
+	assert_true(hwt_test_contains(text, "\"unit\":\"instructions\""));
+	free(text);
+}
+
 static void test_errors(void **state)
 {
 	struct hwt_test_run r;
@@ -326,7 +417,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_report_calls), cmocka_unit_test(test_flame),
 	    cmocka_unit_test(test_branches),	 cmocka_unit_test(test_threads),
-	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_errors),	 cmocka_unit_test(test_wording),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
