@@ -38,6 +38,7 @@ struct trace_opts {
 	bool dry_run;
 	bool no_inherit;
 	bool no_bpf;
+	bool bpftrace_style; /* a bpftrace script: its output layout */
 	unsigned long long pages;
 	/* -x limits */
 	unsigned long long aggsize, dynvarsize, bufsize, strsize, nstacks;
@@ -156,7 +157,7 @@ static int print_results(struct hwt_probe_rt *rt, const struct trace_opts *o)
 	}
 	/* DTrace separates the aggregations from the probe output with a
 	 * blank line. */
-	if (buf.len && !o->json && out == stdout)
+	if (buf.len && !o->json && out == stdout && !o->bpftrace_style)
 		fputc('\n', out);
 	if ((buf.len && fwrite(buf.data, 1, buf.len, out) != buf.len) ||
 	    (out != stdout ? fclose(out) : fflush(out)) != 0) {
@@ -636,6 +637,7 @@ int hwt_cmd_trace(int argc, char **argv)
 	cfg.tracefs_root = getenv("HWT_TRACEFS_ROOT");
 	cfg.paranoid_path = hwt_cli_paranoid_path(o.psys);
 	cfg.psys = o.psys;
+	cfg.check_only = o.dry_run;
 	cfg.aggsize = o.aggsize;
 	cfg.dynvarsize = o.dynvarsize;
 	cfg.bufsize = o.bufsize;
@@ -656,6 +658,7 @@ int hwt_cmd_trace(int argc, char **argv)
 		rc = HWT_EXIT_OK;
 		goto out;
 	}
+	o.bpftrace_style = hwt_probe_prog_bpftrace_style(prog);
 	if ((err = hwt_probe_rt_alloc(&rt, prog, &cfg)) < 0) {
 		hwt_cli_error("%s", hwt_strerror(err));
 		goto out;

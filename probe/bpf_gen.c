@@ -45,7 +45,8 @@
 /* Static kinds of value stack slots. */
 enum vkind {
 	VK_INT = 1,
-	VK_BUF,	      /* a pointer to strsize NUL-padded bytes */
+	VK_BUF,	      /* a pointer to a string value: a tag and strsize bytes
+		       * (NUL-padded), as maps and records hold it */
 	VK_FUNCIP,    /* an instruction address (symbolized by hwtrace) */
 	VK_PROBE,     /* the text of probe cval (nothing in the slot) */
 	VK_PROBEFUNC, /* the function of probe cval (nothing in the slot) */
@@ -95,6 +96,7 @@ struct gen {
 	uint32_t keybuf;  /* the key / value being built */
 	uint32_t this_off[PRB_MAX_VARS];
 	uint32_t stackbuf; /* 8 bytes for bpf_get_stack's first frame */
+	uint32_t valbuf;   /* a map value being stored */
 	bool fault_used;   /* the clause can divide by zero */
 };
 
@@ -326,6 +328,20 @@ static uint32_t strsize(const struct gen *g)
 	return g->lay->lim.strsize;
 }
 
+static uint32_t svsize(const struct gen *g)
+{
+	return g->lay->sv_size;
+}
+
+/* A new string value in the scratch area, zeroed (tag 0: bytes). */
+static uint32_t new_sv(struct gen *g)
+{
+	uint32_t r = alloc_scratch(g, svsize(g));
+
+	zero_scratch(g, r, svsize(g));
+	return r;
+}
+
 /* Writes the string value (tag and payload) of slot i to [dst + off]. */
 static void write_sv(struct gen *g, size_t i, int dst, int16_t off)
 {
@@ -333,9 +349,8 @@ static void write_sv(struct gen *g, size_t i, int dst, int16_t off)
 
 	switch (g->st.kind[i]) {
 	case VK_BUF:
-		emit(g, BI_ST(BPF_DW, (uint8_t)dst, off, PRB_SV_BYTES));
 		load_slot(g, 1, i);
-		copy_words(g, dst, (int16_t)(off + 8), 1, 0, strsize(g));
+		copy_words(g, dst, off, 1, 0, svsize(g));
 		return;
 	case VK_FUNCIP:
 		emit(g, BI_ST(BPF_DW, (uint8_t)dst, off, PRB_SV_FUNC_IP));
@@ -459,11 +474,10 @@ static void gen_builtin(struct gen *g, unsigned b)
 		push_reg(g, 0, VK_INT);
 		return;
 	case PRB_B_COMM: {
-		uint32_t r = alloc_scratch(g, strsize(g));
+		uint32_t r = new_sv(g);
 
-		zero_scratch(g, r, strsize(g));
 		emit(g, BI_MOV64_REG(1, 7));
-		emit(g, BI_ALU64_IMM(BPF_ADD, 1, (int32_t)r));
+		emit(g, BI_ALU64_IMM(BPF_ADD, 1, (int32_t)r + 8));
 		emit(g, BI_MOV64_IMM(2, 16));
 		emit(g, BI_CALL(BPF_FUNC_get_current_comm));
 		push_buf(g, r);
@@ -491,6 +505,19 @@ static void gen_builtin(struct gen *g, unsigned b)
 		return;
 	case PRB_B_IP:
 		load_ip(g);
+		push_reg(g, 0, VK_INT);
+		return;
+	case PRB_B_CURTASK:
+		emit(g, BI_CALL(BPF_FUNC_get_current_task));
+		push_reg(g, 0, VK_INT);
+		return;
+	case PRB_B_UID:
+	case PRB_B_GID:
+		emit(g, BI_CALL(BPF_FUNC_get_current_uid_gid));
+		if (b == PRB_B_GID)
+			emit(g, BI_ALU64_IMM(BPF_RSH, 0, 32));
+		else
+			emit(g, BI_MOV32_REG(0, 0));
 		push_reg(g, 0, VK_INT);
 		return;
 	}
@@ -535,11 +562,10 @@ static void gen_field(struct gen *g, unsigned slot)
 		return;
 	}
 	if (f->is_string || f->data_loc) {
-		uint32_t r = alloc_scratch(g, strsize(g));
+		uint32_t r = new_sv(g);
 
-		zero_scratch(g, r, strsize(g));
 		emit(g, BI_MOV64_REG(1, 7));
-		emit(g, BI_ALU64_IMM(BPF_ADD, 1, (int32_t)r));
+		emit(g, BI_ALU64_IMM(BPF_ADD, 1, (int32_t)r + 8));
 		if (f->data_loc) {
 			/* u32 (length << 16 | offset) */
 			emit(g, BI_LDX(BPF_W, 3, 6, (int16_t)f->offset));
@@ -620,11 +646,10 @@ static void gen_self_load(struct gen *g, unsigned var)
 		return;
 	}
 	{
-		uint32_t r = alloc_scratch(g, strsize(g));
+		uint32_t r = new_sv(g);
 
-		zero_scratch(g, r, strsize(g));
 		jump(g, BI_JMP_IMM(BPF_JEQ, 0, 0, 0), none);
-		copy_words(g, 7, (int16_t)r, 0, 8, strsize(g));
+		copy_words(g, 7, (int16_t)r, 0, 0, svsize(g));
 		bind(g, none);
 		push_buf(g, r);
 	}
@@ -636,17 +661,18 @@ static void gen_self_store(struct gen *g, unsigned var)
 	size_t v = g->st.sp - 1;
 	uint32_t del = new_label(g), done = new_label(g), ok = new_label(g);
 
-	if (str && g->st.kind[v] != VK_BUF) {
-		nosup(g, "self->%s holding a function or probe name", g->prog->self_vars[var].name);
-		return;
-	}
 	self_key(g, var);
-	load_slot(g, 1, v);
-	if (str)
-		emit(g, BI_LDX(BPF_B, 1, 1, 0)); /* "" deletes, as 0 does */
+	if (str) {
+		/* "" deletes, as 0 does: the value's tag and first word */
+		write_sv(g, v, 7, (int16_t)g->keybuf);
+		emit(g, BI_LDX(BPF_DW, 1, 7, (int16_t)g->keybuf));
+		emit(g, BI_LDX(BPF_DW, 2, 7, (int16_t)(g->keybuf + 8)));
+		emit(g, BI_ALU64_REG(BPF_OR, 1, 2));
+	} else {
+		load_slot(g, 1, v);
+	}
 	jump(g, BI_JMP_IMM(BPF_JEQ, 1, 0, 0), del);
 	if (str) {
-		write_sv(g, v, 7, (int16_t)g->keybuf);
 		ld_map(g, 1, PRB_MS_SELF_STR);
 		emit(g, BI_MOV64_REG(2, BPF_REG_10));
 		emit(g, BI_ALU64_IMM(BPF_ADD, 2, TMP0));
@@ -679,13 +705,7 @@ static void gen_this_store(struct gen *g, unsigned var)
 	size_t v = g->st.sp - 1;
 
 	if (g->prog->this_vars[var].type == PRB_T_STR) {
-		if (g->st.kind[v] != VK_BUF) {
-			nosup(g, "this->%s holding a function or probe name",
-			      g->prog->this_vars[var].name);
-			return;
-		}
-		load_slot(g, 1, v);
-		copy_words(g, 7, (int16_t)g->this_off[var], 1, 0, strsize(g));
+		write_sv(g, v, 7, (int16_t)g->this_off[var]);
 	} else {
 		load_slot(g, 1, v);
 		emit(g, BI_STX(BPF_DW, 7, 1, (int16_t)g->this_off[var]));
@@ -746,7 +766,7 @@ static void gen_str_eq(struct gen *g, size_t a, size_t b)
 
 	load_slot(g, 2, a);
 	load_slot(g, 3, b);
-	for (uint32_t w = 0; w < strsize(g); w += 8) {
+	for (uint32_t w = 0; w < svsize(g); w += 8) {
 		emit(g, BI_LDX(BPF_DW, 4, 2, (int16_t)w));
 		emit(g, BI_LDX(BPF_DW, 5, 3, (int16_t)w));
 		jump(g, BI_JMP_REG(BPF_JNE, 4, 5, 0), ne);
@@ -1004,20 +1024,16 @@ static void gen_agg_full(struct gen *g, const struct prb_agg *a,
 	}
 }
 
-static void gen_agg(struct gen *g, unsigned ai)
+static void ring_reserve(struct gen *g, uint32_t size, uint32_t fail);
+static void ring_submit(struct gen *g);
+
+/* The key of map or aggregation ai from the slots at base, in keybuf. */
+static void build_key(struct gen *g, unsigned ai, size_t base)
 {
 	const struct prb_agg *a = &g->prog->aggs[ai];
 	const struct prb_bpf_agg_layout *al = &g->lay->aggs[ai];
-	size_t nval = a->func == HWT_REP_COUNT ? 0 : 1;
-	size_t base = g->st.sp - nval - a->nkeys, v = g->st.sp - 1;
-	uint32_t have = new_label(g), after = new_label(g), drop = new_label(g),
-		 again = new_label(g);
 	int16_t kb = (int16_t)g->keybuf;
 
-	if (al->max_entries == 0) {
-		nosup(g, "@%s has values too large for a BPF map", a->name);
-		return;
-	}
 	if (!a->nkeys)
 		emit(g, BI_ST(BPF_DW, 7, kb, 0));
 	for (size_t k = 0; k < a->nkeys && !g->err; k++) {
@@ -1043,6 +1059,239 @@ static void gen_agg(struct gen *g, unsigned ai)
 			break;
 		}
 	}
+}
+
+/* r1 = the map of ai, r2 = its key (keybuf). */
+static void map_and_key(struct gen *g, unsigned ai)
+{
+	ld_map(g, 1, PRB_MS_AGG0 + ai);
+	emit(g, BI_MOV64_REG(2, 7));
+	emit(g, BI_ALU64_IMM(BPF_ADD, 2, (int32_t)g->keybuf));
+}
+
+static void gen_map_load(struct gen *g, unsigned ai)
+{
+	const struct prb_agg *a = &g->prog->aggs[ai];
+	size_t base = g->st.sp - a->nkeys;
+	uint32_t none = new_label(g), done = new_label(g);
+
+	build_key(g, ai, base);
+	map_and_key(g, ai);
+	emit(g, BI_CALL(BPF_FUNC_map_lookup_elem));
+	g->st.sp = base;
+	if (a->vty.t == PRB_T_STR) {
+		/* a copy: the program may change the map before it uses it */
+		uint32_t r = new_sv(g);
+
+		jump(g, BI_JMP_IMM(BPF_JEQ, 0, 0, 0), none);
+		copy_words(g, 7, (int16_t)r, 0, 0, svsize(g));
+		bind(g, none);
+		push_buf(g, r);
+		return;
+	}
+	/* absent: 0, or no stack */
+	emit(g, BI_MOV64_IMM(1, 0));
+	emit(g, BI_MOV64_IMM(2, 0));
+	if (a->vty.t == PRB_T_STACK)
+		emit(g, BI_MOV32_IMM(1, -1));
+	jump(g, BI_JMP_IMM(BPF_JEQ, 0, 0, 0), done);
+	emit(g, BI_LDX(BPF_DW, 1, 0, 0));
+	if (a->vty.t == PRB_T_STACK)
+		emit(g, BI_LDX(BPF_DW, 2, 0, 8));
+	bind(g, done);
+	push_reg(g, 1, a->vty.t == PRB_T_STACK ? VK_STACK : VK_INT);
+	if (a->vty.t == PRB_T_STACK)
+		emit(g, BI_STX(BPF_DW, BPF_REG_10, 2, SHADOW(g->st.sp - 1)));
+}
+
+static void gen_map_store(struct gen *g, unsigned ai)
+{
+	const struct prb_agg *a = &g->prog->aggs[ai];
+	size_t v = g->st.sp - 1, base = v - a->nkeys;
+	uint32_t ok = new_label(g);
+
+	build_key(g, ai, base);
+	if (a->vty.t == PRB_T_STR) {
+		write_sv(g, v, 7, (int16_t)g->valbuf);
+	} else {
+		load_slot(g, 1, v);
+		emit(g, BI_STX(BPF_DW, 7, 1, (int16_t)g->valbuf));
+		if (a->vty.t == PRB_T_STACK) {
+			emit(g, BI_LDX(BPF_DW, 1, BPF_REG_10, SHADOW(v)));
+			emit(g, BI_STX(BPF_DW, 7, 1, (int16_t)(g->valbuf + 8)));
+		}
+	}
+	map_and_key(g, ai);
+	emit(g, BI_MOV64_REG(3, 7));
+	emit(g, BI_ALU64_IMM(BPF_ADD, 3, (int32_t)g->valbuf));
+	emit(g, BI_MOV64_IMM(4, BPF_ANY));
+	emit(g, BI_CALL(BPF_FUNC_map_update_elem));
+	jump(g, BI_JMP_IMM(BPF_JEQ, 0, 0, 0), ok);
+	count(g, PRB_SC_AGG_DROPS + 8 * ai);
+	bind(g, ok);
+	g->st.sp = base;
+}
+
+static void gen_map_delete(struct gen *g, unsigned ai)
+{
+	size_t base = g->st.sp - g->prog->aggs[ai].nkeys;
+
+	build_key(g, ai, base);
+	map_and_key(g, ai);
+	emit(g, BI_CALL(BPF_FUNC_map_delete_elem));
+	g->st.sp = base;
+}
+
+/* Reads r2 bytes at the address in r3 to [r1], from kernel or user
+ * memory by the address; str: a string. */
+static void read_mem(struct gen *g, bool str)
+{
+	uint32_t kernel = new_label(g), done = new_label(g);
+
+	ld_imm64(g, 4, 0xffff800000000000ull);
+	jump(g, BI_JMP_REG(BPF_JGE, 3, 4, 0), kernel);
+	emit(g, BI_CALL(str ? BPF_FUNC_probe_read_user_str : BPF_FUNC_probe_read_user));
+	jump(g, BI_JA(0), done);
+	bind(g, kernel);
+	emit(g, BI_CALL(str ? BPF_FUNC_probe_read_kernel_str : BPF_FUNC_probe_read_kernel));
+	bind(g, done);
+}
+
+/* READ: the integer of size bytes at the address on top. */
+static void gen_read(struct gen *g, unsigned a)
+{
+	unsigned size = a & 15;
+	static const uint8_t sizes[9] = {[1] = BPF_B, [2] = BPF_H, [4] = BPF_W, [8] = BPF_DW};
+
+	if (size != 1 && size != 2 && size != 4 && size != 8) {
+		nosup(g, "a read of %u bytes", size);
+		return;
+	}
+	load_slot(g, 3, g->st.sp - 1);
+	emit(g, BI_ST(BPF_DW, BPF_REG_10, TMP0, 0));
+	emit(g, BI_MOV64_REG(1, BPF_REG_10));
+	emit(g, BI_ALU64_IMM(BPF_ADD, 1, TMP0));
+	emit(g, BI_MOV64_IMM(2, (int32_t)size));
+	read_mem(g, false);
+	emit(g, BI_LDX(sizes[size], 0, BPF_REG_10, TMP0));
+	if ((a & 16) && size < 8) {
+		emit(g, BI_ALU64_IMM(BPF_LSH, 0, 64 - 8 * (int)size));
+		emit(g, BI_ALU64_IMM(BPF_ARSH, 0, 64 - 8 * (int)size));
+	}
+	g->st.sp--;
+	push_reg(g, 0, VK_INT);
+}
+
+/* READ_STR: the string at the address on top (at most max bytes). */
+static void gen_read_str(struct gen *g, uint32_t max)
+{
+	uint32_t r = new_sv(g), n = max && max < strsize(g) ? max : strsize(g);
+
+	load_slot(g, 3, g->st.sp - 1);
+	emit(g, BI_MOV64_REG(1, 7));
+	emit(g, BI_ALU64_IMM(BPF_ADD, 1, (int32_t)r + 8));
+	emit(g, BI_MOV64_IMM(2, (int32_t)n));
+	read_mem(g, true);
+	g->st.sp--;
+	push_buf(g, r);
+}
+
+/* ntop(): an address value (tag INET: family, then 4 or 16 bytes). */
+static void gen_ntop(struct gen *g, unsigned mode)
+{
+	uint32_t r = new_sv(g);
+
+	emit(g, BI_ST(BPF_DW, 7, (int16_t)r, PRB_SV_INET));
+	emit(g, BI_ST(BPF_DW, 7, (int16_t)(r + 8), mode == 1 ? 10 : 2));
+	load_slot(g, 3, g->st.sp - 1);
+	if (mode == 0) {
+		emit(g, BI_STX(BPF_W, 7, 3, (int16_t)(r + 16)));
+	} else {
+		emit(g, BI_MOV64_REG(1, 7));
+		emit(g, BI_ALU64_IMM(BPF_ADD, 1, (int32_t)r + 16));
+		emit(g, BI_MOV64_IMM(2, mode == 1 ? 16 : 4));
+		read_mem(g, false);
+	}
+	g->st.sp--;
+	push_buf(g, r);
+}
+
+/* buf(addr, len): the bytes (tag BUF: the length, then the bytes). */
+static void gen_buf(struct gen *g)
+{
+	uint32_t r = new_sv(g), max = strsize(g) - 8, ok = new_label(g);
+
+	load_slot(g, 2, g->st.sp - 1);
+	jump(g, BI_JMP_IMM(BPF_JLE, 2, (int32_t)max, 0), ok);
+	emit(g, BI_MOV64_IMM(2, (int32_t)max));
+	bind(g, ok);
+	emit(g, BI_ST(BPF_DW, 7, (int16_t)r, PRB_SV_BUF));
+	emit(g, BI_STX(BPF_DW, 7, 2, (int16_t)(r + 8)));
+	load_slot(g, 3, g->st.sp - 2);
+	emit(g, BI_MOV64_REG(1, 7));
+	emit(g, BI_ALU64_IMM(BPF_ADD, 1, (int32_t)r + 16));
+	read_mem(g, false);
+	g->st.sp -= 2;
+	push_buf(g, r);
+}
+
+/* join(argv): up to 16 strings of a char ** in user memory, in a record
+ * (bpftrace's limit). */
+static void gen_join(struct gen *g, unsigned sep)
+{
+	enum { NARGS = 16 };
+	uint32_t hdr = sizeof(struct prb_bpf_rec), size = hdr + NARGS * strsize(g),
+		 fail = new_label(g), done = new_label(g), end = new_label(g);
+
+	if (size > 0x7fff) {
+		nosup(g, "join() with strings of more than 2 KiB");
+		return;
+	}
+	ring_reserve(g, size, fail);
+	emit(g, BI_ST(BPF_W, 9, 0, PRB_RB_JOIN));
+	emit(g, BI_ST(BPF_W, 9, 4, (int32_t)sep));
+	for (unsigned i = 0; i < NARGS; i++)
+		emit(g, BI_ST(BPF_B, 9, (int16_t)(hdr + i * strsize(g)), 0));
+	for (unsigned i = 0; i < NARGS; i++) {
+		/* argv[i]: 8 bytes at argv + 8i; NULL ends the array */
+		emit(g, BI_ST(BPF_DW, BPF_REG_10, TMP0, 0));
+		emit(g, BI_MOV64_REG(1, BPF_REG_10));
+		emit(g, BI_ALU64_IMM(BPF_ADD, 1, TMP0));
+		emit(g, BI_MOV64_IMM(2, 8));
+		load_slot(g, 3, g->st.sp - 1);
+		emit(g, BI_ALU64_IMM(BPF_ADD, 3, (int32_t)(8 * i)));
+		emit(g, BI_CALL(BPF_FUNC_probe_read_user));
+		emit(g, BI_LDX(BPF_DW, 3, BPF_REG_10, TMP0));
+		jump(g, BI_JMP_IMM(BPF_JEQ, 3, 0, 0), end);
+		emit(g, BI_MOV64_REG(1, 9));
+		emit(g, BI_ALU64_IMM(BPF_ADD, 1, (int32_t)(hdr + i * strsize(g))));
+		emit(g, BI_MOV64_IMM(2, (int32_t)strsize(g)));
+		emit(g, BI_CALL(BPF_FUNC_probe_read_user_str));
+	}
+	bind(g, end);
+	ring_submit(g);
+	jump(g, BI_JA(0), done);
+	bind(g, fail);
+	count(g, PRB_SC_RING_DROPS);
+	bind(g, done);
+	g->st.sp--;
+}
+
+static void gen_agg(struct gen *g, unsigned ai)
+{
+	const struct prb_agg *a = &g->prog->aggs[ai];
+	const struct prb_bpf_agg_layout *al = &g->lay->aggs[ai];
+	size_t nval = a->func == HWT_REP_COUNT ? 0 : 1;
+	size_t base = g->st.sp - nval - a->nkeys, v = g->st.sp - 1;
+	uint32_t have = new_label(g), after = new_label(g), drop = new_label(g),
+		 again = new_label(g);
+	int16_t kb = (int16_t)g->keybuf;
+
+	if (al->max_entries == 0) {
+		nosup(g, "@%s has values too large for a BPF map", a->name);
+		return;
+	}
+	build_key(g, ai, base);
 	/* lookup, or insert zeros and look up again */
 	ld_map(g, 1, PRB_MS_AGG0 + ai);
 	emit(g, BI_MOV64_REG(2, 7));
@@ -1121,7 +1370,9 @@ static void gen_printf(struct gen *g, unsigned fmt, unsigned nargs)
 	uint32_t size = sizeof(struct prb_bpf_rec), off, fail = new_label(g), done = new_label(g);
 
 	for (size_t i = 0; i < nargs; i++)
-		size += g->st.kind[base + i] == VK_INT ? 8 : g->lay->sv_size;
+		size += g->st.kind[base + i] == VK_INT	   ? 8
+			: g->st.kind[base + i] == VK_STACK ? 16
+							   : g->lay->sv_size;
 	if (size > 0x7fff) {
 		nosup(g, "a printf with arguments over 32 KiB");
 		return;
@@ -1135,6 +1386,12 @@ static void gen_printf(struct gen *g, unsigned fmt, unsigned nargs)
 			load_slot(g, 1, base + i);
 			emit(g, BI_STX(BPF_DW, 9, 1, (int16_t)off));
 			off += 8;
+		} else if (g->st.kind[base + i] == VK_STACK) {
+			load_slot(g, 1, base + i);
+			emit(g, BI_STX(BPF_DW, 9, 1, (int16_t)off));
+			emit(g, BI_LDX(BPF_DW, 1, BPF_REG_10, SHADOW(base + i)));
+			emit(g, BI_STX(BPF_DW, 9, 1, (int16_t)(off + 8)));
+			off += 16;
 		} else {
 			write_sv(g, base + i, 9, (int16_t)off);
 			off += g->lay->sv_size;
@@ -1227,7 +1484,7 @@ static int gen_clause(struct gen *g, const struct prb_clause *cl, uint32_t prog_
 		case PRB_I_STR: {
 			const char *s = g->prog->strs[in->a];
 			size_t len = strlen(s);
-			uint32_t r = alloc_scratch(g, strsize(g));
+			uint32_t r = alloc_scratch(g, svsize(g));
 
 			if (len > strsize(g) - 1) {
 				nosup(g,
@@ -1236,6 +1493,7 @@ static int gen_clause(struct gen *g, const struct prb_clause *cl, uint32_t prog_
 				      len, strsize(g) - 1);
 				break;
 			}
+			emit(g, BI_ST(BPF_DW, 7, (int16_t)r, PRB_SV_BYTES));
 			for (uint32_t w = 0; w < strsize(g); w += 8) {
 				uint64_t word = 0;
 
@@ -1244,9 +1502,9 @@ static int gen_clause(struct gen *g, const struct prb_clause *cl, uint32_t prog_
 						word |= (uint64_t)(uint8_t)s[w + b] << (8 * b);
 				if (word) {
 					ld_imm64(g, 1, word);
-					emit(g, BI_STX(BPF_DW, 7, 1, (int16_t)(r + w)));
+					emit(g, BI_STX(BPF_DW, 7, 1, (int16_t)(r + 8 + w)));
 				} else {
-					emit(g, BI_ST(BPF_DW, 7, (int16_t)(r + w), 0));
+					emit(g, BI_ST(BPF_DW, 7, (int16_t)(r + 8 + w), 0));
 				}
 			}
 			push_buf(g, r);
@@ -1336,7 +1594,60 @@ static int gen_clause(struct gen *g, const struct prb_clause *cl, uint32_t prog_
 			gen_record(g, PRB_RB_CLEAR, in->a);
 			break;
 		case PRB_I_PRINT:
-			gen_record(g, PRB_RB_PRINT, in->a);
+			gen_record(g, PRB_RB_PRINT,
+				   in->a | (in->b < 0xffff ? in->b : 0xffff) << 16);
+			break;
+		case PRB_I_MAP_LOAD:
+			gen_map_load(g, in->a);
+			break;
+		case PRB_I_MAP_STORE:
+			gen_map_store(g, in->a);
+			break;
+		case PRB_I_MAP_DELETE:
+			gen_map_delete(g, in->a);
+			break;
+		case PRB_I_READ:
+			gen_read(g, in->a);
+			break;
+		case PRB_I_READ_STR:
+			gen_read_str(g, in->b);
+			break;
+		case PRB_I_CAST: {
+			unsigned bits = in->a & 127;
+
+			load_slot(g, 1, g->st.sp - 1);
+			emit(g, BI_ALU64_IMM(BPF_LSH, 1, 64 - (int)bits));
+			emit(g,
+			     BI_ALU64_IMM((in->a & 128) ? BPF_ARSH : BPF_RSH, 1, 64 - (int)bits));
+			emit(g, BI_STX(BPF_DW, BPF_REG_10, 1, SLOT(g->st.sp - 1)));
+			break;
+		}
+		case PRB_I_BSWAP:
+			load_slot(g, 1, g->st.sp - 1);
+			if (in->a == 8)
+				emit(g, BI_ALU64_IMM(BPF_AND, 1, 255));
+			else
+				emit(g,
+				     prb_bpf_insn(BPF_ALU | BPF_END | BPF_TO_BE, 1, 0, 0, in->a));
+			emit(g, BI_STX(BPF_DW, BPF_REG_10, 1, SLOT(g->st.sp - 1)));
+			break;
+		case PRB_I_NTOP:
+			gen_ntop(g, in->a);
+			break;
+		case PRB_I_SYM:
+			g->st.kind[g->st.sp - 1] = VK_FUNCIP;
+			break;
+		case PRB_I_BUF:
+			gen_buf(g);
+			break;
+		case PRB_I_TIME:
+			gen_record(g, PRB_RB_TIME, in->a);
+			break;
+		case PRB_I_CAT:
+			gen_record(g, PRB_RB_CAT, in->a);
+			break;
+		case PRB_I_JOIN:
+			gen_join(g, in->a);
 			break;
 		case PRB_I_END:
 			break;
@@ -1367,6 +1678,7 @@ static enum bpf_prog_type prog_type(enum hwt_probe_kind k)
 	case HWT_PROBE_TRACEPOINT:
 		return BPF_PROG_TYPE_TRACEPOINT;
 	case HWT_PROBE_PROFILE:
+	case HWT_PROBE_INTERVAL:
 	case HWT_PROBE_SOFTWARE:
 	case HWT_PROBE_HARDWARE:
 		return BPF_PROG_TYPE_PERF_EVENT;
@@ -1452,6 +1764,7 @@ int prb_bpf_gen(const struct hwt_probe_prog *prog, size_t probe, const struct pr
 		g.keybuf = alloc_scratch(&g, kmax);
 	}
 	g.stackbuf = alloc_scratch(&g, 8);
+	g.valbuf = alloc_scratch(&g, lay->sv_size > 16 ? lay->sv_size : 16);
 
 	prog_exit = new_label(&g);
 	prologue(&g, prog_exit);
@@ -1465,7 +1778,7 @@ int prb_bpf_gen(const struct hwt_probe_prog *prog, size_t probe, const struct pr
 	count(&g, PRB_SC_HITS);
 	for (size_t v = 0; v < prog->nthis; v++)
 		zero_scratch(&g, g.this_off[v],
-			     prog->this_vars[v].type == PRB_T_STR ? strsize(&g) : 8);
+			     prog->this_vars[v].type == PRB_T_STR ? svsize(&g) : 8);
 	for (size_t c = 0; c < p->nclauses && !g.err; c++)
 		gen_clause(&g, &prog->clauses[p->clauses[c]], prog_exit);
 	bind(&g, prog_exit);
@@ -1616,6 +1929,19 @@ int prb_bpf_layout_init(struct prb_bpf_layout *lay, const struct hwt_probe_prog 
 		}
 		if (!al->key_size)
 			al->key_size = 8; /* @x: one key, 0 */
+		if (a->plain) {
+			/* a plain map: one value, shared by every CPU */
+			al->value_size = a->vty.t == PRB_T_STR	   ? lay->sv_size
+					 : a->vty.t == PRB_T_STACK ? 16
+								   : 8;
+			al->max_entries =
+			    (uint32_t)(lay->lim.aggsize / (al->key_size + al->value_size));
+			if (!al->max_entries)
+				al->max_entries = 1;
+			if (al->value_size > lay->zero_size)
+				lay->zero_size = al->value_size;
+			continue;
+		}
 		al->full = a->func != HWT_REP_COUNT;
 		al->value_size = al->full ? PRB_AV_HEADER : 8;
 		if (a->func == HWT_REP_STDDEV) {

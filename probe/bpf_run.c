@@ -163,7 +163,9 @@ static int create_map(struct prb_bpf *b, uint32_t slot)
 	default: {
 		const struct prb_bpf_agg_layout *al = &lay->aggs[slot - PRB_MS_AGG0];
 
-		type = BPF_MAP_TYPE_PERCPU_HASH;
+		/* aggregations per CPU; a plain map's values are shared */
+		type = b->prog->aggs[slot - PRB_MS_AGG0].plain ? BPF_MAP_TYPE_HASH
+							       : BPF_MAP_TYPE_PERCPU_HASH;
 		ksz = al->key_size;
 		vsz = al->value_size;
 		n = al->max_entries;
@@ -620,6 +622,8 @@ static int add_target(struct prb_bpf *b, uint32_t id)
 
 static int merge_agg(void *ctx, size_t agg, struct hwt_rep_agg *into);
 static int clear_agg(void *ctx, size_t agg);
+static int map_rows(void *ctx, size_t map, struct prb_tmap *into);
+static int map_op(void *ctx, int op, size_t map, const struct hwt_rep_val *key, int64_t *v);
 static int on_record(void *ctx, void *data, size_t size);
 
 int prb_bpf_start(struct prb_bpf *b)
@@ -675,6 +679,8 @@ int prb_bpf_start(struct prb_bpf *b)
 	}
 	b->src.merge = merge_agg;
 	b->src.clear = clear_agg;
+	b->src.map_rows = map_rows;
+	b->src.map_op = map_op;
 	b->src.ctx = b;
 	prb_rt_set_source(b->rt, &b->src);
 	return 0;
@@ -682,6 +688,8 @@ int prb_bpf_start(struct prb_bpf *b)
 
 /* ------------------------------------------------------------------------ */
 /* The ring buffer                                                           */
+
+static int stack_key(struct prb_bpf *b, const uint8_t *kp, int64_t *out);
 
 static int on_printf(struct prb_bpf *b, uint32_t fmt, const uint8_t *p, size_t len)
 {
@@ -698,7 +706,16 @@ static int on_printf(struct prb_bpf *b, uint32_t fmt, const uint8_t *p, size_t l
 
 		if (!pc->conv)
 			continue;
-		if (pc->conv == 's') {
+		if (pc->stack) {
+			int64_t id;
+
+			if (off + 16 > len)
+				return -HWT_EFORMAT;
+			if ((err = stack_key(b, p + off, &id)) < 0)
+				return err;
+			args[a++] = id;
+			off += 16;
+		} else if (pc->conv == 's' || pc->conv == 'r') {
 			uint32_t id;
 
 			if (off + b->lay.sv_size > len)
@@ -741,8 +758,30 @@ static int on_record(void *ctx, void *data, size_t size)
 		prb_rt_set_exited(b->rt);
 		break;
 	case PRB_RB_PRINT:
-		err = prb_rt_print_agg(b->rt, arg);
+		err = prb_rt_print_top(b->rt, arg & 0xffff, arg >> 16);
 		break;
+	case PRB_RB_TIME:
+	case PRB_RB_CAT:
+		err =
+		    prb_rt_text(b->rt, kind == PRB_RB_TIME ? PRB_I_TIME : PRB_I_CAT, arg, NULL, 0);
+		break;
+	case PRB_RB_JOIN: {
+		/* 16 strings of strsize bytes, "" after the last (the ring
+		 * buffer is read-only: copies) */
+		const char *args[16] = {0};
+		char *copies[16] = {0};
+		size_t n = 0, ss = b->lay.lim.strsize;
+
+		for (; n < 16 && 8 + (n + 1) * ss <= size && p[8 + n * ss]; n++) {
+			if (!(copies[n] = strndup((const char *)p + 8 + n * ss, ss - 1)))
+				break;
+			args[n] = copies[n];
+		}
+		err = prb_rt_text(b->rt, PRB_I_JOIN, arg, args, n);
+		for (size_t i = 0; i < n; i++)
+			free(copies[i]);
+		break;
+	}
 	case PRB_RB_CLEAR:
 		err = prb_rt_clear_agg(b->rt, arg);
 		break;
@@ -954,6 +993,140 @@ static int clear_agg(void *ctx, size_t agg)
 	return 0;
 }
 
+/* A plain map's key or string value from the runtime's values. */
+static int to_bpf(struct prb_bpf *b, uint32_t type, int64_t v, uint8_t *out)
+{
+	if (type == HWT_REP_INT) {
+		memcpy(out, &v, 8);
+		return 8;
+	}
+	if (type == HWT_REP_STR) {
+		const char *s = hwt_rep_dict_str_get(prb_rt_dict(b->rt), (uint32_t)v);
+		size_t n = s ? strnlen(s, b->lay.lim.strsize - 1) : 0;
+
+		memset(out, 0, b->lay.sv_size);
+		if (n)
+			memcpy(out + 8, s, n);
+		return (int)b->lay.sv_size;
+	}
+	return -HWT_ENOTSUP; /* a stack of the runtime's: no BPF stack id */
+}
+
+/* The runtime's value of a key slot or a value of a plain map. */
+static int from_bpf(struct prb_bpf *b, uint32_t type, const uint8_t *p, int64_t *v)
+{
+	uint32_t id;
+	int err;
+
+	if (type == HWT_REP_INT) {
+		*v = (int64_t)hwt_le64(p);
+		return 0;
+	}
+	if (type == HWT_REP_STACK)
+		return stack_key(b, p, v);
+	if ((err = prb_rt_sv_id(b->rt, p, b->lay.lim.strsize, &id)) < 0)
+		return err;
+	*v = id;
+	return 0;
+}
+
+static uint32_t value_type(const struct prb_agg *a)
+{
+	return a->vty.t == PRB_T_STR	 ? HWT_REP_STR
+	       : a->vty.t == PRB_T_STACK ? HWT_REP_STACK
+					 : HWT_REP_INT;
+}
+
+static int map_rows(void *ctx, size_t mi, struct prb_tmap *into)
+{
+	struct prb_bpf *b = ctx;
+	const struct prb_agg *a = &b->prog->aggs[mi];
+	const struct prb_bpf_agg_layout *al = &b->lay.aggs[mi];
+	int fd = b->map_fd[PRB_MS_AGG0 + mi], err = 0;
+	uint8_t *key, *next, *val;
+	bool first = true;
+
+	if (fd < 0)
+		return 0; /* not BPF's: the runtime's own */
+	key = malloc(al->key_size);
+	next = malloc(al->key_size);
+	val = malloc(al->value_size);
+	if (!key || !next || !val) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
+		struct hwt_rep_val kv[HWT_REP_MAX_KEYS];
+		int64_t v;
+
+		first = false;
+		memcpy(key, next, al->key_size);
+		if (bpf_map_lookup_elem(fd, key, val) < 0)
+			continue;
+		memset(kv, 0, sizeof(kv));
+		for (size_t k = 0; k < a->nkeys && err >= 0; k++) {
+			kv[k].type = a->key_types[k];
+			err = from_bpf(b, a->key_types[k], key + al->key_off[k], &kv[k].v);
+		}
+		if (err >= 0)
+			err = from_bpf(b, value_type(a), val, &v);
+		if (err >= 0)
+			err = prb_tmap_put(into, kv, v);
+		if (err < 0)
+			break;
+	}
+out:
+	free(key);
+	free(next);
+	free(val);
+	return err < 0 ? err : 1;
+}
+
+/* BEGIN and END (run by hwtrace) on a plain map the programs keep. */
+static int map_op(void *ctx, int op, size_t mi, const struct hwt_rep_val *kv, int64_t *v)
+{
+	struct prb_bpf *b = ctx;
+	const struct prb_agg *a = &b->prog->aggs[mi];
+	const struct prb_bpf_agg_layout *al = &b->lay.aggs[mi];
+	int fd = b->map_fd[PRB_MS_AGG0 + mi], n;
+	uint8_t key[HWT_REP_MAX_KEYS * 8 + 8 + 4096], val[4096 + 8];
+
+	if (fd < 0)
+		return 0;
+	if (op == PRB_MAP_CLEAR) {
+		while (!bpf_map_get_next_key(fd, NULL, key))
+			if (bpf_map_delete_elem(fd, key) < 0)
+				break;
+		return 1;
+	}
+	if (al->key_size > sizeof(key) || al->value_size > sizeof(val))
+		return -HWT_ENOTSUP;
+	memset(key, 0, al->key_size);
+	for (size_t k = 0; k < a->nkeys; k++)
+		if ((n = to_bpf(b, a->key_types[k], kv[k].v, key + al->key_off[k])) < 0)
+			return n;
+	switch (op) {
+	case PRB_MAP_LOAD:
+		if (bpf_map_lookup_elem(fd, key, val) < 0)
+			*v = 0;
+		else if ((n = from_bpf(b, value_type(a), val, v)) < 0)
+			return n;
+		return 1;
+	case PRB_MAP_STORE:
+		if ((n = to_bpf(b, value_type(a), *v, val)) < 0)
+			return n;
+		if (bpf_map_update_elem(fd, key, val, BPF_ANY) < 0) {
+			b->rt->agg_drops[mi]++;
+			b->rt->stats.agg_drops++;
+		}
+		return 1;
+	case PRB_MAP_DELETE:
+		bpf_map_delete_elem(fd, key);
+		return 1;
+	}
+	return -HWT_EINVAL;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The end                                                                   */
 
@@ -1021,10 +1194,14 @@ void prb_bpf_free(struct prb_bpf *b)
 		return;
 	if (b->rt && b->rt->src == &b->src) {
 		/* the maps go: keep what they hold in the runtime's own
-		 * aggregations */
+		 * aggregations and maps */
 		prb_rt_set_source(b->rt, NULL);
-		for (size_t a = 0; a < b->prog->naggs; a++)
-			(void)merge_agg(b, a, b->rt->aggs[a]);
+		for (size_t a = 0; a < b->prog->naggs; a++) {
+			if (b->prog->aggs[a].plain)
+				(void)map_rows(b, a, &b->rt->maps[a]);
+			else
+				(void)merge_agg(b, a, b->rt->aggs[a]);
+		}
 	}
 	for (size_t e = 0; e < b->nevs; e++)
 		if (b->ev_fd[e] >= 0)

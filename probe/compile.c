@@ -21,20 +21,10 @@
 #include <string.h>
 
 #include "pmc/pmc.h"
+#include "probe/compile_int.h"
 
-struct comp {
-	struct hwt_probe_prog *prog;
-	struct hwt_probe_diag *diag;
-	struct prb_clause *cl;
-	int depth, max_depth;
-	int err;
-};
-
-static int cfail(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag, size_t pos, int err,
-		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static int cfail(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag, size_t pos, int err,
-		 const char *fmt, ...)
+int cfail(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag, size_t pos, int err,
+	  const char *fmt, ...)
 {
 	char msg[sizeof(diag->msg)];
 	va_list ap;
@@ -46,8 +36,6 @@ static int cfail(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag, size_
 		hwt_probe_diag_at(diag, prog->text, pos, "%s", msg);
 	return err;
 }
-
-#define FAIL(c, pos, e, ...) ((c)->err = cfail((c)->prog, (c)->diag, (pos), (e), __VA_ARGS__))
 
 /* ------------------------------------------------------------------------ */
 /* Probe descriptions                                                        */
@@ -83,8 +71,8 @@ static int split_offset(char *func, uint64_t *off, bool *has)
 
 static const char provider_list[] =
     "BEGIN, END, uprobe:PATH:FUNC[+OFF], uretprobe:PATH:FUNC, kprobe:FUNC[+OFF], "
-    "kretprobe:FUNC, SUBSYS:EVENT (tracepoint), profile:hz:N, software:EVENT[:N], "
-    "hardware:EVENT[:N], pt:OBJ:FUNC:entry|return, pt:OBJ:FUNC+OFF";
+    "kretprobe:FUNC, SUBSYS:EVENT (tracepoint), profile:hz:N, interval:s:N, "
+    "software:EVENT[:N], hardware:EVENT[:N], pt:OBJ:FUNC:entry|return, pt:OBJ:FUNC+OFF";
 
 static int set_str(char **dst, const char *s, size_t n)
 {
@@ -345,12 +333,12 @@ int prb_probe_spec(struct hwt_probe_prog *prog, struct prb_probe *p, const char 
 		}
 		if ((err = set_str(&p->func, parts[1], strlen(parts[1]))) < 0)
 			goto nomem;
-	} else if (!strcmp(prov, "profile")) {
+	} else if (!strcmp(prov, "profile") || !strcmp(prov, "interval")) {
 		const char *unit = nparts == 2 ? "hz" : parts[1];
 		const char *num = nparts == 2 ? parts[1] : parts[2];
 		uint64_t v;
 
-		in->kind = HWT_PROBE_PROFILE;
+		in->kind = !strcmp(prov, "profile") ? HWT_PROBE_PROFILE : HWT_PROBE_INTERVAL;
 		if ((nparts != 2 && nparts != 3) || parse_num(num, &v) < 0 || !v) {
 			err = cfail(prog, diag, pos, -HWT_EPARSE,
 				    "'%s' wants profile:hz:N (N samples a second per CPU), or "
@@ -369,6 +357,11 @@ int prb_probe_spec(struct hwt_probe_prog *prog, struct prb_probe *p, const char 
 			}
 			in->freq = true;
 			in->period = v;
+			if (in->kind == HWT_PROBE_INTERVAL) {
+				/* interval:hz:N is every 1/N s */
+				in->freq = false;
+				in->period = 1000000000ull / v;
+			}
 		} else if (!strcmp(unit, "s") || !strcmp(unit, "ms") || !strcmp(unit, "us")) {
 			uint64_t mul = unit[0] == 's'	? 1000000000ull
 				       : unit[0] == 'm' ? 1000000ull
@@ -485,7 +478,7 @@ out:
 /* ------------------------------------------------------------------------ */
 /* Types                                                                     */
 
-static const char *type_name(int t)
+const char *prb_type_name(int t)
 {
 	switch (t) {
 	case PRB_T_INT:
@@ -494,6 +487,10 @@ static const char *type_name(int t)
 		return "a string";
 	case PRB_T_STACK:
 		return "a stack";
+	case PRB_T_PTR:
+		return "a pointer";
+	case PRB_T_LVAL:
+		return "a struct or array in memory";
 	}
 	return "of unknown type";
 }
@@ -501,13 +498,14 @@ static const char *type_name(int t)
 static const char *builtin_name(int64_t b)
 {
 	static const char *const names[PRB_B_COUNT_] = {
-	    [PRB_B_PID] = "pid",       [PRB_B_TID] = "tid",	    [PRB_B_CPU] = "cpu",
-	    [PRB_B_NSECS] = "nsecs",   [PRB_B_ELAPSED] = "elapsed", [PRB_B_COMM] = "comm",
-	    [PRB_B_FUNC] = "func",     [PRB_B_PROBE] = "probe",	    [PRB_B_USTACK] = "ustack",
-	    [PRB_B_KSTACK] = "kstack", [PRB_B_ARG0] = "arg0",	    [PRB_B_ARG0 + 1] = "arg1",
-	    [PRB_B_ARG0 + 2] = "arg2", [PRB_B_ARG0 + 3] = "arg3",   [PRB_B_ARG0 + 4] = "arg4",
-	    [PRB_B_ARG0 + 5] = "arg5", [PRB_B_RETVAL] = "retval",   [PRB_B_TARGET] = "$target",
-	    [PRB_B_IP] = "ip",
+	    [PRB_B_PID] = "pid",	 [PRB_B_TID] = "tid",	      [PRB_B_CPU] = "cpu",
+	    [PRB_B_NSECS] = "nsecs",	 [PRB_B_ELAPSED] = "elapsed", [PRB_B_COMM] = "comm",
+	    [PRB_B_FUNC] = "func",	 [PRB_B_PROBE] = "probe",     [PRB_B_USTACK] = "ustack",
+	    [PRB_B_KSTACK] = "kstack",	 [PRB_B_ARG0] = "arg0",	      [PRB_B_ARG0 + 1] = "arg1",
+	    [PRB_B_ARG0 + 2] = "arg2",	 [PRB_B_ARG0 + 3] = "arg3",   [PRB_B_ARG0 + 4] = "arg4",
+	    [PRB_B_ARG0 + 5] = "arg5",	 [PRB_B_RETVAL] = "retval",   [PRB_B_TARGET] = "$target",
+	    [PRB_B_IP] = "ip",		 [PRB_B_UID] = "uid",	      [PRB_B_GID] = "gid",
+	    [PRB_B_CURTASK] = "curtask",
 	};
 
 	return b >= 0 && b < PRB_B_COUNT_ && names[b] ? names[b] : "?";
@@ -524,7 +522,7 @@ static int builtin_type(int64_t b)
 	case PRB_B_KSTACK:
 		return PRB_T_STACK;
 	}
-	return PRB_T_INT;
+	return PRB_T_INT; /* curtask: a pointer, an integer to operators */
 }
 
 static int field_type(const struct prb_tp_field *f)
@@ -564,7 +562,61 @@ static int infer(struct hwt_probe_prog *prog, const struct prb_clause *cl, const
 		return t ? t : infer(prog, cl, n->c);
 	}
 	}
-	return PRB_T_NONE;
+	{
+		struct prb_ty ty;
+
+		return prb_infer_bt(prog, cl, n, &ty);
+	}
+}
+
+/* The full type of a value an assignment stores (for variables and maps). */
+int prb_infer_ty(struct hwt_probe_prog *prog, const struct prb_clause *cl, const struct prb_node *n,
+		 struct prb_ty *ty)
+{
+	int t;
+
+	memset(ty, 0, sizeof(*ty));
+	switch (n->kind) {
+	case PRB_N_SELF:
+	case PRB_N_THIS: {
+		const struct prb_var *v =
+		    n->kind == PRB_N_SELF ? &prog->self_vars[n->v] : &prog->this_vars[n->v];
+
+		*ty = v->ty;
+		return v->type;
+	}
+	case PRB_N_FIELD:
+		for (size_t i = 0; i < cl->nprobes; i++) {
+			const struct prb_probe *p = &prog->probes[cl->probes[i]];
+			const struct prb_tp_field *f;
+
+			if (p->tp && (f = prb_tp_format_field(p->tp, prog->fields[n->v]))) {
+				prb_field_ty(prog, f, ty);
+				return field_type(f);
+			}
+		}
+		return PRB_T_NONE;
+	case PRB_N_TERNARY:
+		if ((t = prb_infer_ty(prog, cl, n->b, ty)))
+			return t;
+		return prb_infer_ty(prog, cl, n->c, ty);
+	case PRB_N_IDENT:
+	case PRB_N_MAPREF:
+	case PRB_N_CAST:
+	case PRB_N_DEREF:
+	case PRB_N_MEMBER:
+	case PRB_N_FCALL:
+	case PRB_N_BUILTIN:
+		if ((t = prb_infer_bt(prog, cl, n, ty)) != PRB_T_NONE)
+			return t;
+		break;
+	}
+	if ((t = infer(prog, cl, n)) != PRB_T_NONE) {
+		ty->t = (uint8_t)t;
+		ty->bits = 64;
+		ty->sgn = true;
+	}
+	return t;
 }
 
 static const char *kind_name(enum hwt_probe_kind k)
@@ -596,6 +648,8 @@ static const char *kind_name(enum hwt_probe_kind k)
 		return "a PT return probe";
 	case HWT_PROBE_PT_INSN:
 		return "a PT instruction probe";
+	case HWT_PROBE_INTERVAL:
+		return "an interval probe";
 	}
 	return "a probe";
 }
@@ -645,6 +699,10 @@ static int check_builtin(struct comp *c, const struct prb_node *n)
 		c->cl->uses |= PRB_USE_KSTACK;
 	if (n->v == PRB_B_FUNC)
 		c->cl->uses |= PRB_USE_FUNC;
+	if (n->v == PRB_B_UID || n->v == PRB_B_GID)
+		prb_needs_bpf(c, n->pos, "uid and gid are the task's at the hit");
+	if (n->v == PRB_B_CURTASK)
+		prb_needs_bpf(c, n->pos, "curtask is the kernel's task at the hit");
 	return 0;
 }
 
@@ -698,7 +756,7 @@ static int check_field(struct comp *c, const struct prb_node *n, int *type)
 /* ------------------------------------------------------------------------ */
 /* Code                                                                      */
 
-static int emit(struct comp *c, uint16_t op, uint16_t a, uint32_t b, int64_t imm, size_t pos)
+int emit(struct comp *c, uint16_t op, uint16_t a, uint32_t b, int64_t imm, size_t pos)
 {
 	struct hwt_probe_prog *prog = c->prog;
 
@@ -722,7 +780,7 @@ static int emit(struct comp *c, uint16_t op, uint16_t a, uint32_t b, int64_t imm
 	return (int)prog->ncode++;
 }
 
-static void push(struct comp *c, int n)
+void push(struct comp *c, int n)
 {
 	c->depth += n;
 	if (c->depth > c->max_depth)
@@ -731,7 +789,24 @@ static void push(struct comp *c, int n)
 
 /* Emits code that leaves the node's value on the stack; returns its type
  * (> 0) or an error. */
-static int gen_expr(struct comp *c, struct prb_node *n)
+static int gen_expr0(struct comp *c, struct prb_node *n);
+
+int gen_expr(struct comp *c, struct prb_node *n)
+{
+	int t;
+
+	memset(&n->ty, 0, sizeof(n->ty));
+	t = gen_expr0(c, n);
+	if (t > 0 && !n->ty.t) {
+		/* a plain value: a 64-bit integer, a string or a stack */
+		n->ty.t = (uint8_t)t;
+		n->ty.bits = 64;
+		n->ty.sgn = true;
+	}
+	return t;
+}
+
+static int gen_expr0(struct comp *c, struct prb_node *n)
 {
 	struct hwt_probe_prog *prog = c->prog;
 	int ta, tb, tc, j1, j2;
@@ -760,6 +835,15 @@ static int gen_expr(struct comp *c, struct prb_node *n)
 		    emit(c, PRB_I_FIELD, (uint16_t)n->v, 0, 0, n->pos) < 0)
 			return c->err;
 		push(c, 1);
+		/* the first probe's field gives the full type (a pointer's) */
+		for (size_t i = 0; i < c->cl->nprobes; i++) {
+			const struct prb_probe *p = &prog->probes[c->cl->probes[i]];
+
+			if (p->tp && p->field_map && p->field_map[n->v] >= 0) {
+				prb_field_ty(prog, &p->tp->fields[p->field_map[n->v]], &n->ty);
+				break;
+			}
+		}
 		return n->type = (uint8_t)t;
 	}
 	case PRB_N_SELF:
@@ -767,6 +851,14 @@ static int gen_expr(struct comp *c, struct prb_node *n)
 		struct prb_var *v =
 		    n->kind == PRB_N_SELF ? &prog->self_vars[n->v] : &prog->this_vars[n->v];
 
+		if (!v->assigned && v->name[0] == '$') {
+			FAIL(c, n->pos, -HWT_EINVAL,
+			     "unknown variable '%s': nothing in this clause assigns it (as in %s = "
+			     "1)%s",
+			     v->name, v->name,
+			     !strcmp(v->name, "$pid") ? "; the builtin is pid" : "");
+			return c->err;
+		}
 		if (!v->assigned) {
 			FAIL(c, n->pos, -HWT_EINVAL,
 			     "unknown variable '%s->%s': no clause assigns it (as in %s->%s = "
@@ -779,6 +871,7 @@ static int gen_expr(struct comp *c, struct prb_node *n)
 			 n->pos) < 0)
 			return c->err;
 		push(c, 1);
+		n->ty = v->ty;
 		return n->type = v->type;
 	}
 	case PRB_N_UNARY:
@@ -786,7 +879,7 @@ static int gen_expr(struct comp *c, struct prb_node *n)
 			return ta;
 		if (ta != PRB_T_INT) {
 			FAIL(c, n->pos, -HWT_EINVAL, "'%c' wants an integer, and this is %s", n->op,
-			     type_name(ta));
+			     prb_type_name(ta));
 			return c->err;
 		}
 		if (emit(c,
@@ -830,7 +923,7 @@ static int gen_expr(struct comp *c, struct prb_node *n)
 			FAIL(c, (size_t)n->v, -HWT_EINVAL,
 			     "operands of this operator must be integers%s, and they are %s and %s",
 			     n->op == PRB_OP_EQ || n->op == PRB_OP_NE ? " (or two strings)" : "",
-			     type_name(ta), type_name(tb));
+			     prb_type_name(ta), prb_type_name(tb));
 			return c->err;
 		}
 		if (emit(c, PRB_I_BIN, n->op, 0, 0, (size_t)n->v) < 0)
@@ -842,7 +935,7 @@ static int gen_expr(struct comp *c, struct prb_node *n)
 			return ta;
 		if (ta != PRB_T_INT) {
 			FAIL(c, n->a->pos, -HWT_EINVAL,
-			     "the condition of ?: must be an integer, not %s", type_name(ta));
+			     "the condition of ?: must be an integer, not %s", prb_type_name(ta));
 			return c->err;
 		}
 		if ((j1 = emit(c, PRB_I_JZ, 0, 0, 0, n->pos)) < 0)
@@ -857,14 +950,13 @@ static int gen_expr(struct comp *c, struct prb_node *n)
 		prog->code[j2].b = (uint32_t)prog->ncode;
 		if (tb != tc) {
 			FAIL(c, n->c->pos, -HWT_EINVAL,
-			     "both sides of ?: must have one type: %s and %s", type_name(tb),
-			     type_name(tc));
+			     "both sides of ?: must have one type: %s and %s", prb_type_name(tb),
+			     prb_type_name(tc));
 			return c->err;
 		}
 		return n->type = (uint8_t)tb;
 	}
-	FAIL(c, n->pos, -HWT_EINTERNAL, "unexpected node %d", n->kind);
-	return c->err;
+	return prb_gen_bt(c, n);
 }
 
 /* A constant integer expression (lquantize bounds). */
@@ -911,6 +1003,7 @@ static const struct {
     {"hist", HWT_REP_QUANTIZE, 1},
     {"lquantize", HWT_REP_LQUANTIZE, 4},
     {"lhist", HWT_REP_LQUANTIZE, 4},
+    {"stats", HWT_REP_AVG, 1}, /* bpftrace's: count, average, total */
 };
 
 static int key_name(struct hwt_probe_prog *prog, const struct prb_node *k, char **out)
@@ -1024,12 +1117,13 @@ static int gen_agg(struct comp *c, struct prb_node *n)
 			return t;
 		if (t != PRB_T_INT) {
 			FAIL(c, call->args[0]->pos, -HWT_EINVAL,
-			     "%s() wants an integer, and this is %s", call->name, type_name(t));
+			     "%s() wants an integer, and this is %s", call->name, prb_type_name(t));
 			return c->err;
 		}
 	}
 	if (!agg->typed) {
 		agg->typed = true;
+		agg->stats = !strcmp(agg_funcs[f].name, "stats");
 		agg->func = agg_funcs[f].func;
 		agg->nkeys = n->nargs;
 		agg->low = lo;
@@ -1091,17 +1185,17 @@ static int gen_printf(struct comp *c, struct prb_node *n)
 		}
 		while (*p && strchr("hlLqjzt", *p))
 			p++; /* lengths: every integer is 64-bit */
-		if (!*p || !strchr("diuxXocsp", *p) || sl >= 40) {
+		if (!*p || !strchr("diuxXocspr", *p) || sl >= 40) {
 			FAIL(c, n->args[0]->pos, -HWT_EINVAL,
 			     "printf: bad conversion in \"%s\" (known: %%d %%i %%u %%x %%X %%o %%c "
-			     "%%s %%p, "
+			     "%%s %%p %%r, "
 			     "with flags, width and precision)",
 			     fmt);
 			goto fail;
 		}
 		piece.conv = *p == 'i' ? 'd' : *p;
-		if (piece.conv == 's' || piece.conv == 'c') {
-			spec[sl++] = piece.conv;
+		if (piece.conv == 's' || piece.conv == 'c' || piece.conv == 'r') {
+			spec[sl++] = piece.conv == 'r' ? 's' : piece.conv;
 		} else if (piece.conv == 'p') {
 			memcpy(spec + sl, "#llx", 4);
 			sl += 4;
@@ -1123,13 +1217,18 @@ static int gen_printf(struct comp *c, struct prb_node *n)
 
 			if (t < 0)
 				goto fail;
-			if ((piece.conv == 's') != (t == PRB_T_STR) || t == PRB_T_STACK) {
+			bool str = piece.conv == 's' || piece.conv == 'r';
+
+			/* %s takes strings and stacks (a frame a line) */
+			if (str != (t == PRB_T_STR || (t == PRB_T_STACK && piece.conv == 's')) ||
+			    t == PRB_T_LVAL) {
 				FAIL(c, n->args[argi]->pos, -HWT_EINVAL,
 				     "printf: argument %zu is %s, and its conversion %%%c wants %s",
-				     argi, type_name(t), piece.conv,
-				     piece.conv == 's' ? "a string" : "an integer");
+				     argi, prb_type_name(t), piece.conv,
+				     str ? "a string" : "an integer");
 				goto fail;
 			}
+			piece.stack = t == PRB_T_STACK;
 		}
 		argi++;
 		if (!(piece.spec = strdup(spec)))
@@ -1174,7 +1273,7 @@ fail:
 	return c->err;
 }
 
-static int gen_stmt(struct comp *c, struct prb_node *n)
+int gen_stmt(struct comp *c, struct prb_node *n)
 {
 	struct hwt_probe_prog *prog = c->prog;
 
@@ -1193,9 +1292,17 @@ static int gen_stmt(struct comp *c, struct prb_node *n)
 			     "a stack can only key an aggregation (as in @[ustack] = count())");
 			return c->err;
 		}
+		if (t == PRB_T_LVAL) {
+			FAIL(c, n->b->pos, -HWT_EINVAL,
+			     "a struct cannot be stored: take one of its members");
+			return c->err;
+		}
 		if (t != v->type) {
-			FAIL(c, n->b->pos, -HWT_EINVAL, "%s->%s holds %s elsewhere, and this is %s",
-			     self ? "self" : "this", v->name, type_name(v->type), type_name(t));
+			FAIL(c, n->b->pos, -HWT_EINVAL, "%s%s holds %s elsewhere, and this is %s",
+			     v->name[0] == '$' ? ""
+			     : self	       ? "self->"
+					       : "this->",
+			     v->name, prb_type_name(v->type), prb_type_name(t));
 			return c->err;
 		}
 		if (emit(c, self ? PRB_I_STORE_SELF : PRB_I_STORE_THIS, (uint16_t)n->a->v, 0, 0,
@@ -1211,16 +1318,65 @@ static int gen_stmt(struct comp *c, struct prb_node *n)
 	case PRB_N_CLEAR:
 	case PRB_N_PRINT:
 		return emit(c, n->kind == PRB_N_CLEAR ? PRB_I_CLEAR : PRB_I_PRINT, (uint16_t)n->v,
-			    0, 0, n->pos) < 0
+			    n->c ? (uint32_t)n->c->v : 0, 0, n->pos) < 0
 			   ? c->err
 			   : 0;
 	}
-	FAIL(c, n->pos, -HWT_EINTERNAL, "unexpected statement %d", n->kind);
-	return c->err;
+	return prb_gen_bt(c, n);
 }
 
 /* Types variables from their assignments, to a fixed point (a clause may
  * read a variable that a later clause assigns). */
+/* Types the variable or map a statement assigns (and those of its
+ * blocks); *changed when one gets a type. */
+static void type_stmt(struct hwt_probe_prog *prog, const struct prb_clause *cl,
+		      const struct prb_node *n, bool *changed)
+{
+	struct prb_ty ty;
+	int t;
+
+	if (!n)
+		return;
+	switch (n->kind) {
+	case PRB_N_ASSIGN: {
+		struct prb_var *v = n->a->kind == PRB_N_SELF ? &prog->self_vars[n->a->v]
+							     : &prog->this_vars[n->a->v];
+
+		v->assigned = true;
+		if (v->type)
+			return;
+		if ((t = prb_infer_ty(prog, cl, n->b, &ty)) != PRB_T_NONE) {
+			v->type = (uint8_t)t;
+			v->ty = ty;
+			*changed = true;
+		}
+		return;
+	}
+	case PRB_N_MAPSET: {
+		struct prb_agg *m = &prog->aggs[n->v];
+
+		if (m->vty.t)
+			return;
+		if ((t = prb_infer_ty(prog, cl, n->b, &ty)) != PRB_T_NONE) {
+			m->vty = ty;
+			m->vty.t = (uint8_t)(ty.t == PRB_T_PTR ? PRB_T_PTR : t);
+			*changed = true;
+		}
+		return;
+	}
+	case PRB_N_IF:
+		type_stmt(prog, cl, n->b, changed);
+		type_stmt(prog, cl, n->c, changed);
+		return;
+	case PRB_N_BLOCK:
+		for (size_t i = 0; i < n->nargs; i++)
+			type_stmt(prog, cl, n->args[i], changed);
+		return;
+	}
+}
+
+/* Types variables and maps from their assignments, to a fixed point (a
+ * clause may read a variable that a later clause assigns). */
 static int type_vars(struct comp *c)
 {
 	struct hwt_probe_prog *prog = c->prog;
@@ -1231,25 +1387,38 @@ static int type_vars(struct comp *c)
 		for (size_t i = 0; i < prog->nclauses; i++) {
 			struct prb_clause *cl = &prog->clauses[i];
 
-			for (size_t s = 0; s < cl->stmts.n; s++) {
-				struct prb_node *n = cl->stmts.v[s];
-				struct prb_var *v;
-				int t;
-
-				if (n->kind != PRB_N_ASSIGN)
-					continue;
-				v = n->a->kind == PRB_N_SELF ? &prog->self_vars[n->a->v]
-							     : &prog->this_vars[n->a->v];
-				v->assigned = true;
-				if (v->type)
-					continue;
-				if ((t = infer(prog, cl, n->b)) != PRB_T_NONE) {
-					v->type = (uint8_t)t;
-					changed = true;
-				}
-			}
+			for (size_t s = 0; s < cl->stmts.n; s++)
+				type_stmt(prog, cl, cl->stmts.v[s], &changed);
 		}
 	}
+	return 0;
+}
+
+/* Which @names are plain maps (assigned values) and which aggregations. */
+static int mark_maps(struct comp *c, const struct prb_node *n)
+{
+	if (!n)
+		return 0;
+	if (n->kind == PRB_N_MAPSET || n->kind == PRB_N_AGG) {
+		struct prb_agg *m = &c->prog->aggs[n->v];
+		bool plain = n->kind == PRB_N_MAPSET;
+
+		if (m->plain_pos && m->plain != plain)
+			return FAIL(c, n->pos, -HWT_EINVAL,
+				    "@%s is assigned values and aggregated: use two names",
+				    m->name);
+		m->plain = plain;
+		if (!m->plain_pos)
+			m->plain_pos = n->pos + 1;
+	}
+	if (n->kind == PRB_N_IF) {
+		if (mark_maps(c, n->b) < 0 || mark_maps(c, n->c) < 0)
+			return c->err;
+	}
+	if (n->kind == PRB_N_BLOCK)
+		for (size_t i = 0; i < n->nargs; i++)
+			if (mark_maps(c, n->args[i]) < 0)
+				return c->err;
 	return 0;
 }
 
@@ -1257,17 +1426,28 @@ static int type_vars(struct comp *c)
  * predicate and no key, in a program without exit(), print() or clear()
  * (which would observe counts mid-run): their hits need no sample at all,
  * so live runs count them in the kernel, as perf stat does. */
+static bool observes_counts(const struct prb_node *n)
+{
+	if (!n)
+		return false;
+	if (n->kind == PRB_N_EXIT || n->kind == PRB_N_PRINT || n->kind == PRB_N_CLEAR)
+		return true;
+	if (n->kind == PRB_N_IF)
+		return observes_counts(n->b) || observes_counts(n->c);
+	for (size_t i = 0; n->kind == PRB_N_BLOCK && i < n->nargs; i++)
+		if (observes_counts(n->args[i]))
+			return true;
+	return false;
+}
+
 static void mark_count_only(struct hwt_probe_prog *prog)
 {
 	for (size_t c = 0; c < prog->nclauses; c++) {
 		const struct prb_clause *cl = &prog->clauses[c];
 
-		for (size_t s = 0; s < cl->stmts.n; s++) {
-			uint8_t k = cl->stmts.v[s]->kind;
-
-			if (k == PRB_N_EXIT || k == PRB_N_PRINT || k == PRB_N_CLEAR)
+		for (size_t s = 0; s < cl->stmts.n; s++)
+			if (observes_counts(cl->stmts.v[s]))
 				return;
-		}
 	}
 	for (size_t i = 0; i < prog->nprobes; i++) {
 		struct prb_probe *p = &prog->probes[i];
@@ -1304,6 +1484,10 @@ int prb_compile(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag)
 				p->field_map[f] = -1;
 		}
 	}
+	for (size_t i = 0; i < prog->nclauses; i++)
+		for (size_t k = 0; k < prog->clauses[i].stmts.n; k++)
+			if ((err = mark_maps(&c, prog->clauses[i].stmts.v[k])) < 0)
+				return err;
 	if ((err = type_vars(&c)) < 0)
 		return err;
 	for (size_t i = 0; i < prog->nclauses; i++) {
@@ -1321,7 +1505,7 @@ int prb_compile(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag)
 				return cfail(
 				    prog, diag, cl->pred->pos, -HWT_EINVAL,
 				    "a predicate must be an integer (a condition), and this is %s",
-				    type_name(t));
+				    prb_type_name(t));
 			if (emit(&c, PRB_I_PRED, 0, 0, 0, cl->pred->pos) < 0)
 				return c.err;
 			push(&c, -1);
@@ -1346,7 +1530,20 @@ int prb_compile(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag)
 			p->clauses[p->nclauses++] = i;
 			p->uses |= cl->uses;
 			p->regs |= cl->regs;
+			if (cl->bpf_only && !p->bpf_only) {
+				p->bpf_only = cl->bpf_only;
+				p->bpf_only_pos = cl->bpf_only_pos;
+			}
 		}
+	}
+	/* BEGIN and END run in hwtrace, not in the kernel */
+	for (size_t i = 0; i < prog->nprobes; i++) {
+		const struct prb_probe *p = &prog->probes[i];
+
+		if (p->bpf_only &&
+		    (p->info.kind == HWT_PROBE_BEGIN || p->info.kind == HWT_PROBE_END))
+			return cfail(prog, diag, p->bpf_only_pos, -HWT_EINVAL,
+				     "%s runs in hwtrace, not at a hit: %s", p->text, p->bpf_only);
 	}
 	mark_count_only(prog);
 	for (size_t i = 0; i < prog->naggs; i++) {

@@ -87,6 +87,9 @@ struct hwt_probe_live {
 	struct prb_bpf *bpf;
 	enum hwt_probe_path *path;
 	bool sideband;		   /* a dummy event carries the sideband */
+	bool timers;		   /* interval probes fired by hwtrace */
+	uint64_t t_start;	   /* when they started */
+	uint64_t *fired;	   /* per probe: the interval ticks fired */
 	struct prb_probe sb_probe; /* its description, for errors */
 	size_t npfds;
 };
@@ -478,6 +481,7 @@ static int build_attr(const struct hwt_probe_prog *prog, size_t i,
 			attr->sample_type |= PERF_SAMPLE_RAW;
 		return 0;
 	case HWT_PROBE_PROFILE:
+	case HWT_PROBE_INTERVAL: /* BPF: on one CPU; sampling: a timer of hwtrace's */
 		attr->type = PERF_TYPE_SOFTWARE;
 		attr->config = PERF_COUNT_SW_CPU_CLOCK;
 		attr->freq = p->info.freq;
@@ -553,6 +557,7 @@ void hwt_probe_live_close(struct hwt_probe_live *live)
 		return;
 	prb_bpf_free(live->bpf);
 	free(live->path);
+	free(live->fired);
 	for (size_t i = 0; i < live->nevs; i++)
 		if (live->evs[i].fd >= 0)
 			hwt_psys_close(live->rt->cfg.psys, live->evs[i].fd);
@@ -773,6 +778,8 @@ static bool opens_perf(const struct hwt_probe_live *live, size_t i)
 {
 	if (i == live->prog->nprobes)
 		return live->sideband;
+	if (live->prog->probes[i].info.kind == HWT_PROBE_INTERVAL)
+		return false; /* a timer of hwtrace's (BPF: an event of its own) */
 	return live->path[i] == HWT_PROBE_PATH_SAMPLING || live->path[i] == HWT_PROBE_PATH_COUNTER;
 }
 
@@ -781,18 +788,31 @@ static bool is_counting(const struct hwt_probe_live *live, size_t i)
 	return i < live->prog->nprobes && live->prog->probes[i].count_only;
 }
 
-/* The self-> variables the clauses of a probe read or write. */
-static void self_vars_of(const struct hwt_probe_prog *prog, size_t i, uint64_t set[4])
+/* The self-> variables (bits 0..255) and plain maps (256..511) the
+ * clauses of a probe use: state that lives on one path. */
+static void self_vars_of(const struct hwt_probe_prog *prog, size_t i, uint64_t set[8])
 {
 	const struct prb_probe *p = &prog->probes[i];
 
-	memset(set, 0, 4 * sizeof(*set));
+	memset(set, 0, 8 * sizeof(*set));
 	for (size_t c = 0; c < p->nclauses; c++) {
 		const struct prb_clause *cl = &prog->clauses[p->clauses[c]];
 
-		for (uint32_t k = cl->code; k < cl->code + cl->ncode; k++)
-			if (prog->code[k].op == PRB_I_SELF || prog->code[k].op == PRB_I_STORE_SELF)
-				set[prog->code[k].a / 64 % 4] |= 1ull << (prog->code[k].a % 64);
+		for (uint32_t k = cl->code; k < cl->code + cl->ncode; k++) {
+			const struct prb_insn *in = &prog->code[k];
+			unsigned bit;
+
+			if (in->op == PRB_I_SELF || in->op == PRB_I_STORE_SELF)
+				bit = in->a % 256;
+			else if (in->op == PRB_I_MAP_LOAD || in->op == PRB_I_MAP_STORE ||
+				 in->op == PRB_I_MAP_DELETE ||
+				 ((in->op == PRB_I_CLEAR || in->op == PRB_I_PRINT) &&
+				  in->a < prog->naggs && prog->aggs[in->a].plain))
+				bit = 256 + in->a % 256;
+			else
+				continue;
+			set[bit / 64] |= 1ull << (bit % 64);
+		}
 	}
 }
 
@@ -801,7 +821,7 @@ static void self_vars_of(const struct hwt_probe_prog *prog, size_t i, uint64_t s
 static void fall_back_together(struct hwt_probe_live *live)
 {
 	const struct hwt_probe_prog *prog = live->prog;
-	uint64_t(*sets)[4] = calloc(prog->nprobes, sizeof(*sets));
+	uint64_t(*sets)[8] = calloc(prog->nprobes, sizeof(*sets));
 	bool changed = true;
 
 	if (!sets)
@@ -817,14 +837,17 @@ static void fall_back_together(struct hwt_probe_live *live)
 			for (size_t j = 0; j < prog->nprobes; j++) {
 				char why[512];
 
-				if (!prb_bpf_loaded(live->bpf, j) ||
-				    !((sets[i][0] & sets[j][0]) | (sets[i][1] & sets[j][1]) |
-				      (sets[i][2] & sets[j][2]) | (sets[i][3] & sets[j][3])))
+				uint64_t shared = 0;
+
+				for (int w = 0; w < 8; w++)
+					shared |= sets[i][w] & sets[j][w];
+				if (!prb_bpf_loaded(live->bpf, j) || !shared)
 					continue;
-				snprintf(why, sizeof(why),
-					 "it shares self-> variables with %s, which runs on the "
-					 "sampling path",
-					 prog->probes[i].text);
+				snprintf(
+				    why, sizeof(why),
+				    "it shares self-> variables or maps with %s, which runs on "
+				    "the sampling path",
+				    prog->probes[i].text);
 				prb_bpf_unload(live->bpf, j, why);
 				changed = true;
 			}
@@ -938,9 +961,10 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 	live->infos = calloc(np + 1, sizeof(*live->infos));
 	live->regs_intr = calloc(np + 1, sizeof(*live->regs_intr));
 	live->path = calloc(np + 1, sizeof(*live->path));
+	live->fired = calloc(np + 1, sizeof(*live->fired));
 	attrs = calloc(np + 1, sizeof(*attrs));
 	strs = calloc(np + 1, sizeof(*strs));
-	if (!live->infos || !live->regs_intr || !live->path || !attrs || !strs)
+	if (!live->infos || !live->regs_intr || !live->path || !live->fired || !attrs || !strs)
 		goto error;
 
 	/* Attributes first: every symbol and PMU problem is reported before
@@ -1008,6 +1032,30 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 			    hwt_strerror(err));
 		goto error;
 	}
+	/* what only BPF programs can do has no sampling path to fall to */
+	for (size_t i = 0; i < np; i++) {
+		const struct prb_probe *p = &prog->probes[i];
+		const char *why = prb_bpf_why(live->bpf, i);
+
+		if (!p->bpf_only || live->path[i] == HWT_PROBE_PATH_BPF ||
+		    !is_live_kind(p->info.kind))
+			continue;
+		if (cfg->backend == HWT_PROBE_BACKEND_SAMPLING)
+			err = ldiag(diag, prog, p->bpf_only_pos, -HWT_ENOTSUP,
+				    "%s needs the BPF path (%s): --no-bpf cannot run it", p->text,
+				    p->bpf_only);
+		else
+			err = ldiag(diag, prog, p->bpf_only_pos, -HWT_ENOTSUP,
+				    "%s needs the BPF path (%s), and BPF cannot run it here: %s",
+				    p->text, p->bpf_only, why ? why : "unknown reason");
+		goto error;
+	}
+	/* intervals on the sampling path: hwtrace's timers */
+	for (size_t i = 0; i < np; i++)
+		if (prog->probes[i].info.kind == HWT_PROBE_INTERVAL &&
+		    live->path[i] != HWT_PROBE_PATH_BPF)
+			live->timers = true;
+	live->t_start = mono_ns();
 
 	if (cfg->ntids && cfg->no_inherit) {
 		/* per thread: one buffer each (cpu -1) */
@@ -1288,6 +1336,36 @@ static void compact(struct buffer *b)
 		b->q[i].off -= base;
 }
 
+/* interval probes on the sampling path: each fires once per period
+ * since the start, in hwtrace (its pid, no CPU). */
+static int fire_timers(struct hwt_probe_live *live)
+{
+	const struct hwt_probe_prog *prog = live->prog;
+	uint64_t now = mono_ns();
+	int err;
+
+	for (size_t i = 0; i < prog->nprobes && !live->rt->exited; i++) {
+		const struct prb_probe *p = &prog->probes[i];
+		struct hwt_probe_hit hit;
+
+		if (p->info.kind != HWT_PROBE_INTERVAL || live->path[i] == HWT_PROBE_PATH_BPF ||
+		    !p->info.period)
+			continue;
+		while ((live->fired[i] + 1) * p->info.period <= now - live->t_start &&
+		       !live->rt->exited) {
+			live->fired[i]++;
+			memset(&hit, 0, sizeof(hit));
+			hit.pid = hit.tid = (int32_t)getpid();
+			hit.cpu = -1;
+			hit.time = now;
+			hit.comm = "hwtrace";
+			if ((err = hwt_probe_rt_fire(live->rt, i, &hit)) < 0)
+				return err;
+		}
+	}
+	return 0;
+}
+
 static int read_all(struct hwt_probe_live *live, bool final)
 {
 	uint64_t limit = final ? UINT64_MAX : mono_ns() - HOLD_BACK_NS;
@@ -1295,6 +1373,8 @@ static int read_all(struct hwt_probe_live *live, bool final)
 
 	/* BPF's ring buffer first: printf output and exit() */
 	if ((err = prb_bpf_poll(live->bpf)) < 0)
+		return err;
+	if (live->timers && !final && (err = fire_timers(live)) < 0)
 		return err;
 	if (live->rt->exited)
 		return 0;
@@ -1341,6 +1421,24 @@ int hwt_probe_live_poll(struct hwt_probe_live *live, int timeout_ms)
 {
 	if (!live)
 		return -HWT_EINVAL;
+	if (live->timers) {
+		/* wake for the next interval */
+		const struct hwt_probe_prog *prog = live->prog;
+		uint64_t now = mono_ns();
+
+		for (size_t i = 0; i < prog->nprobes; i++) {
+			const struct prb_probe *p = &prog->probes[i];
+			uint64_t due;
+
+			if (p->info.kind != HWT_PROBE_INTERVAL || !p->info.period)
+				continue;
+			due = live->t_start + (live->fired[i] + 1) * p->info.period;
+			if (due <= now)
+				timeout_ms = 0;
+			else if ((due - now) / 1000000 + 1 < (uint64_t)timeout_ms)
+				timeout_ms = (int)((due - now) / 1000000 + 1);
+		}
+	}
 	if (timeout_ms > 0) {
 		/* nothing to wait on (BPF maps only): sleep the timeout */
 		int r = hwt_psys_poll(live->rt->cfg.psys, live->npfds ? live->pfds : NULL,

@@ -156,10 +156,23 @@ int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *sessi
 		struct perf_event_attr want;
 		bool any = false;
 
+		if (p->bpf_only && p->info.kind != HWT_PROBE_BEGIN &&
+		    p->info.kind != HWT_PROBE_END) {
+			err = odiag(diag, prog, p->bpf_only_pos, -HWT_ENOTSUP,
+				    "%s cannot run over a recording: %s (live BPF only)", p->text,
+				    p->bpf_only);
+			goto out;
+		}
 		switch (p->info.kind) {
 		case HWT_PROBE_BEGIN:
 		case HWT_PROBE_END:
 			continue;
+		case HWT_PROBE_INTERVAL:
+			err = odiag(diag, prog, p->pos, -HWT_ENOTSUP,
+				    "%s is a live probe (a timer): drop -i, give -p PID, -a or -- "
+				    "CMD",
+				    p->text);
+			goto out;
 		case HWT_PROBE_UPROBE:
 		case HWT_PROBE_URETPROBE:
 		case HWT_PROBE_KPROBE:

@@ -99,6 +99,10 @@ struct hwt_probe_config {
 	 *   nstacks     stacks the BPF stack map holds (4096) */
 	uint64_t aggsize, dynvarsize, bufsize;
 	uint32_t strsize, nstacks;
+	/* Checking only (-n): what this kernel lacks (a struct member, a
+	 * type, a kernel symbol) is a warning through log, not an error, so
+	 * a script written for another kernel still checks. */
+	bool check_only;
 };
 
 /* Zeroes cfg and sets its size. */
@@ -132,6 +136,8 @@ enum hwt_probe_kind {
 	HWT_PROBE_PT_ENTRY,   /* pt:OBJ:FUNC:entry */
 	HWT_PROBE_PT_RETURN,  /* pt:OBJ:FUNC:return */
 	HWT_PROBE_PT_INSN,    /* pt:OBJ:FUNC+OFF */
+	HWT_PROBE_INTERVAL,   /* interval:{s,ms,us}:N, interval:hz:N: every N
+			       * on one CPU (bpftrace's) */
 };
 
 /* A probe as the program names it (after parsing). Strings are owned by
@@ -475,6 +481,11 @@ struct hwt_probe_pt_watch {
  * exceed max). Valid after hwt_probe_pt_resolve(). */
 HWT_API size_t hwt_probe_pt_watches(const struct hwt_probe_rt *rt, struct hwt_probe_pt_watch *out,
 				    size_t max);
+
+/* True for a bpftrace script (its first line "#!...bpftrace"): output in
+ * bpftrace's layout, hwt_probe_rt_print() beginning with its two
+ * newlines. */
+HWT_API bool hwt_probe_prog_bpftrace_style(const struct hwt_probe_prog *prog);
 
 /* True when the program has pt: probes (it then needs the flow hook). */
 HWT_API bool hwt_probe_prog_has_pt(const struct hwt_probe_prog *prog);

@@ -43,6 +43,7 @@ static inline struct bpf_insn prb_bpf_insn(uint8_t code, uint8_t dst, uint8_t sr
 #define BI_MOV64_REG(d, s)	 prb_bpf_insn(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
 #define BI_MOV64_IMM(d, im)	 prb_bpf_insn(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, im)
 #define BI_MOV32_REG(d, s)	 prb_bpf_insn(BPF_ALU | BPF_MOV | BPF_X, d, s, 0, 0)
+#define BI_MOV32_IMM(d, im)	 prb_bpf_insn(BPF_ALU | BPF_MOV | BPF_K, d, 0, 0, im)
 #define BI_LDX(sz, d, s, o)	 prb_bpf_insn(BPF_LDX | BPF_SIZE(sz) | BPF_MEM, d, s, o, 0)
 #define BI_STX(sz, d, s, o)	 prb_bpf_insn(BPF_STX | BPF_SIZE(sz) | BPF_MEM, d, s, o, 0)
 #define BI_ST(sz, d, o, im)	 prb_bpf_insn(BPF_ST | BPF_SIZE(sz) | BPF_MEM, d, 0, o, im)
@@ -92,7 +93,14 @@ enum {
  * Tag 0: the payload is the string's bytes (NUL-padded); 1: a function by
  * address (payload: pid, ip: symbolized by hwtrace); 2: the text of probe
  * payload[0]; 3: the function of probe payload[0]. */
-enum { PRB_SV_BYTES = 0, PRB_SV_FUNC_IP, PRB_SV_PROBE, PRB_SV_PROBE_FUNC };
+enum {
+	PRB_SV_BYTES = 0,
+	PRB_SV_FUNC_IP,
+	PRB_SV_PROBE,
+	PRB_SV_PROBE_FUNC,
+	PRB_SV_INET, /* ntop(): family (2, 10), then 4 or 16 bytes */
+	PRB_SV_BUF,  /* buf(): a length, then the bytes (printed with %r) */
+};
 
 /* Kinds of key slots. */
 enum { PRB_KEY_INT = 1, PRB_KEY_STR, PRB_KEY_STACK };
@@ -124,7 +132,15 @@ enum {
 };
 
 /* Ring buffer records: a header and the record's data. */
-enum { PRB_RB_PRINTF = 1, PRB_RB_EXIT, PRB_RB_PRINT, PRB_RB_CLEAR };
+enum {
+	PRB_RB_PRINTF = 1,
+	PRB_RB_EXIT,
+	PRB_RB_PRINT, /* arg: the aggregation | the top rows << 16 */
+	PRB_RB_CLEAR,
+	PRB_RB_TIME, /* arg: the format's string (0xffff: none) */
+	PRB_RB_CAT,  /* arg: the path's string */
+	PRB_RB_JOIN, /* arg: the separator's string; then 16 strings of strsize */
+};
 
 struct prb_bpf_rec {
 	uint32_t kind; /* PRB_RB_* */
@@ -210,14 +226,26 @@ int prb_bpf_gen_fork_follow(const struct prb_bpf_layout *lay, uint32_t child_off
 struct prb_agg_source {
 	int (*merge)(void *ctx, size_t agg, struct hwt_rep_agg *into);
 	int (*clear)(void *ctx, size_t agg);
+	/* Plain maps the source keeps: every row into a map of the runtime's
+	 * (returns 1; 0: the source does not keep it), and one key's load,
+	 * store, delete or the whole map's clear for BEGIN and END, which
+	 * hwtrace runs (returns 1 when done there, 0 when not kept). */
+	int (*map_rows)(void *ctx, size_t map, struct prb_tmap *into);
+	int (*map_op)(void *ctx, int op, size_t map, const struct hwt_rep_val *key, int64_t *v);
 	void *ctx;
 };
+
+enum { PRB_MAP_LOAD = 1, PRB_MAP_STORE, PRB_MAP_DELETE, PRB_MAP_CLEAR };
 
 void prb_rt_set_source(struct hwt_probe_rt *rt, const struct prb_agg_source *src);
 /* printf of format fmt with its arguments (integers, dict string ids). */
 int prb_rt_printf(struct hwt_probe_rt *rt, size_t fmt, const int64_t *args);
-/* print(@agg) / clear(@agg) as a clause runs them. */
-int prb_rt_print_agg(struct hwt_probe_rt *rt, size_t agg);
+/* print(@agg[, top]) / clear(@agg) as a clause runs them. */
+int prb_rt_print_top(struct hwt_probe_rt *rt, size_t agg, uint32_t top);
+/* The output of time() (op PRB_I_TIME, string s: its format or 0xffff),
+ * cat() (PRB_I_CAT, s: the path) or join() (PRB_I_JOIN, s: the separator
+ * or 0xffff, args: the strings). */
+int prb_rt_text(struct hwt_probe_rt *rt, int op, unsigned s, const char *const *args, size_t n);
 int prb_rt_clear_agg(struct hwt_probe_rt *rt, size_t agg);
 void prb_rt_set_exited(struct hwt_probe_rt *rt);
 /* A string value (tag and payload, as above) to a dict string id. */

@@ -14,6 +14,8 @@
 
 #include "common/hwt.h"
 #include "probe/probe.h"
+
+struct btf;
 #include "report/report.h"
 #include "symbolize/symbolize.h"
 #include "unwind/unwind.h"
@@ -51,6 +53,26 @@ uint64_t *prb_map_get(const struct prb_map *m, uint64_t a, uint64_t b);
 int prb_map_put(struct prb_map *m, uint64_t a, uint64_t b, uint64_t v);
 /* Removes (a, b) if present. */
 void prb_map_del(struct prb_map *m, uint64_t a, uint64_t b);
+
+/* A map from a tuple of typed values (nkeys of them) to an int64. */
+struct prb_tmap_ent {
+	struct hwt_rep_val key[HWT_REP_MAX_KEYS];
+	int64_t v;
+	bool used;
+};
+
+struct prb_tmap {
+	struct prb_tmap_ent *ents;
+	size_t cap, n;
+	size_t nkeys;
+};
+
+void prb_tmap_fini(struct prb_tmap *m);
+void prb_tmap_clear(struct prb_tmap *m);
+struct prb_tmap_ent *prb_tmap_get(const struct prb_tmap *m, const struct hwt_rep_val *key);
+/* Sets key to v. 0 or -ENOMEM. */
+int prb_tmap_put(struct prb_tmap *m, const struct hwt_rep_val *key, int64_t v);
+void prb_tmap_del(struct prb_tmap *m, const struct hwt_rep_val *key);
 
 /* ------------------------------------------------------------------------ */
 /* Tracepoint formats (tracefs events/SUBSYS/EVENT/format)                   */
@@ -93,6 +115,17 @@ enum prb_type {
 	PRB_T_INT,
 	PRB_T_STR,   /* a string id of the rt's dict */
 	PRB_T_STACK, /* a stack id of the rt's dict */
+	PRB_T_PTR,   /* an address (an integer that member access follows) */
+	PRB_T_LVAL,  /* a struct or array in memory: its address (not loaded) */
+};
+
+/* A value's type in full: integers have a width (bswap, casts), pointers
+ * and objects in memory a BTF type. */
+struct prb_ty {
+	uint8_t t;    /* enum prb_type */
+	uint8_t bits; /* INT: 8, 16, 32 or 64 (0: 64) */
+	bool sgn;     /* INT: signed */
+	int32_t tid;  /* PTR: the pointee's BTF type; LVAL: the object's (0: none) */
 };
 
 enum prb_builtin {
@@ -110,6 +143,9 @@ enum prb_builtin {
 	PRB_B_RETVAL = PRB_B_ARG0 + 6,
 	PRB_B_TARGET,
 	PRB_B_IP,
+	PRB_B_UID,
+	PRB_B_GID,
+	PRB_B_CURTASK, /* the current task_struct (BPF only) */
 	PRB_B_COUNT_
 };
 
@@ -131,7 +167,21 @@ enum prb_node_kind {
 	PRB_N_PRINTF, /* v: format index; args */
 	PRB_N_EXIT,
 	PRB_N_CLEAR, /* v: aggregation */
-	PRB_N_PRINT, /* v: aggregation */
+	PRB_N_PRINT, /* v: aggregation; c: how many top rows (an INT) or NULL */
+	/* bpftrace's language */
+	PRB_N_MAPREF, /* @name[keys] read: v = map, args = keys */
+	PRB_N_IDENT,  /* a name to resolve as a constant (enum, macro): name */
+	PRB_N_MEMBER, /* a->name (op '>') or a.name (op '.') */
+	PRB_N_CAST,   /* (TYPE)a: name = "struct sock", "uint8", ...; v = '*'s */
+	PRB_N_DEREF,  /* *a */
+	PRB_N_FCALL,  /* name(args): str, ntop, bswap, kaddr, usym, ksym, buf */
+	PRB_N_MAPSET, /* @name[keys] = b (a plain map) */
+	PRB_N_MAPDEL, /* delete(@name[keys]): v = map, args = keys */
+	PRB_N_IF,     /* if (a) b [else c]: b a BLOCK, c a BLOCK, an IF or NULL */
+	PRB_N_BLOCK,  /* { statements }: args */
+	PRB_N_TIME,   /* time(["fmt"]): v = the format's string, or -1 */
+	PRB_N_JOIN,   /* join(a[, "sep"]): v = the separator's string, or -1 */
+	PRB_N_CAT,    /* cat("file"): v = the path's string */
 };
 
 /* Binary operators (precedence climbing in parse.c). */
@@ -159,7 +209,8 @@ enum prb_op {
 struct prb_node {
 	uint8_t kind; /* enum prb_node_kind */
 	uint8_t op;
-	uint8_t type; /* enum prb_type, set by the checker */
+	uint8_t type;	  /* enum prb_type, set by the checker */
+	struct prb_ty ty; /* the full type of an expression of bpftrace's */
 	int64_t v;
 	size_t pos; /* byte offset in the text */
 	size_t end; /* end offset (key names come from the text) */
@@ -183,6 +234,9 @@ struct prb_probe {
 	/* Its clauses only count, unkeyed and unconditionally (@x = count()):
 	 * live, it can be a counting event instead of a sampled one. */
 	bool count_only;
+	/* A clause needs the BPF path (the first such clause's reason). */
+	const char *bpf_only;
+	size_t bpf_only_pos;
 };
 
 /* What a probe's clauses read from a hit (picks the sample_type). */
@@ -206,11 +260,17 @@ struct prb_clause {
 	uint32_t code, ncode; /* byte code range */
 	unsigned uses;
 	unsigned regs; /* bit i: arg i (0..5), bit 6: retval */
+	/* something only a BPF program can do (read the traced task's
+	 * memory, ...): what, and where; else NULL */
+	const char *bpf_only;
+	size_t bpf_only_pos;
 };
 
 struct prb_var {
 	char *name;
+	int scope;	   /* $name: the clause it belongs to; this->: -1 */
 	uint8_t type;	   /* enum prb_type; NONE until an assignment types it */
+	struct prb_ty ty;  /* in full */
 	size_t first_read; /* offset of a read (for "never assigned"), or SIZE_MAX */
 	bool assigned;
 };
@@ -218,6 +278,10 @@ struct prb_var {
 struct prb_agg {
 	char *name;
 	size_t pos;
+	bool plain;	   /* a plain map (@x[k] = v), not an aggregation */
+	bool stats;	   /* bpftrace's stats(): an avg() shown with its count and total */
+	struct prb_ty vty; /* a plain map's values */
+	size_t plain_pos;  /* where it is first assigned */
 	enum hwt_rep_func func;
 	int64_t low, high, step;
 	size_t nkeys;
@@ -230,7 +294,8 @@ struct prb_agg {
 struct prb_fmt_piece {
 	char *spec; /* a printf spec for one int64 ("%-8lld") or one
 		     * string ("%5s"), or literal text (conv == 0) */
-	char conv;  /* 'd','u','x','X','o','c','s','p', 0 for literal */
+	char conv;  /* 'd','u','x','X','o','c','s','p','r', 0 for literal */
+	bool stack; /* %s of a stack (a frame a line) */
 };
 
 struct prb_fmt {
@@ -262,8 +327,23 @@ enum prb_opcode {
 	PRB_I_PRINTF,	  /* pop b args, print format a */
 	PRB_I_EXIT,
 	PRB_I_CLEAR, /* agg a */
-	PRB_I_PRINT, /* agg a */
+	PRB_I_PRINT, /* agg or map a; b: the top rows to print (0: all) */
 	PRB_I_END,
+	/* bpftrace's language */
+	PRB_I_MAP_LOAD,	  /* pop map a's keys; push its value (0, "" when absent) */
+	PRB_I_MAP_STORE,  /* pop the value and the keys into map a */
+	PRB_I_MAP_DELETE, /* pop the keys; delete them from map a */
+	PRB_I_READ,	  /* pop an address; push the a & 15 bytes there (signed: a & 16) */
+	PRB_I_READ_STR,	  /* pop an address; push the string there (at most b bytes) */
+	PRB_I_CAST,	  /* top = the low a & 127 bits (signed: a & 128) */
+	PRB_I_BSWAP,	  /* top = its low a bits with their bytes swapped */
+	PRB_I_NTOP,	  /* top = the address as text: a = 0 IPv4 (an integer),
+			   * 1 IPv6 (16 bytes at top), 2 IPv4 (4 bytes at top) */
+	PRB_I_SYM,	  /* top = the function at that address (a = 1: kernel) */
+	PRB_I_BUF,	  /* pop a length and an address: push the bytes (%r) */
+	PRB_I_TIME,	  /* print the time (format: string a, 0xffff: none) */
+	PRB_I_JOIN,	  /* pop a char **: print its strings (separator: string a) */
+	PRB_I_CAT,	  /* print the file named by string a */
 };
 
 struct prb_insn {
@@ -296,6 +376,9 @@ struct hwt_probe_prog {
 	size_t ncode, code_cap;
 	struct prb_node *nodes; /* all AST nodes */
 	bool has_pt;
+	bool bpftrace_style; /* a #! bpftrace script: bpftrace's output layout */
+	struct btf *btf;     /* the kernel's types, loaded when a cast or a
+			      * pointer field needs them */
 	struct hwt_probe_config cfg;
 };
 
@@ -307,8 +390,24 @@ int prb_compile(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag);
 int prb_probe_spec(struct hwt_probe_prog *prog, struct prb_probe *p, const char *spec, size_t pos,
 		   struct hwt_probe_diag *diag);
 
+/* The error for a name that is no variable or constant (suggesting the
+ * closest builtin). Returns -HWT_EINVAL. */
+int prb_unknown_name(const struct hwt_probe_prog *prog, const char *name, size_t pos,
+		     struct hwt_probe_diag *diag);
+
 /* Edit distance (for suggestions). */
 size_t prb_edit_distance(const char *a, const char *b);
+
+/* bt_print.c: bpftrace's layout of an aggregation (a snapshot), of a plain
+ * map and of a stack; top: the last rows only (0: all). */
+int prb_bt_print_agg(const struct hwt_probe_prog *prog, size_t agg, const struct hwt_rep_agg *a,
+		     const struct hwt_rep_dict *dict, uint32_t top, struct hwt_buf *out);
+int prb_bt_print_map(const struct hwt_probe_prog *prog, size_t map, const struct prb_tmap *m,
+		     const struct hwt_rep_dict *dict, uint32_t top, struct hwt_buf *out);
+int prb_bt_print_stack(struct hwt_buf *out, const struct hwt_rep_dict *dict, uint32_t stack);
+/* A plain map as JSON: {"name", "map": true, "rows": [{"key", "value"}]}. */
+int prb_json_print_map(const struct hwt_probe_prog *prog, size_t map, const struct prb_tmap *m,
+		       const struct hwt_rep_dict *dict, struct hwt_buf *out);
 
 /* ------------------------------------------------------------------------ */
 /* Address spaces and symbols (syms.c)                                       */
@@ -393,6 +492,7 @@ struct hwt_probe_rt {
 	uint32_t strsize;
 	/* aggregation contents kept elsewhere (BPF maps), or NULL */
 	const struct prb_agg_source *src;
+	struct prb_tmap *maps; /* plain maps (prog->aggs[i].plain) */
 	/* the hit being run */
 	const struct hwt_probe_hit *hit;
 	size_t probe;

@@ -7,6 +7,8 @@
  */
 #include "probe/probe_int.h"
 
+#include <bpf/btf.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +75,7 @@ void hwt_probe_prog_free(struct hwt_probe_prog *prog)
 		free(n);
 	}
 	free(prog->text);
+	btf__free(prog->btf);
 	free(prog);
 }
 
@@ -134,4 +137,9 @@ int hwt_probe_prog_probe(const struct hwt_probe_prog *prog, size_t i, struct hwt
 bool hwt_probe_prog_has_pt(const struct hwt_probe_prog *prog)
 {
 	return prog && prog->has_pt;
+}
+
+bool hwt_probe_prog_bpftrace_style(const struct hwt_probe_prog *prog)
+{
+	return prog && prog->bpftrace_style;
 }

@@ -10,6 +10,8 @@
  */
 #include "probe/probe_bpf_int.h"
 
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
@@ -36,6 +38,10 @@ void hwt_probe_rt_free(struct hwt_probe_rt *rt)
 			hwt_rep_agg_free(rt->aggs[i]);
 	free(rt->aggs);
 	hwt_unw_free(rt->unw);
+	if (rt->maps)
+		for (size_t i = 0; i < rt->prog->naggs; i++)
+			prb_tmap_fini(&rt->maps[i]);
+	free(rt->maps);
 	free(rt->str_ids);
 	free(rt->probe_ids);
 	free(rt->func_ids);
@@ -125,11 +131,13 @@ int hwt_probe_rt_alloc(struct hwt_probe_rt **out, const struct hwt_probe_prog *p
 		goto error;
 	err = -ENOMEM;
 	rt->aggs = calloc(prog->naggs + 1, sizeof(*rt->aggs));
+	rt->maps = calloc(prog->naggs + 1, sizeof(*rt->maps));
 	rt->str_ids = calloc(prog->nstrs + 1, sizeof(*rt->str_ids));
 	rt->probe_ids = calloc(prog->nprobes + 1, sizeof(*rt->probe_ids));
 	rt->func_ids = calloc(prog->nprobes + 1, sizeof(*rt->func_ids));
 	rt->this_vals = calloc(prog->nthis + 1, sizeof(*rt->this_vals));
-	if (!rt->aggs || !rt->str_ids || !rt->probe_ids || !rt->func_ids || !rt->this_vals)
+	if (!rt->aggs || !rt->maps || !rt->str_ids || !rt->probe_ids || !rt->func_ids ||
+	    !rt->this_vals)
 		goto error;
 	for (size_t i = 0; i < prog->nstrs; i++)
 		if ((err = intern(rt, prog->strs[i], &rt->str_ids[i])) < 0)
@@ -141,9 +149,14 @@ int hwt_probe_rt_alloc(struct hwt_probe_rt **out, const struct hwt_probe_prog *p
 		    (err = intern(rt, prog->probes[i].func, &rt->func_ids[i])) < 0)
 			goto error;
 	}
-	for (size_t i = 0; i < prog->naggs; i++)
+	for (size_t i = 0; i < prog->naggs; i++) {
+		if (prog->aggs[i].plain) {
+			rt->maps[i].nkeys = prog->aggs[i].nkeys;
+			continue;
+		}
 		if ((err = agg_alloc(rt, i, &rt->aggs[i])) < 0)
 			goto error;
+	}
 	if ((err = set_limits(rt)) < 0)
 		goto error;
 	*out = rt;
@@ -379,6 +392,15 @@ static int builtin(struct hwt_probe_rt *rt, unsigned b, int64_t *v)
 	case PRB_B_IP:
 		*v = (int64_t)hit->ip;
 		return 0;
+	case PRB_B_UID:
+		*v = (int64_t)getuid(); /* BEGIN/END: hwtrace's; at hits BPF only */
+		return 0;
+	case PRB_B_GID:
+		*v = (int64_t)getgid();
+		return 0;
+	case PRB_B_CURTASK:
+		*v = 0;
+		return 0;
 	}
 	if (b >= PRB_B_ARG0 && b <= PRB_B_RETVAL) {
 		*v = hit->has_regs ? (int64_t)hit->regs[b - PRB_B_ARG0] : 0;
@@ -466,7 +488,9 @@ static int do_printf(struct hwt_probe_rt *rt, const struct prb_fmt *f, const int
 
 		if (!p->conv) {
 			err = hwt_buf_append(&rt->out, p->spec, strlen(p->spec));
-		} else if (p->conv == 's') {
+		} else if (p->stack) {
+			err = prb_bt_print_stack(&rt->out, rt->dict, (uint32_t)args[a++]);
+		} else if (p->conv == 's' || p->conv == 'r') {
 			const char *s = hwt_rep_dict_str_get(rt->dict, (uint32_t)args[a++]);
 
 			err = hwt_buf_printf(&rt->out, p->spec, s ? s : "");
@@ -609,24 +633,150 @@ static int agg_snapshot(struct hwt_probe_rt *rt, size_t a, struct hwt_rep_agg **
 	return 0;
 }
 
-static int print_agg(struct hwt_probe_rt *rt, size_t a, int format, struct hwt_buf *out)
+/* Prints aggregation or map a: bpftrace's layout for bpftrace's scripts
+ * and for plain maps (top: the last rows only), else DTrace's. */
+static int print_agg_top(struct hwt_probe_rt *rt, size_t a, int format, uint32_t top,
+			 struct hwt_buf *out)
 {
+	const struct hwt_probe_prog *prog = rt->prog;
 	struct hwt_rep_agg *agg;
 	bool owned;
 	int err;
 
+	if (prog->aggs[a].plain) {
+		struct prb_tmap tmp = {.nkeys = prog->aggs[a].nkeys};
+		const struct prb_tmap *m = &rt->maps[a];
+
+		/* a map the BPF programs keep: its rows now */
+		if (rt->src && (err = rt->src->map_rows(rt->src->ctx, a, &tmp)) != 0) {
+			if (err < 0) {
+				prb_tmap_fini(&tmp);
+				return err;
+			}
+			m = &tmp;
+		}
+		if (format == HWT_REP_FMT_JSON)
+			err = prb_json_print_map(prog, a, m, rt->dict, out);
+		else
+			err = prb_bt_print_map(prog, a, m, rt->dict, top, out);
+		prb_tmap_fini(&tmp);
+		return err;
+	}
 	if ((err = agg_snapshot(rt, a, &agg, &owned)) < 0)
 		return err;
-	err = hwt_rep_agg_print(agg, format, out);
+	if (prog->bpftrace_style && format == HWT_REP_FMT_TEXT)
+		err = prb_bt_print_agg(prog, a, agg, rt->dict, top, out);
+	else
+		err = hwt_rep_agg_print(agg, format, out);
 	if (owned)
 		hwt_rep_agg_free(agg);
 	return err;
 }
 
+static int print_agg(struct hwt_probe_rt *rt, size_t a, int format, struct hwt_buf *out)
+{
+	return print_agg_top(rt, a, format, 0, out);
+}
+
 static int clear_agg(struct hwt_probe_rt *rt, size_t a)
 {
+	if (rt->prog->aggs[a].plain) {
+		prb_tmap_clear(&rt->maps[a]);
+		return rt->src ? rt->src->map_op(rt->src->ctx, PRB_MAP_CLEAR, a, NULL, NULL) : 0;
+	}
 	hwt_rep_agg_clear(rt->aggs[a]);
 	return rt->src ? rt->src->clear(rt->src->ctx, a) : 0;
+}
+
+/* A plain map's key from the value stack. */
+static void map_key(const struct hwt_probe_rt *rt, size_t m, const int64_t *st,
+		    struct hwt_rep_val *key)
+{
+	const struct prb_agg *a = &rt->prog->aggs[m];
+
+	memset(key, 0, HWT_REP_MAX_KEYS * sizeof(*key));
+	for (size_t k = 0; k < a->nkeys; k++) {
+		key[k].type = a->key_types[k];
+		key[k].v = st[k];
+	}
+}
+
+static int map_store(struct hwt_probe_rt *rt, size_t m, const struct hwt_rep_val *key, int64_t v)
+{
+	struct prb_tmap *t = &rt->maps[m];
+	int err;
+
+	/* BEGIN and END on a map the BPF programs keep */
+	if (rt->src && (err = rt->src->map_op(rt->src->ctx, PRB_MAP_STORE, m, key, &v)) != 0)
+		return err < 0 ? err : 0;
+	if (!prb_tmap_get(t, key) && t->n >= rt->agg_max[m]) {
+		rt->agg_drops[m]++;
+		rt->stats.agg_drops++;
+		return 0;
+	}
+	return prb_tmap_put(t, key, v);
+}
+
+/* bpftrace's ntop() of an IPv4 address held as an integer (in memory
+ * order: the low byte first). */
+static int ntop4(struct hwt_probe_rt *rt, uint64_t v, int64_t *out)
+{
+	char s[32];
+	uint32_t id;
+	int err;
+
+	snprintf(s, sizeof(s), "%u.%u.%u.%u", (unsigned)(v & 255), (unsigned)(v >> 8 & 255),
+		 (unsigned)(v >> 16 & 255), (unsigned)(v >> 24 & 255));
+	err = intern(rt, s, &id);
+	*out = id;
+	return err;
+}
+
+/* time(): the local time, strftime's way (bpftrace's default: "%H:%M:%S\n"). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static int print_time(struct hwt_probe_rt *rt, unsigned fmt)
+{
+	char buf[512];
+	time_t now = time(NULL);
+	struct tm tm;
+	size_t n;
+
+	localtime_r(&now, &tm);
+	n = strftime(buf, sizeof(buf), fmt < rt->prog->nstrs ? rt->prog->strs[fmt] : "%H:%M:%S\n",
+		     &tm);
+	return hwt_buf_append(&rt->out, buf, n);
+}
+#pragma GCC diagnostic pop
+
+/* cat(): a file's contents. */
+static int print_file(struct hwt_probe_rt *rt, unsigned path)
+{
+	char buf[4096];
+	FILE *f = fopen(rt->prog->strs[path], "re");
+	size_t n;
+	int err = 0;
+
+	if (!f)
+		return hwt_buf_printf(&rt->out, "cat(\"%s\"): %s\n", rt->prog->strs[path],
+				      strerror(errno));
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0 && err >= 0)
+		err = hwt_buf_append(&rt->out, buf, n);
+	fclose(f);
+	return err;
+}
+
+static uint64_t bswap_bits(uint64_t v, unsigned bits)
+{
+	switch (bits) {
+	case 16:
+		return __builtin_bswap16((uint16_t)v);
+	case 32:
+		return __builtin_bswap32((uint32_t)v);
+	case 8:
+		return v & 255;
+	}
+	return __builtin_bswap64(v);
 }
 
 static int run_clause(struct hwt_probe_rt *rt, const struct prb_clause *cl)
@@ -744,10 +894,94 @@ static int run_clause(struct hwt_probe_rt *rt, const struct prb_clause *cl)
 				return err;
 			break;
 		case PRB_I_PRINT:
-			if ((err = print_agg(rt, in->a, HWT_REP_FMT_TEXT, &rt->out)) < 0 ||
+			if ((err = print_agg_top(rt, in->a, HWT_REP_FMT_TEXT, in->b, &rt->out)) < 0)
+				return err;
+			/* DTrace's printa separates with a blank line */
+			if (!rt->prog->bpftrace_style && !rt->prog->aggs[in->a].plain &&
 			    (err = hwt_buf_append(&rt->out, "\n", 1)) < 0)
 				return err;
 			break;
+		case PRB_I_MAP_LOAD: {
+			struct hwt_rep_val key[HWT_REP_MAX_KEYS];
+			const struct prb_tmap_ent *e;
+
+			sp -= prog->aggs[in->a].nkeys;
+			map_key(rt, in->a, &st[sp], key);
+			if (rt->src && (err = rt->src->map_op(rt->src->ctx, PRB_MAP_LOAD, in->a,
+							      key, &st[sp])) != 0) {
+				if (err < 0)
+					return err;
+				sp++;
+				break;
+			}
+			e = prb_tmap_get(&rt->maps[in->a], key);
+			st[sp++] = e ? e->v : 0;
+			break;
+		}
+		case PRB_I_MAP_STORE: {
+			struct hwt_rep_val key[HWT_REP_MAX_KEYS];
+			int64_t v = st[--sp];
+
+			sp -= prog->aggs[in->a].nkeys;
+			map_key(rt, in->a, &st[sp], key);
+			if ((err = map_store(rt, in->a, key, v)) < 0)
+				return err;
+			break;
+		}
+		case PRB_I_MAP_DELETE: {
+			struct hwt_rep_val key[HWT_REP_MAX_KEYS];
+
+			sp -= prog->aggs[in->a].nkeys;
+			map_key(rt, in->a, &st[sp], key);
+			if (rt->src && (err = rt->src->map_op(rt->src->ctx, PRB_MAP_DELETE, in->a,
+							      key, NULL)) != 0) {
+				if (err < 0)
+					return err;
+				break;
+			}
+			prb_tmap_del(&rt->maps[in->a], key);
+			break;
+		}
+		case PRB_I_CAST: {
+			unsigned bits = in->a & 127;
+			uint64_t v = (uint64_t)st[sp - 1] & ((1ull << bits) - 1);
+
+			if ((in->a & 128) && (v >> (bits - 1)) & 1)
+				v |= ~0ull << bits;
+			st[sp - 1] = (int64_t)v;
+			break;
+		}
+		case PRB_I_BSWAP:
+			st[sp - 1] = (int64_t)bswap_bits((uint64_t)st[sp - 1], in->a);
+			break;
+		case PRB_I_NTOP:
+			if (in->a != 0)
+				return -HWT_EINTERNAL; /* reads memory: BPF only */
+			if ((err = ntop4(rt, (uint64_t)st[sp - 1], &st[sp - 1])) < 0)
+				return err;
+			break;
+		case PRB_I_SYM: {
+			uint32_t id;
+
+			if ((err = func_label(rt, rt->hit->pid, (uint64_t)st[sp - 1], &id)) < 0)
+				return err;
+			st[sp - 1] = id;
+			break;
+		}
+		case PRB_I_TIME:
+			if ((err = print_time(rt, in->a)) < 0)
+				return err;
+			break;
+		case PRB_I_CAT:
+			if ((err = print_file(rt, in->a)) < 0)
+				return err;
+			break;
+		case PRB_I_READ:
+		case PRB_I_READ_STR:
+		case PRB_I_BUF:
+		case PRB_I_JOIN:
+			/* reading memory at the hit: only BPF programs do */
+			return -HWT_EINTERNAL;
 		case PRB_I_END:
 			return 0;
 		default:
@@ -840,6 +1074,28 @@ int hwt_probe_rt_print(struct hwt_probe_rt *rt, int format, struct hwt_buf *out)
 
 	if (!rt || !out)
 		return -HWT_EINVAL;
+	if (format == HWT_REP_FMT_TEXT && rt->prog->bpftrace_style) {
+		/* bpftrace: two newlines, then every map in name order */
+		size_t n = rt->prog->naggs, *order = calloc(n + 1, sizeof(*order));
+
+		if (!order)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			size_t j = i;
+
+			while (j > 0 && strcmp(rt->prog->aggs[order[j - 1]].name,
+					       rt->prog->aggs[i].name) > 0) {
+				order[j] = order[j - 1];
+				j--;
+			}
+			order[j] = i;
+		}
+		err = hwt_buf_append(out, "\n\n", 2);
+		for (size_t i = 0; i < n && err >= 0; i++)
+			err = print_agg(rt, order[i], HWT_REP_FMT_TEXT, out);
+		free(order);
+		return err;
+	}
 	if (format == HWT_REP_FMT_TEXT) {
 		for (size_t i = 0; i < rt->prog->naggs && err >= 0; i++) {
 			if (i)
@@ -885,6 +1141,20 @@ int hwt_probe_rt_agg_value(const struct hwt_probe_rt *rt, const char *name, cons
 			continue;
 		if (rt->prog->aggs[i].nkeys != nkey)
 			return -HWT_ENOSYM;
+		if (rt->prog->aggs[i].plain) {
+			const struct prb_tmap_ent *e;
+
+			for (size_t j = 0; j < nkey; j++) {
+				k[j].type = HWT_REP_INT;
+				k[j].v = key[j];
+			}
+			for (size_t j = nkey; j < HWT_REP_MAX_KEYS; j++)
+				k[j].type = 0, k[j].v = 0;
+			if (!(e = prb_tmap_get(&rt->maps[i], k)))
+				return -HWT_ENOSYM;
+			*value = e->v;
+			return 0;
+		}
 		for (size_t j = 0; j < nkey; j++) {
 			if (rt->prog->aggs[i].key_types[j] != HWT_REP_INT)
 				return -HWT_ENOSYM;
@@ -942,14 +1212,38 @@ int prb_rt_printf(struct hwt_probe_rt *rt, size_t fmt, const int64_t *args)
 	return err;
 }
 
-int prb_rt_print_agg(struct hwt_probe_rt *rt, size_t agg)
+int prb_rt_print_top(struct hwt_probe_rt *rt, size_t agg, uint32_t top)
 {
 	int err;
 
 	if (agg >= rt->prog->naggs)
 		return -HWT_EINVAL;
-	if ((err = print_agg(rt, agg, HWT_REP_FMT_TEXT, &rt->out)) < 0 ||
-	    (err = hwt_buf_append(&rt->out, "\n", 1)) < 0) {
+	if ((err = print_agg_top(rt, agg, HWT_REP_FMT_TEXT, top, &rt->out)) < 0 ||
+	    (!rt->prog->bpftrace_style && !rt->prog->aggs[agg].plain &&
+	     (err = hwt_buf_append(&rt->out, "\n", 1)) < 0)) {
+		rt->out.len = 0;
+		return err;
+	}
+	return flush_out(rt);
+}
+
+int prb_rt_text(struct hwt_probe_rt *rt, int op, unsigned str, const char *const *args, size_t n)
+{
+	int err = 0;
+
+	if (op == PRB_I_TIME) {
+		err = print_time(rt, str);
+	} else if (op == PRB_I_CAT) {
+		err = str < rt->prog->nstrs ? print_file(rt, str) : -HWT_EINVAL;
+	} else {
+		const char *sep = str < rt->prog->nstrs ? rt->prog->strs[str] : " ";
+
+		for (size_t i = 0; i < n && err >= 0; i++)
+			err = hwt_buf_printf(&rt->out, "%s%s", i ? sep : "", args[i]);
+		if (err >= 0)
+			err = hwt_buf_append(&rt->out, "\n", 1);
+	}
+	if (err < 0) {
 		rt->out.len = 0;
 		return err;
 	}
@@ -977,6 +1271,32 @@ int prb_rt_sv_id(struct hwt_probe_rt *rt, const uint8_t *sv, uint32_t strsize, u
 			return -HWT_EFORMAT;
 		*id = tag == PRB_SV_PROBE ? rt->probe_ids[a] : rt->func_ids[a];
 		return 0;
+	case PRB_SV_INET: {
+		char txt[INET6_ADDRSTRLEN];
+
+		if (!inet_ntop(a == 10 ? AF_INET6 : AF_INET, sv + 16, txt, sizeof(txt)))
+			snprintf(txt, sizeof(txt), "?");
+		return intern(rt, txt, id);
+	}
+	case PRB_SV_BUF: {
+		/* bpftrace's %r: printable bytes as they are, others \xNN */
+		struct hwt_buf b;
+		int err = 0;
+
+		hwt_buf_init(&b);
+		if (a > strsize - 8)
+			a = strsize - 8;
+		for (uint64_t i = 0; i < a && err >= 0; i++) {
+			unsigned char c = sv[16 + i];
+
+			err = isprint(c) ? hwt_buf_append(&b, &c, 1)
+					 : hwt_buf_printf(&b, "\\x%02x", c);
+		}
+		if (err >= 0)
+			err = hwt_rep_dict_str(rt->dict, (const char *)b.data, b.len, id);
+		hwt_buf_fini(&b);
+		return err;
+	}
 	}
 	return -HWT_EFORMAT;
 }

@@ -362,7 +362,8 @@ static void test_no_bpf_form_falls_back_together(void **state)
 	assert_true(hwt_test_contains(b.bpf.err, "probe_work runs on the sampling path: no BPF "
 						 "form for a string of 21 bytes"));
 	assert_true(hwt_test_contains(b.bpf.err, "uretprobe:"));
-	assert_true(hwt_test_contains(b.bpf.err, "it shares self-> variables with uprobe:"));
+	assert_true(
+	    hwt_test_contains(b.bpf.err, "it shares self-> variables or maps with uprobe:"));
 	/* the third probe stays on BPF */
 	assert_false(hwt_test_contains(b.bpf.err, "probe_outer runs on the sampling path"));
 	both_free(&b);
