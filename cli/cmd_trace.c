@@ -28,6 +28,7 @@ struct trace_opts {
 	struct hwt_psys *psys; /* the perf system calls (NULL: the kernel) */
 	const char *program;
 	char *program_buf; /* -f FILE */
+	const char *program_file;
 	int *pids;
 	size_t npids;
 	bool system;
@@ -555,6 +556,7 @@ int hwt_cmd_trace(int argc, char **argv)
 		case 'f':
 			if (read_program(&o, optarg) < 0)
 				goto out;
+			o.program_file = optarg;
 			break;
 		case 'o':
 			o.output = optarg;
@@ -638,6 +640,9 @@ int hwt_cmd_trace(int argc, char **argv)
 	cfg.paranoid_path = hwt_cli_paranoid_path(o.psys);
 	cfg.psys = o.psys;
 	cfg.check_only = o.dry_run;
+	/* a bpftrace script (*.bt) prints as bpftrace does */
+	cfg.bpftrace_style = o.program_file && strlen(o.program_file) > 3 &&
+			     !strcmp(o.program_file + strlen(o.program_file) - 3, ".bt");
 	cfg.aggsize = o.aggsize;
 	cfg.dynvarsize = o.dynvarsize;
 	cfg.bufsize = o.bufsize;

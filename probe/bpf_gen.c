@@ -1185,7 +1185,8 @@ static void gen_read(struct gen *g, unsigned a)
 /* READ_STR: the string at the address on top (at most max bytes). */
 static void gen_read_str(struct gen *g, uint32_t max)
 {
-	uint32_t r = new_sv(g), n = max && max < strsize(g) ? max : strsize(g);
+	/* str(p, n): n characters and the NUL, as bpftrace's */
+	uint32_t r = new_sv(g), n = max && max < strsize(g) ? max + 1 : strsize(g);
 
 	load_slot(g, 3, g->st.sp - 1);
 	emit(g, BI_MOV64_REG(1, 7));

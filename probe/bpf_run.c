@@ -26,6 +26,7 @@
 #include <stdarg.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1188,6 +1189,62 @@ size_t prb_bpf_nevents(const struct prb_bpf *b)
 	return b ? b->nevs : 0;
 }
 
+struct closer {
+	struct hwt_psys *ps;
+	int *fds;
+	size_t n;
+};
+
+static void *close_some(void *arg)
+{
+	struct closer *c = arg;
+
+	for (size_t i = 0; i < c->n; i++)
+		hwt_psys_close(c->ps, c->fds[i]);
+	return NULL;
+}
+
+/* Closes the perf events. A tracepoint or probe event with a BPF program
+ * waits for an RCU grace period as it goes (tens of milliseconds each
+ * here): closed from several threads at once, they share grace periods. */
+static void close_events(struct prb_bpf *b)
+{
+	enum { NT = 8 };
+	int *fds = malloc((b->nevs + 2) * sizeof(*fds));
+	struct closer cl[NT];
+	pthread_t th[NT];
+	bool started[NT] = {false};
+	size_t n = 0;
+
+	for (size_t e = 0; e < b->nevs; e++)
+		if (b->ev_fd[e] >= 0) {
+			if (fds)
+				fds[n++] = b->ev_fd[e];
+			else
+				hwt_psys_close(b->rt->cfg.psys, b->ev_fd[e]);
+		}
+	for (int h = 0; h < 2; h++)
+		if (b->helper_ev[h] >= 0) {
+			if (fds)
+				fds[n++] = b->helper_ev[h];
+			else
+				hwt_psys_close(b->rt->cfg.psys, b->helper_ev[h]);
+		}
+	for (size_t t = 0; t < NT && n; t++) {
+		cl[t].ps = b->rt->cfg.psys;
+		cl[t].fds = fds + t * n / NT;
+		cl[t].n = (t + 1) * n / NT - t * n / NT;
+		if (cl[t].n && t + 1 < NT && !pthread_create(&th[t], NULL, close_some, &cl[t]))
+			started[t] = true;
+		else if (cl[t].n)
+			close_some(&cl[t]);
+	}
+	for (size_t t = 0; t < NT; t++)
+		if (started[t])
+			pthread_join(th[t], NULL);
+	free(fds);
+}
+
 void prb_bpf_free(struct prb_bpf *b)
 {
 	if (!b)
@@ -1203,15 +1260,10 @@ void prb_bpf_free(struct prb_bpf *b)
 				(void)merge_agg(b, a, b->rt->aggs[a]);
 		}
 	}
-	for (size_t e = 0; e < b->nevs; e++)
-		if (b->ev_fd[e] >= 0)
-			hwt_psys_close(b->rt->cfg.psys, b->ev_fd[e]);
-	for (int h = 0; h < 2; h++) {
-		if (b->helper_ev[h] >= 0)
-			hwt_psys_close(b->rt->cfg.psys, b->helper_ev[h]);
+	close_events(b);
+	for (int h = 0; h < 2; h++)
 		if (b->helper_fd[h] >= 0)
 			close(b->helper_fd[h]);
-	}
 	ring_buffer__free(b->ring);
 	if (b->prog_fd)
 		for (size_t i = 0; i < b->prog->nprobes; i++)

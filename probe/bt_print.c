@@ -244,10 +244,9 @@ int prb_bt_print_agg(const struct hwt_probe_prog *prog, size_t ai, const struct 
 			if (err >= 0 && i + 1 < n)
 				err = hwt_buf_append(out, "\n", 1);
 		} else if (a->stats) {
-			err = hwt_buf_printf(out, ": count %" PRIu64 ", average %" PRId64
-						  ", total %" PRId64 "\n",
-					     r->count, r->count ? r->sum / (int64_t)r->count : 0,
-					     r->sum);
+			err = hwt_buf_printf(
+			    out, ": count %" PRIu64 ", average %" PRId64 ", total %" PRId64 "\n",
+			    r->count, r->count ? r->sum / (int64_t)r->count : 0, r->sum);
 		} else {
 			err = hwt_buf_printf(out, ": %" PRId64 "\n", r->value);
 		}

@@ -49,8 +49,8 @@ static int kernel_lacks(struct comp *c, size_t pos, int err, const char *fmt, ..
 	if (!c->prog->cfg.check_only)
 		return FAIL(c, pos, err, "%s", msg);
 	hwt_probe_diag_at(&d, c->prog->text, pos, "%s", msg);
-	hwt_log(&c->prog->cfg.log, HWT_LOG_WARN, "line %d, column %d: %s: this kernel cannot run it",
-		d.line, d.column, msg);
+	hwt_log(&c->prog->cfg.log, HWT_LOG_WARN,
+		"line %d, column %d: %s: this kernel cannot run it", d.line, d.column, msg);
 	return 0;
 }
 
@@ -218,26 +218,16 @@ static const struct {
 	const char *name;
 	int64_t v;
 } macros[] = {
-    {"AF_UNSPEC", 0},
-    {"AF_UNIX", 1},
-    {"AF_LOCAL", 1},
-    {"AF_INET", 2},
-    {"AF_INET6", 10},
-    {"AF_NETLINK", 16},
-    {"AF_PACKET", 17},
-    {"TASK_RUNNING", 0},
-    {"TASK_INTERRUPTIBLE", 1},
-    {"TASK_UNINTERRUPTIBLE", 2},
-    {"__TASK_STOPPED", 4},
-    {"__TASK_TRACED", 8},
-    {"EXIT_DEAD", 16},
-    {"EXIT_ZOMBIE", 32},
-    {"TASK_PARKED", 64},
-    {"TASK_DEAD", 128},
-    {"TASK_WAKEKILL", 256},
-    {"TASK_WAKING", 512},
-    {"TASK_NOLOAD", 1024},
-    {"TASK_NEW", 2048},
+    {"AF_UNSPEC", 0},	       {"AF_UNIX", 1},
+    {"AF_LOCAL", 1},	       {"AF_INET", 2},
+    {"AF_INET6", 10},	       {"AF_NETLINK", 16},
+    {"AF_PACKET", 17},	       {"TASK_RUNNING", 0},
+    {"TASK_INTERRUPTIBLE", 1}, {"TASK_UNINTERRUPTIBLE", 2},
+    {"__TASK_STOPPED", 4},     {"__TASK_TRACED", 8},
+    {"EXIT_DEAD", 16},	       {"EXIT_ZOMBIE", 32},
+    {"TASK_PARKED", 64},       {"TASK_DEAD", 128},
+    {"TASK_WAKEKILL", 256},    {"TASK_WAKING", 512},
+    {"TASK_NOLOAD", 1024},     {"TASK_NEW", 2048},
 };
 
 static int constant(struct hwt_probe_prog *prog, const char *name, int64_t *v)
@@ -323,8 +313,8 @@ static int int_cast_bits(const char *name, bool *sgn)
 		const char *n;
 		int bits;
 		bool sgn;
-	} types[] = {{"int8", 8, true},	  {"int16", 16, true},	{"int32", 32, true},
-		     {"int64", 64, true}, {"uint8", 8, false},	{"uint16", 16, false},
+	} types[] = {{"int8", 8, true},	    {"int16", 16, true},  {"int32", 32, true},
+		     {"int64", 64, true},   {"uint8", 8, false},  {"uint16", 16, false},
 		     {"uint32", 32, false}, {"uint64", 64, false}};
 
 	for (size_t i = 0; i < HWT_ARRAY_SIZE(types); i++)
@@ -385,8 +375,8 @@ static int member_ty(struct hwt_probe_prog *prog, const struct prb_ty *base, con
 	return 0;
 }
 
-int prb_infer_bt(struct hwt_probe_prog *prog, const struct prb_clause *cl,
-		 const struct prb_node *n, struct prb_ty *ty)
+int prb_infer_bt(struct hwt_probe_prog *prog, const struct prb_clause *cl, const struct prb_node *n,
+		 struct prb_ty *ty)
 {
 	struct prb_ty a;
 	uint32_t off, size;
@@ -556,12 +546,13 @@ static int gen_cast(struct comp *c, struct prb_node *n)
 	}
 	if ((bits = int_cast_bits(n->name, &sgn))) {
 		if (n->v) {
-			FAIL(c, n->pos, -HWT_ENOTSUP, "casts to integer pointers are not supported");
+			FAIL(c, n->pos, -HWT_ENOTSUP,
+			     "casts to integer pointers are not supported");
 			return c->err;
 		}
 		set_int(&n->ty, bits, sgn);
-		if (bits < 64 && emit(c, PRB_I_CAST, (uint16_t)(bits | (sgn ? 128 : 0)), 0, 0,
-				      n->pos) < 0)
+		if (bits < 64 &&
+		    emit(c, PRB_I_CAST, (uint16_t)(bits | (sgn ? 128 : 0)), 0, 0, n->pos) < 0)
 			return c->err;
 		return n->type = PRB_T_INT;
 	}
@@ -596,8 +587,9 @@ static int gen_fcall(struct comp *c, struct prb_node *n)
 		uint64_t addr;
 
 		if (n->nargs != 1 || n->args[0]->kind != PRB_N_STR) {
-			FAIL(c, n->pos, -HWT_EINVAL, "kaddr() wants a symbol's name, as in "
-						     "kaddr(\"avenrun\")");
+			FAIL(c, n->pos, -HWT_EINVAL,
+			     "kaddr() wants a symbol's name, as in "
+			     "kaddr(\"avenrun\")");
 			return c->err;
 		}
 		addr = 0;
@@ -612,8 +604,10 @@ static int gen_fcall(struct comp *c, struct prb_node *n)
 	if (!strcmp(f, "str")) {
 		uint32_t max = 0;
 
-		if (n->nargs < 1 || n->nargs > 2 || (n->nargs == 2 && n->args[1]->kind != PRB_N_INT)) {
-			FAIL(c, n->pos, -HWT_EINVAL, "str() wants an address and a constant length");
+		if (n->nargs < 1 || n->nargs > 2 ||
+		    (n->nargs == 2 && n->args[1]->kind != PRB_N_INT)) {
+			FAIL(c, n->pos, -HWT_EINVAL,
+			     "str() wants an address and a constant length");
 			return c->err;
 		}
 		if (n->nargs == 2)
@@ -640,7 +634,8 @@ static int gen_fcall(struct comp *c, struct prb_node *n)
 		int mode;
 
 		if (n->nargs < 1 || n->nargs > 2) {
-			FAIL(c, n->pos, -HWT_EINVAL, "ntop() wants an address, or a family and one");
+			FAIL(c, n->pos, -HWT_EINVAL,
+			     "ntop() wants an address, or a family and one");
 			return c->err;
 		}
 		if (n->nargs == 2) {
@@ -668,11 +663,13 @@ static int gen_fcall(struct comp *c, struct prb_node *n)
 				classify(c->prog->btf, x->ty.tid, &size, &sgn, &target);
 				mode = size == 16 ? 1 : 2;
 			}
-			prb_needs_bpf(c, n->pos, "ntop() of an address in memory reads it at the hit");
+			prb_needs_bpf(c, n->pos,
+				      "ntop() of an address in memory reads it at the hit");
 		} else {
-			FAIL(c, x->pos, -HWT_EINVAL,
-			     "ntop() wants an IPv4 address (an integer) or an IPv6 one (16 bytes in "
-			     "memory)");
+			FAIL(
+			    c, x->pos, -HWT_EINVAL,
+			    "ntop() wants an IPv4 address (an integer) or an IPv6 one (16 bytes in "
+			    "memory)");
 			return c->err;
 		}
 		if (emit(c, PRB_I_NTOP, (uint16_t)mode, 0, 0, n->pos) < 0)
@@ -688,8 +685,8 @@ static int gen_fcall(struct comp *c, struct prb_node *n)
 		if ((t = gen_expr(c, n->args[0])) < 0)
 			return t;
 		if (t != PRB_T_INT) {
-			FAIL(c, n->args[0]->pos, -HWT_EINVAL, "%s() wants an integer, and this is %s",
-			     f, prb_type_name(t));
+			FAIL(c, n->args[0]->pos, -HWT_EINVAL,
+			     "%s() wants an integer, and this is %s", f, prb_type_name(t));
 			return c->err;
 		}
 		if (f[0] == 'b') {

@@ -35,8 +35,8 @@ int gen_stmt(struct comp *c, struct prb_node *n);
 
 /* The full type of an expression without code (PRB_T_NONE when it
  * depends on something not typed yet). */
-int prb_infer_ty(struct hwt_probe_prog *prog, const struct prb_clause *cl,
-		 const struct prb_node *n, struct prb_ty *ty);
+int prb_infer_ty(struct hwt_probe_prog *prog, const struct prb_clause *cl, const struct prb_node *n,
+		 struct prb_ty *ty);
 
 /* compile_bt.c */
 
@@ -45,8 +45,8 @@ int prb_infer_ty(struct hwt_probe_prog *prog, const struct prb_clause *cl,
 int prb_gen_bt(struct comp *c, struct prb_node *n);
 /* The type of an expression without code (PRB_T_NONE when it depends on
  * something not typed yet), with its BTF type and width in *ty. */
-int prb_infer_bt(struct hwt_probe_prog *prog, const struct prb_clause *cl,
-		 const struct prb_node *n, struct prb_ty *ty);
+int prb_infer_bt(struct hwt_probe_prog *prog, const struct prb_clause *cl, const struct prb_node *n,
+		 struct prb_ty *ty);
 /* Marks the clause as needing the BPF path (the first reason is kept). */
 void prb_needs_bpf(struct comp *c, size_t pos, const char *what);
 /* A tracepoint field's type in BTF terms (a pointer to a struct, ...). */

@@ -1439,6 +1439,8 @@ int hwt_probe_live_poll(struct hwt_probe_live *live, int timeout_ms)
 				timeout_ms = (int)((due - now) / 1000000 + 1);
 		}
 	}
+	if (timeout_ms > 10 && !live->npfds)
+		timeout_ms = 10; /* nothing to wait on: look at the target often */
 	if (timeout_ms > 0) {
 		/* nothing to wait on (BPF maps only): sleep the timeout */
 		int r = hwt_psys_poll(live->rt->cfg.psys, live->npfds ? live->pfds : NULL,

@@ -1739,6 +1739,7 @@ int prb_parse(struct hwt_probe_prog *prog, struct hwt_probe_diag *diag)
 	if (!(text = strdup(prog->text)))
 		return -ENOMEM;
 	ps.text = prog->text; /* for messages */
+	prog->bpftrace_style = prog->cfg.bpftrace_style;
 	if ((err = preprocess(&ps, text)) < 0) {
 		free(text);
 		return err;

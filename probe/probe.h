@@ -103,6 +103,9 @@ struct hwt_probe_config {
 	 * type, a kernel symbol) is a warning through log, not an error, so
 	 * a script written for another kernel still checks. */
 	bool check_only;
+	/* bpftrace's output layout even without a "#!...bpftrace" line (a
+	 * script named *.bt) */
+	bool bpftrace_style;
 };
 
 /* Zeroes cfg and sets its size. */

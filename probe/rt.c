@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -749,20 +750,23 @@ static int print_time(struct hwt_probe_rt *rt, unsigned fmt)
 }
 #pragma GCC diagnostic pop
 
-/* cat(): a file's contents. */
+/* cat(): a file's contents (at most 64 KiB, never waiting: a device or a
+ * pipe gives what it has). */
 static int print_file(struct hwt_probe_rt *rt, unsigned path)
 {
 	char buf[4096];
-	FILE *f = fopen(rt->prog->strs[path], "re");
-	size_t n;
-	int err = 0;
+	int fd = open(rt->prog->strs[path], O_RDONLY | O_NONBLOCK | O_CLOEXEC), err = 0;
+	size_t total = 0;
+	ssize_t n;
 
-	if (!f)
+	if (fd < 0)
 		return hwt_buf_printf(&rt->out, "cat(\"%s\"): %s\n", rt->prog->strs[path],
 				      strerror(errno));
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0 && err >= 0)
-		err = hwt_buf_append(&rt->out, buf, n);
-	fclose(f);
+	while (total < 65536 && (n = read(fd, buf, sizeof(buf))) > 0 && err >= 0) {
+		err = hwt_buf_append(&rt->out, buf, (size_t)n);
+		total += (size_t)n;
+	}
+	close(fd);
 	return err;
 }
 

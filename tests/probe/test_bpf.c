@@ -422,6 +422,34 @@ static void test_thread_locals_across_migrations(void **state)
 	both_free(&b);
 }
 
+/* str() of a uprobe's char * argument: BPF reads the string at the hit;
+ * the sampling path cannot and says so. */
+static void test_str_of_an_argument(void **state)
+{
+	const char *p = hwt_test_prog("probe_hop");
+	struct hwt_test_run r;
+
+	(void)state;
+	NEED_BPF();
+	hwt_test_run(&r,
+		     "%s trace 'uprobe:%s:probe_hop_name { @[str(arg0)] = count(); "
+		     "printf(\"<%%s> <%%.3s>\\n\", str(arg0), str(arg0, 3)) }' -- %s 0 1 "
+		     "some-argument-text",
+		     hwt_test_hwtrace(), p, p);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "<some-argument-text> <som>\n\n@[str(arg0)]: count()\n"
+				   "  some-argument-text  1\n");
+	hwt_test_run_free(&r);
+	hwt_test_run(&r,
+		     "%s trace --no-bpf 'uprobe:%s:probe_hop_name { @[str(arg0)] = count() }' "
+		     "-- %s 0 1",
+		     hwt_test_hwtrace(), p, p);
+	assert_int_equal(r.status, 1);
+	assert_true(hwt_test_contains(r.err, "needs the BPF path (str() reads the traced task's "
+					     "memory at the hit): --no-bpf cannot run it"));
+	hwt_test_run_free(&r);
+}
+
 /* A full aggregation keeps its first keys and counts the rest, the same
  * on both paths, and says so after the aggregations. */
 static void test_full_map_drops_and_counts(void **state)
@@ -482,6 +510,7 @@ int main(void)
 	    cmocka_unit_test(test_no_bpf_form_falls_back_together),
 	    cmocka_unit_test(test_no_permission_falls_back),
 	    cmocka_unit_test(test_thread_locals_across_migrations),
+	    cmocka_unit_test(test_str_of_an_argument),
 	    cmocka_unit_test(test_full_map_drops_and_counts),
 	    cmocka_unit_test(test_verbose_paths),
 	};
