@@ -16,8 +16,9 @@
  * counters, this-> variables, string buffers, the key being built), r8 the
  * control block, r9 a value pointer kept across helper calls; r0-r5 are
  * temporaries. The verifier's limits hold by construction: no loops, at
- * most 56 slots of 8 bytes of stack, every map value pointer checked for
- * NULL, every ring buffer reservation submitted on every path.
+ * most 28 value slots (and their shadows: a stack value's second word) in
+ * the 512-byte stack, every map value pointer checked for NULL, every ring
+ * buffer reservation submitted on every path.
  *
  * Semantics follow the interpreter in rt.c exactly: signed 64-bit
  * arithmetic, a division by zero stops the clause run and counts a fault,
@@ -642,7 +643,6 @@ static void gen_self_load(struct gen *g, unsigned var)
 		emit(g, BI_LDX(BPF_DW, 1, 0, 0));
 		bind(g, done);
 		push_reg(g, 1, VK_INT);
-		(void)none;
 		return;
 	}
 	{
@@ -1979,12 +1979,13 @@ int prb_bpf_layout_init(struct prb_bpf_layout *lay, const struct hwt_probe_prog 
 
 uint32_t prb_agg_max_keys(const struct prb_bpf_layout *lay, size_t agg)
 {
+	const struct prb_bpf_agg_layout *al;
+	uint64_t n;
+
 	if (agg >= lay->naggs)
 		return 0;
-	if (!lay->aggs[agg].max_entries) {
-		uint64_t per = lay->aggs[agg].key_size + lay->aggs[agg].value_size;
-
-		return (uint32_t)(lay->lim.aggsize / per ? lay->lim.aggsize / per : 1);
-	}
-	return lay->aggs[agg].max_entries;
+	al = &lay->aggs[agg];
+	/* values too large for BPF (max_entries 0) keep the same rule */
+	n = lay->lim.aggsize / (al->key_size + al->value_size);
+	return al->max_entries ? al->max_entries : (uint32_t)(n ? n : 1);
 }

@@ -168,24 +168,31 @@ static int print_lhist(struct hwt_buf *out, const struct prb_agg *a,
 	return err;
 }
 
+/* What sorting needs (qsort has no context argument in C11: each row
+ * carries it). */
+struct sort_ctx {
+	const struct hwt_rep_dict *dict;
+	size_t nkeys;
+	bool by_value; /* plain maps: integers by value, the others by key */
+};
+
 struct bt_row {
+	const struct sort_ctx *ctx;
 	const struct hwt_rep_val *key;
 	struct hwt_rep_agg_result res;
 	int64_t sortv;
 };
 
-static const struct hwt_rep_dict *sort_dict;
-static size_t sort_nkeys;
-
 /* Keys in order: integers by value, strings by text, stacks by id. */
-static int cmp_key(const struct hwt_rep_val *a, const struct hwt_rep_val *b)
+static int cmp_key(const struct sort_ctx *ctx, const struct hwt_rep_val *a,
+		   const struct hwt_rep_val *b)
 {
-	for (size_t k = 0; k < sort_nkeys; k++) {
+	for (size_t k = 0; k < ctx->nkeys; k++) {
 		int c = 0;
 
 		if (a[k].type == HWT_REP_STR && a[k].v != b[k].v)
-			c = strcmp(hwt_rep_dict_str_get(sort_dict, (uint32_t)a[k].v),
-				   hwt_rep_dict_str_get(sort_dict, (uint32_t)b[k].v));
+			c = strcmp(hwt_rep_dict_str_get(ctx->dict, (uint32_t)a[k].v),
+				   hwt_rep_dict_str_get(ctx->dict, (uint32_t)b[k].v));
 		else if (a[k].v != b[k].v)
 			c = a[k].v < b[k].v ? -1 : 1;
 		if (c)
@@ -200,7 +207,7 @@ static int cmp_rows(const void *pa, const void *pb)
 
 	if (a->sortv != b->sortv)
 		return a->sortv < b->sortv ? -1 : 1;
-	return cmp_key(a->key, b->key);
+	return cmp_key(a->ctx, a->key, b->key);
 }
 
 int prb_bt_print_agg(const struct hwt_probe_prog *prog, size_t ai, const struct hwt_rep_agg *agg,
@@ -209,6 +216,7 @@ int prb_bt_print_agg(const struct hwt_probe_prog *prog, size_t ai, const struct 
 	const struct prb_agg *a = &prog->aggs[ai];
 	size_t n = hwt_rep_agg_nrows(agg), first = 0;
 	struct bt_row *rows = calloc(n + 1, sizeof(*rows));
+	struct sort_ctx ctx = {dict, a->nkeys, true};
 	bool hist = a->func == HWT_REP_QUANTIZE || a->func == HWT_REP_LQUANTIZE;
 	bool stats = a->func == HWT_REP_AVG; /* avg() and stats() */
 	int err = 0;
@@ -217,14 +225,13 @@ int prb_bt_print_agg(const struct hwt_probe_prog *prog, size_t ai, const struct 
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		hwt_rep_agg_row(agg, i, &rows[i].res);
+		rows[i].ctx = &ctx;
 		rows[i].key = rows[i].res.key;
 		/* bpftrace sorts histograms and stats by their counts, the
 		 * others by value */
 		rows[i].sortv =
 		    hist || stats ? (int64_t)rows[i].res.count : (int64_t)rows[i].res.value;
 	}
-	sort_dict = dict;
-	sort_nkeys = a->nkeys;
 	qsort(rows, n, sizeof(*rows), cmp_rows);
 	if (top && n > top)
 		first = n - top;
@@ -262,20 +269,19 @@ int prb_bt_print_agg(const struct hwt_probe_prog *prog, size_t ai, const struct 
 }
 
 struct map_row {
+	const struct sort_ctx *ctx;
 	const struct hwt_rep_val *key;
 	int64_t v;
 };
-
-static const struct prb_agg *sort_map;
 
 static int cmp_map_rows(const void *pa, const void *pb)
 {
 	const struct map_row *a = pa, *b = pb;
 
 	/* integer maps by value, the others by key (as bpftrace) */
-	if ((sort_map->vty.t == PRB_T_INT || sort_map->vty.t == PRB_T_PTR) && a->v != b->v)
+	if (a->ctx->by_value && a->v != b->v)
 		return a->v < b->v ? -1 : 1;
-	return cmp_key(a->key, b->key);
+	return cmp_key(a->ctx, a->key, b->key);
 }
 
 int prb_bt_print_map(const struct hwt_probe_prog *prog, size_t mi, const struct prb_tmap *m,
@@ -283,6 +289,7 @@ int prb_bt_print_map(const struct hwt_probe_prog *prog, size_t mi, const struct 
 {
 	const struct prb_agg *a = &prog->aggs[mi];
 	struct map_row *rows = calloc(m->n + 1, sizeof(*rows));
+	struct sort_ctx ctx = {dict, a->nkeys, a->vty.t == PRB_T_INT || a->vty.t == PRB_T_PTR};
 	size_t n = 0, first = 0;
 	int err = 0;
 
@@ -290,12 +297,10 @@ int prb_bt_print_map(const struct hwt_probe_prog *prog, size_t mi, const struct 
 		return -ENOMEM;
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->ents[i].used) {
+			rows[n].ctx = &ctx;
 			rows[n].key = m->ents[i].key;
 			rows[n++].v = m->ents[i].v;
 		}
-	sort_dict = dict;
-	sort_nkeys = a->nkeys;
-	sort_map = a;
 	qsort(rows, n, sizeof(*rows), cmp_map_rows);
 	if (top && n > top)
 		first = n - top;

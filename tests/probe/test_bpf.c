@@ -450,6 +450,21 @@ static void test_str_of_an_argument(void **state)
 	hwt_test_run_free(&r);
 }
 
+/* interval probes (a CPU's timer on BPF, hwtrace's timer on the sampling
+ * path), a plain map read and written, if, exit(). */
+static void test_interval_and_maps(void **state)
+{
+	struct both b;
+
+	(void)state;
+	NEED_BPF();
+	run_both(&b, "'interval:ms:20 { @t = @t + 1; if (@t >= 3) { exit(); } else { "
+		     "@s[\"x\"] = \"y\"; } } END { printf(\"end %%d\\n\", @t); }'");
+	assert_same(&b);
+	assert_string_equal(b.bpf.out, "end 3\n\n@t: 3\n\n@s[x]: y\n");
+	both_free(&b);
+}
+
 /* A full aggregation keeps its first keys and counts the rest, the same
  * on both paths, and says so after the aggregations. */
 static void test_full_map_drops_and_counts(void **state)
@@ -511,6 +526,7 @@ int main(void)
 	    cmocka_unit_test(test_no_permission_falls_back),
 	    cmocka_unit_test(test_thread_locals_across_migrations),
 	    cmocka_unit_test(test_str_of_an_argument),
+	    cmocka_unit_test(test_interval_and_maps),
 	    cmocka_unit_test(test_full_map_drops_and_counts),
 	    cmocka_unit_test(test_verbose_paths),
 	};

@@ -90,8 +90,8 @@ static void test_dtrace_interpreter_line(void **state)
 /* A tool running: its pid and its stdout. */
 struct tool {
 	const char *name;
-	int time_cols; /* leading characters of a time() to strip */
-	bool by_comm;  /* its lines name the workload's command, not a path */
+	int time_cols;	  /* leading characters of a time() to strip */
+	bool by_comm;	  /* its lines name the workload's command, not a path */
 	bool strip_field; /* strip the first field (elapsed ms) */
 	bool dedup;	  /* bpftrace 0.17 repeats a join() line once per
 			   * argument; hwtrace prints it once */
@@ -210,7 +210,8 @@ static void test_tools_print_what_bpftrace_prints(void **state)
 				snprintf(cmd, sizeof(cmd), "exec %s trace -f /usr/sbin/%s.bt",
 					 hwt_test_hwtrace(), t->name);
 			else
-				snprintf(cmd, sizeof(cmd), "exec bpftrace /usr/sbin/%s.bt", t->name);
+				snprintf(cmd, sizeof(cmd), "exec bpftrace /usr/sbin/%s.bt",
+					 t->name);
 			t->pid[k] = spawn(cmd, t->out[k]);
 			assert_true(t->pid[k] > 0);
 		}
@@ -307,7 +308,7 @@ static void test_layout_is_bpftrace_s(void **state)
 		return;
 	}
 	/* bpftrace's "Attaching N probes..." line is its own */
-	bo = strstr(b.out, "probe...\n") ? strstr(b.out, "probe...\n") + 9
+	bo = strstr(b.out, "probe...\n")    ? strstr(b.out, "probe...\n") + 9
 	     : strstr(b.out, "probes...\n") ? strstr(b.out, "probes...\n") + 10
 					    : b.out;
 	if (strcmp(bo, h.out)) {
