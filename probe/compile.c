@@ -1029,6 +1029,35 @@ static int key_name(struct hwt_probe_prog *prog, const struct prb_node *k, char 
 	return 0;
 }
 
+int prb_gen_key(struct comp *c, struct prb_agg *agg, size_t k, struct prb_node *arg)
+{
+	int t = gen_expr(c, arg);
+	uint32_t rt;
+
+	if (t < 0)
+		return t;
+	if (t == PRB_T_LVAL) {
+		FAIL(c, arg->pos, -HWT_EINVAL, "a struct cannot be a key: take one of its members");
+		return c->err;
+	}
+	rt = t == PRB_T_INT ? HWT_REP_INT : t == PRB_T_STR ? HWT_REP_STR : HWT_REP_STACK;
+	if (agg->typed && agg->key_types[k] != rt) {
+		FAIL(c, arg->pos, -HWT_EINVAL,
+		     "key %zu of @%s has another type where @%s is used elsewhere", k + 1,
+		     agg->name, agg->name);
+		return c->err;
+	}
+	if (!agg->typed) {
+		agg->key_types[k] = rt;
+		free(agg->key_names[k]);
+		if (key_name(c->prog, arg, &agg->key_names[k]) < 0) {
+			FAIL(c, arg->pos, -ENOMEM, "out of memory");
+			return c->err;
+		}
+	}
+	return 0;
+}
+
 static int gen_agg(struct comp *c, struct prb_node *n)
 {
 	struct hwt_probe_prog *prog = c->prog;
@@ -1090,25 +1119,10 @@ static int gen_agg(struct comp *c, struct prb_node *n)
 		}
 	}
 	for (size_t k = 0; k < n->nargs; k++) {
-		int t = gen_expr(c, n->args[k]);
-		uint32_t rt;
+		int err = prb_gen_key(c, agg, k, n->args[k]);
 
-		if (t < 0)
-			return t;
-		rt = t == PRB_T_INT ? HWT_REP_INT : t == PRB_T_STR ? HWT_REP_STR : HWT_REP_STACK;
-		if (agg->typed && agg->key_types[k] != rt) {
-			FAIL(c, n->args[k]->pos, -HWT_EINVAL,
-			     "key %zu of @%s has another type where @%s is used elsewhere", k + 1,
-			     agg->name, agg->name);
-			return c->err;
-		}
-		if (!agg->typed) {
-			agg->key_types[k] = rt;
-			if (key_name(prog, n->args[k], &agg->key_names[k]) < 0) {
-				FAIL(c, n->pos, -ENOMEM, "out of memory");
-				return c->err;
-			}
-		}
+		if (err < 0)
+			return err;
 	}
 	if (agg_funcs[f].nargs) {
 		int t = gen_expr(c, call->args[0]);

@@ -735,27 +735,10 @@ static int gen_map_keys(struct comp *c, struct prb_node *n, struct prb_agg *m)
 		return c->err;
 	}
 	for (size_t k = 0; k < n->nargs; k++) {
-		int t = gen_expr(c, n->args[k]);
-		uint32_t rt;
+		int err = prb_gen_key(c, m, k, n->args[k]);
 
-		if (t < 0)
-			return t;
-		if (t == PRB_T_LVAL) {
-			FAIL(c, n->args[k]->pos, -HWT_EINVAL, "a struct cannot be a key");
-			return c->err;
-		}
-		rt = t == PRB_T_INT ? HWT_REP_INT : t == PRB_T_STR ? HWT_REP_STR : HWT_REP_STACK;
-		if (m->typed && m->key_types[k] != rt) {
-			FAIL(c, n->args[k]->pos, -HWT_EINVAL,
-			     "key %zu of @%s has another type where @%s is used elsewhere", k + 1,
-			     m->name, m->name);
-			return c->err;
-		}
-		if (!m->typed) {
-			m->key_types[k] = rt;
-			if (!m->key_names[k] && !(m->key_names[k] = strdup("key")))
-				return FAIL(c, n->pos, -ENOMEM, "out of memory");
-		}
+		if (err < 0)
+			return err;
 	}
 	if (!m->typed) {
 		m->typed = true;

@@ -38,6 +38,10 @@ int gen_stmt(struct comp *c, struct prb_node *n);
 int prb_infer_ty(struct hwt_probe_prog *prog, const struct prb_clause *cl, const struct prb_node *n,
 		 struct prb_ty *ty);
 
+/* Code for key k of aggregation or map agg (typed at its first use,
+ * checked at the others). 0 or an error. */
+int prb_gen_key(struct comp *c, struct prb_agg *agg, size_t k, struct prb_node *arg);
+
 /* compile_bt.c */
 
 /* Code for the nodes of bpftrace's language (expressions and statements);

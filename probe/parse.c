@@ -623,24 +623,22 @@ static struct prb_node *parse_local(struct parser *ps)
 }
 
 /* [KEY, ...] after @name, into n->args (none: no brackets). */
-static int parse_keys(struct parser *ps, struct prb_node *n)
+/* EXPR (',' EXPR)* up to the closing punctuation close, into n->args (at
+ * most max); the opening one was read. */
+static int parse_list(struct parser *ps, struct prb_node *n, const char *close, size_t max,
+		      const char *what)
 {
 	int err;
 
-	if (!is_punct(ps, "["))
-		return 0;
-	if ((err = next(ps)) < 0)
-		return err;
 	ps->parens++;
-	for (;;) {
-		struct prb_node *k = parse_expr(ps);
+	while (!is_punct(ps, close)) {
+		struct prb_node *a = parse_expr(ps);
 
-		if (!k)
+		if (!a)
 			return ps->err;
-		if (n->nargs >= HWT_REP_MAX_KEYS)
-			return fail(ps, k->pos, -HWT_ETOOBIG, "a map takes at most %d keys",
-				    HWT_REP_MAX_KEYS);
-		if ((err = add_arg(ps, n, k)) < 0)
+		if (n->nargs >= max)
+			return fail(ps, a->pos, -HWT_ETOOBIG, "a map takes at most %zu keys", max);
+		if ((err = add_arg(ps, n, a)) < 0)
 			return err;
 		if (!is_punct(ps, ","))
 			break;
@@ -649,7 +647,19 @@ static int parse_keys(struct parser *ps, struct prb_node *n)
 	}
 	ps->parens--;
 	n->end = ps->tok.end;
-	return expect(ps, "]", "to close the keys");
+	return expect(ps, close, what);
+}
+
+/* [KEY, ...] after @name, into n->args (none: no brackets). */
+static int parse_keys(struct parser *ps, struct prb_node *n)
+{
+	int err;
+
+	if (!is_punct(ps, "["))
+		return 0;
+	if ((err = next(ps)) < 0)
+		return err;
+	return parse_list(ps, n, "]", HWT_REP_MAX_KEYS, "to close the keys");
 }
 
 static struct prb_node *parse_primary(struct parser *ps);
@@ -977,24 +987,7 @@ static int parse_args(struct parser *ps, struct prb_node *n)
 
 	if ((err = expect(ps, "(", "to open the arguments")) < 0)
 		return err;
-	ps->parens++;
-	if (!is_punct(ps, ")")) {
-		for (;;) {
-			struct prb_node *a = parse_expr(ps);
-
-			if (!a)
-				return ps->err;
-			if ((err = add_arg(ps, n, a)) < 0)
-				return err;
-			if (!is_punct(ps, ","))
-				break;
-			if ((err = next(ps)) < 0)
-				return err;
-		}
-	}
-	ps->parens--;
-	n->end = ps->tok.end;
-	return expect(ps, ")", "to close the arguments");
+	return parse_list(ps, n, ")", SIZE_MAX, "to close the arguments");
 }
 
 static const char *const agg_func_names[] = {"count", "sum",	"min",	    "max",
