@@ -52,7 +52,8 @@ static void usage(FILE *f)
 	    "                      (-p PID[,PID...] | -a [-- CMD...] | [--] CMD [ARGS...])\n"
 	    "       hwtrace record --pt[=TERMS] [-S] [--filter F] [-o FILE] (-p PID | -a | -- "
 	    "CMD)\n"
-	    "       hwtrace record --pt=emulate[,TERMS] [-o FILE] -- CMD [ARGS...]\n"
+	    "       hwtrace record --pt=emulate[,TERMS] [--filter F] [-o FILE] -- CMD "
+	    "[ARGS...]\n"
 	    "\n"
 	    "Samples a command, running processes or the whole system with perf_event_open\n"
 	    "into FILE (default hwtrace.hwt; an existing one becomes hwtrace.hwt.old).\n"
@@ -366,14 +367,19 @@ static int run_emulate(const struct rec_opts *o)
 	int err;
 
 	if (o->events || o->period || o->freq || o->freq_max || o->callgraph || o->pids ||
-	    o->all_cpus || o->per_thread || o->snapshot || o->filter || o->pt || o->mmap_bytes ||
-	    o->aux_bytes || o->switch_events)
-		return hwt_cli_usage_error("record", "--pt=emulate takes only TERMS, -o and -q "
-						     "besides the command");
+	    o->all_cpus || o->per_thread || o->snapshot || o->pt || o->mmap_bytes || o->aux_bytes ||
+	    o->switch_events)
+		return hwt_cli_usage_error("record", "--pt=emulate takes only TERMS, --filter, -o "
+						     "and -q besides the command");
 	hwt_ptemu_config_init(&cfg);
 	cfg.log = *hwt_cli_logger();
 	if (o->emu_terms && hwt_ptemu_terms_parse(&cfg.terms, o->emu_terms, &bad) < 0)
 		return hwt_cli_usage_error("record", "bad PT term '%s' in --pt", bad);
+	if (o->filter && cfg.terms.filter)
+		return hwt_cli_usage_error("record", "give the filters once: --filter or "
+						     "--pt=emulate,...,filter=");
+	if (o->filter)
+		cfg.terms.filter = o->filter;
 	if (!o->argv)
 		return hwt_cli_usage_error("record", "no command to record: give it after '--'");
 	if (check_output(o->output) != HWT_EXIT_OK)
@@ -384,7 +390,7 @@ static int run_emulate(const struct rec_opts *o)
 		/* The library said what is missing, or that the command cannot
 		 * run (exit status as a shell's: 127 not found, 126 not
 		 * executable, as without --pt). */
-		if (err == -HWT_ENOTSUP)
+		if (err == -HWT_ENOTSUP || err == -HWT_EINVAL)
 			return HWT_EXIT_ERROR;
 		if (err == -ENOENT || err == -EACCES) {
 			char path[4096];

@@ -360,6 +360,13 @@ struct hwt_ptemu_terms {
 			     * at each return from the kernel (0..64) */
 	uint32_t ovf;	    /* an internal buffer overflow every N KiB of
 			     * trace (1..2^20): OVF, FUP where it resumes */
+	/* Address filters in perf's syntax (record --filter, docs/record.md):
+	 * "filter|stop|tracestop SYM|OFFSET[/SIZE] @ FILE", comma-separated,
+	 * at most 2 (the emulated CPU's address ranges); checked by the
+	 * kernel's rules (collector/pt.c). Only code in the ranges is traced,
+	 * with TIP.PGD/TIP.PGE at each crossing. NULL: none. The string
+	 * must outlive the run. */
+	const char *filter;
 };
 
 /* Defaults as documented above. */
@@ -368,8 +375,10 @@ HWT_API void hwt_ptemu_terms_init(struct hwt_ptemu_terms *terms);
 /* Parses comma-separated terms into terms (which keeps values not named).
  * Accepts tsc, mtc, cyc, noretcomp, tsx, pip, vmcs, real (each optionally
  * =0/=1), mtc_period=N, psb_period=N, tsc_per_insn=N, psb_bytes=N,
- * psb_off=N, ovf=N. Returns 0 or -HWT_EPARSE; *bad (when not NULL) then
- * points at the offending term in spec. */
+ * psb_off=N, ovf=N, and last filter=FILTERS (the rest of spec, commas
+ * included; terms->filter then points into spec). Returns 0 or
+ * -HWT_EPARSE; *bad (when not NULL) then points at the offending term in
+ * spec. */
 HWT_API int hwt_ptemu_terms_parse(struct hwt_ptemu_terms *terms, const char *spec,
 				  const char **bad);
 
@@ -392,8 +401,11 @@ struct hwt_ptemu_thread {
 	uint64_t kernel;   /* kernel entries (syscalls, faults, signals) */
 	uint64_t lost;	   /* events whose position was not known (OVF) */
 	uint64_t ovf;	   /* injected overflows (term ovf) */
-	uint64_t untraced; /* instructions they left untraced (the decoder
-			    * gets insns - untraced) */
+	uint64_t filtered; /* instructions run outside the address filters
+			    * (or after a TraceStop) */
+	uint64_t leaves;   /* TIP.PGD where execution left the filters */
+	uint64_t untraced; /* instructions left untraced by overflows and
+			    * filters (the decoder gets insns - untraced) */
 	uint64_t psb;
 	uint64_t bytes; /* PT bytes */
 	uint64_t tsc_start, tsc_end;
@@ -449,8 +461,10 @@ HWT_API void hwt_ptemu_config_init(struct hwt_ptemu_config *cfg);
 /* Runs cfg->argv under the emulator and delivers the streams to sink.
  * stdin/stdout/stderr are the caller's. Returns 0 (whatever the command's
  * exit status, see res->exit_status) or:
- *   -HWT_EINVAL   no command, bad config size or terms;
- *   -HWT_ENOTSUP  qemu-x86_64 or the plugin not found (message logged);
+ *   -HWT_EINVAL   no command, bad config size or terms; address filters
+ *                 the kernel would refuse (the rule logged);
+ *   -HWT_ENOTSUP  qemu-x86_64 or the plugin not found, or a filter on
+ *                 kernel addresses (message logged);
  *   -ENOENT       the command does not exist;
  *   -errno, -ENOMEM, or a sink's error.
  * res (may be NULL) is filled and must be released with

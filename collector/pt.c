@@ -530,8 +530,9 @@ static char *trim(char *s)
  * perf_event_parse_addr_filter, arch/x86/events/intel/pt.c
  * pt_event_addr_filters_validate), so that a refusal comes now, naming the
  * rule, instead of as an errno when the events are opened. */
-static int one_filter(char *item, struct hwt_sym_cache *cache, unsigned flags, char *out,
-		      size_t outlen, size_t *used, char *errmsg, size_t errlen)
+static int one_filter(char *item, struct hwt_sym_cache *cache, unsigned flags,
+		      struct hwt_coll_pt_range *rg, char *out, size_t outlen, size_t *used,
+		      char *errmsg, size_t errlen)
 {
 	char *at = strchr(item, '@'), *act, *target, *slash, *file = NULL, *end;
 	const char *kact;
@@ -669,11 +670,27 @@ static int one_filter(char *item, struct hwt_sym_cache *cache, unsigned flags, c
 	if (n < 0 || (size_t)n >= outlen - *used)
 		return msg(errmsg, errlen, -HWT_ETOOBIG, "filter string too long");
 	*used += (size_t)n;
+	if (rg) {
+		memset(rg, 0, sizeof(*rg));
+		rg->stop = kact[0] == 's';
+		rg->addr = addr;
+		rg->size = size;
+		if (file)
+			memcpy(rg->file, real, strlen(real) + 1); /* both PATH_MAX */
+	}
 	return 0;
 }
 
 int hwt_coll_pt_filter(const char *spec, unsigned nranges_max, unsigned flags, char *out,
 		       size_t outlen, char *errmsg, size_t errlen)
+{
+	return hwt_coll_pt_filter_ranges(spec, nranges_max, flags, NULL, out, outlen, errmsg,
+					 errlen);
+}
+
+int hwt_coll_pt_filter_ranges(const char *spec, unsigned nranges_max, unsigned flags,
+			      struct hwt_coll_pt_range *ranges, char *out, size_t outlen,
+			      char *errmsg, size_t errlen)
 {
 	struct hwt_sym_config scfg;
 	struct hwt_sym_cache *cache = NULL;
@@ -693,7 +710,12 @@ int hwt_coll_pt_filter(const char *spec, unsigned nranges_max, unsigned flags, c
 	if (err < 0)
 		goto out;
 	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-		err = one_filter(item, cache, flags, out, outlen, &used, errmsg, errlen);
+		/* The ranges array holds nranges_max: count them all for
+		 * the message, keep what fits. */
+		struct hwt_coll_pt_range *rg =
+		    ranges && (unsigned)count < nranges_max ? &ranges[count] : NULL;
+
+		err = one_filter(item, cache, flags, rg, out, outlen, &used, errmsg, errlen);
 		if (err < 0)
 			goto out;
 		count++;

@@ -25,7 +25,12 @@
  *     the stream and repeats every psb_period bytes;
  *   - MTC when the crystal clock crosses a 2^mtc_period boundary, CYC before
  *     every CYC-eligible packet, from the deterministic clock (see
- *     docs/pt-emulator.md).
+ *     docs/pt-emulator.md);
+ *   - with address filters ("Filtering by IP"), whose crossings the owner
+ *     announces: TIP.PGD with the first IP outside instead of the packet of
+ *     the branch (or fall-through) that leaves, TIP.PGE with the first IP
+ *     inside, nothing while outside, TIP.PGD + TraceStop into a TraceStop
+ *     range.
  * Nothing here allocates after init: it runs once per basic block.
  */
 #include "collector/ptemu_int.h"
@@ -433,6 +438,13 @@ void hwt_ptemu_enc_fini(struct hwt_ptemu_enc *e)
  * whole, the decoder's return stack starts empty). */
 #define OVF_BLOCKS 16
 
+/* Instructions the current overflow lost: those it saw retire while
+ * packet generation was on (the others were untraced anyway). */
+static uint64_t ovf_lost(const struct hwt_ptemu_enc *e)
+{
+	return (e->n.insns - e->ovf_start) - (e->n.outside - e->ovf_outside);
+}
+
 static int overflow(struct hwt_ptemu_enc *e, uint64_t ip)
 {
 	int err;
@@ -444,12 +456,13 @@ static int overflow(struct hwt_ptemu_enc *e, uint64_t ip)
 		truth(e, HWT_PTEMU_T_OVF, ip, 0);
 		e->ovf_left = OVF_BLOCKS;
 		e->ovf_start = e->n.insns;
+		e->ovf_outside = e->n.outside;
 		return 0;
 	}
 	if (--e->ovf_left)
 		return 0;
 	e->n.ovf++;
-	e->n.ovf_insns += e->n.insns - e->ovf_start;
+	e->n.ovf_insns += ovf_lost(e);
 	e->next_ovf = hwt_ptemu_enc_offset(e) + e->terms.ovf * 1024ull;
 	/* What the decoder knew is gone: TNT bits held while overflowing
 	 * were dropped with their packets. */
@@ -481,11 +494,13 @@ int hwt_ptemu_enc_at(struct hwt_ptemu_enc *e, uint64_t ip)
 	return 0;
 }
 
-int hwt_ptemu_enc_enable(struct hwt_ptemu_enc *e, uint64_t ip)
+/* Packet generation starts at ip: from the kernel (a return to user
+ * space, the thread's start) or on entering the filter's ranges. */
+static int enable(struct hwt_ptemu_enc *e, uint64_t ip, bool from_kernel)
 {
 	int err;
 
-	if (e->enabled)
+	if (e->enabled || e->stopped)
 		return -HWT_EINTERNAL;
 	if (!e->started) {
 		/* Tracing is switched on in the kernel, before the thread
@@ -494,7 +509,7 @@ int hwt_ptemu_enc_enable(struct hwt_ptemu_enc *e, uint64_t ip)
 		err = psb_plus(e, 0);
 		if (err < 0)
 			return err;
-	} else if (!e->ovf_left) {
+	} else if (!e->ovf_left && from_kernel) {
 		/* Term psb_off: PSB+ after PSB+ while packet generation is
 		 * off, as the real traces show in the kernel's stretches
 		 * (every VM entry with TraceEn set writes one). */
@@ -521,8 +536,71 @@ int hwt_ptemu_enc_enable(struct hwt_ptemu_enc *e, uint64_t ip)
 	return hwt_ptemu_enc_at(e, ip);
 }
 
+int hwt_ptemu_enc_enable(struct hwt_ptemu_enc *e, uint64_t ip)
+{
+	return enable(e, ip, true);
+}
+
+int hwt_ptemu_enc_filter_enter(struct hwt_ptemu_enc *e, uint64_t ip)
+{
+	return enable(e, ip, false);
+}
+
+void hwt_ptemu_enc_filter_exit(struct hwt_ptemu_enc *e, uint64_t target, bool stop)
+{
+	e->leave = e->enabled;
+	e->leave_to = target;
+	e->leave_stop = stop;
+}
+
+static int trace_stop(struct hwt_ptemu_enc *e, uint64_t at)
+{
+	truth(e, HWT_PTEMU_T_STOP, 0, at);
+	e->stopped = true;
+	return emit_simple(e, ppt_stop);
+}
+
+/* The announced exit, at the branch (or instruction) at ip: TIP.PGD with
+ * the first IP outside, which tells a decoder where the traced code
+ * ended (libipt binds it to the branch whose target it is, or to the
+ * next branch that needs trace; perf's decoder, given the filter, to a
+ * branch whose target is outside). */
+static int leave(struct hwt_ptemu_enc *e, uint64_t ip)
+{
+	int err;
+
+	truth(e, HWT_PTEMU_T_LEAVE, ip, e->leave_to);
+	e->leave = false;
+	e->n.leaves++;
+	err = flush_tnt(e);
+	if (err >= 0)
+		err = emit_cyc(e);
+	if (err >= 0)
+		err = emit_ip(e, ppt_tip_pgd, e->leave_to);
+	e->enabled = false;
+	if (err >= 0 && e->leave_stop)
+		err = trace_stop(e, e->leave_to);
+	return err;
+}
+
+int hwt_ptemu_enc_filter_flush(struct hwt_ptemu_enc *e, uint64_t ip)
+{
+	return e->leave ? leave(e, ip) : 0;
+}
+
+int hwt_ptemu_enc_trace_stop(struct hwt_ptemu_enc *e)
+{
+	if (e->enabled || e->stopped)
+		return -HWT_EINTERNAL;
+	return trace_stop(e, 0);
+}
+
 int hwt_ptemu_enc_cond(struct hwt_ptemu_enc *e, uint64_t ip, bool taken)
 {
+	if (!e->enabled)
+		return 0;
+	if (e->leave)
+		return leave(e, ip);
 	truth(e, HWT_PTEMU_T_COND, ip, taken);
 	e->branch_pkt = true;
 	e->n.cond++;
@@ -533,7 +611,11 @@ int hwt_ptemu_enc_cond(struct hwt_ptemu_enc *e, uint64_t ip, bool taken)
 void hwt_ptemu_enc_call(struct hwt_ptemu_enc *e, uint64_t ret_ip)
 {
 	/* libipt's pt_retstack_push(): a ring of HWT_PTEMU_RETSTACK + 1
-	 * slots, the oldest entry dropped when full. */
+	 * slots, the oldest entry dropped when full. A decoder pushes the
+	 * calls it decodes: those made while packet generation is on,
+	 * including one that leaves the filter's ranges. */
+	if (!e->enabled)
+		return;
 	e->ret[e->rtop] = ret_ip;
 	e->rtop = (uint8_t)(e->rtop == HWT_PTEMU_RETSTACK ? 0 : e->rtop + 1);
 	if (e->rtop == e->rbottom)
@@ -544,6 +626,10 @@ int hwt_ptemu_enc_indirect(struct hwt_ptemu_enc *e, uint64_t ip, uint64_t target
 {
 	int err;
 
+	if (!e->enabled)
+		return 0;
+	if (e->leave)
+		return leave(e, ip);
 	truth(e, HWT_PTEMU_T_INDIRECT, ip, target);
 	e->branch_pkt = true;
 	e->n.indirect++;
@@ -560,6 +646,10 @@ int hwt_ptemu_enc_ret(struct hwt_ptemu_enc *e, uint64_t ip, uint64_t target)
 {
 	int err;
 
+	if (!e->enabled)
+		return 0;
+	if (e->leave)
+		return leave(e, ip); /* no pop: a decoder pops compressed returns only */
 	truth(e, HWT_PTEMU_T_RET, ip, target);
 	e->branch_pkt = true;
 	if (!e->terms.noretcomp && e->rtop != e->rbottom) {
@@ -585,6 +675,9 @@ int hwt_ptemu_enc_syscall(struct hwt_ptemu_enc *e, uint64_t ip)
 {
 	int err;
 
+	e->leave = false;
+	if (!e->enabled)
+		return 0;
 	truth(e, HWT_PTEMU_T_SYSCALL, ip, 0);
 	e->n.kernel++;
 	err = flush_tnt(e);
@@ -601,6 +694,9 @@ int hwt_ptemu_enc_event(struct hwt_ptemu_enc *e, uint64_t ip, bool fault)
 {
 	int err;
 
+	e->leave = false;
+	if (!e->enabled)
+		return 0;
 	truth(e, fault ? HWT_PTEMU_T_FAULT : HWT_PTEMU_T_ASYNC, ip, 0);
 	e->n.kernel++;
 	e->n.faults++;
@@ -621,6 +717,9 @@ int hwt_ptemu_enc_lost(struct hwt_ptemu_enc *e, uint64_t ip)
 {
 	int err;
 
+	e->leave = false;
+	if (!e->enabled)
+		return 0;
 	truth(e, HWT_PTEMU_T_LOST, ip, 0);
 	e->n.kernel++;
 	e->n.lost++;
@@ -644,8 +743,9 @@ int hwt_ptemu_enc_flush(struct hwt_ptemu_enc *e)
 
 	if (e->ovf_left) {
 		/* The trace ends while overflowing: what ran since is lost. */
-		e->n.ovf_insns += e->n.insns - e->ovf_start;
+		e->n.ovf_insns += ovf_lost(e);
 		e->ovf_start = e->n.insns;
+		e->ovf_outside = e->n.outside;
 	}
 
 	if (err < 0)

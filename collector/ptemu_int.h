@@ -57,6 +57,10 @@ enum hwt_ptemu_truth_kind {
 	HWT_PTEMU_T_OVF,      /* an injected overflow starts after the branch
 			       * before it (whose target a decoder cannot
 			       * see: the OVF comes first); ip: next block */
+	HWT_PTEMU_T_LEAVE,    /* the branch (or instruction) at ip took
+			       * execution out of the filter's ranges to
+			       * target: TIP.PGD(target), no TNT/TIP */
+	HWT_PTEMU_T_STOP,     /* TraceStop at target: tracing ends */
 };
 
 struct hwt_ptemu_truth {
@@ -99,6 +103,10 @@ struct hwt_ptemu_counts {
 	uint64_t lost;	    /* events encoded as OVF (position unknown) */
 	uint64_t ovf;	    /* injected overflows (term ovf) */
 	uint64_t ovf_insns; /* ... instructions they left untraced */
+	uint64_t outside;   /* instructions retired with packet generation
+			     * off by the address filters (or after a
+			     * TraceStop): untraced */
+	uint64_t leaves;    /* TIP.PGD at filter crossings */
 	uint64_t psb;	    /* PSB+ emitted */
 	uint64_t bytes;	    /* PT bytes */
 };
@@ -129,6 +137,14 @@ struct hwt_ptemu_enc {
 	uint64_t ovf_start;    /* n.insns when the overflow started */
 	unsigned int ovf_left; /* blocks still lost; 0: not overflowing */
 	bool branch_pkt;       /* the last branch wrote a packet */
+	uint64_t ovf_outside;  /* n.outside when the overflow started */
+
+	/* Address filters (IA32_RTIT_ADDRn_CFG): the owner knows the
+	 * ranges and announces each crossing (hwt_ptemu_enc_filter_*). */
+	bool leave;	   /* the next transfer leaves the ranges ... */
+	bool leave_stop;   /* ... into a TraceStop range */
+	uint64_t leave_to; /* ... to this IP */
+	bool stopped;	   /* TraceStop: tracing ended for good */
 
 	uint64_t ret[HWT_PTEMU_RETSTACK + 1];
 	uint8_t rtop, rbottom;
@@ -163,10 +179,13 @@ void hwt_ptemu_enc_fini(struct hwt_ptemu_enc *e);
 /* Events, in program order. All return 0 or a negative error from the
  * output window callback or libipt (-HWT_EINTERNAL). */
 
-/* n more instructions retired (before the event that follows). */
+/* n more instructions retired (before the event that follows); while
+ * packet generation is off they are untraced (n.outside). */
 static inline void hwt_ptemu_enc_retire(struct hwt_ptemu_enc *e, uint64_t n)
 {
 	e->n.insns += n;
+	if (!e->enabled)
+		e->n.outside += n;
 }
 
 /* Tracing (re)starts at ip: on a return from the kernel to user space, at
@@ -189,6 +208,31 @@ int hwt_ptemu_enc_event(struct hwt_ptemu_enc *e, uint64_t ip, bool fault);
 /* Control went to the kernel at a point that cannot be told (e.g. after a
  * conditional branch whose outcome is unknown): OVF, tracing disabled. */
 int hwt_ptemu_enc_lost(struct hwt_ptemu_enc *e, uint64_t ip);
+/* Address filters, as the SDM's "Filtering by IP" section has them: packet
+ * generation is on only while the IP is in a filter range; leaving writes
+ * TIP.PGD with the first IP outside (instead of the TNT bit or TIP of the
+ * branch that left, which a decoder binds the TIP.PGD to), entering
+ * writes TIP.PGE with the first IP inside; entering a TraceStop range ends
+ * tracing with TIP.PGD and TraceStop (only TraceStop while off). Kernel
+ * entries while inside are unchanged (TIP.PGD, or FUP + TIP.PGD), and
+ * while outside write nothing. All event functions above write nothing
+ * while packet generation is off.
+ *
+ * filter_exit announces that the transfer being reported leaves the
+ * ranges for target (stop: into a TraceStop range): the next cond,
+ * indirect or ret call writes TIP.PGD(target) instead of its packet; a
+ * transfer with no packet of its own (direct jmp or call, falling through
+ * to the next instruction) completes it with filter_flush(ip of the
+ * instruction). A kernel entry cancels it. */
+void hwt_ptemu_enc_filter_exit(struct hwt_ptemu_enc *e, uint64_t target, bool stop);
+int hwt_ptemu_enc_filter_flush(struct hwt_ptemu_enc *e, uint64_t ip);
+/* Execution enters the ranges at ip (packet generation off until now, not
+ * in the kernel): TIP.PGE(ip), MODE.Exec before it when needed. */
+int hwt_ptemu_enc_filter_enter(struct hwt_ptemu_enc *e, uint64_t ip);
+/* Execution reaches a TraceStop range while packet generation is off:
+ * TraceStop; tracing ends. */
+int hwt_ptemu_enc_trace_stop(struct hwt_ptemu_enc *e);
+
 /* Flushes pending TNT bits and hands the window to out->next. */
 int hwt_ptemu_enc_flush(struct hwt_ptemu_enc *e);
 
@@ -286,8 +330,14 @@ void hwt_ptemu_time_conv(uint32_t *shift, uint32_t *mult, uint64_t *zero);
  * clock is deterministic; this one is 1 s of TSC after zero). */
 #define HWT_PTEMU_TSC0 2100000000ull
 
+/* Address ranges of the emulated CPU (caps/num_address_ranges of a
+ * Skylake-SP). */
+#define HWT_PTEMU_ADDR_RANGES 2
+
 /* Plugin arguments (qemu -plugin FILE,key=value,...): dir=WORKDIR,
  * cfg=<hwt_ptemu_terms_config() in hex>, tpi=<tsc_per_insn>, truth=0|1,
- * shape=<hwt_ptemu_shape_arg()>. */
+ * shape=<hwt_ptemu_shape_arg()>, filt=<the address filters:
+ * KIND:OFF:SIZE:DEV:INO joined by '+', hex, KIND f (filter) or s
+ * (TraceStop), a range of file DEV/INO (st_dev, st_ino)>. */
 
 #endif /* HWT_COLLECTOR_PTEMU_INT_H */

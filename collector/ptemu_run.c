@@ -9,6 +9,7 @@
  */
 #include "collector/collector.h"
 #include "collector/ptemu_int.h"
+#include "collector/rec_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -229,7 +230,8 @@ static int meta_str(const struct hwt_ptemu_sink *s, const char *key, const char 
 	return s->meta_str ? s->meta_str(s->ctx, key, v) : 0;
 }
 
-static int send_meta(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_sink *s)
+static int send_meta(const struct hwt_ptemu_config *cfg, const char *filter,
+		     const struct hwt_ptemu_sink *s)
 {
 	struct hwt_ptemu_cpu cpu;
 	const struct hwt_ptemu_terms *t = &cfg->terms;
@@ -296,6 +298,9 @@ static int send_meta(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_
 		err = meta_str(s, "pt.emulator", "qemu-x86_64 TCG plugin (hwtrace ptemu)");
 	if (err >= 0)
 		err = meta_str(s, "event.0.name", "intel_pt//u (emulated)");
+	/* As a recording of real PT: the string the kernel got. */
+	if (err >= 0 && filter[0])
+		err = meta_str(s, "pt.config.filter", filter);
 	alen = hwt_ptemu_attr(t, attr, sizeof(attr));
 	hwt_put_le64(ids, HWT_PTEMU_SAMPLE_ID);
 	if (err >= 0 && s->meta_bytes)
@@ -309,7 +314,7 @@ static int send_meta(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_
  * records would). */
 #define AUX_CHUNK (4u << 20)
 
-static int deliver(const struct hwt_ptemu_config *cfg, const char *dir,
+static int deliver(const struct hwt_ptemu_config *cfg, const char *dir, const char *filter,
 		   const struct hwt_ptemu_sink *sink, struct hwt_ptemu_result *res)
 {
 	struct thread_file *tf = NULL;
@@ -322,7 +327,7 @@ static int deliver(const struct hwt_ptemu_config *cfg, const char *dir,
 
 	hwt_buf_init(&recs);
 	hwt_buf_init(&refs);
-	err = send_meta(cfg, sink);
+	err = send_meta(cfg, filter, sink);
 	if (err < 0)
 		goto out;
 	err = list_threads(dir, &tf, &nt, &cfg->log);
@@ -415,7 +420,9 @@ static int deliver(const struct hwt_ptemu_config *cfg, const char *dir,
 			th->kernel = h->n.kernel;
 			th->lost = h->n.lost;
 			th->ovf = h->n.ovf;
-			th->untraced = h->n.ovf_insns;
+			th->filtered = h->n.outside;
+			th->leaves = h->n.leaves;
+			th->untraced = h->n.ovf_insns + h->n.outside;
 			th->psb = h->n.psb;
 			th->bytes = tf[i].size;
 			th->tsc_start = h->tsc_start;
@@ -490,6 +497,57 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
+/* The address filters of cfg (perf's syntax) checked by the kernel's
+ * rules, as the kernel's filter string (for the metadata) and as the
+ * plugin's filt= argument (file offsets of inodes: the plugin applies
+ * them to the mappings it sees, as the kernel does). Returns 0 (both
+ * empty without filters), or -HWT_EINVAL or -HWT_ENOTSUP (kernel
+ * addresses) with the reason logged. */
+static int filters(const struct hwt_ptemu_config *cfg, char *kstr, size_t klen, char *arg,
+		   size_t alen)
+{
+	struct hwt_coll_pt_range rg[HWT_PTEMU_ADDR_RANGES];
+	char msg[512];
+	size_t used = 0;
+	int n;
+
+	kstr[0] = arg[0] = '\0';
+	if (!cfg->terms.filter)
+		return 0;
+	msg[0] = '\0';
+	n = hwt_coll_pt_filter_ranges(cfg->terms.filter, HWT_PTEMU_ADDR_RANGES, 0, rg, kstr, klen,
+				      msg, sizeof(msg));
+	if (n < 0) {
+		hwt_log(&cfg->log, HWT_LOG_ERROR, "ptemu: %s", msg[0] ? msg : hwt_strerror(n));
+		return -HWT_EINVAL;
+	}
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		int k;
+
+		if (!rg[i].file[0]) {
+			hwt_log(&cfg->log, HWT_LOG_ERROR,
+				"ptemu: filter at kernel address 0x%llx: the emulator traces user "
+				"space only; give 'filter SYMBOL @ FILE'",
+				(unsigned long long)rg[i].addr);
+			return -HWT_ENOTSUP;
+		}
+		if (stat(rg[i].file, &st) < 0) {
+			hwt_log(&cfg->log, HWT_LOG_ERROR, "ptemu: filter: '%s': %s", rg[i].file,
+				strerror(errno));
+			return -HWT_EINVAL;
+		}
+		k = snprintf(arg + used, alen - used, "%s%c:%llx:%llx:%llx:%llx", i ? "+" : "",
+			     rg[i].stop ? 's' : 'f', (unsigned long long)rg[i].addr,
+			     (unsigned long long)rg[i].size, (unsigned long long)st.st_dev,
+			     (unsigned long long)st.st_ino);
+		if (k < 0 || (size_t)k >= alen - used)
+			return -HWT_EINTERNAL; /* 2 filters always fit */
+		used += (size_t)k;
+	}
+	return 0;
+}
+
 /* The traced command while it runs: signals that would end hwtrace go to
  * it instead. (A process-wide variable, as signal dispositions are.) */
 static volatile sig_atomic_t child_pid;
@@ -503,7 +561,8 @@ static void forward_signal(int sig)
 int hwt_ptemu_run(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_sink *sink,
 		  struct hwt_ptemu_result *res)
 {
-	char qemu[PATH_MAX], prog[PATH_MAX], dir[PATH_MAX], plugarg[PATH_MAX + 256], shape[64];
+	char qemu[PATH_MAX], prog[PATH_MAX], dir[PATH_MAX], plugarg[PATH_MAX + 512], shape[64];
+	char kfilter[4096], filt[256];
 	const char *plugin, *tmp;
 	struct timespec t0, t1;
 	const char **argv = NULL;
@@ -520,6 +579,9 @@ int hwt_ptemu_run(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_sin
 	    (cfg->terms.psb_bytes && cfg->terms.psb_bytes < 256) || cfg->terms.psb_off > 64 ||
 	    (cfg->truth && !cfg->workdir))
 		return -HWT_EINVAL;
+	err = filters(cfg, kfilter, sizeof(kfilter), filt, sizeof(filt));
+	if (err < 0)
+		return err;
 	/* Found as execvp would (qemu-user does not search $PATH for the
 	 * program either). */
 	err = hwt_coll_command_find(cfg->qemu ? cfg->qemu : "qemu-x86_64", qemu, sizeof(qemu), NULL,
@@ -560,9 +622,9 @@ int hwt_ptemu_run(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_sin
 		goto out;
 	}
 	hwt_ptemu_shape_arg(&cfg->terms, shape, sizeof(shape));
-	snprintf(plugarg, sizeof(plugarg), "%s,dir=%s,cfg=%llx,tpi=%u,truth=%d,shape=%s", plugin,
-		 dir, (unsigned long long)hwt_ptemu_terms_config(&cfg->terms),
-		 cfg->terms.tsc_per_insn, cfg->truth ? 1 : 0, shape);
+	snprintf(plugarg, sizeof(plugarg), "%s,dir=%s,cfg=%llx,tpi=%u,truth=%d,shape=%s%s%s",
+		 plugin, dir, (unsigned long long)hwt_ptemu_terms_config(&cfg->terms),
+		 cfg->terms.tsc_per_insn, cfg->truth ? 1 : 0, shape, filt[0] ? ",filt=" : "", filt);
 	while (cfg->argv[argc])
 		argc++;
 	argv = calloc(argc + 5, sizeof(*argv));
@@ -618,7 +680,7 @@ int hwt_ptemu_run(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_sin
 		res->seconds =
 		    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	}
-	err = deliver(cfg, dir, sink, res);
+	err = deliver(cfg, dir, kfilter, sink, res);
 	if (err < 0 && res) {
 		free(res->threads);
 		res->threads = NULL;

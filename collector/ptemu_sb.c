@@ -128,6 +128,15 @@ int hwt_ptemu_terms_parse(struct hwt_ptemu_terms *terms, const char *spec, const
 			err = parse_num(eq + 1, len - nlen - 1, 1ul << 20, &v);
 			if (!err)
 				terms->ovf = (uint32_t)v;
+		} else if (nlen == 6 && !strncmp(p, "filter", 6) && eq) {
+			/* perf's filter syntax has commas of its own: the
+			 * filters are the rest of the spec. */
+			if (!eq[1])
+				err = -HWT_EPARSE;
+			if (!err) {
+				terms->filter = eq + 1;
+				return 0;
+			}
 		} else if (nlen == 12 && !strncmp(p, "tsc_per_insn", 12) && eq) {
 			err = parse_num(eq + 1, len - nlen - 1, 1000000, &v);
 			if (!err && v == 0)

@@ -22,6 +22,7 @@
 #ifndef HWT_COLLECTOR_REC_INT_H
 #define HWT_COLLECTOR_REC_INT_H
 
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -204,6 +205,21 @@ enum hwt_coll_pt_filter_flags {
 };
 int hwt_coll_pt_filter(const char *spec, unsigned nranges_max, unsigned flags, char *out,
 		       size_t outlen, char *errmsg, size_t errlen);
+
+/* One filter as the kernel gets it: what the PT emulator applies as the
+ * kernel would (perf_event_addr_filters_apply: a file offset becomes an
+ * address in each mapping of the file). */
+struct hwt_coll_pt_range {
+	bool stop;	     /* TraceStop (stop, tracestop); else filter */
+	uint64_t addr, size; /* file offset with a file, else kernel address */
+	char file[PATH_MAX]; /* the object's real path; "" for none */
+};
+
+/* hwt_coll_pt_filter() that also fills ranges[0 .. return value) (ranges
+ * holds nranges_max entries; NULL: the string only). */
+int hwt_coll_pt_filter_ranges(const char *spec, unsigned nranges_max, unsigned flags,
+			      struct hwt_coll_pt_range *ranges, char *out, size_t outlen,
+			      char *errmsg, size_t errlen);
 
 /* Writes the pt.* metadata keys of a real PT recording through fn (the
  * emulator's keys, docs/pt-emulator.md, plus pt.caps.*). */

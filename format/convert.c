@@ -42,10 +42,13 @@ enum {
 	PT_TSC_CTC_D,
 	PT_CYC_BIT,
 	PT_MAX_NONTURBO_RATIO,
-	PT_FILTER_STR_LEN,
-	PT_CAP_EVENT_TRACE, /* follows the (empty) filter string */
-	PT_PRIV_MAX,
+	PT_FILTER_STR_LEN, /* then the filter string, NUL-padded to 8 bytes */
+	PT_PRIV_FIXED,	   /* ... then cap_event_trace */
 };
+
+/* The longest filter string we carry (the kernel's own limit on what
+ * PERF_EVENT_IOC_SET_FILTER takes is a page). */
+#define PT_FILTER_MAX 4096u
 
 /* The intel_pt PMU's config layout (/sys/bus/event_source/devices/
  * intel_pt/format), the same on every CPU with PT; perf reads these masks
@@ -281,7 +284,9 @@ static int write_auxtrace_info(struct cv *c)
 	const struct hwt_fmt_event *e =
 	    hwt_fmt_evlist_event(hwt_fmt_session_evlist(c->s), (size_t)c->pt_event);
 	const struct hwt_fmt_evlist *ev = hwt_fmt_session_evlist(c->s);
-	uint64_t priv[PT_PRIV_MAX] = {0};
+	uint64_t priv[PT_PRIV_FIXED + PT_FILTER_MAX / 8 + 1] = {0};
+	const char *filter = meta_str(c, "pt.config.filter");
+	size_t flen = filter ? strlen(filter) : 0, n = PT_PRIV_FIXED;
 	bool per_cpu = false, switches = false;
 
 	for (size_t i = 0; i < c->naux; i++)
@@ -308,13 +313,32 @@ static int write_auxtrace_info(struct cv *c)
 	priv[PT_TSC_CTC_D] = meta_u64(c, "pt.config.cpuid_0x15_eax", 0);
 	priv[PT_CYC_BIT] = PT_CFG_CYC;
 	priv[PT_MAX_NONTURBO_RATIO] = meta_u64(c, "pt.config.nom_freq", 0);
-	/* No filter string: perf parses it with its own filter syntax and
-	 * refuses the whole file when that fails; without it perf decodes a
-	 * filtered trace all the same. */
-	priv[PT_FILTER_STR_LEN] = 0;
-	priv[PT_CAP_EVENT_TRACE] = 0;
-	return hwt_fmt_perf_writer_auxtrace_info(c->w, HWT_FMT_PERF_AUXTRACE_INTEL_PT, priv,
-						 PT_PRIV_MAX);
+	/* The address filters as perf record writes them (its evsel's
+	 * filter, the kernel's string: "filter 0xOFF/0xSIZE@FILE,..."): perf's
+	 * decoder needs them to tell where a conditional or direct branch left
+	 * the traced ranges (its pgd_ip callback); it parses them with its
+	 * own filter parser, which takes this syntax. */
+	if (flen >= PT_FILTER_MAX) {
+		hwt_log(&c->cfg->log, HWT_LOG_WARN,
+			"the recording's address filter string is %zu bytes; left out of the "
+			"perf.data (perf's decoder may stop where a branch leaves the filter)",
+			flen);
+		flen = 0;
+	}
+	priv[PT_FILTER_STR_LEN] = flen;
+	if (flen) {
+		/* priv[] is little-endian u64s; the string's bytes go in order. */
+		uint8_t *str = (uint8_t *)&priv[PT_PRIV_FIXED];
+		size_t words = (flen + 1 + 7) / 8;
+
+		memset(str, 0, words * 8);
+		memcpy(str, filter, flen);
+		for (size_t i = 0; i < words; i++)
+			priv[PT_PRIV_FIXED + i] = hwt_le64(str + 8 * i);
+		n += words;
+	}
+	priv[n++] = 0; /* cap_event_trace */
+	return hwt_fmt_perf_writer_auxtrace_info(c->w, HWT_FMT_PERF_AUXTRACE_INTEL_PT, priv, n);
 }
 
 /* perf clock ns to TSC, the inverse of the kernel's

@@ -18,6 +18,12 @@
  * the syscall callbacks (TIP.PGD before, TIP.PGE at the next PC); signals
  * and faults appear as a PC that is no successor of the last instruction.
  *
+ * Address filters (filt= argument, file offsets of inodes) become ranges
+ * when their file is mapped executable, as the kernel applies them; each
+ * transfer across a range boundary (a branch, or falling through inside a
+ * TB that a boundary cuts) is announced to the encoder, which writes
+ * TIP.PGD/TIP.PGE.
+ *
  * Per-thread state is found through a thread-local pointer: qemu-user runs
  * every guest thread on its own host thread, and a forked guest is a forked
  * qemu. PT bytes go straight into a shared mapping of the thread's file,
@@ -28,6 +34,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -72,6 +79,7 @@ struct insn_desc {
 
 struct tb_desc {
 	uint32_t n;
+	bool cross; /* an address filter's boundary lies inside */
 	struct insn_desc insn[];
 };
 
@@ -92,6 +100,7 @@ struct thr {
 	struct hwt_ptemu_enc enc;
 	const struct insn_desc *last; /* last instruction reached */
 	bool in_kernel;		      /* between a kernel entry and the next TB */
+	uint32_t tb_done;	      /* instructions of the last TB retired */
 	bool broken;		      /* encoding failed: stop */
 	bool dead;
 	uint64_t blocks;
@@ -101,6 +110,18 @@ struct thr {
 	struct hwt_ptemu_filehdr dummy_hdr; /* when the file could not be made */
 	size_t ntruth;
 	struct hwt_ptemu_truth truth[TRUTH_BUF];
+};
+
+/* An address filter: [off, off + size) of the file dev/ino. */
+struct filt {
+	uint64_t off, size, dev, ino;
+	bool stop;
+};
+
+/* A filter's range in the address space. */
+struct range {
+	uint64_t lo, hi;
+	bool stop;
 };
 
 static __thread struct thr *tls_thr __attribute__((tls_model("initial-exec")));
@@ -119,6 +140,15 @@ static struct {
 	uint32_t clone_tid;
 	struct filemap *maps;
 	size_t nmaps, capmaps;
+	/* Address filters (filt= argument): file offsets, and the ranges
+	 * they give in this process's mappings, as the kernel applies them
+	 * (perf_event_addr_filters_apply). nrange is published after its
+	 * entries are written; readers take no lock. */
+	struct filt filt[HWT_PTEMU_ADDR_RANGES];
+	unsigned int nfilt;
+	bool filter_kind; /* some filter is a 'filter' (not only stops) */
+	struct range range[HWT_PTEMU_ADDR_RANGES];
+	unsigned int nrange;
 } g = {.sb_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* File-backed guest mappings, to name a region that mprotect makes
@@ -301,11 +331,60 @@ static void thr_register(struct thr *t)
 /* ------------------------------------------------------------------------ */
 /* Mappings: the initial image (ELF program headers) and guest mmaps       */
 
+/* An executable mapping of a file: the filters on that file get their
+ * range here, the first IP of the mapping at file offset pgoff (the
+ * kernel's perf_addr_filter_vma_adjust(), one range per filter). */
+static void filters_map(uint64_t addr, uint64_t len, uint64_t pgoff, uint32_t maj, uint32_t min,
+			uint64_t ino)
+{
+	for (unsigned int i = 0; i < g.nfilt; i++) {
+		const struct filt *f = &g.filt[i];
+		struct range *r = &g.range[i];
+		uint64_t lo, hi;
+
+		if (f->dev != makedev(maj, min) || f->ino != ino || f->off >= pgoff + len ||
+		    f->off + f->size <= pgoff)
+			continue;
+		lo = f->off > pgoff ? addr + (f->off - pgoff) : addr;
+		hi =
+		    f->off + f->size < pgoff + len ? addr + (f->off + f->size - pgoff) : addr + len;
+		pthread_mutex_lock(&g.lock);
+		r->lo = lo;
+		r->hi = hi;
+		r->stop = f->stop;
+		pthread_mutex_unlock(&g.lock);
+	}
+	/* Every filter has its slot; ranges not mapped yet are empty. */
+	__atomic_store_n(&g.nrange, g.nfilt, __ATOMIC_RELEASE);
+}
+
+enum where { TRACED, OUTSIDE, STOPS };
+
+/* Where ip is for the address filters (IA32_RTIT_ADDRn_CFG: 1 filter,
+ * 2 TraceStop): with any 'filter', only its ranges are traced. */
+static enum where where(uint64_t ip)
+{
+	unsigned int n = __atomic_load_n(&g.nrange, __ATOMIC_ACQUIRE);
+	bool in = !g.filter_kind;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (ip >= g.range[i].lo && ip < g.range[i].hi) {
+			if (g.range[i].stop)
+				return STOPS;
+			in = true;
+		}
+	}
+	return in ? TRACED : OUTSIDE;
+}
+
 static void emit_mmap(const struct thr *t, uint64_t addr, uint64_t len, uint64_t pgoff,
 		      uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot, uint32_t flags,
 		      const char *path)
 {
 	uint8_t rec[PATH_MAX + 256];
+
+	if (g.nfilt && (prot & PROT_EXEC) && ino)
+		filters_map(addr, len, pgoff, maj, min, ino);
 
 	sideband(rec, hwt_ptemu_rec_mmap2(rec, sizeof(rec), t->pid, t->tid, addr, len, pgoff, maj,
 					  min, ino, prot, flags, path, now_ns(t)));
@@ -574,13 +653,73 @@ static void thr_end(struct thr *t, enum hwt_ptemu_end how, int status)
 /* ------------------------------------------------------------------------ */
 /* Execution callbacks: the hot path                                        */
 
+/* Back from the kernel (or starting) at pc: tracing goes on there unless
+ * the address filters leave pc out. */
 static void enable_at(struct thr *t, uint64_t pc)
 {
-	int err = hwt_ptemu_enc_enable(&t->enc, pc);
+	enum where w = g.nfilt ? where(pc) : TRACED;
+	int err = 0;
 
+	t->in_kernel = false;
+	if (t->enc.stopped)
+		return;
+	if (w == TRACED)
+		err = hwt_ptemu_enc_enable(&t->enc, pc);
+	else if (w == STOPS)
+		err = hwt_ptemu_enc_trace_stop(&t->enc);
 	if (err < 0)
 		fail(t, err, "encoding");
-	t->in_kernel = false;
+}
+
+/* Instructions of the TB that t->last belongs to, up to and including
+ * number n, have retired (the ones before, counted already, excluded). */
+static void retire(struct thr *t, uint32_t n)
+{
+	hwt_ptemu_enc_retire(&t->enc, n - t->tb_done);
+	t->tb_done = n;
+}
+
+/* Execution moves from the instruction at ip to target: a crossing of an
+ * address filter's boundary writes TIP.PGD (announced now, written at
+ * the transfer's event or by filter_flush), TIP.PGE or TraceStop. Returns
+ * true when packet generation was off and turned on. */
+static int crossing(struct thr *t, uint64_t target, bool *entered)
+{
+	struct hwt_ptemu_enc *e = &t->enc;
+	enum where w = where(target);
+
+	*entered = false;
+	if (e->stopped)
+		return 0;
+	if (e->enabled) {
+		if (w != TRACED)
+			hwt_ptemu_enc_filter_exit(e, target, w == STOPS);
+		return 0;
+	}
+	if (w == STOPS)
+		return hwt_ptemu_enc_trace_stop(e);
+	if (w == OUTSIDE)
+		return 0;
+	*entered = true;
+	return hwt_ptemu_enc_filter_enter(e, target);
+}
+
+/* A filter boundary inside the TB of l: the instructions before l fell
+ * through one to the next, and each step across it writes its packets. */
+static int linear_crossings(struct thr *t, const struct insn_desc *l)
+{
+	const struct tb_desc *tb = l->tb;
+	int err = 0;
+
+	for (uint32_t i = 1; i <= l->idx && err >= 0; i++) {
+		bool entered;
+
+		retire(t, i);
+		err = crossing(t, tb->insn[i].ip, &entered);
+		if (err >= 0)
+			err = hwt_ptemu_enc_filter_flush(&t->enc, tb->insn[i - 1].ip);
+	}
+	return err;
 }
 
 /* The previous TB ended at t->last; execution continues at pc. */
@@ -588,11 +727,22 @@ static void resolve(struct thr *t, uint64_t pc)
 {
 	const struct insn_desc *l = t->last;
 	struct hwt_ptemu_enc *e = &t->enc;
+	bool entered = false;
 	int err = 0;
 
 	if (t->in_kernel || !l) {
 		enable_at(t, pc);
 		return;
+	}
+	if (g.nfilt) {
+		if (l->tb->cross)
+			err = linear_crossings(t, l);
+		if (err < 0) {
+			fail(t, err, "encoding");
+			return;
+		}
+		if (e->enabled && !e->stopped && where(pc) != TRACED)
+			hwt_ptemu_enc_filter_exit(e, pc, where(pc) == STOPS);
 	}
 	/* l is usually the TB's last instruction; when it is not, qemu cut
 	 * the TB short (an instruction crossing a page starts a new TB) or an
@@ -600,25 +750,25 @@ static void resolve(struct thr *t, uint64_t pc)
 	switch (l->cls) {
 	case CLS_NONE:
 		if (pc == l->next) {
-			hwt_ptemu_enc_retire(e, l->idx + 1u);
+			retire(t, l->idx + 1u);
 			break;
 		}
 		if (pc == l->ip) {
 			/* A REP string instruction iterates: it completes
 			 * when execution moves on, and is counted then. */
-			hwt_ptemu_enc_retire(e, l->idx);
+			retire(t, l->idx);
 			break;
 		}
 		if (l->may_fault) {
-			hwt_ptemu_enc_retire(e, l->idx);
+			retire(t, l->idx);
 			err = hwt_ptemu_enc_event(e, l->ip, true);
 		} else {
-			hwt_ptemu_enc_retire(e, l->idx + 1u);
+			retire(t, l->idx + 1u);
 			err = hwt_ptemu_enc_event(e, l->next, false);
 		}
 		goto to_kernel;
 	case CLS_JCC:
-		hwt_ptemu_enc_retire(e, l->idx + 1u);
+		retire(t, l->idx + 1u);
 		if (pc == l->target || pc == l->next) {
 			err = hwt_ptemu_enc_cond(e, l->ip, pc == l->target && pc != l->next);
 			break;
@@ -628,47 +778,56 @@ static void resolve(struct thr *t, uint64_t pc)
 		err = hwt_ptemu_enc_lost(e, l->ip);
 		goto to_kernel;
 	case CLS_JMP:
-		hwt_ptemu_enc_retire(e, l->idx + 1u);
+		retire(t, l->idx + 1u);
 		if (pc == l->target)
 			break;
 		err = hwt_ptemu_enc_event(e, l->target, false);
 		goto to_kernel;
 	case CLS_CALL:
 		if (pc == l->target) {
-			hwt_ptemu_enc_retire(e, l->idx + 1u);
+			retire(t, l->idx + 1u);
 			if (l->target != l->next)
 				hwt_ptemu_enc_call(e, l->next);
 			break;
 		}
 		/* The push faulted (stack overflow). */
-		hwt_ptemu_enc_retire(e, l->idx);
+		retire(t, l->idx);
 		err = hwt_ptemu_enc_event(e, l->ip, true);
 		goto to_kernel;
 	case CLS_JMP_IND:
-		hwt_ptemu_enc_retire(e, l->idx + 1u);
+		retire(t, l->idx + 1u);
 		err = hwt_ptemu_enc_indirect(e, l->ip, pc);
 		break;
 	case CLS_CALL_IND:
-		hwt_ptemu_enc_retire(e, l->idx + 1u);
-		err = hwt_ptemu_enc_indirect(e, l->ip, pc);
+		retire(t, l->idx + 1u);
+		/* Pushed first: a call that leaves the filter's ranges is
+		 * pushed too (decoders push every call they decode). */
 		hwt_ptemu_enc_call(e, l->next);
+		err = hwt_ptemu_enc_indirect(e, l->ip, pc);
 		break;
 	case CLS_RET:
-		hwt_ptemu_enc_retire(e, l->idx + 1u);
+		retire(t, l->idx + 1u);
 		err = hwt_ptemu_enc_ret(e, l->ip, pc);
 		break;
 	case CLS_SYSCALL:
 		/* The syscall callback did not run (qemu handled the
 		 * instruction itself): still a kernel entry. */
-		hwt_ptemu_enc_retire(e, l->idx + 1u);
+		retire(t, l->idx + 1u);
 		err = hwt_ptemu_enc_syscall(e, l->ip);
 		goto to_kernel;
 	default: /* CLS_TRAP */
-		hwt_ptemu_enc_retire(e, l->idx);
+		retire(t, l->idx);
 		err = hwt_ptemu_enc_event(e, l->ip, true);
 		goto to_kernel;
 	}
-	if (err >= 0)
+	if (err >= 0 && g.nfilt) {
+		/* A direct branch or a fall-through out of the ranges, or
+		 * a transfer into them. */
+		err = hwt_ptemu_enc_filter_flush(e, l->ip);
+		if (err >= 0 && !e->enabled)
+			err = crossing(t, pc, &entered);
+	}
+	if (err >= 0 && e->enabled && !entered)
 		err = hwt_ptemu_enc_at(e, pc);
 	if (err < 0)
 		fail(t, err, "encoding");
@@ -698,10 +857,12 @@ static void on_tb(unsigned int vcpu, void *ud)
 		return;
 	resolve(t, first->ip);
 	t->last = first;
+	t->tb_done = 0;
 	store_used(t);
 	t->hdr->pend_tnt = t->enc.tnt;
 	t->hdr->pend_ntnt = t->enc.ntnt;
-	t->hdr->in_kernel = t->broken || t->in_kernel;
+	/* Nothing to close while packet generation is off. */
+	t->hdr->in_kernel = t->broken || t->in_kernel || !t->enc.enabled;
 	t->hdr->insns_tb = t->enc.n.insns;
 	t->hdr->cur_ip = first->ip;
 	t->hdr->cur_idx = 0;
@@ -752,8 +913,10 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint
 	l = t->last;
 	if (!t->broken && l && !t->in_kernel) {
 		/* SYSCALL retires and leaves CPL 3: TIP.PGD, IP suppressed. */
-		hwt_ptemu_enc_retire(&t->enc, l->idx + 1u);
-		err = hwt_ptemu_enc_syscall(&t->enc, l->ip);
+		err = g.nfilt && l->tb->cross ? linear_crossings(t, l) : 0;
+		retire(t, l->idx + 1u);
+		if (err >= 0)
+			err = hwt_ptemu_enc_syscall(&t->enc, l->ip);
 		if (err < 0)
 			fail(t, err, "encoding");
 		t->in_kernel = true;
@@ -995,10 +1158,39 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		classify(x, qemu_plugin_insn_data(in), qemu_plugin_insn_size(in));
 		qemu_plugin_register_vcpu_insn_exec_cb(in, i ? on_insn : on_tb,
 						       QEMU_PLUGIN_CB_NO_REGS, x);
+		/* Code is mapped (its filter ranges known) before it is
+		 * translated. */
+		if (i && g.nfilt && where(x->ip) != where(d->insn[i - 1].ip))
+			d->cross = true;
 	}
 }
 
 /* ------------------------------------------------------------------------ */
+
+/* filt=KIND:OFF:SIZE:DEV:INO[+...] (hex numbers, KIND f or s): the
+ * launcher's filters, already checked by the kernel's rules. */
+static int filters_parse(const char *v)
+{
+	while (*v && g.nfilt < HWT_PTEMU_ADDR_RANGES) {
+		struct filt *f = &g.filt[g.nfilt];
+		char kind;
+		int n = 0;
+
+		if (sscanf(v, "%c:%" SCNx64 ":%" SCNx64 ":%" SCNx64 ":%" SCNx64 "%n", &kind,
+			   &f->off, &f->size, &f->dev, &f->ino, &n) != 5 ||
+		    (kind != 'f' && kind != 's') || !f->size)
+			return -1;
+		f->stop = kind == 's';
+		g.filter_kind |= !f->stop;
+		g.nfilt++;
+		v += n;
+		if (*v == '+')
+			v++;
+		else if (*v)
+			return -1;
+	}
+	return *v ? -1 : 0;
+}
 
 static const char *arg(const char *a, const char *key)
 {
@@ -1034,6 +1226,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			g.truth = !strcmp(v, "1");
 		else if ((v = arg(argv[i], "shape")))
 			shape = v;
+		else if ((v = arg(argv[i], "filt")) && filters_parse(v) < 0) {
+			say("bad filt= argument %s", v);
+			return -1;
+		}
 	}
 	if (!g.dir[0]) {
 		say("missing dir= argument");

@@ -25,8 +25,10 @@ static bool have_qemu(void)
 }
 
 /* Decodes every stream of a capture and checks it against the truth;
- * returns the number of streams. */
-static size_t check_all(struct cap *c, const struct hwt_ptemu_result *res)
+ * returns the number of streams. libipt's instruction decoder decodes
+ * `extra` instructions more than were traced in each stream (see
+ * test_filter). */
+static size_t check_all_extra(struct cap *c, const struct hwt_ptemu_result *res, uint64_t extra)
 {
 	assert_int_equal(c->ns, res->nthreads);
 	for (size_t i = 0; i < c->ns; i++) {
@@ -40,7 +42,7 @@ static size_t check_all(struct cap *c, const struct hwt_ptemu_result *res)
 				(unsigned long long)d.errors, pt_errstr(pt_errcode(d.first_error)));
 		assert_int_equal(d.errors, 0);
 		assert_int_equal(res->threads[i].tid, c->s[i].tid);
-		assert_int_equal(d.insns, res->threads[i].insns - res->threads[i].untraced);
+		assert_int_equal(d.insns, res->threads[i].insns - res->threads[i].untraced + extra);
 		cap_truth(c, c->s[i].tid, &truth);
 		assert_true(truth.len > 0);
 		assert_int_equal(cap_compare(&d.events, &truth), -1);
@@ -48,6 +50,11 @@ static size_t check_all(struct cap *c, const struct hwt_ptemu_result *res)
 		hwt_buf_fini(&d.events);
 	}
 	return c->ns;
+}
+
+static size_t check_all(struct cap *c, const struct hwt_ptemu_result *res)
+{
+	return check_all_extra(c, res, 0);
 }
 
 /* Watches the labelled loop of ptemu_common.h in prog. */
@@ -169,6 +176,80 @@ static void test_flow_terms(void **state)
 			if (c.terms.cyc)
 				assert_true(d.time_last - d.time_first >= span / 2);
 		}
+		hwt_buf_fini(&d.events);
+		hwt_ptemu_result_fini(&res);
+		cap_remove_dir(&c);
+		cap_fini(&c);
+	}
+}
+
+/* Address filters on tests/progs/ptemu_filter.c, whose filt_work(10)
+ * (called 3 times) leaves and re-enters its range every way a branch can.
+ * libipt decodes each trace without error to the emulator's truth, and to
+ * exactly the instructions of the range: filt_work's 4 + 9 * 10 per call
+ * with `filter filt_work`; 6 per iteration with the range [filt_mid,
+ * filt_last), entered and left by falling from one instruction to the next
+ * too; only the first call's with a TraceStop on filt_tail. Each exit is a
+ * TIP.PGD: 2 calls out and 1 jcc out every other iteration, and the tail
+ * jmp (filt_work), or the indirect call out, the jcc and the fall out of
+ * the range at filt_last every iteration ([filt_mid, filt_last)).
+ * The fall out of the range is a TIP.PGD with the first IP outside (as
+ * for any exit); libipt's block decoder (ptxed's, hwtrace's) stops there
+ * (pt_blk_proceed_to_ip), its instruction decoder, used here, binds it to
+ * the next branch that needs trace (pt_insn_at_disabled_event): the jnz
+ * at filt_last, one instruction outside, decoded once per iteration. */
+static void test_filter(void **state)
+{
+	const char *prog = hwt_test_prog("ptemu_filter");
+	const char *argv[] = {prog, NULL};
+	uint64_t bias, work, work_size = 0, mid, last;
+	struct {
+		uint64_t insns, leaves;
+		const char *shape;
+	} cases[] = {
+	    {3 * (4 + 9 * 10), 3 * (2 * 10 + 5 + 1), ""},
+	    {3 * 10 * 6, 3 * (10 + 5 + 10), "real,"},
+	    {4 + 9 * 10, 2 * 10 + 5 + 1, ""},
+	};
+
+	(void)state;
+	if (!have_qemu())
+		hwt_test_skip("qemu-x86_64 is not installed (Debian package qemu-user)");
+	work = sym_addr(prog, "filt_work", &work_size);
+	mid = sym_addr(prog, "filt_mid", NULL);
+	last = sym_addr(prog, "filt_last", NULL);
+	assert_true(work && work_size && mid > work && last > mid);
+	for (size_t i = 0; i < HWT_ARRAY_SIZE(cases); i++) {
+		struct hwt_ptemu_result res;
+		struct dec_result d;
+		struct cap c;
+		char terms[1024], filter[800];
+
+		if (i == 0)
+			snprintf(filter, sizeof(filter), "filter filt_work @ %s", prog);
+		else if (i == 1)
+			snprintf(filter, sizeof(filter), "filter 0x%llx/0x%llx @ %s",
+				 (unsigned long long)mid, (unsigned long long)(last - mid), prog);
+		else
+			snprintf(filter, sizeof(filter),
+				 "filter filt_work @ %s,tracestop filt_tail @ %s", prog, prog);
+		snprintf(terms, sizeof(terms), "%sfilter=%s", cases[i].shape, filter);
+		fprintf(stderr, "terms %s\n", terms);
+		assert_int_equal(cap_run(&c, &res, terms, argv), 0);
+		assert_int_equal(res.exit_status, 0);
+		check_all_extra(&c, &res, i == 1 ? 3 * 10 : 0);
+		assert_int_equal(res.threads[0].insns - res.threads[0].untraced, cases[i].insns);
+		assert_int_equal(res.threads[0].filtered, res.threads[0].untraced);
+		assert_int_equal(res.threads[0].leaves, cases[i].leaves);
+		bias = cap_bias(&c, prog);
+		memset(&d, 0, sizeof(d));
+		d.w[0].lo = bias + (i == 1 ? mid : work);
+		d.w[0].hi = bias + (i == 1 ? last : work + work_size);
+		d.nw = 1;
+		cap_decode(&c, 0, &d);
+		assert_int_equal(d.errors, 0);
+		assert_int_equal(d.w[0].count, cases[i].insns); /* all in the range */
+		assert_int_equal(d.insns - d.w[0].count, i == 1 ? 3 * 10 : 0);
 		hwt_buf_fini(&d.events);
 		hwt_ptemu_result_fini(&res);
 		cap_remove_dir(&c);
@@ -379,11 +460,11 @@ static void test_bad_command(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_flow),	cmocka_unit_test(test_flow_terms),
-	    cmocka_unit_test(test_static),	cmocka_unit_test(test_threads),
-	    cmocka_unit_test(test_fork),	cmocka_unit_test(test_crash),
-	    cmocka_unit_test(test_exec),	cmocka_unit_test(test_killed),
-	    cmocka_unit_test(test_bad_command),
+	    cmocka_unit_test(test_flow),   cmocka_unit_test(test_flow_terms),
+	    cmocka_unit_test(test_static), cmocka_unit_test(test_threads),
+	    cmocka_unit_test(test_fork),   cmocka_unit_test(test_crash),
+	    cmocka_unit_test(test_exec),   cmocka_unit_test(test_killed),
+	    cmocka_unit_test(test_filter), cmocka_unit_test(test_bad_command),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -456,6 +456,83 @@ static void test_ovf_inject(void **state)
 	hwt_buf_fini(&m.buf);
 }
 
+/* Address filters (SDM "Filtering by IP"): leaving the ranges writes
+ * TIP.PGD with the first IP outside instead of the TNT bit or TIP of the
+ * branch (pending TNT bits first), nothing is written outside (branches,
+ * calls, system calls), entering writes TIP.PGE (MODE.Exec first after a
+ * PSB+ written while off), a kernel entry inside is unchanged, and a
+ * TraceStop range ends tracing with TIP.PGD and TraceStop. Instructions
+ * retired outside are counted as such. */
+static void test_filter_packets(void **state)
+{
+	struct hwt_ptemu_enc e;
+	struct memout m;
+	struct pt_packet pk[64];
+	size_t n, i = 0;
+
+	(void)state;
+	enc_setup(&e, &m, NULL);
+	assert_int_equal(hwt_ptemu_enc_enable(&e, 0x401000), 0);
+	hwt_ptemu_enc_retire(&e, 3);
+	assert_int_equal(hwt_ptemu_enc_cond(&e, 0x401002, true), 0);
+	/* A jcc out of the range: no TNT bit for it. */
+	hwt_ptemu_enc_retire(&e, 2);
+	hwt_ptemu_enc_filter_exit(&e, 0x402000, false);
+	assert_int_equal(hwt_ptemu_enc_cond(&e, 0x401008, true), 0);
+	assert_false(e.enabled);
+	/* Outside: nothing written, the calls not pushed. */
+	hwt_ptemu_enc_retire(&e, 7);
+	assert_int_equal(hwt_ptemu_enc_cond(&e, 0x402004, false), 0);
+	hwt_ptemu_enc_call(&e, 0x402010);
+	assert_int_equal(hwt_ptemu_enc_indirect(&e, 0x40200e, 0x403000), 0);
+	assert_int_equal(hwt_ptemu_enc_syscall(&e, 0x403004), 0);
+	assert_int_equal(hwt_ptemu_enc_ret(&e, 0x403008, 0x401010), 0);
+	/* Back in by the return: TIP.PGE. */
+	assert_int_equal(hwt_ptemu_enc_filter_enter(&e, 0x401010), 0);
+	assert_true(e.enabled);
+	/* A direct call out: pushed, TIP.PGD at the flush. */
+	hwt_ptemu_enc_retire(&e, 1);
+	hwt_ptemu_enc_filter_exit(&e, 0x404000, false);
+	hwt_ptemu_enc_call(&e, 0x401015);
+	assert_int_equal(hwt_ptemu_enc_filter_flush(&e, 0x401010), 0);
+	assert_int_equal(e.rtop, 1);
+	hwt_ptemu_enc_retire(&e, 4);
+	assert_int_equal(hwt_ptemu_enc_filter_enter(&e, 0x401015), 0);
+	/* Into a TraceStop range by an indirect jump. */
+	hwt_ptemu_enc_retire(&e, 1);
+	hwt_ptemu_enc_filter_exit(&e, 0x405000, true);
+	assert_int_equal(hwt_ptemu_enc_indirect(&e, 0x401015, 0x405000), 0);
+	assert_true(e.stopped && !e.enabled);
+	assert_int_equal(hwt_ptemu_enc_filter_enter(&e, 0x401000), -HWT_EINTERNAL);
+	assert_int_equal(e.n.insns, 18);
+	assert_int_equal(e.n.outside, 11);
+	assert_int_equal(e.n.leaves, 3);
+	n = packets(&e, &m, pk, 64);
+
+	while (i < n && pk[i].type != ppt_tip_pge)
+		i++;
+	assert_int_equal(pk[i++].payload.ip.ip, 0x401000);
+	/* The taken jcc, flushed before the exit; no bit for the jcc out. */
+	assert_int_equal(pk[i].type, ppt_tnt_8);
+	assert_int_equal(pk[i++].payload.tnt.bit_size, 1);
+	assert_int_equal(pk[i].type, ppt_tip_pgd);
+	assert_int_equal(pk[i].payload.ip.ipc, pt_ipc_update_16);
+	assert_int_equal(pk[i++].payload.ip.ip, 0x2000);
+	/* Nothing while outside; MODE.Exec was sent since the PSB. */
+	assert_int_equal(pk[i].type, ppt_tip_pge);
+	assert_int_equal(pk[i++].payload.ip.ip, 0x1010);
+	assert_int_equal(pk[i].type, ppt_tip_pgd);
+	assert_int_equal(pk[i++].payload.ip.ip, 0x4000);
+	assert_int_equal(pk[i].type, ppt_tip_pge);
+	assert_int_equal(pk[i++].payload.ip.ip, 0x1015);
+	assert_int_equal(pk[i].type, ppt_tip_pgd);
+	assert_int_equal(pk[i++].payload.ip.ip, 0x5000);
+	assert_int_equal(pk[i++].type, ppt_stop);
+	assert_int_equal(i, n);
+	hwt_buf_fini(&m.buf);
+	hwt_ptemu_enc_fini(&e);
+}
+
 static void test_close_stream(void **state)
 {
 	struct hwt_ptemu_filehdr h;
@@ -536,6 +613,14 @@ static void test_terms(void **state)
 	assert_int_equal(hwt_ptemu_terms_parse(&t, "psb_bytes=255", &bad), -HWT_EPARSE);
 	assert_int_equal(hwt_ptemu_terms_parse(&t, "psb_off=65", &bad), -HWT_EPARSE);
 	assert_int_equal(hwt_ptemu_terms_parse(&t, "vmcs=2", &bad), -HWT_EPARSE);
+	/* filter= takes the rest of the spec, commas and spaces included. */
+	{
+		const char *spec = "real,filter=filter main @ /bin/x,tracestop f @ /bin/x";
+
+		assert_int_equal(hwt_ptemu_terms_parse(&t, spec, NULL), 0);
+		assert_ptr_equal(t.filter, spec + 12);
+		assert_int_equal(hwt_ptemu_terms_parse(&t, "filter=", &bad), -HWT_EPARSE);
+	}
 	{
 		/* They reach the plugin through its shape= argument. */
 		char arg[64];
@@ -619,7 +704,7 @@ int main(void)
 	    cmocka_unit_test(test_retcomp),	    cmocka_unit_test(test_psb_period_and_ovf),
 	    cmocka_unit_test(test_close_stream),    cmocka_unit_test(test_terms),
 	    cmocka_unit_test(test_sideband_layout), cmocka_unit_test(test_real_shapes),
-	    cmocka_unit_test(test_ovf_inject),
+	    cmocka_unit_test(test_ovf_inject),	    cmocka_unit_test(test_filter_packets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

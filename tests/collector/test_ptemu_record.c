@@ -165,6 +165,15 @@ static void test_record_file(void **state)
 	hwt_test_tmpdir_remove(dir);
 }
 
+static size_t count_char(const char *s, char c)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += *s == c;
+	return n;
+}
+
 static void test_cli_errors(void **state)
 {
 	struct hwt_test_run run;
@@ -221,6 +230,43 @@ static void test_cli_errors(void **state)
 	assert_int_equal(run.status, 1);
 	assert_true(hwt_test_contains(run.err, "/nonexistent-dir/x.hwt"));
 	hwt_test_run_free(&run);
+	/* Address filters are checked by the kernel's rules before the
+	 * command runs: one line naming the rule, no output left. */
+	{
+		const char *prog = hwt_test_prog("ptemu_filter");
+		struct {
+			const char *opts, *filter, *msg;
+		} bad[] = {
+		    {"--pt=emulate --filter ", "'filter nosuch @ %s'", "no symbol 'nosuch' in '"},
+		    {"--pt=emulate --filter ", "'start filt_work @ %s'", "has no start filters"},
+		    {"--pt=emulate,filter=", "'filter 0xffffffff81000000/0x100'",
+		     "the emulator traces user space only"},
+		    {"--pt=emulate --filter ",
+		     "'filter filt_work @ %s,filter filt_side @ %s,filter filt_tail @ %s'",
+		     "3 address filters but this CPU has 2"},
+		};
+		struct stat st;
+
+		for (size_t i = 0; i < HWT_ARRAY_SIZE(bad); i++) {
+			char f[1024];
+
+			/* The same path for every %s. */
+			snprintf(f, sizeof(f), "%s", bad[i].filter);
+			for (char *p; (p = strstr(f, "%s"));) {
+				char rest[1024];
+
+				snprintf(rest, sizeof(rest), "%s", p + 2);
+				snprintf(p, sizeof(f) - (size_t)(p - f), "%s%s", prog, rest);
+			}
+			hwt_test_run(&run, "%s record %s%s -o /tmp/hwt-ptemu-unused.hwt -- %s",
+				     hwt_test_hwtrace(), bad[i].opts, f, prog);
+			assert_int_equal(run.status, 1);
+			assert_true(hwt_test_contains(run.err, bad[i].msg));
+			assert_int_equal(count_char(run.err, '\n'), 1);
+			hwt_test_run_free(&run);
+			assert_int_equal(stat("/tmp/hwt-ptemu-unused.hwt", &st), -1);
+		}
+	}
 }
 
 /* SIGTERM (or Ctrl-C) to hwtrace stops the command, and the trace is

@@ -384,7 +384,7 @@ static void test_usage(void **state)
 	    {"-S -- true", "-S and --filter are for Intel PT (--pt)"},
 	    {"--bogus -- true", "unknown option '--bogus'"},
 	    {"--pt=emulate -g -- true",
-	     "--pt=emulate takes only TERMS, -o and -q besides the command"},
+	     "--pt=emulate takes only TERMS, --filter, -o and -q besides the command"},
 	};
 	struct hwt_test_run r;
 
