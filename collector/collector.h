@@ -360,6 +360,9 @@ struct hwt_ptemu_terms {
 			     * at each return from the kernel (0..64) */
 	uint32_t ovf;	    /* an internal buffer overflow every N KiB of
 			     * trace (1..2^20): OVF, FUP where it resumes */
+	bool vmentry;	    /* each return from the kernel is a VM entry
+			     * (kAFL): PSB+ with MODE.Exec and FUP at the
+			     * IP, then TIP.PGE at the same IP (BDM70) */
 	/* Address filters in perf's syntax (record --filter, docs/record.md):
 	 * "filter|stop|tracestop SYM|OFFSET[/SIZE] @ FILE", comma-separated,
 	 * at most 2 (the emulated CPU's address ranges); checked by the
@@ -373,7 +376,7 @@ struct hwt_ptemu_terms {
 HWT_API void hwt_ptemu_terms_init(struct hwt_ptemu_terms *terms);
 
 /* Parses comma-separated terms into terms (which keeps values not named).
- * Accepts tsc, mtc, cyc, noretcomp, tsx, pip, vmcs, real (each optionally
+ * Accepts tsc, mtc, cyc, noretcomp, tsx, pip, vmcs, vmentry, real (each optionally
  * =0/=1), mtc_period=N, psb_period=N, tsc_per_insn=N, psb_bytes=N,
  * psb_off=N, ovf=N, and last filter=FILTERS (the rest of spec, commas
  * included; terms->filter then points into spec). Returns 0 or

@@ -103,6 +103,8 @@ int hwt_ptemu_terms_parse(struct hwt_ptemu_terms *terms, const char *spec, const
 			flag = &terms->pip;
 		} else if (nlen == 4 && !strncmp(p, "vmcs", 4)) {
 			flag = &terms->vmcs;
+		} else if (nlen == 7 && !strncmp(p, "vmentry", 7)) {
+			flag = &terms->vmentry;
 		} else if (nlen == 4 && !strncmp(p, "real", 4)) {
 			/* The shapes of the real traces in tests/data/real-pt,
 			 * but for VMCS (a VMX guest: perf decodes its code
@@ -194,8 +196,9 @@ void hwt_ptemu_terms_from_config(struct hwt_ptemu_terms *terms, uint64_t c, uint
 int hwt_ptemu_shape_arg(const struct hwt_ptemu_terms *t, char *buf, size_t cap)
 {
 	return snprintf(buf, cap, "%u.%u.%u.%u",
-			(t->tsx ? 1u : 0u) | (t->pip ? 2u : 0u) | (t->vmcs ? 4u : 0u), t->psb_bytes,
-			t->psb_off, t->ovf);
+			(t->tsx ? 1u : 0u) | (t->pip ? 2u : 0u) | (t->vmcs ? 4u : 0u) |
+			    (t->vmentry ? 8u : 0u),
+			t->psb_bytes, t->psb_off, t->ovf);
 }
 
 int hwt_ptemu_shape_parse(struct hwt_ptemu_terms *t, const char *arg)
@@ -208,6 +211,7 @@ int hwt_ptemu_shape_parse(struct hwt_ptemu_terms *t, const char *arg)
 	t->tsx = flags & 1;
 	t->pip = (flags >> 1) & 1;
 	t->vmcs = (flags >> 2) & 1;
+	t->vmentry = (flags >> 3) & 1;
 	t->psb_bytes = psb_bytes;
 	t->psb_off = psb_off;
 	t->ovf = ovf;

@@ -122,8 +122,8 @@ static void test_flow(void **state)
 static void test_flow_terms(void **state)
 {
 	static const char *const terms[] = {
-	    "noretcomp", "cyc,mtc_period=0,psb_period=0", "tsc=0,mtc=0", "cyc,tsc_per_insn=3",
-	    "real,vmcs", "real,ovf=1,noretcomp",
+	    "noretcomp", "cyc,mtc_period=0,psb_period=0", "tsc=0,mtc=0",  "cyc,tsc_per_insn=3",
+	    "real,vmcs", "real,ovf=1,noretcomp",	  "real,vmentry",
 	};
 	const char *prog = hwt_test_prog("ptemu_flow");
 	const char *argv[] = {prog, NULL};

@@ -456,6 +456,56 @@ static void test_ovf_inject(void **state)
 	hwt_buf_fini(&m.buf);
 }
 
+/* Term vmentry (kAFL's VM entries, tests/data/real-pt/dyn_test): every
+ * return to user space, the first included, is a PSB+ with MODE.Exec and
+ * a FUP at the IP although packet generation is off (BDM70), then
+ * TIP.PGE at the same IP, whole; after the psb_off runs. */
+static void test_vmentry(void **state)
+{
+	struct hwt_ptemu_enc e;
+	struct memout m;
+	struct pt_packet pk[64];
+	size_t n, i = 0;
+
+	(void)state;
+	enc_setup(&e, &m, "vmentry,psb_off=1,tsx");
+	assert_int_equal(hwt_ptemu_enc_enable(&e, 0x401000), 0);
+	hwt_ptemu_enc_retire(&e, 4);
+	assert_int_equal(hwt_ptemu_enc_syscall(&e, 0x401010), 0);
+	assert_int_equal(hwt_ptemu_enc_enable(&e, 0x401012), 0);
+	n = packets(&e, &m, pk, 64);
+	for (int k = 0; k < 2; k++) {
+		uint64_t ip = k ? 0x401012 : 0x401000;
+
+		if (k) {
+			assert_int_equal(pk[i].type, ppt_tip_pgd);
+			assert_int_equal(pk[i++].payload.ip.ipc, pt_ipc_suppressed);
+			/* psb_off=1: one PSB+ without FUP first. */
+			assert_int_equal(pk[i++].type, ppt_psb);
+			while (pk[i].type != ppt_psbend) {
+				assert_int_not_equal(pk[i].type, ppt_fup);
+				i++;
+			}
+			i++;
+		}
+		assert_int_equal(pk[i++].type, ppt_psb);
+		while (pk[i].type != ppt_fup)
+			i++;
+		assert_int_equal(pk[i - 1].type, ppt_mode);
+		assert_int_equal(pk[i - 1].payload.mode.leaf, pt_mol_exec);
+		assert_int_equal(pk[i].payload.ip.ipc, pt_ipc_sext_48);
+		assert_int_equal(pk[i++].payload.ip.ip, ip);
+		assert_int_equal(pk[i++].type, ppt_psbend);
+		assert_int_equal(pk[i].type, ppt_tip_pge);
+		assert_int_equal(pk[i].payload.ip.ipc, pt_ipc_sext_48);
+		assert_int_equal(pk[i++].payload.ip.ip, ip);
+	}
+	assert_int_equal(i, n);
+	assert_int_equal(e.n.psb, 3);
+	hwt_buf_fini(&m.buf);
+	hwt_ptemu_enc_fini(&e);
+}
+
 /* Address filters (SDM "Filtering by IP"): leaving the ranges writes
  * TIP.PGD with the first IP outside instead of the TNT bit or TIP of the
  * branch (pending TNT bits first), nothing is written outside (branches,
@@ -629,7 +679,11 @@ static void test_terms(void **state)
 		assert_true(hwt_ptemu_shape_arg(&t, arg, sizeof(arg)) > 0);
 		assert_int_equal(hwt_ptemu_shape_parse(&u, arg), 0);
 		assert_true(u.tsx && u.pip && u.vmcs && u.psb_bytes == 256 && u.psb_off == 4 &&
-			    u.ovf == 8);
+			    u.ovf == 8 && !u.vmentry);
+		t.vmentry = true;
+		assert_true(hwt_ptemu_shape_arg(&t, arg, sizeof(arg)) > 0);
+		assert_int_equal(hwt_ptemu_shape_parse(&u, arg), 0);
+		assert_true(u.vmentry && u.tsx);
 		assert_int_equal(hwt_ptemu_shape_parse(&u, "1.100.0.0"), -HWT_EINVAL);
 	}
 }
@@ -705,6 +759,7 @@ int main(void)
 	    cmocka_unit_test(test_close_stream),    cmocka_unit_test(test_terms),
 	    cmocka_unit_test(test_sideband_layout), cmocka_unit_test(test_real_shapes),
 	    cmocka_unit_test(test_ovf_inject),	    cmocka_unit_test(test_filter_packets),
+	    cmocka_unit_test(test_vmentry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -328,7 +328,8 @@ static size_t text_addrs(const char *text, const char *after, uint64_t *a, size_
  * leaves and re-enters its range by direct and indirect calls, a jcc and a
  * direct jmp, and calls getpid inside it): hwtrace decodes exactly the
  * instructions of filt_work the program ran, in order, from the emulator's
- * default and real shapes; the converted perf.data carries the filter
+ * default shape and the real ones (with kAFL's VM entries: a PSB+ with a
+ * FUP, then TIP.PGE at the same IP); the converted perf.data carries the filter
  * (AUXTRACE_INFO's filter string) and perf's decoder gives the same
  * sequence with no error, but for one quirk of perf 6.1: a conditional
  * branch that leaves the range is reported at its target's address
@@ -403,7 +404,7 @@ static void test_perf_decodes_filter(void **state)
 {
 	(void)state;
 	check_filter("");
-	check_filter("real,");
+	check_filter("real,vmentry,");
 }
 
 /* Several threads, and a forked process: one AUX queue per thread, each

@@ -3,7 +3,8 @@
  * tests/fuzz/fuzz_ptemu_terms.c - the PT emulator's term parser
  * (`--pt=emulate,TERMS`): any input either fails with -HWT_EPARSE and a
  * pointer into the input, or gives terms in range whose perf config word
- * round-trips.
+ * and plugin shape argument round-trip, and whose filters (filter=) are
+ * the rest of the input.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,6 +37,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    u.noretcomp != t.noretcomp || u.mtc_period != t.mtc_period ||
 		    u.psb_period != t.psb_period)
 			abort();
+		/* filter= is the rest of the input, never empty. */
+		if (t.filter && (t.filter <= s || t.filter >= s + strlen(s) ||
+				 strncmp(t.filter - 7, "filter=", 7)))
+			abort();
+		/* The shape terms reach the plugin and come back whole. */
+		{
+			char arg[64];
+
+			hwt_ptemu_terms_init(&u);
+			if (hwt_ptemu_shape_arg(&t, arg, sizeof(arg)) <= 0 ||
+			    hwt_ptemu_shape_parse(&u, arg) < 0 || u.tsx != t.tsx ||
+			    u.pip != t.pip || u.vmcs != t.vmcs || u.vmentry != t.vmentry ||
+			    u.psb_bytes != t.psb_bytes || u.psb_off != t.psb_off || u.ovf != t.ovf)
+				abort();
+		}
 	}
 	free(s);
 	return 0;

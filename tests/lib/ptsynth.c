@@ -46,6 +46,8 @@ struct out {
 	int err;
 };
 
+#define RETSTACK 64
+
 struct frame {
 	uint32_t func, block;
 	uint32_t loop_block, loop_left; /* the caller's loop state */
@@ -61,7 +63,14 @@ struct sim {
 	uint64_t last_ip;
 	uint32_t tnt_bits, tnt_n;
 	uint64_t since_psb;
-	uint32_t comp_depth; /* calls whose returns may be compressed */
+	/* The decoder's return-compression stack, as libipt keeps it
+	 * (pt_retstack: 64 entries, the oldest dropped): the calls it decoded
+	 * since the last PSB or OVF; a return is compressed when its target
+	 * is on top. */
+	uint64_t rs[RETSTACK + 1];
+	uint8_t rs_top, rs_bottom;
+	bool inside;	/* the IP is in the filter's range (or no filter) */
+	bool mode_sent; /* MODE.Exec since the last PSB */
 	struct frame *stack;
 	size_t depth, cap;
 	uint64_t tsc;
@@ -243,6 +252,7 @@ static void psb_on(struct sim *s, uint64_t ip, bool on)
 		put(&s->out, &p);
 	}
 	s->last_ip = 0; /* PSB resets the last IP */
+	s->mode_sent = on;
 	if (on) {
 		mode_exec(s);
 		if (s->traced)
@@ -262,7 +272,7 @@ static void psb_on(struct sim *s, uint64_t ip, bool on)
 		put(&s->out, &p);
 	}
 	put_simple(s, ppt_psbend);
-	s->comp_depth = 0; /* and the return compression state */
+	s->rs_top = s->rs_bottom = 0; /* and the return compression state */
 	s->res->truth.psbs++;
 }
 
@@ -271,15 +281,107 @@ static void psb(struct sim *s, uint64_t ip)
 	psb_on(s, ip, true);
 }
 
+/* An IP packet with the IP whole (sign-extended 48 bits). */
+static void put_ip_whole(struct sim *s, enum pt_packet_type type, uint64_t ip)
+{
+	struct pt_packet p;
+
+	flush_tnt(s);
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	p.payload.ip.ipc = pt_ipc_sext_48;
+	p.payload.ip.ip = ip & 0xffffffffffffull;
+	s->last_ip = ip;
+	put(&s->out, &p);
+}
+
 /* Tracing goes on again at ip after the kernel: the PSB+ runs a CPU writes
- * meanwhile (psb_off), MODE.Exec after them, TIP.PGE. */
+ * meanwhile (psb_off), MODE.Exec after them, TIP.PGE. As a VM entry (kAFL,
+ * tests/data/real-pt/dyn_test) the last PSB+ has MODE.Exec and a FUP at
+ * ip, and TIP.PGE follows at the same ip: erratum BDM70 (the FUP should
+ * not be there); the CPU's IP compression does not count it, the TIP.PGE
+ * has its IP whole. */
 static void resume(struct sim *s, uint64_t ip)
 {
 	for (unsigned int i = 0; i < s->cfg->psb_off; i++)
 		psb_on(s, 0, false);
-	if (s->cfg->psb_off)
+	if (s->cfg->vmentry) {
+		psb_on(s, ip, true);
+		put_ip_whole(s, ppt_tip_pge, ip);
+		return;
+	}
+	if (!s->mode_sent)
 		mode_exec(s);
+	s->mode_sent = true;
 	put_ip(s, ppt_tip_pge, ip, false);
+}
+
+static bool in_filter(const struct sim *s, uint64_t ip)
+{
+	return !s->cfg->filter_funcs || (ip >= s->res->filter_lo && ip < s->res->filter_hi);
+}
+
+/* Packet generation is on: not in an overflow, inside the filter. */
+static bool on(const struct sim *s)
+{
+	return s->traced && s->inside;
+}
+
+/* n instructions ran: traced, lost to an overflow, or outside the filter. */
+static void count(struct sim *s, uint64_t n)
+{
+	if (on(s))
+		s->res->truth.insns += n;
+	else if (!s->traced)
+		s->res->truth.insns_lost += n;
+	else
+		s->res->truth.insns_filtered += n;
+}
+
+/* libipt's pt_retstack_push(). */
+static void rs_push(struct sim *s, uint64_t ret)
+{
+	s->rs[s->rs_top] = ret;
+	s->rs_top = (uint8_t)(s->rs_top == RETSTACK ? 0 : s->rs_top + 1);
+	if (s->rs_top == s->rs_bottom)
+		s->rs_bottom = (uint8_t)(s->rs_bottom == RETSTACK ? 0 : s->rs_bottom + 1);
+}
+
+/* Pops ret when it is on top (a compressed return). */
+static bool rs_pop(struct sim *s, uint64_t ret)
+{
+	uint8_t top = (uint8_t)(s->rs_top ? s->rs_top - 1 : RETSTACK);
+
+	if (s->rs_top == s->rs_bottom || s->rs[top] != ret)
+		return false;
+	s->rs_top = top;
+	return true;
+}
+
+/* Control goes to `to`: leaving the filter's range writes TIP.PGD with
+ * the first IP outside (instead of the branch's own packet, which the
+ * caller then leaves out), entering it TIP.PGE with the first IP inside,
+ * MODE.Exec before it when none was sent since the last PSB (nothing
+ * while an overflow drops trace). */
+static void cross(struct sim *s, uint64_t to)
+{
+	bool in = in_filter(s, to);
+
+	if (in == s->inside)
+		return;
+	s->inside = in;
+	if (!s->traced)
+		return;
+	if (!in) {
+		put_ip(s, ppt_tip_pgd, to, false);
+		s->res->truth.filter_exits++;
+		return;
+	}
+	if (!s->mode_sent)
+		mode_exec(s);
+	s->mode_sent = true;
+	put_ip(s, ppt_tip_pge, to, false);
+	s->res->truth.filter_entries++;
 }
 
 /* Time passes: two TSC ticks per instruction; MTC when the CTC period
@@ -546,7 +648,7 @@ static int push(struct sim *s, uint32_t func, uint32_t block)
  * elsewhere leaves what ran since the last packet undecidable.) */
 static bool overflow_here(struct sim *s)
 {
-	if (!s->cfg->overflow_ppm || !s->traced || rnd_below(s, 1000000) >= s->cfg->overflow_ppm)
+	if (!s->cfg->overflow_ppm || !on(s) || rnd_below(s, 1000000) >= s->cfg->overflow_ppm)
 		return false;
 	flush_tnt(s);
 	s->traced = false;
@@ -563,9 +665,11 @@ static int run(struct sim *s)
 	bool in_driver = true;
 	int err;
 
-	/* Start: PSB+ at the driver's call. */
+	/* Start: PSB+ at the driver's call (off when the filter leaves the
+	 * driver out). */
 	s->traced = true;
-	psb(s, cfg->base);
+	s->inside = in_filter(s, cfg->base);
+	psb_on(s, cfg->base, s->inside);
 	while (executed < cfg->insns && !s->out.err) {
 		struct block *bl;
 		uint64_t ip;
@@ -575,42 +679,41 @@ static int run(struct sim *s)
 			/* call F0 from the driver; its return comes back to
 			 * the jmp, which goes back to the call. */
 			ip = cfg->base;
-			if (s->out.len - s->since_psb >= cfg->psb_period && s->traced)
+			if (s->out.len - s->since_psb >= cfg->psb_period && on(s))
 				psb(s, ip);
 			err = push(s, UINT32_MAX, 0);
 			if (err < 0)
 				return err;
-			if (s->traced) {
-				t->insns++;
+			count(s, 1);
+			if (on(s)) {
 				t->calls++;
 				t->f0_calls++;
-			} else {
-				t->insns_lost++;
+				rs_push(s, cfg->base + 5);
 			}
-			s->comp_depth++;
 			executed++;
 			tick(s, 1);
 			in_driver = false;
 			f = 0;
 			b = 0;
+			cross(s, s->funcs[0].addr);
 			continue;
 		}
 		bl = &s->funcs[f].blocks[b];
 		ip = bl->addr;
 		/* PSB at an instruction boundary, between blocks. */
-		if (s->out.len - s->since_psb >= cfg->psb_period && s->traced)
+		if (s->out.len - s->since_psb >= cfg->psb_period && on(s))
 			psb(s, ip);
 		/* Asynchronous happenings at the block start. */
-		if (!s->traced && s->lost_blocks && --s->lost_blocks == 0) {
+		if (!s->traced && s->lost_blocks && s->inside && --s->lost_blocks == 0) {
 			/* The overflow resolves: OVF, FUP where we are. */
 			s->traced = true;
-			s->comp_depth = 0;
+			s->rs_top = s->rs_bottom = 0;
 			put_simple(s, ppt_ovf);
 			s->last_ip = 0; /* OVF resets IP compression */
 			put_ip(s, ppt_fup, ip, false);
 			t->overflows++;
 		}
-		if (cfg->interrupt_ppm && s->traced && rnd_below(s, 1000000) < cfg->interrupt_ppm) {
+		if (cfg->interrupt_ppm && on(s) && rnd_below(s, 1000000) < cfg->interrupt_ppm) {
 			/* User-only tracing: the interrupt disables tracing
 			 * (FUP, TIP.PGD) and the return enables it again. */
 			put_ip(s, ppt_fup, ip, false);
@@ -621,10 +724,7 @@ static int run(struct sim *s)
 		}
 		n = bl->nfill + (bl->term == T_NONE ? 0 : 1);
 		executed += n;
-		if (s->traced)
-			t->insns += n;
-		else
-			t->insns_lost += n;
+		count(s, n);
 		tick(s, n);
 		switch (bl->term) {
 		case T_NONE:
@@ -648,7 +748,7 @@ static int run(struct sim *s)
 				taken = rnd_below(s, 100) < bl->prob;
 			}
 
-			if (s->traced) {
+			if (on(s)) {
 				tnt(s, taken);
 				t->cond++;
 				t->cond_taken += taken;
@@ -667,18 +767,26 @@ static int run(struct sim *s)
 			uint32_t callee = bl->term == T_CALL
 					      ? bl->target
 					      : f + 1 + rnd_below(s, s->nfuncs - f - 1);
+			uint64_t to = s->funcs[callee].addr;
 
 			err = push(s, f, b + 1);
 			if (err < 0)
 				return err;
-			if (s->traced) {
+			if (on(s)) {
+				/* A decoder decodes the call (and pushes its
+				 * return address) also when it leaves the
+				 * filter: then TIP.PGD is its packet. */
 				t->calls++;
+				rs_push(s, bl->next_addr);
 				if (bl->term == T_ICALL) {
-					put_ip(s, ppt_tip, s->funcs[callee].addr, false);
+					/* Its target is in its TIP, or in the
+					 * TIP.PGD when it leaves. */
+					if (in_filter(s, to))
+						put_ip(s, ppt_tip, to, false);
 					t->indirect++;
 				}
 			}
-			s->comp_depth++;
+			cross(s, to);
 			f = callee;
 			b = 0;
 			break;
@@ -687,7 +795,7 @@ static int run(struct sim *s)
 			uint32_t nb = s->funcs[f].nblocks;
 			uint32_t to = b + 1 + rnd_below(s, nb - b - 1);
 
-			if (s->traced) {
+			if (on(s)) {
 				put_ip(s, ppt_tip, s->funcs[f].blocks[to].addr, false);
 				t->indirect++;
 				overflow_here(s);
@@ -696,7 +804,7 @@ static int run(struct sim *s)
 			break;
 		}
 		case T_SYSCALL:
-			if (s->traced) {
+			if (on(s)) {
 				put_ip(s, ppt_tip_pgd, 0, true);
 				tick(s, 500);
 				resume(s, bl->next_addr);
@@ -710,28 +818,26 @@ static int run(struct sim *s)
 					  ? cfg->base + 5
 					  : s->funcs[fr.func].blocks[fr.block].addr;
 
-			if (s->traced) {
+			if (on(s)) {
+				/* A return that leaves the filter is decoded
+				 * too, with TIP.PGD for its packet; it pops
+				 * nothing (a decoder pops compressed
+				 * returns only). */
 				t->returns++;
-				if (s->comp_depth && !cfg->no_retcomp) {
-					tnt(s, true);
-					s->comp_depth--;
-				} else {
-					put_ip(s, ppt_tip, to, false);
-					if (s->comp_depth)
-						s->comp_depth--;
+				if (in_filter(s, to)) {
+					if (!cfg->no_retcomp && rs_pop(s, to))
+						tnt(s, true);
+					else
+						put_ip(s, ppt_tip, to, false);
 				}
-			} else if (s->comp_depth) {
-				s->comp_depth--;
 			}
+			cross(s, to);
 			s->loop_block = fr.loop_block;
 			s->loop_left = fr.loop_left;
 			if (fr.func == UINT32_MAX) {
 				/* Back in the driver: the jmp, then the call. */
 				executed++;
-				if (s->traced)
-					t->insns++;
-				else
-					t->insns_lost++;
+				count(s, 1);
 				in_driver = true;
 			} else {
 				f = fr.func;
@@ -743,7 +849,7 @@ static int run(struct sim *s)
 	}
 	/* Tracing stops where the next block would start: a TIP.PGD with
 	 * that address lets a decoder stop exactly there. */
-	if (s->traced)
+	if (on(s))
 		put_ip(s, ppt_tip_pgd, in_driver ? cfg->base : s->funcs[f].blocks[b].addr, false);
 	flush_tnt(s);
 	return s->out.err;
@@ -773,6 +879,24 @@ int ptsynth_generate(const struct ptsynth_config *cfg, struct ptsynth *res)
 	pcfg.end = s.out.scratch + sizeof(s.out.scratch);
 	s.out.enc = pt_alloc_encoder(&pcfg);
 	err = s.out.enc ? layout(&s) : -ENOMEM;
+	if (err == 0 && cfg->filter_funcs) {
+		/* Functions are laid out in order: the range runs from the
+		 * first one's entry to the end of the last one's code. */
+		if (cfg->filter_first + cfg->filter_funcs > s.nfuncs) {
+			err = -EINVAL;
+		} else {
+			const struct func *last =
+			    &s.funcs[cfg->filter_first + cfg->filter_funcs - 1];
+
+			res->filter_lo = s.funcs[cfg->filter_first].addr;
+			res->filter_hi = last->blocks[last->nblocks - 1].next_addr;
+		}
+	}
+	if (cfg->vmentry) {
+		res->cpu_family = 6;
+		res->cpu_model = 85;
+		res->cpu_stepping = 4;
+	}
 	if (err == 0) {
 		s.tsc = 0x100000;
 		err = run(&s);

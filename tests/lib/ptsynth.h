@@ -9,8 +9,10 @@
  * runs it with a seeded PRNG choosing every branch outcome, and encodes what
  * the hardware would have written with libipt's encoder: TNT (with return
  * compression as the CPU does it), TIP, FUP, TIP.PGD/PGE around system calls
- * and interrupts (user-only tracing), PSB+ every psb_period bytes, TSC, MTC
- * and TMA, and overflows that lose trace. The counts of what ran (and what
+ * and interrupts (user-only tracing) and at the crossings of an address
+ * filter, PSB+ every psb_period bytes, TSC, MTC and TMA, overflows that lose
+ * trace, and the shapes of real traces (CBR, MODE.TSX, PIP, VMCS, PSB+ runs
+ * while off, kAFL's VM entries). The counts of what ran (and what
  * was traced) are the ground truth a decoder must reproduce.
  */
 #ifndef HWT_TESTS_PTSYNTH_H
@@ -45,6 +47,16 @@ struct ptsynth_config {
 	unsigned int psb_off; /* PSB+ after PSB+ while tracing is off, at each
 			       * system call and interrupt: no MODE.Exec,
 			       * no FUP; MODE.Exec then precedes TIP.PGE */
+	bool vmentry;	      /* each return from the kernel is a VM entry
+			       * (kAFL): a PSB+ with MODE.Exec and a FUP at
+			       * the IP, then TIP.PGE at the same IP (BDM70;
+			       * the decoder needs a CPU with that erratum:
+			       * struct ptsynth's cpu) */
+	/* An address filter (IA32_RTIT_ADDR0): only functions [filter_first,
+	 * filter_first + filter_funcs) are traced, with TIP.PGD (the first IP
+	 * outside) and TIP.PGE (the first IP inside) at each crossing, as
+	 * the SDM's "Filtering by IP" has them. 0: no filter. */
+	unsigned int filter_first, filter_funcs;
 };
 
 /* Counts of what the program did; "traced" ones exclude what ran while an
@@ -63,7 +75,10 @@ struct ptsynth_truth {
 	uint64_t indirect;	 /* indirect jumps and calls traced */
 	uint64_t syscalls;
 	uint64_t interrupts;
-	uint64_t overflows; /* OVF packets (overflows that ended) */
+	uint64_t overflows;	 /* OVF packets (overflows that ended) */
+	uint64_t insns_filtered; /* instructions run outside the filter */
+	uint64_t filter_exits;	 /* TIP.PGD where execution left it */
+	uint64_t filter_entries; /* TIP.PGE where it came back */
 	uint64_t psbs;
 	uint64_t f0_calls; /* calls of function 0 (the entry) */
 	uint64_t max_depth;
@@ -78,6 +93,11 @@ struct ptsynth {
 	uint64_t *func_addr; /* entry of each function */
 	unsigned int nfuncs;
 	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx; /* for MTC */
+	uint64_t filter_lo, filter_hi;		 /* the filter's range, or 0 */
+	/* The CPU the trace is from, for its errata (family 0: none needed;
+	 * 6/85/4, a Skylake-SP with BDM70, with vmentry). */
+	uint16_t cpu_family;
+	uint8_t cpu_model, cpu_stepping;
 	struct ptsynth_truth truth;
 };
 
