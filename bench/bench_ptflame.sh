@@ -22,7 +22,8 @@
 #                (default 100: 10^8 instructions each)
 #     RUNS       best of RUNS for the in-process decoders (default 3)
 #   HWT_BENCH_SHAPES="name:terms ..."  the shapes to record (default: all
-#                of SHAPES below); terms are `--pt=emulate,TERMS`
+#                of SHAPES below); terms are `--pt=emulate,TERMS`, where
+#                %F stands for the workload's address filter (FILTERS)
 #   HWT_BENCH_WORK="calls loops flame"  the workloads (default: all)
 #   HWT_BENCH_NOPERF=1  leaves perf out (faster runs while tuning)
 set -eu
@@ -36,10 +37,21 @@ B=$(cd "$build" && pwd)/bench/bench_decoder
 command -v qemu-x86_64 >/dev/null || { echo "qemu-x86_64 missing: the PT emulator cannot run (scripts/install-deps.sh installs qemu-user)"; exit 1; }
 
 # Shapes: the emulator's default (a PSB+ every 16 KiB, user-only), then
-# what the real traces show: MODE.TSX, PIP and VMCS in every PSB+ (a VMX
-# guest), PSBs every 256 bytes, PSB+ runs while tracing is off, an IP
-# filter with TIP.PGD/PGE at its crossings, overflows.
-SHAPES=${HWT_BENCH_SHAPES:-"default:-"}
+# what the real traces show: MODE.TSX and PIP in every PSB+, PSBs every 256
+# bytes, PSB+ runs while tracing is off (real); an IP filter on one hot
+# function, with TIP.PGD/PGE at its crossings (filter); and all of it with
+# kAFL's VM entries, a PSB+ with FUP then TIP.PGE at each return to user
+# space (kafl).
+SHAPES=${HWT_BENCH_SHAPES:-"default:- real:real filter:filter=%F kafl:real,vmentry,filter=%F"}
+# The filtered function of each workload: recursive, and calling out of
+# its range (calls, flame), or a loop entered once per round (loops).
+filter_of() {
+    case $1 in
+    calls) echo "filter deep @ $tmp/shape" ;;
+    loops) echo "filter row_sum @ $tmp/shape" ;;
+    flame) echo "filter eval @ $tmp/flame" ;;
+    esac
+}
 WORK=${HWT_BENCH_WORK:-"calls loops flame"}
 peer_reason=""
 if [ -n "${HWT_BENCH_NOPERF:-}" ]; then
@@ -92,6 +104,7 @@ for w in $WORK; do
     esac
     for s in $SHAPES; do
         name=${s%%:*} terms=${s#*:}
+        terms=$(printf '%s' "$terms" | sed "s|%F|$(filter_of "$w")|")
         pt=emulate
         [ "$terms" = - ] || pt="emulate,$terms"
         t=$tmp/$w.$name.hwt
@@ -136,6 +149,7 @@ echo "  those the fast engine left to libipt; real-pt instructions: hwtrace/ptxe
 echo "hwt flame vs perf: wall time and peak RSS of \`hwtrace flame\` and of"
 echo "  \`perf script --itrace=i100ig\` on the converted perf.data; ratio = perf / flame."
 echo "shapes: $SHAPES"
+echo "  %F: filter deep @ shape (calls), filter row_sum @ shape (loops), filter eval @ flame"
 echo "commands:"
 echo "  $B --raw tests/data/real-pt/NAME $runs"
 echo "  $H record --pt=emulate[,TERMS] -o T.hwt -- bench/ptshape_work calls|loops $millions"
