@@ -21,6 +21,14 @@ static __attribute__((format(printf, 2, 0))) void vmsg(const char *prefix, const
 	fputc('\n', stderr);
 }
 
+int hwt_cli_write_stdout(void *ctx, const char *text, size_t len)
+{
+	(void)ctx;
+	if (fwrite(text, 1, len, stdout) != len)
+		return errno == EPIPE ? -EPIPE : -EIO;
+	return 0;
+}
+
 void hwt_cli_error(const char *fmt, ...)
 {
 	va_list ap;

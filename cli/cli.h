@@ -189,6 +189,9 @@ void hwt_cli_ptrun_note(const struct hwt_cli_ptrun *r, const char *what);
 void hwt_cli_ptrun_fini(struct hwt_cli_ptrun *r);
 
 /* "hwtrace: error: <message>" on stderr. One line: say the cause and the fix. */
+/* A library's text output (a write callback): to stdout. Returns 0 or
+ * -EIO / -EPIPE. */
+int hwt_cli_write_stdout(void *ctx, const char *text, size_t len);
 void hwt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "hwtrace: warning: <message>". */
 void hwt_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -27,6 +27,7 @@
 #include "cli/cli.h"
 #include "cli/script_pt.h"
 #include "decoder/decoder.h"
+#include "ptprint/ptprint.h"
 
 enum {
 	OPT_PT = 1000,
@@ -322,608 +323,11 @@ out:
 	return ret;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Printing                                                                  */
-
-struct printer {
-	const struct script_opts *o;
-	struct hwt_dec *dec;
-	FILE *out;
-	uint64_t blocks; /* ptxed [block N] numbering */
-	struct hwt_dec_stats stats;
-	const struct hwt_dec_image *image; /* for PTXED-engine blocks */
-	struct script_sb *sb;		   /* sideband (may be NULL) */
-};
-
-static const char *mode_name(uint32_t mode)
+/* The printer's sideband notes (what the --pevent sideband printed where
+ * the decoder asked for a context). */
+static int note_cb(void *ctx, uint64_t cookie, struct hwt_buf *out)
 {
-	switch (mode) {
-	case HWT_DEC_MODE_16:
-		return "16-bit";
-	case HWT_DEC_MODE_32:
-		return "32-bit";
-	case HWT_DEC_MODE_64:
-		return "64-bit";
-	default:
-		return "<unknown>";
-	}
-}
-
-static void ptxed_event(struct printer *p, const struct hwt_dec_rec *rec)
-{
-	const struct script_opts *o = p->o;
-	const struct hwt_dec_event *ev = &rec->u.event;
-	bool ipok = o->event_ip && !(rec->flags & HWT_DEC_RF_IP_SUPPRESSED);
-	FILE *out = p->out;
-
-	if (ev->type == HWT_DEC_EV_END) {
-		fprintf(out, "[end of trace]\n");
-		return;
-	}
-	fputc('[', out);
-	if (o->offset)
-		fprintf(out, "%016" PRIx64 "  ", rec->offset);
-	if (o->event_time && (rec->flags & HWT_DEC_RF_TIME))
-		fprintf(out, "%016" PRIx64 "  ", rec->tsc);
-	switch (ev->type) {
-	case HWT_DEC_EV_ENABLED:
-		fprintf(out, "%s", ev->resumed ? "resumed" : "enabled");
-		if (o->event_ip)
-			fprintf(out, ", ip: %016" PRIx64, ev->ip);
-		break;
-	case HWT_DEC_EV_DISABLED:
-		fprintf(out, "disabled");
-		if (ipok)
-			fprintf(out, ", ip: %016" PRIx64, ev->ip);
-		break;
-	case HWT_DEC_EV_ASYNC_DISABLED:
-		fprintf(out, "disabled");
-		if (o->event_ip) {
-			fprintf(out, ", at: %016" PRIx64, ev->at);
-			if (!(rec->flags & HWT_DEC_RF_IP_SUPPRESSED))
-				fprintf(out, ", ip: %016" PRIx64, ev->ip);
-		}
-		break;
-	case HWT_DEC_EV_ASYNC_BRANCH:
-		fprintf(out, "interrupt");
-		if (o->event_ip) {
-			fprintf(out, ", from: %016" PRIx64, ev->at);
-			if (!(rec->flags & HWT_DEC_RF_IP_SUPPRESSED))
-				fprintf(out, ", to: %016" PRIx64, ev->ip);
-		}
-		break;
-	case HWT_DEC_EV_PAGING:
-		fprintf(out, "paging, cr3: %016" PRIx64 "%s", ev->payload,
-			ev->non_root ? ", nr" : "");
-		break;
-	case HWT_DEC_EV_ASYNC_PAGING:
-		fprintf(out, "paging, cr3: %016" PRIx64 "%s", ev->payload,
-			ev->non_root ? ", nr" : "");
-		if (o->event_ip)
-			fprintf(out, ", ip: %016" PRIx64, ev->ip);
-		break;
-	case HWT_DEC_EV_OVERFLOW:
-		fprintf(out, "overflow");
-		if (ipok)
-			fprintf(out, ", ip: %016" PRIx64, ev->ip);
-		break;
-	case HWT_DEC_EV_EXEC_MODE:
-		fprintf(out, "exec mode: %s", mode_name(ev->mode));
-		if (ipok)
-			fprintf(out, ", ip: %016" PRIx64, ev->ip);
-		break;
-	case HWT_DEC_EV_TSX:
-		fprintf(out, "%s",
-			ev->tsx == 2   ? "aborted"
-			: ev->tsx == 1 ? "begin transaction"
-				       : "committed");
-		if (ipok)
-			fprintf(out, ", ip: %016" PRIx64, ev->ip);
-		break;
-	case HWT_DEC_EV_STOP:
-		fprintf(out, "stopped");
-		break;
-	case HWT_DEC_EV_VMCS:
-		fprintf(out, "vmcs, base: %016" PRIx64, ev->payload);
-		break;
-	case HWT_DEC_EV_ASYNC_VMCS:
-		fprintf(out, "vmcs, base: %016" PRIx64, ev->payload);
-		if (o->event_ip)
-			fprintf(out, ", ip: %016" PRIx64, ev->ip);
-		break;
-	case HWT_DEC_EV_EXSTOP:
-		fprintf(out, "exstop");
-		if (ipok)
-			fprintf(out, ", ip: %016" PRIx64, ev->ip);
-		break;
-	case HWT_DEC_EV_MWAIT:
-		fprintf(out, "mwait %" PRIx32 " %" PRIx32, ev->mwait_hints, ev->mwait_ext);
-		if (ipok)
-			fprintf(out, ", ip: %016" PRIx64, ev->ip);
-		break;
-	case HWT_DEC_EV_PWRE:
-		fprintf(out, "pwre c%u.%u", (ev->pwr_state + 1u) & 0xf,
-			(ev->pwr_sub_state + 1u) & 0xf);
-		if (ev->pwr_hw)
-			fprintf(out, " hw");
-		break;
-	case HWT_DEC_EV_PWRX:
-		fprintf(out, "pwrx ");
-		if (ev->pwrx_why & 1)
-			fprintf(out, "int: ");
-		if (ev->pwrx_why & 2)
-			fprintf(out, "st: ");
-		if (ev->pwrx_why & 4)
-			fprintf(out, "hw: ");
-		fprintf(out, "c%u (c%u)", (ev->pwrx_last + 1u) & 0xf,
-			(ev->pwrx_deepest + 1u) & 0xf);
-		break;
-	case HWT_DEC_EV_PTWRITE:
-		fprintf(out, "ptwrite: %" PRIx64, ev->payload);
-		if (ipok)
-			fprintf(out, ", ip: %016" PRIx64, ev->ip);
-		break;
-	case HWT_DEC_EV_TICK:
-		fprintf(out, "tick");
-		if (ipok)
-			fprintf(out, ", ip: %016" PRIx64, ev->ip);
-		break;
-	case HWT_DEC_EV_CBR:
-		fprintf(out, "cbr: %" PRIx64, ev->payload);
-		break;
-	case HWT_DEC_EV_MNT:
-		fprintf(out, "mnt: %" PRIx64, ev->payload);
-		break;
-	default:
-		fprintf(out, "event %u", ev->type);
-		break;
-	}
-	fprintf(out, "]\n");
-}
-
-static void print_raw_bytes(FILE *out, const struct hwt_dec_insn *insn)
-{
-	unsigned int i;
-
-	for (i = 0; i < insn->size; i++)
-		fprintf(out, " %02x", insn->raw[i]);
-	for (; i < 15; i++)
-		fprintf(out, "   ");
-}
-
-/* Prints one instruction line as ptxed does. */
-static void ptxed_insn_line(struct printer *p, const struct hwt_dec_rec *rec, uint64_t ip,
-			    const struct hwt_dec_insn *insn)
-{
-	const struct script_opts *o = p->o;
-
-	if (o->offset)
-		fprintf(p->out, "%016" PRIx64 "  ", rec->offset);
-	if (o->time)
-		fprintf(p->out, "%016" PRIx64 "  ", rec->tsc);
-	if (rec->flags & HWT_DEC_RF_SPECULATIVE)
-		fprintf(p->out, "? ");
-	fprintf(p->out, "%016" PRIx64, ip);
-	if (insn && !o->no_inst) {
-		char text[160];
-
-		if (o->raw_insn)
-			print_raw_bytes(p->out, insn);
-		if (hwt_dec_insn_format(insn, text, sizeof(text)) >= 0)
-			fprintf(p->out, "  %s", text);
-	}
-}
-
-/* Decodes the instruction at ip of a block (the truncated last one from the
- * record's bytes). */
-static int block_insn(const struct hwt_dec_rec *rec, uint64_t ip, struct hwt_dec_insn *insn)
-{
-	const struct hwt_dec_image *img = rec->u.block.image;
-
-	if (!img)
-		return -HWT_ENOSYM;
-	/* Reads across sections, so a truncated last instruction comes out
-	 * as the bytes the block carries. */
-	return hwt_dec_insn_decode(img, ip, (enum hwt_dec_mode)rec->u.block.mode, insn);
-}
-
-static void ptxed_block(struct printer *p, const struct hwt_dec_rec *rec)
-{
-	const struct script_opts *o = p->o;
-	uint64_t ip = rec->u.block.ip;
-	uint32_t left = rec->u.block.ninsn;
-
-	p->blocks++;
-	if (o->show_blocks) {
-		fprintf(p->out, "[block");
-		if (o->stat)
-			fprintf(p->out, " %" PRIx64, p->blocks);
-		fprintf(p->out, "]\n");
-	}
-	if (!left)
-		return;
-	if (rec->u.block.bb) {
-		/* Canonical blocks know their instructions. */
-		uint64_t *ips = malloc(left * sizeof(*ips));
-
-		if (!ips)
-			return;
-		left = (uint32_t)hwt_dec_bb_insns(rec->u.block.bb, ips, left);
-		for (uint32_t k = 0; k < left; k++) {
-			struct hwt_dec_insn insn;
-			bool ok = !o->no_inst && block_insn(rec, ips[k], &insn) == 0;
-
-			ptxed_insn_line(p, rec, ips[k], ok ? &insn : NULL);
-			fputc('\n', p->out);
-		}
-		free(ips);
-		return;
-	}
-	for (;;) {
-		struct hwt_dec_insn insn;
-		int err;
-
-		ptxed_insn_line(p, rec, ip, NULL);
-		err = block_insn(rec, ip, &insn);
-		if (err < 0) {
-			if (err == -HWT_ENOSYM)
-				fprintf(p->out,
-					" [fetch error: no memory mapped at this address]\n");
-			else
-				fprintf(p->out, " [xed decode error: invalid instruction]\n");
-			break;
-		}
-		if (!o->no_inst) {
-			char text[160];
-
-			if (o->raw_insn)
-				print_raw_bytes(p->out, &insn);
-			if (hwt_dec_insn_format(&insn, text, sizeof(text)) >= 0)
-				fprintf(p->out, "  %s", text);
-		}
-		fputc('\n', p->out);
-		if (--left == 0)
-			break;
-		ip = insn.has_target ? insn.target : ip + insn.size;
-	}
-	if (ip != rec->u.block.end_ip)
-		fprintf(p->out,
-			"[%" PRIx64 ", %" PRIx64 ": reconstruct error: decoder out of sync]\n",
-			rec->offset, ip);
-}
-
-static void ptxed_gap(struct printer *p, const struct hwt_dec_rec *rec)
-{
-	if (rec->u.gap.kind == HWT_DEC_GAP_CONFIG) {
-		fprintf(p->out, "[0, 0: config error: %s]\n", rec->u.gap.what);
-		return;
-	}
-	if (rec->u.gap.kind == HWT_DEC_GAP_LOST) {
-		fprintf(p->out, "[%" PRIx64 ", 0: error: trace data lost]\n", rec->offset);
-		return;
-	}
-	if (rec->u.gap.kind == HWT_DEC_GAP_OVERFLOW)
-		return; /* ptxed shows the [overflow] event */
-	if (rec->flags & HWT_DEC_RF_IP_SUPPRESSED)
-		fprintf(p->out, "[?, %" PRIx64 ": %s: %s]\n", rec->u.gap.ip,
-			rec->u.gap.sync ? "sync error" : "error", rec->u.gap.what);
-	else
-		fprintf(p->out, "[%" PRIx64 ", %" PRIx64 ": %s: %s]\n", rec->offset, rec->u.gap.ip,
-			rec->u.gap.sync ? "sync error" : "error", rec->u.gap.what);
-}
-
-static int ptxed_rec(void *ctx, const struct hwt_dec_rec *rec)
-{
-	struct printer *p = ctx;
-
-	if (rec->type == HWT_DEC_REC_NOTE) {
-		if (p->sb)
-			script_sb_note(p->sb, rec, p->out);
-		return ferror(p->out) ? -EIO : 0;
-	}
-	if (p->o->quiet)
-		goto after;
-	switch (rec->type) {
-	case HWT_DEC_REC_BLOCK:
-		ptxed_block(p, rec);
-		break;
-	case HWT_DEC_REC_EVENT:
-		if (!(rec->flags & HWT_DEC_RF_STATUS))
-			ptxed_event(p, rec);
-		break;
-	case HWT_DEC_REC_GAP:
-		ptxed_gap(p, rec);
-		break;
-	default:
-		break;
-	}
-after:
-	return ferror(p->out) ? -EIO : 0;
-}
-
-/* --format=records: every record with every field, one line each: for
- * comparing engines and for tests. */
-static int records_rec(void *ctx, const struct hwt_dec_rec *rec)
-{
-	struct printer *p = ctx;
-	FILE *out = p->out;
-
-	fprintf(out, "%u f=%x tid=%d d=%u n=%" PRIu64 " t=%" PRIx64 " off=%" PRIx64, rec->type,
-		rec->flags, rec->tid, rec->depth, rec->insns, rec->tsc, rec->offset);
-	switch (rec->type) {
-	case HWT_DEC_REC_BLOCK:
-		fprintf(out, " block %" PRIx64 "-%" PRIx64 " n=%u next=%" PRIx64 " br=%u m=%u\n",
-			rec->u.block.ip, rec->u.block.end_ip, rec->u.block.ninsn,
-			rec->u.block.next_ip, rec->u.block.branch, rec->u.block.mode);
-		break;
-	case HWT_DEC_REC_CALL:
-		fprintf(out, " call %" PRIx64 "->%" PRIx64 " ret=%" PRIx64 "\n", rec->u.call.from,
-			rec->u.call.to, rec->u.call.ret_addr);
-		break;
-	case HWT_DEC_REC_RETURN:
-		fprintf(out,
-			" ret %" PRIx64 "->%" PRIx64 " func=%" PRIx64 " ct=%" PRIx64 " n=%" PRIu64
-			"\n",
-			rec->u.ret.from, rec->u.ret.to, rec->u.ret.func, rec->u.ret.call_tsc,
-			rec->u.ret.insns);
-		break;
-	case HWT_DEC_REC_EVENT:
-		fprintf(out, " event %u ip=%" PRIx64 " at=%" PRIx64 " p=%" PRIx64 " m=%u r=%u\n",
-			rec->u.event.type, rec->u.event.ip, rec->u.event.at, rec->u.event.payload,
-			rec->u.event.mode, rec->u.event.resumed);
-		break;
-	case HWT_DEC_REC_GAP:
-		fprintf(out, " gap %u %s ip=%" PRIx64 " size=%" PRIu64 "\n", rec->u.gap.kind,
-			rec->u.gap.what, rec->u.gap.ip, rec->u.gap.size);
-		break;
-	case HWT_DEC_REC_SWITCH:
-		fprintf(out, " switch %d/%d\n", rec->u.sw.prev_pid, rec->u.sw.prev_tid);
-		break;
-	case HWT_DEC_REC_NOTE:
-		fputs(" note\n", out);
-		if (p->sb)
-			script_sb_note(p->sb, rec, out);
-		break;
-	default:
-		fputc('\n', out);
-		break;
-	}
-	return ferror(out) ? -EIO : 0;
-}
-
-/* hwtrace's views. */
-
-static void print_time(struct printer *p, const struct hwt_dec_rec *rec)
-{
-	if (!(rec->flags & HWT_DEC_RF_TIME))
-		fprintf(p->out, "%20s ", "-");
-	else if (p->o->cfg.tconv.valid)
-		fprintf(p->out, "%10" PRIu64 ".%09" PRIu64 " ", rec->time / 1000000000u,
-			rec->time % 1000000000u);
-	else
-		fprintf(p->out, "%20" PRIu64 " ", rec->tsc);
-}
-
-static void print_tid(struct printer *p, const struct hwt_dec_rec *rec)
-{
-	char buf[32];
-
-	if (rec->tid < 0)
-		snprintf(buf, sizeof(buf), "-");
-	else
-		snprintf(buf, sizeof(buf), "%d/%d", rec->pid, rec->tid);
-	fprintf(p->out, "%-13s ", buf);
-}
-
-static const char *branch_name(uint8_t br, bool taken)
-{
-	switch (br) {
-	case HWT_DEC_BR_COND:
-		return taken ? "jcc" : "jcc-not-taken";
-	case HWT_DEC_BR_JUMP:
-		return "jmp";
-	case HWT_DEC_BR_IND_JUMP:
-		return "jmp-indirect";
-	case HWT_DEC_BR_CALL:
-		return "call";
-	case HWT_DEC_BR_IND_CALL:
-		return "call-indirect";
-	case HWT_DEC_BR_RETURN:
-		return "ret";
-	case HWT_DEC_BR_FAR_CALL:
-		return "far-call";
-	case HWT_DEC_BR_FAR_RETURN:
-		return "far-ret";
-	case HWT_DEC_BR_FAR_JUMP:
-		return "far-jmp";
-	default:
-		return "none";
-	}
-}
-
-static const char *event_name(uint32_t type)
-{
-	static const char *names[] = {
-	    [HWT_DEC_EV_ENABLED] = "enabled",
-	    [HWT_DEC_EV_DISABLED] = "disabled",
-	    [HWT_DEC_EV_ASYNC_DISABLED] = "disabled",
-	    [HWT_DEC_EV_ASYNC_BRANCH] = "interrupt",
-	    [HWT_DEC_EV_PAGING] = "paging",
-	    [HWT_DEC_EV_ASYNC_PAGING] = "paging",
-	    [HWT_DEC_EV_OVERFLOW] = "overflow",
-	    [HWT_DEC_EV_EXEC_MODE] = "exec-mode",
-	    [HWT_DEC_EV_TSX] = "tsx",
-	    [HWT_DEC_EV_STOP] = "stopped",
-	    [HWT_DEC_EV_VMCS] = "vmcs",
-	    [HWT_DEC_EV_ASYNC_VMCS] = "vmcs",
-	    [HWT_DEC_EV_EXSTOP] = "exstop",
-	    [HWT_DEC_EV_MWAIT] = "mwait",
-	    [HWT_DEC_EV_PWRE] = "pwre",
-	    [HWT_DEC_EV_PWRX] = "pwrx",
-	    [HWT_DEC_EV_PTWRITE] = "ptwrite",
-	    [HWT_DEC_EV_TICK] = "tick",
-	    [HWT_DEC_EV_CBR] = "cbr",
-	    [HWT_DEC_EV_MNT] = "mnt",
-	    [HWT_DEC_EV_END] = "end-of-trace",
-	};
-
-	if (type < HWT_ARRAY_SIZE(names) && names[type])
-		return names[type];
-	return "event";
-}
-
-static void print_duration(struct printer *p, uint64_t ns)
-{
-	if (ns >= 1000000000u)
-		fprintf(p->out, "%.3f s", (double)ns / 1e9);
-	else if (ns >= 1000000u)
-		fprintf(p->out, "%.3f ms", (double)ns / 1e6);
-	else if (ns >= 1000u)
-		fprintf(p->out, "%.3f us", (double)ns / 1e3);
-	else
-		fprintf(p->out, "%" PRIu64 " ns", ns);
-}
-
-static int view_rec(void *ctx, const struct hwt_dec_rec *rec)
-{
-	struct printer *p = ctx;
-	const struct script_opts *o = p->o;
-
-	switch (rec->type) {
-	case HWT_DEC_REC_NOTE:
-		if (p->sb)
-			script_sb_note(p->sb, rec, p->out);
-		break;
-	case HWT_DEC_REC_BLOCK:
-		if (o->view_insn && rec->u.block.ninsn) {
-			uint64_t *ips = NULL;
-			size_t n = rec->u.block.ninsn;
-
-			if (rec->u.block.bb) {
-				ips = malloc(n * sizeof(*ips));
-				if (!ips)
-					return -ENOMEM;
-				hwt_dec_bb_insns(rec->u.block.bb, ips, n);
-			}
-			for (size_t k = 0; k < n; k++) {
-				print_time(p, rec);
-				print_tid(p, rec);
-				fprintf(p->out, "insn   %016" PRIx64 "\n",
-					ips ? ips[k] : rec->u.block.ip);
-				if (!ips)
-					break;
-			}
-			free(ips);
-		}
-		if (o->view_branch && rec->u.block.branch != HWT_DEC_BR_NONE &&
-		    rec->u.block.branch != HWT_DEC_BR_OTHER && rec->u.block.ninsn &&
-		    !(rec->flags & HWT_DEC_RF_PARTIAL)) {
-			bool taken = rec->flags & HWT_DEC_RF_TAKEN;
-
-			print_time(p, rec);
-			print_tid(p, rec);
-			fprintf(p->out, "branch %016" PRIx64 " -> ", rec->u.block.end_ip);
-			if (rec->u.block.next_ip)
-				fprintf(p->out, "%016" PRIx64, rec->u.block.next_ip);
-			else
-				fprintf(p->out, "%16s", "?");
-			fprintf(p->out, " %s\n", branch_name(rec->u.block.branch, taken));
-		}
-		break;
-	case HWT_DEC_REC_CALL:
-		if (o->flow) {
-			print_time(p, rec);
-			print_tid(p, rec);
-			fprintf(p->out, "%*s-> %016" PRIx64 "%s\n",
-				(int)(2 * (rec->depth ? rec->depth - 1 : 0)), "", rec->u.call.to,
-				(rec->flags & HWT_DEC_RF_ASYNC) ? " (interrupt)" : "");
-		} else if (o->view_call) {
-			print_time(p, rec);
-			print_tid(p, rec);
-			fprintf(p->out, "call   %016" PRIx64 " -> %016" PRIx64 " depth %u%s\n",
-				rec->u.call.from, rec->u.call.to, rec->depth,
-				(rec->flags & HWT_DEC_RF_ASYNC) ? " interrupt" : "");
-		}
-		break;
-	case HWT_DEC_REC_RETURN:
-		if (o->flow) {
-			print_time(p, rec);
-			print_tid(p, rec);
-			fprintf(p->out, "%*s<- ", (int)(2 * rec->depth), "");
-			if (rec->flags & HWT_DEC_RF_UNKNOWN_FRAME)
-				fprintf(p->out, "%16s", "?");
-			else
-				fprintf(p->out, "%016" PRIx64, rec->u.ret.func);
-			fprintf(p->out, " to %016" PRIx64 "  ", rec->u.ret.to);
-			if ((rec->flags & HWT_DEC_RF_TIME) &&
-			    !(rec->flags & HWT_DEC_RF_UNKNOWN_FRAME) && rec->u.ret.call_tsc &&
-			    rec->tsc >= rec->u.ret.call_tsc) {
-				const struct hwt_dec_tconv *tc = &o->cfg.tconv;
-				uint64_t d = tc->valid
-						 ? hwt_dec_tsc_to_perf(tc, rec->tsc) -
-						       hwt_dec_tsc_to_perf(tc, rec->u.ret.call_tsc)
-						 : rec->tsc - rec->u.ret.call_tsc;
-
-				if (tc->valid)
-					print_duration(p, d);
-				else
-					fprintf(p->out, "%" PRIu64 " ticks", d);
-			} else {
-				fprintf(p->out, "duration unavailable");
-			}
-			if (!(rec->flags & HWT_DEC_RF_UNKNOWN_FRAME))
-				fprintf(p->out, ", %" PRIu64 " insns", rec->u.ret.insns);
-			if (rec->flags & HWT_DEC_RF_UNWOUND)
-				fprintf(p->out, " (unwound)");
-			fputc('\n', p->out);
-		} else if (o->view_return) {
-			print_time(p, rec);
-			print_tid(p, rec);
-			fprintf(p->out, "return %016" PRIx64 " -> %016" PRIx64 " depth %u%s%s\n",
-				rec->u.ret.from, rec->u.ret.to, rec->depth,
-				(rec->flags & HWT_DEC_RF_UNKNOWN_FRAME) ? " unknown-frame" : "",
-				(rec->flags & HWT_DEC_RF_UNWOUND) ? " unwound" : "");
-		}
-		break;
-	case HWT_DEC_REC_EVENT:
-		if (o->view_events && !(rec->flags & HWT_DEC_RF_STATUS)) {
-			print_time(p, rec);
-			print_tid(p, rec);
-			fprintf(p->out, "event  %s", event_name(rec->u.event.type));
-			if (rec->u.event.ip && !(rec->flags & HWT_DEC_RF_IP_SUPPRESSED))
-				fprintf(p->out, " ip %016" PRIx64, rec->u.event.ip);
-			fputc('\n', p->out);
-		}
-		break;
-	case HWT_DEC_REC_GAP:
-		if (o->view_error) {
-			print_time(p, rec);
-			print_tid(p, rec);
-			if (rec->u.gap.kind == HWT_DEC_GAP_CONFIG)
-				fprintf(p->out, "error  configuration: %s\n", rec->u.gap.what);
-			else if (rec->u.gap.kind == HWT_DEC_GAP_OVERFLOW)
-				fprintf(p->out,
-					"gap    offset 0x%" PRIx64
-					" overflow, resumed at %016" PRIx64 ": trace lost\n",
-					rec->offset, rec->u.gap.ip);
-			else
-				fprintf(p->out,
-					"gap    offset 0x%" PRIx64 " size %" PRIu64
-					" ip %016" PRIx64 ": %s\n",
-					rec->offset, rec->u.gap.size, rec->u.gap.ip,
-					rec->u.gap.what);
-		}
-		break;
-	case HWT_DEC_REC_SWITCH:
-		if (o->flow || o->view_events) {
-			print_time(p, rec);
-			print_tid(p, rec);
-			fprintf(p->out, "switch from %d/%d\n", rec->u.sw.prev_pid,
-				rec->u.sw.prev_tid);
-		}
-		break;
-	}
-	return ferror(p->out) ? -EIO : 0;
+	return script_sb_note_text(ctx, cookie, out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -945,37 +349,6 @@ static int parse_u64(const char *opt, const char *arg, uint64_t max, uint64_t *o
 		return -1;
 	}
 	*out = v;
-	return 0;
-}
-
-static int parse_itrace(struct script_opts *o, const char *s)
-{
-	o->view_insn = o->view_branch = o->view_call = o->view_return = o->view_error = false;
-	o->view_events = false;
-	for (; *s; s++) {
-		switch (*s) {
-		case 'i':
-			o->view_insn = true;
-			break;
-		case 'b':
-			o->view_branch = true;
-			break;
-		case 'c':
-			o->view_call = true;
-			break;
-		case 'r':
-			o->view_return = true;
-			break;
-		case 'e':
-			o->view_error = true;
-			break;
-		case 'v':
-			o->view_events = true;
-			break;
-		default:
-			return -1;
-		}
-	}
 	return 0;
 }
 
@@ -1052,8 +425,10 @@ int hwt_script_pt(int argc, char **argv)
 	struct hwt_dec_icache *ic = NULL;
 	struct hwt_dec_image *img = NULL;
 	struct hwt_dec *dec = NULL;
+	struct hwt_ptp *ptp = NULL;
+	struct hwt_ptp_config pcfg;
+	struct hwt_dec_stats stats;
 	struct pt_file pt;
-	struct printer pr;
 	struct hwt_dec_sink sink;
 	bool have_code = false, engine_set = false, itrace_set = false;
 	char *pt_arg = NULL;
@@ -1063,7 +438,8 @@ int hwt_script_pt(int argc, char **argv)
 	memset(&pt, 0, sizeof(pt));
 	hwt_dec_config_init(&o.cfg);
 	o.cfg.log = *hwt_cli_logger();
-	o.view_branch = o.view_error = true;
+	hwt_ptp_config_init(&pcfg);
+	pcfg.views = HWT_PTP_BRANCH | HWT_PTP_ERROR;
 	longopts = build_options();
 	if (!longopts)
 		return HWT_EXIT_ERROR;
@@ -1074,7 +450,7 @@ int hwt_script_pt(int argc, char **argv)
 		hwt_cli_error("script: cannot set up the decoder: %s", hwt_strerror(err));
 		goto out;
 	}
-	err = script_sb_alloc(&o.sb, ic, &o);
+	err = script_sb_alloc(&o.sb, ic);
 	if (err < 0)
 		goto out;
 
@@ -1182,7 +558,7 @@ int hwt_script_pt(int argc, char **argv)
 			break;
 		case OPT_ITRACE:
 			itrace_set = true;
-			if (parse_itrace(&o, optarg) < 0) {
+			if (hwt_ptp_parse_itrace(optarg, &pcfg.views) < 0) {
 				ret = hwt_cli_usage_error("script",
 							  "unknown letter in --itrace=%s "
 							  "(use i, b, c, r, e, v)",
@@ -1191,9 +567,9 @@ int hwt_script_pt(int argc, char **argv)
 			}
 			break;
 		case OPT_FLOW:
-			o.flow = true;
+			pcfg.flow = true;
 			if (!itrace_set)
-				o.view_branch = o.view_error = false;
+				pcfg.views = 0;
 			break;
 		case OPT_ENGINE:
 			engine_set = true;
@@ -1322,11 +698,18 @@ int hwt_script_pt(int argc, char **argv)
 	}
 	if (o.ptxed && !engine_set)
 		o.cfg.engine = HWT_DEC_ENGINE_PTXED;
+	if (!o.ptxed && !o.records && o.cfg.engine == HWT_DEC_ENGINE_PTXED &&
+	    (pcfg.flow || (pcfg.views & (HWT_PTP_CALL | HWT_PTP_RETURN)))) {
+		ret = hwt_cli_usage_error("script", "the ptxed engine decodes libipt's blocks "
+						    "without call stacks: --flow and --itrace=c/r "
+						    "need --engine fast or libipt");
+		goto out;
+	}
 	if (o.stat && !o.stat_flags)
 		o.stat_flags = o.insn_decoder ? 1 : 3;
 	if (load_pt(&pt, pt_arg) < 0)
 		goto out;
-	err = script_sb_setup(o.sb, img, &o.cfg);
+	err = script_sb_setup(o.sb, &o.cfg, o.quiet);
 	if (err < 0)
 		goto out;
 	err = hwt_dec_alloc(&dec, &o.cfg, ic);
@@ -1335,33 +718,30 @@ int hwt_script_pt(int argc, char **argv)
 		goto out;
 	}
 	hwt_dec_set_context(dec, -1, -1, img);
-	memset(&pr, 0, sizeof(pr));
-	pr.o = &o;
-	pr.dec = dec;
-	pr.out = stdout;
-	pr.sb = script_sb_active(o.sb) ? o.sb : NULL;
-	memset(&sink, 0, sizeof(sink));
-	sink.size = sizeof(sink);
-	sink.rec = o.ptxed ? ptxed_rec : o.records ? records_rec : view_rec;
-	sink.ctx = &pr;
-	if (!o.ptxed && !o.records) {
-		sink.want = HWT_DEC_WANT(HWT_DEC_REC_GAP) | HWT_DEC_WANT(HWT_DEC_REC_EVENT);
-		if (o.view_insn || o.view_branch)
-			sink.want |= HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
-		if (o.view_call || o.flow)
-			sink.want |= HWT_DEC_WANT(HWT_DEC_REC_CALL);
-		if (o.view_return || o.flow)
-			sink.want |= HWT_DEC_WANT(HWT_DEC_REC_RETURN);
-		if (o.flow || o.view_events)
-			sink.want |= HWT_DEC_WANT(HWT_DEC_REC_SWITCH);
-		if (pr.sb)
-			sink.want |= HWT_DEC_WANT(HWT_DEC_REC_NOTE);
+	pcfg.format = o.ptxed ? HWT_PTP_PTXED : o.records ? HWT_PTP_RECORDS : HWT_PTP_VIEWS;
+	pcfg.ptxed =
+	    (o.no_inst ? HWT_PTP_X_NO_INST : 0) | (o.quiet ? HWT_PTP_X_QUIET : 0) |
+	    (o.offset ? HWT_PTP_X_OFFSET : 0) | (o.time ? HWT_PTP_X_TIME : 0) |
+	    (o.raw_insn ? HWT_PTP_X_RAW_INSN : 0) | (o.event_time ? HWT_PTP_X_EVENT_TIME : 0) |
+	    (o.event_ip ? HWT_PTP_X_EVENT_IP : 0) | (o.show_blocks ? HWT_PTP_X_SHOW_BLOCKS : 0) |
+	    (o.stat ? HWT_PTP_X_BLOCK_NUM : 0);
+	pcfg.tconv = o.cfg.tconv;
+	pcfg.write = hwt_cli_write_stdout;
+	if (script_sb_active(o.sb)) {
+		pcfg.note = note_cb;
+		pcfg.ctx = o.sb;
 	}
+	err = hwt_ptp_alloc(&ptp, &pcfg);
+	if (err < 0) {
+		hwt_cli_error("script: %s", hwt_strerror(err));
+		goto out;
+	}
+	hwt_ptp_sink(ptp, &sink);
 	err = hwt_dec_add_sink(dec, &sink);
 	if (err == 0)
 		err = hwt_dec_decode(dec, pt.data, pt.len);
-	if (pr.sb)
-		script_sb_finish(pr.sb);
+	if (err == 0)
+		err = hwt_ptp_flush(ptp);
 	fflush(stdout);
 	if (err < 0) {
 		if (err == -EIO || err == -EPIPE)
@@ -1370,22 +750,21 @@ int hwt_script_pt(int argc, char **argv)
 			hwt_cli_error("script: decoding failed: %s", hwt_strerror(err));
 		goto out;
 	}
-	hwt_dec_stats(dec, &pr.stats);
+	hwt_dec_stats(dec, &stats);
 	if (o.stat) {
 		if (o.ptxed) {
 			if (o.stat_flags & 1)
-				printf("insn: %" PRIu64 ".\n", pr.stats.insns);
+				printf("insn: %" PRIu64 ".\n", stats.insns);
 			if (o.stat_flags & 2)
-				printf("blocks:\t%" PRIu64 ".\n", pr.stats.blocks);
+				printf("blocks:\t%" PRIu64 ".\n", stats.blocks);
 		} else {
 			printf("insns: %" PRIu64 "  blocks: %" PRIu64 "  segments: %" PRIu64
 			       " (libipt: %" PRIu64 ")  gaps: %" PRIu64 " (%" PRIu64 " bytes)  "
 			       "overflows: %" PRIu64 "  calls: %" PRIu64 "  returns: %" PRIu64
 			       " (unknown frame: %" PRIu64 ", unwound: %" PRIu64 ")\n",
-			       pr.stats.insns, pr.stats.blocks, pr.stats.segments,
-			       pr.stats.segments_fallback, pr.stats.gaps, pr.stats.gap_bytes,
-			       pr.stats.overflows, pr.stats.calls, pr.stats.returns,
-			       pr.stats.unknown_returns, pr.stats.unwound);
+			       stats.insns, stats.blocks, stats.segments, stats.segments_fallback,
+			       stats.gaps, stats.gap_bytes, stats.overflows, stats.calls,
+			       stats.returns, stats.unknown_returns, stats.unwound);
 		}
 	}
 	fflush(stdout);
@@ -1394,6 +773,7 @@ int hwt_script_pt(int argc, char **argv)
 usage:
 	ret = HWT_EXIT_USAGE;
 out:
+	hwt_ptp_free(ptp);
 	hwt_dec_free(dec);
 	script_sb_free(o.sb);
 	hwt_dec_image_put(img);

@@ -23,32 +23,30 @@ struct script_opts {
 	bool insn_decoder;
 	bool stat;
 	unsigned int stat_flags; /* 1 insn, 2 blocks */
-	bool view_insn, view_branch, view_call, view_return, view_error, view_events;
-	bool flow;
 	struct script_sb *sb;
 };
 
 /* Maps an ELF file's loadable segments into img (ptxed's --elf). */
 int hwt_script_load_elf(struct hwt_dec_image *img, const char *path, uint64_t base, bool has_base);
 
-/* Sideband: allocated before option parsing, fed --pevent:* and --sb:*
- * options, set up once the code and configuration are known. */
-int script_sb_alloc(struct script_sb **sb, struct hwt_dec_icache *ic,
-		    const struct script_opts *opts);
+/* The perf-event sideband (--pevent:* and --sb:* options, cli/script_sb.c):
+ * allocated before option parsing, fed those options (the files are read
+ * as they are given), set up once the configuration is known: it hooks
+ * ptsession's sideband (hwt_pts_pevent) into cfg and prints what setting
+ * it up reported. */
+int script_sb_alloc(struct script_sb **sb, struct hwt_dec_icache *ic);
 void script_sb_free(struct script_sb *sb);
 /* One option (name without the leading dashes). Prints its own error.
  * Returns 0, -HWT_EINVAL (usage) or another negative error. */
 int script_sb_option(struct script_sb *sb, const char *name, const char *arg);
-/* Loads the sideband files and installs the context hook into cfg. img is
- * the image of --raw/--elf code, which every process sees. */
-int script_sb_setup(struct script_sb *sb, struct hwt_dec_image *img, struct hwt_dec_config *cfg);
+/* quiet: --quiet (no records printed). Returns 0 or a negative error
+ * (printed). */
+int script_sb_setup(struct script_sb *sb, struct hwt_dec_config *cfg, bool quiet);
 /* True when sideband files were given. */
 bool script_sb_active(const struct script_sb *sb);
-/* Prints the sideband output of a HWT_DEC_REC_NOTE record (what the
- * sideband printed where the decoder asked for the context); other
- * records are ignored. */
-void script_sb_note(struct script_sb *sb, const struct hwt_dec_rec *rec, FILE *out);
-/* Called at the end. */
-void script_sb_finish(struct script_sb *sb);
+/* Appends the sideband output of the HWT_DEC_REC_NOTE record with this
+ * cookie (what the sideband printed where the decoder asked for the
+ * context) to out, once. Returns 0 or -ENOMEM. */
+int script_sb_note_text(struct script_sb *sb, uint64_t cookie, struct hwt_buf *out);
 
 #endif

@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cli/script_ptrec.c - `hwtrace script` on an Intel PT recording (.hwt from
- * `record --pt` or `--pt=emulate`, or perf.data with intel_pt): decodes it
- * through the PT session (ptsession/) and prints, per thread, what perf
- * script's --itrace letters ask for (i instructions, b taken branches,
- * c calls, r returns, e errors and gaps), each line with comm, pid/tid and
- * time and symbolized as "symbol+off (object)"; or, with --flow, the calls
- * and returns indented by call depth with each frame's duration and
- * instruction count (perf script --call-trace / magic-trace style). Losses
- * are always printed: as lines with `e`/--flow, and in the summary.
+ * `record --pt` or `--pt=emulate`, or perf.data with intel_pt): options,
+ * then the PT session (ptsession/) decodes the recording and the printer
+ * (ptprint/) prints what perf script's --itrace letters or --flow ask for,
+ * symbolized through the session. Losses are always printed: as lines with
+ * `e`/--flow, and in the summary.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,26 +16,13 @@
 
 #include "cli/cli.h"
 #include "format/format.h"
+#include "ptprint/ptprint.h"
 #include "ptsession/ptsession.h"
-
-enum {
-	V_INSN = 1 << 0,
-	V_BRANCH = 1 << 1,
-	V_CALL = 1 << 2,
-	V_RETURN = 1 << 3,
-	V_ERROR = 1 << 4,
-};
 
 struct ptrec {
 	struct hwt_pts *pts;
-	const struct hwt_dec_config *dcfg;
-	unsigned view;
-	bool flow, ns;
+	struct hwt_ptp *ptp;
 	struct hwt_cli_samples_opts so;
-	uint64_t *ips;
-	size_t nips;
-	uint64_t lines;
-	FILE *out;
 };
 
 static void usage(FILE *f)
@@ -56,7 +40,8 @@ static void usage(FILE *f)
 		"                       - reads a perf pipe on standard input)\n"
 		"      --itrace=LETTERS what to print, perf's letters (default ce):\n"
 		"                         i instructions, b taken branches, c calls,\n"
-		"                         r returns, e errors and trace gaps\n"
+		"                         r returns, e errors and trace gaps,\n"
+		"                         v trace events and thread switches\n"
 		"      --flow           calls and returns indented by depth, with each\n"
 		"                       frame's duration and instructions (? without timing)\n"
 		"      --pid PIDS       only these processes (comma-separated)\n"
@@ -71,309 +56,42 @@ static void usage(FILE *f)
 	hwt_cli_help_end(f);
 }
 
-static void print_time(struct ptrec *p, const struct hwt_dec_rec *rec)
+/* The printer's callbacks: symbols and thread names from the session,
+ * output to stdout. */
+static int sym_cb(void *ctx, int32_t pid, uint64_t time, uint64_t ip, struct hwt_ptp_sym *out)
 {
-	uint64_t t = rec->time;
+	struct ptrec *p = ctx;
+	struct hwt_pts_sym sym;
+	int err = hwt_pts_symbolize(p->pts, pid, time, ip, &sym);
 
-	if (!(rec->flags & HWT_DEC_RF_TIME)) {
-		fprintf(p->out, "%*s", p->ns ? 20 : 17, "?");
-		return;
-	}
-	if (!p->dcfg->tconv.valid)
-		t = rec->tsc;
-	if (p->ns)
-		fprintf(p->out, "%10" PRIu64 ".%09" PRIu64, t / 1000000000u, t % 1000000000u);
-	else
-		fprintf(p->out, "%10" PRIu64 ".%06" PRIu64, t / 1000000000u,
-			(t % 1000000000u) / 1000u);
+	out->function = sym.function;
+	out->offset = sym.offset;
+	out->object = sym.object;
+	return err < 0 || !sym.function ? -HWT_ENOSYM : 0;
 }
 
-/* The thread's command name, or NULL when --comm rules the record out. */
-static const char *comm_of(struct ptrec *p, const struct hwt_dec_rec *rec, bool *skip)
+static const char *comm_cb(void *ctx, int32_t tid, uint64_t time)
 {
-	const char *comm = hwt_pts_comm(p->pts, rec->tid, rec->time);
+	struct ptrec *p = ctx;
 
-	*skip = false;
+	return hwt_pts_comm(p->pts, tid, time);
+}
+
+/* Records of threads that --comm rules out are not printed. */
+static int on_rec(void *ctx, const struct hwt_dec_rec *rec)
+{
+	struct ptrec *p = ctx;
+
 	if (p->so.filter.ncomms) {
+		const char *comm = hwt_pts_comm(p->pts, rec->tid, rec->time);
 		bool hit = false;
 
 		for (size_t i = 0; comm && i < p->so.filter.ncomms; i++)
 			hit |= !strcmp(comm, p->so.filter.comms[i]);
-		*skip = !hit;
-	}
-	return comm ? comm : "[unknown]";
-}
-
-static void prefix(struct ptrec *p, const struct hwt_dec_rec *rec, const char *comm)
-{
-	fprintf(p->out, "%16s %6" PRId32 "/%-6" PRId32 " ", comm, rec->pid, rec->tid);
-	print_time(p, rec);
-	fputs(": ", p->out);
-}
-
-/* "ADDR sym+0xOFF (object)" */
-static void print_addr(struct ptrec *p, const struct hwt_dec_rec *rec, uint64_t ip)
-{
-	struct hwt_pts_sym sym;
-	int err = hwt_pts_symbolize(p->pts, rec->pid, rec->time, ip, &sym);
-
-	fprintf(p->out, "%16" PRIx64 " ", ip);
-	if (!err)
-		fprintf(p->out, "%s+0x%" PRIx64, sym.function, sym.offset);
-	else
-		fputs("[unknown]", p->out);
-	fprintf(p->out, " (%s)", sym.object ? sym.object : "[unknown]");
-}
-
-static const char *gap_kind(uint32_t kind)
-{
-	switch (kind) {
-	case HWT_DEC_GAP_ERROR:
-		return "decode error";
-	case HWT_DEC_GAP_SYNC:
-		return "no sync";
-	case HWT_DEC_GAP_OVERFLOW:
-		return "overflow";
-	case HWT_DEC_GAP_LOST:
-		return "trace lost";
-	case HWT_DEC_GAP_CONFIG:
-		return "configuration";
-	default:
-		return "gap";
-	}
-}
-
-static void print_gap(struct ptrec *p, const struct hwt_dec_rec *rec)
-{
-	fprintf(p->out, "%s: %s", gap_kind(rec->u.gap.kind),
-		rec->u.gap.what ? rec->u.gap.what : hwt_strerror(rec->u.gap.err));
-	if (rec->u.gap.ip)
-		fprintf(p->out, " at %#" PRIx64, rec->u.gap.ip);
-	fprintf(p->out, " (offset %#" PRIx64, rec->offset);
-	if (rec->u.gap.size)
-		fprintf(p->out, ", %" PRIu64 " bytes", rec->u.gap.size);
-	fputs(")\n", p->out);
-}
-
-static bool taken(const struct hwt_dec_rec *rec)
-{
-	if (rec->flags & HWT_DEC_RF_PARTIAL)
-		return false;
-	switch (rec->u.block.branch) {
-	case HWT_DEC_BR_COND:
-		return (rec->flags & HWT_DEC_RF_TAKEN) != 0;
-	case HWT_DEC_BR_JUMP:
-	case HWT_DEC_BR_IND_JUMP:
-	case HWT_DEC_BR_CALL:
-	case HWT_DEC_BR_IND_CALL:
-	case HWT_DEC_BR_RETURN:
-	case HWT_DEC_BR_FAR_CALL:
-	case HWT_DEC_BR_FAR_RETURN:
-	case HWT_DEC_BR_FAR_JUMP:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* The instruction addresses of a block: the cached basic block's, or (the
- * PTXED engine's libipt blocks) decoded from the image. */
-static size_t block_ips(struct ptrec *p, const struct hwt_dec_rec *rec)
-{
-	uint32_t n = rec->u.block.ninsn;
-	uint64_t ip = rec->u.block.ip;
-
-	if (n > p->nips) {
-		uint64_t *v = realloc(p->ips, n * sizeof(*v));
-
-		if (!v)
+		if (!hit)
 			return 0;
-		p->ips = v;
-		p->nips = n;
 	}
-	if (rec->u.block.bb)
-		return hwt_dec_bb_insns(rec->u.block.bb, p->ips, n);
-	for (uint32_t i = 0; i < n; i++) {
-		struct hwt_dec_insn insn;
-
-		p->ips[i] = ip;
-		if (i + 1 == n || !rec->u.block.image ||
-		    hwt_dec_insn_decode(rec->u.block.image, ip, rec->u.block.mode, &insn) < 0)
-			return i + 1;
-		ip += insn.size;
-	}
-	return n;
-}
-
-static int on_itrace(struct ptrec *p, const struct hwt_dec_rec *rec, const char *comm)
-{
-	switch (rec->type) {
-	case HWT_DEC_REC_BLOCK:
-		if (p->view & V_INSN) {
-			size_t n = block_ips(p, rec);
-
-			for (size_t i = 0; i < n; i++) {
-				prefix(p, rec, comm);
-				fputs("insn: ", p->out);
-				print_addr(p, rec, p->ips[i]);
-				fputc('\n', p->out);
-			}
-		}
-		if ((p->view & V_BRANCH) && taken(rec) && rec->u.block.next_ip) {
-			prefix(p, rec, comm);
-			fputs("branch: ", p->out);
-			print_addr(p, rec, rec->u.block.end_ip);
-			fputs(" => ", p->out);
-			print_addr(p, rec, rec->u.block.next_ip);
-			fputc('\n', p->out);
-		}
-		break;
-	case HWT_DEC_REC_CALL:
-		if (!(p->view & V_CALL))
-			break;
-		prefix(p, rec, comm);
-		fputs((rec->flags & HWT_DEC_RF_ASYNC) ? "interrupt: " : "call: ", p->out);
-		print_addr(p, rec, rec->u.call.from);
-		fputs(" => ", p->out);
-		print_addr(p, rec, rec->u.call.to);
-		fputc('\n', p->out);
-		break;
-	case HWT_DEC_REC_RETURN:
-		if (!(p->view & V_RETURN) || (rec->flags & HWT_DEC_RF_UNWOUND))
-			break;
-		prefix(p, rec, comm);
-		fputs("return: ", p->out);
-		print_addr(p, rec, rec->u.ret.from);
-		fputs(" => ", p->out);
-		print_addr(p, rec, rec->u.ret.to);
-		fputc('\n', p->out);
-		break;
-	case HWT_DEC_REC_GAP:
-		if (!(p->view & V_ERROR))
-			break;
-		prefix(p, rec, comm);
-		print_gap(p, rec);
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
-
-static void print_func(struct ptrec *p, const struct hwt_dec_rec *rec, uint64_t ip)
-{
-	struct hwt_pts_sym sym;
-
-	if (hwt_pts_symbolize(p->pts, rec->pid, rec->time, ip, &sym) == 0)
-		fprintf(p->out, "%s", sym.function);
-	else
-		fprintf(p->out, "[unknown %#" PRIx64 "]", ip);
-	fprintf(p->out, " (%s)", sym.object ? sym.object : "[unknown]");
-}
-
-/* Duration of a frame: "?" without time on both ends. */
-static void print_duration(struct ptrec *p, const struct hwt_dec_rec *rec)
-{
-	const struct hwt_dec_tconv *tc = &p->dcfg->tconv;
-	uint64_t a, b;
-
-	if (!(rec->flags & HWT_DEC_RF_TIME) || !rec->u.ret.call_tsc ||
-	    (rec->flags & HWT_DEC_RF_UNKNOWN_FRAME)) {
-		fputs("?", p->out);
-		return;
-	}
-	a = tc->valid ? hwt_dec_tsc_to_perf(tc, rec->u.ret.call_tsc) : rec->u.ret.call_tsc;
-	b = tc->valid ? rec->time : rec->tsc;
-	if (b < a) {
-		fputs("?", p->out);
-		return;
-	}
-	if (!tc->valid)
-		fprintf(p->out, "%" PRIu64 " tsc", b - a);
-	else if (b - a < 10000)
-		fprintf(p->out, "%" PRIu64 " ns", b - a);
-	else
-		fprintf(p->out, "%.3f us", (double)(b - a) / 1000.0);
-}
-
-static int on_flow(struct ptrec *p, const struct hwt_dec_rec *rec, const char *comm)
-{
-	uint32_t depth;
-
-	switch (rec->type) {
-	case HWT_DEC_REC_CALL:
-		depth = rec->depth ? rec->depth - 1 : 0;
-		prefix(p, rec, comm);
-		fprintf(p->out, "%*s-> ", (int)(2 * depth), "");
-		print_func(p, rec, rec->u.call.to);
-		if (rec->flags & HWT_DEC_RF_ASYNC)
-			fputs(" [interrupt]", p->out);
-		fputc('\n', p->out);
-		break;
-	case HWT_DEC_REC_RETURN:
-		prefix(p, rec, comm);
-		fprintf(p->out, "%*s<- ", (int)(2 * rec->depth), "");
-		if (rec->u.ret.func)
-			print_func(p, rec, rec->u.ret.func);
-		else
-			fputs("[frame from before the trace]", p->out);
-		fputs(" ", p->out);
-		print_duration(p, rec);
-		if (!(rec->flags & HWT_DEC_RF_UNKNOWN_FRAME))
-			fprintf(p->out, ", %" PRIu64 " insns", rec->u.ret.insns);
-		if (rec->flags & HWT_DEC_RF_UNWOUND)
-			fputs(" [unwound]", p->out);
-		fputc('\n', p->out);
-		break;
-	case HWT_DEC_REC_GAP:
-		prefix(p, rec, comm);
-		fputs("!! ", p->out);
-		print_gap(p, rec);
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
-
-static int on_rec(void *ctx, const struct hwt_dec_rec *rec)
-{
-	struct ptrec *p = ctx;
-	bool skip;
-	const char *comm = comm_of(p, rec, &skip);
-
-	if (skip)
-		return 0;
-	if (p->flow)
-		return on_flow(p, rec, comm);
-	return on_itrace(p, rec, comm);
-}
-
-static int parse_itrace(const char *s, unsigned *view)
-{
-	*view = 0;
-	for (; *s; s++) {
-		switch (*s) {
-		case 'i':
-			*view |= V_INSN;
-			break;
-		case 'b':
-			*view |= V_BRANCH;
-			break;
-		case 'c':
-			*view |= V_CALL;
-			break;
-		case 'r':
-			*view |= V_RETURN;
-			break;
-		case 'e':
-			*view |= V_ERROR;
-			break;
-		default:
-			return -HWT_EINVAL;
-		}
-	}
-	return 0;
+	return hwt_ptp_print(p->ptp, rec);
 }
 
 static void summary(struct ptrec *p, const char *input)
@@ -424,6 +142,7 @@ int hwt_script_ptrec(int argc, char **argv, struct hwt_fmt_session *session)
 	    {NULL, 0, NULL, 0},
 	};
 	struct hwt_pts_config cfg;
+	struct hwt_ptp_config pcfg;
 	struct hwt_dec_sink sink;
 	struct hwt_pts_stats st;
 	struct ptrec p;
@@ -434,8 +153,8 @@ int hwt_script_ptrec(int argc, char **argv, struct hwt_fmt_session *session)
 	int c, err, ret = HWT_EXIT_ERROR;
 
 	memset(&p, 0, sizeof(p));
-	p.out = stdout;
-	p.view = V_CALL | V_ERROR;
+	hwt_ptp_config_init(&pcfg);
+	pcfg.views = HWT_PTP_CALL | HWT_PTP_ERROR;
 	hwt_cli_samples_opts_init(&p.so);
 	hwt_pts_config_init(&cfg);
 	optind = 1;
@@ -445,16 +164,16 @@ int hwt_script_ptrec(int argc, char **argv, struct hwt_fmt_session *session)
 			input = optarg;
 			break;
 		case O_ITRACE:
-			if (parse_itrace(optarg, &p.view) < 0 || !p.view) {
+			if (hwt_ptp_parse_itrace(optarg, &pcfg.views) < 0 || !pcfg.views) {
 				ret = hwt_cli_usage_error("script",
 							  "--itrace takes letters among "
-							  "i, b, c, r, e, not '%s'",
+							  "i, b, c, r, e, v, not '%s'",
 							  optarg);
 				goto out;
 			}
 			break;
 		case O_FLOW:
-			p.flow = true;
+			pcfg.flow = true;
 			break;
 		case O_ENGINE:
 			if (!strcmp(optarg, "fast")) {
@@ -481,7 +200,7 @@ int hwt_script_ptrec(int argc, char **argv, struct hwt_fmt_session *session)
 			cfg.threads = (unsigned)v;
 			break;
 		case O_NS:
-			p.ns = true;
+			pcfg.ns = true;
 			break;
 		case 'q':
 			quiet = true;
@@ -510,6 +229,13 @@ int hwt_script_ptrec(int argc, char **argv, struct hwt_fmt_session *session)
 					  "unexpected argument '%s' (the recording is "
 					  "given with -i)",
 					  argv[optind]);
+		goto out;
+	}
+	if (cfg.engine == HWT_DEC_ENGINE_PTXED &&
+	    (pcfg.flow || (pcfg.views & (HWT_PTP_CALL | HWT_PTP_RETURN)))) {
+		ret = hwt_cli_usage_error("script", "the ptxed engine decodes libipt's blocks "
+						    "without call stacks: --flow and --itrace=c/r "
+						    "need --engine fast or libipt");
 		goto out;
 	}
 	if (!input)
@@ -546,19 +272,26 @@ int hwt_script_ptrec(int argc, char **argv, struct hwt_fmt_session *session)
 				     : hwt_cli_recording_error(input, err, off);
 		goto out;
 	}
-	p.dcfg = hwt_pts_dec_config(p.pts);
-	sink.size = sizeof(sink);
-	sink.want = HWT_DEC_WANT(HWT_DEC_REC_BLOCK) | HWT_DEC_WANT(HWT_DEC_REC_CALL) |
-		    HWT_DEC_WANT(HWT_DEC_REC_RETURN) | HWT_DEC_WANT(HWT_DEC_REC_GAP);
-	if (p.flow)
-		sink.want &= ~HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
+	pcfg.tconv = hwt_pts_dec_config(p.pts)->tconv;
+	pcfg.write = hwt_cli_write_stdout;
+	pcfg.symbolize = sym_cb;
+	pcfg.comm = comm_cb;
+	pcfg.ctx = &p;
+	err = hwt_ptp_alloc(&p.ptp, &pcfg);
+	if (err < 0) {
+		hwt_cli_error("script: %s", hwt_strerror(err));
+		goto out;
+	}
+	hwt_ptp_sink(p.ptp, &sink);
 	sink.rec = on_rec;
 	sink.ctx = &p;
 	err = hwt_pts_add_sink(p.pts, &sink);
 	if (err >= 0)
 		err = hwt_pts_run(p.pts);
-	if (fflush(stdout) != 0) {
-		hwt_cli_error("cannot write the output: %s", strerror(errno));
+	if (err >= 0)
+		err = hwt_ptp_flush(p.ptp);
+	if ((err == -EIO || err == -EPIPE) || fflush(stdout) != 0) {
+		hwt_cli_error("cannot write the output: %s", strerror(err < 0 ? -err : errno));
 		goto out;
 	}
 	if (err < 0) {
@@ -572,9 +305,9 @@ int hwt_script_ptrec(int argc, char **argv, struct hwt_fmt_session *session)
 		goto out;
 	ret = HWT_EXIT_OK;
 out:
+	hwt_ptp_free(p.ptp);
 	hwt_pts_close(p.pts);
 	hwt_fmt_session_close(session);
 	hwt_cli_samples_opts_fini(&p.so);
-	free(p.ips);
 	return ret;
 }

@@ -153,6 +153,7 @@ struct hwt_coll_rec {
 	bool c_valid;
 	uint32_t c_pid, c_obj;
 	uint64_t c_lo, c_hi;
+	bool warned_nomem; /* a mapping was lost for want of memory */
 	int err;
 };
 
@@ -1073,24 +1074,21 @@ static void feed_sideband(struct hwt_coll_rec *r, const struct hwt_fmt_record *r
 	switch (rec->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
-		struct hwt_sym_mmap_event ev = {
-		    .pid = rec->u.mmap.pid,
-		    .tid = rec->u.mmap.tid,
-		    .time = rec->id.time,
-		    .start = rec->u.mmap.addr,
-		    .len = rec->u.mmap.len,
-		    .pgoff = rec->u.mmap.pgoff,
-		    .prot = rec->type == PERF_RECORD_MMAP2
-				? rec->u.mmap.prot
-				: (rec->misc & PERF_RECORD_MISC_MMAP_DATA ? 0 : PROT_EXEC),
-		    .filename = rec->u.mmap.filename,
-		    .build_id = rec->u.mmap.has_build_id ? rec->u.mmap.build_id : NULL,
-		    .build_id_len = rec->u.mmap.has_build_id ? rec->u.mmap.build_id_size : 0,
-		};
+		struct hwt_fmt_mmap m;
 
-		if ((rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
-			ev.pid = UINT32_MAX;
-		hwt_sym_aspace_mmap(r->as, &ev);
+		hwt_fmt_mmap_get(rec, &m);
+		/* A mapping lost for want of memory loses its object's
+		 * build-id, which decoding elsewhere relies on: say so. */
+		if (hwt_sym_aspace_mmap(
+			r->as, &(struct hwt_sym_mmap_event){m.pid, m.tid, m.time, m.start, m.len,
+							    m.pgoff, m.prot, m.filename, m.build_id,
+							    m.build_id_len}) == -ENOMEM &&
+		    !r->warned_nomem) {
+			hwt_log(&r->cfg.logger, HWT_LOG_WARN,
+				"out of memory tracking mappings: the build-ids of some "
+				"objects are not stored");
+			r->warned_nomem = true;
+		}
 		r->c_valid = false; /* a new mapping may hide the cached one */
 		break;
 	}

@@ -161,3 +161,22 @@ int hwt_buf_printf(struct hwt_buf *buf, const char *fmt, ...)
 	buf->len += (size_t)n;
 	return 0;
 }
+
+int hwt_opts_copy(void *dst, size_t dst_size, const void *src)
+{
+	const uint8_t *b = src;
+	size_t size;
+
+	if (!dst || !src || dst_size < sizeof(size_t))
+		return -HWT_EINVAL;
+	memcpy(&size, src, sizeof(size));
+	if (size < sizeof(size_t))
+		return -HWT_EINVAL;
+	for (size_t i = dst_size; i < size; i++) {
+		if (b[i])
+			return -HWT_EINVAL;
+	}
+	memcpy(dst, src, size < dst_size ? size : dst_size);
+	memcpy(dst, &dst_size, sizeof(dst_size));
+	return 0;
+}

@@ -137,6 +137,19 @@ static inline void hwt_put_le64(void *p, uint64_t v)
 /* CRC-32C (Castagnoli) of len bytes, continuing from crc (start with 0). */
 HWT_API uint32_t hwt_crc32c(uint32_t crc, const void *buf, size_t len);
 
+/* Sized options structs (libbpf's rule). Every public config struct begins
+ * with `size_t size`, which its _init() sets to the sizeof the caller was
+ * built with. A library copies the caller's struct into its own with
+ * hwt_opts_copy(): dst (dst_size bytes) holds the library's defaults and
+ * is overwritten with the caller's first min(size, dst_size) bytes, so a
+ * smaller struct from an older caller is accepted (the fields it does not
+ * know keep their defaults), and a larger one from a newer caller is
+ * accepted only when every byte beyond dst_size is zero (options this
+ * library does not know must not be silently ignored). dst's size becomes
+ * dst_size. Returns 0, or -HWT_EINVAL (src NULL, a size smaller than the
+ * size field, or a non-zero byte beyond dst_size). */
+HWT_API int hwt_opts_copy(void *dst, size_t dst_size, const void *src);
+
 /* Growable byte buffer for cold paths (metadata, text building). */
 struct hwt_buf {
 	uint8_t *data;

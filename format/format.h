@@ -555,9 +555,28 @@ struct hwt_fmt_record {
  * Returns 0, or -HWT_ETRUNC (header size > len or < 8), -HWT_EFORMAT (a field
  * runs past the record, a string is not terminated, a count is impossible),
  * -HWT_ENOTSUP (a record type the parser does not know: rec->type, misc, size
- * and raw are still set so callers can skip it). */
+ * and raw are still set so callers can skip it, and a kernel record's
+ * sample_id trailer is read into rec->id). */
 HWT_API int hwt_fmt_record_parse(const struct hwt_fmt_attr_info *info, const void *buf, size_t len,
 				 struct hwt_fmt_record *rec);
+
+/* An MMAP or MMAP2 record as every reader of the sideband takes it (the
+ * fields in the order of symbolize's struct hwt_sym_mmap_event). */
+struct hwt_fmt_mmap {
+	uint32_t pid, tid; /* pid UINT32_MAX: a kernel mapping (cpumode kernel) */
+	uint64_t time;	   /* perf clock ns; 0 when the record has no time */
+	uint64_t start, len, pgoff;
+	uint32_t prot;		 /* PROT_*: MMAP2's; an MMAP's is PROT_EXEC unless
+				  * misc has PERF_RECORD_MISC_MMAP_DATA (then 0) */
+	const char *filename;	 /* points into the record */
+	const uint8_t *build_id; /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID, else
+				  * NULL (points into rec) */
+	size_t build_id_len;
+};
+
+/* Normalizes a parsed MMAP or MMAP2 record into *m. Returns 0, or
+ * -HWT_EINVAL when rec is another record. */
+HWT_API int hwt_fmt_mmap_get(const struct hwt_fmt_record *rec, struct hwt_fmt_mmap *m);
 
 /* Reads value i (0-based) of a PERF_SAMPLE_READ block. */
 HWT_API void hwt_fmt_read_value_at(const struct hwt_fmt_read *read, uint64_t read_format,

@@ -10,6 +10,7 @@
 #include "format/format_int.h"
 
 #include <string.h>
+#include <sys/mman.h>
 
 /* A bounded read position inside one record. */
 struct cur {
@@ -490,8 +491,15 @@ int hwt_fmt_record_parse(const struct hwt_fmt_attr_info *info, const void *buf, 
 		return -HWT_ETRUNC;
 	if (rec->size < sizeof(struct perf_event_header))
 		return -HWT_EFORMAT;
-	if (!is_kernel_type(rec->type) && !is_user_type(rec->type))
+	if (!is_kernel_type(rec->type) && !is_user_type(rec->type)) {
+		/* A kernel record newer than this parser still ends with its
+		 * sample_id trailer. */
+		trailer = sample_id_size(info);
+		if (rec->type < FMT_PERF_HEADER_ATTR && trailer &&
+		    trailer <= rec->size - sizeof(struct perf_event_header))
+			parse_sample_id(info, p + rec->size - trailer, &rec->id);
 		return -HWT_ENOTSUP;
+	}
 
 	c.p = p;
 	c.pos = sizeof(struct perf_event_header);
@@ -567,4 +575,29 @@ const char *hwt_fmt_record_type_name(uint32_t type)
 	if (is_user_type(type))
 		return user_names[type - 64];
 	return NULL;
+}
+
+int hwt_fmt_mmap_get(const struct hwt_fmt_record *rec, struct hwt_fmt_mmap *m)
+{
+	if (!rec || !m || (rec->type != PERF_RECORD_MMAP && rec->type != PERF_RECORD_MMAP2))
+		return -HWT_EINVAL;
+	memset(m, 0, sizeof(*m));
+	m->pid = rec->u.mmap.pid;
+	m->tid = rec->u.mmap.tid;
+	if ((rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
+		m->pid = UINT32_MAX;
+	m->time = (rec->id.present & PERF_SAMPLE_TIME) ? rec->id.time : 0;
+	m->start = rec->u.mmap.addr;
+	m->len = rec->u.mmap.len;
+	m->pgoff = rec->u.mmap.pgoff;
+	if (rec->type == PERF_RECORD_MMAP2)
+		m->prot = rec->u.mmap.prot;
+	else
+		m->prot = (rec->misc & PERF_RECORD_MISC_MMAP_DATA) ? 0 : PROT_EXEC;
+	m->filename = rec->u.mmap.filename;
+	if (rec->type == PERF_RECORD_MMAP2 && rec->u.mmap.has_build_id) {
+		m->build_id = rec->u.mmap.build_id;
+		m->build_id_len = rec->u.mmap.build_id_size;
+	}
+	return 0;
 }

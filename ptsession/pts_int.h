@@ -31,6 +31,18 @@ struct pts_proc {
 	struct pts_range *ranges;
 	size_t nranges, capranges;
 	bool changing;
+	uint32_t gen; /* bumped when an exec or a fork replaces the process
+		       * (the process before it may still be running) */
+};
+
+/* Processes' images over time (pts_procs.c), built from the sideband in
+ * time order, then sorted by pid for lookups. */
+struct pts_procs {
+	struct hwt_dec_icache *ic;
+	bool hex_names; /* images named "pid-%x" as libipt-sb names them
+			 * (ptxed's [context: ...]), else "pid %d" */
+	struct pts_proc *procs;
+	size_t nprocs, capprocs;
 };
 
 /* A frame of a thread's stack as the session sees it (stitch). */
@@ -112,8 +124,7 @@ struct hwt_pts {
 	uint64_t floor_time; /* ... and when its code was mapped */
 	struct hwt_dec_icache *ic;
 	struct hwt_dec_image *empty; /* context of unknown processes */
-	struct pts_proc *procs;	     /* sorted by pid after the pass */
-	size_t nprocs, capprocs;
+	struct pts_procs procs;	     /* sorted by pid after the pass */
 	struct {
 		int32_t tid, pid;
 	} * tidmap; /* sorted by tid after the pass */
@@ -179,15 +190,40 @@ int pts_sb_read(struct hwt_pts *pts, uint64_t *err_offset);
 /* Decoder configuration from the metadata. */
 void pts_sb_config(struct hwt_pts *pts);
 
-/* The image of process pid at time (NULL: none known). */
-struct hwt_dec_image *pts_image_at(const struct hwt_pts *pts, int32_t pid, uint64_t time);
-/* Whether pid has the same image at every time in [t0, t1]. */
-bool pts_image_same(const struct hwt_pts *pts, int32_t pid, uint64_t t0, uint64_t t1);
 /* The process of thread tid (tid itself when unknown). */
 int32_t pts_pid_of(const struct hwt_pts *pts, int32_t tid);
 /* When image (a version of process *pid) was mapped; 0 and *pid -1 when
  * it is none of them. */
 uint64_t pts_image_time(const struct hwt_pts *pts, const struct hwt_dec_image *img, int32_t *pid);
-const struct pts_proc *pts_proc_find(const struct hwt_pts *pts, int32_t pid);
+
+/* Grows *p (of *cap elements of size elem) to hold n elements. Returns 0
+ * or -ENOMEM. */
+int pts_grow(void *p, size_t *cap, size_t n, size_t elem);
+
+/* Processes' images (pts_procs.c). While building: */
+/* The process pid (added when new), or NULL (no memory). Pointers into the
+ * table move when it grows. */
+struct pts_proc *pts_procs_get(struct pts_procs *ps, int32_t pid);
+/* The version of p to change at time: the last one when it has this time,
+ * else a new one, a copy of the last (empty: a new empty one). NULL: no
+ * memory. */
+struct hwt_dec_image *pts_proc_edit(struct pts_procs *ps, struct pts_proc *p, uint64_t time,
+				    bool empty);
+/* exec of pid at time: an empty image from then on. 0 or -ENOMEM. */
+int pts_procs_exec(struct pts_procs *ps, int32_t pid, uint64_t time);
+/* fork of pid from ppid at time: a copy of the parent's latest image. 0 or
+ * -ENOMEM. */
+int pts_procs_fork(struct pts_procs *ps, int32_t ppid, int32_t pid, uint64_t time);
+/* pid's latest image (NULL: none). */
+struct hwt_dec_image *pts_procs_latest(const struct pts_procs *ps, int32_t pid);
+/* Done building: sorts by pid for the lookups below. */
+void pts_procs_sort(struct pts_procs *ps);
+const struct pts_proc *pts_procs_find(const struct pts_procs *ps, int32_t pid);
+/* The image of process pid at time (NULL: none known). */
+struct hwt_dec_image *pts_procs_at(const struct pts_procs *ps, int32_t pid, uint64_t time);
+/* Whether pid has the same image at every time in [t0, t1]. */
+bool pts_procs_same(const struct pts_procs *ps, int32_t pid, uint64_t t0, uint64_t t1);
+/* Drops every image. */
+void pts_procs_fini(struct pts_procs *ps);
 
 #endif /* HWT_PTSESSION_PTS_INT_H */

@@ -24,28 +24,6 @@
 
 #include "ptsession/pts_int.h"
 
-/* Grows *p (of *cap elements of size elem) to hold n elements. */
-static int grow(void *pp, size_t *cap, size_t n, size_t elem)
-{
-	void **p = pp;
-	size_t ncap, bytes;
-	void *np;
-
-	if (n <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	if (ncap < n)
-		ncap = n;
-	if (hwt_mul_size(ncap, elem, &bytes) < 0)
-		return -ENOMEM;
-	np = realloc(*p, bytes);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Metadata -> decoder configuration                                         */
 
@@ -197,48 +175,6 @@ static bool streams_per_cpu(const struct hwt_pts *pts, const struct hwt_fmt_aux_
 /* ------------------------------------------------------------------------ */
 /* Processes and their images                                                */
 
-static struct pts_proc *proc_get(struct hwt_pts *pts, int32_t pid)
-{
-	struct pts_proc *p;
-
-	for (size_t i = pts->nprocs; i-- > 0;) {
-		if (pts->procs[i].pid == pid)
-			return &pts->procs[i];
-	}
-	if (grow(&pts->procs, &pts->capprocs, pts->nprocs + 1, sizeof(*pts->procs)) < 0)
-		return NULL;
-	p = &pts->procs[pts->nprocs++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	return p;
-}
-
-/* The version of p at time to change: the last one when it has this time
- * (nothing can have run in between), else a new copy of it. */
-static struct hwt_dec_image *proc_edit(struct hwt_pts *pts, struct pts_proc *p, uint64_t time,
-				       bool empty)
-{
-	struct pts_ver *last = p->nvers ? &p->vers[p->nvers - 1] : NULL;
-	struct hwt_dec_image *img = NULL;
-	char name[32];
-
-	if (last && last->time == time && !empty)
-		return last->img;
-	if (grow(&p->vers, &p->capvers, p->nvers + 1, sizeof(*p->vers)) < 0)
-		return NULL;
-	snprintf(name, sizeof(name), "pid %" PRId32, p->pid);
-	if (hwt_dec_image_alloc(&img, pts->ic, name) < 0)
-		return NULL;
-	if (last && !empty && hwt_dec_image_copy(img, last->img) < 0) {
-		hwt_dec_image_put(img);
-		return NULL;
-	}
-	p->vers[p->nvers].time = time;
-	p->vers[p->nvers].img = img;
-	p->nvers++;
-	return img;
-}
-
 static struct pts_file *file_get(struct hwt_pts *pts, const char *path)
 {
 	struct pts_file *f;
@@ -247,7 +183,7 @@ static struct pts_file *file_get(struct hwt_pts *pts, const char *path)
 		if (!strcmp(pts->files[i].path, path))
 			return &pts->files[i];
 	}
-	if (grow(&pts->files, &pts->capfiles, pts->nfiles + 1, sizeof(*pts->files)) < 0)
+	if (pts_grow(&pts->files, &pts->capfiles, pts->nfiles + 1, sizeof(*pts->files)) < 0)
 		return NULL;
 	f = &pts->files[pts->nfiles];
 	memset(f, 0, sizeof(*f));
@@ -328,32 +264,26 @@ static bool file_usable(struct hwt_pts *pts, const char *path, const uint8_t *bi
 
 static int on_mmap(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
 {
-	const char *name = rec->u.mmap.filename;
-	uint64_t addr = rec->u.mmap.addr, len = rec->u.mmap.len, pgoff = rec->u.mmap.pgoff;
-	uint64_t time = (rec->id.present & PERF_SAMPLE_TIME) ? rec->id.time : 0;
-	int32_t pid = (int32_t)rec->u.mmap.pid;
-	struct hwt_sym_mmap_event ev = {0};
+	struct hwt_fmt_mmap m;
+	struct hwt_sym_mmap_event ev;
 	struct hwt_dec_image *img;
 	struct pts_proc *p;
+	const char *name;
+	uint64_t addr, len, pgoff, time;
+	int32_t pid;
 	bool exec;
 	int err;
 
-	if (rec->type == PERF_RECORD_MMAP2)
-		exec = (rec->u.mmap.prot & PROT_EXEC) != 0;
-	else
-		exec = !(rec->misc & PERF_RECORD_MISC_MMAP_DATA);
-	ev.pid = rec->u.mmap.pid;
-	ev.tid = rec->u.mmap.tid;
-	ev.time = time;
-	ev.start = addr;
-	ev.len = len;
-	ev.pgoff = pgoff;
-	ev.prot = exec ? PROT_EXEC : 0;
-	ev.filename = name;
-	if (rec->type == PERF_RECORD_MMAP2 && rec->u.mmap.has_build_id) {
-		ev.build_id = rec->u.mmap.build_id;
-		ev.build_id_len = rec->u.mmap.build_id_size;
-	}
+	hwt_fmt_mmap_get(rec, &m);
+	ev = (struct hwt_sym_mmap_event){m.pid,	  m.tid,  m.time,     m.start,	  m.len,
+					 m.pgoff, m.prot, m.filename, m.build_id, m.build_id_len};
+	name = m.filename;
+	addr = m.start;
+	len = m.len;
+	pgoff = m.pgoff;
+	time = m.time;
+	pid = (int32_t)m.pid;
+	exec = (m.prot & PROT_EXEC) != 0;
 	err = hwt_sym_aspace_mmap(pts->aspace, &ev);
 	if (err == -ENOMEM)
 		return err;
@@ -368,7 +298,7 @@ static int on_mmap(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
 		pts->warned_kernel = true;
 		return 0;
 	}
-	p = proc_get(pts, pid);
+	p = pts_procs_get(&pts->procs, pid);
 	if (!p)
 		return -ENOMEM;
 	/* Replacing (part of) an executable mapping makes the process's code
@@ -377,7 +307,7 @@ static int on_mmap(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
 		if (addr < p->ranges[i].end && p->ranges[i].start < addr + len)
 			p->changing = true;
 	}
-	if (grow(&p->ranges, &p->capranges, p->nranges + 1, sizeof(*p->ranges)) < 0)
+	if (pts_grow(&p->ranges, &p->capranges, p->nranges + 1, sizeof(*p->ranges)) < 0)
 		return -ENOMEM;
 	p->ranges[p->nranges].start = addr;
 	p->ranges[p->nranges].end = addr + len;
@@ -386,7 +316,7 @@ static int on_mmap(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
 	if (!strcmp(name, "[vdso]")) {
 		if (!pts->vdso)
 			return 0;
-		img = proc_edit(pts, p, time, false);
+		img = pts_proc_edit(&pts->procs, p, time, false);
 		if (!img)
 			return -ENOMEM;
 		err = hwt_dec_image_add_mem(
@@ -404,7 +334,7 @@ static int on_mmap(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
 	}
 	if (!file_usable(pts, name, ev.build_id, ev.build_id_len, pgoff))
 		return 0;
-	img = proc_edit(pts, p, time, false);
+	img = pts_proc_edit(&pts->procs, p, time, false);
 	if (!img)
 		return -ENOMEM;
 	err = hwt_dec_image_add_file(img, name, pgoff, len, addr);
@@ -420,7 +350,7 @@ static int tid_set(struct hwt_pts *pts, int32_t tid, int32_t pid)
 {
 	if (tid <= 0 || pid < 0)
 		return 0;
-	if (grow(&pts->tidmap, &pts->captidmap, pts->ntidmap + 1, sizeof(*pts->tidmap)) < 0)
+	if (pts_grow(&pts->tidmap, &pts->captidmap, pts->ntidmap + 1, sizeof(*pts->tidmap)) < 0)
 		return -ENOMEM;
 	pts->tidmap[pts->ntidmap].tid = tid;
 	pts->tidmap[pts->ntidmap].pid = pid;
@@ -444,19 +374,8 @@ static int on_comm(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
 		return err;
 	if (tid_set(pts, (int32_t)ev.tid, (int32_t)ev.pid) < 0)
 		return -ENOMEM;
-	if (ev.exec) {
-		struct pts_proc *p = proc_get(pts, (int32_t)ev.pid);
-
-		if (!p)
-			return -ENOMEM;
-		if (p->nvers) {
-			/* exec: a new, empty address space from now on. */
-			if (!proc_edit(pts, p, time, true))
-				return -ENOMEM;
-			p->changing = true;
-		}
-		p->nranges = 0;
-	}
+	if (ev.exec)
+		return pts_procs_exec(&pts->procs, (int32_t)ev.pid, time);
 	return 0;
 }
 
@@ -480,32 +399,8 @@ static int on_fork(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
 		return err;
 	if (tid_set(pts, (int32_t)ev.tid, (int32_t)ev.pid) < 0)
 		return -ENOMEM;
-	if (ev.pid != ev.ppid) {
-		struct pts_proc *parent = proc_get(pts, (int32_t)ev.ppid), *child;
-		struct hwt_dec_image *img;
-
-		if (!parent)
-			return -ENOMEM;
-		if (!parent->nvers)
-			return 0;
-		child = proc_get(pts, (int32_t)ev.pid);
-		if (!child)
-			return -ENOMEM;
-		parent = proc_get(pts, (int32_t)ev.ppid); /* proc_get may move it */
-		if (child->nvers)
-			child->changing = true; /* a pid reused */
-		img = proc_edit(pts, child, time, true);
-		if (!img || hwt_dec_image_copy(img, parent->vers[parent->nvers - 1].img) < 0)
-			return -ENOMEM;
-		child->nranges = 0;
-		if (grow(&child->ranges, &child->capranges, parent->nranges,
-			 sizeof(*child->ranges)) < 0)
-			return -ENOMEM;
-		if (parent->nranges)
-			memcpy(child->ranges, parent->ranges,
-			       parent->nranges * sizeof(*child->ranges));
-		child->nranges = parent->nranges;
-	}
+	if (ev.pid != ev.ppid)
+		return pts_procs_fork(&pts->procs, (int32_t)ev.ppid, (int32_t)ev.pid, time);
 	return 0;
 }
 
@@ -561,10 +456,10 @@ static int on_switch(struct pending *pd, const struct hwt_fmt_record *rec)
 		tid = (int32_t)rec->id.tid;
 		ppid = ptid = -1;
 	}
-	if (grow(&pd->sw, &pd->capsw, pd->nsw + 1, sizeof(*pd->sw)) < 0 ||
-	    grow(&pd->sw_cpu, &pd->capcpu, pd->nsw + 1, sizeof(*pd->sw_cpu)) < 0 ||
-	    grow(&pd->sw_prev_pid, &pd->capppid, pd->nsw + 1, sizeof(int32_t)) < 0 ||
-	    grow(&pd->sw_prev_tid, &pd->capptid, pd->nsw + 1, sizeof(int32_t)) < 0)
+	if (pts_grow(&pd->sw, &pd->capsw, pd->nsw + 1, sizeof(*pd->sw)) < 0 ||
+	    pts_grow(&pd->sw_cpu, &pd->capcpu, pd->nsw + 1, sizeof(*pd->sw_cpu)) < 0 ||
+	    pts_grow(&pd->sw_prev_pid, &pd->capppid, pd->nsw + 1, sizeof(int32_t)) < 0 ||
+	    pts_grow(&pd->sw_prev_tid, &pd->capptid, pd->nsw + 1, sizeof(int32_t)) < 0)
 		return -ENOMEM;
 	pd->sw[pd->nsw].time = rec->id.time;
 	pd->sw[pd->nsw].pid = pid;
@@ -582,7 +477,7 @@ static int on_aux(struct pending *pd, const struct hwt_fmt_record *rec)
 
 	if (__builtin_add_overflow(rec->u.aux.aux_offset, rec->u.aux.aux_size, &end))
 		return 0;
-	if (grow(&pd->aux, &pd->capaux, pd->naux + 1, sizeof(*pd->aux)) < 0)
+	if (pts_grow(&pd->aux, &pd->capaux, pd->naux + 1, sizeof(*pd->aux)) < 0)
 		return -ENOMEM;
 	pd->aux[pd->naux].cpu = (rec->id.present & PERF_SAMPLE_CPU) ? (int32_t)rec->id.cpu : -1;
 	pd->aux[pd->naux].tid = (rec->id.present & PERF_SAMPLE_TID) ? (int32_t)rec->id.tid : -1;
@@ -604,13 +499,6 @@ static void pending_free(struct pending *pd)
 
 /* ------------------------------------------------------------------------ */
 /* After the pass: streams, sorted tables                                    */
-
-static int cmp_proc(const void *a, const void *b)
-{
-	const struct pts_proc *x = a, *y = b;
-
-	return (x->pid > y->pid) - (x->pid < y->pid);
-}
 
 static int cmp_tid(const void *a, const void *b)
 {
@@ -727,7 +615,7 @@ static int build_streams(struct hwt_pts *pts, struct pending *pd)
 				st->first_pid = pd->sw_prev_pid[k];
 				st->first_tid = pd->sw_prev_tid[k];
 			}
-			if (grow(&st->sw, &st->capsw, st->nsw + 1, sizeof(*st->sw)) < 0)
+			if (pts_grow(&st->sw, &st->capsw, st->nsw + 1, sizeof(*st->sw)) < 0)
 				return -ENOMEM;
 			st->sw[st->nsw++] = pd->sw[k];
 		}
@@ -748,7 +636,8 @@ static int build_streams(struct hwt_pts *pts, struct pending *pd)
 				st->announced_end = pd->aux[k].end;
 			if (!(pd->aux[k].flags & (PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_PARTIAL)))
 				continue;
-			if (grow(&st->marks, &st->capmarks, st->nmarks + 1, sizeof(*st->marks)) < 0)
+			if (pts_grow(&st->marks, &st->capmarks, st->nmarks + 1,
+				     sizeof(*st->marks)) < 0)
 				return -ENOMEM;
 			st->marks[st->nmarks++].aux_offset = pd->aux[k].end;
 		}
@@ -778,16 +667,18 @@ static int build_imgtimes(struct hwt_pts *pts)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < pts->nprocs; i++)
-		n += pts->procs[i].nvers;
+	for (size_t i = 0; i < pts->procs.nprocs; i++)
+		n += pts->procs.procs[i].nvers;
 	pts->imgtimes = calloc(n ? n : 1, sizeof(*pts->imgtimes));
 	if (!pts->imgtimes)
 		return -ENOMEM;
-	for (size_t i = 0; i < pts->nprocs; i++) {
-		for (size_t k = 0; k < pts->procs[i].nvers; k++) {
-			pts->imgtimes[pts->nimgtimes].img = pts->procs[i].vers[k].img;
-			pts->imgtimes[pts->nimgtimes].time = pts->procs[i].vers[k].time;
-			pts->imgtimes[pts->nimgtimes].pid = pts->procs[i].pid;
+	for (size_t i = 0; i < pts->procs.nprocs; i++) {
+		const struct pts_proc *p = &pts->procs.procs[i];
+
+		for (size_t k = 0; k < p->nvers; k++) {
+			pts->imgtimes[pts->nimgtimes].img = p->vers[k].img;
+			pts->imgtimes[pts->nimgtimes].time = p->vers[k].time;
+			pts->imgtimes[pts->nimgtimes].pid = p->pid;
 			pts->nimgtimes++;
 		}
 	}
@@ -860,8 +751,8 @@ int pts_sb_read(struct hwt_pts *pts, uint64_t *err_offset)
 			err = tid_set(pts, (int32_t)rec.u.itrace_start.tid,
 				      (int32_t)rec.u.itrace_start.pid);
 			if (err >= 0 && (rec.id.present & PERF_SAMPLE_TIME)) {
-				err = grow(&pd.starts, &pd.capstarts, pd.nstarts + 1,
-					   sizeof(*pd.starts));
+				err = pts_grow(&pd.starts, &pd.capstarts, pd.nstarts + 1,
+					       sizeof(*pd.starts));
 				if (err < 0)
 					break;
 				pd.starts[pd.nstarts].tid = (int32_t)rec.u.itrace_start.tid;
@@ -883,8 +774,7 @@ int pts_sb_read(struct hwt_pts *pts, uint64_t *err_offset)
 		if (err < 0)
 			goto out;
 	}
-	if (pts->nprocs)
-		qsort(pts->procs, pts->nprocs, sizeof(*pts->procs), cmp_proc);
+	pts_procs_sort(&pts->procs);
 	if (pts->ntidmap) {
 		/* Keep the last pid given for each tid (a tid can be reused):
 		 * qsort is not stable, so sort copies tagged with their order. */
@@ -919,7 +809,7 @@ int pts_sb_read(struct hwt_pts *pts, uint64_t *err_offset)
 		pts->ntidmap = n;
 		free(tmp);
 	}
-	pts->st.processes = pts->nprocs;
+	pts->st.processes = pts->procs.nprocs;
 	err = build_imgtimes(pts);
 	if (err < 0)
 		goto out;
@@ -931,57 +821,6 @@ out:
 
 /* ------------------------------------------------------------------------ */
 /* Lookups (read-only after the pass)                                        */
-
-const struct pts_proc *pts_proc_find(const struct hwt_pts *pts, int32_t pid)
-{
-	size_t lo = 0, hi = pts->nprocs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pts->procs[mid].pid == pid)
-			return &pts->procs[mid];
-		if (pts->procs[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-/* The index of pid's version at time: the last at or before it; before
- * the first one (clocks of different CPUs disagree a little), the first.
- * Grows with time. */
-static size_t version_at(const struct pts_proc *p, uint64_t time)
-{
-	size_t lo = 0, hi = p->nvers;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->vers[mid].time <= time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? lo - 1 : 0;
-}
-
-struct hwt_dec_image *pts_image_at(const struct hwt_pts *pts, int32_t pid, uint64_t time)
-{
-	const struct pts_proc *p = pts_proc_find(pts, pid);
-
-	if (!p || !p->nvers)
-		return NULL;
-	return p->vers[version_at(p, time)].img;
-}
-
-bool pts_image_same(const struct hwt_pts *pts, int32_t pid, uint64_t t0, uint64_t t1)
-{
-	const struct pts_proc *p = pts_proc_find(pts, pid);
-
-	return !p || !p->nvers || version_at(p, t0) == version_at(p, t1);
-}
 
 int32_t pts_pid_of(const struct hwt_pts *pts, int32_t tid)
 {

@@ -137,6 +137,7 @@ int hwt_pts_open(struct hwt_pts **out, struct hwt_fmt_session *session,
 	err = hwt_dec_icache_alloc(&pts->ic, &pts->cfg.log);
 	if (err < 0)
 		goto error;
+	pts->procs.ic = pts->ic;
 	err = hwt_dec_image_alloc(&pts->empty, pts->ic, "unknown process");
 	if (err < 0)
 		goto error;
@@ -175,13 +176,7 @@ void hwt_pts_close(struct hwt_pts *pts)
 {
 	if (!pts)
 		return;
-	for (size_t i = 0; i < pts->nprocs; i++) {
-		for (size_t k = 0; k < pts->procs[i].nvers; k++)
-			hwt_dec_image_put(pts->procs[i].vers[k].img);
-		free(pts->procs[i].vers);
-		free(pts->procs[i].ranges);
-	}
-	free(pts->procs);
+	pts_procs_fini(&pts->procs);
 	for (size_t i = 0; i < pts->nstreams; i++) {
 		free(pts->streams[i].marks);
 		free(pts->streams[i].sw);
@@ -313,7 +308,7 @@ static int pts_hook(void *ctx, const struct hwt_dec_context_query *q, struct hwt
 			}
 		}
 	}
-	img = pid >= 0 ? pts_image_at(pts, pid, time) : NULL;
+	img = pid >= 0 ? pts_procs_at(&pts->procs, pid, time) : NULL;
 	out->pid = pid;
 	out->tid = tid;
 	out->image = img ? img : pts->empty;
@@ -344,7 +339,7 @@ static int pts_span(void *ctx, uint64_t lo, uint64_t hi, struct hwt_dec_context 
 			return 0;
 		thread_at(st, t0, &pid, &tid, &run);
 	}
-	if (pid >= 0 && !pts_image_same(pts, pid, t0, t1))
+	if (pid >= 0 && !pts_procs_same(&pts->procs, pid, t0, t1))
 		return 0;
 	q.tsc = lo;
 	return pts_hook(ctx, &q, out) < 0 ? 0 : 1;
@@ -742,7 +737,7 @@ int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf, siz
 		if ((pts->cfg.npids && !in_ids(pts->pids, pts->cfg.npids, st->pid)) ||
 		    (pts->cfg.ntids && !in_ids(pts->tids, pts->cfg.ntids, st->tid)))
 			return 0;
-		p = pts_proc_find(pts, st->pid);
+		p = pts_procs_find(&pts->procs, st->pid);
 	}
 	st->decoded = true;
 	st->last_img_pid = -1;
@@ -766,7 +761,7 @@ int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf, siz
 	 * mappings (none replaced another), which decodes it at every time. */
 	img = p && p->nvers && !cfg.context
 		  ? p->vers[p->nvers - 1].img
-		  : (pid >= 0 ? pts_image_at(pts, pid, st->first_time) : NULL);
+		  : (pid >= 0 ? pts_procs_at(&pts->procs, pid, st->first_time) : NULL);
 	err = hwt_dec_set_context(dec, pid, tid, img ? img : pts->empty);
 	if (err >= 0)
 		err = hwt_dec_add_sink(dec, &sink);

@@ -206,4 +206,82 @@ HWT_API int hwt_pts_symbolize(struct hwt_pts *pts, int32_t pid, uint64_t time, u
  * creator's), or NULL. Owned by the session. */
 HWT_API const char *hwt_pts_comm(struct hwt_pts *pts, int32_t tid, uint64_t time);
 
+/* ------------------------------------------------------------------------ */
+/* A raw trace's perf-event sideband (libipt's ptxed --pevent:*)             */
+
+/* A raw PT trace (no recording) with its sideband as `perf record` writes
+ * it, one stream of perf records per file: ptxed's --pevent:primary (the
+ * traced CPU's, whose context switches say what runs) and
+ * --pevent:secondary streams. Hooked into a decoder, it applies the
+ * records as libipt's sideband library does under ptxed: in time order up
+ * to each query, MMAP/MMAP2 into the processes' images (exec starts an
+ * empty one, fork copies the parent's), a context switch postponed until
+ * the trace is in the kernel. What ptxed prints of the sideband (records
+ * with --sb:compact, warnings with --sb:warn) comes back as notes, in
+ * place in the flow.
+ *
+ * Usage:
+ *
+ *   hwt_pts_pevent_alloc(&pev, icache, HWT_PTS_PEV_COMPACT);
+ *   hwt_pts_pevent_config_init(&sc);  sc.sample_type = ...;  sc.time_mult = ...;
+ *   hwt_pts_pevent_add(pev, "primary.pevent", bytes, len, true, &sc);
+ *   hwt_pts_pevent_setup(pev, &dec_cfg, &text);   // then print text
+ *   hwt_dec_alloc(&dec, &dec_cfg, icache);  ... decode ...
+ *   at each HWT_DEC_REC_NOTE: hwt_pts_pevent_note(pev, rec->u.note.cookie, &out);
+ *   hwt_pts_pevent_free(pev);                     // after the decoder
+ */
+struct hwt_pts_pevent;
+
+/* How one sideband stream was recorded (libipt-sb's pev configuration). */
+struct hwt_pts_pevent_config {
+	size_t size;	      /* sizeof(struct hwt_pts_pevent_config) */
+	uint64_t sample_type; /* the events' sample_type: their sample_id
+			       * trailer */
+	uint64_t time_zero;   /* perf time -> TSC (perf_event_mmap_page) */
+	uint16_t time_shift;
+	uint32_t time_mult;
+	uint64_t tsc_offset;   /* subtracted from the converted times */
+	uint64_t kernel_start; /* addresses from here up are the kernel's */
+	const char *sysroot;   /* prefix of mapped file names (copied; NULL) */
+	const char *vdso_x64;  /* files holding the vDSO, per ABI (copied; */
+	const char *vdso_x32;  /* NULL: a [vdso] mapping is an error of the */
+	const char *vdso_ia32; /* stream) */
+};
+
+/* Zeroes cfg, sets its size and the defaults (time_mult 1: times are TSC
+ * already; kernel_start UINT64_MAX). */
+HWT_API void hwt_pts_pevent_config_init(struct hwt_pts_pevent_config *cfg);
+
+/* What the sideband prints (ptxed's --sb:* options). */
+#define HWT_PTS_PEV_COMPACT  (1u << 0) /* each record as applied, a line */
+#define HWT_PTS_PEV_VERBOSE  (1u << 1) /* each record, field by field */
+#define HWT_PTS_PEV_FILENAME (1u << 2) /* ... prefixed with its file */
+#define HWT_PTS_PEV_OFFSET   (1u << 3) /* ... and offset in it */
+#define HWT_PTS_PEV_TIME     (1u << 4) /* ... and its TSC */
+#define HWT_PTS_PEV_WARN     (1u << 5) /* warnings too (errors always) */
+#define HWT_PTS_PEV_SWITCH   (1u << 6) /* [context: NAME] at each switch */
+
+/* Allocates an empty sideband whose images live in icache (borrowed: it
+ * must outlive the sideband). Returns 0, -HWT_EINVAL or -ENOMEM. */
+HWT_API int hwt_pts_pevent_alloc(struct hwt_pts_pevent **pev, struct hwt_dec_icache *icache,
+				 uint32_t flags);
+/* Frees it (after the decoder that uses it). Accepts NULL. */
+HWT_API void hwt_pts_pevent_free(struct hwt_pts_pevent *pev);
+/* Adds a stream: len bytes of perf records (borrowed: they must stay valid
+ * while the sideband lives), named name in messages (copied); cfg is
+ * copied (sized struct). Returns 0, -HWT_EINVAL or -ENOMEM. */
+HWT_API int hwt_pts_pevent_add(struct hwt_pts_pevent *pev, const char *name, const void *buf,
+			       size_t len, bool primary, const struct hwt_pts_pevent_config *cfg);
+/* Reads each stream's first record (a stream whose record is malformed is
+ * dropped, its error appended to out as ptxed prints it), installs the
+ * context hook into cfg (one decoding thread: the hook keeps state) and,
+ * when cfg has no time conversion, the primary stream's. Returns 0 or
+ * -HWT_EINVAL. */
+HWT_API int hwt_pts_pevent_setup(struct hwt_pts_pevent *pev, struct hwt_dec_config *cfg,
+				 struct hwt_buf *out);
+/* Appends the text of the note with this cookie (a HWT_DEC_REC_NOTE
+ * record of a decoder using the sideband) to out, once. Returns 0,
+ * -HWT_EINVAL or -ENOMEM. */
+HWT_API int hwt_pts_pevent_note(struct hwt_pts_pevent *pev, uint64_t cookie, struct hwt_buf *out);
+
 #endif /* HWT_PTSESSION_PTSESSION_H */

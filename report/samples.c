@@ -334,29 +334,21 @@ static int feed(struct hwt_rep_samples *rs, const struct hwt_fmt_record *rec)
 	switch (rec->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
-		struct hwt_sym_mmap_event ev = {
-		    .pid = rec->u.mmap.pid,
-		    .tid = rec->u.mmap.tid,
-		    .time = rec->id.time,
-		    .start = rec->u.mmap.addr,
-		    .len = rec->u.mmap.len,
-		    .pgoff = rec->u.mmap.pgoff,
-		    .prot = rec->type == PERF_RECORD_MMAP2
-				? rec->u.mmap.prot
-				: (rec->misc & PERF_RECORD_MISC_MMAP_DATA ? 0 : PROT_EXEC),
-		    .filename = rec->u.mmap.filename,
-		    .build_id = rec->u.mmap.has_build_id ? rec->u.mmap.build_id : NULL,
-		    .build_id_len = rec->u.mmap.has_build_id ? rec->u.mmap.build_id_size : 0,
-		};
+		struct hwt_fmt_mmap m;
 
-		if (!(ev.prot & PROT_EXEC))
+		hwt_fmt_mmap_get(rec, &m);
+		if (!(m.prot & PROT_EXEC))
 			return 0;
-		if ((rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
-			ev.pid = UINT32_MAX;
 		rs->epoch++;
 		/* A malformed mapping (empty, wrapping) is not an error of
 		 * the whole recording: its addresses stay unmapped. */
-		return hwt_sym_aspace_mmap(rs->as, &ev) == -ENOMEM ? -ENOMEM : 0;
+		return hwt_sym_aspace_mmap(
+			   rs->as, &(struct hwt_sym_mmap_event){m.pid, m.tid, m.time, m.start,
+								m.len, m.pgoff, m.prot, m.filename,
+								m.build_id, m.build_id_len}) ==
+			       -ENOMEM
+			   ? -ENOMEM
+			   : 0;
 	}
 	case PERF_RECORD_COMM: {
 		struct hwt_sym_comm_event ev = {rec->u.comm.pid, rec->u.comm.tid, rec->id.time,

@@ -278,16 +278,25 @@ static const char *const hello_insns[] = {
 	"--pevent:sample-type 0x10086 --pevent:time-zero 18444502336406842448 "                    \
 	"--pevent:time-shift 31 --pevent:time-mult 581029125"
 
-static void check_hello(const char *out)
+/* The eight instructions, in order, and no other of hello's: as ptxed
+ * prints them (view false), or as script's insn view does ("insn:" and the
+ * address right aligned in 16 columns). */
+static void check_hello(const char *out, bool view)
 {
 	const char *p = out;
+	char want[64];
 
 	for (size_t i = 0; i < HWT_ARRAY_SIZE(hello_insns); i++) {
-		p = strstr(p, hello_insns[i]);
+		if (view)
+			snprintf(want, sizeof(want), "insn: %16llx\n",
+				 strtoull(hello_insns[i], NULL, 16));
+		else
+			snprintf(want, sizeof(want), "%s", hello_insns[i]);
+		p = strstr(p, want);
 		assert_non_null(p);
-		p += 16;
+		p += strlen(want);
 	}
-	assert_null(strstr(p, "00000000004010"));
+	assert_null(strstr(p, view ? "insn:" : "00000000004010"));
 }
 
 static void test_drpt2trace(void **state)
@@ -308,7 +317,7 @@ static void test_drpt2trace(void **state)
 			     " --engine=%s --format=ptxed --stat",
 			     dir, hwt_test_hwtrace(), engines[e]);
 		assert_int_equal(run.status, 0);
-		check_hello(run.out);
+		check_hello(run.out, false);
 		assert_non_null(strstr(run.out, "insn: 8."));
 		assert_non_null(strstr(run.out, "[disabled]"));
 		hwt_test_run_free(&run);
@@ -321,7 +330,7 @@ static void test_drpt2trace(void **state)
 			     "--format=ptxed --sb:compact --stat",
 			     dir, hwt_test_hwtrace(), engines[e]);
 		assert_int_equal(run.status, 0);
-		check_hello(run.out);
+		check_hello(run.out, false);
 		assert_non_null(strstr(run.out, "insn: 8."));
 		assert_non_null(
 		    strstr(run.out, "PERF_RECORD_MMAP2  36af7/36af7, 401000, 1000, 1000"));
@@ -330,17 +339,20 @@ static void test_drpt2trace(void **state)
 		hwt_test_run_free(&run);
 	}
 
-	/* hwtrace's view: the perf time from the sideband's conversion,
-	 * thread 223991, instructions of the two system calls. */
-	hwt_test_run(&run,
-		     "cd '%s' && '%s' script --pt pt.bin " DRPT_CFG " " DRPT_SB
-		     " --pevent:sysroot . --pevent:primary primary.sideband.pevent --itrace=i",
-		     dir, hwt_test_hwtrace());
-	assert_int_equal(run.status, 0);
-	check_hello(run.out);
-	assert_non_null(strstr(run.out, "1385530.5640"));
-	assert_non_null(strstr(run.out, "223991/223991 insn"));
-	hwt_test_run_free(&run);
+	/* hwtrace's view, with every engine: the perf time from the
+	 * sideband's conversion, thread 223991, the instructions of the two
+	 * system calls. */
+	for (size_t e = 0; e < HWT_ARRAY_SIZE(engines); e++) {
+		hwt_test_run(&run,
+			     "cd '%s' && '%s' script --pt pt.bin " DRPT_CFG " " DRPT_SB
+			     " --pevent:sysroot . --pevent:primary primary.sideband.pevent "
+			     "--itrace=i --engine=%s",
+			     dir, hwt_test_hwtrace(), engines[e]);
+		assert_int_equal(run.status, 0);
+		check_hello(run.out, true);
+		assert_non_null(strstr(run.out, "223991/223991    1385530.5640"));
+		hwt_test_run_free(&run);
+	}
 }
 
 int main(void)

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <string.h>
+#include <sys/mman.h>
 
 #include "format/format.h"
 #include "tests/format/fmt_testlib.h"
@@ -315,6 +316,85 @@ static void test_kernel_records(void **state)
 	assert_int_equal(rec.id.present, 0);
 	assert_int_equal(hwt_fmt_record_parse(NULL, b.buf, b.len, &rec), 0);
 	assert_int_equal(rec.u.lost_samples.lost, 9);
+}
+
+/* One normalization of MMAP and MMAP2 for every reader (hwt_fmt_mmap_get):
+ * an MMAP's protection from its misc, MMAP2's build-id, kernel mappings,
+ * the time only when the trailer has it. */
+static void test_mmap_normalized(void **state)
+{
+	struct hwt_fmt_attr_info info = id_info(), bare = {0};
+	struct hwt_fmt_record rec;
+	struct hwt_fmt_mmap m;
+	struct rb b;
+	uint8_t bid[20];
+
+	(void)state;
+	for (int data = 0; data < 2; data++) {
+		rb_begin(&b, PERF_RECORD_MMAP,
+			 PERF_RECORD_MISC_USER | (data ? PERF_RECORD_MISC_MMAP_DATA : 0));
+		rb_u32(&b, 100);
+		rb_u32(&b, 101);
+		rb_u64(&b, 0x400000);
+		rb_u64(&b, 0x1000);
+		rb_u64(&b, 0x200);
+		rb_str(&b, "/bin/true");
+		end_with_id(&b);
+		assert_int_equal(hwt_fmt_record_parse(&info, b.buf, b.len, &rec), 0);
+		assert_int_equal(hwt_fmt_mmap_get(&rec, &m), 0);
+		assert_int_equal(m.pid, 100);
+		assert_int_equal(m.tid, 101);
+		assert_int_equal(m.time, 123456789);
+		assert_int_equal(m.start, 0x400000);
+		assert_int_equal(m.len, 0x1000);
+		assert_int_equal(m.pgoff, 0x200);
+		assert_int_equal(m.prot, data ? 0 : PROT_EXEC);
+		assert_string_equal(m.filename, "/bin/true");
+		assert_null(m.build_id);
+	}
+	/* no trailer: no time; a kernel mapping has no process */
+	rb_begin(&b, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+	rb_u32(&b, 0);
+	rb_u32(&b, 0);
+	rb_u64(&b, 0xffffffff81000000ull);
+	rb_u64(&b, 0x1000000);
+	rb_u64(&b, 0);
+	rb_str(&b, "[kernel.kallsyms]_text");
+	rb_end(&b);
+	assert_int_equal(hwt_fmt_record_parse(&bare, b.buf, b.len, &rec), 0);
+	assert_int_equal(hwt_fmt_mmap_get(&rec, &m), 0);
+	assert_int_equal(m.pid, UINT32_MAX);
+	assert_int_equal(m.time, 0);
+	/* MMAP2: its own protection, and its build-id */
+	for (int i = 0; i < 20; i++)
+		bid[i] = (uint8_t)(0xa0 + i);
+	rb_begin(&b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
+	rb_u32(&b, 5);
+	rb_u32(&b, 6);
+	rb_u64(&b, 1);
+	rb_u64(&b, 2);
+	rb_u64(&b, 3);
+	b.buf[b.len] = 20;
+	memset(b.buf + b.len + 1, 0, 3);
+	b.len += 4;
+	rb_bytes(&b, bid, 20);
+	rb_u32(&b, PROT_READ);
+	rb_u32(&b, 2);
+	rb_str(&b, "/x");
+	end_with_id(&b);
+	assert_int_equal(hwt_fmt_record_parse(&info, b.buf, b.len, &rec), 0);
+	assert_int_equal(hwt_fmt_mmap_get(&rec, &m), 0);
+	assert_int_equal(m.prot, PROT_READ);
+	assert_int_equal(m.build_id_len, 20);
+	assert_memory_equal(m.build_id, bid, 20);
+	/* not a mapping */
+	rb_begin(&b, PERF_RECORD_COMM, PERF_RECORD_MISC_USER);
+	rb_u32(&b, 5);
+	rb_u32(&b, 6);
+	rb_str(&b, "x");
+	end_with_id(&b);
+	assert_int_equal(hwt_fmt_record_parse(&info, b.buf, b.len, &rec), 0);
+	assert_int_equal(hwt_fmt_mmap_get(&rec, &m), -HWT_EINVAL);
 }
 
 static void test_read_record(void **state)
@@ -688,9 +768,9 @@ static void test_evlist_mapping(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_kernel_records),    cmocka_unit_test(test_read_record),
-	    cmocka_unit_test(test_sample_all_fields), cmocka_unit_test(test_header_errors),
-	    cmocka_unit_test(test_evlist_mapping),
+	    cmocka_unit_test(test_kernel_records), cmocka_unit_test(test_mmap_normalized),
+	    cmocka_unit_test(test_read_record),	   cmocka_unit_test(test_sample_all_fields),
+	    cmocka_unit_test(test_header_errors),  cmocka_unit_test(test_evlist_mapping),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

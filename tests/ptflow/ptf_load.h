@@ -76,23 +76,20 @@ static inline void ptl_open(struct ptl *l, const char *path)
 		uint64_t t = (rec.id.present & PERF_SAMPLE_TIME) ? rec.id.time : 0;
 
 		if (rec.type == PERF_RECORD_MMAP2) {
-			struct hwt_sym_mmap_event ev = {
-			    .pid = rec.u.mmap.pid,
-			    .tid = rec.u.mmap.tid,
-			    .time = t,
-			    .start = rec.u.mmap.addr,
-			    .len = rec.u.mmap.len,
-			    .pgoff = rec.u.mmap.pgoff,
-			    .prot = rec.u.mmap.prot,
-			    .filename = rec.u.mmap.filename,
-			};
+			struct hwt_fmt_mmap m;
 
-			assert_int_equal(hwt_sym_aspace_mmap(l->as, &ev), 0);
-			if ((rec.u.mmap.prot & PROT_EXEC) && rec.u.mmap.filename[0] == '/' &&
-			    hwt_dec_image_add_file(l->img, rec.u.mmap.filename, rec.u.mmap.pgoff,
-						   rec.u.mmap.len, rec.u.mmap.addr) == 0)
+			assert_int_equal(hwt_fmt_mmap_get(&rec, &m), 0);
+			assert_int_equal(hwt_sym_aspace_mmap(l->as,
+							     &(struct hwt_sym_mmap_event){
+								 m.pid, m.tid, m.time, m.start,
+								 m.len, m.pgoff, m.prot, m.filename,
+								 m.build_id, m.build_id_len}),
+					 0);
+			if ((m.prot & PROT_EXEC) && m.filename[0] == '/' &&
+			    hwt_dec_image_add_file(l->img, m.filename, m.pgoff, m.len, m.start) ==
+				0)
 				l->nmmap++;
-			l->pid = (int32_t)rec.u.mmap.pid;
+			l->pid = (int32_t)m.pid;
 		} else if (rec.type == PERF_RECORD_COMM) {
 			struct hwt_sym_comm_event ev = {
 			    .pid = rec.u.comm.pid,

@@ -231,6 +231,46 @@ static void test_flow(void **state)
 	hwt_test_run_free(&r);
 }
 
+/* Every engine prints the same instructions, as many as the emulator ran
+ * (the time column aside: each engine times a block at its start, and
+ * libipt's blocks run longer); the engines with call stacks print the same
+ * flow, and the ptxed engine, which has none, refuses --flow. */
+static void test_engines_print_the_same(void **state)
+{
+	static const char *const engines[] = {"fast", "libipt", "ptxed"};
+	struct hwt_test_run r;
+
+	(void)state;
+	if (!need_recording())
+		return;
+	for (size_t e = 0; e < HWT_ARRAY_SIZE(engines); e++) {
+		hwt_test_run(&r,
+			     "%s script -q -i %s --itrace=i --engine=%s | awk '{$3 = \"\"; print}' "
+			     "> %s/insns-%s",
+			     hwt_test_hwtrace(), trace, engines[e], dir, engines[e]);
+		assert_int_equal(r.status, 0);
+		hwt_test_run_free(&r);
+	}
+	hwt_test_run(&r,
+		     "cmp %s/insns-fast %s/insns-libipt && cmp %s/insns-fast %s/insns-ptxed && "
+		     "grep -c ' insn: ' %s/insns-fast",
+		     dir, dir, dir, dir, dir);
+	assert_int_equal(r.status, 0);
+	if (emu_insns)
+		assert_int_equal(strtoull(r.out, NULL, 10), emu_insns);
+	hwt_test_run_free(&r);
+	hwt_test_run(&r,
+		     "%s script -q -i %s --flow > %s/flow-fast && %s script -q -i %s --flow "
+		     "--engine libipt | cmp %s/flow-fast -",
+		     hwt_test_hwtrace(), trace, dir, hwt_test_hwtrace(), trace, dir);
+	assert_int_equal(r.status, 0);
+	hwt_test_run_free(&r);
+	hwt_test_run(&r, "%s script -q -i %s --flow --engine ptxed", hwt_test_hwtrace(), trace);
+	assert_int_equal(r.status, 2);
+	assert_true(hwt_test_contains(r.err, "without call stacks"));
+	hwt_test_run_free(&r);
+}
+
 /* Different code at the same address over time (pts_remap): each call is
  * decoded with the mapping of its time, through the context hook, also on
  * two threads; and symbolized with that mapping's object. */
@@ -950,12 +990,19 @@ static void test_damaged(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_itrace_counts), cmocka_unit_test(test_fork_pid_filter),
-	    cmocka_unit_test(test_flow),	  cmocka_unit_test(test_remap),
-	    cmocka_unit_test(test_per_cpu),	  cmocka_unit_test(test_per_cpu_migrated),
-	    cmocka_unit_test(test_split_cpu),	  cmocka_unit_test(test_missing_binary),
-	    cmocka_unit_test(test_api),		  cmocka_unit_test(test_parallel_engines),
-	    cmocka_unit_test(test_stitch_api),	  cmocka_unit_test(test_time_filter),
+	    cmocka_unit_test(test_itrace_counts),
+	    cmocka_unit_test(test_fork_pid_filter),
+	    cmocka_unit_test(test_flow),
+	    cmocka_unit_test(test_engines_print_the_same),
+	    cmocka_unit_test(test_remap),
+	    cmocka_unit_test(test_per_cpu),
+	    cmocka_unit_test(test_per_cpu_migrated),
+	    cmocka_unit_test(test_split_cpu),
+	    cmocka_unit_test(test_missing_binary),
+	    cmocka_unit_test(test_api),
+	    cmocka_unit_test(test_parallel_engines),
+	    cmocka_unit_test(test_stitch_api),
+	    cmocka_unit_test(test_time_filter),
 	    cmocka_unit_test(test_damaged),
 	};
 
