@@ -860,10 +860,12 @@ int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
 	/* libipt block decoders running at once on the same sections (their
 	 * shared block cache) were seen to loop forever inside pt_blk_next
 	 * (libipt 2.0.5; about one run in six of a 1.2e7-instruction trace
-	 * on two threads). Parallel workers therefore take turns here; the
-	 * FAST engine's own segments still decode in parallel. */
-	if (dec->cfg.threads <= 1)
-		return seg_ipt_once(dec, s);
+	 * on two threads), and to fail reads of mapped code ("no memory
+	 * mapped at this address": ptsession's stitching, one decoder per
+	 * CPU on one icache, about one decode in 30). Every decoder of an
+	 * icache, workers of one decoder or decoders of their own, therefore
+	 * takes turns here (uncontended, a lock per segment costs nothing);
+	 * the FAST engine's own segments still decode in parallel. */
 	pthread_mutex_lock(&ic->ipt_lock);
 	err = seg_ipt_once(dec, s);
 	pthread_mutex_unlock(&ic->ipt_lock);
