@@ -181,6 +181,7 @@ void hwt_ptf_free(struct hwt_ptf *ptf)
 	free(ptf->bb_func);
 	free(ptf->nodes);
 	ptf_map_fini(&ptf->node_map);
+	free(ptf->ccache);
 	for (size_t i = 0; i < ptf->nthreads; i++)
 		free(ptf->threads[i].f);
 	free(ptf->threads);
@@ -488,26 +489,73 @@ static int set_base(struct hwt_ptf *ptf, struct ptf_thread *t, uint32_t fi)
 	return 0;
 }
 
+/* Opens a frame of function fi whose call-tree node is node. */
+static inline int push_node(struct ptf_thread *t, uint32_t fi, uint32_t node, uint64_t now,
+			    bool timed)
+{
+	struct ptf_frame *f;
+
+	if (t->n == t->cap) {
+		int err = ptf_grow((void **)&t->f, &t->cap, t->n + 1, sizeof(*t->f));
+
+		if (err < 0)
+			return err;
+	}
+	f = &t->f[t->n++];
+	f->node = node;
+	f->func = fi;
+	f->entry_insns = t->insns;
+	f->entry_time = now;
+	f->entry_timed = timed;
+	f->mcount = 0; /* the other merge fields are set with it */
+	return 0;
+}
+
 static int push_frame(struct hwt_ptf *ptf, struct ptf_thread *t, uint32_t fi, uint64_t now,
 		      bool timed)
 {
-	struct ptf_frame *f;
 	uint32_t node;
 	int err;
 
 	err = node_child(ptf, t->f[t->n - 1].node, fi, &node);
 	if (err < 0)
 		return err;
-	err = ptf_grow((void **)&t->f, &t->cap, t->n + 1, sizeof(*t->f));
+	return push_node(t, fi, node, now, timed);
+}
+
+/* The function and node a call to `to` from t's innermost frame enters:
+ * from the call cache, else resolved and cached. */
+static int call_target(struct hwt_ptf *ptf, struct ptf_thread *t, const struct hwt_dec_rec *rec,
+		       uint64_t now, uint32_t *fi, uint32_t *node)
+{
+	uint32_t parent = t->f[t->n - 1].node;
+	uint64_t to = rec->u.call.to;
+	struct ptf_ccache *c;
+	int err;
+
+	if (!ptf->ccache) {
+		ptf->ccache = calloc((size_t)1 << PTF_CCACHE_BITS, sizeof(*ptf->ccache));
+		if (!ptf->ccache)
+			return -ENOMEM;
+	}
+	c = &ptf->ccache[((to ^ (uint64_t)parent * 0x9e3779b97f4a7c15ull) *
+			  0xbf58476d1ce4e5b9ull) >>
+			 (64 - PTF_CCACHE_BITS)];
+	if (c->parent1 == parent + 1 && c->to == to) {
+		*fi = c->func;
+		*node = c->node;
+		return 0;
+	}
+	err = ptf_resolve(ptf, rec->pid, now, to, true, fi);
 	if (err < 0)
 		return err;
-	f = &t->f[t->n++];
-	memset(f, 0, sizeof(*f));
-	f->node = node;
-	f->func = fi;
-	f->entry_insns = t->insns;
-	f->entry_time = now;
-	f->entry_timed = timed;
+	err = node_child(ptf, parent, *fi, node);
+	if (err < 0)
+		return err;
+	c->to = to;
+	c->parent1 = parent + 1;
+	c->func = *fi;
+	c->node = *node;
 	return 0;
 }
 
@@ -524,8 +572,8 @@ static int hist_add(uint64_t **hist, uint64_t v)
 
 /* Closes the innermost frame: a completed call (its return, or an unwind)
  * when complete, else a frame lost to a gap or open at the end. */
-static int pop_frame(struct hwt_ptf *ptf, struct ptf_thread *t, bool complete, uint64_t insns,
-		     uint64_t now, bool timed)
+static inline int pop_frame(struct hwt_ptf *ptf, struct ptf_thread *t, bool complete,
+			    uint64_t insns, uint64_t now, bool timed)
 {
 	struct ptf_frame *f = &t->f[t->n - 1];
 	struct ptf_func *fn = &ptf->funcs[f->func];
@@ -705,8 +753,8 @@ static int branch_block(struct hwt_ptf *ptf, struct ptf_thread *t, const struct 
  * reset the decoder's stack (frames lost), another stream of the thread
  * began (per-CPU traces restart stacks), or the decoder knows frames we
  * were not shown (kept as "[unknown]"). */
-static int sync_depth(struct hwt_ptf *ptf, struct ptf_thread *t, uint32_t depth, uint64_t now,
-		      bool timed)
+static int sync_depth_slow(struct hwt_ptf *ptf, struct ptf_thread *t, uint32_t depth, uint64_t now,
+			   bool timed)
 {
 	size_t want = (size_t)(depth < PTF_MAX_DEPTH ? depth : PTF_MAX_DEPTH) + 2;
 	int err;
@@ -737,6 +785,14 @@ static int sync_depth(struct hwt_ptf *ptf, struct ptf_thread *t, uint32_t depth,
 	return 0;
 }
 
+static inline int sync_depth(struct hwt_ptf *ptf, struct ptf_thread *t, uint32_t depth,
+			     uint64_t now, bool timed)
+{
+	if (depth < PTF_MAX_DEPTH && t->n == (size_t)depth + 2)
+		return 0;
+	return sync_depth_slow(ptf, t, depth, now, timed);
+}
+
 /* The decoder depth before rec: CALL records are at the callee's depth,
  * RETURN records (of a known frame) at the caller's. */
 static uint32_t depth_before(const struct hwt_dec_rec *rec)
@@ -749,18 +805,78 @@ static uint32_t depth_before(const struct hwt_dec_rec *rec)
 	return rec->depth;
 }
 
-int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
+/* The instructions since t's last record, from the records' running count
+ * (so blocks need not be delivered: see hwt_ptf_dec_flags; ptsession
+ * continues it across a thread's streams; a count that goes back is
+ * another decoder's, from 0), into *delta; the time since, into *dt. */
+static inline void advance(struct hwt_ptf *ptf, struct ptf_thread *t, const struct hwt_dec_rec *rec,
+			   uint64_t *delta, uint64_t *dt)
 {
-	struct ptf_thread *t;
-	struct ptf_node *node;
-	uint64_t delta = 0, dt = 0, now;
-	bool timed = rec && (rec->flags & HWT_DEC_RF_TIME);
-	uint32_t fi = PTF_NONE;
+	*delta = rec->insns >= t->last_count ? rec->insns - t->last_count : rec->insns;
+	t->last_count = rec->insns;
+	t->insns += *delta;
+	*dt = 0;
+	if (rec->flags & HWT_DEC_RF_TIME) {
+		ptf->st.timed = true;
+		/* Time going back is another stream of the thread: no time
+		 * passed for this one. */
+		if (t->has_time && rec->time > t->last_time)
+			*dt = rec->time - t->last_time;
+		t->last_time = rec->time;
+		t->has_time = true;
+	}
+}
+
+/* What came before the record ran in t's innermost frame. */
+static inline void attribute(struct hwt_ptf *ptf, struct ptf_thread *t, uint64_t delta, uint64_t dt)
+{
+	struct ptf_node *node = &ptf->nodes[t->f[t->n - 1].node];
+
+	node->self_insns += delta;
+	node->self_ns += dt;
+	ptf->st.insns += delta;
+}
+
+/* hwt_ptf_rec() of a CALL whose depth t's stack already has. */
+static int fast_call(struct hwt_ptf *ptf, struct ptf_thread *t, const struct hwt_dec_rec *rec)
+{
+	uint64_t delta, dt;
+	uint32_t fi, node;
 	int err;
 
-	if (!ptf || !rec || ptf->finished)
-		return -HWT_EINVAL;
-	ptf->st.records++;
+	advance(ptf, t, rec, &delta, &dt);
+	attribute(ptf, t, delta, dt);
+	ptf->st.calls++;
+	err = call_target(ptf, t, rec, t->last_time, &fi, &node);
+	if (err < 0)
+		return err;
+	if (!ptf->funcs[fi].calls++)
+		ptf->funcs[fi].entry = rec->u.call.to;
+	return push_node(t, fi, node, t->last_time, t->has_time);
+}
+
+/* hwt_ptf_rec() of a RETURN out of t's innermost frame. */
+static int fast_return(struct hwt_ptf *ptf, struct ptf_thread *t, const struct hwt_dec_rec *rec)
+{
+	uint64_t delta, dt;
+
+	advance(ptf, t, rec, &delta, &dt);
+	attribute(ptf, t, delta, dt);
+	ptf->st.returns++;
+	if (rec->flags & HWT_DEC_RF_UNWOUND)
+		ptf->st.unwound++;
+	return pop_frame(ptf, t, true, t->insns, t->last_time, t->has_time);
+}
+
+/* hwt_ptf_rec() of every other record. */
+static __attribute__((noinline)) int rec_slow(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
+{
+	struct ptf_thread *t;
+	uint64_t delta = 0, dt = 0, now;
+	bool timed;
+	uint32_t fi = PTF_NONE, cnode;
+	int err;
+
 	/* A switch or a note changes no stack and runs nothing: the
 	 * thread's next record carries its count (and the idle task that
 	 * per-CPU traces switch to is no thread of the report). */
@@ -775,22 +891,7 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 	err = thread_get(ptf, rec->pid, rec->tid, &t);
 	if (err < 0)
 		return err;
-	/* The instructions since the thread's last record, from the
-	 * records' running count (so blocks need not be delivered: see
-	 * hwt_ptf_dec_flags); ptsession continues it across a thread's
-	 * streams. A count that goes back is another decoder's, from 0. */
-	delta = rec->insns >= t->last_count ? rec->insns - t->last_count : rec->insns;
-	t->last_count = rec->insns;
-	t->insns += delta;
-	if (timed) {
-		ptf->st.timed = true;
-		/* Time going back is another stream of the thread: no time
-		 * passed for this one. */
-		if (t->has_time && rec->time > t->last_time)
-			dt = rec->time - t->last_time;
-		t->last_time = rec->time;
-		t->has_time = true;
-	}
+	advance(ptf, t, rec, &delta, &dt);
 	now = t->last_time;
 	timed = t->has_time;
 	err = sync_depth(ptf, t, depth_before(rec), now, timed);
@@ -809,10 +910,7 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 				return err;
 		}
 	}
-	node = &ptf->nodes[t->f[t->n - 1].node];
-	node->self_insns += delta;
-	node->self_ns += dt;
-	ptf->st.insns += delta;
+	attribute(ptf, t, delta, dt);
 
 	switch (rec->type) {
 	case HWT_DEC_REC_BLOCK:
@@ -824,16 +922,21 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 		break;
 	case HWT_DEC_REC_CALL:
 		ptf->st.calls++;
-		err = ptf_resolve(ptf, rec->pid, now, rec->u.call.to, true, &fi);
+		if (t->n >= PTF_MAX_DEPTH + 2) {
+			err = ptf_resolve(ptf, rec->pid, now, rec->u.call.to, true, &fi);
+			if (err < 0)
+				return err;
+			if (!ptf->funcs[fi].calls++)
+				ptf->funcs[fi].entry = rec->u.call.to;
+			ptf->st.too_deep++;
+			break;
+		}
+		err = call_target(ptf, t, rec, now, &fi, &cnode);
 		if (err < 0)
 			return err;
 		if (!ptf->funcs[fi].calls++)
 			ptf->funcs[fi].entry = rec->u.call.to;
-		if (t->n >= PTF_MAX_DEPTH + 2) {
-			ptf->st.too_deep++;
-			break;
-		}
-		err = push_frame(ptf, t, fi, now, timed);
+		err = push_node(t, fi, cnode, now, timed);
 		if (err < 0)
 			return err;
 		break;
@@ -873,6 +976,31 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 		break;
 	}
 	return sync_depth(ptf, t, rec->depth, now, timed);
+}
+
+int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
+{
+	struct ptf_thread *t;
+
+	if (!ptf || !rec || ptf->finished)
+		return -HWT_EINVAL;
+	ptf->st.records++;
+	/* Most records are calls and returns of the thread before, at the
+	 * depth its stack already has. */
+	if (ptf->last_thread != PTF_NONE &&
+	    (rec->type == HWT_DEC_REC_CALL || rec->type == HWT_DEC_REC_RETURN)) {
+		t = &ptf->threads[ptf->last_thread];
+		if (t->tid == rec->tid && t->pid == rec->pid && rec->depth < PTF_MAX_DEPTH - 1) {
+			if (rec->type == HWT_DEC_REC_CALL && rec->depth &&
+			    t->n == (size_t)rec->depth + 1)
+				return fast_call(ptf, t, rec);
+			if (rec->type == HWT_DEC_REC_RETURN &&
+			    !(rec->flags & HWT_DEC_RF_UNKNOWN_FRAME) &&
+			    t->n == (size_t)rec->depth + 3)
+				return fast_return(ptf, t, rec);
+		}
+	}
+	return rec_slow(ptf, rec);
 }
 
 static int sink_rec(void *ctx, const struct hwt_dec_rec *rec)

@@ -35,6 +35,17 @@ uint32_t ptf_map_get(const struct ptf_map *m, uint64_t a, uint64_t b);
 /* Stores (a, b) -> val (val != PTF_NONE). Returns 0 or -ENOMEM. */
 int ptf_map_put(struct ptf_map *m, uint64_t a, uint64_t b, uint32_t val);
 
+/* One entry of the call cache: a call to `to` from the frame of node
+ * parent + 1 (0: empty) entered function func, node node. Direct-mapped:
+ * a repeated call costs one probe instead of the address and the node
+ * lookups. */
+struct ptf_ccache {
+	uint64_t to;
+	uint32_t parent1, func, node;
+};
+
+#define PTF_CCACHE_BITS 12
+
 /* A function: what frames, calls and self counts are kept by. Keyed by
  * (object index, object address of its start): the same function in two
  * processes (fork) is one. */
@@ -139,7 +150,8 @@ struct hwt_ptf {
 
 	struct ptf_node *nodes;
 	size_t nnodes, capnodes;
-	struct ptf_map node_map; /* (parent, func) -> node */
+	struct ptf_map node_map;   /* (parent, func) -> node */
+	struct ptf_ccache *ccache; /* 1 << PTF_CCACHE_BITS, lazily */
 
 	struct ptf_thread *threads;
 	size_t nthreads, capthreads;
