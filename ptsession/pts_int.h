@@ -154,6 +154,8 @@ struct hwt_pts {
 		size_t nframes, capframes, below;
 	} * tcounts;
 	size_t ntcounts, captcounts;
+	size_t last_tcount; /* the entry found last (most records are
+			     * the same thread's); valid when < captcounts */
 	/* Per-CPU streams are decoded together in time order (pts_merge.c)
 	 * and threads' stacks carried from CPU to CPU. */
 	bool stitch;

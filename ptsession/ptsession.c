@@ -351,6 +351,8 @@ static struct pts_tcount *tcount_get(struct hwt_pts *pts, int32_t tid)
 {
 	size_t mask, i;
 
+	if (pts->last_tcount < pts->captcounts && pts->tcounts[pts->last_tcount].tid == tid)
+		return &pts->tcounts[pts->last_tcount];
 	if (2 * (pts->ntcounts + 1) > pts->captcounts) {
 		size_t cap = pts->captcounts ? 2 * pts->captcounts : 64;
 		struct pts_tcount *n = malloc(cap * sizeof(*n)), *old = pts->tcounts;
@@ -379,6 +381,7 @@ static struct pts_tcount *tcount_get(struct hwt_pts *pts, int32_t tid)
 		pts->tcounts[i] = (struct pts_tcount){.tid = tid};
 		pts->ntcounts++;
 	}
+	pts->last_tcount = i;
 	return &pts->tcounts[i];
 }
 
