@@ -267,6 +267,81 @@ static void test_stream_restart(void **state)
 	hwt_rep_profile_free(prof);
 }
 
+/* More distinct calls than the call cache holds (two callers, 5000 leaves
+ * each, twice, in opposite orders): every leaf's count, self instructions
+ * and stack stay exact whichever entries the cache evicted. */
+static void test_call_cache(void **state)
+{
+	enum { LEAVES = 5000 };
+	const uint64_t callers[2] = {0x100000, 0x200000};
+	struct hwt_ptf_config cfg;
+	struct hwt_rep_profile *prof;
+	struct hwt_ptf_call_stats c;
+	struct hwt_ptf_stats st;
+	struct hwt_ptf *ptf;
+	struct hwt_dec_rec r;
+	uint64_t n = 0, leaf_insns = 0;
+	char name[32];
+
+	(void)state;
+	assert_int_equal(hwt_rep_profile_alloc(&prof, NULL), 0);
+	hwt_ptf_config_init(&cfg);
+	cfg.views = HWT_PTF_PROFILE | HWT_PTF_CALLS;
+	cfg.profile = prof;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	r = block(0x1000, 3, &n, 0, 0);
+	feed(ptf, &r);
+	for (int round = 0; round < 2; round++) {
+		for (int p = 0; p < 2; p++) {
+			r = call(callers[p], n, 1, 0);
+			feed(ptf, &r);
+			r = block(callers[p], 2, &n, 1, 0);
+			feed(ptf, &r);
+			for (int i = 0; i < LEAVES; i++) {
+				int k = round ? LEAVES - 1 - i : i;
+				uint64_t leaf = 0x300000 + 16 * (uint64_t)k;
+
+				r = call(leaf, n, 2, 0);
+				feed(ptf, &r);
+				r = block(leaf, (uint32_t)(k % 7 + 1), &n, 2, 0);
+				feed(ptf, &r);
+				leaf_insns += (uint64_t)(k % 7 + 1);
+				r = ret(callers[p] + 5, n, 1, 0, 0);
+				feed(ptf, &r);
+			}
+			r = block(callers[p] + 5, 1, &n, 1, 0);
+			feed(ptf, &r);
+			r = ret(0x1003, n, 0, 0, 0);
+			feed(ptf, &r);
+		}
+	}
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	hwt_ptf_stats(ptf, &st);
+	assert_int_equal(st.insns, 3 + 4 * 3 + leaf_insns);
+	assert_int_equal(hwt_rep_profile_stats(prof)->weight, st.insns);
+	assert_int_equal(st.calls, 4 + 4 * LEAVES);
+	assert_int_equal(st.returns, 4 + 4 * LEAVES);
+	/* The thread's root, the depth-0 code, the two callers and each
+	 * leaf under each caller. */
+	assert_int_equal(st.nodes, 1 + 1 + 2 + 2 * LEAVES);
+	for (int p = 0; p < 2; p++) {
+		snprintf(name, sizeof(name), "0x%" PRIx64, callers[p]);
+		assert_int_equal(hwt_ptf_calls_find(ptf, name, &c), 0);
+		assert_int_equal(c.calls, 2);
+		assert_int_equal(c.self_insns, 2 * 3);
+	}
+	for (int k = 0; k < LEAVES; k++) {
+		snprintf(name, sizeof(name), "0x%" PRIx64, 0x300000 + 16 * (uint64_t)k);
+		assert_int_equal(hwt_ptf_calls_find(ptf, name, &c), 0);
+		assert_int_equal(c.calls, 4);
+		assert_int_equal(c.returns, 4);
+		assert_int_equal(c.self_insns, 4 * (uint64_t)(k % 7 + 1));
+		assert_int_equal(c.incl_insns, 4 * (uint64_t)(k % 7 + 1));
+	}
+	hwt_ptf_free(ptf);
+	hwt_rep_profile_free(prof);
+}
+
 static void test_config_errors(void **state)
 {
 	struct hwt_ptf_config cfg;
@@ -824,9 +899,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_synthetic),	   cmocka_unit_test(test_stream_restart),
-	    cmocka_unit_test(test_config_errors),  cmocka_unit_test(test_known_calls),
-	    cmocka_unit_test(test_known_profile),  cmocka_unit_test(test_known_branches),
-	    cmocka_unit_test(test_known_timeline),
+	    cmocka_unit_test(test_call_cache),	   cmocka_unit_test(test_config_errors),
+	    cmocka_unit_test(test_known_calls),	   cmocka_unit_test(test_known_profile),
+	    cmocka_unit_test(test_known_branches), cmocka_unit_test(test_known_timeline),
 	};
 
 	return cmocka_run_group_tests(tests, setup_known, teardown_known);
