@@ -65,11 +65,12 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 gcc -O2 -g -o "$tmp/shape" bench/ptshape_work.c
 gcc -O2 -g -o "$tmp/flame" bench/ptflame_work.c
 
-# time_rss CMD...: runs CMD (stdout to /dev/null), prints "SECONDS KB".
+# time_rss CMD...: runs CMD (stdout to /dev/null), prints "SECONDS KB
+# CPU_SECONDS" (wall time, peak RSS, user + system time).
 time_rss() {
-    /usr/bin/time -f "%e %M" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" || {
+    /usr/bin/time -f "%e %M %U %S" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" || {
         echo "failed: $*" >&2; cat "$tmp/err" >&2; exit 1; }
-    cat "$tmp/time"
+    awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$tmp/time"
 }
 mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-" }'; }
@@ -88,12 +89,12 @@ for d in tests/data/real-pt/*/; do
     ptxed=$(sed -n 's/.*ptxed.s own output lists \([0-9]*\) instructions.*/\1/p' "$tmp/raw.$n")
     lib=$(field libipt_loop "$tmp/raw.$n")
     fast=$(field fast "$tmp/raw.$n")
-    printf '%-22s %-8s %15s %8s %10s %10s %7s %10s %8s %8s %7s %8s %8s\n' \
+    printf '%-22s %-8s %15s %8s %10s %10s %7s %10s %8s %8s %7s %8s %8s %7s %8s %8s\n' \
         "real-pt/$n" real "$(field fast_insns "$tmp/raw.$n")/$ptxed" \
         "$(awk -v b="$(stat -c %s "$d/trace.pt")" 'BEGIN { printf "%.2f", b / 1e6 }')" \
         "$(awk -v t="$lib" 'BEGIN { printf "%.4fs", t }')" \
         "$(awk -v t="$fast" 'BEGIN { printf "%.4fs", t }')" "$(ratio "$lib" "$fast")" \
-        "$(field segments "$tmp/raw.$n")/$(field fallback "$tmp/raw.$n")" - - - - - >>"$rows"
+        "$(field segments "$tmp/raw.$n")/$(field fallback "$tmp/raw.$n")" - - - - - - - - >>"$rows"
 done
 
 for w in $WORK; do
@@ -117,29 +118,31 @@ for w in $WORK; do
         lib=$(field libipt_loop "$tmp/dec")
         fast=$(field fast "$tmp/dec")
         set -- $(time_rss "$H" flame -q -i "$t" -o "$tmp/f.svg")
-        hs=$1 hk=$2
-        ps=- pk=- pr=-
+        hs=$1 hk=$2 hc=$3
+        ps=- pk=- pr=- pc=- pcr=-
         if [ -z "$peer_reason" ]; then
             "$H" convert -i "$t" -o "$tmp/t.data" >/dev/null 2>"$tmp/conv" || {
                 echo "convert failed:"; cat "$tmp/conv"; exit 1; }
             set -- $(time_rss perf script -i "$tmp/t.data" --itrace=i100ig)
-            ps=$1 pk=$2
+            ps=$1 pk=$2 pc=$3
             pr=$(ratio "$ps" "$hs")
+            pcr=$(ratio "$pc" "$hc")
         fi
-        printf '%-22s %-8s %15s %8s %10s %10s %7s %10s %8s %8s %7s %8s %8s\n' \
+        printf '%-22s %-8s %15s %8s %10s %10s %7s %10s %8s %8s %7s %8s %8s %7s %8s %8s\n' \
             "$w" "$name" "$(field insns "$tmp/dec")" "$ptmb" \
             "$(awk -v t="$lib" 'BEGIN { printf "%.3fs", t }')" \
             "$(awk -v t="$fast" 'BEGIN { printf "%.3fs", t }')" "$(ratio "$lib" "$fast")" \
             "$(field segments "$tmp/dec")/$(field fallback "$tmp/dec")" "${hs}s" \
             "$( [ "$ps" = - ] && echo - || echo "${ps}s")" "$pr" "$(mb "$hk")" \
-            "$( [ "$pk" = - ] && echo - || mb "$pk")" >>"$rows"
+            "$( [ "$pk" = - ] && echo - || mb "$pk")" "${hc}s" \
+            "$( [ "$pc" = - ] && echo - || echo "${pc}s")" "$pcr" >>"$rows"
         rm -f "$t" "$tmp/t.data"
     done
 done
 
-printf '%-22s %-8s %15s %8s %10s %10s %7s %10s %8s %8s %7s %8s %8s\n' trace shape \
+printf '%-22s %-8s %15s %8s %10s %10s %7s %10s %8s %8s %7s %8s %8s %7s %8s %8s\n' trace shape \
     instructions "PT MB" "libipt" "hwt fast" ratio "segs/lib" "hwt flame" "perf" ratio \
-    "flame MB" "perf MB"
+    "flame MB" "perf MB" "flame" "perf" "ratio"
 cat "$rows"
 echo
 echo "libipt: the plain libipt block-decoder loop (pt_blk_next, as ptxed), CPU time;"
@@ -147,7 +150,9 @@ echo "hwt fast: hwtrace's default engine with call stacks and per-block counts, 
 echo "  ratio = libipt / hwt fast (higher: hwtrace faster); segs/lib: PSB segments, and"
 echo "  those the fast engine left to libipt; real-pt instructions: hwtrace/ptxed's count."
 echo "hwt flame vs perf: wall time and peak RSS of \`hwtrace flame\` and of"
-echo "  \`perf script --itrace=i100ig\` on the converted perf.data; ratio = perf / flame."
+echo "  \`perf script --itrace=i100ig\` on the converted perf.data; ratio = perf / flame;"
+echo "  the last three columns: their CPU time (user + system) and perf / flame in CPU"
+echo "  time (on a loaded machine wall time also counts the waits for a CPU)."
 echo "shapes: $SHAPES"
 echo "  %F: filter deep @ shape (calls), filter row_sum @ shape (loops), filter eval @ flame"
 echo "commands:"
