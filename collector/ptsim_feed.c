@@ -97,6 +97,7 @@ struct fthread {
 	size_t nrecs, caprecs;
 	/* running */
 	int cpu;	/* the CPU it holds, -1 */
+	int last_cpu;	/* ... or held last */
 	uint64_t delta; /* TSC shift of its current stint */
 	bool placed_any;
 	unsigned stint; /* pieces placed since it got its CPU */
@@ -1074,6 +1075,7 @@ static void release(struct ptsim_feed *f, struct fthread *t)
 {
 	struct fcpu *c = &f->cpus[t->cpu];
 
+	t->last_cpu = t->cpu;
 	c->free_at = t->next_tsc + t->delta;
 	c->holder = NULL;
 	t->cpu = -1;
@@ -1194,8 +1196,15 @@ static int pass(struct ptsim *sim, struct ptsim_feed *f, bool final)
 		err = read_thread(f->th[i], final);
 	if (err >= 0)
 		err = read_sideband(sim, f);
-	for (size_t i = 0; i < f->nth && err >= 0; i++)
-		take_orphans(f, f->th[i]);
+	for (size_t i = 0; i < f->nth && err >= 0; i++) {
+		struct fthread *t = f->th[i];
+
+		take_orphans(f, t);
+		/* A record written after the thread's last trace (its EXIT):
+		 * out on the CPU it ran on last, at its time. */
+		if (t->done && t->nrecs)
+			emit_records(sim, f, t, t->last_cpu, 0, true, 0);
+	}
 	for (size_t i = 0; i < sim->nev; i++) {
 		if (sim->ev[i]->mapped && sim->ev[i]->buf)
 			flush_pending(sim->ev[i]->buf);
