@@ -277,6 +277,19 @@ int hwt_coll_buf_explain(const struct hwt_coll_memlock *ml, size_t nbuf, size_t 
  * the reason in why. */
 int hwt_coll_kernel_code(const char *proc_root, char *why, size_t len);
 
+/* Captures what decoding kernel code needs, as `perf record --kcore` does,
+ * from proc_root (NULL: "/proc"): kallsyms (metadata "kernel.kallsyms",
+ * bytes), /proc/modules ("kernel.modules", text), and a kcore-format copy
+ * (an ELF core file with a PT_LOAD per range) of the kernel's text
+ * [_stext, _etext) and each module's core, from kcore ("kernel.kcore").
+ * Returns the copy's size, or a negative error with the reason in why
+ * (-EACCES: kallsyms shows no addresses; -errno from kcore; -HWT_EFORMAT:
+ * kcore is no ELF core file), or the writer's error. */
+typedef int (*hwt_coll_meta_bytes_fn)(void *ctx, const char *key, const void *v, size_t len);
+typedef int (*hwt_coll_meta_str_fn)(void *ctx, const char *key, const char *v);
+int hwt_coll_kernel_capture(const char *proc_root, hwt_coll_meta_bytes_fn bytes,
+			    hwt_coll_meta_str_fn str, void *ctx, char *why, size_t len);
+
 /* ------------------------------------------------------------------------ */
 /* control.c: the control FIFO                                              */
 
@@ -312,6 +325,8 @@ struct hwt_coll_synth {
 	uint64_t sample_type;  /* of the tracking event */
 	uint64_t id;	       /* its sample id (PERF_EVENT_IOC_ID) */
 	const char *proc_root; /* NULL: "/proc" */
+	int skip_pid;	       /* all: not this one (a launched command held
+				  before its exec: its exec tells what it runs) */
 	/* Called with each record (whole, kernel layout). */
 	int (*emit)(void *ctx, const void *rec, size_t len);
 	void *ctx;

@@ -422,6 +422,10 @@ static int build_pt(struct hwt_coll_rec *r)
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
 	a.exclude_guest = 1;
+	/* With the kernel traced, its text changes (static keys, ftrace,
+	 * BPF) and new code (BPF programs) come as records too. */
+	a.text_poke = r->ptc.kernel;
+	a.ksymbol = r->ptc.kernel;
 	err = add_event(r, &a, "dummy:u");
 	if (err < 0)
 		return fail(r, err, "out of memory");
@@ -629,6 +633,14 @@ static int open_event(struct hwt_coll_rec *r, struct rec_event *e, int pid, int 
 		}
 		if (fd == -EINVAL && hwt_pmc_lbr_attr_older(&e->attr))
 			continue;
+		if ((fd == -EINVAL || fd == -EACCES || fd == -EPERM) && e->tracking &&
+		    (e->attr.text_poke || e->attr.ksymbol)) {
+			/* a kernel without (or refusing) them: the text as it
+			 * was at the start is what decoding gets */
+			e->attr.text_poke = 0;
+			e->attr.ksymbol = 0;
+			continue;
+		}
 		if (fd == -EMFILE && !raised) {
 			struct rlimit rl;
 
@@ -965,6 +977,16 @@ static int meta_u64_cb(void *ctx, const char *key, uint64_t v)
 	return hwt_fmt_writer_meta_u64(ctx, key, v);
 }
 
+static int meta_bytes_cb(void *ctx, const char *key, const void *v, size_t len)
+{
+	return hwt_fmt_writer_meta_bytes(ctx, key, v, len);
+}
+
+static int meta_str_cb(void *ctx, const char *key, const char *v)
+{
+	return hwt_fmt_writer_meta_str(ctx, key, v);
+}
+
 static int write_meta(struct hwt_coll_rec *r)
 {
 	struct hwt_fmt_writer *w = r->w;
@@ -1056,6 +1078,28 @@ static int write_meta(struct hwt_coll_rec *r)
 			}
 		}
 		err |= hwt_coll_pt_meta(&r->pmu, &r->ptc, meta_u64_cb, w);
+		if (r->ptc.kernel) {
+			/* What decoding the kernel's trace needs, as perf
+			 * record --kcore keeps it. */
+			char why[512];
+			int n = hwt_coll_kernel_capture(hwt_psys_procfs_root(r->cfg.psys),
+							meta_bytes_cb, meta_str_cb, w, why,
+							sizeof(why));
+
+			if (n == -ENOMEM)
+				err |= n;
+			else if (n < 0)
+				hwt_log(&r->cfg.logger, HWT_LOG_WARN,
+					"the kernel's code could not be recorded (%s): its trace "
+					"will not decode (gaps); run as root to read /proc/kcore, "
+					"or record user space only (:u)",
+					why);
+			else
+				hwt_log(&r->cfg.logger, HWT_LOG_INFO,
+					"recorded the kernel's code for decoding: %.1f MB of text "
+					"from kcore, kallsyms and the modules' list",
+					(double)n / 1e6);
+		}
 		err |= hwt_fmt_writer_meta_u64(w, "pt.config.per_thread", r->per_thread);
 		err |= hwt_fmt_writer_meta_u64(w, "pt.config.snapshot", r->cfg.pt_snapshot);
 		err |= hwt_fmt_writer_meta_u64(w, "pt.config.aux_size",
@@ -1494,8 +1538,10 @@ static int synthesize(struct hwt_coll_rec *r, struct hwt_coll_target *t)
 	}
 	s.emit = synth_emit;
 	s.ctx = r;
-	if (hwt_coll_target_is_system(t))
+	if (hwt_coll_target_is_system(t)) {
+		s.skip_pid = hwt_coll_target_child(t);
 		return hwt_coll_synth_all(&s);
+	}
 	/* Attached: each process once (tids lists all threads of each). */
 	for (size_t i = 0; i < n && err >= 0; i++) {
 		char path[64];

@@ -213,7 +213,8 @@ int hwt_coll_synth_all(const struct hwt_coll_synth *s)
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 
-		if (!isdigit((unsigned char)de->d_name[0]) || *end || pid <= 0)
+		if (!isdigit((unsigned char)de->d_name[0]) || *end || pid <= 0 ||
+		    (s->skip_pid > 0 && pid == s->skip_pid))
 			continue;
 		err = hwt_coll_synth_process(s, (int)pid);
 		if (err == -ESRCH || err == -EACCES || err == -ENOENT)

@@ -43,6 +43,9 @@ struct pts_procs {
 			 * (ptxed's [context: ...]), else "pid %d" */
 	struct pts_proc *procs;
 	size_t nprocs, capprocs;
+	/* What every new address space starts with (the kernel's code), or
+	 * NULL; never handed to a decoder, so it may change (text pokes). */
+	struct hwt_dec_image *base;
 };
 
 /* A frame of a thread's stack as the session sees it (stitch). */
@@ -104,6 +107,9 @@ struct pts_stream {
 
 struct hwt_pts {
 	struct hwt_pts_config cfg;
+	/* the kernel's code (pts_kern.c): memfds of the recording's
+	 * copies, -1 */
+	int kern_fd, kallsyms_fd;
 	int32_t *pids, *tids;
 	char *kallsyms;
 	struct hwt_fmt_session *s;
@@ -191,6 +197,14 @@ int pts_merge_run(struct hwt_pts *pts);
 int pts_sb_read(struct hwt_pts *pts, uint64_t *err_offset);
 /* Decoder configuration from the metadata. */
 void pts_sb_config(struct hwt_pts *pts);
+
+/* The kernel's code (pts_kern.c): loads the recording's copy of it
+ * (metadata kernel.kcore) as the image every new address space starts
+ * with (procs.base), and its kallsyms; a text poke changes that image
+ * from its time on; frees. */
+int pts_kern_load(struct hwt_pts *pts);
+int pts_kern_poke(struct hwt_pts *pts, const struct hwt_fmt_record *rec);
+void pts_kern_free(struct hwt_pts *pts);
 
 /* The process of thread tid (tid itself when unknown). */
 int32_t pts_pid_of(const struct hwt_pts *pts, int32_t tid);

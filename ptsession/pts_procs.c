@@ -48,6 +48,7 @@ void pts_procs_fini(struct pts_procs *ps)
 		free(ps->procs[i].ranges);
 	}
 	free(ps->procs);
+	hwt_dec_image_put(ps->base);
 	memset(ps, 0, sizeof(*ps));
 }
 
@@ -85,6 +86,11 @@ struct hwt_dec_image *pts_proc_edit(struct pts_procs *ps, struct pts_proc *p, ui
 	if (hwt_dec_image_alloc(&img, ps->ic, name) < 0)
 		return NULL;
 	if (last && !empty && hwt_dec_image_copy(img, last->img) < 0) {
+		hwt_dec_image_put(img);
+		return NULL;
+	}
+	/* A new address space has the kernel mapped too. */
+	if ((!last || empty) && ps->base && hwt_dec_image_copy(img, ps->base) < 0) {
 		hwt_dec_image_put(img);
 		return NULL;
 	}

@@ -290,8 +290,9 @@ static int on_mmap(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
 	if (!exec || !len || addr + len < addr)
 		return 0;
 	if (pid == -1 || (addr >> 63)) {
-		/* Kernel code: no image of it is available to the decoder. */
-		if (!pts->warned_kernel)
+		/* Kernel code: its image is the recording's copy (every
+		 * process has it), when there is one. */
+		if (!pts->warned_kernel && !pts->procs.base)
 			hwt_log(
 			    &pts->cfg.log, HWT_LOG_INFO,
 			    "kernel code is not decoded (no kernel image): its trace gives gaps");
@@ -344,6 +345,36 @@ static int on_mmap(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
 		hwt_log(&pts->cfg.log, HWT_LOG_WARN, "%s: cannot map it at %#" PRIx64 ": %s", name,
 			addr, hwt_strerror(err));
 	return 0;
+}
+
+/* The kernel changed its text (static keys, ftrace, kprobes, BPF): every
+ * address space has the new bytes from then on. */
+static int on_text_poke(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
+{
+	uint64_t time = (rec->id.present & PERF_SAMPLE_TIME) ? rec->id.time : 0;
+	int err;
+
+	if (!pts->procs.base || !rec->u.text_poke.new_len)
+		return 0;
+	/* new address spaces from now on */
+	err = pts_kern_poke(pts, rec);
+	for (size_t i = 0; i < pts->procs.nprocs && err >= 0; i++) {
+		struct pts_proc *p = &pts->procs.procs[i];
+		struct hwt_dec_image *img;
+
+		if (!p->nvers)
+			continue;
+		img = pts_proc_edit(&pts->procs, p, time, false);
+		if (!img)
+			return -ENOMEM;
+		p->changing = true;
+		err =
+		    hwt_dec_image_add_mem(img, rec->u.text_poke.new_bytes, rec->u.text_poke.new_len,
+					  rec->u.text_poke.addr, "[kernel text_poke]");
+		if (err != -ENOMEM)
+			err = 0;
+	}
+	return err;
 }
 
 static int tid_set(struct hwt_pts *pts, int32_t tid, int32_t pid)
@@ -766,6 +797,9 @@ int pts_sb_read(struct hwt_pts *pts, uint64_t *err_offset)
 			break;
 		case PERF_RECORD_AUX:
 			err = on_aux(&pd, &rec);
+			break;
+		case PERF_RECORD_TEXT_POKE:
+			err = on_text_poke(pts, &rec);
 			break;
 		default:
 			err = 0;

@@ -117,6 +117,7 @@ int hwt_pts_open(struct hwt_pts **out, struct hwt_fmt_session *session,
 	pts = calloc(1, sizeof(*pts));
 	if (!pts)
 		return -ENOMEM;
+	pts->kern_fd = pts->kallsyms_fd = -1;
 	pts->cfg = *cfg;
 	pts->s = session;
 	pts->floor_pid = -1;
@@ -139,6 +140,8 @@ int hwt_pts_open(struct hwt_pts **out, struct hwt_fmt_session *session,
 		goto error;
 	pts->procs.ic = pts->ic;
 	err = hwt_dec_image_alloc(&pts->empty, pts->ic, "unknown process");
+	if (err == 0)
+		err = pts_kern_load(pts);
 	if (err < 0)
 		goto error;
 	pts->sym_cache = cfg->sym_cache;
@@ -195,6 +198,7 @@ void hwt_pts_close(struct hwt_pts *pts)
 	free(pts->pids);
 	free(pts->tids);
 	free(pts->kallsyms);
+	pts_kern_free(pts);
 	for (size_t i = 0; i < pts->captcounts; i++)
 		free(pts->tcounts[i].frames);
 	free(pts->tcounts);

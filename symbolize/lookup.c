@@ -216,6 +216,16 @@ int hwt_sym_func_at(struct hwt_sym_obj *obj, uint64_t addr, unsigned flags,
 	out->name = sym_entry_name(s, flags & HWT_SYM_RAW);
 	out->addr = s->addr;
 	out->size = s->size;
+	if (!s->size && obj->kind == HWT_SYM_OBJ_KALLSYMS) {
+		/* kallsyms has no sizes: a function reaches to the next symbol
+		 * (what the lookup took), so views of its code know its end */
+		size_t next = (size_t)i + 1;
+
+		while (next < obj->nsyms && obj->syms[next].addr == s->addr)
+			next++;
+		if (next < obj->nsyms)
+			out->size = obj->syms[next].addr - s->addr;
+	}
 	if (hint) {
 		if (s->size) {
 			hi = s->addr + s->size;
