@@ -43,9 +43,12 @@ struct fev {
 	uint8_t status; /* status update (PSB+) */
 	uint8_t suppressed;
 	uint8_t mode; /* exec mode */
+	uint8_t aux;  /* paging: non-root; TSX: TSX_SPEC | TSX_ABORT */
 	uint64_t ip, at;
-	uint64_t payload;
+	uint64_t payload; /* CBR ratio, CR3, VMCS base, power details */
 };
+
+enum { TSX_SPEC = 1, TSX_ABORT = 2 };
 
 #define L1_SIZE 4096
 
@@ -132,6 +135,8 @@ struct fast {
 	unsigned int ntnt;
 	struct fev tipq[4]; /* events binding to TIP */
 	unsigned int ntipq;
+	struct fev fupq[4]; /* events binding to FUP */
+	unsigned int nfupq;
 	struct fev psbq[8]; /* PSB+ status events, delivered at PSBEND */
 	unsigned int npsbq, psbq_head;
 	bool q_enabled;
@@ -141,6 +146,7 @@ struct fast {
 	uint64_t ip;
 	uint8_t mode;
 	bool enabled;
+	uint8_t spec; /* SEG_F_SPECULATIVE in a transaction, else 0 */
 	int status;
 	bool process_event;
 	struct fev ev;
@@ -158,8 +164,16 @@ struct fast {
 	 * time span (span): libipt asks it again at every branch where time
 	 * advanced (a tick), which changes nothing while ctx is span. */
 	bool hooked;
-	bool ctx_stale; /* ctx is not span: a tick may change it */
+	bool ctx_stale;	 /* ctx is not span: a tick may change it */
+	bool cut_header; /* the segment ends inside its PSB+ */
 	struct hwt_dec_context span;
+
+	/* The last block whose outcome came from trace while no block has
+	 * begun after it: libipt tells that outcome only with the next
+	 * block, so an overflow first takes it back (held_*). */
+	struct hwt_dec_bb *held_bb;
+	size_t held_item;
+	bool held_taken;
 
 	/* Log bookkeeping: items wait for the position after the next
 	 * decision or event (eng_ipt.c's rule). */
@@ -200,6 +214,15 @@ static bool is_event_packet(uint8_t t)
 	case HWT_PKT_TIP_PGD:
 	case HWT_PKT_CBR:
 	case HWT_PKT_MODE_EXEC:
+	case HWT_PKT_MODE_TSX:
+	case HWT_PKT_PIP:
+	case HWT_PKT_VMCS:
+	case HWT_PKT_OVF:
+	case HWT_PKT_STOP:
+	case HWT_PKT_EXSTOP:
+	case HWT_PKT_MWAIT:
+	case HWT_PKT_PWRE:
+	case HWT_PKT_PWRX:
 		return true;
 	default:
 		return false;
@@ -223,7 +246,17 @@ static bool unsupported(uint8_t t)
 	case HWT_PKT_TIP_PGD:
 	case HWT_PKT_FUP:
 	case HWT_PKT_MODE_EXEC:
+	case HWT_PKT_MODE_TSX:
+	case HWT_PKT_PIP:
+	case HWT_PKT_VMCS:
+	case HWT_PKT_OVF:
+	case HWT_PKT_STOP:
+	case HWT_PKT_EXSTOP:
+	case HWT_PKT_MWAIT:
+	case HWT_PKT_PWRE:
+	case HWT_PKT_PWRX:
 	case HWT_PKT_PSBEND:
+	case HWT_PKT_INVALID:
 		return false;
 	default:
 		return true;
@@ -241,6 +274,8 @@ static bool will_event(struct fast *f)
 		return f->npsbq > f->psbq_head;
 	if (t == HWT_PKT_TIP)
 		return f->ntipq > 0;
+	if (t == HWT_PKT_FUP)
+		return f->nfupq > 0;
 	return false;
 }
 
@@ -319,6 +354,47 @@ static struct fev tip_dequeue(struct fast *f)
 	return ev;
 }
 
+static int fup_enqueue(struct fast *f, const struct fev *ev)
+{
+	if (f->nfupq == HWT_ARRAY_SIZE(f->fupq))
+		return DECLINE;
+	f->fupq[f->nfupq++] = *ev;
+	return 0;
+}
+
+static struct fev fup_dequeue(struct fast *f)
+{
+	struct fev ev = f->fupq[0];
+
+	memmove(f->fupq, f->fupq + 1, (f->nfupq - 1) * sizeof(f->fupq[0]));
+	f->nfupq--;
+	return ev;
+}
+
+/* pt_evq_find(): the first TIP-bound event of a type, or NULL. */
+static struct fev *tip_find(struct fast *f, uint8_t type)
+{
+	for (unsigned int i = 0; i < f->ntipq; i++) {
+		if (f->tipq[i].type == type)
+			return &f->tipq[i];
+	}
+	return NULL;
+}
+
+/* An event's IP from the last IP (pt_qry_event_ip): suppressed when none. */
+static void event_ip(struct fast *f, struct fev *ev)
+{
+	if (!query_ip(f, &ev->ip))
+		ev->suppressed = 1;
+}
+
+/* The CR3 a PIP packet carries (bits 51:5 in payload bits 47:1) and its
+ * non-root bit. */
+static uint64_t pip_cr3(uint64_t payload)
+{
+	return (payload >> 1) << 5;
+}
+
 static uint8_t exec_mode(uint8_t bits)
 {
 	bool csl = bits & 1, csd = bits & 2;
@@ -358,6 +434,7 @@ static int decode_status(struct fast *f)
 	case HWT_PKT_MTC:
 	case HWT_PKT_CYC:
 	case HWT_PKT_PSBEND:
+	case HWT_PKT_INVALID: /* SKZ84: a corrupted TMA, skipped */
 		advance(f);
 		return 0;
 	case HWT_PKT_FUP:
@@ -513,16 +590,134 @@ static int q_indirect(struct fast *f, uint64_t *ip)
 	return err < 0 ? err : (flags | err);
 }
 
+/* pt_qry_find_ovf_fup(): after an OVF, a FUP before any packet that
+ * needs tracing to be off or on. Returns 1 (a FUP: tracing resumed on), 0
+ * (off, or the end of the segment: libipt finds the next PSB there), or
+ * DECLINE (a packet that cannot follow an OVF: libipt's error). */
+static int ovf_finds_fup(const struct fast *f)
+{
+	for (const struct seg_pkt *p = f->np;; p++) {
+		switch (p->type) {
+		case HWT_PKT_FUP:
+			return 1;
+		case HWT_PKT_PAD:
+		case HWT_PKT_MNT:
+		case HWT_PKT_CBR:
+		case HWT_PKT_TSC:
+		case HWT_PKT_TMA:
+		case HWT_PKT_MTC:
+		case HWT_PKT_CYC:
+			continue;
+		case SEG_PKT_END:
+		case HWT_PKT_PSB:
+		case HWT_PKT_TIP_PGE:
+		case HWT_PKT_MODE_EXEC:
+		case HWT_PKT_MODE_TSX:
+		case HWT_PKT_PIP:
+		case HWT_PKT_VMCS:
+		case HWT_PKT_STOP:
+		case HWT_PKT_OVF:
+		case HWT_PKT_EXSTOP:
+		case HWT_PKT_MWAIT:
+		case HWT_PKT_PWRE:
+		case HWT_PKT_PWRX:
+		case HWT_PKT_PTW:
+			return 0;
+		default:
+			return DECLINE;
+		}
+	}
+}
+
+/* An OVF (pt_qry_decode_ovf): the query decoder starts over; the overflow
+ * binds to a FUP that follows (tracing on there) or stands alone (off).
+ * The errata whose workarounds look further ahead are libipt's. */
+static int decode_ovf(struct fast *f, struct fev *ev, bool *got)
+{
+	const struct pt_errata *e = &f->dec->ptcfg.errata;
+	int st;
+
+	if (e->skd010 || e->apl11 || e->apl12)
+		return DECLINE;
+	/* An OVF ends a PSB+ too: its status updates come first. */
+	if (f->npsbq > f->psbq_head) {
+		*ev = f->psbq[f->psbq_head++];
+		if (ev->type != HWT_DEC_EV_CBR)
+			event_ip(f, ev);
+		*got = true;
+		return 0;
+	}
+	f->q_enabled = false;
+	f->consume_packet = false;
+	f->last_ip = 0;
+	f->last_ip_valid = false;
+	f->last_ip_suppressed = false;
+	f->ntnt = 0;
+	f->ntipq = f->nfupq = 0;
+	advance(f);
+	st = ovf_finds_fup(f);
+	if (st < 0)
+		return st;
+	ev->type = HWT_DEC_EV_OVERFLOW;
+	if (st) {
+		f->q_enabled = true;
+		return fup_enqueue(f, ev);
+	}
+	ev->suppressed = 1;
+	*got = true;
+	return 0;
+}
+
+/* A FUP that FUP-bound events wait for (pt_qry_decode_fup). */
+static int decode_bound_fup(struct fast *f, struct fev *out, bool *got)
+{
+	struct fev ev;
+	int err = update_ip(f);
+
+	if (err < 0)
+		return err;
+	ev = fup_dequeue(f);
+	switch (ev.type) {
+	case HWT_DEC_EV_OVERFLOW:
+		f->consume_packet = true;
+		/* libipt needs the IP here. */
+		if (!query_ip(f, &ev.ip))
+			return DECLINE;
+		break;
+	case HWT_DEC_EV_TSX:
+		if (!(ev.aux & TSX_ABORT))
+			f->consume_packet = true;
+		event_ip(f, &ev);
+		break;
+	case HWT_DEC_EV_EXSTOP:
+	case HWT_DEC_EV_MWAIT:
+		f->consume_packet = true;
+		event_ip(f, &ev);
+		break;
+	default:
+		return DECLINE;
+	}
+	*out = ev;
+	*got = true;
+	/* An abort's FUP goes on to be an asynchronous branch's. */
+	if (f->nfupq || !f->consume_packet)
+		return 0;
+	f->consume_packet = false;
+	advance(f);
+	return 0;
+}
+
 /* Decodes an event packet (pt_qry_decode_*); sets *got when an event is
  * published. */
 static int decode_event(struct fast *f, struct fev *out, bool *got)
 {
-	struct fev ev;
+	const struct seg_pkt *p = f->np;
+	struct fev ev, *bound;
 	int err;
 
 	*got = false;
 	memset(&ev, 0, sizeof(ev));
-	switch (f->np->type) {
+	switch (p->type) {
 	case HWT_PKT_TIP_PGE:
 		err = update_ip(f);
 		if (err < 0)
@@ -540,8 +735,7 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 			ev = tip_dequeue(f);
 			if (ev.type != HWT_DEC_EV_EXEC_MODE)
 				return DECLINE;
-			if (!query_ip(f, &ev.ip))
-				ev.suppressed = 1;
+			event_ip(f, &ev);
 		}
 		*out = ev;
 		*got = true;
@@ -556,19 +750,23 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 			return err;
 		if (f->ntipq) {
 			ev = tip_dequeue(f);
-			if (ev.type == HWT_DEC_EV_ASYNC_BRANCH) {
+			switch (ev.type) {
+			case HWT_DEC_EV_ASYNC_BRANCH:
 				ev.type = HWT_DEC_EV_ASYNC_DISABLED;
-				if (!query_ip(f, &ev.ip))
-					ev.suppressed = 1;
-			} else if (ev.type == HWT_DEC_EV_EXEC_MODE) {
+				event_ip(f, &ev);
+				break;
+			case HWT_DEC_EV_EXEC_MODE:
+			case HWT_DEC_EV_ASYNC_PAGING:
+			case HWT_DEC_EV_ASYNC_VMCS:
+				/* Bound after the disable: no IP. */
 				ev.suppressed = 1;
-			} else {
+				break;
+			default:
 				return DECLINE;
 			}
 		} else {
 			ev.type = HWT_DEC_EV_DISABLED;
-			if (!query_ip(f, &ev.ip))
-				ev.suppressed = 1;
+			event_ip(f, &ev);
 		}
 		*out = ev;
 		*got = true;
@@ -583,14 +781,16 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 		if (err < 0)
 			return err;
 		ev = tip_dequeue(f);
-		if (ev.type == HWT_DEC_EV_ASYNC_BRANCH) {
+		switch (ev.type) {
+		case HWT_DEC_EV_ASYNC_BRANCH:
 			f->consume_packet = true;
-			if (!query_ip(f, &ev.ip))
-				ev.suppressed = 1;
-		} else if (ev.type == HWT_DEC_EV_EXEC_MODE) {
-			if (!query_ip(f, &ev.ip))
-				ev.suppressed = 1;
-		} else {
+			/* fall through */
+		case HWT_DEC_EV_EXEC_MODE:
+		case HWT_DEC_EV_ASYNC_PAGING:
+		case HWT_DEC_EV_ASYNC_VMCS:
+			event_ip(f, &ev);
+			break;
+		default:
 			return DECLINE;
 		}
 		*out = ev;
@@ -600,17 +800,99 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 		f->consume_packet = false;
 		advance(f);
 		return 0;
+	case HWT_PKT_FUP:
+		if (!f->nfupq)
+			return decode_status(f);
+		return decode_bound_fup(f, out, got);
 	case HWT_PKT_MODE_EXEC:
 		ev.type = HWT_DEC_EV_EXEC_MODE;
-		ev.mode = exec_mode(f->np->aux);
+		ev.mode = exec_mode(p->aux);
 		err = tip_enqueue(f, &ev);
 		if (err < 0)
 			return err;
 		advance(f);
 		return 0;
+	case HWT_PKT_MODE_TSX:
+		ev.type = HWT_DEC_EV_TSX;
+		ev.aux = (uint8_t)(((p->aux & 1) ? TSX_SPEC : 0) | ((p->aux & 2) ? TSX_ABORT : 0));
+		advance(f);
+		/* Standalone while tracing is off, else bound to a FUP. */
+		if (f->q_enabled)
+			return fup_enqueue(f, &ev);
+		ev.suppressed = 1;
+		*out = ev;
+		*got = true;
+		return 0;
+	case HWT_PKT_PIP:
+		ev.payload = pip_cr3(p->payload);
+		ev.aux = p->payload & 1;
+		advance(f);
+		/* With an asynchronous branch in flight, bound to its TIP. */
+		if (tip_find(f, HWT_DEC_EV_ASYNC_BRANCH)) {
+			ev.type = HWT_DEC_EV_ASYNC_PAGING;
+			return tip_enqueue(f, &ev);
+		}
+		ev.type = HWT_DEC_EV_PAGING;
+		*out = ev;
+		*got = true;
+		return 0;
+	case HWT_PKT_VMCS:
+		ev.payload = p->payload;
+		advance(f);
+		bound = tip_find(f, HWT_DEC_EV_ASYNC_PAGING);
+		if (bound) {
+			/* Applied before the paging event it binds with. */
+			struct fev paging = *bound;
+
+			bound->type = HWT_DEC_EV_ASYNC_VMCS;
+			bound->payload = ev.payload;
+			bound->aux = 0;
+			return tip_enqueue(f, &paging);
+		}
+		if (tip_find(f, HWT_DEC_EV_ASYNC_BRANCH)) {
+			ev.type = HWT_DEC_EV_ASYNC_VMCS;
+			return tip_enqueue(f, &ev);
+		}
+		ev.type = HWT_DEC_EV_VMCS;
+		*out = ev;
+		*got = true;
+		return 0;
+	case HWT_PKT_OVF:
+		err = decode_ovf(f, &ev, got);
+		if (*got)
+			*out = ev;
+		return err;
+	case HWT_PKT_STOP:
+		ev.type = HWT_DEC_EV_STOP;
+		advance(f);
+		*out = ev;
+		*got = true;
+		return 0;
+	case HWT_PKT_EXSTOP:
+		ev.type = HWT_DEC_EV_EXSTOP;
+		advance(f);
+		if (p->aux & 0x80)
+			return fup_enqueue(f, &ev);
+		ev.suppressed = 1;
+		*out = ev;
+		*got = true;
+		return 0;
+	case HWT_PKT_MWAIT:
+		ev.type = HWT_DEC_EV_MWAIT;
+		ev.payload = p->payload;
+		advance(f);
+		return fup_enqueue(f, &ev);
+	case HWT_PKT_PWRE:
+	case HWT_PKT_PWRX:
+		ev.type = p->type == HWT_PKT_PWRE ? HWT_DEC_EV_PWRE : HWT_DEC_EV_PWRX;
+		ev.payload = p->payload;
+		advance(f);
+		*out = ev;
+		*got = true;
+		return 0;
 	case HWT_PKT_CBR:
 		ev.type = HWT_DEC_EV_CBR;
-		ev.payload = f->np->payload;
+		ev.payload = p->payload;
 		*out = ev;
 		*got = true;
 		advance(f);
@@ -618,8 +900,8 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 	case HWT_PKT_PSBEND:
 		if (f->npsbq > f->psbq_head) {
 			ev = f->psbq[f->psbq_head++];
-			if (ev.type == HWT_DEC_EV_EXEC_MODE && !query_ip(f, &ev.ip))
-				ev.suppressed = 1;
+			if (ev.type != HWT_DEC_EV_CBR)
+				event_ip(f, &ev);
 			*out = ev;
 			*got = true;
 			return 0;
@@ -766,7 +1048,7 @@ succ(struct fast *f, struct hwt_dec_bb *bb, int dir, int *err)
 static inline __attribute__((always_inline)) int
 add_item(struct fast *f, struct hwt_dec_bb *bb, uint32_t ninsn, uint8_t flags, uint64_t next_ip)
 {
-	return seg_bb(f->s, bb, ninsn, flags, next_ip, SEG_UNPOSED);
+	return seg_bb(f->s, bb, ninsn, flags | f->spec, next_ip, SEG_UNPOSED);
 }
 
 /* Gives the items since the last snapshot the current position. */
@@ -790,6 +1072,37 @@ static inline void snapshot_to(struct fast *f, size_t n)
 		s->items[i].pos = f->pos;
 	if (n > f->unposed)
 		f->unposed = n;
+}
+
+/* A decision with an event right after it (see held_bb). */
+static inline void hold(struct fast *f, struct hwt_dec_bb *bb, size_t item, bool taken)
+{
+	f->held_bb = bb;
+	f->held_item = item;
+	f->held_taken = taken;
+}
+
+/* An overflow: the held decision's outcome is lost (eng_ipt.c resolves
+ * it to 0). */
+static int drop_held(struct fast *f)
+{
+	struct seg *s = f->s;
+	struct hwt_dec_bb *bb = f->held_bb;
+
+	if (!bb)
+		return 0;
+	f->held_bb = NULL;
+	if (f->held_item != SEG_NOT_LOGGED) {
+		s->items[f->held_item].next_ip = 0;
+		s->items[f->held_item].flags &= (uint8_t)~SEG_F_TAKEN;
+	}
+	if (f->held_taken && s->profile) {
+		if (bb->id >= s->work->size && seg_work_grow(s->work, bb->id) < 0)
+			return s->err = -ENOMEM;
+		/* Runs' counts are folded in later: the sum is right. */
+		s->work->c[bb->id].taken--;
+	}
+	return 0;
 }
 
 static int close_open(struct fast *f)
@@ -824,6 +1137,7 @@ static int proceed_to_ip(struct fast *f, uint64_t to, struct hwt_dec_bb **last)
 			return 1;
 		if (++steps > 4096)
 			return DECLINE;
+		f->held_bb = NULL;
 		if (f->open) {
 			bb = f->open;
 		} else {
@@ -1135,6 +1449,7 @@ static int proceed_no_event(struct fast *f)
 	unsigned int direct = 0; /* direct jumps and calls in a row */
 	int err = 0;
 
+	f->held_bb = NULL;
 	if (f->open) {
 		bb = f->open;
 		f->open = NULL;
@@ -1157,7 +1472,7 @@ static int proceed_no_event(struct fast *f)
 		switch (bb->branch) {
 		case HWT_DEC_BR_COND:
 			direct = 0;
-			if (f->ntnt && !f->s->log_all) {
+			if (f->ntnt && !f->s->log_all && !f->spec) {
 				struct run *r = run_get(f, bb);
 
 				if (r) {
@@ -1179,6 +1494,10 @@ static int proceed_no_event(struct fast *f)
 						 * that decision took a snapshot). */
 						if (r->used >= 2)
 							snapshot_to(f, base + r->nlog_pre);
+						hold(f,
+						     (struct hwt_dec_bb *)(r->ent[r->n - 1] &
+									   ~(run_ent)7),
+						     SEG_NOT_LOGGED, r->ent[r->n - 1] & 1);
 						f->decided = true;
 						return 0;
 					}
@@ -1210,6 +1529,7 @@ static int proceed_no_event(struct fast *f)
 				return err;
 			f->ip = next;
 			if (st) {
+				hold(f, bb, f->s->last_logged, next == bb->target);
 				f->decided = true;
 				return 0;
 			}
@@ -1260,6 +1580,7 @@ static int proceed_no_event(struct fast *f)
 					return err;
 				f->ip = next;
 				if (st) {
+					hold(f, bb, f->s->last_logged, false);
 					f->decided = true;
 					return 0;
 				}
@@ -1294,6 +1615,7 @@ static int proceed_no_event(struct fast *f)
 					return err;
 				f->ip = next;
 				if (st) {
+					hold(f, bb, f->s->last_logged, false);
 					f->decided = true;
 					return 0;
 				}
@@ -1312,6 +1634,7 @@ static int proceed_no_event(struct fast *f)
 			if (err < 0)
 				return err == Q_EOS || err == Q_BADQUERY ? DECLINE : err;
 			if (f->status) {
+				hold(f, bb, f->s->last_logged, cond_flags(bb, f->ip) != 0);
 				f->decided = true;
 				return 0;
 			}
@@ -1348,8 +1671,36 @@ static int trailing_event(struct fast *f)
 			break;
 		return blk_status(f, ST_EVENT);
 	case HWT_DEC_EV_EXEC_MODE:
+	case HWT_DEC_EV_ASYNC_PAGING:
+	case HWT_DEC_EV_ASYNC_VMCS:
 		if (!f->ev.suppressed && f->ip != f->ev.ip)
 			break;
+		return blk_status(f, ST_EVENT);
+	case HWT_DEC_EV_PAGING:
+	case HWT_DEC_EV_VMCS:
+		/* Applied at once while tracing is off; else they bind to
+		 * the instruction that changes CR3 or the VMCS. */
+		if (f->enabled)
+			break;
+		return blk_status(f, ST_EVENT);
+	case HWT_DEC_EV_TSX:
+		if (f->ev.suppressed)
+			return blk_status(f, ST_EVENT);
+		/* BDM64 may move the decoder to the abort's IP. */
+		if (f->dec->ptcfg.errata.bdm64 && (f->ev.aux & TSX_ABORT))
+			return DECLINE;
+		if (f->ip != f->ev.ip)
+			break;
+		return blk_status(f, ST_EVENT);
+	case HWT_DEC_EV_EXSTOP:
+	case HWT_DEC_EV_MWAIT:
+		if (!f->ev.suppressed && f->enabled && f->ip != f->ev.ip)
+			break;
+		return blk_status(f, ST_EVENT);
+	case HWT_DEC_EV_OVERFLOW:
+	case HWT_DEC_EV_STOP:
+	case HWT_DEC_EV_PWRE:
+	case HWT_DEC_EV_PWRX:
 		return blk_status(f, ST_EVENT);
 	default:
 		return DECLINE;
@@ -1415,10 +1766,13 @@ static int proceed_event(struct fast *f)
 			return st == Q_BADQUERY ? DECLINE : st;
 		break;
 	case HWT_DEC_EV_EXEC_MODE:
+	case HWT_DEC_EV_ASYNC_PAGING:
+	case HWT_DEC_EV_ASYNC_VMCS:
+		/* pt_blk_proceed_to_ip_with_trace(). */
 		if (ev->suppressed)
 			break;
 		/* Tracing off and elsewhere: libipt walks the code to the
-		 * mode's IP even so. */
+		 * event's IP even so. */
 		if (!f->enabled && f->ip != ev->ip)
 			return DECLINE;
 		st = proceed_to_ip(f, ev->ip, &last);
@@ -1426,12 +1780,36 @@ static int proceed_event(struct fast *f)
 			st = complete_with_trace(f, last);
 			if (st < 0)
 				return st == Q_EOS || st == Q_BADQUERY ? DECLINE : st;
+			hold(f, last, f->s->last_logged, cond_flags(last, f->ip) != 0);
 			f->decided = true;
 			if (f->ip != ev->ip)
 				return 0; /* not reached yet: block ends */
 		} else if (st < 0) {
 			return st;
 		}
+		break;
+	case HWT_DEC_EV_PAGING:
+	case HWT_DEC_EV_VMCS:
+		/* Bound to a MOV CR3 or VMPTRLD: kernel code, libipt's. */
+		if (f->enabled)
+			return DECLINE;
+		break;
+	case HWT_DEC_EV_TSX:
+	case HWT_DEC_EV_EXSTOP:
+	case HWT_DEC_EV_MWAIT:
+		/* pt_blk_proceed_to_ip(), without trace. */
+		if (ev->suppressed || (ev->type != HWT_DEC_EV_TSX && !f->enabled))
+			break;
+		if (!f->enabled && f->ip != ev->ip)
+			return DECLINE;
+		st = proceed_to_ip(f, ev->ip, &last);
+		if (st <= 0)
+			return st == Q_BADQUERY || st == 0 ? DECLINE : st;
+		break;
+	case HWT_DEC_EV_OVERFLOW:
+	case HWT_DEC_EV_STOP:
+	case HWT_DEC_EV_PWRE:
+	case HWT_DEC_EV_PWRX:
 		break;
 	default:
 		return DECLINE;
@@ -1487,9 +1865,57 @@ static int context(struct fast *f, uint64_t pos, bool first, const struct hwt_de
 	return seg_add_ctx(f->s, &ctx, pos);
 }
 
+/* Events that bind to a place in the flow end the open block there
+ * (eng_ipt.c's event_breaks_flow). */
 static bool breaks_flow(uint8_t type)
 {
-	return type != HWT_DEC_EV_CBR;
+	return type != HWT_DEC_EV_CBR && type != HWT_DEC_EV_PWRE && type != HWT_DEC_EV_PWRX;
+}
+
+/* The event record, as hwt_dec_event_from_pt() makes it from libipt's. */
+static void fev_record(const struct fev *ev, struct hwt_dec_event *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->type = ev->type;
+	e->ip = ev->ip;
+	e->at = ev->at;
+	e->mode = ev->mode;
+	switch (ev->type) {
+	case HWT_DEC_EV_ENABLED:
+		e->resumed = ev->payload ? 1 : 0;
+		break;
+	case HWT_DEC_EV_CBR:
+	case HWT_DEC_EV_VMCS:
+	case HWT_DEC_EV_ASYNC_VMCS:
+		e->payload = ev->payload;
+		break;
+	case HWT_DEC_EV_PAGING:
+	case HWT_DEC_EV_ASYNC_PAGING:
+		e->payload = ev->payload;
+		e->non_root = ev->aux;
+		break;
+	case HWT_DEC_EV_TSX:
+		e->tsx = (ev->aux & TSX_ABORT) ? 2 : (ev->aux & TSX_SPEC) ? 1 : 0;
+		break;
+	case HWT_DEC_EV_MWAIT:
+		e->mwait_hints = (uint32_t)ev->payload;
+		e->mwait_ext = (uint32_t)(ev->payload >> 32);
+		break;
+	case HWT_DEC_EV_PWRE:
+		e->pwr_state = (uint8_t)((ev->payload & 0xf000) >> 12);
+		e->pwr_sub_state = (uint8_t)((ev->payload & 0xf00) >> 8);
+		e->pwr_hw = (ev->payload & 0x8) ? 1 : 0;
+		break;
+	case HWT_DEC_EV_PWRX:
+		e->pwrx_last = (uint8_t)((ev->payload & 0xf0) >> 4);
+		e->pwrx_deepest = (uint8_t)(ev->payload & 0xf);
+		e->pwrx_why =
+		    (uint8_t)(((ev->payload & 0x100) ? 1 : 0) | ((ev->payload & 0x400) ? 2 : 0) |
+			      ((ev->payload & 0x800) ? 4 : 0));
+		break;
+	default:
+		break;
+	}
 }
 
 /* pt_blk_event() and the conversion of the event. */
@@ -1497,7 +1923,7 @@ static int deliver_event(struct fast *f)
 {
 	struct fev ev = f->ev;
 	struct hwt_dec_event e;
-	uint8_t flags = 0;
+	uint8_t flags = 0, spec = f->spec;
 	int st, err;
 
 	if (!f->process_event)
@@ -1506,7 +1932,6 @@ static int deliver_event(struct fast *f)
 	case HWT_DEC_EV_ENABLED:
 		if (f->enabled)
 			return DECLINE;
-		e.resumed = 0;
 		if (ev.ip == f->ip)
 			ev.payload = 1; /* resumed */
 		f->ip = ev.ip;
@@ -1534,7 +1959,37 @@ static int deliver_event(struct fast *f)
 			return DECLINE;
 		f->mode = ev.mode;
 		break;
+	case HWT_DEC_EV_ASYNC_PAGING:
+	case HWT_DEC_EV_ASYNC_VMCS:
+	case HWT_DEC_EV_TSX:
+		if (!ev.suppressed && f->ip != ev.ip)
+			return DECLINE;
+		if (ev.type == HWT_DEC_EV_TSX)
+			spec = (ev.aux & TSX_SPEC) ? SEG_F_SPECULATIVE : 0;
+		break;
+	case HWT_DEC_EV_EXSTOP:
+	case HWT_DEC_EV_MWAIT:
+		if (!ev.suppressed && f->enabled && f->ip != ev.ip)
+			return DECLINE;
+		break;
+	case HWT_DEC_EV_OVERFLOW:
+		err = drop_held(f);
+		if (err < 0)
+			return err;
+		/* pt_blk_process_overflow(): on at the FUP, or off. */
+		f->enabled = !ev.suppressed;
+		f->ip = ev.suppressed ? 0 : ev.ip;
+		spec = 0;
+		break;
+	case HWT_DEC_EV_STOP:
+		if (f->enabled)
+			return DECLINE;
+		break;
+	case HWT_DEC_EV_PAGING:
+	case HWT_DEC_EV_VMCS:
 	case HWT_DEC_EV_CBR:
+	case HWT_DEC_EV_PWRE:
+	case HWT_DEC_EV_PWRX:
 		break;
 	default:
 		return DECLINE;
@@ -1550,24 +2005,14 @@ static int deliver_event(struct fast *f)
 	if (ev.suppressed)
 		flags |= SEG_F_IP_SUPPRESSED;
 	if (!ev.status && breaks_flow(ev.type)) {
+		/* What ran of the open block ran before the event. */
 		err = close_open(f);
 		if (err < 0)
 			return err;
 	}
+	f->spec = spec;
 	snapshot(f);
-	memset(&e, 0, sizeof(e));
-	e.type = ev.type;
-	e.ip = ev.ip;
-	e.at = ev.at;
-	e.mode = ev.mode;
-	e.payload = ev.type == HWT_DEC_EV_CBR ? ev.payload : 0;
-	if (ev.type == HWT_DEC_EV_ENABLED) {
-		e.resumed = ev.payload ? 1 : 0;
-		e.payload = 0;
-	}
-	if (ev.type == HWT_DEC_EV_ASYNC_BRANCH || ev.type == HWT_DEC_EV_ASYNC_DISABLED) {
-		/* libipt leaves `to`/`ip` as decoded even when suppressed. */
-	}
+	fev_record(&ev, &e);
 	err = seg_add_event(f->s, &e, flags, f->pos);
 	if (err < 0)
 		return err;
@@ -1631,10 +2076,15 @@ static int start(struct fast *f)
 	advance(f);
 	for (;;) {
 		n = peek(f);
-		if (n <= 0)
-			return DECLINE;
+		if (n <= 0) {
+			/* The trace ends inside the PSB+: libipt cannot
+			 * synchronize there, nothing to decode. */
+			f->cut_header = n == 0;
+			return n == 0 ? Q_EOS : DECLINE;
+		}
 		switch (f->np->type) {
 		case HWT_PKT_PSBEND:
+		case HWT_PKT_OVF: /* ends the PSB+ as well */
 			goto header_done;
 		case HWT_PKT_FUP:
 			if (f->dec->ptcfg.errata.bdm70 && !f->q_enabled &&
@@ -1659,15 +2109,33 @@ static int start(struct fast *f)
 			f->psbq[f->npsbq++] = ev;
 			break;
 		}
-		case HWT_PKT_CBR: {
+		case HWT_PKT_CBR:
+		case HWT_PKT_MODE_TSX:
+		case HWT_PKT_PIP:
+		case HWT_PKT_VMCS: {
+			/* Status updates at PSBEND (pt_qry_header_*). */
 			struct fev ev;
+			const struct seg_pkt *p = f->np;
 
 			if (f->npsbq == HWT_ARRAY_SIZE(f->psbq))
 				return DECLINE;
 			memset(&ev, 0, sizeof(ev));
-			ev.type = HWT_DEC_EV_CBR;
 			ev.status = 1;
-			ev.payload = f->np->payload;
+			if (p->type == HWT_PKT_CBR) {
+				ev.type = HWT_DEC_EV_CBR;
+				ev.payload = p->payload;
+			} else if (p->type == HWT_PKT_MODE_TSX) {
+				ev.type = HWT_DEC_EV_TSX;
+				ev.aux = (uint8_t)(((p->aux & 1) ? TSX_SPEC : 0) |
+						   ((p->aux & 2) ? TSX_ABORT : 0));
+			} else if (p->type == HWT_PKT_PIP) {
+				ev.type = HWT_DEC_EV_ASYNC_PAGING;
+				ev.payload = pip_cr3(p->payload);
+				ev.aux = p->payload & 1;
+			} else {
+				ev.type = HWT_DEC_EV_ASYNC_VMCS;
+				ev.payload = p->payload;
+			}
 			f->psbq[f->npsbq++] = ev;
 			break;
 		}
@@ -1692,10 +2160,11 @@ header_done:
 		 * its state; the PSB+ only updates the query decoder. Going
 		 * on from elsewhere than the PSB+'s FUP, or in a
 		 * transaction, is libipt's to decode. */
-		if (e->spec || (e->enabled && (!query_ip(f, &fup) || fup != e->ip)))
+		if (e->enabled && (!query_ip(f, &fup) || fup != e->ip))
 			return DECLINE;
 		f->ip = e->ip;
 		f->mode = e->mode;
+		f->spec = e->spec ? SEG_F_SPECULATIVE : 0;
 		st = e->enabled ? 0 : ST_IPSUP;
 	} else if (query_ip(f, &f->ip)) {
 		/* The start address is taken before reading ahead. */
@@ -1741,7 +2210,9 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 	int status, err;
 
 	/* Outside the subset from the start. */
-	if (dec->cfg.filter.addr_cfg || (dec->cfg.flags & HWT_DEC_F_TICK) ||
+	/* Address filters matter to libipt only for its SKL014 workaround. */
+	if ((dec->cfg.filter.addr_cfg && dec->ptcfg.errata.skl014) ||
+	    (dec->cfg.flags & HWT_DEC_F_TICK) ||
 	    (dec->cfg.context && (!dec->cfg.context_span || !s->ntl)))
 		return DECLINE;
 	f = calloc(1, sizeof(*f));
@@ -1786,9 +2257,9 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 		goto out;
 	f->unposed = s->nitems;
 	status = start(f);
-	if (status == Q_EOS && s->entry.known) {
-		/* libipt starts decoding on here (eng_ipt.c's prefix) and
-		 * then finds nothing: its view of the end. */
+	if (status == Q_EOS && s->entry.known && s->entry.enabled && !f->cut_header) {
+		/* libipt goes on here with tracing on (eng_ipt.c's prefix)
+		 * and finds no trace: its view of where the flow ends. */
 		err = DECLINE;
 		goto out;
 	}
@@ -1824,7 +2295,7 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 				f->open = NULL;
 				snapshot(f);
 				err = seg_tail(dec, s, f->ctx.image, bb ? bb->ip : f->ip,
-					       (enum hwt_dec_mode)f->mode, f->pos, 0);
+					       (enum hwt_dec_mode)f->mode, f->pos, f->spec);
 				goto out;
 			}
 			err = close_open(f);
@@ -1864,7 +2335,7 @@ out : {
 	if (empty)
 		seg_exit_empty(s);
 	else
-		seg_set_exit(s, err == 0 && !s->ngaps, f->enabled, f->ip, f->mode, false);
+		seg_set_exit(s, err == 0 && !s->ngaps, f->enabled, f->ip, f->mode, f->spec != 0);
 	free(f);
 	return err;
 }

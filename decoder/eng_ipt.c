@@ -848,7 +848,12 @@ static int seg_ipt_once(struct hwt_dec *dec, struct seg *s)
 	if (err < 0 || !s->ngaps || dec->cfg.context)
 		return err;
 	seg_drop_counts(s);
-	seg_reset(s);
+	{
+		bool fallback = s->fallback;
+
+		seg_reset(s);
+		s->fallback = fallback;
+	}
 	return seg_ipt(dec, s, true);
 }
 

@@ -556,7 +556,9 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 			} else {
 				q = &s->pkts[s->npkts++];
 				q->off = (uint32_t)(off - s->start);
-				q->payload = p.payload;
+				/* MWAIT: hints and extensions in one. */
+				q->payload = p.type == HWT_PKT_MWAIT ? p.payload | p.payload2 << 32
+								     : p.payload;
 				q->type = n > 0		  ? p.type
 					  : off >= s->end ? SEG_PKT_END
 							  : HWT_PKT_BAD;

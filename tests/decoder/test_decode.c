@@ -101,7 +101,7 @@ static void decode(const struct ptsynth *w, const struct dectest_opts *o, struct
  * overflows, the branch right before each overflow has its outcome
  * unrecorded (libipt stops at the OVF without giving where it went), and
  * the call stack goes on across the lost trace. */
-static void check_truth_shaped(const struct ptsynth *w, bool shaped)
+static void check_truth(const struct ptsynth *w)
 {
 	/* With an address filter, frames entered outside it return as
 	 * unknown frames, and depths count from where tracing began. */
@@ -134,10 +134,6 @@ static void check_truth_shaped(const struct ptsynth *w, bool shaped)
 		assert_int_equal(fast.stats.unknown_returns, 0);
 		assert_int_equal(fast.unwound, 0);
 		assert_int_equal(fast.max_depth, t->max_depth);
-		/* The fast engine decodes such traces by itself (the real
-		 * shapes, not yet: issue 13, item 2). */
-		if (!shaped)
-			assert_int_equal(fast.stats.segments_fallback, 0);
 	} else if (w->truth.overflows == 0) {
 		assert_int_equal(fast.taken, t->cond_to_target);
 		assert_int_equal(fast.ind_targets, t->indirect);
@@ -148,6 +144,9 @@ static void check_truth_shaped(const struct ptsynth *w, bool shaped)
 			    t->overflows);
 	}
 
+	/* The fast engine decodes such traces by itself: the real shapes
+	 * and overflows too. */
+	assert_int_equal(fast.stats.segments_fallback, 0);
 	assert_int_equal(ipt.stats.insns, t->insns);
 	assert_int_equal(ipt.taken, fast.taken);
 	assert_int_equal(ipt.ind_targets, fast.ind_targets);
@@ -174,18 +173,12 @@ static void check_truth_shaped(const struct ptsynth *w, bool shaped)
 		assert_int_equal(fnb.profile_hash, fast.profile_hash);
 		assert_int_equal(inb.profile_hash, fast.profile_hash);
 		assert_same_text(inb.text, fnb.text);
-		if (exact && !shaped)
-			assert_int_equal(fnb.stats.segments_fallback, 0);
+		assert_int_equal(fnb.stats.segments_fallback, 0);
 		dectest_result_free(&fnb);
 		dectest_result_free(&inb);
 	}
 	dectest_result_free(&fast);
 	dectest_result_free(&ipt);
-}
-
-static void check_truth(const struct ptsynth *w)
-{
-	check_truth_shaped(w, false);
 }
 
 static void test_synth_random(void **state)
@@ -315,7 +308,7 @@ static void test_synth_real_shapes(void **state)
 		 * the kernel. */
 		assert_true(w.truth.psbs >= w.pt_len / 256 / 2);
 		assert_true(w.truth.psbs > 4 * (w.truth.syscalls + w.truth.interrupts));
-		check_truth_shaped(&w, true);
+		check_truth(&w);
 		check_parallel_and_pieces(&w);
 		ptsynth_free(&w);
 	}
@@ -375,7 +368,7 @@ static void test_synth_filter_vmentry(void **state)
 		}
 		if (v[k].vmentry)
 			assert_true(w.truth.syscalls + w.truth.interrupts > 10 / DECTEST_SCALE);
-		check_truth_shaped(&w, true);
+		check_truth(&w);
 		check_parallel_and_pieces(&w);
 		ptsynth_free(&w);
 	}
