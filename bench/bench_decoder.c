@@ -251,6 +251,15 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 	wc.syscall_ppm = getenv("HWT_BENCH_SYSCALL_PPM")
 			     ? (unsigned int)atoi(getenv("HWT_BENCH_SYSCALL_PPM"))
 			     : 200;
+	/* The trace's shape: HWT_BENCH_SHAPE=real (ptsynth_config_real: the
+	 * packets of the real traces), HWT_BENCH_PSB=BYTES (PSB period),
+	 * HWT_BENCH_PSB_OFF=N (PSB+ runs while tracing is off). */
+	if (getenv("HWT_BENCH_SHAPE") && !strcmp(getenv("HWT_BENCH_SHAPE"), "real"))
+		ptsynth_config_real(&wc);
+	if (getenv("HWT_BENCH_PSB"))
+		wc.psb_period = (size_t)strtoul(getenv("HWT_BENCH_PSB"), NULL, 0);
+	if (getenv("HWT_BENCH_PSB_OFF"))
+		wc.psb_off = (unsigned int)strtoul(getenv("HWT_BENCH_PSB_OFF"), NULL, 0);
 	if (ptsynth_generate(&wc, &w) < 0) {
 		fprintf(stderr, "bench_decoder: cannot generate the workload\n");
 		return 1;

@@ -491,6 +491,12 @@ struct hwt_dec_config {
 					       * 0 or 1: in the calling thread */
 	size_t window;			      /* segments in flight when parallel;
 					       * default 64 (bounds memory) */
+	size_t segment_bytes;		      /* a segment runs from a PSB to the
+					       * first PSB this many bytes on or
+					       * more (the PSBs inside decode as
+					       * libipt decodes them in a whole
+					       * stream); default 4096, 1: every
+					       * PSB starts one */
 	hwt_dec_context_fn context;	      /* optional sideband hook */
 	hwt_dec_context_span_fn context_span; /* optional, with context */
 	void *context_ctx;
@@ -550,6 +556,7 @@ struct hwt_dec_stats {
 	uint64_t bytes;		    /* PT bytes given */
 	uint64_t segments;	    /* PSB segments decoded */
 	uint64_t segments_fallback; /* ... of which by libipt (FAST engine) */
+	uint64_t segments_failed;   /* ... in which decoding failed (gaps) */
 	uint64_t gaps;		    /* GAP records */
 	uint64_t gap_bytes;	    /* PT bytes skipped by gaps */
 	uint64_t overflows;	    /* OVF packets */

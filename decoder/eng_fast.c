@@ -257,6 +257,7 @@ static bool unsupported(uint8_t t)
 	case HWT_PKT_PWRX:
 	case HWT_PKT_PSBEND:
 	case HWT_PKT_INVALID:
+	case HWT_PKT_PSB:
 		return false;
 	default:
 		return true;
@@ -424,10 +425,16 @@ static int decode_fup(struct fast *f)
 	return 0;
 }
 
+static int psb_header(struct fast *f);
+
 /* Decodes a status packet during read-ahead. */
 static int decode_status(struct fast *f)
 {
 	switch (f->np->type) {
+	case HWT_PKT_PSB:
+		/* A PSB+ inside the segment: decoding goes on through it
+		 * (libipt's pt_qry_decode_psb). */
+		return psb_header(f);
 	case HWT_PKT_PAD:
 	case HWT_PKT_TSC:
 	case HWT_PKT_TMA:
@@ -2059,33 +2066,68 @@ static bool bdm70_applies(struct fast *f, uint64_t off)
 	return false;
 }
 
-/* PSB+ at the segment start (pt_qry_start and pt_blk_start). */
-static int start(struct fast *f)
+/* Queues a PSB+ status update for PSBEND (pt_qry_header_*). */
+static int psb_status(struct fast *f, const struct seg_pkt *p)
 {
-	int n, st, err;
-	bool have_fup = false;
+	struct fev ev;
 
-	f->pos = f->s->start;
-	n = peek(f);
-	if (n <= 0 || f->np->type != HWT_PKT_PSB)
+	if (f->npsbq == HWT_ARRAY_SIZE(f->psbq))
 		return DECLINE;
-	/* Decoding on from the segment before: the query decoder's own
-	 * enabled flag (BDM70's check) is where tracing was. */
-	if (f->s->entry.known)
-		f->q_enabled = f->s->entry.enabled;
+	memset(&ev, 0, sizeof(ev));
+	ev.status = 1;
+	switch (p->type) {
+	case HWT_PKT_MODE_EXEC:
+		ev.type = HWT_DEC_EV_EXEC_MODE;
+		ev.mode = exec_mode(p->aux);
+		break;
+	case HWT_PKT_CBR:
+		ev.type = HWT_DEC_EV_CBR;
+		ev.payload = p->payload;
+		break;
+	case HWT_PKT_MODE_TSX:
+		ev.type = HWT_DEC_EV_TSX;
+		ev.aux = (uint8_t)(((p->aux & 1) ? TSX_SPEC : 0) | ((p->aux & 2) ? TSX_ABORT : 0));
+		break;
+	case HWT_PKT_PIP:
+		ev.type = HWT_DEC_EV_ASYNC_PAGING;
+		ev.payload = pip_cr3(p->payload);
+		ev.aux = p->payload & 1;
+		break;
+	default:
+		ev.type = HWT_DEC_EV_ASYNC_VMCS;
+		ev.payload = p->payload;
+		break;
+	}
+	f->psbq[f->npsbq++] = ev;
+	return 0;
+}
+
+/* A PSB+ (pt_qry_decode_psb, pt_qry_read_psb_header): from the PSB at
+ * f->np up to its PSBEND or an OVF, which end it (not consumed). The last
+ * IP starts over; a FUP sets it (and tracing on for the query decoder);
+ * the status updates wait in psbq for PSBEND. Returns 0, Q_EOS when the
+ * trace ends inside it (f->cut_header), or DECLINE. */
+static int psb_header(struct fast *f)
+{
+	int n, err;
+
 	advance(f);
+	f->last_ip = 0;
+	f->last_ip_valid = false;
+	f->last_ip_suppressed = false;
+	f->npsbq = f->psbq_head = 0;
 	for (;;) {
 		n = peek(f);
 		if (n <= 0) {
 			/* The trace ends inside the PSB+: libipt cannot
-			 * synchronize there, nothing to decode. */
+			 * decode it, nothing to decode. */
 			f->cut_header = n == 0;
 			return n == 0 ? Q_EOS : DECLINE;
 		}
 		switch (f->np->type) {
 		case HWT_PKT_PSBEND:
-		case HWT_PKT_OVF: /* ends the PSB+ as well */
-			goto header_done;
+		case HWT_PKT_OVF:
+			return 0;
 		case HWT_PKT_FUP:
 			if (f->dec->ptcfg.errata.bdm70 && !f->q_enabled &&
 			    bdm70_applies(f, f->pos + (uint64_t)n))
@@ -2095,50 +2137,16 @@ static int start(struct fast *f)
 				return err;
 			if (f->np->ipc != HWT_IPC_SUPPRESSED)
 				f->q_enabled = true;
-			have_fup = true;
 			break;
-		case HWT_PKT_MODE_EXEC: {
-			struct fev ev;
-
-			if (f->npsbq == HWT_ARRAY_SIZE(f->psbq))
-				return DECLINE;
-			memset(&ev, 0, sizeof(ev));
-			ev.type = HWT_DEC_EV_EXEC_MODE;
-			ev.status = 1;
-			ev.mode = exec_mode(f->np->aux);
-			f->psbq[f->npsbq++] = ev;
-			break;
-		}
+		case HWT_PKT_MODE_EXEC:
 		case HWT_PKT_CBR:
 		case HWT_PKT_MODE_TSX:
 		case HWT_PKT_PIP:
-		case HWT_PKT_VMCS: {
-			/* Status updates at PSBEND (pt_qry_header_*). */
-			struct fev ev;
-			const struct seg_pkt *p = f->np;
-
-			if (f->npsbq == HWT_ARRAY_SIZE(f->psbq))
-				return DECLINE;
-			memset(&ev, 0, sizeof(ev));
-			ev.status = 1;
-			if (p->type == HWT_PKT_CBR) {
-				ev.type = HWT_DEC_EV_CBR;
-				ev.payload = p->payload;
-			} else if (p->type == HWT_PKT_MODE_TSX) {
-				ev.type = HWT_DEC_EV_TSX;
-				ev.aux = (uint8_t)(((p->aux & 1) ? TSX_SPEC : 0) |
-						   ((p->aux & 2) ? TSX_ABORT : 0));
-			} else if (p->type == HWT_PKT_PIP) {
-				ev.type = HWT_DEC_EV_ASYNC_PAGING;
-				ev.payload = pip_cr3(p->payload);
-				ev.aux = p->payload & 1;
-			} else {
-				ev.type = HWT_DEC_EV_ASYNC_VMCS;
-				ev.payload = p->payload;
-			}
-			f->psbq[f->npsbq++] = ev;
+		case HWT_PKT_VMCS:
+			err = psb_status(f, f->np);
+			if (err < 0)
+				return err;
 			break;
-		}
 		case HWT_PKT_PAD:
 		case HWT_PKT_TSC:
 		case HWT_PKT_TMA:
@@ -2150,16 +2158,36 @@ static int start(struct fast *f)
 		}
 		advance(f);
 	}
-header_done:
-	(void)have_fup;
-	if (f->s->entry.known) {
-		const struct seg_state *e = &f->s->entry;
+}
+
+/* PSB+ at the segment start (pt_qry_start and pt_blk_start). */
+static int start(struct fast *f)
+{
+	const struct seg_state *e = &f->s->entry;
+	/* libipt starts from a state with nothing to tell (tracing off, no
+	 * resume address, mode or transaction) as from a fresh sync: its
+	 * prefix (eng_ipt.c) is a PSB+ without events. */
+	bool cont = e->known && (e->enabled || e->ip || e->mode != HWT_DEC_MODE_UNKNOWN || e->spec);
+	int n, st, err;
+
+	f->pos = f->s->start;
+	n = peek(f);
+	if (n <= 0 || f->np->type != HWT_PKT_PSB)
+		return DECLINE;
+	/* Decoding on from the segment before: the query decoder's own
+	 * enabled flag (BDM70's check) is where tracing was. */
+	if (e->known)
+		f->q_enabled = e->enabled;
+	err = psb_header(f);
+	if (err < 0)
+		return err;
+	if (cont) {
 		uint64_t fup;
 
 		/* libipt decoding on across the PSB: the block decoder keeps
 		 * its state; the PSB+ only updates the query decoder. Going
-		 * on from elsewhere than the PSB+'s FUP, or in a
-		 * transaction, is libipt's to decode. */
+		 * on from elsewhere than the PSB+'s FUP is libipt's to
+		 * decode. */
 		if (e->enabled && (!query_ip(f, &fup) || fup != e->ip))
 			return DECLINE;
 		f->ip = e->ip;
@@ -2177,6 +2205,10 @@ header_done:
 	err = read_ahead(f);
 	if (err < 0)
 		return err;
+	/* Without an IP, one from a PSB+ right after (read ahead) is taken
+	 * (pt_qry_start's second look). */
+	if (!cont && (st & ST_IPSUP) && query_ip(f, &f->ip))
+		st = 0;
 	err = status_flags(f);
 	if (err < 0)
 		return err;

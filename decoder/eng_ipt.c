@@ -46,6 +46,8 @@ struct conv {
 	 * block cache, which other decoders share). */
 	uint64_t prepos;
 	bool stopped;
+	/* A gap since the last synchronization: the exit is not known. */
+	bool failed;
 	/* Decoding from a known state (s->entry): libipt starts at a prefix
 	 * of `skew` bytes that puts it in that state, and its first `skip`
 	 * events are the prefix's. */
@@ -537,6 +539,58 @@ static int conv_tail(struct conv *c, const struct pt_block *b, uint64_t pos)
 			b->speculative ? SEG_F_SPECULATIVE : 0);
 }
 
+/* Where decoding stops (an error, or the end): the items waiting for a
+ * position get it, a branch whose outcome never came has none, the
+ * instructions not yet carried are. */
+static int conv_stop(struct conv *c)
+{
+	uint64_t endpos = c->stopped ? c->prepos : c->blk ? conv_pos(c) : c->s->end;
+	int err;
+
+	conv_snapshot(c, endpos);
+	err = conv_resolve(c, 0);
+	if (err == 0)
+		err = seg_flush_delta(c->s, endpos);
+	return err;
+}
+
+/* After an error, libipt decoding the whole stream (ptxed) synchronizes
+ * at the next PSB after where it stopped: the same here, inside the
+ * segment. The last gap's size is then the bytes up to there. Returns 0
+ * with libipt's status in *status, 1 when no PSB follows, or a negative
+ * error. */
+static int conv_resync(struct conv *c, int *status)
+{
+	struct seg *s = c->s;
+	uint64_t off = 0;
+	int err = conv_stop(c);
+
+	if (err < 0)
+		return err;
+	*status = pt_blk_sync_forward(c->blk);
+	if (*status < 0)
+		return 1;
+	if (pt_blk_get_sync_offset(c->blk, &off) == 0 && s->nitems &&
+	    s->items[s->nitems - 1].kind == SEG_GAP) {
+		const struct seg_item *it = &s->items[s->nitems - 1];
+		uint64_t sync = s->start + (off > c->skew ? off - c->skew : 0);
+
+		if (sync > it->pos)
+			s->gaps[it->ninsn].size = sync - it->pos;
+	}
+	c->open = NULL;
+	c->pending = NULL;
+	c->stopped = false;
+	c->failed = false;
+	c->direct_run = 0;
+	c->run_pos = 0;
+	c->enabled = !(*status & pts_ip_suppressed);
+	c->mode = HWT_DEC_MODE_UNKNOWN;
+	c->spec = false;
+	c->dis_ip = 0;
+	return 0;
+}
+
 /* Packets that bring libipt's block decoder into state st, as if it had
  * decoded up to here: a PSB+ with the execution mode, the transaction
  * state and, when tracing is on, a FUP at st->ip; when tracing is off but
@@ -705,12 +759,14 @@ static int seg_ipt(struct hwt_dec *dec, struct seg *s, bool cold)
 		err = 0;
 		goto out;
 	}
+	c.enabled = !(status & pts_ip_suppressed);
 	if (status < 0) {
 		err = seg_add_gap(s, HWT_DEC_GAP_SYNC, hwt_dec_err_from_pt(status),
 				  pt_errstr(pt_errcode(status)), 0, s->end - s->start, s->start);
-		goto out;
+		if (err < 0)
+			goto out;
+		goto resync;
 	}
-	c.enabled = !(status & pts_ip_suppressed);
 	for (;;) {
 		uint64_t pos;
 
@@ -729,7 +785,9 @@ static int seg_ipt(struct hwt_dec *dec, struct seg *s, bool cold)
 			err = conv_close_open(&c, pos);
 			if (err == 0)
 				err = conv_gap(&c, status, error_ip(&c, status, &block), pos);
-			goto out;
+			if (err < 0)
+				goto out;
+			goto resync;
 		}
 		if (status & pts_eos) {
 			if (!(status & pts_ip_suppressed) && !s->last && s->has_end_ip) {
@@ -780,17 +838,23 @@ static int seg_ipt(struct hwt_dec *dec, struct seg *s, bool cold)
 			c.stopped = true;
 			if (block.ninsn) {
 				err = conv_block(&c, &block, pos);
-				if (err)
+				if (err < 0)
 					goto out;
+				if (err > 0)
+					goto resync;
 			}
 			err = conv_close_open(&c, pos);
 			if (err == 0)
 				err = conv_gap(&c, status, error_ip(&c, status, &block), pos);
-			goto out;
+			if (err < 0)
+				goto out;
+			goto resync;
 		}
 		err = conv_block(&c, &block, pos);
-		if (err)
+		if (err < 0)
 			goto out;
+		if (err > 0)
+			goto resync;
 		if ((status & pts_event_pending) || c.pending)
 			conv_snapshot(&c, pos);
 		/* A run of direct jumps and calls without trace. */
@@ -804,30 +868,34 @@ static int seg_ipt(struct hwt_dec *dec, struct seg *s, bool cold)
 				err = seg_add_gap(s, HWT_DEC_GAP_ERROR, -HWT_EDECODE,
 						  HWT_DEC_ENDLESS_WHAT, block.end_ip,
 						  s->end > pos ? s->end - pos : 0, pos);
-			goto out;
+			if (err < 0)
+				goto out;
+			goto resync;
 		}
+		continue;
+	resync:
+		/* A gap: decoding goes on at the next PSB, if any. */
+		c.failed = true;
+		err = conv_resync(&c, &status);
+		if (err != 0)
+			goto out;
+		memset(&block, 0, sizeof(block));
 	}
 out:
 	if (err >= 0) {
-		uint64_t endpos = c.stopped ? c.prepos : c.blk ? conv_pos(&c) : s->end;
-		int e2;
+		int e2 = conv_stop(&c);
 
-		conv_snapshot(&c, endpos);
-		/* A branch whose outcome never came. */
-		e2 = conv_resolve(&c, 0);
-		if (e2 == 0)
-			e2 = seg_flush_delta(s, endpos);
 		if (e2 < 0)
 			err = e2;
 	}
 	if (err > 0)
 		err = 0;
-	if (err == 0 && !empty && !s->ngaps && !c.enabled && dec->ptcfg.errata.skd010)
+	if (err == 0 && !empty && !c.failed && !c.enabled && dec->ptcfg.errata.skd010)
 		skd010_at_end(&c);
 	if (empty)
 		seg_exit_empty(s);
 	else
-		seg_set_exit(s, err >= 0 && !s->ngaps && !s->err, c.enabled, c.dis_ip, c.mode,
+		seg_set_exit(s, err >= 0 && !c.failed && !s->err, c.enabled, c.dis_ip, c.mode,
 			     c.spec);
 	pt_blk_free_decoder(c.blk);
 	pt_image_free(c.cold_image);

@@ -718,6 +718,8 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 	r.want_call = f->dec->want & HWT_DEC_WANT(HWT_DEC_REC_CALL);
 	r.want_ret = f->dec->want & HWT_DEC_WANT(HWT_DEC_REC_RETURN);
 	f->dec->stats.segments++;
+	if (s->ngaps)
+		f->dec->stats.segments_failed++;
 	if (s->fallback)
 		f->dec->stats.segments_fallback++;
 	for (size_t i = 0; i < s->nitems && err >= 0; i++) {

@@ -19,6 +19,21 @@
 #include "decoder/pkt.h"
 #include "decoder/seg.h"
 
+/* Where the segment starting at the PSB at start ends: the first PSB at
+ * least cfg.segment_bytes on. libipt decodes the PSBs inside as it does
+ * decoding a whole stream; per-segment work (set-up, the time line, the
+ * state from the segment before) is amortized over that much trace however
+ * often the CPU wrote PSBs (every 256 bytes, or PSB+ after PSB+ while
+ * tracing is off), and there are still plenty of segments to decode in
+ * parallel. */
+static size_t seg_cut(const struct hwt_dec *dec, const uint8_t *buf, size_t len, size_t start)
+{
+	size_t min = dec->cfg.segment_bytes;
+
+	return hwt_pkt_find_psb(buf, len,
+				start + (min < HWT_PKT_PSB_SIZE ? HWT_PKT_PSB_SIZE : min));
+}
+
 /* What a decoding thread keeps between segments. */
 struct worker {
 	void *fast;	      /* the fast engine's caches */
@@ -182,7 +197,7 @@ static long par_claim(struct par *p)
 	if (p->state[i] != 0)
 		return -1;
 	start = p->next_psb;
-	end = hwt_pkt_find_psb(p->buf, p->len, (size_t)start + HWT_PKT_PSB_SIZE);
+	end = seg_cut(p->dec, p->buf, p->len, (size_t)start);
 	p->next_psb = end;
 	s = &p->slots[i];
 	seg_init(s, p->buf, p->len, start, end, end >= p->len && p->final);
@@ -399,6 +414,14 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bo
 	if (err < 0 || first >= len)
 		return err;
 	limit = decodable_end(buf, len, first, final);
+	if (!final) {
+		/* The last segment end in reach. */
+		size_t cut = first, next;
+
+		while ((next = seg_cut(dec, buf, len, cut)) <= limit)
+			cut = next;
+		limit = cut;
+	}
 	if (keep)
 		*keep = limit;
 	if (limit <= first)
@@ -413,7 +436,7 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bo
 	}
 	memset(&s, 0, sizeof(s));
 	for (start = first; start < limit;) {
-		uint64_t end = hwt_pkt_find_psb(buf, len, (size_t)start + HWT_PKT_PSB_SIZE);
+		uint64_t end = seg_cut(dec, buf, len, (size_t)start);
 
 		seg_init(&s, buf, len, start, end, end >= len && final);
 		s.entry = dec->state;

@@ -234,12 +234,15 @@ static void check_trace(const char *name, size_t min_insns)
 			 v->window, v->piece);
 		decode(&tr, v, &d);
 		check_truth(&tr, &d, what);
-		/* FAST leaves to libipt only the segments libipt fails on
-		 * (one per ptxed error here), in every way of decoding. */
+		/* FAST leaves to libipt only the segments libipt fails on,
+		 * in every way of decoding. */
 		if (v->engine == HWT_DEC_ENGINE_FAST &&
-		    d.stats.segments_fallback != tr.truth.errors)
-			fail_msg("%s %s: %" PRIu64 " segments left to libipt, ptxed %u errors",
-				 tr.dir, what, d.stats.segments_fallback, tr.truth.errors);
+		    d.stats.segments_fallback != d.stats.segments_failed)
+			fail_msg("%s %s: %" PRIu64 " segments left to libipt, %" PRIu64 " failed",
+				 tr.dir, what, d.stats.segments_fallback, d.stats.segments_failed);
+		if (!tr.truth.errors != !d.stats.segments_failed)
+			fail_msg("%s %s: %" PRIu64 " segments failed, ptxed %u errors", tr.dir,
+				 what, d.stats.segments_failed, tr.truth.errors);
 		if (i == 0) {
 			fast = d;
 			continue;

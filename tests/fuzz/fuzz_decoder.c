@@ -14,7 +14,7 @@
  *   - the FAST and LIBIPT engines give the same records (the fast engine
  *     must decode exactly what libipt decodes, or decline);
  *   - decoding the same bytes fed in pieces, or on two threads, gives
- *     the same records;
+ *     the same records; with a segment at every PSB too;
  *   - decoding twice gives the same records (determinism);
  *   - without block records (the fast engine then counts cached TNT runs
  *     as a whole), FAST and LIBIPT give the same records and both give
@@ -176,7 +176,7 @@ static uint64_t profile_hash(const struct hwt_dec *dec)
 }
 
 static struct digest run(uint32_t engine, uint8_t conf, const uint8_t *pt, size_t len, size_t piece,
-			 bool blocks, unsigned int threads)
+			 bool blocks, unsigned int threads, size_t segment_bytes)
 {
 	struct hwt_dec_config cfg;
 	struct hwt_dec *dec;
@@ -192,6 +192,8 @@ static struct digest run(uint32_t engine, uint8_t conf, const uint8_t *pt, size_
 	cfg.cpuid_0x15_ebx = 100;
 	cfg.threads = threads;
 	cfg.window = 2;
+	if (segment_bytes)
+		cfg.segment_bytes = segment_bytes;
 	if (hwt_dec_cpu_parse(&cfg.cpu, cpus[conf & 7]) < 0)
 		abort();
 	if (conf >> 5) {
@@ -242,7 +244,7 @@ static void same(const struct digest *a, const struct digest *b, const char *wha
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const size_t pieces[4] = {0, 7, 61, 1000};
-	struct digest fast, again, ipt, cut, par, nb_fast, nb_ipt;
+	struct digest fast, again, ipt, cut, par, seg, seg_ipt, nb_fast, nb_ipt;
 	uint8_t conf;
 
 	if (!size || size > (1u << 20))
@@ -251,26 +253,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	conf = data[0];
 	data++;
 	size--;
-	fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1);
-	again = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1);
+	fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1, 0);
+	again = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1, 0);
 	same(&fast, &again, "fast twice");
-	ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, true, 1);
+	ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, true, 1, 0);
 	same(&fast, &ipt, "fast vs libipt");
 	if (pieces[(conf >> 3) & 3]) {
-		cut = run(HWT_DEC_ENGINE_FAST, conf, data, size, pieces[(conf >> 3) & 3], true, 1);
+		cut =
+		    run(HWT_DEC_ENGINE_FAST, conf, data, size, pieces[(conf >> 3) & 3], true, 1, 0);
 		same(&fast, &cut, "fast in pieces");
 	}
-	/* Segments decoded ahead on threads start from a guess of the state
-	 * the one before leaves, and are decoded again where it matters. */
-	par = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 2);
-	same(&fast, &par, "fast on two threads");
-	nb_fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, false, 1);
-	nb_ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, false, 1);
+	/* A segment at every PSB (the inputs are smaller than the default
+	 * segment): the engines still agree; segments decoded ahead on
+	 * threads start from a guess of the state the one before leaves and
+	 * are decoded again where it matters. */
+	seg = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1, 1);
+	seg_ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, true, 1, 1);
+	same(&seg, &seg_ipt, "fast vs libipt, a segment at every PSB");
+	par = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 2, 1);
+	same(&seg, &par, "fast on two threads");
+	nb_fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, false, 1, 0);
+	nb_ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, false, 1, 0);
 	same(&nb_fast, &nb_ipt, "fast vs libipt without blocks");
 	if (nb_fast.prof != fast.prof) {
 		fprintf(stderr, "profile without blocks differs\n");
 		abort();
 	}
-	(void)run(HWT_DEC_ENGINE_PTXED, conf, data, size, 0, true, 1);
+	(void)run(HWT_DEC_ENGINE_PTXED, conf, data, size, 0, true, 1, 0);
 	return 0;
 }

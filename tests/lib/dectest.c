@@ -165,6 +165,8 @@ int dectest_decode(const struct dectest_opts *o, const uint8_t *code, size_t cod
 	cfg.engine = o->engine;
 	cfg.threads = o->threads;
 	cfg.window = o->window;
+	if (o->segment_bytes)
+		cfg.segment_bytes = o->segment_bytes;
 	cfg.flags = o->flags;
 	cfg.cpu = o->cpu;
 	cfg.cpuid_0x15_eax = o->cpuid_0x15_eax;

@@ -25,8 +25,9 @@
 struct dectest_opts {
 	uint32_t engine; /* enum hwt_dec_engine */
 	unsigned int threads;
-	size_t window;	/* 0: default */
-	uint32_t flags; /* HWT_DEC_F_* */
+	size_t window;	      /* 0: default */
+	size_t segment_bytes; /* 0: default */
+	uint32_t flags;	      /* HWT_DEC_F_* */
 	struct hwt_dec_cpu cpu;
 	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx;
 	uint8_t mtc_freq, nom_freq;
