@@ -235,7 +235,7 @@ static void test_synth_overflows(void **state)
 
 /* Parallel decoding, with a small window of segments in flight, and feeding
  * the stream in pieces give the sequential decode's records exactly; with
- * a segment at every PSB and with the default segments (PSBs inside). */
+ * a segment at every PSB and with segments of 4 KiB (PSBs inside). */
 static void check_parallel_and_pieces(const struct ptsynth *w_)
 {
 	const struct ptsynth w = *w_;
@@ -246,7 +246,7 @@ static void check_parallel_and_pieces(const struct ptsynth *w_)
 		struct dectest_result seq, par, par2, pieces, again;
 
 		opts_for(&o, &w, engines[e % 2]);
-		o.segment_bytes = e < 2 ? 1 : 0;
+		o.segment_bytes = e < 2 ? 1 : 4096;
 		decode(&w, &o, &seq);
 		assert_true(seq.stats.segments > (e < 2 ? 20 / DECTEST_SCALE : 1));
 		o.threads = 2;

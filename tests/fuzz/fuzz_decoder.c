@@ -253,18 +253,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	conf = data[0];
 	data++;
 	size--;
-	fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1, 0);
-	again = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1, 0);
+	fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1, 4096);
+	again = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1, 4096);
 	same(&fast, &again, "fast twice");
-	ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, true, 1, 0);
+	ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, true, 1, 4096);
 	same(&fast, &ipt, "fast vs libipt");
 	if (pieces[(conf >> 3) & 3]) {
-		cut =
-		    run(HWT_DEC_ENGINE_FAST, conf, data, size, pieces[(conf >> 3) & 3], true, 1, 0);
+		cut = run(HWT_DEC_ENGINE_FAST, conf, data, size, pieces[(conf >> 3) & 3], true, 1,
+			  4096);
 		same(&fast, &cut, "fast in pieces");
 	}
-	/* A segment at every PSB (the inputs are smaller than the default
-	 * segment): the engines still agree; segments decoded ahead on
+	/* Segments of 4 KiB above (PSBs inside), a segment at every PSB
+	 * here: the engines still agree; segments decoded ahead on
 	 * threads start from a guess of the state the one before leaves and
 	 * are decoded again where it matters. */
 	seg = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1, 1);
@@ -272,13 +272,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same(&seg, &seg_ipt, "fast vs libipt, a segment at every PSB");
 	par = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 2, 1);
 	same(&seg, &par, "fast on two threads");
-	nb_fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, false, 1, 0);
-	nb_ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, false, 1, 0);
+	nb_fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, false, 1, 4096);
+	nb_ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, false, 1, 4096);
 	same(&nb_fast, &nb_ipt, "fast vs libipt without blocks");
 	if (nb_fast.prof != fast.prof) {
 		fprintf(stderr, "profile without blocks differs\n");
 		abort();
 	}
-	(void)run(HWT_DEC_ENGINE_PTXED, conf, data, size, 0, true, 1, 0);
+	(void)run(HWT_DEC_ENGINE_PTXED, conf, data, size, 0, true, 1, 4096);
 	return 0;
 }
