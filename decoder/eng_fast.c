@@ -1654,6 +1654,19 @@ static int proceed_no_event(struct fast *f)
 	}
 }
 
+/* Whether libipt's SKD022 workaround may turn an asynchronous disable at
+ * ip into a synchronous one (pt_blk_handle_erratum_skd022: when the
+ * instruction there is VMLAUNCH or VMRESUME). Only an instruction that is
+ * no far return (the class those two are in) makes certain it does not:
+ * anything else is libipt's to decode. */
+static bool skd022_may_apply(struct fast *f, uint64_t ip)
+{
+	int err = 0;
+	const struct hwt_dec_bb *bb = bb_at(f, ip, &err);
+
+	return !bb || (bb->ninsn == 1 && bb->branch == HWT_DEC_BR_FAR_RETURN);
+}
+
 /* pt_blk_proceed_trailing_event(). */
 static int trailing_event(struct fast *f)
 {
@@ -1670,7 +1683,7 @@ static int trailing_event(struct fast *f)
 	case HWT_DEC_EV_ASYNC_DISABLED:
 		if (f->ip != f->ev.at)
 			break;
-		if (f->dec->ptcfg.errata.skd022)
+		if (f->dec->ptcfg.errata.skd022 && skd022_may_apply(f, f->ev.at))
 			return DECLINE;
 		return blk_status(f, ST_EVENT);
 	case HWT_DEC_EV_ASYNC_BRANCH:
@@ -1764,7 +1777,7 @@ static int proceed_event(struct fast *f)
 		st = proceed_to_ip(f, ev->at, &last);
 		if (st <= 0)
 			return st == Q_BADQUERY ? DECLINE : st;
-		if (f->dec->ptcfg.errata.skd022)
+		if (f->dec->ptcfg.errata.skd022 && skd022_may_apply(f, ev->at))
 			return DECLINE;
 		break;
 	case HWT_DEC_EV_ASYNC_BRANCH:
