@@ -562,6 +562,7 @@ static void forward_signal(int sig)
 int hwt_ptemu_run(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_sink *sink,
 		  struct hwt_ptemu_result *res)
 {
+	struct hwt_ptemu_config c;
 	char qemu[PATH_MAX], prog[PATH_MAX], dir[PATH_MAX], plugarg[PATH_MAX + 512], shape[64];
 	char kfilter[4096], filt[256];
 	const char *plugin, *tmp;
@@ -574,7 +575,11 @@ int hwt_ptemu_run(const struct hwt_ptemu_config *cfg, const struct hwt_ptemu_sin
 
 	if (res)
 		memset(res, 0, sizeof(*res));
-	if (!cfg || cfg->size < sizeof(*cfg) || !sink || !cfg->argv || !cfg->argv[0])
+	hwt_ptemu_config_init(&c);
+	if (!cfg || hwt_opts_copy(&c, sizeof(c), cfg) < 0)
+		return -HWT_EINVAL;
+	cfg = &c;
+	if (!sink || !cfg->argv || !cfg->argv[0])
 		return -HWT_EINVAL;
 	if (cfg->terms.mtc_period > 15 || cfg->terms.psb_period > 15 || !cfg->terms.tsc_per_insn ||
 	    (cfg->terms.psb_bytes && cfg->terms.psb_bytes < 256) || cfg->terms.psb_off > 64 ||

@@ -341,20 +341,21 @@ static uint64_t psb_ip(const struct pt_packet_ip *ip)
 }
 
 /* Reads the PSB+ at buf[pos]: its TSC and FUP. Returns 1 when complete, 0
- * when its bytes are not all there yet, -1 when it does not decode. */
+ * when its bytes are not all there yet, -HWT_EFORMAT when it does not
+ * decode, -ENOMEM. */
 static int read_psb(const uint8_t *buf, size_t len, size_t pos, uint64_t *tsc, uint64_t *ip)
 {
 	struct pt_config cfg;
 	struct pt_packet_decoder *dec;
 	struct pt_packet pkt;
-	int ret = -1, n;
+	int ret = -HWT_EFORMAT, n;
 
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)(uintptr_t)buf;
 	cfg.end = (uint8_t *)(uintptr_t)buf + len;
 	dec = pt_pkt_alloc_decoder(&cfg);
 	if (!dec)
-		return -1;
+		return -ENOMEM;
 	*tsc = 0;
 	*ip = 0;
 	if (pt_pkt_sync_set(dec, pos) < 0)

@@ -440,12 +440,16 @@ int hwt_coll_rec_alloc(struct hwt_coll_rec **out, const struct hwt_coll_rec_conf
 	int err;
 
 	*out = NULL;
-	if (!cfg || cfg->size < sizeof(*cfg))
+	if (!cfg)
 		return -HWT_EINVAL;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->cfg = *cfg;
+	hwt_coll_rec_config_init(&r->cfg);
+	if (hwt_opts_copy(&r->cfg, sizeof(r->cfg), cfg) < 0) {
+		free(r);
+		return -HWT_EINVAL;
+	}
 	r->epfd = -1;
 	r->usr2_fd = -1;
 	r->ctl.fd = r->ctl.ack_fd = -1;

@@ -91,15 +91,14 @@ int hwt_coll_target_alloc(struct hwt_coll_target **out, const struct hwt_coll_ta
 	struct hwt_coll_target *t;
 
 	*out = NULL;
-	if (cfg && cfg->size < sizeof(size_t))
-		return -HWT_EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	hwt_coll_target_config_init(&t->cfg);
-	if (cfg)
-		memcpy(&t->cfg, cfg, cfg->size < sizeof(t->cfg) ? cfg->size : sizeof(t->cfg));
-	t->cfg.size = sizeof(t->cfg);
+	if (cfg && hwt_opts_copy(&t->cfg, sizeof(t->cfg), cfg) < 0) {
+		free(t);
+		return -HWT_EINVAL;
+	}
 	if (t->cfg.errmsg && t->cfg.errmsg_len)
 		t->cfg.errmsg[0] = '\0';
 	t->child = -1;

@@ -147,7 +147,9 @@ HWT_API uint32_t hwt_crc32c(uint32_t crc, const void *buf, size_t len);
  * accepted only when every byte beyond dst_size is zero (options this
  * library does not know must not be silently ignored). dst's size becomes
  * dst_size. Returns 0, or -HWT_EINVAL (src NULL, a size smaller than the
- * size field, or a non-zero byte beyond dst_size). */
+ * size field, or a non-zero byte beyond dst_size). A new field goes at the
+ * end; one that starts in the old struct's tail padding is read from that
+ * padding (zeroed by the old _init()), so its default there must be 0. */
 HWT_API int hwt_opts_copy(void *dst, size_t dst_size, const void *src);
 
 /* Growable byte buffer for cold paths (metadata, text building). */

@@ -93,24 +93,20 @@ uint64_t hwt_dec_perf_to_tsc(const struct hwt_dec_tconv *c, uint64_t time)
 int hwt_dec_alloc(struct hwt_dec **out, const struct hwt_dec_config *cfg,
 		  struct hwt_dec_icache *icache)
 {
+	struct hwt_dec_config c;
 	struct hwt_dec *dec;
 	int err;
 
 	if (!out || !icache)
 		return -HWT_EINVAL;
 	*out = NULL;
-	if (cfg && cfg->size < sizeof(*cfg))
-		return -HWT_EINVAL;
-	if (cfg && cfg->engine > HWT_DEC_ENGINE_PTXED)
+	hwt_dec_config_init(&c);
+	if ((cfg && hwt_opts_copy(&c, sizeof(c), cfg) < 0) || c.engine > HWT_DEC_ENGINE_PTXED)
 		return -HWT_EINVAL;
 	dec = calloc(1, sizeof(*dec));
 	if (!dec)
 		return -ENOMEM;
-	if (cfg)
-		dec->cfg = *cfg;
-	else
-		hwt_dec_config_init(&dec->cfg);
-	dec->cfg.size = sizeof(dec->cfg);
+	dec->cfg = c;
 	if (!dec->cfg.window)
 		dec->cfg.window = 64;
 	if (!dec->cfg.segment_bytes)
@@ -224,10 +220,11 @@ int hwt_dec_context_span(struct hwt_dec *dec, uint64_t tsc_lo, uint64_t tsc_hi,
 
 int hwt_dec_add_sink(struct hwt_dec *dec, const struct hwt_dec_sink *sink)
 {
-	struct hwt_dec_sink *p;
+	struct hwt_dec_sink s = {0}, *p;
 
-	if (!dec || !sink || sink->size < sizeof(*sink) || !sink->rec)
+	if (!dec || !sink || hwt_opts_copy(&s, sizeof(s), sink) < 0 || !s.rec)
 		return -HWT_EINVAL;
+	sink = &s;
 	p = realloc(dec->sinks, (dec->nsinks + 1) * sizeof(*p));
 	if (!p)
 		return -ENOMEM;

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "common/hwt.h"
 #include "decoder/pkt.h"
 
 static uint64_t le(const uint8_t *p, unsigned int n)
@@ -22,7 +23,7 @@ static uint64_t le(const uint8_t *p, unsigned int n)
 static int tnt_bits(uint64_t v)
 {
 	if (!v)
-		return -1;
+		return -HWT_EFORMAT;
 	return 63 - __builtin_clzll(v);
 }
 
@@ -32,7 +33,7 @@ static int ip_packet(const uint8_t *p, size_t n, uint8_t type, struct hwt_pkt *p
 	uint8_t ipc = p[0] >> 5;
 
 	if (ipc == 5 || ipc == 7)
-		return -1;
+		return -HWT_EFORMAT;
 	if (n < 1u + sizes[ipc])
 		return 0;
 	pkt->type = type;
@@ -65,7 +66,7 @@ static int ext_packet(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt
 			return 0;
 		for (int i = 2; i < HWT_PKT_PSB_SIZE; i += 2) {
 			if (p[i] != 0x02 || p[i + 1] != 0x82)
-				return -1;
+				return -HWT_EFORMAT;
 		}
 		return fixed(n, HWT_PKT_PSB_SIZE, HWT_PKT_PSB, pkt);
 	case 0x23:
@@ -80,7 +81,7 @@ static int ext_packet(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt
 		pkt->payload = le(p + 2, 6);
 		bits = tnt_bits(pkt->payload);
 		if (bits < 0)
-			return -1;
+			return -HWT_EFORMAT;
 		pkt->tnt_bits = (uint8_t)bits;
 		pkt->payload &= ~(1ull << bits);
 		return fixed(n, 8, HWT_PKT_TNT_64, pkt);
@@ -103,7 +104,7 @@ static int ext_packet(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt
 		 * (its size is not checked against the end, as libipt). */
 		if ((le(p + 5, 2) & ~0x1ffull) || p[4]) {
 			if (!skz84)
-				return -1;
+				return -HWT_EFORMAT;
 			pkt->type = HWT_PKT_INVALID;
 			pkt->size = 8;
 			return 8;
@@ -119,7 +120,7 @@ static int ext_packet(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt
 		if (n < 3)
 			return 0;
 		if (p[2] != 0x88)
-			return -1;
+			return -HWT_EFORMAT;
 		if (n < 11)
 			return 0;
 		pkt->payload = le(p + 3, 8);
@@ -150,14 +151,14 @@ static int ext_packet(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt
 			unsigned int bytes = plc == 0 ? 4 : plc == 1 ? 8 : 0;
 
 			if (!bytes)
-				return -1;
+				return -HWT_EFORMAT;
 			if (n < 2 + bytes)
 				return 0;
 			pkt->payload = le(p + 2, bytes);
 			pkt->mode = (uint8_t)(bytes | (ext & 0x80));
 			return fixed(n, 2 + bytes, HWT_PKT_PTW, pkt);
 		}
-		return -1;
+		return -HWT_EFORMAT;
 	}
 }
 
@@ -189,7 +190,7 @@ int hwt_pkt_decode(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt)
 			r = fixed(n, 2, HWT_PKT_MODE_TSX, pkt);
 			break;
 		default:
-			r = -1;
+			r = -HWT_EFORMAT;
 			break;
 		}
 		break;
@@ -209,7 +210,7 @@ int hwt_pkt_decode(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt)
 		if (!(opc & 1)) { /* TNT-8 */
 			bits = tnt_bits(opc >> 1);
 			if (bits < 0)
-				return -1;
+				return -HWT_EFORMAT;
 			pkt->tnt_bits = (uint8_t)bits;
 			pkt->payload = (opc >> 1) & ~(1u << bits);
 			return fixed(n, 1, HWT_PKT_TNT_8, pkt);
@@ -232,7 +233,7 @@ int hwt_pkt_decode(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt)
 					x = (uint64_t)(b >> 1) << shl;
 					shl += 7;
 					if (shl > 64)
-						return -1;
+						return -HWT_EFORMAT;
 					v |= x;
 					if (!(b & 1))
 						break;
@@ -251,7 +252,7 @@ int hwt_pkt_decode(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt)
 		case 0x1d:
 			return ip_packet(p, n, HWT_PKT_FUP, pkt);
 		default:
-			return -1;
+			return -HWT_EFORMAT;
 		}
 	}
 	if (r < 0)
@@ -281,8 +282,10 @@ int hwt_pkt_ip(const struct hwt_pkt *pkt, uint64_t *last_ip)
 	case HWT_IPC_FULL:
 		ip = v;
 		break;
+	case HWT_IPC_SUPPRESSED:
+		return 1;
 	default:
-		return -1;
+		return -HWT_EFORMAT;
 	}
 	*last_ip = ip;
 	return 0;

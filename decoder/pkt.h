@@ -72,12 +72,13 @@ struct hwt_pkt {
  * corrupts TMA packets (a TMA with reserved bits set is then an INVALID
  * packet of 8 bytes, as libipt has it; that size may exceed n). Returns the
  * packet size (> 0), 0 for a truncated packet at the end (pkt->type
- * HWT_PKT_BAD), or -1 for a bad opcode or payload (pkt->type HWT_PKT_BAD,
- * size 0). */
+ * HWT_PKT_BAD), or -HWT_EFORMAT for a bad opcode or payload (pkt->type
+ * HWT_PKT_BAD, size 0). */
 int hwt_pkt_decode(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt);
 
 /* Last-IP decompression (SDM): applies a TIP/FUP payload to *last_ip.
- * Returns 0, or -1 when the IP is suppressed or the compression reserved. */
+ * Returns 0, 1 when the IP is suppressed (*last_ip unchanged), or
+ * -HWT_EFORMAT for a reserved compression. */
 int hwt_pkt_ip(const struct hwt_pkt *pkt, uint64_t *last_ip);
 
 /* Offset of the first PSB at or after pos in buf, or len if none. Where

@@ -640,7 +640,7 @@ static int copy_records(struct cv *c)
 int hwt_fmt_convert(const char *in, const char *out, const struct hwt_fmt_convert_config *cfg,
 		    struct hwt_fmt_convert_stats *stats, uint64_t *err_offset)
 {
-	struct hwt_fmt_convert_config dcfg;
+	struct hwt_fmt_convert_config dcfg, ccfg;
 	struct hwt_fmt_convert_stats dstats;
 	struct hwt_fmt_session_config scfg;
 	struct cv c;
@@ -657,8 +657,10 @@ int hwt_fmt_convert(const char *in, const char *out, const struct hwt_fmt_conver
 	memset(&c, 0, sizeof(c));
 	c.st = stats ? stats : &dstats;
 	memset(c.st, 0, sizeof(*c.st));
-	if (!in || !out || cfg->size < sizeof(*cfg))
+	hwt_fmt_convert_config_init(&ccfg);
+	if (!in || !out || hwt_opts_copy(&ccfg, sizeof(ccfg), cfg) < 0)
 		return -HWT_EINVAL;
+	cfg = &ccfg;
 	c.cfg = cfg;
 	c.pt_event = -1;
 	/* perf.data is refused by its magic, before anything else can fail

@@ -196,7 +196,7 @@ HWT_API void hwt_fmt_writer_config_init(struct hwt_fmt_writer_config *cfg);
  * header and starts the compression thread(s). cfg may be NULL for defaults;
  * it is copied.
  * Returns 0 and stores the writer in *writer, or:
- *   -HWT_EINVAL  bad config (size too small, level outside zstd's range,
+ *   -HWT_EINVAL  bad config (refused by hwt_opts_copy, level outside zstd's range,
  *                chunk_size outside 4 KiB..64 MiB, more than 64 threads);
  *   -errno       from open/write (-EACCES, -ENOSPC, -EROFS, ...);
  *   -ENOMEM. */

@@ -559,6 +559,7 @@ int hwt_fmt_reader_open(struct hwt_fmt_reader **reader, const char *path,
 			const struct hwt_fmt_reader_config *cfg, uint64_t *err_offset)
 {
 	uint8_t fh[HWT_FMT_FILE_HEADER_SIZE];
+	struct hwt_fmt_reader_config c;
 	struct hwt_fmt_reader *r;
 	uint64_t where = 0;
 	struct stat st;
@@ -569,15 +570,13 @@ int hwt_fmt_reader_open(struct hwt_fmt_reader **reader, const char *path,
 	if (!reader || !path)
 		return -HWT_EINVAL;
 	*reader = NULL;
-	if (cfg && cfg->size < offsetof(struct hwt_fmt_reader_config, scan) + sizeof(bool))
+	hwt_fmt_reader_config_init(&c);
+	if (cfg && hwt_opts_copy(&c, sizeof(c), cfg) < 0)
 		return -HWT_EINVAL;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	hwt_fmt_reader_config_init(&r->cfg);
-	if (cfg)
-		memcpy(&r->cfg, cfg, cfg->size < sizeof(r->cfg) ? cfg->size : sizeof(r->cfg));
-	r->cfg.size = sizeof(r->cfg);
+	r->cfg = c;
 	fmt_meta_store_init(&r->meta);
 	r->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (r->fd < 0) {

@@ -531,6 +531,7 @@ static void hwt_rewind(struct hwt_fmt_session *s)
 int hwt_fmt_session_open(struct hwt_fmt_session **session, const char *path,
 			 const struct hwt_fmt_session_config *cfg, uint64_t *err_offset)
 {
+	struct hwt_fmt_session_config c;
 	struct hwt_fmt_session *s;
 	uint8_t magic[8];
 	uint64_t where = 0;
@@ -542,16 +543,14 @@ int hwt_fmt_session_open(struct hwt_fmt_session **session, const char *path,
 	if (!session || !path)
 		return -HWT_EINVAL;
 	*session = NULL;
-	if (cfg && cfg->size < offsetof(struct hwt_fmt_session_config, load_aux) + sizeof(bool))
+	hwt_fmt_session_config_init(&c);
+	if (cfg && hwt_opts_copy(&c, sizeof(c), cfg) < 0)
 		return -HWT_EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->fd = -1;
-	hwt_fmt_session_config_init(&s->cfg);
-	if (cfg)
-		memcpy(&s->cfg, cfg, cfg->size < sizeof(s->cfg) ? cfg->size : sizeof(s->cfg));
-	s->cfg.size = sizeof(s->cfg);
+	s->cfg = c;
 	fmt_meta_store_init(&s->meta);
 	err = hwt_fmt_evlist_alloc(&s->evlist);
 	if (err)

@@ -620,6 +620,7 @@ nomem:
 int hwt_fmt_writer_open(struct hwt_fmt_writer **writer, const char *path,
 			const struct hwt_fmt_writer_config *cfg)
 {
+	struct hwt_fmt_writer_config c;
 	struct hwt_fmt_writer *w;
 	uint8_t fh[HWT_FMT_FILE_HEADER_SIZE];
 	struct timespec now;
@@ -629,16 +630,14 @@ int hwt_fmt_writer_open(struct hwt_fmt_writer **writer, const char *path,
 	if (!writer || !path)
 		return -HWT_EINVAL;
 	*writer = NULL;
-	if (cfg && cfg->size < offsetof(struct hwt_fmt_writer_config, level) + sizeof(int))
+	hwt_fmt_writer_config_init(&c);
+	if (cfg && hwt_opts_copy(&c, sizeof(c), cfg) < 0)
 		return -HWT_EINVAL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->fd = -1;
-	hwt_fmt_writer_config_init(&w->cfg);
-	if (cfg)
-		memcpy(&w->cfg, cfg, cfg->size < sizeof(w->cfg) ? cfg->size : sizeof(w->cfg));
-	w->cfg.size = sizeof(w->cfg);
+	w->cfg = c;
 	if (w->cfg.threads == 0)
 		w->cfg.threads = 1;
 	err = -HWT_EINVAL;

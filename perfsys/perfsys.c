@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 struct hwt_psys {
-	const struct hwt_psys_ops *ops;
+	struct hwt_psys_ops ops; /* a copy: an older caller's table is shorter */
 	void *ctx;
 	struct hwt_psys *lower;
 	char paranoid[PATH_MAX];
@@ -26,10 +26,11 @@ struct hwt_psys {
 int hwt_psys_alloc(struct hwt_psys **out, const struct hwt_psys_ops *ops, void *ctx,
 		   struct hwt_psys *lower)
 {
+	struct hwt_psys_ops o = {0};
 	struct hwt_psys *ps;
 
 	*out = NULL;
-	if (!ops || ops->size < sizeof(*ops)) {
+	if (!ops || hwt_opts_copy(&o, sizeof(o), ops) < 0) {
 		if (ops && ops->fini)
 			ops->fini(ctx);
 		hwt_psys_free(lower);
@@ -42,7 +43,7 @@ int hwt_psys_alloc(struct hwt_psys **out, const struct hwt_psys_ops *ops, void *
 		hwt_psys_free(lower);
 		return -ENOMEM;
 	}
-	ps->ops = ops;
+	ps->ops = o;
 	ps->ctx = ctx;
 	ps->lower = lower;
 	if (hwt_psys_procfs_root(ps))
@@ -57,8 +58,8 @@ void hwt_psys_free(struct hwt_psys *ps)
 	while (ps) {
 		struct hwt_psys *lower = ps->lower;
 
-		if (ps->ops->fini)
-			ps->ops->fini(ps->ctx);
+		if (ps->ops.fini)
+			ps->ops.fini(ps->ctx);
 		free(ps);
 		ps = lower;
 	}
@@ -76,14 +77,14 @@ struct hwt_psys *hwt_psys_lower(const struct hwt_psys *ps)
 
 const char *hwt_psys_name(const struct hwt_psys *ps)
 {
-	return ps && ps->ops->name ? ps->ops->name : "kernel";
+	return ps && ps->ops.name ? ps->ops.name : "kernel";
 }
 
 const char *hwt_psys_sysfs_root(const struct hwt_psys *ps)
 {
 	for (; ps; ps = ps->lower) {
-		if (ps->ops->sysfs_root)
-			return ps->ops->sysfs_root;
+		if (ps->ops.sysfs_root)
+			return ps->ops.sysfs_root;
 	}
 	return NULL;
 }
@@ -91,8 +92,8 @@ const char *hwt_psys_sysfs_root(const struct hwt_psys *ps)
 const char *hwt_psys_procfs_root(const struct hwt_psys *ps)
 {
 	for (; ps; ps = ps->lower) {
-		if (ps->ops->procfs_root)
-			return ps->ops->procfs_root;
+		if (ps->ops.procfs_root)
+			return ps->ops.procfs_root;
 	}
 	return NULL;
 }
@@ -115,9 +116,13 @@ size_t hwt_psys_builtin_backends(const struct hwt_psys_backend *const **out)
 static int stack_backend(struct hwt_psys **ps, const struct hwt_psys_backend *b, char *errmsg,
 			 size_t len)
 {
+	struct hwt_psys_backend c = {0};
 	const char *v;
 
-	if (!b || b->size < sizeof(*b) || !b->env || !b->create)
+	if (!b || hwt_opts_copy(&c, sizeof(c), b) < 0)
+		return -HWT_EINVAL;
+	b = &c;
+	if (!b->env || !b->create)
 		return -HWT_EINVAL;
 	v = getenv(b->env);
 	if (!v || !*v)
@@ -151,7 +156,7 @@ int hwt_psys_open_env(struct hwt_psys **out, const struct hwt_psys_backend *cons
 /* Moves ps down to the first handle whose table has fn (NULL: the kernel). */
 #define FIND(ps, fn)                                                                               \
 	do {                                                                                       \
-		while ((ps) && !(ps)->ops->fn)                                                     \
+		while ((ps) && !(ps)->ops.fn)                                                      \
 			(ps) = (ps)->lower;                                                        \
 	} while (0)
 
@@ -162,7 +167,7 @@ int hwt_psys_event_open(struct hwt_psys *ps, struct perf_event_attr *attr, int p
 
 	FIND(ps, event_open);
 	if (ps)
-		return ps->ops->event_open(ps, attr, pid, cpu, group_fd, flags);
+		return ps->ops.event_open(ps, attr, pid, cpu, group_fd, flags);
 	fd = (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
 	return fd >= 0 ? fd : -errno;
 }
@@ -173,7 +178,7 @@ int hwt_psys_ioctl(struct hwt_psys *ps, int fd, unsigned long req, unsigned long
 
 	FIND(ps, ioctl);
 	if (ps)
-		return ps->ops->ioctl(ps, fd, req, arg);
+		return ps->ops.ioctl(ps, fd, req, arg);
 	r = ioctl(fd, req, arg);
 	return r >= 0 ? r : -errno;
 }
@@ -199,7 +204,7 @@ ssize_t hwt_psys_read(struct hwt_psys *ps, int fd, void *buf, size_t len)
 
 	FIND(ps, read);
 	if (ps)
-		return ps->ops->read(ps, fd, buf, len);
+		return ps->ops.read(ps, fd, buf, len);
 	n = read(fd, buf, len);
 	return n >= 0 ? n : -errno;
 }
@@ -211,7 +216,7 @@ int hwt_psys_mmap(struct hwt_psys *ps, int fd, size_t len, int prot, uint64_t of
 	*addr = NULL;
 	FIND(ps, mmap);
 	if (ps)
-		return ps->ops->mmap(ps, fd, len, prot, offset, addr);
+		return ps->ops.mmap(ps, fd, len, prot, offset, addr);
 	if (offset > (uint64_t)INT64_MAX)
 		return -EINVAL;
 	p = mmap(NULL, len, prot, MAP_SHARED, fd, (off_t)offset);
@@ -225,7 +230,7 @@ int hwt_psys_munmap(struct hwt_psys *ps, void *addr, size_t len)
 {
 	FIND(ps, munmap);
 	if (ps)
-		return ps->ops->munmap(ps, addr, len);
+		return ps->ops.munmap(ps, addr, len);
 	return munmap(addr, len) == 0 ? 0 : -errno;
 }
 
@@ -235,7 +240,7 @@ int hwt_psys_poll(struct hwt_psys *ps, struct pollfd *fds, size_t n, int timeout
 
 	FIND(ps, poll);
 	if (ps)
-		return ps->ops->poll(ps, fds, n, timeout_ms);
+		return ps->ops.poll(ps, fds, n, timeout_ms);
 	r = poll(fds, (nfds_t)n, timeout_ms);
 	return r >= 0 ? r : -errno;
 }
@@ -244,7 +249,7 @@ int hwt_psys_close(struct hwt_psys *ps, int fd)
 {
 	FIND(ps, close);
 	if (ps)
-		return ps->ops->close(ps, fd);
+		return ps->ops.close(ps, fd);
 	return close(fd) == 0 ? 0 : -errno;
 }
 
@@ -253,7 +258,7 @@ int hwt_psys_exec_prefix(struct hwt_psys *ps, int pid, const char *path, const c
 {
 	FIND(ps, exec_prefix);
 	if (ps)
-		return ps->ops->exec_prefix(ps, pid, path, prefix, max);
+		return ps->ops.exec_prefix(ps, pid, path, prefix, max);
 	return 0;
 }
 
@@ -261,6 +266,6 @@ int hwt_psys_settle(struct hwt_psys *ps)
 {
 	FIND(ps, settle);
 	if (ps)
-		return ps->ops->settle(ps);
+		return ps->ops.settle(ps);
 	return 0;
 }

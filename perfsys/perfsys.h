@@ -80,10 +80,12 @@ struct hwt_psys_ops {
 	int (*settle)(struct hwt_psys *ps);
 };
 
-/* Wraps a backend: *out gets a handle whose calls go to ops (which must
- * outlive it) with state ctx, forwarding to lower (NULL: the kernel).
- * The handle owns ctx (ops->fini) and lower from then on, also when this
- * fails. Returns 0, -HWT_EINVAL (bad ops size) or -ENOMEM. */
+/* Wraps a backend: *out gets a handle whose calls go to ops (copied: a
+ * smaller table from an older caller is accepted, the entries it lacks are
+ * NULL; a larger one only when what this library does not know is zero)
+ * with state ctx, forwarding to lower (NULL: the kernel). The handle owns
+ * ctx (ops->fini) and lower from then on, also when this fails. Returns
+ * 0, -HWT_EINVAL (bad ops size) or -ENOMEM. */
 HWT_API int hwt_psys_alloc(struct hwt_psys **out, const struct hwt_psys_ops *ops, void *ctx,
 			   struct hwt_psys *lower);
 /* Frees the handle and those below it (NULL is fine). Descriptors and

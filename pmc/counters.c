@@ -312,7 +312,7 @@ static void explain_unsupported(char *buf, size_t len, const struct hwt_pmc_open
 					  : "none");
 }
 
-void hwt_pmc_explain(char *buf, size_t len, const struct hwt_pmc_open_error *oe)
+static void explain(char *buf, size_t len, const struct hwt_pmc_open_error *oe)
 {
 	const struct hwt_pmc_event *ev = oe->ev;
 	const struct perf_event_attr *a = oe->attr ? oe->attr : ev ? &ev->attr : NULL;
@@ -402,6 +402,20 @@ void hwt_pmc_explain(char *buf, size_t len, const struct hwt_pmc_open_error *oe)
 			 hwt_strerror(oe->err));
 		return;
 	}
+}
+
+void hwt_pmc_explain(char *buf, size_t len, const struct hwt_pmc_open_error *oe)
+{
+	/* The caller's struct may be an older, shorter one (libbpf's rule):
+	 * what it lacks keeps the defaults. */
+	struct hwt_pmc_open_error copy = {.paranoid = INT_MIN};
+
+	if (!oe || hwt_opts_copy(&copy, sizeof(copy), oe) < 0) {
+		if (len)
+			snprintf(buf, len, "%s", hwt_strerror(-HWT_EINVAL));
+		return;
+	}
+	explain(buf, len, &copy);
 }
 
 /* perf stat's stat_handle_error: these mean "not supported here" (the
@@ -559,7 +573,7 @@ int hwt_pmc_counters_open(struct hwt_pmc_counters **out, const struct hwt_pmc_ev
 			  const int *tids, size_t ntids, const int *cpus, size_t ncpus,
 			  const struct hwt_pmc_counters_config *cfg)
 {
-	struct hwt_pmc_counters_config dcfg;
+	struct hwt_pmc_counters_config dcfg, ccfg;
 	struct hwt_pmc_counters *c;
 	size_t total, alive;
 	bool *solo = NULL;
@@ -570,8 +584,10 @@ int hwt_pmc_counters_open(struct hwt_pmc_counters **out, const struct hwt_pmc_ev
 		hwt_pmc_counters_config_init(&dcfg);
 		cfg = &dcfg;
 	}
-	if (cfg->size < sizeof(*cfg) || !list)
+	hwt_pmc_counters_config_init(&ccfg);
+	if (hwt_opts_copy(&ccfg, sizeof(ccfg), cfg) < 0 || !list)
 		return -HWT_EINVAL;
+	cfg = &ccfg;
 	if (cfg->errmsg && cfg->errmsg_len)
 		cfg->errmsg[0] = '\0';
 	if ((!tids || !ntids) && (!cpus || !ncpus)) {

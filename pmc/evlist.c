@@ -18,16 +18,14 @@ int hwt_pmc_evlist_alloc(struct hwt_pmc_evlist **out, const struct hwt_pmc_confi
 	struct hwt_pmc_evlist *list;
 
 	*out = NULL;
-	if (cfg && cfg->size < sizeof(size_t))
-		return -HWT_EINVAL;
 	list = calloc(1, sizeof(*list));
 	if (!list)
 		return -ENOMEM;
 	hwt_pmc_config_init(&list->cfg);
-	if (cfg)
-		memcpy(&list->cfg, cfg,
-		       cfg->size < sizeof(list->cfg) ? cfg->size : sizeof(list->cfg));
-	list->cfg.size = sizeof(list->cfg);
+	if (cfg && hwt_opts_copy(&list->cfg, sizeof(list->cfg), cfg) < 0) {
+		free(list);
+		return -HWT_EINVAL;
+	}
 	*out = list;
 	return 0;
 }

@@ -123,16 +123,17 @@ int hwt_pmc_stat_alloc(struct hwt_pmc_stat **out, const struct hwt_pmc_evlist *l
 	struct hwt_pmc_stat *st;
 
 	*out = NULL;
-	if (!list || (cfg && cfg->size < sizeof(*cfg)))
+	if (!list)
 		return -HWT_EINVAL;
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
 	st->list = list;
-	if (cfg)
-		st->cfg = *cfg;
-	else
-		hwt_pmc_stat_config_init(&st->cfg);
+	hwt_pmc_stat_config_init(&st->cfg);
+	if (cfg && hwt_opts_copy(&st->cfg, sizeof(st->cfg), cfg) < 0) {
+		free(st);
+		return -HWT_EINVAL;
+	}
 	st->nev = hwt_pmc_evlist_count(list);
 	st->ev = calloc(st->nev ? st->nev : 1, sizeof(*st->ev));
 	if (!st->ev) {

@@ -925,6 +925,7 @@ out:
 int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 			const struct hwt_probe_live_config *cfg, struct hwt_probe_diag *diag)
 {
+	struct hwt_probe_live_config lcfg;
 	const struct hwt_probe_prog *prog;
 	struct hwt_probe_live *live = NULL;
 	struct perf_event_attr *attrs = NULL;
@@ -935,8 +936,10 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 
 	if (diag)
 		memset(diag, 0, sizeof(*diag));
-	if (!out || !rt || !cfg || cfg->size < sizeof(*cfg))
+	hwt_probe_live_config_init(&lcfg);
+	if (!out || !rt || !cfg || hwt_opts_copy(&lcfg, sizeof(lcfg), cfg) < 0)
 		return ldiag(diag, NULL, 0, -HWT_EINVAL, "bad arguments");
+	cfg = &lcfg;
 	*out = NULL;
 	prog = rt->prog;
 	np = prog->nprobes;

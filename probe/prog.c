@@ -82,12 +82,14 @@ void hwt_probe_prog_free(struct hwt_probe_prog *prog)
 int hwt_probe_prog_alloc(struct hwt_probe_prog **out, const char *text,
 			 const struct hwt_probe_config *cfg, struct hwt_probe_diag *diag)
 {
+	struct hwt_probe_config pcfg;
 	struct hwt_probe_prog *prog = NULL;
 	int err;
 
 	if (diag)
 		memset(diag, 0, sizeof(*diag));
-	if (!out || !text || (cfg && cfg->size < sizeof(*cfg))) {
+	hwt_probe_config_init(&pcfg);
+	if (!out || !text || (cfg && hwt_opts_copy(&pcfg, sizeof(pcfg), cfg) < 0)) {
 		if (diag)
 			hwt_probe_diag_at(diag, NULL, 0, "bad arguments");
 		return -HWT_EINVAL;
@@ -106,10 +108,7 @@ int hwt_probe_prog_alloc(struct hwt_probe_prog **out, const char *text,
 		goto error;
 	}
 	prog->len = strlen(text);
-	if (cfg)
-		prog->cfg = *cfg;
-	else
-		hwt_probe_config_init(&prog->cfg);
+	prog->cfg = pcfg;
 	if ((err = prb_parse(prog, diag)) < 0)
 		goto error;
 	if ((err = prb_compile(prog, diag)) < 0)

@@ -115,16 +115,20 @@ static int set_limits(struct hwt_probe_rt *rt)
 int hwt_probe_rt_alloc(struct hwt_probe_rt **out, const struct hwt_probe_prog *prog,
 		       const struct hwt_probe_config *cfg)
 {
+	struct hwt_probe_config pcfg;
 	struct hwt_probe_rt *rt;
 	int err = -ENOMEM;
 
-	if (!out || !prog || (cfg && cfg->size < sizeof(*cfg)))
+	if (!out || !prog)
 		return -HWT_EINVAL;
 	*out = NULL;
+	pcfg = prog->cfg;
+	if (cfg && hwt_opts_copy(&pcfg, sizeof(pcfg), cfg) < 0)
+		return -HWT_EINVAL;
 	if (!(rt = calloc(1, sizeof(*rt))))
 		return -ENOMEM;
 	rt->prog = prog;
-	rt->cfg = cfg ? *cfg : prog->cfg;
+	rt->cfg = pcfg;
 	hwt_buf_init(&rt->out);
 	if ((err = hwt_rep_dict_alloc(&rt->dict)) < 0)
 		goto error;

@@ -127,14 +127,17 @@ void hwt_ptf_config_init(struct hwt_ptf_config *cfg)
 
 int hwt_ptf_alloc(struct hwt_ptf **out, const struct hwt_ptf_config *cfg)
 {
+	struct hwt_ptf_config c;
 	struct hwt_ptf *ptf;
 	int err = -HWT_EINVAL;
 
 	if (!out)
 		return -HWT_EINVAL;
 	*out = NULL;
-	if (!cfg || cfg->size < sizeof(*cfg))
+	hwt_ptf_config_init(&c);
+	if (!cfg || hwt_opts_copy(&c, sizeof(c), cfg) < 0)
 		return -HWT_EINVAL;
+	cfg = &c;
 	if (((cfg->views & HWT_PTF_PROFILE) && !cfg->profile) ||
 	    ((cfg->views & HWT_PTF_TIMELINE) && !cfg->timeline) ||
 	    ((cfg->views & HWT_PTF_BRANCHES) && (!cfg->branch_func || !*cfg->branch_func)))

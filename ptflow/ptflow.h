@@ -146,7 +146,7 @@ HWT_API void hwt_ptf_config_init(struct hwt_ptf_config *cfg);
 struct hwt_ptf;
 
 /* Allocates a flow consumer. cfg is copied (branch_func too).
- * Returns 0, -HWT_EINVAL (cfg->size too small, PROFILE without a profile,
+ * Returns 0, -HWT_EINVAL (cfg refused by hwt_opts_copy, PROFILE without a profile,
  * TIMELINE without a timeline, BRANCHES without branch_func), -ENOMEM. */
 HWT_API int hwt_ptf_alloc(struct hwt_ptf **ptf, const struct hwt_ptf_config *cfg);
 /* Accepts NULL. */

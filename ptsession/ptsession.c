@@ -104,13 +104,12 @@ int hwt_pts_open(struct hwt_pts **out, struct hwt_fmt_session *session,
 	if (!out)
 		return -HWT_EINVAL;
 	*out = NULL;
-	if (!cfg) {
-		hwt_pts_config_init(&defaults);
-		cfg = &defaults;
-	}
-	if (!session || cfg->size < sizeof(*cfg) || cfg->engine > HWT_DEC_ENGINE_PTXED ||
-	    cfg->stitch > HWT_PTS_STITCH_ON || (cfg->npids && !cfg->pids) ||
-	    (cfg->ntids && !cfg->tids))
+	hwt_pts_config_init(&defaults);
+	if (cfg && hwt_opts_copy(&defaults, sizeof(defaults), cfg) < 0)
+		return -HWT_EINVAL;
+	cfg = &defaults;
+	if (!session || cfg->engine > HWT_DEC_ENGINE_PTXED || cfg->stitch > HWT_PTS_STITCH_ON ||
+	    (cfg->npids && !cfg->pids) || (cfg->ntids && !cfg->tids))
 		return -HWT_EINVAL;
 	if (!hwt_pts_session_has_pt(session))
 		return -HWT_ENOPT;
@@ -207,10 +206,11 @@ void hwt_pts_close(struct hwt_pts *pts)
 
 int hwt_pts_add_sink(struct hwt_pts *pts, const struct hwt_dec_sink *sink)
 {
-	struct hwt_dec_sink *n;
+	struct hwt_dec_sink s = {0}, *n;
 
-	if (!pts || !sink || sink->size < sizeof(*sink) || !sink->rec || pts->ran)
+	if (!pts || !sink || hwt_opts_copy(&s, sizeof(s), sink) < 0 || !s.rec || pts->ran)
 		return -HWT_EINVAL;
+	sink = &s;
 	n = realloc(pts->sinks, (pts->nsinks + 1) * sizeof(*n));
 	if (!n)
 		return -ENOMEM;

@@ -99,14 +99,19 @@ size_t hwt_rep_lquantize_bucket(int64_t v, int64_t low, int64_t high, int64_t st
 int hwt_rep_agg_alloc(struct hwt_rep_agg **aggp, struct hwt_rep_dict *dict,
 		      const struct hwt_rep_agg_config *cfg)
 {
+	struct hwt_rep_agg_config c;
 	struct hwt_rep_agg *agg;
 	int err = -HWT_EINVAL;
 
 	if (!aggp)
 		return -HWT_EINVAL;
 	*aggp = NULL;
-	if (!dict || !cfg || cfg->size < sizeof(*cfg) || cfg->nkeys > HWT_REP_MAX_KEYS ||
-	    cfg->func < HWT_REP_COUNT || cfg->func > HWT_REP_LQUANTIZE)
+	hwt_rep_agg_config_init(&c);
+	if (!cfg || hwt_opts_copy(&c, sizeof(c), cfg) < 0)
+		return -HWT_EINVAL;
+	cfg = &c;
+	if (!dict || cfg->nkeys > HWT_REP_MAX_KEYS || cfg->func < HWT_REP_COUNT ||
+	    cfg->func > HWT_REP_LQUANTIZE)
 		return -HWT_EINVAL;
 	for (size_t i = 0; i < cfg->nkeys; i++) {
 		if (cfg->key_types[i] < HWT_REP_INT || cfg->key_types[i] > HWT_REP_STACK)

@@ -92,12 +92,10 @@ int hwt_rep_profile_alloc(struct hwt_rep_profile **profilep,
 	if (!profilep)
 		return -HWT_EINVAL;
 	*profilep = NULL;
-	if (!cfg) {
-		hwt_rep_profile_config_init(&def);
-		cfg = &def;
-	}
-	if (cfg->size < sizeof(*cfg))
+	hwt_rep_profile_config_init(&def);
+	if (cfg && hwt_opts_copy(&def, sizeof(def), cfg) < 0)
 		return -HWT_EINVAL;
+	cfg = &def;
 	f = &cfg->filter;
 	p = calloc(1, sizeof(*p));
 	if (!p)

@@ -88,12 +88,15 @@ static int feed(struct hwt_rep_render_ctx *ctx, const struct hwt_rep_format_ops 
 int hwt_rep_render(const struct hwt_rep_profile *profile, const struct hwt_rep_render_config *cfg,
 		   struct hwt_buf *out)
 {
+	struct hwt_rep_render_config c;
 	const struct hwt_rep_format_ops *ops = NULL;
 	struct hwt_rep_render_ctx ctx;
 	int err;
 
-	if (!profile || !cfg || !out || cfg->size < sizeof(*cfg))
+	hwt_rep_render_config_init(&c);
+	if (!profile || !cfg || !out || hwt_opts_copy(&c, sizeof(c), cfg) < 0)
 		return -HWT_EINVAL;
+	cfg = &c;
 	if (cfg->format == HWT_REP_FMT_CHROME) {
 		hwt_log(&cfg->log, HWT_LOG_ERROR,
 			"a sample profile has no time order for a Chrome trace: render a timeline");

@@ -393,7 +393,7 @@ HWT_API void hwt_rep_profile_config_init(struct hwt_rep_profile_config *cfg);
 struct hwt_rep_profile;
 
 /* Allocates an empty profile. cfg may be NULL (defaults); it is copied, the
- * filter lists too. Returns 0, -HWT_EINVAL (cfg->size too small) or
+ * filter lists too. Returns 0, -HWT_EINVAL (cfg refused by hwt_opts_copy) or
  * -ENOMEM. */
 HWT_API int hwt_rep_profile_alloc(struct hwt_rep_profile **profile,
 				  const struct hwt_rep_profile_config *cfg);
@@ -639,7 +639,7 @@ HWT_API void hwt_rep_samples_config_init(struct hwt_rep_samples_config *cfg);
  * the reader; its metadata gives build-ids, the vDSO copy and the kernel
  * release now), interning frames into dict (borrowed, e.g. the profile's).
  * cfg may be NULL; it is copied. Returns 0, -HWT_EINVAL (NULL arguments,
- * cfg->size too small, max_stack 0), -ENOMEM. */
+ * cfg refused by hwt_opts_copy, max_stack 0), -ENOMEM. */
 HWT_API int hwt_rep_samples_alloc(struct hwt_rep_samples **rs, struct hwt_fmt_session *session,
 				  struct hwt_rep_dict *dict,
 				  const struct hwt_rep_samples_config *cfg);

@@ -224,11 +224,11 @@ int hwt_rep_samples_alloc(struct hwt_rep_samples **out, struct hwt_fmt_session *
 	if (!out)
 		return -HWT_EINVAL;
 	*out = NULL;
-	if (!cfg) {
-		hwt_rep_samples_config_init(&def);
-		cfg = &def;
-	}
-	if (!session || !dict || cfg->size < sizeof(*cfg) || !cfg->max_stack)
+	hwt_rep_samples_config_init(&def);
+	if (cfg && hwt_opts_copy(&def, sizeof(def), cfg) < 0)
+		return -HWT_EINVAL;
+	cfg = &def;
+	if (!session || !dict || !cfg->max_stack)
 		return -HWT_EINVAL;
 	rs = calloc(1, sizeof(*rs));
 	if (!rs)

@@ -230,20 +230,19 @@ void hwt_sym_aspace_config_init(struct hwt_sym_aspace_config *cfg)
 
 int hwt_sym_aspace_alloc(const struct hwt_sym_aspace_config *cfg, struct hwt_sym_aspace **out)
 {
+	struct hwt_sym_aspace_config c;
 	struct hwt_sym_aspace *as;
 
 	if (!out)
 		return -HWT_EINVAL;
 	*out = NULL;
-	if (cfg && cfg->size < offsetof(struct hwt_sym_aspace_config, cache))
+	hwt_sym_aspace_config_init(&c);
+	if (cfg && hwt_opts_copy(&c, sizeof(c), cfg) < 0)
 		return -HWT_EINVAL;
 	as = calloc(1, sizeof(*as));
 	if (!as)
 		return -ENOMEM;
-	hwt_sym_aspace_config_init(&as->cfg);
-	if (cfg)
-		memcpy(&as->cfg, cfg, cfg->size < sizeof(as->cfg) ? cfg->size : sizeof(as->cfg));
-	as->cfg.size = sizeof(as->cfg);
+	as->cfg = c;
 	if (as->cfg.kallsyms) {
 		as->kallsyms = strdup(as->cfg.kallsyms);
 		if (!as->kallsyms)

@@ -43,11 +43,8 @@ int hwt_sym_cache_alloc(const struct hwt_sym_config *cfg, struct hwt_sym_cache *
 		return -HWT_EINVAL;
 	*out = NULL;
 	hwt_sym_config_init(&def);
-	if (cfg) {
-		if (cfg->size < sizeof(*cfg))
-			return -HWT_EINVAL;
-		def = *cfg;
-	}
+	if (cfg && hwt_opts_copy(&def, sizeof(def), cfg) < 0)
+		return -HWT_EINVAL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;

@@ -101,7 +101,7 @@ enum hwt_sym_dwarf_reader {
 HWT_API void hwt_sym_config_init(struct hwt_sym_config *cfg);
 
 /* Allocates an empty cache. cfg may be NULL for the defaults; it is copied.
- * Returns 0, -HWT_EINVAL (cfg->size too small), -ENOMEM. */
+ * Returns 0, -HWT_EINVAL (cfg refused by hwt_opts_copy), -ENOMEM. */
 HWT_API int hwt_sym_cache_alloc(const struct hwt_sym_config *cfg, struct hwt_sym_cache **out);
 
 /* Frees the cache, every object it opened and every string it returned.
@@ -403,7 +403,7 @@ struct hwt_sym_aspace_config {
 HWT_API void hwt_sym_aspace_config_init(struct hwt_sym_aspace_config *cfg);
 
 /* Allocates an empty address-space map. cfg may be NULL; it is copied.
- * Returns 0, -HWT_EINVAL (cfg->size too small), -ENOMEM. */
+ * Returns 0, -HWT_EINVAL (cfg refused by hwt_opts_copy), -ENOMEM. */
 HWT_API int hwt_sym_aspace_alloc(const struct hwt_sym_aspace_config *cfg,
 				 struct hwt_sym_aspace **out);
 

@@ -90,20 +90,19 @@ void hwt_unw_config_init(struct hwt_unw_config *cfg)
 
 int hwt_unw_alloc(const struct hwt_unw_config *cfg, struct hwt_unw **out)
 {
+	struct hwt_unw_config c;
 	struct hwt_unw *u;
 
 	if (!out)
 		return -HWT_EINVAL;
 	*out = NULL;
-	if (cfg && cfg->size < sizeof(*cfg))
+	hwt_unw_config_init(&c);
+	if (cfg && hwt_opts_copy(&c, sizeof(c), cfg) < 0)
 		return -HWT_EINVAL;
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	if (cfg)
-		u->cfg = *cfg;
-	else
-		hwt_unw_config_init(&u->cfg);
+	u->cfg = c;
 	if (!u->cfg.max_rows)
 		u->cfg.max_rows = DEFAULT_MAX_ROWS;
 	*out = u;

@@ -175,7 +175,7 @@ struct hwt_unw_config {
 HWT_API void hwt_unw_config_init(struct hwt_unw_config *cfg);
 
 /* Allocates an unwinder. cfg may be NULL; it is copied. Returns 0,
- * -HWT_EINVAL (cfg->size too small), -ENOMEM. */
+ * -HWT_EINVAL (cfg refused by hwt_opts_copy), -ENOMEM. */
 HWT_API int hwt_unw_alloc(const struct hwt_unw_config *cfg, struct hwt_unw **out);
 
 /* Frees the unwinder and its tables (not the objects). Accepts NULL. */

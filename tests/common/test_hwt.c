@@ -69,13 +69,60 @@ static void test_buf(void **state)
 	assert_int_equal(hwt_mul_size(SIZE_MAX / 2 + 1, 2, &big), -HWT_ETOOBIG);
 }
 
+/* libbpf's rule for sized options structs: v1 is an older caller's
+ * struct, v2 the library's, v3 a newer caller's (no tail padding: a field
+ * added in an older struct's padding would be read from it, see hwt.h). */
+struct opts_v1 {
+	size_t size;
+	long a;
+};
+struct opts_v2 {
+	size_t size;
+	long a;
+	long b;
+};
+struct opts_v3 {
+	size_t size;
+	long a;
+	long b;
+	long c;
+};
+
+static void test_opts_copy(void **state)
+{
+	struct opts_v1 v1 = {sizeof(v1), 1};
+	struct opts_v3 v3 = {sizeof(v3), 1, 2, 0};
+	struct opts_v2 d = {sizeof(d), 10, 20};
+
+	(void)state;
+	/* Older: its fields copied, the rest keeps the defaults. */
+	assert_int_equal(hwt_opts_copy(&d, sizeof(d), &v1), 0);
+	assert_int_equal(d.size, sizeof(d));
+	assert_int_equal(d.a, 1);
+	assert_int_equal(d.b, 20);
+	/* Newer with its extra fields zero: accepted. */
+	assert_int_equal(hwt_opts_copy(&d, sizeof(d), &v3), 0);
+	assert_int_equal(d.size, sizeof(d));
+	assert_int_equal(d.a, 1);
+	assert_int_equal(d.b, 2);
+	/* Newer with an option this library does not know: refused, d kept. */
+	v3.c = 3;
+	v3.a = 7;
+	assert_int_equal(hwt_opts_copy(&d, sizeof(d), &v3), -HWT_EINVAL);
+	assert_int_equal(d.a, 1);
+	/* A size smaller than the size field, or nothing: refused. */
+	v1.size = 4;
+	assert_int_equal(hwt_opts_copy(&d, sizeof(d), &v1), -HWT_EINVAL);
+	assert_int_equal(hwt_opts_copy(&d, sizeof(d), NULL), -HWT_EINVAL);
+	assert_int_equal(hwt_opts_copy(NULL, sizeof(d), &v3), -HWT_EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_strerror),
-	    cmocka_unit_test(test_crc32c),
-	    cmocka_unit_test(test_le),
-	    cmocka_unit_test(test_buf),
+	    cmocka_unit_test(test_strerror),  cmocka_unit_test(test_crc32c),
+	    cmocka_unit_test(test_le),	      cmocka_unit_test(test_buf),
+	    cmocka_unit_test(test_opts_copy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,7 +50,7 @@ static int compare_at(struct pt_packet_decoder *pd, const uint8_t *buf, size_t l
 			fprintf(stderr, "offset %zx (%02x %02x): libipt: %s, ours: %d (type %u)\n",
 				off, buf[off], off + 1 < len ? buf[off + 1] : 0,
 				pt_errstr(pt_errcode(lr)), r, p.type);
-		assert_int_equal(r, -1);
+		assert_int_equal(r, -HWT_EFORMAT);
 		return 0;
 	}
 	if (r != lr)

@@ -226,13 +226,32 @@ static void test_machine(void **state)
 	assert_int_equal(finis, 1);
 }
 
+/* libbpf's rule for the sized table: an older caller's shorter table is
+ * accepted (what it lacks is NULL: forwarded below), a newer caller's
+ * longer one only when what this library does not know is zero. */
 static void test_bad_ops(void **state)
 {
-	struct hwt_psys_ops small = {.size = 8};
+	struct {
+		struct hwt_psys_ops ops;
+		void *newer; /* an entry of a newer hwtrace */
+	} big = {{.size = sizeof(big), .name = "big"}, NULL};
+	struct hwt_psys_ops tiny = {.size = 4}, old = {.name = "old", .sysfs_root = "/old/sys"};
 	struct hwt_psys *ps = (struct hwt_psys *)1;
 
 	(void)state;
-	assert_int_equal(hwt_psys_alloc(&ps, &small, NULL, NULL), -HWT_EINVAL);
+	assert_int_equal(hwt_psys_alloc(&ps, &tiny, NULL, NULL), -HWT_EINVAL);
+	assert_null(ps);
+	/* An older table ending at name: sysfs_root, beyond it, is not read. */
+	old.size = offsetof(struct hwt_psys_ops, name) + sizeof(old.name);
+	assert_int_equal(hwt_psys_alloc(&ps, &old, NULL, NULL), 0);
+	assert_string_equal(hwt_psys_name(ps), "old");
+	assert_null(hwt_psys_sysfs_root(ps));
+	hwt_psys_free(ps);
+	assert_int_equal(hwt_psys_alloc(&ps, &big.ops, NULL, NULL), 0);
+	assert_string_equal(hwt_psys_name(ps), "big");
+	hwt_psys_free(ps);
+	big.newer = &big;
+	assert_int_equal(hwt_psys_alloc(&ps, &big.ops, NULL, NULL), -HWT_EINVAL);
 	assert_null(ps);
 	hwt_psys_free(NULL);
 }
