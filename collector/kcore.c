@@ -18,11 +18,30 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+/* A vmlinux for the running kernel where Debian's debug packages and
+ * kernel builds put it, into out. */
+static bool find_vmlinux(char *out, size_t len)
+{
+	const char *const dir[] = {"/usr/lib/debug/boot/vmlinux-", "/usr/lib/debug/lib/modules/",
+				   "/lib/modules/", "/boot/vmlinux-"};
+	const char *const tail[] = {"", "/vmlinux", "/build/vmlinux", ""};
+	struct utsname u;
+
+	if (uname(&u) < 0)
+		return false;
+	for (size_t i = 0; i < HWT_ARRAY_SIZE(dir); i++) {
+		snprintf(out, len, "%s%s%s", dir[i], u.release, tail[i]);
+		if (access(out, R_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
 int hwt_coll_kernel_code(const char *proc_root, char *why, size_t len)
 {
-	char path[4096];
+	char path[4096], v[4096];
 	struct utsname u;
-	int fd;
+	int fd, e;
 
 	snprintf(path, sizeof(path), "%s/kcore", proc_root ? proc_root : "/proc");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -30,24 +49,12 @@ int hwt_coll_kernel_code(const char *proc_root, char *why, size_t len)
 		close(fd);
 		return 1;
 	}
-	if (uname(&u) == 0) {
-		/* where Debian's debug packages and kernel builds put it */
-		const char *const dir[] = {"/usr/lib/debug/boot/vmlinux-",
-					   "/usr/lib/debug/lib/modules/", "/lib/modules/",
-					   "/boot/vmlinux-"};
-		const char *const tail[] = {"", "/vmlinux", "/build/vmlinux", ""};
-
-		for (size_t i = 0; i < HWT_ARRAY_SIZE(dir); i++) {
-			char v[4096];
-
-			snprintf(v, sizeof(v), "%s%s%s", dir[i], u.release, tail[i]);
-			if (access(v, R_OK) == 0)
-				return 1;
-		}
-	}
+	e = errno;
+	if (find_vmlinux(v, sizeof(v)))
+		return 1;
 	if (why && len)
 		snprintf(why, len, "%s: %s, and no vmlinux for kernel %s", path,
-			 errno == ENOENT ? "not present" : strerror(errno),
+			 e == ENOENT ? "not present" : strerror(e),
 			 uname(&u) == 0 ? u.release : "?");
 	return 0;
 }
@@ -132,7 +139,9 @@ struct kseg {
 	uint64_t vaddr, offset, filesz;
 };
 
-static int read_phdrs(int fd, struct kseg *seg, size_t max, size_t *nseg)
+/* The PT_LOAD segments of an ELF64 file of type etype (4: a core file
+ * such as kcore; 2: an executable such as vmlinux). */
+static int read_phdrs(int fd, uint16_t etype, struct kseg *seg, size_t max, size_t *nseg)
 {
 	unsigned char eh[64];
 	uint64_t phoff;
@@ -142,7 +151,7 @@ static int read_phdrs(int fd, struct kseg *seg, size_t max, size_t *nseg)
 	if (pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
 		return -HWT_EFORMAT;
 	if (memcmp(eh, "\177ELF", 4) || eh[4] != 2 /* ELFCLASS64 */ || eh[5] != 1 ||
-	    hwt_le16(eh + 16) != 4 /* ET_CORE */)
+	    hwt_le16(eh + 16) != etype)
 		return -HWT_EFORMAT;
 	phoff = hwt_le64(eh + 32);
 	phentsize = hwt_le16(eh + 54);
@@ -168,8 +177,8 @@ static int read_phdrs(int fd, struct kseg *seg, size_t max, size_t *nseg)
 /* A kcore-format file (ELF64 ET_CORE, one PT_LOAD per range) holding the
  * bytes of the ranges that kcore has: what `perf record --kcore` keeps in
  * its kcore_dir. Returns 0 with *out (malloc'd) and *len, or -errno. */
-static int copy_kcore(const char *path, const struct krange *r, size_t nr, uint8_t **out,
-		      size_t *len)
+static int copy_kcore(const char *path, uint16_t etype, uint64_t shift, const struct krange *r,
+		      size_t nr, uint8_t **out, size_t *len)
 {
 	struct kseg seg[512];
 	struct krange part[512];
@@ -181,11 +190,14 @@ static int copy_kcore(const char *path, const struct krange *r, size_t nr, uint8
 	*len = 0;
 	if (fd < 0)
 		return -errno;
-	err = read_phdrs(fd, seg, HWT_ARRAY_SIZE(seg), &nseg);
+	err = read_phdrs(fd, etype, seg, HWT_ARRAY_SIZE(seg), &nseg);
 	if (err < 0) {
 		close(fd);
 		return err;
 	}
+	/* where the running kernel has them (KASLR) */
+	for (size_t k = 0; k < nseg; k++)
+		seg[k].vaddr += shift;
 	/* the ranges' parts that some segment holds */
 	for (size_t i = 0; i < nr; i++) {
 		for (size_t k = 0; k < nseg && np < HWT_ARRAY_SIZE(part); k++) {
@@ -262,10 +274,102 @@ static int copy_kcore(const char *path, const struct krange *r, size_t nr, uint8
 	return 0;
 }
 
-int hwt_coll_kernel_capture(const char *proc_root, hwt_coll_meta_bytes_fn bytes,
-			    hwt_coll_meta_str_fn str, void *ctx, char *why, size_t len)
+/* The value of symbol name in the ELF64 file fd's .symtab. Returns 0 or a
+ * negative error (-ESRCH: no such symbol). */
+static int elf_symbol(int fd, const char *name, uint64_t *value)
 {
-	char path[4096], *kallsyms = NULL, *modules = NULL;
+	unsigned char eh[64], sh[64], lk[64];
+	uint64_t shoff, off, size, soff, ssize;
+	uint16_t shentsize, shnum;
+	uint8_t *syms = NULL;
+	char *str = NULL;
+	int err = -ESRCH;
+
+	if (pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
+		return -HWT_EFORMAT;
+	shoff = hwt_le64(eh + 40);
+	shentsize = hwt_le16(eh + 58);
+	shnum = hwt_le16(eh + 60);
+	if (shentsize < 64)
+		return -HWT_EFORMAT;
+	for (uint16_t i = 0; i < shnum && err == -ESRCH; i++) {
+		uint32_t link;
+
+		if (pread(fd, sh, sizeof(sh), (off_t)(shoff + (uint64_t)i * shentsize)) !=
+		    (ssize_t)sizeof(sh))
+			return -HWT_EFORMAT;
+		if (hwt_le32(sh + 4) != 2 /* SHT_SYMTAB */)
+			continue;
+		off = hwt_le64(sh + 24);
+		size = hwt_le64(sh + 32);
+		link = hwt_le32(sh + 40);
+		if (link >= shnum ||
+		    pread(fd, lk, sizeof(lk), (off_t)(shoff + (uint64_t)link * shentsize)) !=
+			(ssize_t)sizeof(lk))
+			return -HWT_EFORMAT;
+		soff = hwt_le64(lk + 24);
+		ssize = hwt_le64(lk + 32);
+		if (size > (256u << 20) || ssize > (256u << 20))
+			return -HWT_EFORMAT;
+		syms = malloc(size ? size : 1);
+		str = malloc(ssize + 1);
+		if (!syms || !str) {
+			err = -ENOMEM;
+			break;
+		}
+		if (pread(fd, syms, size, (off_t)off) != (ssize_t)size ||
+		    pread(fd, str, ssize, (off_t)soff) != (ssize_t)ssize) {
+			err = -HWT_EFORMAT;
+			break;
+		}
+		str[ssize] = '\0';
+		for (uint64_t k = 0; k + 24 <= size; k += 24) {
+			uint32_t n = hwt_le32(syms + k);
+
+			if (n < ssize && !strcmp(str + n, name)) {
+				*value = hwt_le64(syms + k + 8);
+				err = 0;
+				break;
+			}
+		}
+		free(syms);
+		free(str);
+		syms = NULL;
+		str = NULL;
+	}
+	free(syms);
+	free(str);
+	return err;
+}
+
+/* The kernel's text from a vmlinux, where the running kernel has it: the
+ * shift is kallsyms' _stext less the vmlinux's (KASLR). */
+static int copy_vmlinux(const char *path, const char *kallsyms, const struct krange *r, size_t nr,
+			uint8_t **out, size_t *len)
+{
+	uint64_t stext = 0, vstext = 0;
+	int fd, err;
+
+	for (size_t i = 0; i < nr && !stext; i++)
+		stext = r[i].start; /* text_ranges puts [_stext, _etext) first */
+	if (!stext || !strstr(kallsyms, " _stext\n"))
+		return -ESRCH;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = elf_symbol(fd, "_stext", &vstext);
+	close(fd);
+	if (err < 0)
+		return err;
+	/* only the kernel's own text: modules are not in a vmlinux */
+	return copy_kcore(path, 2 /* ET_EXEC */, stext - vstext, r, 1, out, len);
+}
+
+int hwt_coll_kernel_capture(const char *proc_root, const char *vmlinux,
+			    hwt_coll_meta_bytes_fn bytes, hwt_coll_meta_str_fn str, void *ctx,
+			    char *why, size_t len)
+{
+	char path[4096], vpath[4096], *kallsyms = NULL, *modules = NULL;
 	struct krange r[256];
 	uint8_t *kcore = NULL;
 	size_t nr, klen = 0;
@@ -297,10 +401,32 @@ int hwt_coll_kernel_capture(const char *proc_root, hwt_coll_meta_bytes_fn bytes,
 	}
 	if (err >= 0) {
 		snprintf(path, sizeof(path), "%s/kcore", proc_root ? proc_root : "/proc");
-		err = copy_kcore(path, r, nr, &kcore, &klen);
+		err = copy_kcore(path, 4 /* ET_CORE */, 0, r, nr, &kcore, &klen);
 		if (err < 0 && why && len)
 			snprintf(why, len, "%s: %s", path,
 				 err == -HWT_EFORMAT ? "not an ELF core file" : hwt_strerror(err));
+		if ((err == -ENOENT || err == -EACCES || err == -EPERM) &&
+		    (vmlinux ? snprintf(vpath, sizeof(vpath), "%s", vmlinux) > 0
+			     : find_vmlinux(vpath, sizeof(vpath)))) {
+			/* The text as built, not as patched at boot (alternatives,
+			 * static keys): perf's fallback too. */
+			int e = copy_vmlinux(vpath, kallsyms, r, nr, &kcore, &klen);
+
+			if (e >= 0) {
+				err = 0;
+				if (why && len)
+					snprintf(why, len, "%s", vpath);
+			} else if (why && len) {
+				size_t at = strlen(why);
+
+				snprintf(why + at, len - at, "; %s: %s", vpath,
+					 e == -ESRCH	     ? "no _stext symbol"
+					 : e == -HWT_EFORMAT ? "not a vmlinux"
+							     : hwt_strerror(e));
+			}
+		} else if (err >= 0 && why && len) {
+			snprintf(why, len, "%s", path);
+		}
 	}
 	if (err >= 0)
 		err = bytes(ctx, "kernel.kcore", kcore, klen);

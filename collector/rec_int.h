@@ -281,14 +281,18 @@ int hwt_coll_kernel_code(const char *proc_root, char *why, size_t len);
  * from proc_root (NULL: "/proc"): kallsyms (metadata "kernel.kallsyms",
  * bytes), /proc/modules ("kernel.modules", text), and a kcore-format copy
  * (an ELF core file with a PT_LOAD per range) of the kernel's text
- * [_stext, _etext) and each module's core, from kcore ("kernel.kcore").
- * Returns the copy's size, or a negative error with the reason in why
- * (-EACCES: kallsyms shows no addresses; -errno from kcore; -HWT_EFORMAT:
- * kcore is no ELF core file), or the writer's error. */
+ * [_stext, _etext) and each module's core, from kcore ("kernel.kcore");
+ * where kcore cannot be opened, the kernel's text from vmlinux (NULL: the
+ * running kernel's in the usual places), moved to where kallsyms puts
+ * _stext (KASLR), without modules. Returns the copy's size with where it
+ * came from in why, or a negative error with the reason in why (-EACCES:
+ * kallsyms shows no addresses; -errno from kcore; -HWT_EFORMAT: kcore is
+ * no ELF core file), or the writer's error. */
 typedef int (*hwt_coll_meta_bytes_fn)(void *ctx, const char *key, const void *v, size_t len);
 typedef int (*hwt_coll_meta_str_fn)(void *ctx, const char *key, const char *v);
-int hwt_coll_kernel_capture(const char *proc_root, hwt_coll_meta_bytes_fn bytes,
-			    hwt_coll_meta_str_fn str, void *ctx, char *why, size_t len);
+int hwt_coll_kernel_capture(const char *proc_root, const char *vmlinux,
+			    hwt_coll_meta_bytes_fn bytes, hwt_coll_meta_str_fn str, void *ctx,
+			    char *why, size_t len);
 
 /* ------------------------------------------------------------------------ */
 /* control.c: the control FIFO                                              */

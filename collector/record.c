@@ -1086,7 +1086,7 @@ static int write_meta(struct hwt_coll_rec *r)
 			/* What decoding the kernel's trace needs, as perf
 			 * record --kcore keeps it. */
 			char why[512];
-			int n = hwt_coll_kernel_capture(hwt_psys_procfs_root(r->cfg.psys),
+			int n = hwt_coll_kernel_capture(hwt_psys_procfs_root(r->cfg.psys), NULL,
 							meta_bytes_cb, meta_str_cb, w, why,
 							sizeof(why));
 
@@ -1101,8 +1101,8 @@ static int write_meta(struct hwt_coll_rec *r)
 			else
 				hwt_log(&r->cfg.logger, HWT_LOG_INFO,
 					"recorded the kernel's code for decoding: %.1f MB of text "
-					"from kcore, kallsyms and the modules' list",
-					(double)n / 1e6);
+					"from %s, kallsyms and the modules' list",
+					(double)n / 1e6, why);
 		}
 		err |= hwt_fmt_writer_meta_u64(w, "pt.config.per_thread", r->per_thread);
 		err |= hwt_fmt_writer_meta_u64(w, "pt.config.snapshot", r->cfg.pt_snapshot);

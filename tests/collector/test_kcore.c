@@ -95,7 +95,7 @@ static void test_capture(void **state)
 	stext = sym(syms, "_stext");
 	etext = sym(syms, "_etext");
 	assert_true(stext >> 63 && etext > stext);
-	n = hwt_coll_kernel_capture(dir, put_bytes, put_str, &m, why, sizeof(why));
+	n = hwt_coll_kernel_capture(dir, NULL, put_bytes, put_str, &m, why, sizeof(why));
 	assert_true(n > 0);
 	got = get(&m, "kernel.kallsyms", &glen);
 	assert_non_null(got);
@@ -154,7 +154,8 @@ static void test_modules(void **state)
 		 "kmod 4 0 - Live 0x%llx\nghost 4096 0 - Live 0xffffffffc0000000\n",
 		 (unsigned long long)sym(syms, "do_syscall_64"));
 	write_text(dir, "modules", line);
-	assert_true(hwt_coll_kernel_capture(dir, put_bytes, put_str, &m, why, sizeof(why)) > 0);
+	assert_true(hwt_coll_kernel_capture(dir, NULL, put_bytes, put_str, &m, why, sizeof(why)) >
+		    0);
 	got = get(&m, "kernel.modules", &glen);
 	assert_string_equal((const char *)got, line);
 	got = get(&m, "kernel.kcore", &glen);
@@ -162,6 +163,55 @@ static void test_modules(void **state)
 	assert_int_equal(hwt_le64(got + 64 + 16), stext);
 	assert_int_equal(hwt_le64(got + 120 + 16), sym(syms, "do_syscall_64"));
 	assert_int_equal(hwt_le64(got + 120 + 32), 4);
+	meta_free(&m);
+	free(kcore);
+	free(syms);
+	hwt_test_tmpdir_remove(dir);
+}
+
+/* No kcore (CONFIG_PROC_KCORE off, lockdown): the kernel's text from its
+ * vmlinux, moved to where kallsyms says the running kernel has it (KASLR);
+ * the modules are not in it. */
+static void test_vmlinux(void **state)
+{
+	const char *elf = hwt_test_prog("kern_image");
+	char *dir = hwt_test_tmpdir(), why[512], path[4096], line[256], ks[1024];
+	const uint64_t slide = 0x2a00000; /* a KASLR offset (2 MiB aligned) */
+	struct meta m = {0};
+	uint8_t *kcore, *text;
+	const uint8_t *got;
+	size_t klen, glen;
+	char *syms;
+	uint64_t stext, etext, dsys, off;
+	int n;
+
+	(void)state;
+	assert_int_equal(kimage_proc(elf, dir), 0);
+	assert_int_equal(kimage_read(elf, &kcore, &klen, &syms), 0);
+	stext = sym(syms, "_stext");
+	etext = sym(syms, "_etext");
+	dsys = sym(syms, "do_syscall_64");
+	snprintf(path, sizeof(path), "%s/kcore", dir);
+	assert_int_equal(unlink(path), 0);
+	snprintf(ks, sizeof(ks), "%016llx T _stext\n%016llx T do_syscall_64\n%016llx T _etext\n",
+		 (unsigned long long)(stext + slide), (unsigned long long)(dsys + slide),
+		 (unsigned long long)(etext + slide));
+	write_text(dir, "kallsyms", ks);
+	snprintf(line, sizeof(line), "kmod 4 0 - Live 0xffffffffc0001000\n");
+	write_text(dir, "modules", line);
+	n = hwt_coll_kernel_capture(dir, elf, put_bytes, put_str, &m, why, sizeof(why));
+	assert_int_equal(n, 64 + 56 + (int)(etext - stext));
+	assert_string_equal(why, elf);
+	got = get(&m, "kernel.kcore", &glen);
+	assert_non_null(got);
+	/* one PT_LOAD, the kernel's text where it runs, the vmlinux's bytes */
+	assert_int_equal(hwt_le16(got + 56), 1);
+	assert_int_equal(hwt_le64(got + 64 + 16), stext + slide);
+	assert_int_equal(hwt_le64(got + 64 + 32), etext - stext);
+	off = hwt_le64(got + 64 + 8);
+	text = kcore + hwt_le64(kcore + 64 + 8) + (stext - hwt_le64(kcore + 64 + 16));
+	assert_memory_equal(got + off, text, etext - stext);
+	assert_string_equal((const char *)get(&m, "kernel.kallsyms", &glen), ks);
 	meta_free(&m);
 	free(kcore);
 	free(syms);
@@ -180,21 +230,30 @@ static void test_refusals(void **state)
 	write_text(dir, "kallsyms",
 		   "0000000000000000 T _stext\n0000000000000000 T do_syscall_64\n"
 		   "0000000000000000 T _etext\n");
-	assert_int_equal(hwt_coll_kernel_capture(dir, put_bytes, put_str, &m, why, sizeof(why)),
-			 -EACCES);
+	assert_int_equal(
+	    hwt_coll_kernel_capture(dir, NULL, put_bytes, put_str, &m, why, sizeof(why)), -EACCES);
 	assert_true(hwt_test_contains(why, "shows no addresses (kernel.kptr_restrict)"));
 	meta_free(&m);
 	assert_int_equal(kimage_proc(hwt_test_prog("kern_image"), dir), 0);
 	snprintf(path, sizeof(path), "%s/kcore", dir);
 	assert_int_equal(unlink(path), 0);
-	assert_int_equal(hwt_coll_kernel_capture(dir, put_bytes, put_str, &m, why, sizeof(why)),
+	assert_int_equal(hwt_coll_kernel_capture(dir, "/nonexistent/vmlinux", put_bytes, put_str,
+						 &m, why, sizeof(why)),
 			 -ENOENT);
 	assert_true(hwt_test_contains(why, "/kcore: "));
+	assert_true(hwt_test_contains(why, "; /nonexistent/vmlinux: "));
+	meta_free(&m);
+	/* a vmlinux without the symbol that places it */
+	assert_int_equal(hwt_coll_kernel_capture(dir, hwt_test_prog("kern_user"), put_bytes,
+						 put_str, &m, why, sizeof(why)),
+			 -ENOENT);
+	assert_true(hwt_test_contains(why, "kern_user: no _stext symbol"));
 	meta_free(&m);
 	/* kcore that is no ELF core file */
 	write_text(dir, "kcore", "not an ELF file at all, but long enough to read a header......");
-	assert_int_equal(hwt_coll_kernel_capture(dir, put_bytes, put_str, &m, why, sizeof(why)),
-			 -HWT_EFORMAT);
+	assert_int_equal(
+	    hwt_coll_kernel_capture(dir, NULL, put_bytes, put_str, &m, why, sizeof(why)),
+	    -HWT_EFORMAT);
 	assert_true(hwt_test_contains(why, "not an ELF core file"));
 	meta_free(&m);
 	/* what decides the default: kernel code readable or not */
@@ -210,6 +269,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_capture),
 	    cmocka_unit_test(test_modules),
+	    cmocka_unit_test(test_vmlinux),
 	    cmocka_unit_test(test_refusals),
 	};
 
