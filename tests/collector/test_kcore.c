@@ -65,18 +65,6 @@ static void meta_free(struct meta *m)
 	m->n = 0;
 }
 
-static uint64_t sym(const char *syms, const char *name)
-{
-	for (const char *p = syms; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		unsigned long long a;
-		char t, s[64];
-
-		if (sscanf(p, "%llx %c %63s", &a, &t, s) == 3 && !strcmp(s, name))
-			return a;
-	}
-	return 0;
-}
-
 static void test_capture(void **state)
 {
 	const char *elf = hwt_test_prog("kern_image");
@@ -92,8 +80,8 @@ static void test_capture(void **state)
 	(void)state;
 	assert_int_equal(kimage_proc(elf, dir), 0);
 	assert_int_equal(kimage_read(elf, &kcore, &klen, &syms), 0);
-	stext = sym(syms, "_stext");
-	etext = sym(syms, "_etext");
+	stext = kimage_sym(syms, "_stext");
+	etext = kimage_sym(syms, "_etext");
 	assert_true(stext >> 63 && etext > stext);
 	n = hwt_coll_kernel_capture(dir, NULL, put_bytes, put_str, &m, why, sizeof(why));
 	assert_true(n > 0);
@@ -147,12 +135,12 @@ static void test_modules(void **state)
 	(void)state;
 	assert_int_equal(kimage_proc(elf, dir), 0);
 	assert_int_equal(kimage_read(elf, &kcore, &klen, &syms), 0);
-	stext = sym(syms, "_stext");
+	stext = kimage_sym(syms, "_stext");
 	/* a "module" at the image's do_syscall_64, 4 bytes (inside kcore),
 	 * and one kcore does not have (left out) */
 	snprintf(line, sizeof(line),
 		 "kmod 4 0 - Live 0x%llx\nghost 4096 0 - Live 0xffffffffc0000000\n",
-		 (unsigned long long)sym(syms, "do_syscall_64"));
+		 (unsigned long long)kimage_sym(syms, "do_syscall_64"));
 	write_text(dir, "modules", line);
 	assert_true(hwt_coll_kernel_capture(dir, NULL, put_bytes, put_str, &m, why, sizeof(why)) >
 		    0);
@@ -161,7 +149,7 @@ static void test_modules(void **state)
 	got = get(&m, "kernel.kcore", &glen);
 	assert_int_equal(hwt_le16(got + 56), 2);
 	assert_int_equal(hwt_le64(got + 64 + 16), stext);
-	assert_int_equal(hwt_le64(got + 120 + 16), sym(syms, "do_syscall_64"));
+	assert_int_equal(hwt_le64(got + 120 + 16), kimage_sym(syms, "do_syscall_64"));
 	assert_int_equal(hwt_le64(got + 120 + 32), 4);
 	meta_free(&m);
 	free(kcore);
@@ -188,9 +176,9 @@ static void test_vmlinux(void **state)
 	(void)state;
 	assert_int_equal(kimage_proc(elf, dir), 0);
 	assert_int_equal(kimage_read(elf, &kcore, &klen, &syms), 0);
-	stext = sym(syms, "_stext");
-	etext = sym(syms, "_etext");
-	dsys = sym(syms, "do_syscall_64");
+	stext = kimage_sym(syms, "_stext");
+	etext = kimage_sym(syms, "_etext");
+	dsys = kimage_sym(syms, "do_syscall_64");
 	snprintf(path, sizeof(path), "%s/kcore", dir);
 	assert_int_equal(unlink(path), 0);
 	snprintf(ks, sizeof(ks), "%016llx T _stext\n%016llx T do_syscall_64\n%016llx T _etext\n",

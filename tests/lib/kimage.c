@@ -337,7 +337,7 @@ static int rewrite(const uint8_t *in, size_t len, uint64_t entry, struct hwt_buf
 	return err;
 }
 
-static uint64_t sym_addr(const char *syms, const char *name)
+uint64_t kimage_sym(const char *syms, const char *name)
 {
 	for (const char *p = syms; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
 		unsigned long long a;
@@ -368,7 +368,7 @@ int kinject_write(const char *in, const char *out, const char *elf, int with_ker
 		snprintf(why, whylen, "%s: cannot read the image: %s", elf, hwt_strerror(err));
 		return err;
 	}
-	entry = sym_addr(syms, "entry_SYSCALL_64");
+	entry = kimage_sym(syms, "entry_SYSCALL_64");
 	err = hwt_fmt_session_open(&s, in, NULL, &off);
 	if (err == 0)
 		err = hwt_fmt_writer_open(&w, out, NULL);

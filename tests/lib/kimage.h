@@ -21,6 +21,9 @@
  * Returns 0 or a negative error. */
 int kimage_read(const char *elf, uint8_t **kcore, size_t *kcore_len, char **syms);
 
+/* The address of name in kallsyms text (0: not there). */
+uint64_t kimage_sym(const char *syms, const char *name);
+
 /* Writes dir/kcore, dir/kallsyms and an empty dir/modules for elf: a /proc
  * to capture from. Returns 0 or a negative error. */
 int kimage_proc(const char *elf, const char *dir);
