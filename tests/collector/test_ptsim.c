@@ -258,6 +258,7 @@ static int mlock_child(void)
 	struct rlimit rl = {0, 0};
 	struct hwt_psys *ps;
 	struct perf_event_attr a;
+	int ret;
 	struct perf_event_mmap_page *pg;
 	long page = sysconf(_SC_PAGESIZE);
 	unsigned long long kb = 0;
@@ -275,23 +276,31 @@ static int mlock_child(void)
 	ps = sim_open("cpus=1");
 	pt_attr(ps, &a, PT_DEFAULT);
 	fd = hwt_psys_event_open(ps, &a, getpid(), 0, -1, 0);
-	if (fd < 0)
-		return 11;
+	ret = fd < 0 ? 11 : 0;
 	/* 1 MiB of data: 257 pages, 129 allowed */
-	if (hwt_psys_mmap(ps, fd, (size_t)page * 257, PROT_READ | PROT_WRITE, 0, &data) != -EPERM)
-		return 12;
-	if (hwt_psys_mmap(ps, fd, (size_t)page * 65, PROT_READ | PROT_WRITE, 0, &data) != 0)
-		return 13;
-	pg = data;
-	pg->aux_offset = (uint64_t)page * 65;
-	pg->aux_size = (uint64_t)page * 128;
-	if (hwt_psys_mmap(ps, fd, (size_t)page * 128, PROT_READ, (uint64_t)page * 65, &aux) !=
-	    -EPERM)
-		return 14;
-	pg->aux_size = (uint64_t)page * 64; /* 65 + 64 = 129: exactly the allowance */
-	if (hwt_psys_mmap(ps, fd, (size_t)page * 64, PROT_READ, (uint64_t)page * 65, &aux) != 0)
-		return 15;
-	return 0;
+	if (!ret &&
+	    hwt_psys_mmap(ps, fd, (size_t)page * 257, PROT_READ | PROT_WRITE, 0, &data) != -EPERM)
+		ret = 12;
+	if (!ret && hwt_psys_mmap(ps, fd, (size_t)page * 65, PROT_READ | PROT_WRITE, 0, &data) != 0)
+		ret = 13;
+	if (!ret) {
+		pg = data;
+		pg->aux_offset = (uint64_t)page * 65;
+		pg->aux_size = (uint64_t)page * 128;
+		if (hwt_psys_mmap(ps, fd, (size_t)page * 128, PROT_READ, (uint64_t)page * 65,
+				  &aux) != -EPERM)
+			ret = 14;
+	}
+	/* 65 + 64 = 129: exactly the allowance */
+	if (!ret) {
+		pg->aux_size = (uint64_t)page * 64;
+		if (hwt_psys_mmap(ps, fd, (size_t)page * 64, PROT_READ, (uint64_t)page * 65,
+				  &aux) != 0)
+			ret = 15;
+	}
+	/* the simulated machine's folder goes with it */
+	hwt_psys_free(ps);
+	return ret;
 }
 
 static void test_rules_mlock(void **state)
