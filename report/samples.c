@@ -329,6 +329,14 @@ size_t hwt_rep_samples_detail(const struct hwt_rep_samples *rs,
 /* ------------------------------------------------------------------------ */
 /* sideband                                                                  */
 
+/* perf's kernel map names ("[kernel.kallsyms]_text") as perf shows them. */
+static const char *object_name(const char *path)
+{
+	if (!path)
+		return NULL;
+	return strncmp(path, "[kernel.kallsyms]", 17) ? path : "[kernel.kallsyms]";
+}
+
 static int feed(struct hwt_rep_samples *rs, const struct hwt_fmt_record *rec)
 {
 	switch (rec->type) {
@@ -340,6 +348,16 @@ static int feed(struct hwt_rep_samples *rs, const struct hwt_fmt_record *rec)
 		if (!(m.prot & PROT_EXEC))
 			return 0;
 		rs->epoch++;
+		/* Object names take their dict ids in the order of their first
+		 * mappings, as perf makes its objects: its order among equal
+		 * call-graph branches (view.c). */
+		if (m.filename) {
+			const char *name = object_name(m.filename);
+			uint32_t sid;
+
+			if (hwt_rep_dict_str(rs->dict, name, strlen(name), &sid) < 0)
+				return -ENOMEM;
+		}
 		/* A malformed mapping (empty, wrapping) is not an error of
 		 * the whole recording: its addresses stay unmapped. */
 		return hwt_sym_aspace_mmap(
@@ -393,18 +411,13 @@ static inline uint64_t mix64(uint64_t x)
 	return x ^ (x >> 33);
 }
 
-/* perf's kernel map names ("[kernel.kallsyms]_text") as perf shows them. */
-static const char *object_name(const char *path)
-{
-	if (!path)
-		return NULL;
-	return strncmp(path, "[kernel.kallsyms]", 17) ? path : "[kernel.kallsyms]";
-}
-
+/* A frame of function func (NULL: none found) starting at start, an
+ * address of its object (perf orders the branches of equal weight in a
+ * call graph by it: view.c). */
 static int frame_id(struct hwt_rep_samples *rs, const char *func, const char *object,
-		    const char *file, uint32_t line, uint32_t kind, uint32_t *id)
+		    const char *file, uint32_t line, uint32_t kind, uint64_t start, uint32_t *id)
 {
-	struct hwt_rep_frame f = {func, object, file, line, kind, 0};
+	struct hwt_rep_frame f = {func, object, file, line, kind, func ? start : 0};
 
 	return hwt_rep_dict_frame(rs->dict, &f, id);
 }
@@ -453,7 +466,8 @@ static int symbolize(struct hwt_rep_samples *rs, const struct hwt_sym_loc *loc, 
 			if (!rs->cfg.inline_frames || n == 1) {
 				err = frame_id(rs, outer, object,
 					       rs->cfg.srclines ? fr[0].file : NULL,
-					       rs->cfg.srclines ? fr[0].line : 0, kind, &id);
+					       rs->cfg.srclines ? fr[0].line : 0, kind,
+					       info.symbol ? info.sym_addr : 0, &id);
 				if (err < 0)
 					return err;
 				val->first = id;
@@ -468,7 +482,8 @@ static int symbolize(struct hwt_rep_samples *rs, const struct hwt_sym_loc *loc, 
 				err = frame_id(rs, last ? outer : fr[i].func, object,
 					       rs->cfg.srclines ? fr[i].file : NULL,
 					       rs->cfg.srclines ? fr[i].line : 0,
-					       last ? kind : HWT_REP_KIND_INLINED, &id);
+					       last ? kind : HWT_REP_KIND_INLINED,
+					       last && info.symbol ? info.sym_addr : 0, &id);
 				if (err < 0 || (err = pool_add(rs, id)) < 0)
 					return err;
 			}
@@ -483,11 +498,11 @@ static int symbolize(struct hwt_rep_samples *rs, const struct hwt_sym_loc *loc, 
 
 		if (hwt_sym_func_at(loc->obj, a, 0, &rs->hint, &fn) == 0) {
 			val->offset = loc->addr - fn.addr;
-			return frame_id(rs, fn.name, object, NULL, 0, kind, &val->first);
+			return frame_id(rs, fn.name, object, NULL, 0, kind, fn.addr, &val->first);
 		}
 	}
 	val->flags |= HWT_REP_SF_NOSYM;
-	return frame_id(rs, NULL, object, NULL, 0, kind, &val->first);
+	return frame_id(rs, NULL, object, NULL, 0, kind, 0, &val->first);
 }
 
 static int objs_grow(struct hwt_rep_samples *rs)
@@ -578,7 +593,7 @@ static int resolve(struct hwt_rep_samples *rs, uint32_t pid, uint64_t time, uint
 		if (!rs->unmapped[kind]) {
 			uint32_t id;
 
-			err = frame_id(rs, NULL, NULL, NULL, 0, kind, &id);
+			err = frame_id(rs, NULL, NULL, NULL, 0, kind, 0, &id);
 			if (err < 0)
 				return err;
 			rs->unmapped[kind] = id + 1;
@@ -694,7 +709,7 @@ static int push_marker(struct hwt_rep_samples *rs, enum hwt_unw_end end, uint64_
 		id = rs->marker[end] - 1;
 	} else {
 		snprintf(name, sizeof(name), "[truncated: %s]", hwt_unw_end_name(end));
-		if ((err = frame_id(rs, name, object, NULL, 0, HWT_REP_KIND_USER, &id)) < 0)
+		if ((err = frame_id(rs, name, object, NULL, 0, HWT_REP_KIND_USER, 0, &id)) < 0)
 			return err;
 		if (!object)
 			rs->marker[end] = id + 1;
@@ -778,7 +793,7 @@ static int sample_frames(struct hwt_rep_samples *rs, const struct rs_event *ev,
 	rs->ndetail = 0;
 	if (rs->cfg.callchains && (s->type & PERF_SAMPLE_CALLCHAIN) && s->callchain_nr) {
 		uint32_t kind = 0;
-		bool user = false;
+		bool user = false, at_ip = false;
 		unsigned int nuser = 0;
 
 		for (uint64_t i = 0; i < s->callchain_nr && entries < rs->cfg.max_stack; i++) {
@@ -788,15 +803,21 @@ static int sample_frames(struct hwt_rep_samples *rs, const struct rs_event *ev,
 			if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
 				kind = context_kind(ip);
 				user = ip == (uint64_t)PERF_CONTEXT_USER;
+				/* A context's first entry is where its code
+				 * stopped (the user ip of a kernel sample: a
+				 * faulting or interrupted instruction), not a
+				 * return address: named at ip, as perf does. */
+				at_ip = true;
 				continue;
 			}
 			if (user && (lbr || dwarf))
 				break; /* the LBR call stack or the unwinder
 					  gives the user part */
-			err = push(rs, pid, time, ip, !leaf, kind ? kind : ip_kind(ip));
+			err = push(rs, pid, time, ip, !leaf && !at_ip, kind ? kind : ip_kind(ip));
 			if (err)
 				return err < 0 ? err : 0;
 			leaf = false;
+			at_ip = false;
 			entries++;
 			nuser += user;
 		}

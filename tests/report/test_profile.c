@@ -206,6 +206,72 @@ static void test_self_callee_graph(void **state)
 	hwt_rep_profile_free(p);
 }
 
+/* Branches of equal weight under one node come in perf's order (perf
+ * keys them by object, then symbol start, highest first): in one object
+ * the function that starts higher first, whatever the names; inlined
+ * frames by name, the greater first, before them; the kernel's objects
+ * after the others. One sample each under main, caller graph of main. */
+static void test_equal_branches_perf_order(void **state)
+{
+	static const struct {
+		const char *fn, *obj;
+		uint32_t kind;
+		uint64_t start;
+	} leaves[] = {
+	    {"alpha", "/usr/bin/prog", HWT_REP_KIND_USER, 0x1300},
+	    {"zeta", "/usr/bin/prog", HWT_REP_KIND_USER, 0x1100},
+	    {"mid", "/usr/bin/prog", HWT_REP_KIND_USER, 0x1200},
+	    {"k_low", "[kernel.kallsyms]", HWT_REP_KIND_KERNEL, 0xffffffff81000100ull},
+	    {"k_high", "[kernel.kallsyms]", HWT_REP_KIND_KERNEL, 0xffffffff81000200ull},
+	    {"inl_a", "/usr/bin/prog", HWT_REP_KIND_INLINED, 0},
+	    {"inl_b", "/usr/bin/prog", HWT_REP_KIND_INLINED, 0},
+	};
+	/* their order as perf prints them */
+	static const char *const want[] = {"--inl_b\n", "--inl_a\n",  "--alpha\n", "--mid\n",
+					   "--zeta\n",	"--k_high\n", "--k_low\n"};
+	struct hwt_rep_profile *p;
+	struct hwt_rep_render_config cfg;
+	const char *at, *entry;
+	char *text;
+
+	(void)state;
+	assert_int_equal(hwt_rep_profile_alloc(&p, NULL), 0);
+	for (size_t i = 0; i < HWT_ARRAY_SIZE(leaves); i++) {
+		struct hwt_rep_frame fr[2] = {
+		    rt_frame(leaves[i].fn, leaves[i].obj, leaves[i].kind),
+		    rt_frame("main", "/usr/bin/prog", HWT_REP_KIND_USER),
+		};
+		struct hwt_rep_sample s;
+
+		fr[0].addr = leaves[i].start;
+		fr[1].addr = 0x1000;
+		memset(&s, 0, sizeof(s));
+		s.event = "cpu-clock";
+		s.comm = "prog";
+		s.pid = s.tid = 100;
+		s.weight = 10;
+		s.frames = fr;
+		s.nframes = 2;
+		assert_int_equal(hwt_rep_profile_add(p, &s), 1);
+	}
+	hwt_rep_render_config_init(&cfg);
+	cfg.graph_limit = 0;
+	text = render(p, &cfg);
+	entry = strstr(text, "[.] main\n");
+	assert_non_null(entry);
+	at = entry;
+	for (size_t i = 0; i < HWT_ARRAY_SIZE(want); i++) {
+		const char *next = strstr(at, want[i]);
+
+		assert_non_null(next);
+		/* within main's graph, after the previous one */
+		assert_true(!strstr(entry + 1, "\n\n") || next < strstr(entry + 1, "\n\n"));
+		at = next;
+	}
+	free(text);
+	hwt_rep_profile_free(p);
+}
+
 static void test_json_numbers(void **state)
 {
 	struct hwt_rep_profile *p = ground_truth();
@@ -608,11 +674,17 @@ static void test_events_and_keys(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_children_caller_graph), cmocka_unit_test(test_self_callee_graph),
-	    cmocka_unit_test(test_json_numbers),	  cmocka_unit_test(test_filters),
-	    cmocka_unit_test(test_folded_exact),	  cmocka_unit_test(test_folded_errors),
-	    cmocka_unit_test(test_deep_and_empty_stacks), cmocka_unit_test(test_sample_keys),
-	    cmocka_unit_test(test_shared_dict_frame_ids), cmocka_unit_test(test_events_and_keys),
+	    cmocka_unit_test(test_children_caller_graph),
+	    cmocka_unit_test(test_self_callee_graph),
+	    cmocka_unit_test(test_equal_branches_perf_order),
+	    cmocka_unit_test(test_json_numbers),
+	    cmocka_unit_test(test_filters),
+	    cmocka_unit_test(test_folded_exact),
+	    cmocka_unit_test(test_folded_errors),
+	    cmocka_unit_test(test_deep_and_empty_stacks),
+	    cmocka_unit_test(test_sample_keys),
+	    cmocka_unit_test(test_shared_dict_frame_ids),
+	    cmocka_unit_test(test_events_and_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

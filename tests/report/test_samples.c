@@ -313,23 +313,30 @@ static void test_filters_and_sorts(void **state)
 	hwt_test_run_free(&r);
 }
 
+/* The objects perf names for each function of data's call chains, for
+ * perf_compare.py graphs --objects (equal branches into different objects
+ * come in an order perf does not define). */
+#define OBJECTS_CMD                                                                                \
+	"perf report -i %s --stdio --children -s dso,sym -g none > %s/p.obj 2>/dev/null && "
+
 /* hwtrace report and perf report of the same perf.data (`hw` options to
  * hwtrace, `pf` to perf) agree on every entry at or above min percent and
  * on its call graph, line for line (graph branches under 1% hidden on
- * both sides; perf_compare.py graphs). Short recordings compare from 2%:
- * ld.so's start-up can reach 1% there, where the two name a return
- * address after a last call differently (see perf_compare.py). */
+ * both sides; equal branches in perf's order, see perf_compare.py graphs).
+ * Short recordings compare from 2%: ld.so's start-up can reach 1% there,
+ * where the two name a return address after a last call differently (see
+ * perf_compare.py). */
 static void graphs_agree(const char *data, const char *hw, const char *pf, const char *what,
 			 int min)
 {
 	struct hwt_test_run r;
 
 	hwt_test_run(&r,
-		     "perf report -i %s --stdio %s > %s/p.g 2>/dev/null && "
-		     "%s report -q -i %s --graph-limit 1 %s > %s/h.g && "
-		     "python3 %s graphs %s/p.g %s/h.g %d",
-		     data, pf, fx.dir, hwt_test_hwtrace(), data, hw, fx.dir, fx.cmp, fx.dir, fx.dir,
-		     min);
+		     OBJECTS_CMD "perf report -i %s --stdio %s > %s/p.g 2>/dev/null && "
+				 "%s report -q -i %s --graph-limit 1 %s > %s/h.g && "
+				 "python3 %s graphs --objects %s/p.obj %s/p.g %s/h.g %d",
+		     data, fx.dir, data, pf, fx.dir, hwt_test_hwtrace(), data, hw, fx.dir, fx.cmp,
+		     fx.dir, fx.dir, fx.dir, min);
 	fprintf(stderr, "%s: %s", what, r.out);
 	if (r.status != 0)
 		fprintf(stderr, "%s", r.err);
@@ -351,7 +358,9 @@ static void modes_agree(const char *data, const struct mode *modes, size_t n, co
 
 	hwt_buf_init(&cmd);
 	hwt_buf_init(&cmp);
-	assert_int_equal(hwt_buf_printf(&cmp, "python3 %s graphs", fx.cmp), 0);
+	assert_int_equal(hwt_buf_printf(&cmd, OBJECTS_CMD, data, fx.dir), 0);
+	assert_int_equal(
+	    hwt_buf_printf(&cmp, "python3 %s graphs --objects %s/p.obj", fx.cmp, fx.dir), 0);
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(
 		    hwt_buf_printf(&cmd,
