@@ -48,7 +48,8 @@ static int write_file(const char *dir, const char *name, const char *text)
 	char path[PATH_MAX + 64];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return -ENAMETOOLONG;
 	f = fopen(path, "w");
 	if (!f)
 		return -errno;
@@ -74,9 +75,11 @@ static int link_all(const char *real, const char *dir, const char *const *skip)
 			skipped = !strcmp(de->d_name, skip[i]);
 		if (skipped)
 			continue;
-		snprintf(from, sizeof(from), "%s/%s", real, de->d_name);
-		snprintf(to, sizeof(to), "%s/%s", dir, de->d_name);
-		if (symlink(from, to) < 0 && errno != EEXIST)
+		if ((size_t)snprintf(from, sizeof(from), "%s/%s", real, de->d_name) >=
+			sizeof(from) ||
+		    (size_t)snprintf(to, sizeof(to), "%s/%s", dir, de->d_name) >= sizeof(to))
+			err = -ENAMETOOLONG;
+		else if (symlink(from, to) < 0 && errno != EEXIST)
 			err = -errno;
 	}
 	closedir(d);

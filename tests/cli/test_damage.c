@@ -109,7 +109,8 @@ static void expect_all(const char *const *cmds, size_t n, const char *file, cons
 		int st = strncmp(cmds[i], "convert", 7) ? status : convert_status;
 		char want[1024];
 
-		snprintf(want, sizeof(want), "hwtrace: %s: %s", st ? "error" : "warning", line);
+		assert_true((size_t)snprintf(want, sizeof(want), "hwtrace: %s: %s",
+					     st ? "error" : "warning", line) < sizeof(want));
 		run_cmd(&r, cmds[i], file);
 		if (r.status != st || count_line(r.err, want) != 1 || damage_lines(r.err) != 1)
 			fail_msg(
