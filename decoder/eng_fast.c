@@ -2381,6 +2381,8 @@ out : {
 		seg_exit_empty(s);
 	else
 		seg_set_exit(s, err == 0 && !s->ngaps, f->enabled, f->ip, f->mode, f->spec != 0);
+	if (err == DECLINE)
+		s->decline_pos = f->pos > s->start ? f->pos : s->start + 1;
 	free(f);
 	return err;
 }

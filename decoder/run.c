@@ -54,7 +54,34 @@ static void worker_fini(struct worker *w)
 	seg_work_fini(&w->work);
 }
 
-/* Phase 1 for one segment: the fast engine, or libipt when it declines. */
+/* Where a segment the fast engine declined may be cut: at the last PSB
+ * inside it before where the engine stopped; s->end when there is none
+ * (or the engine declined before looking at the trace). */
+static uint64_t decline_cut(const struct seg *s)
+{
+	uint64_t cut = s->end;
+
+	if (!s->decline_pos)
+		return s->end;
+	for (uint64_t p =
+		 hwt_pkt_find_psb(s->buf, (size_t)s->end, (size_t)s->start + HWT_PKT_PSB_SIZE);
+	     p < s->end && p <= s->decline_pos;
+	     p = hwt_pkt_find_psb(s->buf, (size_t)s->end, (size_t)p + HWT_PKT_PSB_SIZE))
+		cut = p;
+	return cut;
+}
+
+/* Phase 1 for one segment: the fast engine, or libipt when it declines.
+ *
+ * Where the fast engine declines further on than a PSB inside the
+ * segment, the segment is cut at the last such PSB when the engine decodes
+ * the part before it without error: that part is the fast engine's, the
+ * rest (s->end to s->rest_end) libipt's, as one segment decoded on from the
+ * state the first part leaves. libipt decoding the whole segment goes
+ * through that PSB+ in the same state, so the records are the same; with
+ * an error before it, they need not be (libipt synchronizes afresh after
+ * an error at a PSB its read-ahead decides), and libipt decodes the whole
+ * segment. */
 static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 {
 	int err;
@@ -62,19 +89,48 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 	s->log_all = dec->want & HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
 	s->profile = dec->cfg.flags & HWT_DEC_F_PROFILE;
 	s->work = &w->work;
-	s->want_pkts = dec->cfg.engine == HWT_DEC_ENGINE_FAST && w->fast;
+	s->want_pkts = dec->cfg.engine == HWT_DEC_ENGINE_FAST && w->fast && !s->no_fast;
 	seg_find_end_ip(s);
 	seg_header(s, dec->ptcfg.errata.bdm70);
 	seg_timeline(s, dec);
 	if (s->want_pkts) {
+		uint64_t cut, end = s->end;
+		bool last = s->last;
+		struct seg_state entry = s->entry;
+
 		err = hwt_dec_seg_fast(dec, s, w->fast);
 		if (err != -HWT_ENOTSUP)
 			goto done;
-		/* Declined: libipt decodes it (the timeline stays). */
 		seg_drop_counts(s);
+		cut = decline_cut(s);
+		if (cut < end) {
+			seg_init(s, s->buf, s->buf_len, s->start, cut, false);
+			s->entry = entry;
+			seg_find_end_ip(s);
+			seg_header(s, dec->ptcfg.errata.bdm70);
+			seg_timeline(s, dec);
+			err = hwt_dec_seg_fast(dec, s, w->fast);
+			if (err == 0 && s->exit.known && s->exit.enabled && !s->ngaps) {
+				s->rest_end = end;
+				s->rest_last = last;
+				goto done;
+			}
+			if (err != -HWT_ENOTSUP && err < 0)
+				goto done;
+			seg_drop_counts(s);
+			seg_init(s, s->buf, s->buf_len, s->start, end, last);
+			s->entry = entry;
+			seg_find_end_ip(s);
+			seg_header(s, dec->ptcfg.errata.bdm70);
+			seg_timeline(s, dec);
+		}
+		/* Declined: libipt decodes it (the timeline stays). */
 		seg_reset(s);
 		s->fallback = true;
 	}
+	/* The rest of a cut segment: the fast engine left it to libipt. */
+	if (s->no_fast)
+		s->fallback = dec->cfg.engine == HWT_DEC_ENGINE_FAST;
 	err = hwt_dec_seg_ipt(dec, s);
 done:
 	if (err < 0) {
@@ -96,8 +152,14 @@ static int replay_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 		if (seg_passes_through(s, &entry)) {
 			s->exit = seg_through(s, &entry);
 		} else {
-			/* Its counts were committed with its log: both go. */
+			/* Its counts were committed with its log: both go;
+			 * a cut is made again. */
 			seg_reset(s);
+			if (s->rest_end) {
+				s->end = s->rest_end;
+				s->last = s->rest_last;
+				s->rest_end = 0;
+			}
 			s->entry = entry;
 			err = decode_seg(dec, s, w);
 			if (err < 0)
@@ -106,6 +168,47 @@ static int replay_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 	}
 	err = hwt_dec_flow_replay(dec->flow, s);
 	dec->state = s->exit;
+	return err;
+}
+
+/* Decodes (libipt) and replays the rest of segment s, cut short, in rest
+ * (which may be s). */
+static int replay_rest(struct hwt_dec *dec, struct seg *s, struct worker *w, struct seg *rest)
+{
+	uint64_t start = s->end, end = s->rest_end;
+	bool last = s->rest_last;
+	int err;
+
+	seg_init(rest, s->buf, s->buf_len, start, end, last);
+	rest->no_fast = true;
+	rest->entry = dec->state;
+	err = decode_seg(dec, rest, w);
+	if (err == 0)
+		err = replay_seg(dec, rest, w);
+	return err;
+}
+
+/* Decodes and replays the segments from the PSB at start up to limit (a
+ * PSB, or the end) in the calling thread, in s. */
+static int run_range(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64_t start,
+		     uint64_t limit, bool final, struct worker *w, struct seg *s)
+{
+	int err = 0;
+
+	while (start < limit && err == 0) {
+		uint64_t end = seg_cut(dec, buf, len, (size_t)start);
+
+		if (end > limit)
+			end = limit;
+		seg_init(s, buf, len, start, end, end >= len && final);
+		s->entry = dec->state;
+		err = decode_seg(dec, s, w);
+		if (err == 0)
+			err = replay_seg(dec, s, w);
+		if (err == 0 && s->rest_end)
+			err = replay_rest(dec, s, w, s);
+		start = s->end;
+	}
 	return err;
 }
 
@@ -250,6 +353,7 @@ static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uin
 {
 	struct par p;
 	struct worker w; /* the replaying thread's, for segments decoded again */
+	struct seg rest; /* ... and for the rest of a segment cut shorter */
 	pthread_t *tids;
 	unsigned int nthreads = dec->cfg.threads, started = 0;
 	int err = 0;
@@ -271,6 +375,7 @@ static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uin
 	p.slots = calloc(p.window, sizeof(*p.slots));
 	p.state = calloc(p.window, 1);
 	tids = calloc(nthreads, sizeof(*tids));
+	memset(&rest, 0, sizeof(rest));
 	if (!p.slots || !p.state || !tids) {
 		free(p.slots);
 		free(p.state);
@@ -304,6 +409,8 @@ static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uin
 		err = s->err;
 		if (err == 0)
 			err = replay_seg(dec, s, &w);
+		if (err == 0 && s->rest_end)
+			err = replay_rest(dec, s, &w, &rest);
 		seg_reset(s);
 		pthread_mutex_lock(&p.lock);
 		p.state[i] = 0;
@@ -326,6 +433,7 @@ out:
 	pthread_cond_destroy(&p.cv_work);
 	pthread_cond_destroy(&p.cv_done);
 	pthread_mutex_destroy(&p.lock);
+	seg_fini(&rest);
 	free(p.slots);
 	free(p.state);
 	free(tids);
@@ -378,7 +486,6 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bo
 	struct seg s;
 	struct worker w;
 	size_t first, limit;
-	uint64_t start;
 	int err;
 
 	if (keep)
@@ -435,18 +542,7 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bo
 		return err;
 	}
 	memset(&s, 0, sizeof(s));
-	for (start = first; start < limit;) {
-		uint64_t end = seg_cut(dec, buf, len, (size_t)start);
-
-		seg_init(&s, buf, len, start, end, end >= len && final);
-		s.entry = dec->state;
-		err = decode_seg(dec, &s, &w);
-		if (err == 0)
-			err = replay_seg(dec, &s, &w);
-		if (err < 0)
-			break;
-		start = end;
-	}
+	err = run_range(dec, buf, len, first, limit, final, &w, &s);
 	seg_fini(&s);
 	worker_fini(&w);
 	return err;

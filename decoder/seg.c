@@ -26,6 +26,9 @@ void seg_init(struct seg *s, const uint8_t *buf, size_t buf_len, uint64_t start,
 	s->start = start;
 	s->end = end;
 	s->last = last;
+	s->no_fast = false;
+	s->rest_end = 0;
+	s->rest_last = false;
 	seg_reset(s);
 }
 
@@ -39,6 +42,7 @@ void seg_reset(struct seg *s)
 	s->last_logged = SEG_NOT_LOGGED;
 	s->insns = s->overflows = s->nbbs = 0;
 	s->fallback = false;
+	s->decline_pos = 0;
 	s->tail_reached = false;
 	memset(&s->exit, 0, sizeof(s->exit));
 	s->err = 0;

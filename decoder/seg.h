@@ -129,16 +129,23 @@ struct tl_point {
 };
 
 struct seg {
-	uint64_t start, end; /* stream offsets: [start, end) */
-	const uint8_t *buf;  /* the stream; buf + start is the PSB */
-	size_t buf_len;	     /* bytes of the whole stream piece */
-	bool last;	     /* the stream's last segment */
-	bool time_error;     /* a timing packet libipt rejects (a TMA
-			      * not right after a TSC): decoding fails
-			      * there, which only libipt reproduces */
-	bool fallback;	     /* decoded by libipt after the fast engine
-			      * declined */
-	int err;	     /* a hard error (ENOMEM, sink) */
+	uint64_t start, end;  /* stream offsets: [start, end) */
+	const uint8_t *buf;   /* the stream; buf + start is the PSB */
+	size_t buf_len;	      /* bytes of the whole stream piece */
+	bool last;	      /* the stream's last segment */
+	bool time_error;      /* a timing packet libipt rejects (a TMA
+			       * not right after a TSC): decoding fails
+			       * there, which only libipt reproduces */
+	bool fallback;	      /* decoded by libipt after the fast engine
+			       * declined */
+	uint64_t decline_pos; /* where the fast engine declined (0: before
+			       * looking at the trace, or it did not) */
+	bool no_fast;	      /* libipt's to decode (set after seg_init) */
+	uint64_t rest_end;    /* cut short at end after the fast engine
+			       * declined further on: [end, rest_end) is
+			       * libipt's, as one segment (run.c) */
+	bool rest_last;	      /* ... which is the stream's last */
+	int err;	      /* a hard error (ENOMEM, sink) */
 
 	struct seg_item *items;
 	size_t nitems, cap_items;
