@@ -395,6 +395,18 @@ static void test_system_wide(void **state)
 	free(s);
 }
 
+/* Shell: waits until process $1 has used $2 more clock ticks (1/100 s) of
+ * CPU time than when called, or has ended, or 60 s have passed. A window
+ * of wall time gives a recording however much CPU the machine's load and
+ * the sanitizers left it (at load 20, under ASan, 0.6 s gave fewer than
+ * 20 samples); one of the recorded program's CPU time gives it its
+ * samples (499 Hz: a tick of CPU is about 5 of them). */
+#define WAIT_CPU                                                                                   \
+	"waitcpu() { s=$(awk '{print $14+$15}' /proc/$1/stat) || return; i=0; "                    \
+	"while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); "                                         \
+	"n=$(awk '{print $14+$15}' /proc/$1/stat 2>/dev/null) || return; "                         \
+	"[ $((n - s)) -ge $2 ] && return; done; }; "
+
 static void test_signals(void **state)
 {
 	const char *file = path_in("term.hwt");
@@ -404,16 +416,18 @@ static void test_signals(void **state)
 
 	(void)state;
 	/* SIGTERM to hwtrace: forwarded to the command, which dies of it; the
-	 * file is complete and the exit status is the command's. */
+	 * file is complete and the exit status is the command's. The command
+	 * is recorded from its exec: 0.3 s of its CPU time is about 150
+	 * samples. */
 	hwt_test_run(&r,
-		     "%s record -F 499 -o %s -- %s 100 & p=$!; sleep 0.7; kill -TERM $p; "
-		     "wait $p; echo status=$?",
+		     WAIT_CPU "%s record -F 499 -o %s -- %s 100 & p=$!; "
+			      "i=0; until c=$(pgrep -P $p) || [ $i -ge 600 ]; do sleep 0.05; "
+			      "i=$((i+1)); done; waitcpu $c 30; "
+			      "kill -TERM $p; wait $p; echo status=$?",
 		     hwt_test_hwtrace(), file, hwt_test_prog("rec_hot"));
 	assert_true(hwt_test_contains(r.out, "status=143"));
 	assert_true(hwt_test_contains(r.err, " samples of "));
 	hwt_test_run_free(&r);
-	/* Samples up to the signal (their number depends on how much CPU the
-	 * program got in 0.7 s on a shared machine). */
 	n = script(file, NULL, &s);
 	assert_true(n >= 20);
 	assert_true(count_sym(s, n, "hot_a") > 0);
@@ -421,10 +435,12 @@ static void test_signals(void **state)
 	hwt_test_run(&r, "%s info %s", hwt_test_hwtrace(), file);
 	assert_true(hwt_test_contains(r.out, "index      present"));
 	hwt_test_run_free(&r);
-	/* SIGINT ends an attach (nothing to forward to). */
+	/* SIGINT ends an attach (nothing to forward to). The attach is done
+	 * while the program runs on: its samples are those of the CPU time it
+	 * used after that, so the window is 0.6 s of its CPU time. */
 	hwt_test_run(&r,
-		     "%s 3 & c=$!; sleep 0.2; %s record -q -F 499 -p $c -o %s & p=$!; "
-		     "sleep 0.6; kill -INT $p; wait $p; echo status=$?; kill $c",
+		     WAIT_CPU "%s 30 & c=$!; sleep 0.2; %s record -q -F 499 -p $c -o %s & p=$!; "
+			      "waitcpu $c 60; kill -INT $p; wait $p; echo status=$?; kill $c",
 		     hwt_test_prog("rec_hot"), hwt_test_hwtrace(), path_in("int.hwt"));
 	assert_true(hwt_test_contains(r.out, "status=0"));
 	hwt_test_run_free(&r);
