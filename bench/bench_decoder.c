@@ -30,6 +30,10 @@
  * Every table ends with a "result" line (times, instructions, segments
  * left to libipt) that bench/bench_ptflame.sh gathers into one table.
  *
+ * Environment: HWT_BENCH_SHAPE=real, HWT_BENCH_PSB=BYTES and
+ * HWT_BENCH_PSB_OFF=N shape the synthetic trace; HWT_BENCH_SEGMENT=BYTES
+ * sets the decoder's segment_bytes (synthetic and --raw).
+ *
  *   usage: bench_decoder [INSNS [RUNS [THREADS]]]
  *          bench_decoder --hwt FILE [RUNS]
  *          bench_decoder --raw DIR... [RUNS]
@@ -191,8 +195,16 @@ static uint64_t hwtrace_run(const uint8_t *pt, size_t len, const struct sections
 					   secs->v[i].vaddr) < 0)
 			goto out;
 	}
-	if (hwt_dec_alloc(&dec, cfg, ic) < 0 || hwt_dec_set_context(dec, 1, 1, img) < 0)
-		goto out;
+	{
+		/* HWT_BENCH_SEGMENT=BYTES: cfg.segment_bytes (PSBs inside a
+		 * segment decoded on, not a segment each). */
+		struct hwt_dec_config c = *cfg;
+
+		if (getenv("HWT_BENCH_SEGMENT"))
+			c.segment_bytes = (size_t)strtoul(getenv("HWT_BENCH_SEGMENT"), NULL, 0);
+		if (hwt_dec_alloc(&dec, &c, ic) < 0 || hwt_dec_set_context(dec, 1, 1, img) < 0)
+			goto out;
+	}
 	/* Stacks are kept for every call; a sink that counts calls shows
 	 * they are reported, without a callback per block. */
 	memset(&sink, 0, sizeof(sink));
