@@ -290,9 +290,13 @@ static int on_mmap(struct hwt_pts *pts, const struct hwt_fmt_record *rec)
 	if (!exec || !len || addr + len < addr)
 		return 0;
 	if (pid == -1 || (addr >> 63)) {
+		uint64_t traced = 1;
+
 		/* Kernel code: its image is the recording's copy (every
-		 * process has it), when there is one. */
-		if (!pts->warned_kernel && !pts->procs.base)
+		 * process has it), when there is one; a user-only trace
+		 * (pt.config.kernel 0) has no kernel trace to lose. */
+		meta_u64(pts->s, "pt.config.kernel", &traced);
+		if (!pts->warned_kernel && !pts->procs.base && traced)
 			hwt_log(
 			    &pts->cfg.log, HWT_LOG_INFO,
 			    "kernel code is not decoded (no kernel image): its trace gives gaps");

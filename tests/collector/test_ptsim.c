@@ -424,6 +424,9 @@ static void check_family(const char *file, const char *what)
 	if (!hwt_test_contains(r.err, " 0 gaps (0 from lost trace, 0 bytes lost), 0 overflows "
 				      "(exact, from Intel PT)"))
 		fail_msg("%s: gaps in the trace:\n%s", what, r.err);
+	/* user space only, or the kernel's code recorded: no kernel gaps to
+	 * warn of (-a has the kernel's MMAP record) */
+	assert_false(hwt_test_contains(r.err, "kernel code is not decoded"));
 	hwt_test_run_free(&r);
 }
 
