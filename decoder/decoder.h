@@ -245,7 +245,10 @@ enum hwt_dec_rec_type {
 		   * without its own return (a return                                              \
 		   * to an older frame: longjmp,                                                   \
 		   * exceptions, or returns lost in an                                             \
-		   * overflow); closed here */
+		   * overflow), or it returned while                                               \
+		   * tracing was off (an address                                                   \
+		   * filter: tracing resumed at its                                                \
+		   * return address); closed here */
 #define HWT_DEC_RF_NEW_RUN                                                                         \
 	(1u << 10) /* switch: the thread's run                                                     \
 		    * changed (hwt_dec_context.run):                                               \

@@ -12,6 +12,15 @@
  * branches) and far calls push frames too; a far return pops to the newest
  * of those. A direct call to the next instruction is position-independent
  * code fetching its address, not a call.
+ *
+ * Calls that leave an address filter return untraced: tracing resumes
+ * (TIP.PGE) at the return address. An enable at the return address of an
+ * open near frame, not where tracing stopped, is that return: it pops to
+ * the newest such frame (HWT_DEC_RF_UNWOUND, no return instruction seen).
+ *
+ * Each stack is indexed by return address (a hash of frame chains, newest
+ * first), so that a return matching no frame, or an older one, costs no
+ * scan of a deep stack; at MAX_DEPTH the oldest half is dropped at once.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -33,6 +42,8 @@ struct frame {
 	uint64_t func;
 	uint64_t call_tsc;
 	uint64_t insns; /* the thread's count at entry */
+	uint32_t older; /* 1 + the next older frame in its bucket; 0: none */
+	uint32_t fence; /* 1 + the newest non-near frame up to here; 0: none */
 	uint8_t kind;
 	bool has_time;
 };
@@ -41,8 +52,10 @@ struct thread {
 	int32_t pid, tid;
 	struct frame *stack;
 	size_t depth, cap;
+	uint32_t *bucket; /* cap entries: 1 + the newest frame there; 0 */
 	uint64_t insns;
 	uint64_t dropped;    /* frames dropped at MAX_DEPTH */
+	uint64_t off_at;     /* tracing stopped asynchronously here; 0 */
 	uint64_t run;	     /* hwt_dec_context.run */
 	struct thread *next; /* hash chain */
 };
@@ -90,6 +103,7 @@ void hwt_dec_flow_free(struct hwt_dec_flow *f)
 			struct thread *n = t->next;
 
 			free(t->stack);
+			free(t->bucket);
 			free(t);
 			t = n;
 		}
@@ -392,6 +406,84 @@ static void rec_base(struct replay *r, struct hwt_dec_rec *rec, uint32_t type, u
 	}
 }
 
+/* The bucket of a return address (t->cap is a power of two). */
+static inline size_t ret_bucket(const struct thread *t, uint64_t ret_addr)
+{
+	uint64_t h = ret_addr * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 32) & (t->cap - 1);
+}
+
+/* Links frame k (the newest) into the index. */
+static inline void index_push(struct thread *t, size_t k)
+{
+	struct frame *fr = &t->stack[k];
+	uint32_t *b = &t->bucket[ret_bucket(t, fr->ret_addr)];
+
+	fr->older = *b;
+	*b = (uint32_t)k + 1;
+	fr->fence = fr->kind != FRAME_NEAR ? (uint32_t)k + 1 : k ? t->stack[k - 1].fence : 0;
+}
+
+/* Unlinks the newest frame from the index. */
+static inline void index_pop(struct thread *t)
+{
+	const struct frame *fr = &t->stack[t->depth - 1];
+
+	t->bucket[ret_bucket(t, fr->ret_addr)] = fr->older;
+}
+
+/* The newest near frame returning to ret_addr with no other kind of frame
+ * above it: its index + 1, or 0. */
+static size_t near_frame(const struct thread *t, uint64_t ret_addr)
+{
+	uint32_t fence, k;
+
+	if (!t->depth)
+		return 0;
+	fence = t->stack[t->depth - 1].fence;
+	for (k = t->bucket[ret_bucket(t, ret_addr)]; k > fence; k = t->stack[k - 1].older) {
+		if (t->stack[k - 1].ret_addr == ret_addr)
+			return k;
+	}
+	return 0;
+}
+
+/* Room for one more frame: the stack grows to MAX_DEPTH, then drops its
+ * oldest half (once per MAX_DEPTH / 2 calls, not a move per call). */
+static int stack_room(struct thread *t)
+{
+	size_t ncap = t->cap, drop = 0;
+
+	if (t->depth < t->cap)
+		return 0;
+	if (t->cap >= MAX_DEPTH) {
+		drop = t->depth / 2;
+		memmove(t->stack, t->stack + drop, (t->depth - drop) * sizeof(*t->stack));
+		t->depth -= drop;
+		t->dropped += drop;
+	} else {
+		struct frame *p;
+		uint32_t *b;
+
+		ncap = t->cap ? t->cap * 2 : 64;
+		p = realloc(t->stack, ncap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		t->stack = p;
+		b = realloc(t->bucket, ncap * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		t->bucket = b;
+	}
+	/* The index anew, at the new size or positions. */
+	t->cap = ncap;
+	memset(t->bucket, 0, t->cap * sizeof(*t->bucket));
+	for (size_t k = 0; k < t->depth; k++)
+		index_push(t, k);
+	return 0;
+}
+
 static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr, uint8_t kind,
 		uint8_t branch, uint64_t pos)
 {
@@ -401,32 +493,21 @@ static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr,
 	struct frame *fr;
 	uint64_t tsc = 0;
 	bool has_time = false;
+	int err;
 
 	if (!t)
 		return 0;
-	if (t->depth == t->cap) {
-		if (t->cap >= MAX_DEPTH) {
-			/* Keep the newest frames: drop the oldest. */
-			memmove(t->stack, t->stack + 1, (t->depth - 1) * sizeof(*t->stack));
-			t->depth--;
-			t->dropped++;
-		} else {
-			size_t ncap = t->cap ? t->cap * 2 : 64;
-			struct frame *p = realloc(t->stack, ncap * sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			t->stack = p;
-			t->cap = ncap;
-		}
-	}
+	err = stack_room(t);
+	if (err < 0)
+		return err;
 	/* The entry time is only needed for records (durations). */
 	if (r->want_call || r->want_ret)
 		has_time = seg_time_at(r->s, pos, &r->tcur, &tsc);
-	fr = &t->stack[t->depth++];
+	fr = &t->stack[t->depth];
 	fr->ret_addr = ret_addr;
 	fr->func = to;
 	fr->kind = kind;
+	index_push(t, t->depth++);
 	fr->insns = t->insns;
 	fr->has_time = has_time;
 	fr->call_tsc = tsc;
@@ -443,18 +524,23 @@ static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr,
 	return emit_hot(f->dec, &rec);
 }
 
-/* Pops frames down to and including index k. */
+/* Pops frames down to and including index k; with untraced, k's return
+ * was not seen either (tracing was off). */
 static int pop_to(struct replay *r, size_t k, uint64_t from, uint64_t to, uint8_t branch,
-		  uint64_t pos)
+		  uint64_t pos, bool untraced)
 {
 	struct hwt_dec_flow *f = r->f;
 	struct thread *t = f->cur;
 	int err;
 
 	while (t->depth > k) {
-		struct frame fr = t->stack[--t->depth];
+		struct frame fr;
 		struct hwt_dec_rec rec;
-		bool unwound = t->depth > k;
+		bool unwound;
+
+		index_pop(t);
+		fr = t->stack[--t->depth];
+		unwound = t->depth > k || untraced;
 
 		f->returns++;
 		f->unwound += unwound;
@@ -498,20 +584,19 @@ static int unknown_return(struct replay *r, uint64_t from, uint64_t to, uint8_t 
 static int near_return(struct replay *r, uint64_t from, uint64_t to, uint64_t pos)
 {
 	struct thread *t = r->f->cur;
+	size_t k;
 
 	if (!t)
 		return 0;
 	/* Pop to the newest frame this return goes back to; frames above it
 	 * were left without a return (longjmp, exceptions). Interrupt frames
 	 * are not crossed: a near return never leaves an interrupt. */
-	for (size_t k = t->depth; k > 0; k--) {
-		const struct frame *fr = &t->stack[k - 1];
-
-		if (fr->ret_addr == to && fr->kind == FRAME_NEAR)
-			return pop_to(r, k - 1, from, to, HWT_DEC_BR_RETURN, pos);
-		if (fr->kind != FRAME_NEAR)
-			break;
-	}
+	if (t->depth && t->stack[t->depth - 1].ret_addr == to &&
+	    t->stack[t->depth - 1].kind == FRAME_NEAR)
+		return pop_to(r, t->depth - 1, from, to, HWT_DEC_BR_RETURN, pos, false);
+	k = near_frame(t, to);
+	if (k)
+		return pop_to(r, k - 1, from, to, HWT_DEC_BR_RETURN, pos, false);
 	return unknown_return(r, from, to, HWT_DEC_BR_RETURN, pos);
 }
 
@@ -521,10 +606,10 @@ static int far_return(struct replay *r, uint64_t from, uint64_t to, uint64_t pos
 
 	if (!t)
 		return 0;
-	for (size_t k = t->depth; k > 0; k--) {
-		if (t->stack[k - 1].kind != FRAME_NEAR)
-			return pop_to(r, k - 1, from, to, HWT_DEC_BR_FAR_RETURN, pos);
-	}
+	/* The newest interrupt or far call frame. */
+	if (t->depth && t->stack[t->depth - 1].fence)
+		return pop_to(r, t->stack[t->depth - 1].fence - 1, from, to, HWT_DEC_BR_FAR_RETURN,
+			      pos, false);
 	return unknown_return(r, from, to, HWT_DEC_BR_FAR_RETURN, pos);
 }
 
@@ -547,6 +632,8 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 		t->run = c->run;
 		t->depth = 0;
 		t->insns = 0;
+		if (t->bucket)
+			memset(t->bucket, 0, t->cap * sizeof(*t->bucket));
 	}
 	if ((prev && prev != t) || new_run) {
 		struct hwt_dec_rec rec;
@@ -680,18 +767,38 @@ static int do_event(struct replay *r, const struct seg_item *it)
 		if (err < 0)
 			return err;
 	}
+	if (t && ev->type == HWT_DEC_EV_ASYNC_DISABLED)
+		t->off_at = ev->at;
+	else if (t && ev->type == HWT_DEC_EV_DISABLED)
+		t->off_at = 0;
 	switch (ev->type) {
 	case HWT_DEC_EV_ASYNC_BRANCH:
 		if (it->flags & SEG_F_IP_SUPPRESSED)
 			return 0;
 		return push(r, ev->at, ev->ip, ev->at, FRAME_ASYNC, 0, it->pos);
-	case HWT_DEC_EV_ENABLED:
+	case HWT_DEC_EV_ENABLED: {
+		size_t k;
+
+		if (!t || !t->depth)
+			return 0;
 		/* A far call (syscall) whose return was not traced: tracing
 		 * resumes at its return address. */
-		if (t && t->depth && t->stack[t->depth - 1].kind == FRAME_FAR &&
+		if (t->stack[t->depth - 1].kind == FRAME_FAR &&
 		    t->stack[t->depth - 1].ret_addr == ev->ip)
-			return pop_to(r, t->depth - 1, 0, ev->ip, HWT_DEC_BR_FAR_RETURN, it->pos);
+			return pop_to(r, t->depth - 1, 0, ev->ip, HWT_DEC_BR_FAR_RETURN, it->pos,
+				      false);
+		/* A near call that left the traced range (an address filter)
+		 * returned untraced. Not where tracing stopped asynchronously
+		 * (an interrupt, a VM exit): that returned nothing, and in
+		 * recursion an older frame may return there. (ev->resumed is
+		 * no help: a PSB+ FUP before the enable sets it too.) */
+		if (t->off_at == ev->ip)
+			return 0;
+		k = near_frame(t, ev->ip);
+		if (k)
+			return pop_to(r, k - 1, 0, ev->ip, HWT_DEC_BR_RETURN, it->pos, true);
 		return 0;
+	}
 	default:
 		return 0;
 	}

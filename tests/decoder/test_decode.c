@@ -137,6 +137,10 @@ static void check_truth(const struct ptsynth *w)
 	} else if (w->truth.overflows == 0) {
 		assert_int_equal(fast.taken, t->cond_to_target);
 		assert_int_equal(fast.ind_targets, t->indirect);
+		/* Filtered: a call that left the range returned untraced,
+		 * its frame closed where tracing resumed at its return
+		 * address; frames never outnumber the program's. */
+		assert_true(fast.max_depth <= t->max_depth);
 	} else {
 		assert_true(fast.taken <= t->cond_to_target);
 		assert_true(fast.ind_targets <= t->indirect);

@@ -10,6 +10,8 @@
  * documented exit codes. The outputs name what they count: instructions
  * and distinct stacks (never samples), one count of functions in every
  * command, the emulator's clock and addresses said as such, "1 thread".
+ * With an address filter, calls that leave the range return untraced and
+ * still close their frames.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -412,12 +414,75 @@ static void test_errors(void **state)
 	hwt_test_run_free(&r);
 }
 
+/* An address filter on work(): its 2000 calls (leaf, dispatch) leave the
+ * range and return untraced (TIP.PGD at the call, TIP.PGE at the return
+ * address). Each frame closes where tracing resumes: every call has its
+ * return, the stack never grows, and all traced instructions are work's,
+ * at depth 0; FAST and LIBIPT give the same call trace. */
+static void test_filter(void **state)
+{
+	static const char *const engines[] = {"fast", "libipt"};
+	struct hwt_test_run r;
+	char path[600], out[600], folded[128], *text;
+	uint64_t insns;
+	size_t len;
+
+	(void)state;
+	need();
+	snprintf(path, sizeof(path), "%s/filter.hwt", dir);
+	hwt_test_run(&r, "%s record --pt=emulate --filter 'filter work @ %s' -o %s -- %s",
+		     hwt_test_hwtrace(), hwt_test_prog("ptflow_known"), path,
+		     hwt_test_prog("ptflow_known"));
+	assert_int_equal(r.status, 0);
+	hwt_test_run_free(&r);
+	hwt_test_run(&r, "%s report --calls --json -q -i %s", hwt_test_hwtrace(), path);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(json_field(r.out, "leaf", "calls"), 1000);
+	assert_int_equal(json_field(r.out, "leaf", "returns"), 1000);
+	assert_int_equal(json_field(r.out, "leaf", "self_insns"), 0);
+	assert_int_equal(json_field(r.out, "dispatch", "calls"), 1000);
+	assert_int_equal(json_field(r.out, "dispatch", "returns"), 1000);
+	assert_false(hwt_test_contains(r.out, "\"op_a\""));
+	assert_false(hwt_test_contains(r.out, "\"rec\""));
+	hwt_test_run_free(&r);
+	hwt_test_run(&r, "%s script -q -i %s --itrace=i | grep -c ' insn: '", hwt_test_hwtrace(),
+		     path);
+	assert_int_equal(r.status, 0);
+	insns = strtoull(r.out, NULL, 10);
+	assert_true(insns > 2000 * 3);
+	hwt_test_run_free(&r);
+
+	/* One stack: work's, with all the instructions. */
+	snprintf(out, sizeof(out), "%s/filter.folded", dir);
+	hwt_test_run(&r, "%s flame -q -i %s -o %s", hwt_test_hwtrace(), path, out);
+	assert_int_equal(r.status, 0);
+	hwt_test_run_free(&r);
+	text = hwt_test_read_file(out, &len);
+	snprintf(folded, sizeof(folded), ";work %" PRIu64 "\n", insns);
+	assert_true(hwt_test_contains(text, folded));
+	assert_int_equal(count_str(text, "\n"), 1);
+	free(text);
+
+	for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
+		hwt_test_run(&r, "%s script -q -i %s --call-trace --engine=%s > %s/calls-%s",
+			     hwt_test_hwtrace(), path, engines[e], dir, engines[e]);
+		assert_int_equal(r.status, 0);
+		hwt_test_run_free(&r);
+	}
+	hwt_test_run(&r, "cmp %s/calls-fast %s/calls-libipt && grep -c 'unwound' %s/calls-fast",
+		     dir, dir, dir);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(strtoull(r.out, NULL, 10), 2000);
+	hwt_test_run_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_report_calls), cmocka_unit_test(test_flame),
 	    cmocka_unit_test(test_branches),	 cmocka_unit_test(test_threads),
 	    cmocka_unit_test(test_errors),	 cmocka_unit_test(test_wording),
+	    cmocka_unit_test(test_filter),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
