@@ -31,15 +31,17 @@ int hwt_psys_alloc(struct hwt_psys **out, const struct hwt_psys_ops *ops, void *
 
 	*out = NULL;
 	if (!ops || hwt_opts_copy(&o, sizeof(o), ops) < 0) {
-		if (ops && ops->fini)
+		/* fini only where the caller's table has it */
+		if (ops && ops->size >= offsetof(struct hwt_psys_ops, fini) + sizeof(ops->fini) &&
+		    ops->fini)
 			ops->fini(ctx);
 		hwt_psys_free(lower);
 		return -HWT_EINVAL;
 	}
 	ps = calloc(1, sizeof(*ps));
 	if (!ps) {
-		if (ops->fini)
-			ops->fini(ctx);
+		if (o.fini)
+			o.fini(ctx);
 		hwt_psys_free(lower);
 		return -ENOMEM;
 	}

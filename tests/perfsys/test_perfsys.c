@@ -229,6 +229,11 @@ static void test_machine(void **state)
 /* libbpf's rule for the sized table: an older caller's shorter table is
  * accepted (what it lacks is NULL: forwarded below), a newer caller's
  * longer one only when what this library does not know is zero. */
+static void count_fini(void *ctx)
+{
+	(*(int *)ctx)++;
+}
+
 static void test_bad_ops(void **state)
 {
 	struct {
@@ -237,6 +242,7 @@ static void test_bad_ops(void **state)
 	} big = {{.size = sizeof(big), .name = "big"}, NULL};
 	struct hwt_psys_ops tiny = {.size = 4}, old = {.name = "old", .sysfs_root = "/old/sys"};
 	struct hwt_psys *ps = (struct hwt_psys *)1;
+	int finis = 0;
 
 	(void)state;
 	assert_int_equal(hwt_psys_alloc(&ps, &tiny, NULL, NULL), -HWT_EINVAL);
@@ -250,9 +256,16 @@ static void test_bad_ops(void **state)
 	assert_int_equal(hwt_psys_alloc(&ps, &big.ops, NULL, NULL), 0);
 	assert_string_equal(hwt_psys_name(ps), "big");
 	hwt_psys_free(ps);
+	/* Refused, the handle still owns ctx: fini runs, but only from a
+	 * table long enough to have it. */
 	big.newer = &big;
-	assert_int_equal(hwt_psys_alloc(&ps, &big.ops, NULL, NULL), -HWT_EINVAL);
+	big.ops.fini = count_fini;
+	assert_int_equal(hwt_psys_alloc(&ps, &big.ops, &finis, NULL), -HWT_EINVAL);
 	assert_null(ps);
+	assert_int_equal(finis, 1);
+	tiny.fini = count_fini;
+	assert_int_equal(hwt_psys_alloc(&ps, &tiny, &finis, NULL), -HWT_EINVAL);
+	assert_int_equal(finis, 1);
 	hwt_psys_free(NULL);
 }
 
