@@ -272,8 +272,8 @@ static void test_tools_print_what_bpftrace_prints(void **state)
  * rows of a map tie: bpftrace orders ties as its hash map iterates). */
 static void test_layout_is_bpftrace_s(void **state)
 {
-	const char *p = hwt_test_prog("probe_calls");
-	char *dir, path[512], script[2048];
+	const char *p;
+	char *dir, path[512], copy[512], script[2048];
 	struct hwt_test_run b, h;
 	const char *bo;
 
@@ -283,6 +283,18 @@ static void test_layout_is_bpftrace_s(void **state)
 		return;
 	}
 	dir = hwt_test_tmpdir();
+	/* A copy of its own: bpftrace's uprobe fires in every process that
+	 * runs the binary (-c does not filter uprobes), and other tests run
+	 * probe_calls at the same time under ctest -j. */
+	snprintf(copy, sizeof(copy), "%s/probe_calls", dir);
+	{
+		struct hwt_test_run c;
+
+		hwt_test_run(&c, "cp '%s' '%s'", hwt_test_prog("probe_calls"), copy);
+		assert_int_equal(c.status, 0);
+		hwt_test_run_free(&c);
+	}
+	p = copy;
 	snprintf(script, sizeof(script),
 		 "#!/usr/bin/env bpftrace\n"
 		 "BEGIN { printf(\"start\\n\"); @names[1] = \"one\"; @names[2] = \"two\"; }\n"
