@@ -197,6 +197,10 @@ static inline int peek(struct fast *f)
 		return 0;
 	if (__builtin_expect(t == HWT_PKT_BAD, 0))
 		return -1;
+	/* libipt refuses a core:bus ratio of 0 (pte_bad_packet, from its
+	 * time tracking): the segment is left to it, so both say the same. */
+	if (__builtin_expect(t == HWT_PKT_CBR && !f->np->payload, 0))
+		return -1;
 	return f->np->size;
 }
 
