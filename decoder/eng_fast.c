@@ -2163,6 +2163,13 @@ static int psb_header(struct fast *f)
 			err = psb_status(f, f->np);
 			if (err < 0)
 				return err;
+			/* libipt queues a PSB+'s status updates in a small
+			 * fixed ring and fails (pte_nomem, "out of memory")
+			 * when one holds more (seen: 7 fail, 6 do not). A
+			 * CPU writes at most five (MODE.Exec, MODE.TSX, PIP,
+			 * VMCS, CBR): more are left to libipt. */
+			if (f->npsbq > 5)
+				return DECLINE;
 			break;
 		case HWT_PKT_PAD:
 		case HWT_PKT_TSC:
