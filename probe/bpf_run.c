@@ -501,6 +501,17 @@ int prb_bpf_attach(struct prb_bpf *b, size_t i, const struct perf_event_attr *ba
 	attr.watermark = 0;
 	attr.wakeup_events = 1;
 	attr.sample_id_all = 0;
+	if (k == HWT_PROBE_INTERVAL) {
+		/* one timer on one CPU, as bpftrace's: one a CPU fires N times
+		 * a period on a busy machine, and the CPUs race past exit() */
+		attr.disabled = attr.enable_on_exec = attr.inherit = 0;
+		err = open_attach(b, i, &attr, -1, first_cpu, b->prog_fd[i], NULL);
+		if (err < 0)
+			set_why(
+			    b, i,
+			    dupf("cannot attach its BPF program to a timer: %s", strerror(-err)));
+		return err;
+	}
 	if (filtered_kind(k)) {
 		/* one event for the whole system; the program filters */
 		attr.disabled = attr.enable_on_exec = attr.inherit = 0;

@@ -18,10 +18,13 @@
 
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/lib/testutil.h"
@@ -465,6 +468,54 @@ static void test_interval_and_maps(void **state)
 	both_free(&b);
 }
 
+/* An interval fires on one CPU, once a period, also when every CPU is
+ * busy (one timer a CPU fired N times a period there, and two CPUs raced
+ * past exit(): the CI saw @t reach 4 for 3). */
+static void test_interval_one_cpu_under_load(void **state)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	pid_t spin[64];
+	struct hwt_test_run r;
+	int nspin = 0;
+
+	(void)state;
+	NEED_BPF();
+	for (long c = 0; c < n && nspin < 64; c++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET((int)c, &set);
+			sched_setaffinity(0, sizeof(set), &set);
+			alarm(30); /* never outlives a killed test */
+			for (;;)
+				;
+		}
+		if (pid > 0)
+			spin[nspin++] = pid;
+	}
+	hwt_test_run(&r,
+		     "%s trace 'interval:ms:20 { @c[cpu] = count(); @n = @n + 1; if (@n >= 10) "
+		     "{ exit(); } }'",
+		     hwt_test_hwtrace());
+	for (int i = 0; i < nspin; i++) {
+		kill(spin[i], SIGKILL);
+		waitpid(spin[i], NULL, 0);
+	}
+	if (r.status)
+		fprintf(stderr, "%s%s", r.out, r.err);
+	assert_int_equal(r.status, 0);
+	/* one row: the one CPU's count is every tick */
+	if (!hwt_test_contains(r.out, "@c[cpu]: count()\n  ") ||
+	    !hwt_test_contains(r.out, "  10\n\n@n: 10\n")) {
+		fprintf(stderr, "%s", r.out);
+		fail();
+	}
+	hwt_test_run_free(&r);
+}
+
 /* A full aggregation keeps its first keys and counts the rest, the same
  * on both paths, and says so after the aggregations. */
 static void test_full_map_drops_and_counts(void **state)
@@ -527,6 +578,7 @@ int main(void)
 	    cmocka_unit_test(test_thread_locals_across_migrations),
 	    cmocka_unit_test(test_str_of_an_argument),
 	    cmocka_unit_test(test_interval_and_maps),
+	    cmocka_unit_test(test_interval_one_cpu_under_load),
 	    cmocka_unit_test(test_full_map_drops_and_counts),
 	    cmocka_unit_test(test_verbose_paths),
 	};
