@@ -131,25 +131,6 @@ static void hybrid_cpus(int *core, int *atom)
 			      "on each");
 }
 
-static void run_ok(struct hwt_test_run *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void run_ok(struct hwt_test_run *r, const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	hwt_test_run(r, "%s", cmd);
-	if (r->status != 0) {
-		fprintf(stderr, "%s\nexit %d\nstdout:\n%s\nstderr:\n%s\n", cmd, r->status, r->out,
-			r->err);
-		fail();
-	}
-}
-
 /* ---- 1. hybrid CPUs ---------------------------------------------------- */
 
 static void test_hybrid_stat_command(void **state)
@@ -161,8 +142,9 @@ static void test_hybrid_stat_command(void **state)
 	(void)state;
 	hybrid_cpus(&core, &atom);
 	/* On an E-core: cpu_atom counts everything, cpu_core ran never. */
-	run_ok(&r, "taskset -c %d env HWT_PMU_SIM=adl %s stat -x, -e cycles,instructions -- %s 100",
-	       atom, hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(
+	    &r, "taskset -c %d env HWT_PMU_SIM=adl %s stat -x, -e cycles,instructions -- %s 100",
+	    atom, hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
 	cy = csv_get(r.err, "cpu_atom/cycles/");
 	in = csv_get(r.err, "cpu_atom/instructions/");
 	assert_true(cy.counted && in.counted);
@@ -175,8 +157,9 @@ static void test_hybrid_stat_command(void **state)
 	assert_false(hwt_test_contains(r.err, "not supported"));
 	hwt_test_run_free(&r);
 	/* On a P-core: the other way round, at cpu_core's rates. */
-	run_ok(&r, "taskset -c %d env HWT_PMU_SIM=adl %s stat -x, -e cycles,instructions -- %s 100",
-	       core, hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(
+	    &r, "taskset -c %d env HWT_PMU_SIM=adl %s stat -x, -e cycles,instructions -- %s 100",
+	    core, hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
 	cy = csv_get(r.err, "cpu_core/cycles/");
 	in = csv_get(r.err, "cpu_core/instructions/");
 	assert_near(rate(&cy), 4.0, 0.01);
@@ -184,8 +167,9 @@ static void test_hybrid_stat_command(void **state)
 	assert_false(csv_get(r.err, "cpu_atom/cycles/").counted);
 	hwt_test_run_free(&r);
 	/* The table names both PMUs as perf does, IPC per PMU. */
-	run_ok(&r, "taskset -c %d env HWT_PMU_SIM=adl %s stat -e cycles,instructions -- %s 20",
-	       core, hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(&r,
+			"taskset -c %d env HWT_PMU_SIM=adl %s stat -e cycles,instructions -- %s 20",
+			core, hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
 	assert_true(hwt_test_contains(r.err, "      cpu_core/cycles/ "));
 	assert_true(hwt_test_contains(r.err, "<not counted>      cpu_atom/cycles/ "));
 	assert_true(hwt_test_contains(r.err, "cpu_core/instructions/           #    2.00  insn per "
@@ -201,8 +185,8 @@ static void test_hybrid_stat_system_wide(void **state)
 
 	(void)state;
 	hybrid_cpus(&core, &atom);
-	run_ok(&r, "HWT_PMU_SIM=adl %s stat -a -x, -e cycles,instructions -- sleep 0.2",
-	       hwt_test_hwtrace());
+	hwt_test_run_ok(&r, "HWT_PMU_SIM=adl %s stat -a -x, -e cycles,instructions -- sleep 0.2",
+			hwt_test_hwtrace());
 	cc = csv_get(r.err, "cpu_core/cycles/");
 	ca = csv_get(r.err, "cpu_atom/cycles/");
 	ic = csv_get(r.err, "cpu_core/instructions/");
@@ -233,12 +217,13 @@ static void test_hybrid_record(void **state)
 		char want[64];
 		size_t n = 0;
 
-		run_ok(&r,
-		       "taskset -c %d env HWT_PMU_SIM=adl %s record -q -e cycles -o %s/h.hwt -- %s "
-		       "100",
-		       cpu, hwt_test_hwtrace(), dir, hwt_test_prog("pmc_spin"));
+		hwt_test_run_ok(
+		    &r,
+		    "taskset -c %d env HWT_PMU_SIM=adl %s record -q -e cycles -o %s/h.hwt -- %s "
+		    "100",
+		    cpu, hwt_test_hwtrace(), dir, hwt_test_prog("pmc_spin"));
 		hwt_test_run_free(&r);
-		run_ok(&r, "%s script -i %s/h.hwt", hwt_test_hwtrace(), dir);
+		hwt_test_run_ok(&r, "%s script -i %s/h.hwt", hwt_test_hwtrace(), dir);
 		snprintf(want, sizeof(want), "[%03d]", cpu);
 		for (const char *p = r.out; (p = strstr(p, ev)); p++)
 			n++;
@@ -249,10 +234,10 @@ static void test_hybrid_record(void **state)
 		hwt_test_run_free(&r);
 	}
 	/* The default event: cycles:P on the PMU of the CPU. */
-	run_ok(&r, "taskset -c %d env HWT_PMU_SIM=adl %s record -q -o %s/d.hwt -- %s 30", atom,
-	       hwt_test_hwtrace(), dir, hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(&r, "taskset -c %d env HWT_PMU_SIM=adl %s record -q -o %s/d.hwt -- %s 30",
+			atom, hwt_test_hwtrace(), dir, hwt_test_prog("pmc_spin"));
 	hwt_test_run_free(&r);
-	run_ok(&r, "%s report -i %s/d.hwt", hwt_test_hwtrace(), dir);
+	hwt_test_run_ok(&r, "%s report -i %s/d.hwt", hwt_test_hwtrace(), dir);
 	assert_true(hwt_test_contains(r.out, "of event 'cpu_atom/cycles/P'"));
 	hwt_test_run_free(&r);
 	hwt_test_tmpdir_remove(dir);
@@ -268,7 +253,7 @@ static void test_hybrid_trace_and_list(void **state)
 
 	(void)state;
 	hybrid_cpus(&core, &atom);
-	run_ok(
+	hwt_test_run_ok(
 	    &r,
 	    "taskset -c %d env HWT_PMU_SIM=adl %s trace 'hardware:instructions { @ = count(); }' "
 	    "-- %s 100",
@@ -282,7 +267,7 @@ static void test_hybrid_trace_and_list(void **state)
 	assert_true(count >= (double)ns * 2.5 * 0.99);
 	assert_true(count <= (double)ns * 2.5 * 1.3);
 	hwt_test_run_free(&r);
-	run_ok(&r, "HWT_PMU_SIM=adl %s list cycles", hwt_test_hwtrace());
+	hwt_test_run_ok(&r, "HWT_PMU_SIM=adl %s list cycles", hwt_test_hwtrace());
 	assert_true(hwt_test_contains(r.out, "cpu_core/cpu-cycles/"));
 	assert_true(hwt_test_contains(r.out, "cpu_atom/cpu-cycles/"));
 	hwt_test_run_free(&r);
@@ -296,8 +281,9 @@ static void test_not_supported_counts_the_rest(void **state)
 	struct csv p, in, tc;
 
 	(void)state;
-	run_ok(&r, "HWT_PMU_SIM=skl %s stat -x, -e cycles:p,instructions,task-clock -- %s 50",
-	       hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(&r,
+			"HWT_PMU_SIM=skl %s stat -x, -e cycles:p,instructions,task-clock -- %s 50",
+			hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
 	p = csv_get(r.err, "cycles:p");
 	in = csv_get(r.err, "instructions");
 	tc = csv_get(r.err, "task-clock");
@@ -310,8 +296,9 @@ static void test_not_supported_counts_the_rest(void **state)
 					     "modifiers (:p) are for sampling"));
 	hwt_test_run_free(&r);
 	/* On bare metal an event the CPU lacks is not blamed on a VM. */
-	run_ok(&r, "HWT_PMU_SIM=skl %s stat -x, -e stalled-cycles-frontend,instructions -- true",
-	       hwt_test_hwtrace());
+	hwt_test_run_ok(
+	    &r, "HWT_PMU_SIM=skl %s stat -x, -e stalled-cycles-frontend,instructions -- true",
+	    hwt_test_hwtrace());
 	assert_false(csv_get(r.err, "stalled-cycles-frontend").supported);
 	assert_true(hwt_test_contains(r.err, "not supported by this CPU's PMU (cpu)"));
 	assert_false(hwt_test_contains(r.err, "VM"));
@@ -328,7 +315,7 @@ static void test_not_supported_on_this_machine(void **state)
 	(void)state;
 	free(cpuinfo);
 	/* The real kernel: a cycles counter or not, the run goes on. */
-	run_ok(&r, "%s stat -x, -e cycles,task-clock -- true", hwt_test_hwtrace());
+	hwt_test_run_ok(&r, "%s stat -x, -e cycles,task-clock -- true", hwt_test_hwtrace());
 	assert_true(csv_get(r.err, "task-clock").counted);
 	if (!csv_get(r.err, "cycles").supported) {
 		assert_true(hwt_test_contains(r.err, "cycles: <not supported>: "));
@@ -349,7 +336,7 @@ static void test_group_not_counted(void **state)
 	(void)state;
 	/* Five events that fit an empty PMU (cycles on its fixed counter)
 	 * but not one whose fixed cycles counter the NMI watchdog holds. */
-	run_ok(
+	hwt_test_run_ok(
 	    &r,
 	    "HWT_PMU_SIM=skl %s stat -x, -e '{cycles,r1a8,r2a8,r3a8,r4a8}',instructions -- %s 30",
 	    hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
@@ -361,15 +348,15 @@ static void test_group_not_counted(void **state)
 	}
 	assert_true(csv_get(r.err, "instructions").counted);
 	hwt_test_run_free(&r);
-	run_ok(&r, "HWT_PMU_SIM=skl %s stat -e '{cycles,r1a8,r2a8,r3a8,r4a8}' -- %s 10",
-	       hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(&r, "HWT_PMU_SIM=skl %s stat -e '{cycles,r1a8,r2a8,r3a8,r4a8}' -- %s 10",
+			hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
 	assert_true(hwt_test_contains(r.err, "<not counted>      r4a8"));
 	assert_true(hwt_test_contains(r.err,
 				      "Some events weren't counted. Try disabling the NMI "
 				      "watchdog:\n\techo 0 > /proc/sys/kernel/nmi_watchdog\n"));
 	hwt_test_run_free(&r);
 	/* Without the watchdog the group fits and counts, with no hint. */
-	run_ok(
+	hwt_test_run_ok(
 	    &r,
 	    "HWT_PMU_SIM=skl HWT_PMU_SIM_WATCHDOG=0 %s stat -x, -e '{cycles,r1a8,r2a8,r3a8,r4a8}' "
 	    "-- %s 30",
@@ -389,8 +376,9 @@ static void test_multiplexing_and_weak_groups(void **state)
 	(void)state;
 	/* Six general-counter events on four counters: each runs 4/6 of
 	 * the time, and scaling gives back the full-time estimate. */
-	run_ok(&r, "HWT_PMU_SIM=skl %s stat -x, -e r1a8,r2a8,r3a8,r4a8,r5a8,r6a8 -- %s 100",
-	       hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(&r,
+			"HWT_PMU_SIM=skl %s stat -x, -e r1a8,r2a8,r3a8,r4a8,r5a8,r6a8 -- %s 100",
+			hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
 	for (int i = 1; i <= 6; i++) {
 		struct csv c;
 
@@ -401,14 +389,15 @@ static void test_multiplexing_and_weak_groups(void **state)
 	}
 	hwt_test_run_free(&r);
 	/* A group of five on four counters: the fifth is refused ... */
-	run_ok(&r, "HWT_PMU_SIM=skl %s stat -x, -e '{r1a8,r2a8,r3a8,r4a8,r5a8}' -- %s 30",
-	       hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(&r, "HWT_PMU_SIM=skl %s stat -x, -e '{r1a8,r2a8,r3a8,r4a8,r5a8}' -- %s 30",
+			hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
 	assert_false(csv_get(r.err, "r5a8").supported);
 	assert_true(hwt_test_contains(r.err, "cannot join its group"));
 	hwt_test_run_free(&r);
 	/* ... unless weak (:W): then each counts on its own, multiplexed. */
-	run_ok(&r, "HWT_PMU_SIM=skl %s stat -x, -e '{r1a8,r2a8,r3a8,r4a8,r5a8}:W' -- %s 30",
-	       hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(&r,
+			"HWT_PMU_SIM=skl %s stat -x, -e '{r1a8,r2a8,r3a8,r4a8,r5a8}:W' -- %s 30",
+			hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
 	for (int i = 1; i <= 5; i++) {
 		struct csv c;
 
@@ -419,8 +408,8 @@ static void test_multiplexing_and_weak_groups(void **state)
 	}
 	hwt_test_run_free(&r);
 	/* {...}:D pins the leader only (a pinned member is EINVAL). */
-	run_ok(&r, "HWT_PMU_SIM=skl %s stat -x, -e '{cycles,instructions}:D' -- %s 20",
-	       hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(&r, "HWT_PMU_SIM=skl %s stat -x, -e '{cycles,instructions}:D' -- %s 20",
+			hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
 	assert_true(csv_get(r.err, "cycles:D").counted);
 	assert_true(csv_get(r.err, "instructions:D").counted);
 	hwt_test_run_free(&r);
@@ -434,10 +423,11 @@ static void test_system_pmus(void **state)
 	struct csv imc, pkg;
 
 	(void)state;
-	run_ok(&r,
-	       "HWT_PMU_SIM=skl %s stat -a -x, -e uncore_imc/data_reads/,power/energy-pkg/ -- "
-	       "sleep 0.3",
-	       hwt_test_hwtrace());
+	hwt_test_run_ok(
+	    &r,
+	    "HWT_PMU_SIM=skl %s stat -a -x, -e uncore_imc/data_reads/,power/energy-pkg/ -- "
+	    "sleep 0.3",
+	    hwt_test_hwtrace());
 	imc = csv_get(r.err, "uncore_imc/data_reads/");
 	pkg = csv_get(r.err, "power/energy-pkg/");
 	assert_string_equal(imc.unit, "MiB");
@@ -448,14 +438,14 @@ static void test_system_pmus(void **state)
 	assert_near(pkg.v / (pkg.run / 1e9), 15.0, 0.02);
 	hwt_test_run_free(&r);
 	/* One task cannot be counted by a package's PMU: said, not fatal. */
-	run_ok(&r, "HWT_PMU_SIM=skl %s stat -x, -e power/energy-pkg/,task-clock -- true",
-	       hwt_test_hwtrace());
+	hwt_test_run_ok(&r, "HWT_PMU_SIM=skl %s stat -x, -e power/energy-pkg/,task-clock -- true",
+			hwt_test_hwtrace());
 	assert_false(csv_get(r.err, "power/energy-pkg/").supported);
 	assert_true(csv_get(r.err, "task-clock").counted);
 	assert_true(hwt_test_contains(r.err, "cannot count one task; count it system-wide with "
 					     "-a"));
 	hwt_test_run_free(&r);
-	run_ok(&r, "HWT_PMU_SIM=skl %s list energy-pkg", hwt_test_hwtrace());
+	hwt_test_run_ok(&r, "HWT_PMU_SIM=skl %s list energy-pkg", hwt_test_hwtrace());
 	assert_true(hwt_test_contains(r.out, "power/energy-pkg/"));
 	assert_true(hwt_test_contains(r.out, "in Joules"));
 	hwt_test_run_free(&r);
@@ -472,8 +462,9 @@ static void test_exclude_guest_as_perf(void **state)
 	/* The simulated host runs a guest: a CPU's cycles without
 	 * exclude_guest count it too (x1.25). cycles, cpu/event=0x3c/ and
 	 * cycles:H all exclude it, as perf's do; cycles:G does not. */
-	run_ok(&r, "HWT_PMU_SIM=skl %s stat -a -x, -e cycles,cpu/event=0x3c/,cycles:G -- sleep 0.1",
-	       hwt_test_hwtrace());
+	hwt_test_run_ok(
+	    &r, "HWT_PMU_SIM=skl %s stat -a -x, -e cycles,cpu/event=0x3c/,cycles:G -- sleep 0.1",
+	    hwt_test_hwtrace());
 	h = rate_of(r.err, "cycles");
 	s = rate_of(r.err, "cpu/event=0x3c/");
 	g = rate_of(r.err, "cycles:G");
@@ -506,8 +497,8 @@ static void test_paranoid_and_ownership(void **state)
 	assert_true(hwt_test_contains(r.err, "or count user space only with ':u'"));
 	hwt_test_run_free(&r);
 	/* ... plain cycles falls back to user space, at the model's 80% ... */
-	run_ok(&r, "HWT_PMU_SIM=skl HWT_PMU_SIM_PARANOID=2 %s stat -x, -e cycles -- %s 50",
-	       hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(&r, "HWT_PMU_SIM=skl HWT_PMU_SIM_PARANOID=2 %s stat -x, -e cycles -- %s 50",
+			hwt_test_hwtrace(), hwt_test_prog("pmc_spin"));
 	assert_near(rate_of(r.err, "cycles:u"), 3.0 * 0.8, 0.01);
 	hwt_test_run_free(&r);
 	/* ... and another user's process is about ownership, not paranoid. */
@@ -535,24 +526,26 @@ static void test_record_precise_groups_lbr(void **state)
 
 	(void)state;
 	/* The default event is cycles:P, as perf's. */
-	run_ok(&r, "HWT_PMU_SIM=skl %s record -q -o %s/p.hwt -- %s 30", hwt_test_hwtrace(), dir,
-	       hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(&r, "HWT_PMU_SIM=skl %s record -q -o %s/p.hwt -- %s 30", hwt_test_hwtrace(),
+			dir, hwt_test_prog("pmc_spin"));
 	hwt_test_run_free(&r);
-	run_ok(&r, "%s report -i %s/p.hwt", hwt_test_hwtrace(), dir);
+	hwt_test_run_ok(&r, "%s report -i %s/p.hwt", hwt_test_hwtrace(), dir);
 	assert_true(hwt_test_contains(r.out, "of event 'cycles:P'"));
 	hwt_test_run_free(&r);
 	/* Leader sampling: only the leader samples; the group opens as one. */
-	run_ok(&r, "HWT_PMU_SIM=skl %s record -q -e '{cycles,instructions}:S' -o %s/s.hwt -- %s 50",
-	       hwt_test_hwtrace(), dir, hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(
+	    &r, "HWT_PMU_SIM=skl %s record -q -e '{cycles,instructions}:S' -o %s/s.hwt -- %s 50",
+	    hwt_test_hwtrace(), dir, hwt_test_prog("pmc_spin"));
 	hwt_test_run_free(&r);
-	run_ok(&r, "%s script -i %s/s.hwt", hwt_test_hwtrace(), dir);
+	hwt_test_run_ok(&r, "%s script -i %s/s.hwt", hwt_test_hwtrace(), dir);
 	assert_true(hwt_test_contains(r.out, " cycles:S:"));
 	assert_false(hwt_test_contains(r.out, " instructions:S:"));
 	hwt_test_run_free(&r);
 	/* LBR call stacks are user-space only: a kernel-only event gets
 	 * frame pointers, with a warning, as perf does. */
-	run_ok(&r, "HWT_PMU_SIM=skl %s record -e cycles:k --call-graph lbr -o %s/l.hwt -- %s 20",
-	       hwt_test_hwtrace(), dir, hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(
+	    &r, "HWT_PMU_SIM=skl %s record -e cycles:k --call-graph lbr -o %s/l.hwt -- %s 20",
+	    hwt_test_hwtrace(), dir, hwt_test_prog("pmc_spin"));
 	assert_true(hwt_test_contains(r.err, "frame-pointer call chains instead"));
 	hwt_test_run_free(&r);
 	hwt_test_tmpdir_remove(dir);
@@ -582,8 +575,8 @@ static void test_amd_ibs(void **state)
 	assert_true(hwt_test_contains(r.err, "taken by IBS"));
 	hwt_test_run_free(&r);
 	/* Without filters IBS samples. */
-	run_ok(&r, "HWT_PMU_SIM=amd %s record -q -e cycles:pp -o %s/a.hwt -- %s 20",
-	       hwt_test_hwtrace(), dir, hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(&r, "HWT_PMU_SIM=amd %s record -q -e cycles:pp -o %s/a.hwt -- %s 20",
+			hwt_test_hwtrace(), dir, hwt_test_prog("pmc_spin"));
 	hwt_test_run_free(&r);
 	hwt_test_tmpdir_remove(dir);
 }

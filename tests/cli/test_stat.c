@@ -50,33 +50,14 @@ static double csv_value(const char *text, const char *name)
 	return 0;
 }
 
-static void run_ok(struct hwt_test_run *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void run_ok(struct hwt_test_run *r, const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	hwt_test_run(r, "%s", cmd);
-	if (r->status != 0) {
-		fprintf(stderr, "command failed (%d): %s\nstdout:\n%s\nstderr:\n%s\n", r->status,
-			cmd, r->out, r->err);
-		fail();
-	}
-}
-
 static void test_page_faults_of_touched_pages(void **state)
 {
 	struct hwt_test_run r;
 	double pf;
 
 	(void)state;
-	run_ok(&r, "%s stat -x, -e page-faults,minor-faults -- %s 2000", hwt_test_hwtrace(),
-	       hwt_test_prog("pmc_touch"));
+	hwt_test_run_ok(&r, "%s stat -x, -e page-faults,minor-faults -- %s 2000",
+			hwt_test_hwtrace(), hwt_test_prog("pmc_touch"));
 	pf = csv_value(r.err, "page-faults");
 	/* one fault per touched page, plus the loader's (about 50) */
 	assert_true(pf >= 2000);
@@ -91,8 +72,8 @@ static void test_context_switches_of_sleeper(void **state)
 	double cs;
 
 	(void)state;
-	run_ok(&r, "%s stat -x, -e context-switches -- %s 30 500", hwt_test_hwtrace(),
-	       hwt_test_prog("pmc_sleeper"));
+	hwt_test_run_ok(&r, "%s stat -x, -e context-switches -- %s 30 500", hwt_test_hwtrace(),
+			hwt_test_prog("pmc_sleeper"));
 	cs = csv_value(r.err, "context-switches");
 	assert_true(cs >= 30);
 	assert_true(cs < 30 * 3); /* preemption under load adds a few */
@@ -107,8 +88,8 @@ static void test_task_clock_matches_cpu_time(void **state)
 	(void)state;
 	/* The program burns 150 ms of CPU and prints what it used (stdout);
 	 * stat's output goes to stderr. */
-	run_ok(&r, "%s stat -x, -e task-clock -- %s 150", hwt_test_hwtrace(),
-	       hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(&r, "%s stat -x, -e task-clock -- %s 150", hwt_test_hwtrace(),
+			hwt_test_prog("pmc_spin"));
 	msec = csv_value(r.err, "task-clock");
 	self_ms = atof(r.out) / 1e6;
 	assert_true(self_ms >= 150);
@@ -140,9 +121,9 @@ static void test_agrees_with_perf(void **state)
 	if (!perf_works())
 		hwt_test_skip("perf is not installed or cannot count page-faults here");
 	/* page faults: deterministic up to the loader's few variable ones */
-	run_ok(&h, "%s stat -x, -e page-faults -- %s 3000", hwt_test_hwtrace(),
-	       hwt_test_prog("pmc_touch"));
-	run_ok(&p, "perf stat -x, -e page-faults -- %s 3000", hwt_test_prog("pmc_touch"));
+	hwt_test_run_ok(&h, "%s stat -x, -e page-faults -- %s 3000", hwt_test_hwtrace(),
+			hwt_test_prog("pmc_touch"));
+	hwt_test_run_ok(&p, "perf stat -x, -e page-faults -- %s 3000", hwt_test_prog("pmc_touch"));
 	hpf = csv_value(h.err, "page-faults");
 	ppf = csv_value(p.err, "page-faults");
 	fprintf(stderr, "page-faults: hwtrace %.0f, perf %.0f\n", hpf, ppf);
@@ -150,9 +131,10 @@ static void test_agrees_with_perf(void **state)
 	hwt_test_run_free(&h);
 	hwt_test_run_free(&p);
 	/* context switches: one per sleep, plus a few */
-	run_ok(&h, "%s stat -x, -e context-switches -- %s 25 500", hwt_test_hwtrace(),
-	       hwt_test_prog("pmc_sleeper"));
-	run_ok(&p, "perf stat -x, -e context-switches -- %s 25 500", hwt_test_prog("pmc_sleeper"));
+	hwt_test_run_ok(&h, "%s stat -x, -e context-switches -- %s 25 500", hwt_test_hwtrace(),
+			hwt_test_prog("pmc_sleeper"));
+	hwt_test_run_ok(&p, "perf stat -x, -e context-switches -- %s 25 500",
+			hwt_test_prog("pmc_sleeper"));
 	hcs = csv_value(h.err, "context-switches");
 	pcs = csv_value(p.err, "context-switches");
 	fprintf(stderr, "context-switches: hwtrace %.0f, perf %.0f\n", hcs, pcs);
@@ -163,8 +145,8 @@ static void test_agrees_with_perf(void **state)
 	hwt_test_run_free(&h);
 	hwt_test_run_free(&p);
 	/* the same CSV shape, field for field (perf 6.1: 7 fields) */
-	run_ok(&h, "%s stat -x, -e task-clock,page-faults -- true", hwt_test_hwtrace());
-	run_ok(&p, "perf stat -x, -e task-clock,page-faults -- true");
+	hwt_test_run_ok(&h, "%s stat -x, -e task-clock,page-faults -- true", hwt_test_hwtrace());
+	hwt_test_run_ok(&p, "perf stat -x, -e task-clock,page-faults -- true");
 	{
 		int hf = 0, pf = 0;
 
@@ -186,17 +168,17 @@ static void test_tracepoints_exact(void **state)
 	(void)state;
 	if (!hwt_test_have_tracefs())
 		hwt_test_skip("no tracefs here (not mounted, and not root to mount it)");
-	run_ok(&r,
-	       "%s stat -x, -e syscalls:sys_enter_clock_nanosleep,"
-	       "sched:sched_process_exec -- %s 7 100",
-	       hwt_test_hwtrace(), hwt_test_prog("pmc_sleeper"));
+	hwt_test_run_ok(&r,
+			"%s stat -x, -e syscalls:sys_enter_clock_nanosleep,"
+			"sched:sched_process_exec -- %s 7 100",
+			hwt_test_hwtrace(), hwt_test_prog("pmc_sleeper"));
 	assert_true(csv_value(r.err, "syscalls:sys_enter_clock_nanosleep") == 7);
 	assert_true(csv_value(r.err, "sched:sched_process_exec") == 1);
 	hwt_test_run_free(&r);
 	if (!perf_works())
 		return;
-	run_ok(&r, "perf stat -x, -e syscalls:sys_enter_clock_nanosleep -- %s 7 100",
-	       hwt_test_prog("pmc_sleeper"));
+	hwt_test_run_ok(&r, "perf stat -x, -e syscalls:sys_enter_clock_nanosleep -- %s 7 100",
+			hwt_test_prog("pmc_sleeper"));
 	assert_true(csv_value(r.err, "syscalls:sys_enter_clock_nanosleep") == 7);
 	hwt_test_run_free(&r);
 }
@@ -208,13 +190,13 @@ static void test_inherit_threads_and_children(void **state)
 
 	(void)state;
 	/* 3 threads and 2 children touch 200 pages each */
-	run_ok(&r, "%s stat -x, -e page-faults -- %s 3 2 200", hwt_test_hwtrace(),
-	       hwt_test_prog("pmc_family"));
+	hwt_test_run_ok(&r, "%s stat -x, -e page-faults -- %s 3 2 200", hwt_test_hwtrace(),
+			hwt_test_prog("pmc_family"));
 	all = csv_value(r.err, "page-faults");
 	hwt_test_run_free(&r);
 	assert_true(all >= 5 * 200);
-	run_ok(&r, "%s stat -x, -i -e page-faults -- %s 3 2 200", hwt_test_hwtrace(),
-	       hwt_test_prog("pmc_family"));
+	hwt_test_run_ok(&r, "%s stat -x, -i -e page-faults -- %s 3 2 200", hwt_test_hwtrace(),
+			hwt_test_prog("pmc_family"));
 	main_only = csv_value(r.err, "page-faults");
 	hwt_test_run_free(&r);
 	assert_true(main_only < 200);
@@ -227,8 +209,8 @@ static void test_layout_is_perfs(void **state)
 	const char *line;
 
 	(void)state;
-	run_ok(&r, "%s stat -e task-clock,page-faults,context-switches -- %s 2 100",
-	       hwt_test_hwtrace(), hwt_test_prog("pmc_sleeper"));
+	hwt_test_run_ok(&r, "%s stat -e task-clock,page-faults,context-switches -- %s 2 100",
+			hwt_test_hwtrace(), hwt_test_prog("pmc_sleeper"));
 	snprintf(head, sizeof(head), "\n Performance counter stats for '%s 2 100':\n\n",
 		 hwt_test_prog("pmc_sleeper"));
 	assert_memory_equal(r.err, head, strlen(head));
@@ -253,7 +235,7 @@ static void test_csv_fields(void **state)
 	char *save = NULL, *line;
 
 	(void)state;
-	run_ok(&r, "%s stat -x';' -e task-clock,page-faults -- true", hwt_test_hwtrace());
+	hwt_test_run_ok(&r, "%s stat -x';' -e task-clock,page-faults -- true", hwt_test_hwtrace());
 	for (line = strtok_r(r.err, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		int n = 0;
 		char *f[16], *s2 = NULL;
@@ -281,16 +263,16 @@ static void test_repeat(void **state)
 	struct hwt_test_run r;
 
 	(void)state;
-	run_ok(&r, "%s stat -r 3 -e task-clock,page-faults -- %s 100", hwt_test_hwtrace(),
-	       hwt_test_prog("pmc_touch"));
+	hwt_test_run_ok(&r, "%s stat -r 3 -e task-clock,page-faults -- %s 100", hwt_test_hwtrace(),
+			hwt_test_prog("pmc_touch"));
 	assert_true(hwt_test_contains(r.err, "100' (3 runs):\n"));
 	assert_true(hwt_test_contains(r.err, " +- "));
 	assert_true(hwt_test_contains(r.err, "seconds time elapsed"));
 	assert_false(hwt_test_contains(r.err, "seconds user"));
 	hwt_test_run_free(&r);
 	/* CSV with -r adds the noise field after the name */
-	run_ok(&r, "%s stat -r 2 -x, -e page-faults -- %s 100", hwt_test_hwtrace(),
-	       hwt_test_prog("pmc_touch"));
+	hwt_test_run_ok(&r, "%s stat -r 2 -x, -e page-faults -- %s 100", hwt_test_hwtrace(),
+			hwt_test_prog("pmc_touch"));
 	assert_true(strstr(r.err, ",,page-faults,") != NULL);
 	assert_true(strstr(r.err, "%,") != NULL);
 	hwt_test_run_free(&r);
@@ -304,8 +286,8 @@ static void test_interval(void **state)
 	char *save = NULL;
 
 	(void)state;
-	run_ok(&r, "%s stat -I 50 -x, -e context-switches -- %s 12 10000", hwt_test_hwtrace(),
-	       hwt_test_prog("pmc_sleeper"));
+	hwt_test_run_ok(&r, "%s stat -I 50 -x, -e context-switches -- %s 12 10000",
+			hwt_test_hwtrace(), hwt_test_prog("pmc_sleeper"));
 	for (char *l = strtok_r(r.err, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		double ts = atof(l);
 
@@ -318,8 +300,8 @@ static void test_interval(void **state)
 	 * loaded machine oversleeps: allow a few more) */
 	assert_true(lines >= 2 && lines <= 6);
 	hwt_test_run_free(&r);
-	run_ok(&r, "%s stat -I 50 -e task-clock -- %s 6 10000", hwt_test_hwtrace(),
-	       hwt_test_prog("pmc_sleeper"));
+	hwt_test_run_ok(&r, "%s stat -I 50 -e task-clock -- %s 6 10000", hwt_test_hwtrace(),
+			hwt_test_prog("pmc_sleeper"));
 	assert_memory_equal(r.err, "#           time             counts unit events\n", 47);
 	hwt_test_run_free(&r);
 }
@@ -346,12 +328,12 @@ static void test_attach_pid(void **state)
 	(void)state;
 	/* 3 threads hold 1 s, then touch 200 pages each: attach after
 	 * 200 ms sees every thread, with time to spare on a loaded machine. */
-	run_ok(&r, "%s 3 0 200 hold 1000 & sleep 0.2; %s stat -x, -e page-faults -p $!",
-	       hwt_test_prog("pmc_family"), hwt_test_hwtrace());
+	hwt_test_run_ok(&r, "%s 3 0 200 hold 1000 & sleep 0.2; %s stat -x, -e page-faults -p $!",
+			hwt_test_prog("pmc_family"), hwt_test_hwtrace());
 	assert_true(csv_value(r.err, "page-faults") >= 600);
 	hwt_test_run_free(&r);
 	/* 2 s: hwtrace (under ASan, on a loaded machine) must attach before it exits. */
-	run_ok(&r, "sleep 2 & %s stat -e task-clock -p $!", hwt_test_hwtrace());
+	hwt_test_run_ok(&r, "sleep 2 & %s stat -e task-clock -p $!", hwt_test_hwtrace());
 	assert_true(hwt_test_contains(r.err, " Performance counter stats for process id '"));
 	assert_false(hwt_test_contains(r.err, "seconds user"));
 	hwt_test_run_free(&r);
@@ -378,7 +360,7 @@ static void test_system_wide(void **state)
 	double ms, secs;
 
 	(void)state;
-	run_ok(&r, "%s stat -a -e cpu-clock -- sleep 0.2", hwt_test_hwtrace());
+	hwt_test_run_ok(&r, "%s stat -a -e cpu-clock -- sleep 0.2", hwt_test_hwtrace());
 	assert_int_equal(sscanf(r.err,
 				" Performance counter stats for 'system wide': %lf msec "
 				"cpu-clock # %*f CPUs utilized %lf seconds time elapsed",
@@ -391,7 +373,7 @@ static void test_system_wide(void **state)
 	if (ms < 0.9 * 1000 * secs * (double)ncpu || ms > 1.02 * 1000 * secs * (double)ncpu)
 		fail_msg("cpu-clock %.2f ms on %ld CPUs in %.3f s:\n%s", ms, ncpu, secs, r.err);
 	hwt_test_run_free(&r);
-	run_ok(&r, "%s stat -a -e cpu-clock -- true", hwt_test_hwtrace());
+	hwt_test_run_ok(&r, "%s stat -a -e cpu-clock -- true", hwt_test_hwtrace());
 	assert_true(hwt_test_contains(r.err, "stats for 'system wide':"));
 	hwt_test_run_free(&r);
 }
@@ -409,8 +391,8 @@ static void test_multiplexing_hardware(void **state)
 	/* 16 hardware events: more than any PMU schedules at once. */
 	for (int i = 0; i < 16; i++)
 		strcat(events, i ? ",instructions" : "instructions");
-	run_ok(&r, "%s stat -e %s -- %s 100", hwt_test_hwtrace(), events,
-	       hwt_test_prog("pmc_spin"));
+	hwt_test_run_ok(&r, "%s stat -e %s -- %s 100", hwt_test_hwtrace(), events,
+			hwt_test_prog("pmc_spin"));
 	assert_true(strstr(r.err, "%)\n") != NULL); /* "(NN.NN%)" after some line */
 	hwt_test_run_free(&r);
 }

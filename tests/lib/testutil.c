@@ -150,6 +150,22 @@ void hwt_test_run(struct hwt_test_run *run, const char *fmt, ...)
 		run->status = 128 + WTERMSIG(status);
 }
 
+void hwt_test_run_ok(struct hwt_test_run *run, const char *fmt, ...)
+{
+	char cmd[16384];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	hwt_test_run(run, "%s", cmd);
+	if (run->status != 0) {
+		fprintf(stderr, "command failed (%d): %s\nstdout:\n%s\nstderr:\n%s\n", run->status,
+			cmd, run->out, run->err);
+		fail();
+	}
+}
+
 void hwt_test_run_free(struct hwt_test_run *run)
 {
 	free(run->out);

@@ -25,6 +25,10 @@ struct hwt_test_run {
  * /dev/null. Fails the test if the command cannot be started. */
 void hwt_test_run(struct hwt_test_run *run, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* hwt_test_run, and fails the test (printing the command, its exit code
+ * and output) unless it exits 0. */
+void hwt_test_run_ok(struct hwt_test_run *run, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 void hwt_test_run_free(struct hwt_test_run *run);
 
 /* Path of the hwtrace binary under test ($HWTRACE). */

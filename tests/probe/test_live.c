@@ -27,25 +27,6 @@
 
 #include "tests/lib/testutil.h"
 
-static void run_ok(struct hwt_test_run *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void run_ok(struct hwt_test_run *r, const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	hwt_test_run(r, "%s", cmd);
-	if (r->status != 0) {
-		fprintf(stderr, "command failed (%d): %s\nstdout:\n%s\nstderr:\n%s\n", r->status,
-			cmd, r->out, r->err);
-		fail();
-	}
-}
-
 /* The value printed under "@name: func()" for an aggregation without
  * keys. Fails the test when absent. */
 static long long scalar(const char *out, const char *name)
@@ -85,13 +66,14 @@ static void test_uprobe_counts_args_retvals(void **state)
 
 	(void)state;
 	NEED_UPROBES();
-	run_ok(&r,
-	       "%s trace 'uprobe:%s:probe_work { @calls = count(); @a0 = sum(arg0); "
-	       "@a1 = max(arg1) } uretprobe:%s:probe_work { @rets = count(); @r = sum(retval); "
-	       "@rmax = max(retval); @rmin = min(retval) } uprobe:%s:probe_outer { @outer = "
-	       "count() }' "
-	       "-- %s %lld",
-	       hwt_test_hwtrace(), prog, prog, prog, prog, n);
+	hwt_test_run_ok(
+	    &r,
+	    "%s trace 'uprobe:%s:probe_work { @calls = count(); @a0 = sum(arg0); "
+	    "@a1 = max(arg1) } uretprobe:%s:probe_work { @rets = count(); @r = sum(retval); "
+	    "@rmax = max(retval); @rmin = min(retval) } uprobe:%s:probe_outer { @outer = "
+	    "count() }' "
+	    "-- %s %lld",
+	    hwt_test_hwtrace(), prog, prog, prog, prog, n);
 	assert_int_equal(scalar(r.out, "calls"), n);
 	assert_int_equal(scalar(r.out, "outer"), n);
 	assert_int_equal(scalar(r.out, "rets"), n);
@@ -135,7 +117,7 @@ static void test_latency_lands_in_its_bucket(void **state)
 	NEED_UPROBES();
 	/* 8 naps of 2.2 ms: 2,200,000 ns is in [2^21, 2^22) = [2.10 ms, 4.19 ms),
 	 * near the bottom, so a loaded machine's oversleep of up to 2 ms stays in */
-	run_ok(
+	hwt_test_run_ok(
 	    &r,
 	    "%s trace --json 'uprobe:%s:probe_nap { self->ts = nsecs } "
 	    "uretprobe:%s:probe_nap /self->ts/ { @ns = quantize(nsecs - self->ts); self->ts = 0 }' "
@@ -169,18 +151,19 @@ static void test_tracepoint_counts_writes(void **state)
 		hwt_test_skip("tracepoint samples need root here");
 		return;
 	}
-	run_ok(&r,
-	       "%s trace 'syscalls:sys_enter_write /pid == $target/ { @writes = count(); "
-	       "@bytes = sum(args->count); @fd[comm] = count() }' -- %s 0 0 0 37",
-	       hwt_test_hwtrace(), hwt_test_prog("probe_calls"));
+	hwt_test_run_ok(&r,
+			"%s trace 'syscalls:sys_enter_write /pid == $target/ { @writes = count(); "
+			"@bytes = sum(args->count); @fd[comm] = count() }' -- %s 0 0 0 37",
+			hwt_test_hwtrace(), hwt_test_prog("probe_calls"));
 	assert_int_equal(scalar(r.out, "writes"), 37);
 	assert_int_equal(scalar(r.out, "bytes"), 37);
 	assert_true(hwt_test_contains(r.out, "@fd[comm]: count()\n  probe_calls  37\n"));
 	hwt_test_run_free(&r);
 
 	/* a bare count is counted in the kernel (no samples): same answer */
-	run_ok(&r, "%s trace 'syscalls:sys_enter_write { @writes = count() }' -- %s 0 0 0 41",
-	       hwt_test_hwtrace(), hwt_test_prog("probe_calls"));
+	hwt_test_run_ok(&r,
+			"%s trace 'syscalls:sys_enter_write { @writes = count() }' -- %s 0 0 0 41",
+			hwt_test_hwtrace(), hwt_test_prog("probe_calls"));
 	assert_int_equal(scalar(r.out, "writes"), 41);
 	hwt_test_run_free(&r);
 }
@@ -191,11 +174,12 @@ static void test_profile_finds_the_hot_function(void **state)
 	long long all, hot;
 
 	(void)state;
-	run_ok(&r,
-	       "%s trace 'profile:hz:997 /pid == $target/ { @all = count() } "
-	       "profile:hz:997 /pid == $target && func == \"probe_spin_hot\"/ { @hot = count() }' "
-	       "-- %s 300",
-	       hwt_test_hwtrace(), hwt_test_prog("probe_spin"));
+	hwt_test_run_ok(
+	    &r,
+	    "%s trace 'profile:hz:997 /pid == $target/ { @all = count() } "
+	    "profile:hz:997 /pid == $target && func == \"probe_spin_hot\"/ { @hot = count() }' "
+	    "-- %s 300",
+	    hwt_test_hwtrace(), hwt_test_prog("probe_spin"));
 	all = scalar(r.out, "all");
 	hot = scalar(r.out, "hot");
 	fprintf(stderr, "profile: %lld of %lld samples in probe_spin_hot\n", hot, all);
@@ -210,8 +194,9 @@ static void test_software_event_counts_page_faults(void **state)
 	struct hwt_test_run r;
 
 	(void)state;
-	run_ok(&r, "%s trace 'software:page-faults /pid == $target/ { @pf = count() }' -- %s 2000",
-	       hwt_test_hwtrace(), hwt_test_prog("pmc_touch"));
+	hwt_test_run_ok(
+	    &r, "%s trace 'software:page-faults /pid == $target/ { @pf = count() }' -- %s 2000",
+	    hwt_test_hwtrace(), hwt_test_prog("pmc_touch"));
 	/* one fault per touched page, plus the loader's */
 	assert_true(scalar(r.out, "pf") >= 2000);
 	assert_true(scalar(r.out, "pf") < 2400);
@@ -225,27 +210,28 @@ static void test_printf_order_exit_and_stacks(void **state)
 
 	(void)state;
 	NEED_UPROBES();
-	run_ok(&r,
-	       "%s trace 'BEGIN { printf(\"begin\\n\") } "
-	       "uprobe:%s:probe_work /arg0 < 4/ { printf(\"work(%%d, %%d)\\n\", arg0, arg1) } "
-	       "uretprobe:%s:probe_work /retval == 16/ { printf(\"ret %%d\\n\", retval) } "
-	       "END { printf(\"end\\n\") }' -- %s 10",
-	       hwt_test_hwtrace(), prog, prog, prog);
+	hwt_test_run_ok(
+	    &r,
+	    "%s trace 'BEGIN { printf(\"begin\\n\") } "
+	    "uprobe:%s:probe_work /arg0 < 4/ { printf(\"work(%%d, %%d)\\n\", arg0, arg1) } "
+	    "uretprobe:%s:probe_work /retval == 16/ { printf(\"ret %%d\\n\", retval) } "
+	    "END { printf(\"end\\n\") }' -- %s 10",
+	    hwt_test_hwtrace(), prog, prog, prog);
 	assert_string_equal(r.out,
 			    "begin\nwork(0, 7)\nwork(1, 7)\nwork(2, 7)\nwork(3, 7)\nret 16\nend\n");
 	hwt_test_run_free(&r);
 
 	/* exit() after the tenth call: exactly ten counted */
-	run_ok(&r,
-	       "%s trace 'uprobe:%s:probe_work { @c = count() } "
-	       "uprobe:%s:probe_work /arg0 == 9/ { exit() }' -- %s 100000",
-	       hwt_test_hwtrace(), prog, prog, prog);
+	hwt_test_run_ok(&r,
+			"%s trace 'uprobe:%s:probe_work { @c = count() } "
+			"uprobe:%s:probe_work /arg0 == 9/ { exit() }' -- %s 100000",
+			hwt_test_hwtrace(), prog, prog, prog);
 	assert_int_equal(scalar(r.out, "c"), 10);
 	hwt_test_run_free(&r);
 
 	/* the exact user stack at the entry of probe_work */
-	run_ok(&r, "%s trace 'uprobe:%s:probe_work { @[ustack] = count() }' -- %s 3",
-	       hwt_test_hwtrace(), prog, prog);
+	hwt_test_run_ok(&r, "%s trace 'uprobe:%s:probe_work { @[ustack] = count() }' -- %s 3",
+			hwt_test_hwtrace(), prog, prog);
 	assert_true(hwt_test_contains(r.out, "              probe_calls`probe_work\n"
 					     "              probe_calls`probe_outer\n"
 					     "              probe_calls`main\n"));
@@ -261,8 +247,9 @@ static void test_library_by_name(void **state)
 
 	(void)state;
 	NEED_UPROBES();
-	run_ok(&r, "%s trace 'uprobe:libc:malloc /pid == $target/ { @m = count() }' -- ls /",
-	       hwt_test_hwtrace());
+	hwt_test_run_ok(&r,
+			"%s trace 'uprobe:libc:malloc /pid == $target/ { @m = count() }' -- ls /",
+			hwt_test_hwtrace());
 	assert_true(scalar(r.out, "m") > 0);
 	hwt_test_run_free(&r);
 }
@@ -284,9 +271,9 @@ static void test_attach_to_a_running_process(void **state)
 		_exit(127);
 	}
 	usleep(100000);
-	run_ok(&r,
-	       "%s trace -d 0.5 -p %d 'uprobe:%s:probe_nap /pid == $target/ { @naps = count() }'",
-	       hwt_test_hwtrace(), (int)pid, prog);
+	hwt_test_run_ok(
+	    &r, "%s trace -d 0.5 -p %d 'uprobe:%s:probe_nap /pid == $target/ { @naps = count() }'",
+	    hwt_test_hwtrace(), (int)pid, prog);
 	naps = scalar(r.out, "naps");
 	fprintf(stderr, "attached for 0.5 s: %lld naps of 5 ms\n", naps);
 	assert_true(naps >= 20 && naps <= 130);
