@@ -385,14 +385,48 @@ struct hwt_dec_rec {
  * is NULL with n > 0. Allocates nothing. */
 HWT_API int hwt_dec_block_insns(const struct hwt_dec_rec *rec, uint64_t *ips, size_t n);
 
+/* One CALL or RETURN record of a batch (struct hwt_dec_batch), in the
+ * few fields a consumer of call stacks reads. */
+struct hwt_dec_callret {
+	uint64_t ip;	/* CALL: u.call.to (the callee); RETURN:
+			 * u.ret.to (where it returned to) */
+	uint64_t insns; /* rec->insns, less the batch's insns_base */
+	uint32_t depth; /* rec->depth */
+	uint32_t flags; /* rec->flags: HWT_DEC_RF_ASYNC,
+			 * HWT_DEC_RF_UNWOUND (never HWT_DEC_RF_TIME) */
+	uint8_t type;	/* HWT_DEC_REC_CALL or HWT_DEC_REC_RETURN */
+	uint8_t branch; /* u.call.branch or u.ret.branch */
+};
+
+/* Calls and returns of one thread, in order, with no time: entry i
+ * stands for the record {type, flags, pid, tid, depth, insns_base +
+ * e[i].insns, u.call.to or u.ret.to = e[i].ip, branch}, its other fields
+ * unknown. Returns from a frame that began before the trace
+ * (HWT_DEC_RF_UNKNOWN_FRAME) still come as records. The array is valid
+ * only during the sink call. */
+struct hwt_dec_batch {
+	int32_t pid, tid;
+	uint64_t insns_base;
+	const struct hwt_dec_callret *e;
+	size_t n;
+};
+
 /* A consumer of records. Records arrive in decode order from the thread
  * calling hwt_dec_decode(), also when segments are decoded in parallel. A
- * negative return stops decoding with that error. */
+ * negative return stops decoding with that error.
+ *
+ * batch (optional): the sink takes calls and returns without their times
+ * or the fields struct hwt_dec_callret leaves out (a flame graph weighted
+ * by instructions needs no more). When a decoder's only sink has it, the
+ * decoder delivers those records in batches, in their place among the
+ * other records (which still come through rec), and does not look up
+ * their times; with other sinks, everything comes through rec. */
 struct hwt_dec_sink {
 	size_t size;   /* sizeof(struct hwt_dec_sink) */
 	uint32_t want; /* HWT_DEC_WANT(type) bits; 0 means all */
 	int (*rec)(void *ctx, const struct hwt_dec_rec *rec);
 	void *ctx;
+	int (*batch)(void *ctx, const struct hwt_dec_batch *batch);
 };
 
 /* ------------------------------------------------------------------------ */

@@ -21,6 +21,13 @@
  * Each stack is indexed by return address (a hash of frame chains, newest
  * first), so that a return matching no frame, or an older one, costs no
  * scan of a deep stack; at MAX_DEPTH the oldest half is dropped at once.
+ *
+ * A sink that takes batches (struct hwt_dec_sink.batch) gets calls and
+ * returns as a few fields each, gathered per thread and handed over
+ * before the next record of another kind, a thread change, or the end of
+ * the segment; their times are not looked up. Most records of call-heavy
+ * code are calls and returns: a full record and its time cost more than
+ * the stack itself.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -35,6 +42,7 @@ enum {
 	FRAME_ASYNC = 1, /* interrupt/exception */
 	FRAME_FAR = 2,	 /* SYSCALL and other far calls */
 	MAX_DEPTH = 1 << 16,
+	BATCH_MAX = 1024, /* calls and returns per batch */
 };
 
 struct frame {
@@ -79,6 +87,11 @@ struct hwt_dec_flow {
 	/* Per block id: the last target and its count, folded into the
 	 * table when the target changes (most indirect branches have one). */
 	struct target_count *tcache;
+	/* Calls and returns not yet handed to the batch sink, of thread
+	 * (bpid, btid). */
+	struct hwt_dec_callret *batch;
+	size_t nbatch;
+	int32_t bpid, btid;
 };
 
 int hwt_dec_flow_alloc(struct hwt_dec *dec, struct hwt_dec_flow **out)
@@ -114,6 +127,7 @@ void hwt_dec_flow_free(struct hwt_dec_flow *f)
 	free(f->partial_insns);
 	free(f->targets);
 	free(f->tcache);
+	free(f->batch);
 	free(f);
 }
 
@@ -346,7 +360,56 @@ struct replay {
 	struct seg *s;
 	size_t tcur;
 	bool want_block, want_call, want_ret;
+	bool batching; /* calls and returns go to the sink's batch */
 };
+
+/* Hands the gathered calls and returns to the sink. */
+static int batch_flush(struct hwt_dec_flow *f)
+{
+	struct hwt_dec_batch b = {f->bpid, f->btid, 0, f->batch, f->nbatch};
+	const struct hwt_dec_sink *sink;
+
+	if (!f->nbatch)
+		return 0;
+	f->nbatch = 0;
+	sink = &f->dec->sinks[0];
+	return sink->batch(sink->ctx, &b);
+}
+
+/* Adds a call or return of the current thread t to the batch. */
+static inline int batch_add(struct hwt_dec_flow *f, const struct thread *t, uint8_t type,
+			    uint32_t flags, uint64_t ip, uint8_t branch)
+{
+	struct hwt_dec_callret *e;
+
+	if (f->nbatch == BATCH_MAX) {
+		int err = batch_flush(f);
+
+		if (err < 0)
+			return err;
+	}
+	if (!f->nbatch) {
+		f->bpid = t->pid;
+		f->btid = t->tid;
+	}
+	e = &f->batch[f->nbatch++];
+	e->ip = ip;
+	e->insns = t->insns;
+	e->depth = (uint32_t)t->depth;
+	e->flags = flags;
+	e->type = type;
+	e->branch = branch;
+	return 0;
+}
+
+/* hwt_dec_emit() of the replay: calls and returns gathered before rec go
+ * first. */
+static int flow_emit(struct hwt_dec_flow *f, struct hwt_dec_rec *rec)
+{
+	int err = batch_flush(f);
+
+	return err < 0 ? err : hwt_dec_emit(f->dec, rec);
+}
 
 /* hwt_dec_emit() for the hot records (calls and returns: no statistics
  * to count), without its loop when one sink wants them. */
@@ -501,7 +564,7 @@ static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr,
 	if (err < 0)
 		return err;
 	/* The entry time is only needed for records (durations). */
-	if (r->want_call || r->want_ret)
+	if ((r->want_call || r->want_ret) && !r->batching)
 		has_time = seg_time_at(r->s, pos, &r->tcur, &tsc);
 	fr = &t->stack[t->depth];
 	fr->ret_addr = ret_addr;
@@ -514,6 +577,9 @@ static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr,
 	f->calls++;
 	if (!r->want_call)
 		return 0;
+	if (r->batching)
+		return batch_add(f, t, HWT_DEC_REC_CALL, kind == FRAME_ASYNC ? HWT_DEC_RF_ASYNC : 0,
+				 to, branch);
 	rec_head(r, &rec, HWT_DEC_REC_CALL, pos, has_time, tsc);
 	if (kind == FRAME_ASYNC)
 		rec.flags |= HWT_DEC_RF_ASYNC;
@@ -546,6 +612,15 @@ static int pop_to(struct replay *r, size_t k, uint64_t from, uint64_t to, uint8_
 		f->unwound += unwound;
 		if (!r->want_ret)
 			continue;
+		if (r->batching) {
+			err = batch_add(f, t, HWT_DEC_REC_RETURN,
+					(fr.kind == FRAME_ASYNC ? HWT_DEC_RF_ASYNC : 0) |
+					    (unwound ? HWT_DEC_RF_UNWOUND : 0),
+					to, branch);
+			if (err < 0)
+				return err;
+			continue;
+		}
 		rec_base(r, &rec, HWT_DEC_REC_RETURN, pos);
 		if (fr.kind == FRAME_ASYNC)
 			rec.flags |= HWT_DEC_RF_ASYNC;
@@ -578,7 +653,7 @@ static int unknown_return(struct replay *r, uint64_t from, uint64_t to, uint8_t 
 	rec.u.ret.from = from;
 	rec.u.ret.to = to;
 	rec.u.ret.branch = branch;
-	return hwt_dec_emit(r->f->dec, &rec);
+	return flow_emit(r->f, &rec);
 }
 
 static int near_return(struct replay *r, uint64_t from, uint64_t to, uint64_t pos)
@@ -619,7 +694,12 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 	struct thread *prev = f->cur, *t;
 	uint64_t prev_insns;
 	bool new_run;
+	int err;
 
+	/* The batch is of the thread before. */
+	err = batch_flush(f);
+	if (err < 0)
+		return err;
 	f->image = c->image;
 	t = thread_get(f, c->pid, c->tid);
 	if (!t)
@@ -638,8 +718,6 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 	if ((prev && prev != t) || new_run) {
 		struct hwt_dec_rec rec;
 
-		int err;
-
 		rec_base(r, &rec, HWT_DEC_REC_SWITCH, pos);
 		if (new_run)
 			rec.flags |= HWT_DEC_RF_NEW_RUN;
@@ -647,7 +725,7 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 		rec.u.sw.prev_tid = prev ? prev->tid : -1;
 		rec.u.sw.prev_insns = prev_insns;
 		rec.u.sw.run = c->run;
-		err = hwt_dec_emit(f->dec, &rec);
+		err = flow_emit(f, &rec);
 		if (err < 0)
 			return err;
 	}
@@ -656,7 +734,7 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 
 		rec_base(r, &rec, HWT_DEC_REC_NOTE, pos);
 		rec.u.note.cookie = c->note;
-		return hwt_dec_emit(f->dec, &rec);
+		return flow_emit(f, &rec);
 	}
 	return 0;
 }
@@ -681,7 +759,7 @@ static int do_bb_record(struct replay *r, const struct seg_item *it, bool full)
 	rec.u.block.mode = bb->mode;
 	rec.u.block.bb = bb;
 	rec.u.block.image = r->f->image;
-	return hwt_dec_emit(r->f->dec, &rec);
+	return flow_emit(r->f, &rec);
 }
 
 /* The segment's block counts into the profile. */
@@ -752,7 +830,7 @@ static int do_event(struct replay *r, const struct seg_item *it)
 	rec.u.event = *ev;
 	if (ev->type == HWT_DEC_EV_OVERFLOW && !(it->flags & SEG_F_STATUS))
 		f->dec->stats.overflows++;
-	err = hwt_dec_emit(f->dec, &rec);
+	err = flow_emit(f, &rec);
 	if (err < 0 || (it->flags & SEG_F_STATUS))
 		return err;
 	if (ev->type == HWT_DEC_EV_OVERFLOW) {
@@ -763,7 +841,7 @@ static int do_event(struct replay *r, const struct seg_item *it)
 		rec.u.gap.kind = HWT_DEC_GAP_OVERFLOW;
 		rec.u.gap.what = "trace lost (overflow)";
 		rec.u.gap.ip = (it->flags & SEG_F_IP_SUPPRESSED) ? 0 : ev->ip;
-		err = hwt_dec_emit(f->dec, &rec);
+		err = flow_emit(f, &rec);
 		if (err < 0)
 			return err;
 	}
@@ -824,6 +902,12 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 	r.want_block = f->dec->want & HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
 	r.want_call = f->dec->want & HWT_DEC_WANT(HWT_DEC_REC_CALL);
 	r.want_ret = f->dec->want & HWT_DEC_WANT(HWT_DEC_REC_RETURN);
+	r.batching = f->dec->nsinks == 1 && f->dec->sinks[0].batch;
+	if (r.batching && !f->batch) {
+		f->batch = malloc(BATCH_MAX * sizeof(*f->batch));
+		if (!f->batch)
+			return -ENOMEM;
+	}
 	f->dec->stats.segments++;
 	if (s->ngaps)
 		f->dec->stats.segments_failed++;
@@ -882,11 +966,13 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 			rec.u.gap.ip = g->ip;
 			rec.u.gap.size = g->size;
 			f->dec->stats.gap_bytes += g->size;
-			err = hwt_dec_emit(f->dec, &rec);
+			err = flow_emit(f, &rec);
 			break;
 		}
 		}
 	}
+	if (err >= 0)
+		err = batch_flush(f);
 	if (err >= 0 && profile)
 		err = apply_counts(f, s);
 	f->dec->stats.insns += s->insns;

@@ -528,11 +528,10 @@ static int push_frame(struct hwt_ptf *ptf, struct ptf_thread *t, uint32_t fi, ui
 
 /* The function and node a call to `to` from t's innermost frame enters:
  * from the call cache, else resolved and cached. */
-static int call_target(struct hwt_ptf *ptf, struct ptf_thread *t, const struct hwt_dec_rec *rec,
-		       uint64_t now, uint32_t *fi, uint32_t *node)
+static int call_target(struct hwt_ptf *ptf, struct ptf_thread *t, uint64_t to, uint64_t now,
+		       uint32_t *fi, uint32_t *node)
 {
 	uint32_t parent = t->f[t->n - 1].node;
-	uint64_t to = rec->u.call.to;
 	struct ptf_ccache *c;
 	int err;
 
@@ -549,7 +548,7 @@ static int call_target(struct hwt_ptf *ptf, struct ptf_thread *t, const struct h
 		*node = c->node;
 		return 0;
 	}
-	err = ptf_resolve(ptf, rec->pid, now, to, true, fi);
+	err = ptf_resolve(ptf, t->pid, now, to, true, fi);
 	if (err < 0)
 		return err;
 	err = node_child(ptf, parent, *fi, node);
@@ -812,12 +811,19 @@ static uint32_t depth_before(const struct hwt_dec_rec *rec)
  * (so blocks need not be delivered: see hwt_ptf_dec_flags; ptsession
  * continues it across a thread's streams; a count that goes back is
  * another decoder's, from 0), into *delta; the time since, into *dt. */
+static inline uint64_t advance_insns(struct ptf_thread *t, uint64_t insns)
+{
+	uint64_t delta = insns >= t->last_count ? insns - t->last_count : insns;
+
+	t->last_count = insns;
+	t->insns += delta;
+	return delta;
+}
+
 static inline void advance(struct hwt_ptf *ptf, struct ptf_thread *t, const struct hwt_dec_rec *rec,
 			   uint64_t *delta, uint64_t *dt)
 {
-	*delta = rec->insns >= t->last_count ? rec->insns - t->last_count : rec->insns;
-	t->last_count = rec->insns;
-	t->insns += *delta;
+	*delta = advance_insns(t, rec->insns);
 	*dt = 0;
 	if (rec->flags & HWT_DEC_RF_TIME) {
 		ptf->st.timed = true;
@@ -840,33 +846,31 @@ static inline void attribute(struct hwt_ptf *ptf, struct ptf_thread *t, uint64_t
 	ptf->st.insns += delta;
 }
 
-/* hwt_ptf_rec() of a CALL whose depth t's stack already has. */
-static int fast_call(struct hwt_ptf *ptf, struct ptf_thread *t, const struct hwt_dec_rec *rec)
+/* hwt_ptf_rec() of a CALL to `to` whose depth t's stack already has,
+ * after advance(). */
+static inline int fast_call(struct hwt_ptf *ptf, struct ptf_thread *t, uint64_t delta, uint64_t dt,
+			    uint64_t to)
 {
-	uint64_t delta, dt;
 	uint32_t fi, node;
 	int err;
 
-	advance(ptf, t, rec, &delta, &dt);
 	attribute(ptf, t, delta, dt);
 	ptf->st.calls++;
-	err = call_target(ptf, t, rec, t->last_time, &fi, &node);
+	err = call_target(ptf, t, to, t->last_time, &fi, &node);
 	if (err < 0)
 		return err;
 	if (!ptf->funcs[fi].calls++)
-		ptf->funcs[fi].entry = rec->u.call.to;
+		ptf->funcs[fi].entry = to;
 	return push_node(t, fi, node, t->last_time, t->has_time);
 }
 
-/* hwt_ptf_rec() of a RETURN out of t's innermost frame. */
-static int fast_return(struct hwt_ptf *ptf, struct ptf_thread *t, const struct hwt_dec_rec *rec)
+/* hwt_ptf_rec() of a RETURN out of t's innermost frame, after advance(). */
+static inline int fast_return(struct hwt_ptf *ptf, struct ptf_thread *t, uint64_t delta,
+			      uint64_t dt, uint32_t flags)
 {
-	uint64_t delta, dt;
-
-	advance(ptf, t, rec, &delta, &dt);
 	attribute(ptf, t, delta, dt);
 	ptf->st.returns++;
-	if (rec->flags & HWT_DEC_RF_UNWOUND)
+	if (flags & HWT_DEC_RF_UNWOUND)
 		ptf->st.unwound++;
 	return pop_frame(ptf, t, true, t->insns, t->last_time, t->has_time);
 }
@@ -934,7 +938,7 @@ static __attribute__((noinline)) int rec_slow(struct hwt_ptf *ptf, const struct 
 			ptf->st.too_deep++;
 			break;
 		}
-		err = call_target(ptf, t, rec, now, &fi, &cnode);
+		err = call_target(ptf, t, rec->u.call.to, now, &fi, &cnode);
 		if (err < 0)
 			return err;
 		if (!ptf->funcs[fi].calls++)
@@ -981,9 +985,26 @@ static __attribute__((noinline)) int rec_slow(struct hwt_ptf *ptf, const struct 
 	return sync_depth(ptf, t, rec->depth, now, timed);
 }
 
+/* Whether a call or return of t (type, flags, depth) takes the fast path:
+ * a call whose depth t's stack already has, a return out of its innermost
+ * frame. */
+static inline bool fast_call_ok(const struct ptf_thread *t, uint32_t type, uint32_t depth)
+{
+	return type == HWT_DEC_REC_CALL && depth && depth < PTF_MAX_DEPTH - 1 &&
+	       t->n == (size_t)depth + 1;
+}
+
+static inline bool fast_return_ok(const struct ptf_thread *t, uint32_t type, uint32_t flags,
+				  uint32_t depth)
+{
+	return type == HWT_DEC_REC_RETURN && !(flags & HWT_DEC_RF_UNKNOWN_FRAME) &&
+	       depth < PTF_MAX_DEPTH - 1 && t->n == (size_t)depth + 3;
+}
+
 int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 {
 	struct ptf_thread *t;
+	uint64_t delta, dt;
 
 	if (!ptf || !rec || ptf->finished)
 		return -HWT_EINVAL;
@@ -993,14 +1014,15 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 	if (ptf->last_thread != PTF_NONE &&
 	    (rec->type == HWT_DEC_REC_CALL || rec->type == HWT_DEC_REC_RETURN)) {
 		t = &ptf->threads[ptf->last_thread];
-		if (t->tid == rec->tid && t->pid == rec->pid && rec->depth < PTF_MAX_DEPTH - 1) {
-			if (rec->type == HWT_DEC_REC_CALL && rec->depth &&
-			    t->n == (size_t)rec->depth + 1)
-				return fast_call(ptf, t, rec);
-			if (rec->type == HWT_DEC_REC_RETURN &&
-			    !(rec->flags & HWT_DEC_RF_UNKNOWN_FRAME) &&
-			    t->n == (size_t)rec->depth + 3)
-				return fast_return(ptf, t, rec);
+		if (t->tid == rec->tid && t->pid == rec->pid) {
+			if (fast_call_ok(t, rec->type, rec->depth)) {
+				advance(ptf, t, rec, &delta, &dt);
+				return fast_call(ptf, t, delta, dt, rec->u.call.to);
+			}
+			if (fast_return_ok(t, rec->type, rec->flags, rec->depth)) {
+				advance(ptf, t, rec, &delta, &dt);
+				return fast_return(ptf, t, delta, dt, rec->flags);
+			}
 		}
 	}
 	return rec_slow(ptf, rec);
@@ -1009,6 +1031,55 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 static int sink_rec(void *ctx, const struct hwt_dec_rec *rec)
 {
 	return hwt_ptf_rec(ctx, rec);
+}
+
+/* A batch of calls and returns (no times: the PROFILE view weighted by
+ * instructions): the fast paths as in hwt_ptf_rec(), the rest as the
+ * records they stand for. */
+static int sink_batch(void *ctx, const struct hwt_dec_batch *b)
+{
+	struct hwt_ptf *ptf = ctx;
+	struct ptf_thread *t;
+	int err;
+
+	if (ptf->finished)
+		return -HWT_EINVAL;
+	err = thread_get(ptf, b->pid, b->tid, &t);
+	if (err < 0)
+		return err;
+	for (size_t i = 0; i < b->n; i++) {
+		const struct hwt_dec_callret *e = &b->e[i];
+		uint64_t insns = b->insns_base + e->insns;
+
+		ptf->st.records++;
+		if (fast_call_ok(t, e->type, e->depth)) {
+			err = fast_call(ptf, t, advance_insns(t, insns), 0, e->ip);
+		} else if (fast_return_ok(t, e->type, e->flags, e->depth)) {
+			err = fast_return(ptf, t, advance_insns(t, insns), 0, e->flags);
+		} else {
+			struct hwt_dec_rec rec;
+
+			memset(&rec, 0, sizeof(rec));
+			rec.type = e->type;
+			rec.flags = e->flags;
+			rec.pid = b->pid;
+			rec.tid = b->tid;
+			rec.depth = e->depth;
+			rec.insns = insns;
+			if (e->type == HWT_DEC_REC_CALL) {
+				rec.u.call.to = e->ip;
+				rec.u.call.branch = e->branch;
+			} else {
+				rec.u.ret.to = e->ip;
+				rec.u.ret.branch = e->branch;
+			}
+			err = rec_slow(ptf, &rec);
+			t = &ptf->threads[ptf->last_thread];
+		}
+		if (err < 0)
+			return err;
+	}
+	return 0;
 }
 
 uint32_t hwt_ptf_dec_flags(const struct hwt_ptf_config *cfg)
@@ -1024,6 +1095,10 @@ void hwt_ptf_sink(struct hwt_ptf *ptf, struct hwt_dec_sink *sink)
 	sink->want = HWT_DEC_WANT_ALL;
 	sink->rec = sink_rec;
 	sink->ctx = ptf;
+	/* Calls and returns without their times: enough for stacks weighted
+	 * by instructions. */
+	if (ptf->cfg.views == HWT_PTF_PROFILE && ptf->cfg.weight == HWT_PTF_WEIGHT_INSNS)
+		sink->batch = sink_batch;
 }
 
 int hwt_ptf_finish(struct hwt_ptf *ptf)

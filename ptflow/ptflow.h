@@ -159,7 +159,10 @@ HWT_API void hwt_ptf_free(struct hwt_ptf *ptf);
 HWT_API int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec);
 
 /* Fills *sink so that a decoder delivers its records to ptf (every record
- * type). */
+ * type). With the PROFILE view alone weighted by instructions, the sink
+ * also takes calls and returns in batches (struct hwt_dec_sink.batch):
+ * the same stacks and weights, without the cost of full records and their
+ * times. */
 HWT_API void hwt_ptf_sink(struct hwt_ptf *ptf, struct hwt_dec_sink *sink);
 
 /* Decoder flags (HWT_DEC_F_*) that the views of cfg allow: without

@@ -616,6 +616,59 @@ static int stream_rec(void *ctx, const struct hwt_dec_rec *rec)
 	return err;
 }
 
+/* pts_rec() of a batch of calls and returns (every sink takes batches, no
+ * stitching, no time filter): the thread's count and the pid/tid filters
+ * once for the batch, which goes on with the count's base in insns_base
+ * (not copied). */
+static int stream_batch(void *ctx, const struct hwt_dec_batch *b)
+{
+	struct pts_stream *st = ctx;
+	struct hwt_pts *pts = st->pts;
+	struct hwt_dec_batch own = *b;
+
+	if (!b->n)
+		return 0;
+	if (own.tid < 0 && own.pid < 0) {
+		uint64_t run;
+
+		own.pid = st->pid;
+		own.tid = st->tid;
+		if (st->cpu >= 0)
+			thread_at(st, st->last_time, &own.pid, &own.tid, &run);
+	}
+	if (own.tid >= 0) {
+		/* As pts_rec(): the thread's count goes on from its other
+		 * streams; within a batch it only grows. */
+		struct pts_tcount *c = tcount_get(pts, own.tid);
+
+		if (!c)
+			return -ENOMEM;
+		if (c->stream != st->idx + 1) {
+			c->stream = (uint32_t)(st->idx + 1);
+			c->base = c->total;
+		}
+		st->run_tid = own.tid;
+		st->run_base = c->base;
+		own.insns_base += c->base;
+		if (own.insns_base + own.e[own.n - 1].insns > c->total)
+			c->total = own.insns_base + own.e[own.n - 1].insns;
+	}
+	if ((pts->cfg.npids && !in_ids(pts->pids, pts->cfg.npids, own.pid)) ||
+	    (pts->cfg.ntids && !in_ids(pts->tids, pts->cfg.ntids, own.tid))) {
+		pts->st.filtered += own.n;
+		return 0;
+	}
+	pts->floor_pid = st->last_img_pid;
+	pts->floor_time = st->last_img_time;
+	for (size_t i = 0; i < pts->nsinks; i++) {
+		int err = pts->sinks[i].batch(pts->sinks[i].ctx, &own);
+
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
 static int lost(struct pts_stream *st, struct hwt_dec *dec, uint64_t size)
 {
 	st->lost_gaps++;
@@ -730,11 +783,12 @@ static void add_stats(struct hwt_dec_stats *sum, const struct hwt_dec_stats *s)
 }
 
 int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf, size_t piece,
-		   int (*rec)(void *ctx, const struct hwt_dec_rec *rec), void *ctx)
+		   int (*rec)(void *ctx, const struct hwt_dec_rec *rec),
+		   int (*batch)(void *ctx, const struct hwt_dec_batch *batch), void *ctx)
 {
 	const struct pts_proc *p = NULL;
 	struct hwt_dec_config cfg = pts->dcfg;
-	struct hwt_dec_sink sink = {sizeof(sink), pts->want, rec, ctx};
+	struct hwt_dec_sink sink = {sizeof(sink), pts->want, rec, ctx, batch};
 	struct hwt_dec_image *img;
 	struct hwt_dec *dec = NULL;
 	int32_t pid = st->pid, tid = st->tid;
@@ -813,12 +867,19 @@ int hwt_pts_run(struct hwt_pts *pts)
 	if (pts->stitch) {
 		err = pts_merge_run(pts);
 	} else {
+		/* Calls and returns in batches when every sink takes them
+		 * (and no time filter needs their times). */
+		bool batch = pts->nsinks && !pts->cfg.time_start && !pts->cfg.time_end;
+		uint32_t cr = HWT_DEC_WANT(HWT_DEC_REC_CALL) | HWT_DEC_WANT(HWT_DEC_REC_RETURN);
+
+		for (size_t i = 0; i < pts->nsinks; i++)
+			batch = batch && pts->sinks[i].batch && (pts->sinks[i].want & cr) == cr;
 		buf = malloc(PTS_PIECE);
 		if (!buf)
 			return -ENOMEM;
 		for (size_t i = 0; i < pts->nstreams && err >= 0; i++)
 			err = pts_run_stream(pts, &pts->streams[i], buf, PTS_PIECE, stream_rec,
-					     &pts->streams[i]);
+					     batch ? stream_batch : NULL, &pts->streams[i]);
 		free(buf);
 	}
 	for (size_t i = 0; i < pts->nstreams; i++)

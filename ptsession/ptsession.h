@@ -133,8 +133,10 @@ HWT_API int hwt_pts_open(struct hwt_pts **pts, struct hwt_fmt_session *session,
 HWT_API void hwt_pts_close(struct hwt_pts *pts);
 
 /* Adds a sink (copied) that receives the decoded records (see the order
- * above). Returns 0, -HWT_EINVAL (bad sink, or after hwt_pts_run) or
- * -ENOMEM. */
+ * above). When every sink takes batches (struct hwt_dec_sink.batch), the
+ * session has no time filter and stitches no stacks, calls and returns go
+ * to them in batches, the thread's count base in insns_base. Returns 0, -HWT_EINVAL (bad sink, or
+ * after hwt_pts_run) or -ENOMEM. */
 HWT_API int hwt_pts_add_sink(struct hwt_pts *pts, const struct hwt_dec_sink *sink);
 
 /* Decodes every AUX stream and delivers the records. Once per session.

@@ -607,6 +607,40 @@ static void test_known_profile(void **state)
 		hwt_rep_profile_free(prof2);
 		cfg.profile = prof;
 	}
+	/* PROFILE alone, weighted by instructions, takes calls and returns
+	 * in batches without times (CALLS does not: it needs them): the same
+	 * stacks and weights, every call and instruction counted. */
+	{
+		struct hwt_rep_profile *prof3;
+		struct hwt_ptf_config cfg3 = cfg;
+		struct hwt_dec_sink sink;
+		struct hwt_ptf *ptf3;
+		struct hwt_ptf_stats st3;
+		struct hwt_buf out3;
+
+		hwt_ptf_sink(ptf, &sink);
+		assert_null(sink.batch);
+		assert_int_equal(hwt_rep_profile_alloc(&prof3, NULL), 0);
+		cfg3.views = HWT_PTF_PROFILE;
+		cfg3.profile = prof3;
+		assert_int_equal(hwt_ptf_alloc(&ptf3, &cfg3), 0);
+		hwt_ptf_sink(ptf3, &sink);
+		assert_non_null(sink.batch);
+		ptl_decode(&l, ptf3, HWT_DEC_ENGINE_FAST);
+		assert_int_equal(hwt_ptf_finish(ptf3), 0);
+		hwt_ptf_stats(ptf3, &st3);
+		assert_int_equal(st3.insns, st.insns);
+		assert_int_equal(st3.calls, st.calls);
+		assert_int_equal(st3.returns, st.returns);
+		assert_int_equal(hwt_rep_profile_stats(prof3)->weight, st.insns);
+		hwt_buf_init(&out3);
+		assert_int_equal(hwt_rep_render(prof3, &rc, &out3), 0);
+		assert_int_equal(hwt_buf_append(&out3, "", 1), 0);
+		assert_string_equal((char *)out3.data, (char *)out.data);
+		hwt_buf_fini(&out3);
+		hwt_ptf_free(ptf3);
+		hwt_rep_profile_free(prof3);
+	}
 	hwt_buf_fini(&out);
 
 	/* The other renderers take it as it is. */
