@@ -79,6 +79,10 @@ struct hwt_dec_image {
 	size_t npieces, cap_pieces;
 };
 
+/* A new libipt image of the image's pieces in sections of its own (read
+ * from the same files), or NULL: its block cache starts empty and no other
+ * decoder reads or reorders it, as in a ptxed process. */
+struct pt_image *hwt_dec_image_ipt_own(const struct hwt_dec_image *image);
 /* Finds the piece containing vaddr, or NULL. */
 const struct hwt_dec_piece *hwt_dec_image_find(const struct hwt_dec_image *image, uint64_t vaddr);
 /* Reads from one piece (clipped at its end). Returns bytes or negative. */

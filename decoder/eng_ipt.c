@@ -68,29 +68,12 @@ struct conv {
  * lives in the sections, starts empty. */
 static struct pt_image *cold_image(struct conv *c, const struct hwt_dec_image *img)
 {
-	struct pt_image *pi;
-
 	if (c->cold_of == img && c->cold_image)
 		return c->cold_image;
 	pt_image_free(c->cold_image);
-	c->cold_image = NULL;
-	c->cold_of = NULL;
-	pi = pt_image_alloc(NULL);
-	if (!pi)
-		return NULL;
-	for (size_t i = 0; i < img->npieces; i++) {
-		const struct hwt_dec_piece *p = &img->pieces[i];
-		const struct hwt_dec_section *sec = p->sec;
-
-		if (pt_image_add_file(pi, sec->path, sec->offset + (p->lo - sec->vaddr),
-				      p->hi - p->lo, NULL, p->lo) < 0) {
-			pt_image_free(pi);
-			return NULL;
-		}
-	}
-	c->cold_image = pi;
-	c->cold_of = img;
-	return pi;
+	c->cold_image = hwt_dec_image_ipt_own(img);
+	c->cold_of = c->cold_image ? img : NULL;
+	return c->cold_image;
 }
 
 static bool needs_trace(uint8_t br)

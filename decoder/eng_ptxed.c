@@ -7,9 +7,14 @@
  * there are no call stacks in this mode. libipt's block boundaries depend
  * on its block cache, which lives in the shared image sections: decoders
  * sharing an icache may see different block boundaries (the instructions
- * are the same); one decoder per process, as the CLI runs it, is ptxed.
+ * are the same), and libipt's image reorders its sections on every read,
+ * so two decoders must not share one. Each run therefore reads the code
+ * through images and sections of its own, as one ptxed process does: a
+ * stitched per-CPU recording, whose lanes run at once, decodes the same
+ * every time.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "decoder/dec_int.h"
@@ -29,9 +34,44 @@ struct ptxed_run {
 	uint64_t held_off;
 	bool have_held;
 	unsigned int direct_run;
+	/* hwtrace's images and the libipt images of our own for them */
+	struct own_image {
+		uint64_t of; /* the image's id (a freed image's address may
+			      * come back) */
+		struct pt_image *ipt;
+	} * own;
+	size_t nown, cap_own;
 };
 
 static int flush_held(struct ptxed_run *r);
+
+/* Points the block decoder at img, read through our own libipt image. */
+static int set_image(struct ptxed_run *r, const struct hwt_dec_image *img)
+{
+	struct pt_image *pi = NULL;
+	int err;
+
+	for (size_t i = 0; i < r->nown && !pi; i++)
+		if (r->own[i].of == img->id)
+			pi = r->own[i].ipt;
+	if (!pi) {
+		if (r->nown == r->cap_own) {
+			size_t cap = r->cap_own ? 2 * r->cap_own : 4;
+			struct own_image *n = realloc(r->own, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			r->own = n;
+			r->cap_own = cap;
+		}
+		if (!(pi = hwt_dec_image_ipt_own(img)))
+			return -ENOMEM;
+		r->own[r->nown].of = img->id;
+		r->own[r->nown++].ipt = pi;
+	}
+	err = pt_blk_set_image(r->blk, pi);
+	return err < 0 ? hwt_dec_err_from_pt(err) : 0;
+}
 
 static void rec_init(struct ptxed_run *r, struct hwt_dec_rec *rec, uint32_t type)
 {
@@ -123,11 +163,8 @@ static int apply_context(struct ptxed_run *r, const struct pt_event *ev,
 	err = hwt_dec_context_at(r->dec, &q, &ctx);
 	if (err < 0)
 		return err;
-	if (ctx.image != r->ctx.image && ctx.image) {
-		err = pt_blk_set_image(r->blk, ctx.image->ipt);
-		if (err < 0)
-			return hwt_dec_err_from_pt(err);
-	}
+	if (ctx.image != r->ctx.image && ctx.image && (err = set_image(r, ctx.image)) < 0)
+		return err;
 	r->ctx = ctx;
 	return emit_note(r, ctx.note);
 }
@@ -332,13 +369,8 @@ int hwt_dec_run_ptxed(struct hwt_dec *dec, const uint8_t *buf, size_t len)
 	}
 	if (err < 0)
 		goto out;
-	if (r.ctx.image) {
-		err = pt_blk_set_image(r.blk, r.ctx.image->ipt);
-		if (err < 0) {
-			err = hwt_dec_err_from_pt(err);
-			goto out;
-		}
-	}
+	if (r.ctx.image && (err = set_image(&r, r.ctx.image)) < 0)
+		goto out;
 	memset(&block, 0, sizeof(block));
 	for (;;) {
 		int status;
@@ -441,5 +473,8 @@ int hwt_dec_run_ptxed(struct hwt_dec *dec, const uint8_t *buf, size_t len)
 	err = 0;
 out:
 	pt_blk_free_decoder(r.blk);
+	for (size_t i = 0; i < r.nown; i++)
+		pt_image_free(r.own[i].ipt);
+	free(r.own);
 	return err;
 }

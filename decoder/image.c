@@ -425,3 +425,22 @@ int hwt_dec_image_read(const struct hwt_dec_image *img, uint64_t vaddr, void *bu
 		return -HWT_ENOSYM;
 	return hwt_dec_piece_read(img->icache, p, vaddr, buf, size);
 }
+
+struct pt_image *hwt_dec_image_ipt_own(const struct hwt_dec_image *img)
+{
+	struct pt_image *pi = pt_image_alloc(NULL);
+
+	if (!pi)
+		return NULL;
+	for (size_t i = 0; i < img->npieces; i++) {
+		const struct hwt_dec_piece *p = &img->pieces[i];
+		const struct hwt_dec_section *sec = p->sec;
+
+		if (pt_image_add_file(pi, sec->path, sec->offset + (p->lo - sec->vaddr),
+				      p->hi - p->lo, NULL, p->lo) < 0) {
+			pt_image_free(pi);
+			return NULL;
+		}
+	}
+	return pi;
+}

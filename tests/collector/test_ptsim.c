@@ -382,6 +382,38 @@ static bool calls_of(const char *report, const char *func, unsigned long long *c
  * parent's three threads and (30000) in the child (3n + 2 instructions
  * each), pts_dl_mul() of the dlopen'd library 10 + 11 + 12 + 33 times
  * (3 instructions each). */
+/* The ptxed engine on the stitched CPUs' streams: the instructions of the
+ * FAST engine (in another order: its times are libipt's blocks'), and the
+ * same output every time (its lanes shared libipt's images and sections
+ * at once: 3 of 40 decodes lost or changed blocks). */
+static void check_ptxed_engine(const char *file)
+{
+	const char *sorted = "awk '{$3 = \"\"; print $4 \" \" $5 \" \" $2}' | sort";
+	struct hwt_test_run r, again;
+
+	hwt_test_run(&r,
+		     "%s script -q -i %s --itrace=i --engine=fast | %s > %s.fast && "
+		     "%s script -q -i %s --itrace=i --engine=ptxed | %s > %s.ptxed && "
+		     "cmp %s.fast %s.ptxed && wc -l < %s.fast",
+		     hwt_test_hwtrace(), file, sorted, file, hwt_test_hwtrace(), file, sorted, file,
+		     file, file, file);
+	if (r.status)
+		fail_msg("ptxed engine: other instructions than fast's: %s%s", r.out, r.err);
+	assert_true(strtoull(r.out, NULL, 10) > 300000);
+	hwt_test_run_free(&r);
+	hwt_test_run_ok(&r, "%s script -q -i %s --itrace=be --engine=ptxed", hwt_test_hwtrace(),
+			file);
+	assert_true(hwt_test_contains(r.out, "branch: "));
+	for (int i = 0; i < 12; i++) {
+		hwt_test_run_ok(&again, "%s script -q -i %s --itrace=be --engine=ptxed",
+				hwt_test_hwtrace(), file);
+		if (strcmp(again.out, r.out))
+			fail_msg("ptxed engine: decode %d of the same recording differs", i + 2);
+		hwt_test_run_free(&again);
+	}
+	hwt_test_run_free(&r);
+}
+
 static void check_family(const char *file, const char *what)
 {
 	static const unsigned long long want[4] = {60002, 60005, 60008, 90002};
@@ -448,6 +480,7 @@ static void test_family(void **state)
 	assert_int_equal(r.status, 0);
 	hwt_test_run_free(&r);
 	check_family(file, "full");
+	check_ptxed_engine(file);
 	hwt_test_run(&r, "%s info %s", hwt_test_hwtrace(), file);
 	assert_true(hwt_test_contains(r.out, "record.buffers         = per-cpu"));
 	assert_true(hwt_test_contains(r.out, "SWITCH"));
