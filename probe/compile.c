@@ -679,9 +679,6 @@ static int check_builtin(struct comp *c, const struct prb_node *n)
 			why = pt ? ": PT records control flow, not registers"
 				 : ": a return value exists at a function's return (uretprobe, "
 				   "kretprobe)";
-		} else if (n->v == PRB_B_KSTACK) {
-			ok = !pt;
-			why = ": PT recordings here hold user space only";
 		}
 		if (!ok) {
 			FAIL(c, n->pos, -HWT_EINVAL, "'%s' is not available at %s (%s)%s",

@@ -229,8 +229,9 @@ struct hwt_probe_hit {
 	/* perf callchain (with PERF_CONTEXT_* markers), leaf first */
 	const uint64_t *callchain;
 	uint64_t callchain_nr;
-	/* An exact user stack of ips, leaf first (PT): used instead of the
-	 * callchain for ustack. */
+	/* An exact stack of ips, leaf first (PT, or unwound from a user
+	 * stack): used instead of the callchain, its frames at kernel
+	 * addresses for kstack (when it has any), the others for ustack. */
 	const uint64_t *stack;
 	size_t stack_nr;
 	/* The return address at a function's entry (read from the user stack
@@ -426,7 +427,8 @@ HWT_API int hwt_probe_live_attr(const struct hwt_probe_prog *prog, size_t i,
  * (ptsession/): entry probes fire on every call of the function, return
  * probes on every return from it (also a frame left by longjmp or an
  * exception), FUNC+OFF on every execution of that instruction, with the
- * decoded call stack (ustack) and the trace's times. So a program's PT hits
+ * decoded call stack (its user frames ustack, its kernel frames kstack) and
+ * the trace's times. So a program's PT hits
  * come after its sample hits, each in time order per thread. */
 HWT_API int hwt_probe_offline_run(struct hwt_probe_rt *rt, struct hwt_fmt_session *session,
 				  struct hwt_probe_diag *diag);
@@ -458,10 +460,15 @@ struct hwt_probe_flow {
 /* Resolves pt: probes against the objects of the recording: call after
  * the sideband (hwt_probe_rt_mmap) of the traced processes is in. Each
  * pt:OBJ:FUNC probe becomes an address range in every mapping of OBJ (a
- * path, or a basename). Returns the number of probes resolved, or
- * -HWT_ENOSYM with diag (a function not in OBJ), -HWT_ENOEVENT (OBJ was
- * never mapped), -HWT_EINVAL (FUNC+OFF past the function's end or inside
- * an instruction: x86-64 code is decoded from the entry to check). */
+ * path, or a basename). OBJ "kernel" (also "vmlinux", "[kernel.kallsyms]"),
+ * or a kernel module's name that no process mapped, is the kernel: its
+ * range, from the recording's kallsyms, is in every process (pid -1); it
+ * needs an offline run (hwt_probe_offline_run() takes the recording's
+ * kernel half). Returns the number of probes resolved, or -HWT_ENOSYM with
+ * diag (a function not in OBJ), -HWT_ENOEVENT (OBJ was never mapped; for
+ * the kernel: not traced, or its code or symbols not recorded),
+ * -HWT_EINVAL (FUNC+OFF past the function's end or inside an instruction:
+ * x86-64 code is decoded from the entry to check). */
 HWT_API int hwt_probe_pt_resolve(struct hwt_probe_rt *rt, struct hwt_probe_diag *diag);
 
 /* Feeds one decoded event: fires the pt: probes it matches (entry on a CALL
@@ -473,7 +480,8 @@ HWT_API int hwt_probe_pt_flow(struct hwt_probe_rt *rt, const struct hwt_probe_fl
 
 /* What the resolved pt: probes watch, so that a decoder can hand over only
  * the events that can fire something: CALLs whose target is lo (entry),
- * RETURNs from [lo, hi) (return), INSNs at lo (FUNC+OFF), in process pid. */
+ * RETURNs from [lo, hi) (return), INSNs at lo (FUNC+OFF), in process pid
+ * (-1: in every process, kernel code). */
 struct hwt_probe_pt_watch {
 	enum hwt_probe_flow_kind kind;
 	int32_t pid;

@@ -441,6 +441,15 @@ int prb_syms_each_map(struct prb_syms *s, const char *obj,
 				uint64_t end, uint64_t pgoff),
 		      void *ctx);
 struct hwt_sym_cache *prb_syms_cache(struct prb_syms *s);
+/* Addresses from here up are the kernel's (x86-64). */
+#define PRB_KERNEL_START 0xffff800000000000ull
+
+/* Kernel frames are named from kallsyms (a recording's copy; owned by
+ * the cache) instead of proc_root's. */
+void prb_syms_set_kallsyms(struct prb_syms *s, struct hwt_sym_obj *kallsyms);
+/* Whether a probe's object names the kernel: "kernel", "vmlinux" or
+ * perf's "[kernel.kallsyms]". */
+bool prb_syms_is_kernel(const char *obj);
 /* The object mapped at ip in pid, opened (NULL when it cannot be: *file
  * then says whether the mapping names a file), and ip's object address.
  * Returns 0 or -HWT_ENOSYM (nothing mapped there). For the unwinder. */
@@ -454,7 +463,7 @@ int prb_syms_obj_of(struct prb_syms *s, int32_t pid, uint64_t ip, struct hwt_sym
 struct prb_pt_range {
 	uint64_t lo, hi; /* runtime addresses: [lo, hi) of the function */
 	uint64_t at;	 /* FUNC+OFF: the instruction's runtime address */
-	int32_t pid;
+	int32_t pid;	 /* -1: every process (kernel code) */
 	uint32_t probe;
 };
 
@@ -465,6 +474,9 @@ struct hwt_fmt_session;
 struct prb_agg_source;
 int prb_pt_offline(struct hwt_probe_rt *rt, struct hwt_fmt_session *session,
 		   struct hwt_probe_diag *diag);
+/* Takes the recording's kernel half (rt->kern_*, kcore, kallsyms) for pt:
+ * probes on kernel functions and for naming kernel frames. */
+void prb_pt_kernel(struct hwt_probe_rt *rt, const struct hwt_fmt_session *session);
 
 struct hwt_probe_rt {
 	const struct hwt_probe_prog *prog;
@@ -484,6 +496,12 @@ struct hwt_probe_rt {
 	struct hwt_probe_stats stats;
 	struct prb_pt_range *pt;
 	size_t npt;
+	/* the recording's kernel half (hwt_pts_session_kernel()), for pt:
+	 * probes on kernel functions; set by the offline run */
+	bool kern_known, kern_traced;
+	const uint8_t *kcore;
+	size_t kcore_len;
+	struct hwt_sym_obj *kallsyms;
 	/* limits (cfg's -x options), kept on every path */
 	uint32_t *agg_max;   /* keys per aggregation */
 	uint64_t *agg_drops; /* updates dropped per aggregation */

@@ -5,10 +5,12 @@
  * decoder's exact stacks and times and no probe effect (FreeBSD kinst's
  * semantics without its breakpoints). This file is the decoder-facing
  * hook: resolve the probes to runtime address ranges of every mapping of
- * OBJ (from the recording's sideband), then feed decoded calls, returns
- * and instructions through hwt_probe_pt_flow(). prb_pt_offline() is that
- * decoder leg for `hwtrace trace -i`: it decodes the recording's PT with
- * ptsession/ and keeps each thread's call sites for the hits' stacks.
+ * OBJ (from the recording's sideband), or for the kernel (OBJ "kernel")
+ * to ranges in every process from the recording's kallsyms, then feed
+ * decoded calls, returns and instructions through hwt_probe_pt_flow().
+ * prb_pt_offline() is that decoder leg for `hwtrace trace -i`: it decodes
+ * the recording's PT with ptsession/ and keeps each thread's return
+ * addresses for the hits' stacks.
  */
 #include "probe/probe_int.h"
 
@@ -44,36 +46,21 @@ static int add_range(struct hwt_probe_rt *rt, const struct prb_pt_range *r)
 	return 0;
 }
 
-/* Whether off is where an instruction of the function starts (decoding it
- * from its entry; x86-64): 1 yes, 0 no (*before, *after: the boundaries
- * around it), -errno when the code cannot be read (then it is not
- * checked). */
-static int insn_boundary(const char *path, uint64_t file_offset, uint64_t size, uint64_t off,
-			 uint64_t *before, uint64_t *after)
+/* Whether off is where an instruction of the function starts (decoding
+ * code, its bytes from its entry; x86-64): 1 yes, 0 no (*before, *after:
+ * the boundaries around it), -EIO when the bytes run out first (then it is
+ * not checked). */
+static int code_boundary(const uint8_t *code, size_t left, uint64_t off, uint64_t *before,
+			 uint64_t *after)
 {
-	uint64_t want = size > off + 16 ? size : off + 16;
-	const uint8_t *code;
-	uint8_t *buf = NULL;
-	size_t left;
 	uint64_t addr = 0;
-	cs_insn *insn = NULL;
+	cs_insn *insn;
 	csh cs;
-	ssize_t got;
-	int fd, ret = -EIO;
+	int ret;
 
-	if (want > (1u << 20))
-		want = 1u << 20;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	if (!(buf = malloc(want)))
-		goto out;
-	if ((got = pread(fd, buf, want, (off_t)file_offset)) <= 0)
-		goto out;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
-		goto out;
+		return -EIO;
 	insn = cs_malloc(cs);
-	code = buf;
-	left = (size_t)got;
 	*before = 0;
 	while (insn && addr < off && cs_disasm_iter(cs, &code, &left, &addr, insn))
 		*before = insn->address;
@@ -83,10 +70,77 @@ static int insn_boundary(const char *path, uint64_t file_offset, uint64_t size, 
 		ret = -EIO; /* ran out of bytes or of valid instructions */
 	cs_free(insn, 1);
 	cs_close(&cs);
-out:
+	return ret;
+}
+
+/* The same for a function at file_offset of size bytes in path; -errno
+ * when the file cannot be read. */
+static int insn_boundary(const char *path, uint64_t file_offset, uint64_t size, uint64_t off,
+			 uint64_t *before, uint64_t *after)
+{
+	uint64_t want = size > off + 16 ? size : off + 16;
+	uint8_t *buf = NULL;
+	ssize_t got;
+	int fd, ret = -EIO;
+
+	if (want > (1u << 20))
+		want = 1u << 20;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	if ((buf = malloc(want)) && (got = pread(fd, buf, want, (off_t)file_offset)) > 0)
+		ret = code_boundary(buf, (size_t)got, off, before, after);
 	free(buf);
 	close(fd);
 	return ret;
+}
+
+/* FUNC+OFF's offset inside a function of size bytes (0: unknown) whose
+ * instruction boundaries are known through boundary (1 at one, 0 inside an
+ * instruction, < 0 unknown). Returns 0, or -HWT_EINVAL with diag. */
+static int check_offset(struct resolve_ctx *c, uint64_t size, int boundary, uint64_t before,
+			uint64_t after)
+{
+	const struct prb_probe *p = c->p;
+
+	if (size && p->info.offset >= size) {
+		if (c->diag)
+			hwt_probe_diag_at(c->diag, c->rt->prog->text, p->pos,
+					  "%s: offset %" PRIu64 " is past the end of %s (%" PRIu64
+					  " bytes)",
+					  p->text, p->info.offset, p->func, size);
+		return c->err = -HWT_EINVAL;
+	}
+	if (boundary == 0) {
+		if (c->diag)
+			hwt_probe_diag_at(c->diag, c->rt->prog->text, p->pos,
+					  "%s: offset %" PRIu64 " is inside an instruction of %s "
+					  "(the nearest start at +%" PRIu64 " or +%" PRIu64
+					  "; see 'objdump -d')",
+					  p->text, p->info.offset, p->func, before, after);
+		return c->err = -HWT_EINVAL;
+	}
+	return 0;
+}
+
+static bool has_offset(const struct prb_probe *p)
+{
+	return p->info.kind == HWT_PROBE_PT_INSN && p->info.offset;
+}
+
+/* A probed function at runtime address lo of size bytes in process pid (-1:
+ * every process). */
+static int add_func(struct resolve_ctx *c, int32_t pid, uint64_t lo, uint64_t size)
+{
+	struct prb_pt_range r;
+
+	memset(&r, 0, sizeof(r));
+	r.lo = lo;
+	r.hi = r.lo + (size ? size : 1);
+	r.at = r.lo + c->p->info.offset;
+	r.pid = pid;
+	r.probe = (uint32_t)c->probe;
+	c->found++;
+	return add_range(c->rt, &r);
 }
 
 static int resolve_map(void *vctx, int32_t pid, const char *path, uint64_t start, uint64_t end,
@@ -95,7 +149,6 @@ static int resolve_map(void *vctx, int32_t pid, const char *path, uint64_t start
 	struct resolve_ctx *c = vctx;
 	struct hwt_sym_def defs[4];
 	struct hwt_sym_obj *obj;
-	struct prb_pt_range r;
 	int n;
 
 	if (hwt_sym_obj_open(prb_syms_cache(c->rt->syms), path, NULL, 0, &obj) < 0)
@@ -110,40 +163,105 @@ static int resolve_map(void *vctx, int32_t pid, const char *path, uint64_t start
 	if (!defs[0].has_offset || defs[0].file_offset < pgoff ||
 	    defs[0].file_offset - pgoff >= end - start)
 		return 0;
-	if (c->p->info.kind == HWT_PROBE_PT_INSN && c->p->info.offset) {
+	if (has_offset(c->p)) {
 		uint64_t before = 0, after = 0;
+		int b = -EIO;
 
-		if (defs[0].size && c->p->info.offset >= defs[0].size) {
-			if (c->diag)
-				hwt_probe_diag_at(c->diag, c->rt->prog->text, c->p->pos,
-						  "%s: offset %" PRIu64
-						  " is past the end of %s (%" PRIu64 " bytes)",
-						  c->p->text, c->p->info.offset, c->p->func,
-						  defs[0].size);
-			c->err = -HWT_EINVAL;
-			return -HWT_EINVAL;
-		}
-		if (insn_boundary(path, defs[0].file_offset, defs[0].size, c->p->info.offset,
-				  &before, &after) == 0) {
-			if (c->diag)
-				hwt_probe_diag_at(
-				    c->diag, c->rt->prog->text, c->p->pos,
-				    "%s: offset %" PRIu64 " is inside an instruction of %s "
-				    "(the nearest start at +%" PRIu64 " or +%" PRIu64
-				    "; see 'objdump -d')",
-				    c->p->text, c->p->info.offset, c->p->func, before, after);
-			c->err = -HWT_EINVAL;
-			return -HWT_EINVAL;
-		}
+		if (!defs[0].size || c->p->info.offset < defs[0].size)
+			b = insn_boundary(path, defs[0].file_offset, defs[0].size,
+					  c->p->info.offset, &before, &after);
+		if (check_offset(c, defs[0].size, b, before, after) < 0)
+			return c->err;
 	}
-	memset(&r, 0, sizeof(r));
-	r.lo = start + (defs[0].file_offset - pgoff);
-	r.hi = r.lo + (defs[0].size ? defs[0].size : 1);
-	r.at = r.lo + c->p->info.offset;
-	r.pid = pid;
-	r.probe = (uint32_t)c->probe;
-	c->found++;
-	return add_range(c->rt, &r);
+	return add_func(c, pid, start + (defs[0].file_offset - pgoff), defs[0].size);
+}
+
+/* The definitions of func in the recording's kallsyms (of kernel module
+ * module only, when not NULL), up to max. */
+static int kernel_defs(const struct hwt_probe_rt *rt, const char *func, const char *module,
+		       struct hwt_sym_def *defs, int max)
+{
+	int n = rt->kallsyms ? hwt_sym_find(rt->kallsyms, func, defs, (unsigned)max) : 0, k = 0;
+
+	for (int i = 0; i < n && i < max; i++) {
+		struct hwt_sym_info info;
+
+		if (module && (hwt_sym_lookup(rt->kallsyms, defs[i].addr, 0, &info, NULL, 0) < 0 ||
+			       !info.module || strcmp(info.module, module)))
+			continue;
+		defs[k++] = defs[i];
+	}
+	return k;
+}
+
+/* Kernel code is in every process: a probe on a kernel function (or on a
+ * function of the kernel module `module`) watches them all, at the
+ * addresses of the recording's kallsyms. Returns 0 or an error with diag. */
+static int resolve_kernel(struct resolve_ctx *c, const char *module)
+{
+	const struct hwt_probe_rt *rt = c->rt;
+	const struct prb_probe *p = c->p;
+	struct hwt_sym_def defs[16];
+	const char *why = NULL;
+	int n, err;
+
+	if (!rt->kern_known)
+		why = "kernel functions are only known from an Intel PT recording's copy of "
+		      "the kernel (hwtrace trace -i FILE)";
+	else if (!rt->kern_traced)
+		why = "the recording traced user space only: record the kernel too (as root, "
+		      "'hwtrace record --pt' traces it and copies its code)";
+	else if (!rt->kcore)
+		why = "the recording holds no copy of the kernel's code (kernel.kcore), so its "
+		      "kernel trace cannot be decoded: record as root, where 'hwtrace record --pt' "
+		      "reads /proc/kcore (or install the running kernel's vmlinux, its -dbg "
+		      "package)";
+	else if (!rt->kallsyms)
+		why = "the recording holds no kernel symbols (kernel.kallsyms): record as root "
+		      "(kptr_restrict hides /proc/kallsyms' addresses from others)";
+	if (why) {
+		if (c->diag)
+			hwt_probe_diag_at(c->diag, rt->prog->text, p->pos, "%s: %s", p->text, why);
+		return -HWT_ENOEVENT;
+	}
+	/* A name can be several functions (static ones of different files):
+	 * the probe watches each. */
+	n = kernel_defs(rt, p->func, module, defs, HWT_ARRAY_SIZE(defs));
+	if (!n) {
+		if (c->diag)
+			hwt_probe_diag_at(c->diag, rt->prog->text, p->pos,
+					  "function '%s' is not in the recording's kernel symbols "
+					  "(kallsyms); on the recorded machine, 'grep -w %s "
+					  "/proc/kallsyms' lists it",
+					  p->func, p->func);
+		return -HWT_ENOSYM;
+	}
+	for (int i = 0; i < n; i++) {
+		struct hwt_sym_func fn;
+
+		/* kallsyms has no sizes: a function reaches to the next one */
+		if (!defs[i].size &&
+		    hwt_sym_func_at(rt->kallsyms, defs[i].addr, 0, NULL, &fn) == 0 &&
+		    fn.addr == defs[i].addr)
+			defs[i].size = fn.size;
+		if (has_offset(p)) {
+			uint64_t before = 0, after = 0, len;
+			size_t avail = 0;
+			const uint8_t *code =
+			    hwt_pts_kcore_at(rt->kcore, rt->kcore_len, defs[i].addr, &avail);
+			int b = -EIO;
+
+			len = defs[i].size && defs[i].size < avail ? defs[i].size : avail;
+			if (code && (!defs[i].size || p->info.offset < defs[i].size))
+				b = code_boundary(code, (size_t)len, p->info.offset, &before,
+						  &after);
+			if ((err = check_offset(c, defs[i].size, b, before, after)) < 0)
+				return err;
+		}
+		if ((err = add_func(c, -1, defs[i].addr, defs[i].size)) < 0)
+			return err;
+	}
+	return 0;
 }
 
 int hwt_probe_pt_resolve(struct hwt_probe_rt *rt, struct hwt_probe_diag *diag)
@@ -165,10 +283,27 @@ int hwt_probe_pt_resolve(struct hwt_probe_rt *rt, struct hwt_probe_diag *diag)
 		if (p->info.kind != HWT_PROBE_PT_ENTRY && p->info.kind != HWT_PROBE_PT_RETURN &&
 		    p->info.kind != HWT_PROBE_PT_INSN)
 			continue;
+		if (prb_syms_is_kernel(p->object)) {
+			if ((err = resolve_kernel(&c, NULL)) < 0)
+				return err;
+			total++;
+			continue;
+		}
 		if ((err = prb_syms_each_map(rt->syms, p->object, resolve_map, &c)) < 0)
 			return err;
 		if (c.err == -HWT_EINVAL)
 			return c.err;
+		if (!c.found && !c.err && rt->kern_traced && rt->kcore) {
+			/* not mapped by a process: a kernel module's? */
+			struct hwt_sym_def def;
+
+			if (kernel_defs(rt, p->func, p->object, &def, 1) > 0) {
+				if ((err = resolve_kernel(&c, p->object)) < 0)
+					return err;
+				total++;
+				continue;
+			}
+		}
 		if (!c.found) {
 			if (c.err == -HWT_ENOSYM) {
 				if (diag)
@@ -183,7 +318,8 @@ int hwt_probe_pt_resolve(struct hwt_probe_rt *rt, struct hwt_probe_diag *diag)
 				hwt_probe_diag_at(
 				    diag, prog->text, p->pos,
 				    "%s: no object '%s' was mapped in the recording (give "
-				    "its path or basename as the traced process mapped it)",
+				    "its path or basename as the traced process mapped it, or "
+				    "'kernel' for the kernel's functions)",
 				    p->text, p->object);
 			return -HWT_ENOEVENT;
 		}
@@ -203,7 +339,7 @@ int hwt_probe_pt_flow(struct hwt_probe_rt *rt, const struct hwt_probe_flow *ev)
 		enum hwt_probe_kind k = rt->prog->probes[r->probe].info.kind;
 		bool hit;
 
-		if (r->pid != ev->pid)
+		if (r->pid != -1 && r->pid != ev->pid)
 			continue;
 		switch (ev->kind) {
 		case HWT_PROBE_FLOW_CALL:
@@ -269,7 +405,7 @@ size_t hwt_probe_pt_watches(const struct hwt_probe_rt *rt, struct hwt_probe_pt_w
 /* ------------------------------------------------------------------------ */
 /* Offline: decoding the recording's PT and feeding the flow hook            */
 
-/* A thread's open calls: the call sites (the `from` of each CALL record),
+/* A thread's open calls: their return addresses,
  * oldest first. */
 struct pt_thread {
 	int32_t tid;
@@ -340,7 +476,7 @@ static bool pt_watched(const struct pt_run *r, enum hwt_probe_flow_kind kind, in
 	for (size_t i = 0; i < r->nw; i++) {
 		const struct hwt_probe_pt_watch *w = &r->w[i];
 
-		if (w->kind == kind && w->pid == pid && ip >= w->lo && ip < w->hi)
+		if (w->kind == kind && (w->pid == -1 || w->pid == pid) && ip >= w->lo && ip < w->hi)
 			return true;
 	}
 	return false;
@@ -382,7 +518,8 @@ static int pt_block(struct pt_run *r, const struct hwt_dec_rec *rec, const struc
 	/* A basic block lies within [ip, end_ip]; a PTXED-engine block
 	 * (libipt's, no bb) may run across direct calls and jumps. */
 	for (size_t i = 0; i < r->nw && !any; i++)
-		any = r->w[i].kind == HWT_PROBE_FLOW_INSN && r->w[i].pid == rec->pid &&
+		any = r->w[i].kind == HWT_PROBE_FLOW_INSN &&
+		      (r->w[i].pid == -1 || r->w[i].pid == rec->pid) &&
 		      (!rec->u.block.bb || (r->w[i].lo >= lo && r->w[i].lo <= hi));
 	if (!any || n == 0)
 		return 0;
@@ -416,7 +553,9 @@ static int pt_rec(void *ctx, const struct hwt_dec_rec *rec)
 	case HWT_DEC_REC_CALL:
 		if ((err = grow(&t->from, &t->cap, t->n + 1)) < 0)
 			return err;
-		t->from[t->n++] = rec->u.call.from;
+		/* return addresses, as in every stack (named by the byte
+		 * before: a call as a function's first instruction is in it) */
+		t->from[t->n++] = rec->u.call.ret_addr ? rec->u.call.ret_addr : rec->u.call.from;
 		if (pt_watched(r, HWT_PROBE_FLOW_CALL, rec->pid, rec->u.call.to))
 			err = pt_fire(r, rec, t, HWT_PROBE_FLOW_CALL, rec->u.call.to);
 		break;
@@ -450,6 +589,23 @@ static int pt_rec(void *ctx, const struct hwt_dec_rec *rec)
 	return err;
 }
 
+void prb_pt_kernel(struct hwt_probe_rt *rt, const struct hwt_fmt_session *session)
+{
+	struct hwt_pts_kernel k;
+
+	hwt_pts_session_kernel(session, &k);
+	rt->kern_known = true;
+	rt->kern_traced = k.traced;
+	rt->kcore = k.kcore;
+	rt->kcore_len = k.kcore_len;
+	rt->kallsyms = NULL;
+	/* kernel frames (kstack, func) are named as the recording's kernel
+	 * named them */
+	if (k.kallsyms &&
+	    hwt_pts_kallsyms_open(session, prb_syms_cache(rt->syms), &rt->kallsyms) == 0)
+		prb_syms_set_kallsyms(rt->syms, rt->kallsyms);
+}
+
 int prb_pt_offline(struct hwt_probe_rt *rt, struct hwt_fmt_session *session,
 		   struct hwt_probe_diag *diag)
 {
@@ -459,10 +615,12 @@ int prb_pt_offline(struct hwt_probe_rt *rt, struct hwt_fmt_session *session,
 	struct hwt_dec_sink sink;
 	int32_t *pids = NULL;
 	uint64_t off = 0;
+	bool any_pid = false;
 	int err;
 
 	memset(&r, 0, sizeof(r));
 	r.rt = rt;
+	prb_pt_kernel(rt, session);
 	if ((err = hwt_probe_pt_resolve(rt, diag)) < 0)
 		return err;
 	r.nw = hwt_probe_pt_watches(rt, NULL, 0);
@@ -475,6 +633,7 @@ int prb_pt_offline(struct hwt_probe_rt *rt, struct hwt_fmt_session *session,
 	for (size_t i = 0; i < r.nw; i++) {
 		r.want_insn |= r.w[i].kind == HWT_PROBE_FLOW_INSN;
 		pids[i] = r.w[i].pid;
+		any_pid |= pids[i] == -1;
 	}
 	if ((err = hwt_fmt_session_rewind(session)) < 0) {
 		if (diag)
@@ -486,9 +645,10 @@ int prb_pt_offline(struct hwt_probe_rt *rt, struct hwt_fmt_session *session,
 	}
 	hwt_pts_config_init(&cfg);
 	cfg.log = rt->cfg.log;
-	/* Only the processes the probes watch are decoded. */
+	/* Only the processes the probes watch are decoded (all of them for
+	 * kernel functions). */
 	cfg.pids = pids;
-	cfg.npids = r.nw;
+	cfg.npids = any_pid ? 0 : r.nw;
 	if ((err = hwt_pts_open(&pts, session, &cfg, &off)) < 0) {
 		if (diag)
 			hwt_probe_diag_at(

@@ -242,11 +242,18 @@ static int stack_id(struct hwt_probe_rt *rt, const struct hwt_probe_hit *hit, bo
 {
 	uint32_t ids[PRB_MAX_FRAMES], sid;
 	size_t n = 0;
-	bool known;
+	bool known, kernel_in_stack = false;
 	int err;
 
-	if (user && hit->stack) {
+	for (size_t i = 0; !user && hit->stack && i < hit->stack_nr; i++)
+		kernel_in_stack |= hit->stack[i] >= PRB_KERNEL_START;
+	if (hit->stack && (user || kernel_in_stack)) {
+		/* a decoded stack (PT) holds both: the kernel's frames are those
+		 * at kernel addresses; an unwound user stack has only user
+		 * frames (kstack then comes from the callchain) */
 		for (size_t i = 0; i < hit->stack_nr && n < PRB_MAX_FRAMES; i++) {
+			if ((hit->stack[i] >= PRB_KERNEL_START) == user)
+				continue;
 			if ((err = prb_syms_frame(rt->syms, hit->pid, hit->stack[i], i > 0, &ids[n],
 						  &known)) < 0)
 				return err;

@@ -20,8 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KERNEL_START 0xffff800000000000ull
-
 struct region {
 	uint64_t start, end, pgoff;
 	char *path;
@@ -107,6 +105,18 @@ void prb_syms_set_live(struct prb_syms *s, bool live)
 struct hwt_sym_cache *prb_syms_cache(struct prb_syms *s)
 {
 	return s->cache;
+}
+
+void prb_syms_set_kallsyms(struct prb_syms *s, struct hwt_sym_obj *kallsyms)
+{
+	s->kallsyms = kallsyms;
+	s->kallsyms_state = 1;
+}
+
+bool prb_syms_is_kernel(const char *obj)
+{
+	return !strcmp(obj, "kernel") || !strcmp(obj, "vmlinux") ||
+	       !strcmp(obj, "[kernel.kallsyms]");
 }
 
 static struct space *space_get(struct prb_syms *s, int32_t pid, bool create)
@@ -420,7 +430,7 @@ int prb_syms_obj_of(struct prb_syms *s, int32_t pid, uint64_t ip, struct hwt_sym
 		    uint64_t *addr, bool *file)
 {
 	struct space *sp;
-	struct region *r = ip >= KERNEL_START ? NULL : find_region(s, pid, ip, &sp);
+	struct region *r = ip >= PRB_KERNEL_START ? NULL : find_region(s, pid, ip, &sp);
 
 	*obj = NULL;
 	if (!r)
@@ -440,7 +450,7 @@ static const char *resolve(struct prb_syms *s, int32_t pid, uint64_t ip, const c
 	uint64_t addr;
 
 	*object = NULL;
-	if (ip >= KERNEL_START) {
+	if (ip >= PRB_KERNEL_START) {
 		if (!s->kallsyms_state) {
 			char path[300];
 
@@ -473,9 +483,9 @@ static const char *resolve(struct prb_syms *s, int32_t pid, uint64_t ip, const c
 int prb_syms_frame(struct prb_syms *s, int32_t pid, uint64_t ip, bool caller, uint32_t *id,
 		   bool *known)
 {
-	struct space *sp = ip >= KERNEL_START ? NULL : space_get(s, pid, false);
-	uint64_t ka = (uint32_t)(ip >= KERNEL_START ? -1 : pid) | (uint64_t)(sp ? sp->gen : 0)
-								      << 32;
+	struct space *sp = ip >= PRB_KERNEL_START ? NULL : space_get(s, pid, false);
+	uint64_t ka = (uint32_t)(ip >= PRB_KERNEL_START ? -1 : pid) | (uint64_t)(sp ? sp->gen : 0)
+									  << 32;
 	uint64_t kb = ip << 1 | caller;
 	uint64_t *hit = prb_map_get(&s->frames, ka, kb);
 	struct hwt_rep_frame f = {0};
@@ -490,7 +500,7 @@ int prb_syms_frame(struct prb_syms *s, int32_t pid, uint64_t ip, bool caller, ui
 	/* A return address may be the first byte after the call's function
 	 * (a noreturn call at its end): look up the call instruction. */
 	f.function = resolve(s, pid, caller ? ip - 1 : ip, &obj);
-	f.kind = ip >= KERNEL_START ? HWT_REP_KIND_KERNEL : HWT_REP_KIND_USER;
+	f.kind = ip >= PRB_KERNEL_START ? HWT_REP_KIND_KERNEL : HWT_REP_KIND_USER;
 	if (f.function) {
 		f.object = obj;
 	} else {
@@ -500,7 +510,7 @@ int prb_syms_frame(struct prb_syms *s, int32_t pid, uint64_t ip, bool caller, ui
 		return err;
 	*known = f.function != NULL;
 	/* the image may have been created by the lookup (/proc): key again */
-	sp = ip >= KERNEL_START ? NULL : space_get(s, pid, false);
-	ka = (uint32_t)(ip >= KERNEL_START ? -1 : pid) | (uint64_t)(sp ? sp->gen : 0) << 32;
+	sp = ip >= PRB_KERNEL_START ? NULL : space_get(s, pid, false);
+	ka = (uint32_t)(ip >= PRB_KERNEL_START ? -1 : pid) | (uint64_t)(sp ? sp->gen : 0) << 32;
 	return prb_map_put(&s->frames, ka, kb, (uint64_t)*id << 1 | *known);
 }

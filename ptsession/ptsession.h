@@ -75,6 +75,34 @@ struct hwt_pts;
  * the AUXTRACE_INFO tells). Reads no records. */
 HWT_API bool hwt_pts_session_has_pt(const struct hwt_fmt_session *session);
 
+/* The recording's kernel half, for tools that name kernel code before
+ * decoding it (pt: probes on kernel functions). Reads no records. */
+struct hwt_pts_kernel {
+	bool traced;	      /* the PT traced the kernel (pt.config.kernel, or
+			       * the intel_pt event's exclude_kernel) */
+	const uint8_t *kcore; /* the copy of its code (kernel.kcore, an ELF
+			       * core file), NULL: none; owned by the session */
+	size_t kcore_len;
+	const char *kallsyms; /* its symbols (kernel.kallsyms, /proc/kallsyms
+			       * text, not NUL-terminated), NULL: none */
+	size_t kallsyms_len;
+};
+
+HWT_API void hwt_pts_session_kernel(const struct hwt_fmt_session *session,
+				    struct hwt_pts_kernel *out);
+
+/* Opens the recording's kernel symbols (kernel.kallsyms) in cache.
+ * Returns 0, -HWT_ENOSYM (the recording has none), or
+ * hwt_sym_obj_open_kallsyms()'s errors. */
+HWT_API int hwt_pts_kallsyms_open(const struct hwt_fmt_session *session,
+				  struct hwt_sym_cache *cache, struct hwt_sym_obj **out);
+
+/* The code at kernel address addr in a kcore-format copy (kcore, len
+ * bytes): a pointer to it and, in *avail, how many bytes of its range
+ * follow; NULL when no range holds addr or the copy is damaged. */
+HWT_API const uint8_t *hwt_pts_kcore_at(const uint8_t *kcore, size_t len, uint64_t addr,
+					size_t *avail);
+
 struct hwt_pts_config {
 	size_t size;	      /* sizeof(struct hwt_pts_config) */
 	uint32_t engine;      /* enum hwt_dec_engine; default FAST */

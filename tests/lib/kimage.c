@@ -382,15 +382,31 @@ int kinject_write(const char *in, const char *out, const char *elf, int with_ker
 		const struct hwt_fmt_meta *m = hwt_fmt_session_meta(s, i);
 
 		if (!strcmp(m->key, "pt.config.kernel"))
-			err = hwt_fmt_writer_meta_u64(w, m->key, 1);
-		else if (m->type == HWT_FMT_META_U64)
+			continue; /* below */
+		if (m->type == HWT_FMT_META_U64)
 			err = hwt_fmt_writer_meta_u64(w, m->key, m->v.u64);
 		else if (m->type == HWT_FMT_META_STR)
 			err = hwt_fmt_writer_meta_str(w, m->key, m->v.str);
 		else if (m->type == HWT_FMT_META_BYTES)
 			err = hwt_fmt_writer_meta_bytes(w, m->key, m->v.bytes, m->len);
 	}
-	if (err == 0 && with_kernel) {
+	if (err == 0)
+		err = hwt_fmt_writer_meta_u64(w, "pt.config.kernel", 1);
+	if (err == 0 && (with_kernel & KINJECT_MODULE)) {
+		char *m = malloc(strlen(syms) + 16), *line = strstr(syms, " do_syscall_64\n");
+
+		if (!m || !line) {
+			free(m);
+			err = m ? -HWT_EINVAL : -ENOMEM;
+		} else {
+			line += strlen(" do_syscall_64");
+			snprintf(m, strlen(syms) + 16, "%.*s [kern_mod]%s", (int)(line - syms),
+				 syms, line);
+			free(syms);
+			syms = m;
+		}
+	}
+	if (err == 0 && (with_kernel & KINJECT_CODE)) {
 		err = hwt_fmt_writer_meta_bytes(w, "kernel.kcore", kcore, klen);
 		if (err == 0)
 			err = hwt_fmt_writer_meta_bytes(w, "kernel.kallsyms", syms, strlen(syms));

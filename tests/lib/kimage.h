@@ -38,10 +38,13 @@ struct kinject_result {
  * branch into elf's entry_SYSCALL_64, the kernel's packets, and a TIP back
  * to the user code (in place of the TIP.PGE); IP packets are written whole
  * (sign-extended 48 bits), so the rest decodes as before. The metadata says
- * the kernel was traced (pt.config.kernel 1) and, when with_kernel, holds
- * the kernel's code and symbols (kernel.kcore, kernel.kallsyms) as the
- * recorder captures them. Returns 0, or a negative error with a line in
- * why. */
+ * the kernel was traced (pt.config.kernel 1) and, with KINJECT_CODE in
+ * with_kernel, holds the kernel's code and symbols (kernel.kcore,
+ * kernel.kallsyms) as the recorder captures them; KINJECT_MODULE lists
+ * do_syscall_64 as a function of kernel module kern_mod in them
+ * ("... do_syscall_64 [kern_mod]", as kallsyms lists a module's). Returns
+ * 0, or a negative error with a line in why. */
+enum { KINJECT_CODE = 1, KINJECT_MODULE = 2 };
 int kinject_write(const char *in, const char *out, const char *elf, int with_kernel,
 		  struct kinject_result *res, char *why, size_t whylen);
 

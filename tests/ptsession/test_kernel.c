@@ -47,34 +47,67 @@ static unsigned long long total_insns(const char *report)
 	return i;
 }
 
-static void test_kernel_decoded(void **state)
+/* The recordings every test reads: the user-only one (the ground truth
+ * for the user code), the same with kernel trace and the kernel's code,
+ * with kernel trace but no code, and with do_syscall_64 a module's
+ * function; n system calls. */
+static struct {
+	char *dir;
+	char user[4096], kern[4096], nok[4096], mod[4096];
+	unsigned long long n;
+} K;
+
+static int setup(void **state)
 {
-	char *dir = hwt_test_tmpdir(), user[4096], kern[4096], nok[4096], why[512];
 	struct kinject_result res, res2;
 	struct hwt_test_run r;
-	unsigned long long calls, self, incl, user_total, user_ask, n;
+	char why[512];
 
 	(void)state;
-	if (system("qemu-x86_64 --version >/dev/null 2>&1")) {
-		hwt_test_tmpdir_remove(dir);
+	if (system("qemu-x86_64 --version >/dev/null 2>&1"))
 		hwt_test_skip("qemu-x86_64 is not installed (Debian package qemu-user): the user "
 			      "code's trace comes from the PT emulator");
-	}
-	snprintf(user, sizeof(user), "%s/user.hwt", dir);
-	snprintf(kern, sizeof(kern), "%s/kernel.hwt", dir);
-	snprintf(nok, sizeof(nok), "%s/nocode.hwt", dir);
-	hwt_test_run(&r, "%s record -q --pt=emulate -o %s -- %s", hwt_test_hwtrace(), user,
+	K.dir = hwt_test_tmpdir();
+	snprintf(K.user, sizeof(K.user), "%s/user.hwt", K.dir);
+	snprintf(K.kern, sizeof(K.kern), "%s/kernel.hwt", K.dir);
+	snprintf(K.nok, sizeof(K.nok), "%s/nocode.hwt", K.dir);
+	snprintf(K.mod, sizeof(K.mod), "%s/module.hwt", K.dir);
+	hwt_test_run(&r, "%s record -q --pt=emulate -o %s -- %s", hwt_test_hwtrace(), K.user,
 		     hwt_test_prog("kern_user"));
-	assert_int_equal(r.status, 0);
+	if (r.status != 0)
+		return -1;
 	hwt_test_run_free(&r);
-	assert_int_equal(
-	    kinject_write(user, kern, hwt_test_prog("kern_image"), 1, &res, why, sizeof(why)), 0);
-	assert_int_equal(
-	    kinject_write(user, nok, hwt_test_prog("kern_image"), 0, &res2, why, sizeof(why)), 0);
-	n = res.syscalls;
+	if (kinject_write(K.user, K.kern, hwt_test_prog("kern_image"), KINJECT_CODE, &res, why,
+			  sizeof(why)) != 0 ||
+	    kinject_write(K.user, K.mod, hwt_test_prog("kern_image"), KINJECT_CODE | KINJECT_MODULE,
+			  &res2, why, sizeof(why)) != 0 ||
+	    kinject_write(K.user, K.nok, hwt_test_prog("kern_image"), 0, &res2, why, sizeof(why)) !=
+		0 ||
+	    res2.syscalls != res.syscalls) {
+		fprintf(stderr, "kinject_write: %s\n", why);
+		return -1;
+	}
+	K.n = res.syscalls;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (K.dir)
+		hwt_test_tmpdir_remove(K.dir);
+	return 0;
+}
+
+static void test_kernel_decoded(void **state)
+{
+	struct hwt_test_run r;
+	unsigned long long calls, self, incl, user_total, user_ask, n = K.n;
+	const char *user = K.user, *kern = K.kern, *nok = K.nok;
+
+	(void)state;
 	/* ask_kernel()'s 25, and the program's start and end */
 	assert_true(n >= 25);
-	assert_int_equal(res2.syscalls, n);
 
 	/* the user-only trace: the ground truth for the user code */
 	hwt_test_run(&r, "%s report -i %s --calls", hwt_test_hwtrace(), user);
@@ -133,14 +166,131 @@ static void test_kernel_decoded(void **state)
 	assert_false(hwt_test_contains(r.err, " 0 gaps (0 from lost trace"));
 	assert_true(total_insns(r.out) < user_total);
 	hwt_test_run_free(&r);
-	hwt_test_tmpdir_remove(dir);
+}
+
+/* The count on the line after the key line that contains key, or -1. */
+static long long count_after(const char *out, const char *key)
+{
+	const char *p = strstr(out, key);
+	long long v;
+
+	if (!p || !(p = strchr(p, '\n')) || sscanf(p + 1, " %lld", &v) != 1)
+		return -1;
+	return v;
+}
+
+/* pt: probes on kernel functions: every system call's kernel entry fires
+ * them, in the process that made it, with its kernel and user stacks. */
+static void test_kernel_probes(void **state)
+{
+	struct hwt_test_run r;
+	char want[256];
+	long long n = (long long)K.n;
+
+	(void)state;
+	/* the kernel under each of its names (hwtrace's, vmlinux, perf's) */
+	hwt_test_run(&r,
+		     "%s trace -i %s 'pt:kernel:do_syscall_64:entry { @e[pid == tid, comm, func] = "
+		     "count(); @k[kstack] = count(); @u[ustack] = count() } "
+		     "pt:vmlinux:do_syscall_64:return { @r = count() } "
+		     "pt:[kernel.kallsyms]:do_syscall_64+5 { @dec = count() } "
+		     "pt:kernel:do_syscall_64+0 { @first = count() } "
+		     "pt:kern_user:ask_kernel:entry { @user[kstack] = count() }'",
+		     hwt_test_hwtrace(), K.kern);
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof(want), "  1  kern_user  do_syscall_64  %lld\n", n);
+	assert_true(hwt_test_contains(r.out, want));
+	assert_int_equal(count_after(r.out, "@r: count()"), n);
+	/* do_syscall_64's loop runs three times a call */
+	assert_int_equal(count_after(r.out, "@dec: count()"), 3 * n);
+	assert_int_equal(count_after(r.out, "@first: count()"), n);
+	/* kstack: do_syscall_64 called from the entry code, no user frames */
+	{
+		const char *k = strstr(r.out, "@k[kstack]: count()");
+		const char *u = strstr(r.out, "@u[ustack]: count()");
+		long long v = 0;
+
+		assert_non_null(k);
+		assert_non_null(u);
+		assert_int_equal(sscanf(k,
+					"@k[kstack]: count()\n\n [kernel.kallsyms]`do_syscall_64\n "
+					"[kernel.kallsyms]`%*s %lld",
+					&v),
+				 1);
+		assert_int_equal(v, n);
+		/* ustack: the user code that made the call; ask_kernel's 25 */
+		assert_true(hwt_test_contains(u, "kern_user`ask_kernel\n"));
+		assert_int_equal(count_after(u, "kern_user`_start"), 25);
+	}
+	/* a user function's probe on the same recording still fires, with an
+	 * empty kstack */
+	assert_true(hwt_test_contains(r.out, "@user[kstack]: count()\n\n                1\n"));
+	hwt_test_run_free(&r);
+
+	/* a kernel module's function, by the module's name (and as the
+	 * kernel's) */
+	hwt_test_run(&r,
+		     "%s trace -i %s 'pt:kern_mod:do_syscall_64:entry { @m = count() } "
+		     "pt:kernel:do_syscall_64:return { @k = count() }'",
+		     hwt_test_hwtrace(), K.mod);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_after(r.out, "@m: count()"), n);
+	assert_int_equal(count_after(r.out, "@k: count()"), n);
+	hwt_test_run_free(&r);
+}
+
+/* Each refusal: one line naming the cause and the fix, non-zero exit. */
+static void test_kernel_probe_errors(void **state)
+{
+	static const struct {
+		const char *file, *probe, *msg;
+	} cases[] = {
+	    {"kern", "pt:kernel:do_sys_open:entry",
+	     "function 'do_sys_open' is not in the recording's kernel symbols (kallsyms); on "
+	     "the recorded machine, 'grep -w do_sys_open /proc/kallsyms' lists it"},
+	    {"kern", "pt:kernel:do_syscall_64+3",
+	     "offset 3 is inside an instruction of do_syscall_64 (the nearest start at +0 or "
+	     "+5"},
+	    {"kern", "pt:kernel:do_syscall_64+10",
+	     "offset 10 is past the end of do_syscall_64 (10 bytes)"},
+	    {"nok", "pt:kernel:do_syscall_64:entry",
+	     "the recording holds no copy of the kernel's code (kernel.kcore), so its kernel "
+	     "trace cannot be decoded: record as root"},
+	    {"user", "pt:vmlinux:do_syscall_64:return",
+	     "the recording traced user space only: record the kernel too"},
+	    {"mod", "pt:kern_mod:entry_SYSCALL_64:entry",
+	     "no object 'kern_mod' was mapped in the recording"},
+	    {"kern", "pt:kmod:do_syscall_64:entry",
+	     "no object 'kmod' was mapped in the recording (give its path or basename as the "
+	     "traced process mapped it, or 'kernel' for the kernel's functions)"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct hwt_test_run r;
+		const char *file = !strcmp(cases[i].file, "kern")  ? K.kern
+				   : !strcmp(cases[i].file, "nok") ? K.nok
+				   : !strcmp(cases[i].file, "mod") ? K.mod
+								   : K.user;
+
+		hwt_test_run(&r, "%s trace -i %s '%s { @ = count() }'", hwt_test_hwtrace(), file,
+			     cases[i].probe);
+		if (r.status == 0 || !hwt_test_contains(r.err, cases[i].msg))
+			fail_msg("%s over %s: status %d, stderr:\n%s", cases[i].probe, file,
+				 r.status, r.err);
+		/* one line, and the program with a caret under the probe */
+		assert_true(hwt_test_contains(r.err, "hwtrace: error: "));
+		hwt_test_run_free(&r);
+	}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_kernel_decoded),
+	    cmocka_unit_test(test_kernel_probes),
+	    cmocka_unit_test(test_kernel_probe_errors),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, setup, teardown);
 }
