@@ -2196,7 +2196,8 @@ static int start(struct fast *f)
 
 	f->pos = f->s->start;
 	n = peek(f);
-	if (n <= 0 || f->np->type != HWT_PKT_PSB)
+	/* A PSB+ that runs into the next PSB: libipt fails there. */
+	if (n <= 0 || f->np->type != HWT_PKT_PSB || (f->s->hdr.open && !f->s->last))
 		return DECLINE;
 	/* Decoding on from the segment before: the query decoder's own
 	 * enabled flag (BDM70's check) is where tracing was. */

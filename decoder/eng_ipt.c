@@ -734,6 +734,15 @@ static int seg_ipt(struct hwt_dec *dec, struct seg *s, bool cold)
 	err = conv_context(&c, s->start, true, NULL, 0, NULL);
 	if (err < 0)
 		goto out;
+	if (s->hdr.open && !s->last) {
+		/* The segment's PSB+ runs into the next PSB, which libipt
+		 * decoding the whole stream reads as part of it: it fails
+		 * there and synchronizes afresh at that PSB (seg_header). */
+		c.failed = true;
+		err = seg_add_gap(s, HWT_DEC_GAP_ERROR, hwt_dec_err_from_pt(-pte_bad_context),
+				  pt_errstr(pte_bad_context), 0, s->end - s->start, s->start);
+		goto out;
+	}
 	memset(&block, 0, sizeof(block));
 	status = pt_blk_sync_set(c.blk, 0);
 	if (status == -pte_eos) {

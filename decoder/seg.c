@@ -690,7 +690,9 @@ void seg_header(struct seg *s, int bdm70)
 		struct hwt_pkt p;
 		int n = hwt_pkt_decode(s->buf + off, (size_t)(s->end - off), 0, &p);
 
-		if (n <= 0 || p.type == HWT_PKT_PSBEND || p.type == HWT_PKT_PSB)
+		if (n == 0)
+			break;
+		if (n < 0 || p.type == HWT_PKT_PSBEND || p.type == HWT_PKT_PSB)
 			return;
 		switch (p.type) {
 		case HWT_PKT_FUP:
@@ -720,6 +722,11 @@ void seg_header(struct seg *s, int bdm70)
 		}
 		off += (uint64_t)n;
 	}
+	/* The PSB+ runs into the segment's end. At the stream's end libipt
+	 * stops there (-pte_eos); before the next PSB, decoding the whole
+	 * stream, it reads that PSB as part of the PSB+ and fails
+	 * (-pte_bad_context). */
+	h->open = true;
 }
 
 /* The state a fresh sync starts in (entry not known). */

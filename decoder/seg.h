@@ -119,6 +119,7 @@ struct seg_header {
 	bool mode_ok; /* MODE.Exec present */
 	bool tsx_ok;  /* MODE.TSX present */
 	bool spec;
+	bool open; /* no PSBEND before the segment's end */
 	uint8_t mode;
 	uint64_t ip;
 };
