@@ -48,6 +48,13 @@ struct fev {
 	uint64_t payload; /* CBR ratio, CR3, VMCS base, power details */
 };
 
+/* Events waiting for the packet they bind to (libipt's pt_event_queue:
+ * first in, first out; more than fit is libipt's to decode). */
+struct evq {
+	struct fev ev[4];
+	unsigned int n;
+};
+
 enum { TSX_SPEC = 1, TSX_ABORT = 2 };
 
 #define L1_SIZE 4096
@@ -133,10 +140,8 @@ struct fast {
 	bool last_ip_suppressed;
 	uint64_t tnt; /* cached TNT bits, oldest highest */
 	unsigned int ntnt;
-	struct fev tipq[4]; /* events binding to TIP */
-	unsigned int ntipq;
-	struct fev fupq[4]; /* events binding to FUP */
-	unsigned int nfupq;
+	struct evq tipq;    /* events binding to TIP */
+	struct evq fupq;    /* events binding to FUP */
 	struct fev psbq[8]; /* PSB+ status events, delivered at PSBEND */
 	unsigned int npsbq, psbq_head;
 	bool q_enabled;
@@ -278,9 +283,9 @@ static bool will_event(struct fast *f)
 	if (t == HWT_PKT_PSBEND)
 		return f->npsbq > f->psbq_head;
 	if (t == HWT_PKT_TIP)
-		return f->ntipq > 0;
+		return f->tipq.n > 0;
 	if (t == HWT_PKT_FUP)
-		return f->nfupq > 0;
+		return f->fupq.n > 0;
 	return false;
 }
 
@@ -342,46 +347,29 @@ static inline int tick_point(struct fast *f)
 	return 0;
 }
 
-static int tip_enqueue(struct fast *f, const struct fev *ev)
+static int evq_push(struct evq *q, const struct fev *ev)
 {
-	if (f->ntipq == HWT_ARRAY_SIZE(f->tipq))
+	if (q->n == HWT_ARRAY_SIZE(q->ev))
 		return DECLINE;
-	f->tipq[f->ntipq++] = *ev;
+	q->ev[q->n++] = *ev;
 	return 0;
 }
 
-static struct fev tip_dequeue(struct fast *f)
+static struct fev evq_pop(struct evq *q)
 {
-	struct fev ev = f->tipq[0];
+	struct fev ev = q->ev[0];
 
-	memmove(f->tipq, f->tipq + 1, (f->ntipq - 1) * sizeof(f->tipq[0]));
-	f->ntipq--;
-	return ev;
-}
-
-static int fup_enqueue(struct fast *f, const struct fev *ev)
-{
-	if (f->nfupq == HWT_ARRAY_SIZE(f->fupq))
-		return DECLINE;
-	f->fupq[f->nfupq++] = *ev;
-	return 0;
-}
-
-static struct fev fup_dequeue(struct fast *f)
-{
-	struct fev ev = f->fupq[0];
-
-	memmove(f->fupq, f->fupq + 1, (f->nfupq - 1) * sizeof(f->fupq[0]));
-	f->nfupq--;
+	memmove(q->ev, q->ev + 1, (q->n - 1) * sizeof(q->ev[0]));
+	q->n--;
 	return ev;
 }
 
 /* pt_evq_find(): the first TIP-bound event of a type, or NULL. */
 static struct fev *tip_find(struct fast *f, uint8_t type)
 {
-	for (unsigned int i = 0; i < f->ntipq; i++) {
-		if (f->tipq[i].type == type)
-			return &f->tipq[i];
+	for (unsigned int i = 0; i < f->tipq.n; i++) {
+		if (f->tipq.ev[i].type == type)
+			return &f->tipq.ev[i];
 	}
 	return NULL;
 }
@@ -422,7 +410,7 @@ static int decode_fup(struct fast *f)
 	if (!query_ip(f, &ev.at))
 		return DECLINE;
 	ev.type = HWT_DEC_EV_ASYNC_BRANCH;
-	err = tip_enqueue(f, &ev);
+	err = evq_push(&f->tipq, &ev);
 	if (err < 0)
 		return err;
 	advance(f);
@@ -495,7 +483,7 @@ static inline int status_flags(struct fast *f)
 		if (t == HWT_PKT_TNT_8 || t == HWT_PKT_TNT_64)
 			return 0;
 		if (t == HWT_PKT_TIP)
-			return f->ntipq ? ST_EVENT : 0;
+			return f->tipq.n ? ST_EVENT : 0;
 	}
 	if (f->ntnt == 0) {
 		int n = peek(f);
@@ -664,7 +652,7 @@ static int decode_ovf(struct fast *f, struct fev *ev, bool *got)
 	f->last_ip_valid = false;
 	f->last_ip_suppressed = false;
 	f->ntnt = 0;
-	f->ntipq = f->nfupq = 0;
+	f->tipq.n = f->fupq.n = 0;
 	advance(f);
 	st = ovf_finds_fup(f);
 	if (st < 0)
@@ -672,7 +660,7 @@ static int decode_ovf(struct fast *f, struct fev *ev, bool *got)
 	ev->type = HWT_DEC_EV_OVERFLOW;
 	if (st) {
 		f->q_enabled = true;
-		return fup_enqueue(f, ev);
+		return evq_push(&f->fupq, ev);
 	}
 	ev->suppressed = 1;
 	*got = true;
@@ -687,7 +675,7 @@ static int decode_bound_fup(struct fast *f, struct fev *out, bool *got)
 
 	if (err < 0)
 		return err;
-	ev = fup_dequeue(f);
+	ev = evq_pop(&f->fupq);
 	switch (ev.type) {
 	case HWT_DEC_EV_OVERFLOW:
 		f->consume_packet = true;
@@ -711,7 +699,7 @@ static int decode_bound_fup(struct fast *f, struct fev *out, bool *got)
 	*out = ev;
 	*got = true;
 	/* An abort's FUP goes on to be an asynchronous branch's. */
-	if (f->nfupq || !f->consume_packet)
+	if (f->fupq.n || !f->consume_packet)
 		return 0;
 	f->consume_packet = false;
 	advance(f);
@@ -741,16 +729,16 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 			f->consume_packet = true;
 			f->q_enabled = true;
 		} else {
-			if (!f->ntipq)
+			if (!f->tipq.n)
 				return DECLINE;
-			ev = tip_dequeue(f);
+			ev = evq_pop(&f->tipq);
 			if (ev.type != HWT_DEC_EV_EXEC_MODE)
 				return DECLINE;
 			event_ip(f, &ev);
 		}
 		*out = ev;
 		*got = true;
-		if (f->ntipq)
+		if (f->tipq.n)
 			return 0;
 		f->consume_packet = false;
 		advance(f);
@@ -759,8 +747,8 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 		err = update_ip(f);
 		if (err < 0)
 			return err;
-		if (f->ntipq) {
-			ev = tip_dequeue(f);
+		if (f->tipq.n) {
+			ev = evq_pop(&f->tipq);
 			switch (ev.type) {
 			case HWT_DEC_EV_ASYNC_BRANCH:
 				ev.type = HWT_DEC_EV_ASYNC_DISABLED;
@@ -781,7 +769,7 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 		}
 		*out = ev;
 		*got = true;
-		if (f->ntipq)
+		if (f->tipq.n)
 			return 0;
 		f->q_enabled = false;
 		advance(f);
@@ -791,7 +779,7 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 		err = update_ip(f);
 		if (err < 0)
 			return err;
-		ev = tip_dequeue(f);
+		ev = evq_pop(&f->tipq);
 		switch (ev.type) {
 		case HWT_DEC_EV_ASYNC_BRANCH:
 			f->consume_packet = true;
@@ -806,19 +794,19 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 		}
 		*out = ev;
 		*got = true;
-		if (f->ntipq || !f->consume_packet)
+		if (f->tipq.n || !f->consume_packet)
 			return 0;
 		f->consume_packet = false;
 		advance(f);
 		return 0;
 	case HWT_PKT_FUP:
-		if (!f->nfupq)
+		if (!f->fupq.n)
 			return decode_status(f);
 		return decode_bound_fup(f, out, got);
 	case HWT_PKT_MODE_EXEC:
 		ev.type = HWT_DEC_EV_EXEC_MODE;
 		ev.mode = exec_mode(p->aux);
-		err = tip_enqueue(f, &ev);
+		err = evq_push(&f->tipq, &ev);
 		if (err < 0)
 			return err;
 		advance(f);
@@ -829,7 +817,7 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 		advance(f);
 		/* Standalone while tracing is off, else bound to a FUP. */
 		if (f->q_enabled)
-			return fup_enqueue(f, &ev);
+			return evq_push(&f->fupq, &ev);
 		ev.suppressed = 1;
 		*out = ev;
 		*got = true;
@@ -841,7 +829,7 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 		/* With an asynchronous branch in flight, bound to its TIP. */
 		if (tip_find(f, HWT_DEC_EV_ASYNC_BRANCH)) {
 			ev.type = HWT_DEC_EV_ASYNC_PAGING;
-			return tip_enqueue(f, &ev);
+			return evq_push(&f->tipq, &ev);
 		}
 		ev.type = HWT_DEC_EV_PAGING;
 		*out = ev;
@@ -858,11 +846,11 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 			bound->type = HWT_DEC_EV_ASYNC_VMCS;
 			bound->payload = ev.payload;
 			bound->aux = 0;
-			return tip_enqueue(f, &paging);
+			return evq_push(&f->tipq, &paging);
 		}
 		if (tip_find(f, HWT_DEC_EV_ASYNC_BRANCH)) {
 			ev.type = HWT_DEC_EV_ASYNC_VMCS;
-			return tip_enqueue(f, &ev);
+			return evq_push(&f->tipq, &ev);
 		}
 		ev.type = HWT_DEC_EV_VMCS;
 		*out = ev;
@@ -883,7 +871,7 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 		ev.type = HWT_DEC_EV_EXSTOP;
 		advance(f);
 		if (p->aux & 0x80)
-			return fup_enqueue(f, &ev);
+			return evq_push(&f->fupq, &ev);
 		ev.suppressed = 1;
 		*out = ev;
 		*got = true;
@@ -892,7 +880,7 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 		ev.type = HWT_DEC_EV_MWAIT;
 		ev.payload = p->payload;
 		advance(f);
-		return fup_enqueue(f, &ev);
+		return evq_push(&f->fupq, &ev);
 	case HWT_PKT_PWRE:
 	case HWT_PKT_PWRX:
 		ev.type = p->type == HWT_PKT_PWRE ? HWT_DEC_EV_PWRE : HWT_DEC_EV_PWRX;
@@ -1604,7 +1592,7 @@ static int proceed_no_event(struct fast *f)
 				bb = nb;
 				continue;
 			}
-			if (!f->ntnt && f->np->type == HWT_PKT_TIP && !f->ntipq) {
+			if (!f->ntnt && f->np->type == HWT_PKT_TIP && !f->tipq.n) {
 				direct = 0;
 				if (bb->branch == HWT_DEC_BR_IND_CALL)
 					rs_push(f, bb);
