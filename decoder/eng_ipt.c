@@ -64,16 +64,38 @@ struct conv {
 	struct pt_image *cold_image;
 };
 
-/* A pt_image of img's pieces in new sections: libipt's block cache, which
- * lives in the sections, starts empty. */
+/* libipt reads the code of a cold run through this callback: with no
+ * section there is no block cache at all, and no file to open. */
+static int cold_read(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip,
+		     void *context)
+{
+	int n = hwt_dec_image_read(context, ip, buffer, size);
+
+	(void)asid;
+	return n < 0 ? -pte_nomap : n;
+}
+
+/* A pt_image that reads img's code without sections: libipt's block
+ * cache, which lives in the sections, is not used. */
 static struct pt_image *cold_image(struct conv *c, const struct hwt_dec_image *img)
 {
+	struct pt_image *pi;
+
 	if (c->cold_of == img && c->cold_image)
 		return c->cold_image;
 	pt_image_free(c->cold_image);
-	c->cold_image = hwt_dec_image_ipt_own(img);
-	c->cold_of = c->cold_image ? img : NULL;
-	return c->cold_image;
+	c->cold_image = NULL;
+	c->cold_of = NULL;
+	pi = pt_image_alloc(NULL);
+	if (!pi)
+		return NULL;
+	if (pt_image_set_callback(pi, cold_read, (void *)img) < 0) {
+		pt_image_free(pi);
+		return NULL;
+	}
+	c->cold_image = pi;
+	c->cold_of = img;
+	return pi;
 }
 
 static bool needs_trace(uint8_t br)

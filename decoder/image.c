@@ -68,6 +68,10 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
+/* Bytes of code files the icache keeps mapped (address space; pages are
+ * read on use). */
+#define HWT_DEC_ISCACHE_MAPPED (1ull << 30)
+
 int hwt_dec_icache_alloc(struct hwt_dec_icache **out, const struct hwt_logger *log)
 {
 	struct hwt_dec_icache *ic;
@@ -86,6 +90,14 @@ int hwt_dec_icache_alloc(struct hwt_dec_icache **out, const struct hwt_logger *l
 	ic->ipt = pt_iscache_alloc("hwtrace");
 	if (!ic->ipt)
 		goto error;
+	/* Sections stay mapped (least recently used first out past the
+	 * limit): without a limit libipt maps and unmaps a file, with open,
+	 * fstat and close, on every read of its code. */
+	err = pt_iscache_set_limit(ic->ipt, HWT_DEC_ISCACHE_MAPPED);
+	if (err < 0) {
+		err = hwt_dec_err_from_pt(err);
+		goto error;
+	}
 	err = hwt_dec_bb_table_alloc(&ic->bbs);
 	if (err < 0)
 		goto error;
