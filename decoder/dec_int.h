@@ -96,6 +96,13 @@ int hwt_dec_piece_read(const struct hwt_dec_icache *icache, const struct hwt_dec
  * Returns 0, or -HWT_EDECODE. */
 int hwt_dec_ild(struct hwt_dec_icache *icache, const uint8_t *bytes, size_t len, uint64_t ip,
 		enum hwt_dec_mode mode, struct hwt_dec_insn *insn);
+/* Its two halves: the length decoder's tables (64- and 32-bit code), which
+ * know the common instructions and return 1 with *insn as capstone gives
+ * it, or 0 for capstone to decide; and capstone. */
+int hwt_dec_ild_table(const uint8_t *bytes, size_t len, uint64_t ip, enum hwt_dec_mode mode,
+		      struct hwt_dec_insn *insn);
+int hwt_dec_ild_capstone(struct hwt_dec_icache *icache, const uint8_t *bytes, size_t len,
+			 uint64_t ip, enum hwt_dec_mode mode, struct hwt_dec_insn *insn);
 
 /* ------------------------------------------------------------------------ */
 /* Basic blocks                                                              */

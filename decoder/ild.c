@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * decoder/ild.c - instruction length decoding and classification with
- * capstone, for the basic-block cache and for ptxed-style instruction
- * reconstruction.
+ * decoder/ild.c - instruction length decoding and classification, for the
+ * basic-block cache and for ptxed-style instruction reconstruction: tables
+ * for the common instructions of 64- and 32-bit code (cheap: building the
+ * blocks of a cold decode went mostly to capstone), capstone for the rest.
+ * tests/decoder/test_ild.c holds the tables equal to capstone on every
+ * opcode, prefix and ModRM form they claim.
  *
  * The classes must agree with libipt's (pt_insn_class): the fast engine's
  * output is compared with libipt's on every test. libipt treats INT n, INT3,
@@ -284,8 +287,859 @@ static uint8_t classify(const cs_insn *ci, uint64_t *target)
 	}
 }
 
-int hwt_dec_ild(struct hwt_dec_icache *ic, const uint8_t *bytes, size_t len, uint64_t ip,
-		enum hwt_dec_mode mode, struct hwt_dec_insn *insn)
+/* ------------------------------------------------------------------------ */
+/* Table-driven length decoding                                             */
+
+/* What the tables know of an opcode: its operands' shape and, for a
+ * branch, its class. Anything else (VEX, EVEX, x87, 0F 38/3A, groups with
+ * undefined members, LOCK, most F2/F3 forms) is capstone's to decode. */
+enum {
+	OP_NONE = 0, /* unknown here: capstone decides */
+	OP_PLAIN,    /* no operand bytes */
+	OP_M,	     /* ModRM (SIB, displacement) */
+	OP_M_I8,     /* ModRM and imm8 */
+	OP_M_IZ,     /* ModRM and imm16/32 */
+	OP_I8,
+	OP_IZ,	  /* imm16/32 */
+	OP_IV,	  /* imm16/32/64 (MOV reg, imm) */
+	OP_I16,	  /* RET imm16 */
+	OP_ENTER, /* imm16, imm8 */
+	OP_MOFFS, /* an address-size offset */
+	OP_REL8,  /* rel8: Jcc, JMP, LOOP, JrCXZ */
+	OP_RELZ,  /* rel32: Jcc, JMP, CALL */
+	OP_GRP,	  /* ModRM.reg decides (group_op()) */
+};
+
+struct ild_op {
+	uint8_t shape;
+	uint8_t branch;
+};
+
+#define P                                                                                          \
+	{                                                                                          \
+		OP_PLAIN, HWT_DEC_BR_NONE                                                          \
+	}
+#define M                                                                                          \
+	{                                                                                          \
+		OP_M, HWT_DEC_BR_NONE                                                              \
+	}
+#define MB                                                                                         \
+	{                                                                                          \
+		OP_M_I8, HWT_DEC_BR_NONE                                                           \
+	}
+#define MZ                                                                                         \
+	{                                                                                          \
+		OP_M_IZ, HWT_DEC_BR_NONE                                                           \
+	}
+#define B                                                                                          \
+	{                                                                                          \
+		OP_I8, HWT_DEC_BR_NONE                                                             \
+	}
+#define Z                                                                                          \
+	{                                                                                          \
+		OP_IZ, HWT_DEC_BR_NONE                                                             \
+	}
+#define G                                                                                          \
+	{                                                                                          \
+		OP_GRP, HWT_DEC_BR_NONE                                                            \
+	}
+#define X                                                                                          \
+	{                                                                                          \
+		OP_NONE, HWT_DEC_BR_NONE                                                           \
+	}
+#define JC                                                                                         \
+	{                                                                                          \
+		OP_REL8, HWT_DEC_BR_COND                                                           \
+	}
+
+/* The one-byte map, 32- and 64-bit code (prefixes and REX are read before:
+ * their rows are X here, as are the rows invalid in 64-bit code, which
+ * ild_table() also declines in 32-bit code). */
+static const struct ild_op map1[256] = {
+    /* 00 */ M,
+    M,
+    M,
+    M,
+    B,
+    Z,
+    X,
+    X,
+    M,
+    M,
+    M,
+    M,
+    B,
+    Z,
+    X,
+    X,
+    /* 10 */ M,
+    M,
+    M,
+    M,
+    B,
+    Z,
+    X,
+    X,
+    M,
+    M,
+    M,
+    M,
+    B,
+    Z,
+    X,
+    X,
+    /* 20 */ M,
+    M,
+    M,
+    M,
+    B,
+    Z,
+    X,
+    X,
+    M,
+    M,
+    M,
+    M,
+    B,
+    Z,
+    X,
+    X,
+    /* 30 */ M,
+    M,
+    M,
+    M,
+    B,
+    Z,
+    X,
+    X,
+    M,
+    M,
+    M,
+    M,
+    B,
+    Z,
+    X,
+    X,
+    /* 40 */ X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    /* 50 */ P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    /* 60 */ X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    Z,
+    MZ,
+    B,
+    MB,
+    P,
+    P,
+    P,
+    P,
+    /* 70 */ JC,
+    JC,
+    JC,
+    JC,
+    JC,
+    JC,
+    JC,
+    JC,
+    JC,
+    JC,
+    JC,
+    JC,
+    JC,
+    JC,
+    JC,
+    JC,
+    /* 80 */ MB,
+    MZ,
+    X,
+    MB,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    X,
+    G,
+    X,
+    G,
+    /* 90 */ P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    X,
+    X,
+    P,
+    P,
+    X,
+    X,
+    /* a0 */ {OP_MOFFS, 0},
+    {OP_MOFFS, 0},
+    {OP_MOFFS, 0},
+    {OP_MOFFS, 0},
+    P,
+    P,
+    P,
+    P,
+    B,
+    Z,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    /* b0 */ B,
+    B,
+    B,
+    B,
+    B,
+    B,
+    B,
+    B,
+    {OP_IV, 0},
+    {OP_IV, 0},
+    {OP_IV, 0},
+    {OP_IV, 0},
+    {OP_IV, 0},
+    {OP_IV, 0},
+    {OP_IV, 0},
+    {OP_IV, 0},
+    /* c0 */ G,
+    G,
+    {OP_I16, HWT_DEC_BR_RETURN},
+    {OP_PLAIN, HWT_DEC_BR_RETURN},
+    X,
+    X,
+    G,
+    G,
+    {OP_ENTER, 0},
+    P,
+    {OP_I16, HWT_DEC_BR_FAR_RETURN},
+    {OP_PLAIN, HWT_DEC_BR_FAR_RETURN},
+    {OP_PLAIN, HWT_DEC_BR_FAR_CALL},
+    {OP_I8, HWT_DEC_BR_FAR_CALL},
+    X,
+    {OP_PLAIN, HWT_DEC_BR_FAR_RETURN},
+    /* d0 */ G,
+    G,
+    G,
+    G,
+    X,
+    X,
+    X,
+    P,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    /* e0 */ JC,
+    JC,
+    JC,
+    JC,
+    B,
+    B,
+    B,
+    B,
+    {OP_RELZ, HWT_DEC_BR_CALL},
+    {OP_RELZ, HWT_DEC_BR_JUMP},
+    X,
+    {OP_REL8, HWT_DEC_BR_JUMP},
+    P,
+    P,
+    P,
+    P,
+    /* f0 */ X,
+    X,
+    X,
+    X,
+    P,
+    P,
+    G,
+    G,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    G,
+    G,
+};
+
+#define JZ                                                                                         \
+	{                                                                                          \
+		OP_RELZ, HWT_DEC_BR_COND                                                           \
+	}
+
+/* The two-byte map (0F xx), without F2/F3 prefixes. */
+static const struct ild_op map2[256] = {
+    /* 00 */ X,
+    X,
+    X,
+    X,
+    X,
+    {OP_PLAIN, HWT_DEC_BR_FAR_CALL},
+    X,
+    {OP_PLAIN, HWT_DEC_BR_FAR_RETURN},
+    X,
+    X,
+    X,
+    P,
+    X,
+    X,
+    X,
+    X,
+    /* 10 */ M,
+    M,
+    X,
+    X,
+    M,
+    M,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    M,
+    M,
+    /* 20 */ X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    M,
+    M,
+    X,
+    X,
+    X,
+    X,
+    M,
+    M,
+    /* 30 */ X,
+    P,
+    X,
+    X,
+    {OP_PLAIN, HWT_DEC_BR_FAR_CALL},
+    {OP_PLAIN, HWT_DEC_BR_FAR_RETURN},
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    /* 40 */ M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    /* 50 */ X,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    /* 60 */ M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    /* 70 */ MB,
+    X,
+    X,
+    X,
+    M,
+    M,
+    M,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    X,
+    M,
+    M,
+    /* 80 */ JZ,
+    JZ,
+    JZ,
+    JZ,
+    JZ,
+    JZ,
+    JZ,
+    JZ,
+    JZ,
+    JZ,
+    JZ,
+    JZ,
+    JZ,
+    JZ,
+    JZ,
+    JZ,
+    /* 90 */ M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    /* a0 */ P,
+    P,
+    P,
+    M,
+    MB,
+    M,
+    X,
+    X,
+    P,
+    P,
+    X,
+    M,
+    MB,
+    M,
+    X,
+    M,
+    /* b0 */ M,
+    M,
+    X,
+    M,
+    X,
+    X,
+    M,
+    M,
+    X,
+    X,
+    X,
+    M,
+    M,
+    M,
+    M,
+    M,
+    /* c0 */ M,
+    M,
+    MB,
+    X,
+    MB,
+    MB,
+    MB,
+    X,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    P,
+    /* d0 */ X,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    X,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    /* e0 */ M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    X,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    /* f0 */ X,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    X,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    M,
+    X,
+};
+
+#undef P
+#undef M
+#undef MB
+#undef MZ
+#undef B
+#undef Z
+#undef G
+#undef X
+#undef JC
+#undef JZ
+
+/* The groups of the one-byte map, by opcode and ModRM.reg. */
+static struct ild_op group_op(uint8_t op, uint8_t modrm)
+{
+	uint8_t reg = (modrm >> 3) & 7;
+	bool mem = (modrm >> 6) != 3;
+	struct ild_op none = {OP_NONE, HWT_DEC_BR_NONE};
+
+	switch (op) {
+	case 0x8d: /* LEA: a memory operand only */
+		return mem ? (struct ild_op){OP_M, HWT_DEC_BR_NONE} : none;
+	case 0x8f: /* POP Ev (the rest is XOP) */
+		return reg == 0 ? (struct ild_op){OP_M, HWT_DEC_BR_NONE} : none;
+	case 0xc0:
+	case 0xc1:
+		return reg != 6 ? (struct ild_op){OP_M_I8, HWT_DEC_BR_NONE} : none;
+	case 0xd0:
+	case 0xd1:
+	case 0xd2:
+	case 0xd3:
+		return reg != 6 ? (struct ild_op){OP_M, HWT_DEC_BR_NONE} : none;
+	case 0xc6:
+		return reg == 0 ? (struct ild_op){OP_M_I8, HWT_DEC_BR_NONE} : none;
+	case 0xc7: /* MOV Ev, Iz (C7 F8 is XBEGIN) */
+		return reg == 0 ? (struct ild_op){OP_M_IZ, HWT_DEC_BR_NONE} : none;
+	case 0xf6:
+		return reg == 0	  ? (struct ild_op){OP_M_I8, HWT_DEC_BR_NONE}
+		       : reg == 1 ? none
+				  : (struct ild_op){OP_M, HWT_DEC_BR_NONE};
+	case 0xf7:
+		return reg == 0	  ? (struct ild_op){OP_M_IZ, HWT_DEC_BR_NONE}
+		       : reg == 1 ? none
+				  : (struct ild_op){OP_M, HWT_DEC_BR_NONE};
+	case 0xfe:
+		return reg <= 1 ? (struct ild_op){OP_M, HWT_DEC_BR_NONE} : none;
+	case 0xff:
+		switch (reg) {
+		case 2:
+			return (struct ild_op){OP_M, HWT_DEC_BR_IND_CALL};
+		case 3:
+			return mem ? (struct ild_op){OP_M, HWT_DEC_BR_FAR_CALL} : none;
+		case 4:
+			return (struct ild_op){OP_M, HWT_DEC_BR_IND_JUMP};
+		case 5:
+			return mem ? (struct ild_op){OP_M, HWT_DEC_BR_FAR_JUMP} : none;
+		case 7:
+			return none;
+		default:
+			return (struct ild_op){OP_M, HWT_DEC_BR_NONE};
+		}
+	default:
+		return none;
+	}
+}
+
+/* Bytes of ModRM, SIB and displacement at b (len left), or 0 when they run
+ * out. */
+static size_t modrm_size(const uint8_t *b, size_t len, unsigned int asize)
+{
+	uint8_t mod, rm;
+	size_t n = 1;
+
+	if (len < 1)
+		return 0;
+	mod = b[0] >> 6;
+	rm = b[0] & 7;
+	if (mod == 3)
+		return 1;
+	if (asize == 16) {
+		if (mod == 0 && rm == 6)
+			n += 2;
+		else
+			n += mod == 1 ? 1 : mod == 2 ? 2 : 0;
+		return n <= len ? n : 0;
+	}
+	if (rm == 4) {
+		if (len < 2)
+			return 0;
+		if (mod == 0 && (b[1] & 7) == 5)
+			n += 4;
+		n++;
+	}
+	if (mod == 0 && rm == 5)
+		n += 4;
+	else
+		n += mod == 1 ? 1 : mod == 2 ? 4 : 0;
+	return n <= len ? n : 0;
+}
+
+int hwt_dec_ild_table(const uint8_t *b, size_t len, uint64_t ip, enum hwt_dec_mode mode,
+		      struct hwt_dec_insn *insn)
+{
+	bool m64 = mode == HWT_DEC_MODE_64, o16 = false, a_ovr = false, rep = false, seg = false;
+	bool rex_w = false, rex = false, two = false;
+	unsigned int osize, asize;
+	size_t i = 0, n, imm = 0;
+	struct ild_op op;
+	uint8_t c;
+
+	if (mode != HWT_DEC_MODE_64 && mode != HWT_DEC_MODE_32)
+		return 0;
+	if (len > 15)
+		len = 15;
+	/* Legacy prefixes (LOCK and F2 are capstone's). */
+	for (; i < len; i++) {
+		c = b[i];
+		if (c == 0x66)
+			o16 = true;
+		else if (c == 0x67)
+			a_ovr = true;
+		else if (c == 0xf3)
+			rep = true;
+		else if (c == 0x2e || c == 0x36 || c == 0x3e || c == 0x26 || c == 0x64 || c == 0x65)
+			seg = true;
+		else
+			break;
+	}
+	if (i >= len)
+		return 0;
+	if (m64 && (b[i] & 0xf0) == 0x40) {
+		rex = true;
+		rex_w = b[i] & 8;
+		if (++i >= len)
+			return 0;
+	}
+	c = b[i++];
+	if (c == 0x0f) {
+		if (i >= len)
+			return 0;
+		two = true;
+		c = b[i++];
+		op = map2[c];
+		/* F3 0F 1E: ENDBR32/64 and hint NOPs, the F3 alone before
+		 * them. Capstone reads the mandatory prefixes of the two-byte
+		 * map only right before the opcode: with segment prefixes
+		 * around them it is capstone's. */
+		if (seg || (rep && (c != 0x1e || i != 3 || rex)))
+			return 0;
+	} else {
+		op = map1[c];
+		/* F3: REP string operations and PAUSE. */
+		if (rep && !((c >= 0xa4 && c <= 0xa7) || (c >= 0xaa && c <= 0xaf) ||
+			     (c >= 0x6c && c <= 0x6f) || c == 0x90))
+			return 0;
+		/* Rows that are something else in 64-bit code. */
+		if (!m64 && c == 0x63)
+			return 0;
+	}
+	if (op.shape == OP_GRP) {
+		if (i >= len)
+			return 0;
+		op = group_op(c, b[i]);
+	}
+	if (op.shape == OP_NONE)
+		return 0;
+	/* Size prefixes on branches, REX on relative ones: capstone's to
+	 * read. */
+	if (op.branch != HWT_DEC_BR_NONE && (o16 || a_ovr))
+		return 0;
+	if ((op.shape == OP_REL8 || op.shape == OP_RELZ) && rex)
+		return 0;
+	/* Two-byte opcodes valid only with 66, or in one ModRM form (capstone
+	 * rejects the others; with 67 too, some of them). */
+	if (two && a_ovr)
+		return 0;
+	if (two && i < len) {
+		bool reg_form = (b[i] >> 6) == 3;
+
+		switch (c) {
+		case 0x1e:
+		case 0x1f:
+			if (reg_form && !(rep && c == 0x1e && (b[i] == 0xfa || b[i] == 0xfb)))
+				return 0;
+			break;
+		case 0x6c:
+		case 0x6d:
+		case 0xd6:
+			if (!o16)
+				return 0;
+			break;
+		case 0xc5:
+			if (!reg_form)
+				return 0;
+			break;
+		case 0xe7:
+			if (reg_form)
+				return 0;
+			break;
+		default:
+			break;
+		}
+	}
+	osize = rex_w ? 64 : o16 ? 16 : 32;
+	asize = m64 ? (a_ovr ? 32 : 64) : (a_ovr ? 16 : 32);
+	switch (op.shape) {
+	case OP_M:
+	case OP_M_I8:
+	case OP_M_IZ:
+		n = modrm_size(b + i, len - i, asize);
+		if (!n)
+			return 0;
+		i += n;
+		imm = op.shape == OP_M_I8 ? 1 : op.shape == OP_M_IZ ? (osize == 16 ? 2 : 4) : 0;
+		break;
+	case OP_I8:
+	case OP_REL8:
+		imm = 1;
+		break;
+	case OP_IZ:
+	case OP_RELZ:
+		imm = osize == 16 ? 2 : 4;
+		break;
+	case OP_IV:
+		imm = osize / 8;
+		break;
+	case OP_I16:
+		imm = 2;
+		break;
+	case OP_ENTER:
+		imm = 3;
+		break;
+	case OP_MOFFS:
+		imm = asize / 8;
+		break;
+	default:
+		break;
+	}
+	if (i + imm > len)
+		return 0;
+	memset(insn, 0, sizeof(*insn));
+	insn->ip = ip;
+	insn->mode = (uint8_t)mode;
+	insn->size = (uint8_t)(i + imm);
+	insn->branch = op.branch;
+	memcpy(insn->raw, b, insn->size);
+	if (op.shape == OP_REL8 || op.shape == OP_RELZ) {
+		int64_t d = op.shape == OP_REL8
+				? (int8_t)b[i]
+				: (int32_t)((uint32_t)b[i] | (uint32_t)b[i + 1] << 8 |
+					    (uint32_t)b[i + 2] << 16 | (uint32_t)b[i + 3] << 24);
+
+		insn->target = ip + insn->size + (uint64_t)d;
+		if (!m64)
+			insn->target &= 0xffffffffull;
+		insn->has_target = 1;
+	}
+	return 1;
+}
+
+int hwt_dec_ild_capstone(struct hwt_dec_icache *ic, const uint8_t *bytes, size_t len, uint64_t ip,
+			 enum hwt_dec_mode mode, struct hwt_dec_insn *insn)
 {
 	struct csh_box *box;
 	const uint8_t *code = bytes;
@@ -332,6 +1186,14 @@ int hwt_dec_ild(struct hwt_dec_icache *ic, const uint8_t *bytes, size_t len, uin
 		insn->target &= 0xffffull;
 	csh_give(ic, mode, box);
 	return 0;
+}
+
+int hwt_dec_ild(struct hwt_dec_icache *ic, const uint8_t *bytes, size_t len, uint64_t ip,
+		enum hwt_dec_mode mode, struct hwt_dec_insn *insn)
+{
+	if (hwt_dec_ild_table(bytes, len, ip, mode, insn))
+		return 0;
+	return hwt_dec_ild_capstone(ic, bytes, len, ip, mode, insn);
 }
 
 int hwt_dec_insn_decode(const struct hwt_dec_image *image, uint64_t ip, enum hwt_dec_mode mode,
