@@ -15,7 +15,11 @@
  * (the simulated CPUs, default those of this machine), slice=N (a thread
  * is switched out after N PSB periods even when no other waits for its CPU:
  * threads move from CPU to CPU), wait (the hardware waits for the reader
- * instead of losing trace: for tests of exact decoding).
+ * instead of losing trace: for tests of exact decoding), kernel=DIR (the
+ * machine's kernel is DIR's kcore, kallsyms and modules, e.g. a test-built
+ * kernel-like image's: its procfs is /proc's with those three, so that
+ * `record --pt` traces the kernel and copies its code from there; the
+ * emulator's trace itself stays user space only).
  */
 #include "collector/ptsim_int.h"
 
@@ -929,6 +933,28 @@ static const struct hwt_psys_ops sim_ops = {
     .settle = sim_settle,
 };
 
+/* dir/proc: /proc with the kernel=DIR's kcore, kallsyms and modules. */
+static int make_procfs(struct ptsim *sim)
+{
+	static const char *const kern[] = {"kcore", "kallsyms", "modules", NULL};
+	int err;
+
+	snprintf(sim->proc, sizeof(sim->proc), "%s/proc", sim->dir);
+	if (mkdir(sim->proc, 0755) < 0)
+		return -errno;
+	if ((err = link_all("/proc", sim->proc, kern)) < 0)
+		return err;
+	for (size_t i = 0; kern[i]; i++) {
+		char from[PATH_MAX + 64], to[PATH_MAX + 64];
+
+		snprintf(from, sizeof(from), "%s/%s", sim->kernel, kern[i]);
+		snprintf(to, sizeof(to), "%s/%s", sim->proc, kern[i]);
+		if (symlink(from, to) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
 static int parse_options(struct ptsim *sim, const char *value, char *errmsg, size_t len)
 {
 	char buf[256], *tok, *save = NULL;
@@ -953,6 +979,15 @@ static int parse_options(struct ptsim *sim, const char *value, char *errmsg, siz
 				return -HWT_EINVAL;
 			}
 			sim->slice = (unsigned)n;
+		} else if (!strncmp(tok, "kernel=", 7)) {
+			if (!tok[7] || strlen(tok + 7) >= sizeof(sim->kernel)) {
+				snprintf(
+				    errmsg, len,
+				    "HWT_PT_SIM: kernel= needs a folder with kcore, kallsyms and "
+				    "modules");
+				return -HWT_EINVAL;
+			}
+			snprintf(sim->kernel, sizeof(sim->kernel), "%s", tok + 7);
 		} else if (!strncmp(tok, "cpus=", 5)) {
 			unsigned long n = strtoul(tok + 5, &end, 10);
 
@@ -966,7 +1001,8 @@ static int parse_options(struct ptsim *sim, const char *value, char *errmsg, siz
 		} else {
 			snprintf(
 			    errmsg, len,
-			    "HWT_PT_SIM: unknown option '%s' (give 1, or cpus=N, slice=N, wait)",
+			    "HWT_PT_SIM: unknown option '%s' (give 1, or cpus=N, slice=N, wait, "
+			    "kernel=DIR)",
 			    tok);
 			return -HWT_EINVAL;
 		}
@@ -1006,6 +1042,8 @@ static int create(struct hwt_psys **inout, const char *value, char *errmsg, size
 	}
 	snprintf(sim->workdir, sizeof(sim->workdir), "%s/emu", sim->dir);
 	err = mkdir(sim->workdir, 0700) < 0 ? -errno : make_sysfs(sim);
+	if (err == 0 && sim->kernel[0])
+		err = make_procfs(sim);
 	if (err < 0) {
 		snprintf(errmsg, len, "HWT_PT_SIM: cannot build the simulated machine in %s: %s",
 			 sim->dir, strerror(-err));
@@ -1016,6 +1054,7 @@ static int create(struct hwt_psys **inout, const char *value, char *errmsg, size
 	 * with it. */
 	sim->ops = sim_ops;
 	sim->ops.sysfs_root = sim->sysfs;
+	sim->ops.procfs_root = sim->proc[0] ? sim->proc : NULL;
 	err = hwt_psys_alloc(inout, &sim->ops, sim, *inout);
 	if (err == 0)
 		sim->self = *inout;

@@ -112,9 +112,12 @@ struct ptsim {
 	unsigned ncpus;
 	uint32_t pt_type;
 	size_t page;
-	char dir[PATH_MAX - 64]; /* its temporary folder */
-	char sysfs[PATH_MAX];	 /* dir/sys: the machine's sysfs */
-	char workdir[PATH_MAX];	 /* dir/emu: what the emulator writes */
+	char dir[PATH_MAX - 64];    /* its temporary folder */
+	char sysfs[PATH_MAX];	    /* dir/sys: the machine's sysfs */
+	char workdir[PATH_MAX];	    /* dir/emu: what the emulator writes */
+	char kernel[PATH_MAX - 64]; /* kernel=DIR: its kcore, kallsyms and
+				     * modules are the machine's ("": /proc's) */
+	char proc[PATH_MAX];	    /* dir/proc: the machine's procfs then */
 	char qemu[PATH_MAX];
 	char plugarg[PATH_MAX + 256];
 	bool wait;	/* the hardware waits for room (no loss) */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tests/lib/kimage.h"
 #include "tests/lib/testutil.h"
@@ -239,6 +240,70 @@ static void test_kernel_probes(void **state)
 	hwt_test_run_free(&r);
 }
 
+/* End to end: `record --pt` on the simulated intel_pt PMU of a machine
+ * whose kernel is the image (HWT_PT_SIM=kernel=DIR: its /proc has the
+ * image's kcore and kallsyms) traces the kernel and writes its code into
+ * the recording through the recorder's own capture; the emulator's trace
+ * of the program, given its kernel entries (kinject, keeping the
+ * recording's own copy of the kernel), decodes the kernel's code from
+ * that copy. */
+static void test_kernel_recorded(void **state)
+{
+	char proc[4200], rec[4200], out[4200], why[512];
+	struct kinject_result res;
+	struct hwt_test_run r;
+	unsigned long long calls, self, incl, user_total;
+
+	(void)state;
+	snprintf(proc, sizeof(proc), "%s/proc", K.dir);
+	snprintf(rec, sizeof(rec), "%s/sim.hwt", K.dir);
+	snprintf(out, sizeof(out), "%s/simk.hwt", K.dir);
+	assert_int_equal(mkdir(proc, 0755), 0);
+	assert_int_equal(kimage_proc(hwt_test_prog("kern_image"), proc), 0);
+	hwt_test_run(&r, "HWT_PT_SIM=wait,kernel=%s %s record --pt --per-thread -o %s -- %s", proc,
+		     hwt_test_hwtrace(), rec, hwt_test_prog("kern_user"));
+	assert_int_equal(r.status, 0);
+	assert_true(hwt_test_contains(r.err, "hwtrace: recorded the kernel's code for decoding: "));
+	assert_true(hwt_test_contains(r.err, "/proc/kcore, kallsyms and the modules' list\n"));
+	hwt_test_run_free(&r);
+	hwt_test_run(&r, "%s info %s", hwt_test_hwtrace(), rec);
+	assert_int_equal(r.status, 0);
+	assert_true(hwt_test_contains(r.out, "  pt.config.kernel       = 1\n"));
+	assert_true(hwt_test_contains(r.out, "  kernel.kcore           = <"));
+	assert_true(hwt_test_contains(r.out, "  kernel.kallsyms        = <"));
+	hwt_test_run_free(&r);
+	/* 0: the recording's own copy of the kernel, not kinject's */
+	assert_int_equal(
+	    kinject_write(rec, out, hwt_test_prog("kern_image"), 0, &res, why, sizeof(why)), 0);
+	assert_true(res.syscalls >= 25);
+
+	/* the user code as recorded, and with 10 kernel instructions per
+	 * system call, decoded from the recorded copy */
+	hwt_test_run(&r, "%s report -i %s --calls", hwt_test_hwtrace(), rec);
+	assert_int_equal(r.status, 0);
+	user_total = total_insns(r.out);
+	hwt_test_run_free(&r);
+	hwt_test_run(&r, "%s report -i %s --calls", hwt_test_hwtrace(), out);
+	assert_int_equal(r.status, 0);
+	assert_true(
+	    hwt_test_contains(r.err, " 0 gaps (0 from lost trace, 0 bytes lost), 0 overflows"));
+	assert_true(calls_of(r.out, "do_syscall_64", &calls, &self, &incl));
+	assert_int_equal(calls, res.syscalls);
+	assert_int_equal(self, 8 * res.syscalls);
+	assert_int_equal(total_insns(r.out), user_total + 10 * res.syscalls);
+	hwt_test_run_free(&r);
+
+	/* and the kernel probes on it */
+	hwt_test_run(&r,
+		     "%s trace -i %s 'pt:kernel:do_syscall_64:entry { @e = count() } "
+		     "pt:kernel:do_syscall_64+5 { @dec = count() }'",
+		     hwt_test_hwtrace(), out);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_after(r.out, "@e: count()"), (long long)res.syscalls);
+	assert_int_equal(count_after(r.out, "@dec: count()"), 3 * (long long)res.syscalls);
+	hwt_test_run_free(&r);
+}
+
 /* Each refusal: one line naming the cause and the fix, non-zero exit. */
 static void test_kernel_probe_errors(void **state)
 {
@@ -290,6 +355,7 @@ int main(void)
 	    cmocka_unit_test(test_kernel_decoded),
 	    cmocka_unit_test(test_kernel_probes),
 	    cmocka_unit_test(test_kernel_probe_errors),
+	    cmocka_unit_test(test_kernel_recorded),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
