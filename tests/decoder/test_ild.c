@@ -36,8 +36,8 @@ static void check(const uint8_t *b, size_t len, uint64_t ip, enum hwt_dec_mode m
 		return;
 	claimed++;
 	err = hwt_dec_ild_capstone(ic, b, len, ip, mode, &c);
-	if (err < 0 || t.size != c.size || t.branch != c.branch ||
-	    t.has_target != c.has_target || (c.has_target && t.target != c.target)) {
+	if (err < 0 || t.size != c.size || t.branch != c.branch || t.has_target != c.has_target ||
+	    (c.has_target && t.target != c.target)) {
 		char hex[64] = "";
 
 		for (size_t i = 0; i < len && i < 15; i++)
@@ -50,9 +50,24 @@ static void check(const uint8_t *b, size_t len, uint64_t ip, enum hwt_dec_mode m
 }
 
 static const uint8_t prefixes[][3] = {
-    {0},	  {1, 0x66}, {1, 0x67}, {1, 0xf3},	 {1, 0xf2},	  {1, 0xf0},
-    {1, 0x2e},	  {1, 0x64}, {1, 0x3e}, {2, 0x66, 0x67}, {2, 0x66, 0xf3}, {1, 0x40},
-    {1, 0x41},	  {1, 0x48}, {1, 0x4c}, {2, 0x66, 0x48}, {2, 0x48, 0x66}, {2, 0xf3, 0x48},
+    {0},
+    {1, 0x66},
+    {1, 0x67},
+    {1, 0xf3},
+    {1, 0xf2},
+    {1, 0xf0},
+    {1, 0x2e},
+    {1, 0x64},
+    {1, 0x3e},
+    {2, 0x66, 0x67},
+    {2, 0x66, 0xf3},
+    {1, 0x40},
+    {1, 0x41},
+    {1, 0x48},
+    {1, 0x4c},
+    {2, 0x66, 0x48},
+    {2, 0x48, 0x66},
+    {2, 0xf3, 0x48},
     {2, 0x64, 0x48},
 };
 
@@ -91,8 +106,8 @@ static void test_every_opcode(void **state)
 							if (s && ((forms[f] & 7) != 4 ||
 								  forms[f] >> 6 == 3))
 								break;
-							for (unsigned int k = 0;
-							     k < prefixes[p][0]; k++)
+							for (unsigned int k = 0; k < prefixes[p][0];
+							     k++)
 								b[n++] = prefixes[p][1 + k];
 							if (two)
 								b[n++] = 0x0f;
@@ -100,14 +115,13 @@ static void test_every_opcode(void **state)
 							b[n++] = forms[f];
 							b[n++] = sibs[s];
 							while (n < sizeof(b))
-								b[n] = (uint8_t)(0x91 + 7 * n),
-								n++;
+								b[n] = (uint8_t)(0x91 + 7 * n), n++;
 							check(b, 15, 0x7ffff7a00000ull + op,
 							      modes[m]);
 							/* Cut short: the tables
 							 * must not read on. */
-							check(b, 1 + (op + f) % 6,
-							      0x401000, modes[m]);
+							check(b, 1 + (op + f) % 6, 0x401000,
+							      modes[m]);
 						}
 					}
 				}
@@ -145,29 +159,28 @@ static void test_common_code(void **state)
 		uint8_t len, b[15];
 		uint8_t size, branch;
 	} cases[] = {
-	    {4, {0xf3, 0x0f, 0x1e, 0xfa}, 4, HWT_DEC_BR_NONE},		  /* endbr64 */
-	    {1, {0x55}, 1, HWT_DEC_BR_NONE},				  /* push rbp */
-	    {3, {0x48, 0x89, 0xe5}, 3, HWT_DEC_BR_NONE},		  /* mov rbp, rsp */
-	    {5, {0xe8, 0x10, 0, 0, 0}, 5, HWT_DEC_BR_CALL},		  /* call rel32 */
-	    {2, {0x74, 0x05}, 2, HWT_DEC_BR_COND},			  /* je rel8 */
-	    {6, {0x0f, 0x85, 0, 1, 0, 0}, 6, HWT_DEC_BR_COND},		  /* jne rel32 */
-	    {1, {0xc3}, 1, HWT_DEC_BR_RETURN},				  /* ret */
-	    {6, {0xff, 0x25, 0, 0x10, 0, 0}, 6, HWT_DEC_BR_IND_JUMP},	  /* jmp [rip+x] */
-	    {2, {0xff, 0xd0}, 2, HWT_DEC_BR_IND_CALL},			  /* call rax */
+	    {4, {0xf3, 0x0f, 0x1e, 0xfa}, 4, HWT_DEC_BR_NONE},	      /* endbr64 */
+	    {1, {0x55}, 1, HWT_DEC_BR_NONE},			      /* push rbp */
+	    {3, {0x48, 0x89, 0xe5}, 3, HWT_DEC_BR_NONE},	      /* mov rbp, rsp */
+	    {5, {0xe8, 0x10, 0, 0, 0}, 5, HWT_DEC_BR_CALL},	      /* call rel32 */
+	    {2, {0x74, 0x05}, 2, HWT_DEC_BR_COND},		      /* je rel8 */
+	    {6, {0x0f, 0x85, 0, 1, 0, 0}, 6, HWT_DEC_BR_COND},	      /* jne rel32 */
+	    {1, {0xc3}, 1, HWT_DEC_BR_RETURN},			      /* ret */
+	    {6, {0xff, 0x25, 0, 0x10, 0, 0}, 6, HWT_DEC_BR_IND_JUMP}, /* jmp [rip+x] */
+	    {2, {0xff, 0xd0}, 2, HWT_DEC_BR_IND_CALL},		      /* call rax */
 	    {9, {0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0}, 9, HWT_DEC_BR_NONE}, /* fs: */
-	    {10, {0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8}, 10, HWT_DEC_BR_NONE}, /* movabs */
-	    {6, {0x66, 0x0f, 0x1f, 0x44, 0, 0}, 6, HWT_DEC_BR_NONE},	  /* nopw */
-	    {2, {0x0f, 0x05}, 2, HWT_DEC_BR_FAR_CALL},			  /* syscall */
-	    {2, {0xf3, 0xa4}, 2, HWT_DEC_BR_NONE},			  /* rep movsb */
+	    {10, {0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8}, 10, HWT_DEC_BR_NONE},	    /* movabs */
+	    {6, {0x66, 0x0f, 0x1f, 0x44, 0, 0}, 6, HWT_DEC_BR_NONE},		    /* nopw */
+	    {2, {0x0f, 0x05}, 2, HWT_DEC_BR_FAR_CALL},				    /* syscall */
+	    {2, {0xf3, 0xa4}, 2, HWT_DEC_BR_NONE},				    /* rep movsb */
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct hwt_dec_insn t;
 
-		assert_int_equal(hwt_dec_ild_table(cases[i].b, cases[i].len, 0x401000,
-						   HWT_DEC_MODE_64, &t),
-				 1);
+		assert_int_equal(
+		    hwt_dec_ild_table(cases[i].b, cases[i].len, 0x401000, HWT_DEC_MODE_64, &t), 1);
 		assert_int_equal(t.size, cases[i].size);
 		assert_int_equal(t.branch, cases[i].branch);
 		check(cases[i].b, cases[i].len, 0x401000, HWT_DEC_MODE_64);

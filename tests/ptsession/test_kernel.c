@@ -48,6 +48,31 @@ static unsigned long long total_insns(const char *report)
 	return i;
 }
 
+/* `report --calls` of a recording with n system calls' kernel trace whose
+ * user code alone is user_total instructions: no gaps, do_syscall_64
+ * called n times with 8 instructions of its own (mov, 3 x (dec, jnz),
+ * ret), 10 kernel instructions per system call in all. Returns the
+ * report (the caller frees it). */
+static char *kernel_report(const char *file, unsigned long long n, unsigned long long user_total)
+{
+	struct hwt_test_run r;
+	unsigned long long calls, self, incl;
+	char *out;
+
+	hwt_test_run(&r, "%s report -i %s --calls", hwt_test_hwtrace(), file);
+	assert_int_equal(r.status, 0);
+	assert_true(
+	    hwt_test_contains(r.err, " 0 gaps (0 from lost trace, 0 bytes lost), 0 overflows"));
+	assert_true(calls_of(r.out, "do_syscall_64", &calls, &self, &incl));
+	assert_int_equal(calls, n);
+	assert_int_equal(self, 8 * n);
+	assert_int_equal(total_insns(r.out), user_total + 10 * n);
+	out = strdup(r.out);
+	assert_non_null(out);
+	hwt_test_run_free(&r);
+	return out;
+}
+
 /* The recordings every test reads: the user-only one (the ground truth
  * for the user code), the same with kernel trace and the kernel's code,
  * with kernel trace but no code, and with do_syscall_64 a module's
@@ -104,6 +129,7 @@ static void test_kernel_decoded(void **state)
 {
 	struct hwt_test_run r;
 	unsigned long long calls, self, incl, user_total, user_ask, n = K.n;
+	char *report;
 	const char *user = K.user, *kern = K.kern, *nok = K.nok;
 
 	(void)state;
@@ -118,23 +144,16 @@ static void test_kernel_decoded(void **state)
 	assert_int_equal(calls, 1);
 	hwt_test_run_free(&r);
 
-	/* user and kernel, with the kernel's code recorded */
-	hwt_test_run(&r, "%s report -i %s --calls", hwt_test_hwtrace(), kern);
-	assert_int_equal(r.status, 0);
-	assert_true(
-	    hwt_test_contains(r.err, " 0 gaps (0 from lost trace, 0 bytes lost), 0 overflows"));
-	assert_true(calls_of(r.out, "do_syscall_64", &calls, &self, &incl));
-	assert_int_equal(calls, n);
-	assert_int_equal(self, 8 * n); /* mov, 3 x (dec, jnz), ret */
-	assert_true(calls_of(r.out, "ptemu_loop", &calls, &self, &incl));
+	/* user and kernel, with the kernel's code recorded: every user
+	 * instruction, and 10 kernel ones per system call */
+	report = kernel_report(kern, n, user_total);
+	assert_true(calls_of(report, "ptemu_loop", &calls, &self, &incl));
 	assert_int_equal(calls, 25);
 	assert_int_equal(self, 25 * 32);
 	/* ask_kernel now holds its 25 system calls' kernel code */
-	assert_true(calls_of(r.out, "ask_kernel", &calls, &self, &incl));
+	assert_true(calls_of(report, "ask_kernel", &calls, &self, &incl));
 	assert_int_equal(incl, user_ask + 25 * 10);
-	/* every user instruction, and 10 kernel ones per system call */
-	assert_int_equal(total_insns(r.out), user_total + 10 * n);
-	hwt_test_run_free(&r);
+	free(report);
 
 	/* kinst's kernel half: every instruction of do_syscall_64, its
 	 * branch taken twice and not taken once per call */
@@ -252,7 +271,7 @@ static void test_kernel_recorded(void **state)
 	char proc[4200], rec[4200], out[4200], why[512];
 	struct kinject_result res;
 	struct hwt_test_run r;
-	unsigned long long calls, self, incl, user_total;
+	unsigned long long user_total;
 
 	(void)state;
 	snprintf(proc, sizeof(proc), "%s/proc", K.dir);
@@ -283,15 +302,7 @@ static void test_kernel_recorded(void **state)
 	assert_int_equal(r.status, 0);
 	user_total = total_insns(r.out);
 	hwt_test_run_free(&r);
-	hwt_test_run(&r, "%s report -i %s --calls", hwt_test_hwtrace(), out);
-	assert_int_equal(r.status, 0);
-	assert_true(
-	    hwt_test_contains(r.err, " 0 gaps (0 from lost trace, 0 bytes lost), 0 overflows"));
-	assert_true(calls_of(r.out, "do_syscall_64", &calls, &self, &incl));
-	assert_int_equal(calls, res.syscalls);
-	assert_int_equal(self, 8 * res.syscalls);
-	assert_int_equal(total_insns(r.out), user_total + 10 * res.syscalls);
-	hwt_test_run_free(&r);
+	free(kernel_report(out, res.syscalls, user_total));
 
 	/* and the kernel probes on it */
 	hwt_test_run(&r,
