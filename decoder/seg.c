@@ -697,8 +697,10 @@ void seg_header(struct seg *s, int bdm70)
 		switch (p.type) {
 		case HWT_PKT_FUP:
 			/* With BDM70 a fresh sync ignores a FUP that a
-			 * TIP.PGE follows. */
-			if (bdm70 && pge_follows(s, off + (uint64_t)n))
+			 * TIP.PGE follows, until one FUP has enabled
+			 * tracing (pt_qry_header_fup checks only while
+			 * disabled). */
+			if (bdm70 && !h->fup && pge_follows(s, off + (uint64_t)n))
 				break;
 			if (hwt_pkt_ip(&p, &last_ip) == 0) {
 				h->fup = true;
