@@ -251,7 +251,7 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 	struct sections secs = {0};
 	char code_path[] = "/tmp/hwt-bench-code-XXXXXX";
 	double wall[5], cpu[5];
-	uint64_t got[5], calls = 0;
+	uint64_t got[5], calls = 0, nsegs[5] = {0}, nfallback[5] = {0};
 	const char *only = getenv("HWT_BENCH_ONLY");
 	FILE *f;
 	int fd, ok = 1;
@@ -314,6 +314,8 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 					     k >= 3 ? threads : 1);
 				got[k] = hwtrace_run(w.pt, w.pt_len, &secs, &dc, &calls, &segs,
 						     &fallback);
+				nsegs[k] = segs;
+				nfallback[k] = fallback;
 			}
 			t = now() - t0;
 			c = cpu_now() - c0;
@@ -324,7 +326,7 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 		}
 	}
 	printf("%-34s %9s %9s %12s %9s %10s %s\n", "decoder", "wall s", "cpu s", "insns/s",
-	       "PT MB/s", "vs libipt", "insns ok");
+	       "PT MB/s", "vs libipt", "insns ok, segments (left to libipt)");
 	for (int k = 0; k < 5; k++) {
 		/* Single-threaded decoders are compared by CPU time, parallel
 		 * ones by wall time. */
@@ -335,10 +337,13 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 			ok = 0;
 		if (only && atoi(only) != k)
 			continue;
-		printf("%-34s %9.3f %9.3f %12.3g %9.1f %9.2fx %s\n", names[k], wall[k],
+		printf("%-34s %9.3f %9.3f %12.3g %9.1f %9.2fx %s", names[k], wall[k],
 		       k == 3 || k == 4 ? 0.0 : cpu[k], (double)got[k] / t,
 		       (double)w.pt_len / 1e6 / t, base / t,
 		       got[k] == w.truth.insns ? "yes" : "NO");
+		if (k)
+			printf(", %" PRIu64 " (%" PRIu64 ")", nsegs[k], nfallback[k]);
+		printf("\n");
 	}
 	printf("(N = %u threads; hwtrace keeps call stacks and per-block counts and reports "
 	       "every call: %" PRIu64 ")\n\n",
