@@ -413,6 +413,13 @@ static int build_attr(const struct hwt_probe_prog *prog, size_t i,
 	case HWT_PROBE_PT_ENTRY:
 	case HWT_PROBE_PT_RETURN:
 	case HWT_PROBE_PT_INSN:
+		if (prb_syms_is_kernel(p->object))
+			return ldiag(diag, prog, p->pos, -HWT_ENOTSUP,
+				     "%s fires from Intel PT recordings, not live: record the "
+				     "kernel with 'hwtrace record --pt -o FILE -- CMD' as root "
+				     "(on a CPU with Intel PT) and run the one-liner with -i FILE; "
+				     "live, kprobe:%s counts the same calls",
+				     p->text, p->func);
 		return ldiag(
 		    diag, prog, p->pos, -HWT_ENOTSUP,
 		    "%s fires from Intel PT recordings, not live: record with 'hwtrace "

@@ -358,6 +358,21 @@ static void test_kernel_probe_errors(void **state)
 		assert_true(hwt_test_contains(r.err, "hwtrace: error: "));
 		hwt_test_run_free(&r);
 	}
+	/* live: the recording to make, and the live probe that counts the
+	 * same */
+	{
+		struct hwt_test_run r;
+
+		hwt_test_run(&r, "%s trace 'pt:kernel:do_syscall_64:entry { @ = count() }' -- true",
+			     hwt_test_hwtrace());
+		assert_int_not_equal(r.status, 0);
+		assert_true(hwt_test_contains(
+		    r.err,
+		    "pt:kernel:do_syscall_64:entry fires from Intel PT recordings, not live: "
+		    "record the kernel with 'hwtrace record --pt -o FILE -- CMD' as root"));
+		assert_true(hwt_test_contains(r.err, "live, kprobe:do_syscall_64 counts the same"));
+		hwt_test_run_free(&r);
+	}
 }
 
 int main(void)
