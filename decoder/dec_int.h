@@ -244,7 +244,13 @@ struct hwt_dec {
 	/* Where the last replayed segment left libipt's block decoder: the
 	 * next segment starts there (not known: a fresh sync). */
 	struct seg_state state;
+	/* Decoding threads' caches kept between calls (run.c). */
+	pthread_mutex_t workers_lock;
+	struct hwt_dec_workers *workers;
 };
+
+/* Frees the kept workers (hwt_dec_free). */
+void hwt_dec_workers_free(struct hwt_dec *dec);
 
 /* Delivers a record to every sink that wants it. Returns 0 or the first
  * negative sink return. */

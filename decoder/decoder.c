@@ -106,6 +106,7 @@ int hwt_dec_alloc(struct hwt_dec **out, const struct hwt_dec_config *cfg,
 	dec = calloc(1, sizeof(*dec));
 	if (!dec)
 		return -ENOMEM;
+	pthread_mutex_init(&dec->workers_lock, NULL);
 	dec->cfg = c;
 	if (!dec->cfg.window)
 		dec->cfg.window = 64;
@@ -161,6 +162,8 @@ void hwt_dec_free(struct hwt_dec *dec)
 		return;
 	hwt_dec_flow_free(dec->flow);
 	hwt_dec_image_put(dec->ctx.image);
+	hwt_dec_workers_free(dec);
+	pthread_mutex_destroy(&dec->workers_lock);
 	free(dec->sinks);
 	free(dec->carry);
 	free(dec);

@@ -40,18 +40,59 @@ struct worker {
 	struct seg_work work; /* block counts */
 };
 
+/* Workers kept between calls (a decoder fed in pieces, or decoding on
+ * several threads, does not allocate and clear its caches again each
+ * time: they are keyed by block and image, valid for the decoder's
+ * icache, and every segment leaves them with nothing pending). */
+#define KEPT_WORKERS 16
+
+struct hwt_dec_workers {
+	size_t n;
+	struct worker w[KEPT_WORKERS];
+};
+
 static int worker_init(struct hwt_dec *dec, struct worker *w)
 {
 	memset(w, 0, sizeof(*w));
-	if (dec->cfg.engine == HWT_DEC_ENGINE_FAST)
+	pthread_mutex_lock(&dec->workers_lock);
+	if (dec->workers && dec->workers->n)
+		*w = dec->workers->w[--dec->workers->n];
+	pthread_mutex_unlock(&dec->workers_lock);
+	if (dec->cfg.engine == HWT_DEC_ENGINE_FAST && !w->fast)
 		return hwt_dec_fast_scratch_alloc(&w->fast);
 	return 0;
 }
 
-static void worker_fini(struct worker *w)
+static void worker_free(struct worker *w)
 {
 	hwt_dec_fast_scratch_free(w->fast);
 	seg_work_fini(&w->work);
+}
+
+static void worker_fini(struct hwt_dec *dec, struct worker *w)
+{
+	pthread_mutex_lock(&dec->workers_lock);
+	if (!dec->workers)
+		dec->workers = calloc(1, sizeof(*dec->workers));
+	/* Counts left uncommitted (an error stopped the segment) are not
+	 * carried into another call. */
+	if (dec->workers && dec->workers->n < KEPT_WORKERS && !w->work.ntouched) {
+		dec->workers->w[dec->workers->n++] = *w;
+		w = NULL;
+	}
+	pthread_mutex_unlock(&dec->workers_lock);
+	if (w)
+		worker_free(w);
+}
+
+void hwt_dec_workers_free(struct hwt_dec *dec)
+{
+	if (!dec->workers)
+		return;
+	for (size_t i = 0; i < dec->workers->n; i++)
+		worker_free(&dec->workers->w[i]);
+	free(dec->workers);
+	dec->workers = NULL;
 }
 
 /* Where a segment the fast engine declined may be cut: at the last PSB
@@ -319,7 +360,7 @@ static void *par_worker(void *arg)
 		pthread_mutex_lock(&p->lock);
 		p->err = -ENOMEM;
 		pthread_mutex_unlock(&p->lock);
-		worker_fini(&w);
+		worker_fini(p->dec, &w);
 		return NULL;
 	}
 	pthread_mutex_lock(&p->lock);
@@ -344,7 +385,7 @@ static void *par_worker(void *arg)
 		pthread_cond_broadcast(&p->cv_done);
 	}
 	pthread_mutex_unlock(&p->lock);
-	worker_fini(&w);
+	worker_fini(p->dec, &w);
 	return NULL;
 }
 
@@ -360,7 +401,7 @@ static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uin
 
 	err = worker_init(dec, &w);
 	if (err < 0) {
-		worker_fini(&w);
+		worker_fini(dec, &w);
 		return err;
 	}
 
@@ -380,7 +421,7 @@ static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uin
 		free(p.slots);
 		free(p.state);
 		free(tids);
-		worker_fini(&w);
+		worker_fini(dec, &w);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&p.lock, NULL);
@@ -437,7 +478,7 @@ out:
 	free(p.slots);
 	free(p.state);
 	free(tids);
-	worker_fini(&w);
+	worker_fini(dec, &w);
 	return err;
 }
 
@@ -538,12 +579,12 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bo
 
 	err = worker_init(dec, &w);
 	if (err < 0) {
-		worker_fini(&w);
+		worker_fini(dec, &w);
 		return err;
 	}
 	memset(&s, 0, sizeof(s));
 	err = run_range(dec, buf, len, first, limit, final, &w, &s);
 	seg_fini(&s);
-	worker_fini(&w);
+	worker_fini(dec, &w);
 	return err;
 }
