@@ -771,6 +771,12 @@ bool seg_same_start(const struct seg *s, const struct seg_state *entry,
 {
 	struct seg_state a, b;
 
+	/* Where decoding failed, a fresh sync and decoding on need not fail
+	 * alike even from the same state: libipt's sync reads ahead past the
+	 * PSB+ and fails on what it finds there, decoding on delivers the
+	 * events before it first. */
+	if (s->ngaps && !state_eq(entry, used))
+		return false;
 	if (!after_header(s, entry, &a) || !after_header(s, used, &b))
 		return state_eq(entry, used);
 	return state_eq(&a, &b);
