@@ -398,17 +398,21 @@ struct hwt_dec_callret {
 	uint8_t branch; /* u.call.branch or u.ret.branch */
 };
 
-/* Calls and returns of one thread, in order, with no time: entry i
- * stands for the record {type, flags, pid, tid, depth, insns_base +
- * e[i].insns, u.call.to or u.ret.to = e[i].ip, branch}, its other fields
- * unknown. Returns from a frame that began before the trace
- * (HWT_DEC_RF_UNKNOWN_FRAME) still come as records. The array is valid
- * only during the sink call. */
+/* Calls and returns of one thread, in order, without their own times:
+ * entry i stands for the record {type, flags, pid, tid, depth, insns_base
+ * + e[i].insns, u.call.to or u.ret.to = e[i].ip, branch}, its other
+ * fields unknown. The batch's time is that of its last entry (to look up
+ * code mapped by then: no entry ran later). Returns from a frame that
+ * began before the trace (HWT_DEC_RF_UNKNOWN_FRAME) still come as
+ * records. The array is valid only during the sink call. */
 struct hwt_dec_batch {
 	int32_t pid, tid;
 	uint64_t insns_base;
 	const struct hwt_dec_callret *e;
 	size_t n;
+	uint32_t flags; /* HWT_DEC_RF_TIME: tsc (and time) are set */
+	uint64_t tsc;	/* estimated TSC of the last entry */
+	uint64_t time;	/* perf clock ns, when the conversion is valid */
 };
 
 /* A consumer of records. Records arrive in decode order from the thread

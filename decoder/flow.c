@@ -88,10 +88,11 @@ struct hwt_dec_flow {
 	 * table when the target changes (most indirect branches have one). */
 	struct target_count *tcache;
 	/* Calls and returns not yet handed to the batch sink, of thread
-	 * (bpid, btid). */
+	 * (bpid, btid); the last one at stream position bpos. */
 	struct hwt_dec_callret *batch;
 	size_t nbatch;
 	int32_t bpid, btid;
+	uint64_t bpos;
 };
 
 int hwt_dec_flow_alloc(struct hwt_dec *dec, struct hwt_dec_flow **out)
@@ -361,29 +362,39 @@ struct replay {
 	size_t tcur;
 	bool want_block, want_call, want_ret;
 	bool batching; /* calls and returns go to the sink's batch */
+	size_t bcur;   /* seg_time_at() cursor of the batches */
 };
 
-/* Hands the gathered calls and returns to the sink. */
-static int batch_flush(struct hwt_dec_flow *f)
+/* Hands the gathered calls and returns to the sink, with the time of the
+ * last (one lookup per batch). */
+static int batch_flush(struct replay *r)
 {
-	struct hwt_dec_batch b = {f->bpid, f->btid, 0, f->batch, f->nbatch};
+	struct hwt_dec_flow *f = r->f;
+	struct hwt_dec_batch b = {f->bpid, f->btid, 0, f->batch, f->nbatch, 0, 0, 0};
 	const struct hwt_dec_sink *sink;
+	const struct hwt_dec_tconv *tc = &f->dec->cfg.tconv;
 
 	if (!f->nbatch)
 		return 0;
 	f->nbatch = 0;
+	if (seg_time_at(r->s, f->bpos, &r->bcur, &b.tsc)) {
+		b.flags = HWT_DEC_RF_TIME;
+		b.time = tc->valid ? hwt_dec_tsc_to_perf(tc, b.tsc) : 0;
+	}
 	sink = &f->dec->sinks[0];
 	return sink->batch(sink->ctx, &b);
 }
 
-/* Adds a call or return of the current thread t to the batch. */
-static inline int batch_add(struct hwt_dec_flow *f, const struct thread *t, uint8_t type,
-			    uint32_t flags, uint64_t ip, uint8_t branch)
+/* Adds a call or return of the current thread t, at stream position pos,
+ * to the batch. */
+static inline int batch_add(struct replay *r, const struct thread *t, uint8_t type, uint32_t flags,
+			    uint64_t ip, uint8_t branch, uint64_t pos)
 {
+	struct hwt_dec_flow *f = r->f;
 	struct hwt_dec_callret *e;
 
 	if (f->nbatch == BATCH_MAX) {
-		int err = batch_flush(f);
+		int err = batch_flush(r);
 
 		if (err < 0)
 			return err;
@@ -392,6 +403,7 @@ static inline int batch_add(struct hwt_dec_flow *f, const struct thread *t, uint
 		f->bpid = t->pid;
 		f->btid = t->tid;
 	}
+	f->bpos = pos;
 	e = &f->batch[f->nbatch++];
 	e->ip = ip;
 	e->insns = t->insns;
@@ -404,11 +416,11 @@ static inline int batch_add(struct hwt_dec_flow *f, const struct thread *t, uint
 
 /* hwt_dec_emit() of the replay: calls and returns gathered before rec go
  * first. */
-static int flow_emit(struct hwt_dec_flow *f, struct hwt_dec_rec *rec)
+static int flow_emit(struct replay *r, struct hwt_dec_rec *rec)
 {
-	int err = batch_flush(f);
+	int err = batch_flush(r);
 
-	return err < 0 ? err : hwt_dec_emit(f->dec, rec);
+	return err < 0 ? err : hwt_dec_emit(r->f->dec, rec);
 }
 
 /* hwt_dec_emit() for the hot records (calls and returns: no statistics
@@ -547,15 +559,29 @@ static int stack_room(struct thread *t)
 	return 0;
 }
 
+/* The CALL record of frame fr, just pushed (apart from the hot path: its
+ * record and time make a large stack frame). */
+static __attribute__((noinline)) int call_rec(struct replay *r, const struct frame *fr,
+					      uint64_t from, uint8_t branch, uint64_t pos)
+{
+	struct hwt_dec_rec rec;
+
+	rec_head(r, &rec, HWT_DEC_REC_CALL, pos, fr->has_time, fr->call_tsc);
+	if (fr->kind == FRAME_ASYNC)
+		rec.flags |= HWT_DEC_RF_ASYNC;
+	rec.u.call.from = from;
+	rec.u.call.to = fr->func;
+	rec.u.call.ret_addr = fr->ret_addr;
+	rec.u.call.branch = branch;
+	return emit_hot(r->f->dec, &rec);
+}
+
 static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr, uint8_t kind,
 		uint8_t branch, uint64_t pos)
 {
 	struct hwt_dec_flow *f = r->f;
 	struct thread *t = f->cur;
-	struct hwt_dec_rec rec;
 	struct frame *fr;
-	uint64_t tsc = 0;
-	bool has_time = false;
 	int err;
 
 	if (!t)
@@ -563,31 +589,45 @@ static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr,
 	err = stack_room(t);
 	if (err < 0)
 		return err;
-	/* The entry time is only needed for records (durations). */
-	if ((r->want_call || r->want_ret) && !r->batching)
-		has_time = seg_time_at(r->s, pos, &r->tcur, &tsc);
 	fr = &t->stack[t->depth];
 	fr->ret_addr = ret_addr;
 	fr->func = to;
 	fr->kind = kind;
 	index_push(t, t->depth++);
 	fr->insns = t->insns;
-	fr->has_time = has_time;
-	fr->call_tsc = tsc;
+	/* The entry time is only needed for records (durations). */
+	fr->has_time = false;
+	fr->call_tsc = 0;
+	if ((r->want_call || r->want_ret) && !r->batching)
+		fr->has_time = seg_time_at(r->s, pos, &r->tcur, &fr->call_tsc);
 	f->calls++;
 	if (!r->want_call)
 		return 0;
 	if (r->batching)
-		return batch_add(f, t, HWT_DEC_REC_CALL, kind == FRAME_ASYNC ? HWT_DEC_RF_ASYNC : 0,
-				 to, branch);
-	rec_head(r, &rec, HWT_DEC_REC_CALL, pos, has_time, tsc);
-	if (kind == FRAME_ASYNC)
+		return batch_add(r, t, HWT_DEC_REC_CALL, kind == FRAME_ASYNC ? HWT_DEC_RF_ASYNC : 0,
+				 to, branch, pos);
+	return call_rec(r, fr, from, branch, pos);
+}
+
+/* The RETURN record of frame fr, just popped. */
+static __attribute__((noinline)) int ret_rec(struct replay *r, const struct frame *fr, bool unwound,
+					     uint64_t from, uint64_t to, uint8_t branch,
+					     uint64_t pos)
+{
+	struct hwt_dec_rec rec;
+
+	rec_base(r, &rec, HWT_DEC_REC_RETURN, pos);
+	if (fr->kind == FRAME_ASYNC)
 		rec.flags |= HWT_DEC_RF_ASYNC;
-	rec.u.call.from = from;
-	rec.u.call.to = to;
-	rec.u.call.ret_addr = ret_addr;
-	rec.u.call.branch = branch;
-	return emit_hot(f->dec, &rec);
+	if (unwound)
+		rec.flags |= HWT_DEC_RF_UNWOUND;
+	rec.u.ret.from = from;
+	rec.u.ret.to = to;
+	rec.u.ret.func = fr->func;
+	rec.u.ret.call_tsc = fr->has_time ? fr->call_tsc : 0;
+	rec.u.ret.insns = r->f->cur->insns - fr->insns;
+	rec.u.ret.branch = branch;
+	return emit_hot(r->f->dec, &rec);
 }
 
 /* Pops frames down to and including index k; with untraced, k's return
@@ -600,39 +640,24 @@ static int pop_to(struct replay *r, size_t k, uint64_t from, uint64_t to, uint8_
 	int err;
 
 	while (t->depth > k) {
-		struct frame fr;
-		struct hwt_dec_rec rec;
+		const struct frame *fr;
 		bool unwound;
 
 		index_pop(t);
-		fr = t->stack[--t->depth];
+		fr = &t->stack[--t->depth]; /* stays in place until the next push */
 		unwound = t->depth > k || untraced;
 
 		f->returns++;
 		f->unwound += unwound;
 		if (!r->want_ret)
 			continue;
-		if (r->batching) {
-			err = batch_add(f, t, HWT_DEC_REC_RETURN,
-					(fr.kind == FRAME_ASYNC ? HWT_DEC_RF_ASYNC : 0) |
+		if (r->batching)
+			err = batch_add(r, t, HWT_DEC_REC_RETURN,
+					(fr->kind == FRAME_ASYNC ? HWT_DEC_RF_ASYNC : 0) |
 					    (unwound ? HWT_DEC_RF_UNWOUND : 0),
-					to, branch);
-			if (err < 0)
-				return err;
-			continue;
-		}
-		rec_base(r, &rec, HWT_DEC_REC_RETURN, pos);
-		if (fr.kind == FRAME_ASYNC)
-			rec.flags |= HWT_DEC_RF_ASYNC;
-		if (unwound)
-			rec.flags |= HWT_DEC_RF_UNWOUND;
-		rec.u.ret.from = from;
-		rec.u.ret.to = to;
-		rec.u.ret.func = fr.func;
-		rec.u.ret.call_tsc = fr.has_time ? fr.call_tsc : 0;
-		rec.u.ret.insns = t->insns - fr.insns;
-		rec.u.ret.branch = branch;
-		err = emit_hot(f->dec, &rec);
+					to, branch, pos);
+		else
+			err = ret_rec(r, fr, unwound, from, to, branch, pos);
 		if (err < 0)
 			return err;
 	}
@@ -653,7 +678,7 @@ static int unknown_return(struct replay *r, uint64_t from, uint64_t to, uint8_t 
 	rec.u.ret.from = from;
 	rec.u.ret.to = to;
 	rec.u.ret.branch = branch;
-	return flow_emit(r->f, &rec);
+	return flow_emit(r, &rec);
 }
 
 static int near_return(struct replay *r, uint64_t from, uint64_t to, uint64_t pos)
@@ -697,7 +722,7 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 	int err;
 
 	/* The batch is of the thread before. */
-	err = batch_flush(f);
+	err = batch_flush(r);
 	if (err < 0)
 		return err;
 	f->image = c->image;
@@ -725,7 +750,7 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 		rec.u.sw.prev_tid = prev ? prev->tid : -1;
 		rec.u.sw.prev_insns = prev_insns;
 		rec.u.sw.run = c->run;
-		err = flow_emit(f, &rec);
+		err = flow_emit(r, &rec);
 		if (err < 0)
 			return err;
 	}
@@ -734,7 +759,7 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 
 		rec_base(r, &rec, HWT_DEC_REC_NOTE, pos);
 		rec.u.note.cookie = c->note;
-		return flow_emit(f, &rec);
+		return flow_emit(r, &rec);
 	}
 	return 0;
 }
@@ -759,7 +784,7 @@ static int do_bb_record(struct replay *r, const struct seg_item *it, bool full)
 	rec.u.block.mode = bb->mode;
 	rec.u.block.bb = bb;
 	rec.u.block.image = r->f->image;
-	return flow_emit(r->f, &rec);
+	return flow_emit(r, &rec);
 }
 
 /* The segment's block counts into the profile. */
@@ -830,7 +855,7 @@ static int do_event(struct replay *r, const struct seg_item *it)
 	rec.u.event = *ev;
 	if (ev->type == HWT_DEC_EV_OVERFLOW && !(it->flags & SEG_F_STATUS))
 		f->dec->stats.overflows++;
-	err = flow_emit(f, &rec);
+	err = flow_emit(r, &rec);
 	if (err < 0 || (it->flags & SEG_F_STATUS))
 		return err;
 	if (ev->type == HWT_DEC_EV_OVERFLOW) {
@@ -841,7 +866,7 @@ static int do_event(struct replay *r, const struct seg_item *it)
 		rec.u.gap.kind = HWT_DEC_GAP_OVERFLOW;
 		rec.u.gap.what = "trace lost (overflow)";
 		rec.u.gap.ip = (it->flags & SEG_F_IP_SUPPRESSED) ? 0 : ev->ip;
-		err = flow_emit(f, &rec);
+		err = flow_emit(r, &rec);
 		if (err < 0)
 			return err;
 	}
@@ -966,13 +991,13 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 			rec.u.gap.ip = g->ip;
 			rec.u.gap.size = g->size;
 			f->dec->stats.gap_bytes += g->size;
-			err = flow_emit(f, &rec);
+			err = flow_emit(&r, &rec);
 			break;
 		}
 		}
 	}
 	if (err >= 0)
-		err = batch_flush(f);
+		err = batch_flush(&r);
 	if (err >= 0 && profile)
 		err = apply_counts(f, s);
 	f->dec->stats.insns += s->insns;

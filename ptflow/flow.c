@@ -847,32 +847,32 @@ static inline void attribute(struct hwt_ptf *ptf, struct ptf_thread *t, uint64_t
 }
 
 /* hwt_ptf_rec() of a CALL to `to` whose depth t's stack already has,
- * after advance(). */
+ * after advance(); now and timed: the thread's time (batches: none). */
 static inline int fast_call(struct hwt_ptf *ptf, struct ptf_thread *t, uint64_t delta, uint64_t dt,
-			    uint64_t to)
+			    uint64_t to, uint64_t now, bool timed)
 {
 	uint32_t fi, node;
 	int err;
 
 	attribute(ptf, t, delta, dt);
 	ptf->st.calls++;
-	err = call_target(ptf, t, to, t->last_time, &fi, &node);
+	err = call_target(ptf, t, to, now, &fi, &node);
 	if (err < 0)
 		return err;
 	if (!ptf->funcs[fi].calls++)
 		ptf->funcs[fi].entry = to;
-	return push_node(t, fi, node, t->last_time, t->has_time);
+	return push_node(t, fi, node, now, timed);
 }
 
 /* hwt_ptf_rec() of a RETURN out of t's innermost frame, after advance(). */
 static inline int fast_return(struct hwt_ptf *ptf, struct ptf_thread *t, uint64_t delta,
-			      uint64_t dt, uint32_t flags)
+			      uint64_t dt, uint32_t flags, uint64_t now, bool timed)
 {
 	attribute(ptf, t, delta, dt);
 	ptf->st.returns++;
 	if (flags & HWT_DEC_RF_UNWOUND)
 		ptf->st.unwound++;
-	return pop_frame(ptf, t, true, t->insns, t->last_time, t->has_time);
+	return pop_frame(ptf, t, true, t->insns, now, timed);
 }
 
 /* hwt_ptf_rec() of every other record. */
@@ -1017,11 +1017,13 @@ int hwt_ptf_rec(struct hwt_ptf *ptf, const struct hwt_dec_rec *rec)
 		if (t->tid == rec->tid && t->pid == rec->pid) {
 			if (fast_call_ok(t, rec->type, rec->depth)) {
 				advance(ptf, t, rec, &delta, &dt);
-				return fast_call(ptf, t, delta, dt, rec->u.call.to);
+				return fast_call(ptf, t, delta, dt, rec->u.call.to, t->last_time,
+						 t->has_time);
 			}
 			if (fast_return_ok(t, rec->type, rec->flags, rec->depth)) {
 				advance(ptf, t, rec, &delta, &dt);
-				return fast_return(ptf, t, delta, dt, rec->flags);
+				return fast_return(ptf, t, delta, dt, rec->flags, t->last_time,
+						   t->has_time);
 			}
 		}
 	}
@@ -1033,13 +1035,15 @@ static int sink_rec(void *ctx, const struct hwt_dec_rec *rec)
 	return hwt_ptf_rec(ctx, rec);
 }
 
-/* A batch of calls and returns (no times: the PROFILE view weighted by
- * instructions): the fast paths as in hwt_ptf_rec(), the rest as the
- * records they stand for. */
+/* A batch of calls and returns (no times of their own: the PROFILE view
+ * weighted by instructions): the fast paths as in hwt_ptf_rec(), the rest
+ * as the records they stand for. Code is looked up at the batch's time
+ * (its last entry's: every callee was mapped by then). */
 static int sink_batch(void *ctx, const struct hwt_dec_batch *b)
 {
 	struct hwt_ptf *ptf = ctx;
 	struct ptf_thread *t;
+	uint64_t now;
 	int err;
 
 	if (ptf->finished)
@@ -1047,25 +1051,28 @@ static int sink_batch(void *ctx, const struct hwt_dec_batch *b)
 	err = thread_get(ptf, b->pid, b->tid, &t);
 	if (err < 0)
 		return err;
+	now = (b->flags & HWT_DEC_RF_TIME) ? b->time : t->last_time;
 	for (size_t i = 0; i < b->n; i++) {
 		const struct hwt_dec_callret *e = &b->e[i];
 		uint64_t insns = b->insns_base + e->insns;
 
 		ptf->st.records++;
 		if (fast_call_ok(t, e->type, e->depth)) {
-			err = fast_call(ptf, t, advance_insns(t, insns), 0, e->ip);
+			err = fast_call(ptf, t, advance_insns(t, insns), 0, e->ip, now, false);
 		} else if (fast_return_ok(t, e->type, e->flags, e->depth)) {
-			err = fast_return(ptf, t, advance_insns(t, insns), 0, e->flags);
+			err = fast_return(ptf, t, advance_insns(t, insns), 0, e->flags, now, false);
 		} else {
 			struct hwt_dec_rec rec;
 
 			memset(&rec, 0, sizeof(rec));
 			rec.type = e->type;
-			rec.flags = e->flags;
+			rec.flags = e->flags | (b->flags & HWT_DEC_RF_TIME);
 			rec.pid = b->pid;
 			rec.tid = b->tid;
 			rec.depth = e->depth;
 			rec.insns = insns;
+			rec.tsc = b->tsc;
+			rec.time = b->time;
 			if (e->type == HWT_DEC_REC_CALL) {
 				rec.u.call.to = e->ip;
 				rec.u.call.branch = e->branch;

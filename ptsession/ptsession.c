@@ -653,6 +653,8 @@ static int stream_batch(void *ctx, const struct hwt_dec_batch *b)
 		if (own.insns_base + own.e[own.n - 1].insns > c->total)
 			c->total = own.insns_base + own.e[own.n - 1].insns;
 	}
+	if (own.flags & HWT_DEC_RF_TIME)
+		st->last_time = pts->dcfg.tconv.valid ? own.time : own.tsc;
 	if ((pts->cfg.npids && !in_ids(pts->pids, pts->cfg.npids, own.pid)) ||
 	    (pts->cfg.ntids && !in_ids(pts->tids, pts->cfg.ntids, own.tid))) {
 		pts->st.filtered += own.n;

@@ -574,6 +574,50 @@ static void test_split_cpu(void **state)
 	}
 }
 
+/* flame weighted by instructions takes calls and returns in batches
+ * without their times; a time window needs every record's time, so it
+ * takes records: the same stacks either way, the dlopen'd library's
+ * function (mapped after the trace began) named, with one stack line. */
+static void test_flame_batches(void **state)
+{
+	struct hwt_test_run r, t;
+	char line[160];
+
+	(void)state;
+	if (!need_recording())
+		return;
+	hwt_test_run(&r, "%s flame -q -i %s -o - --format folded", hwt_test_hwtrace(), trace);
+	hwt_test_run(&t, "%s flame -q -i %s -o - --format folded --time 0,999999999",
+		     hwt_test_hwtrace(), trace);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(t.status, 0);
+	assert_true(strlen(r.out) > 500);
+	assert_string_equal(r.out, t.out);
+	assert_int_equal(count_lines(r.out, ";main;pts_dl_mul ", NULL), 1);
+	assert_int_equal(count_lines(r.out, ";main;leaf ", NULL), 1);
+	hwt_test_run_free(&t);
+	/* leaf's instructions: LEAF_CALLS calls, the same count each, all
+	 * its own (the calls table counts them from the records). */
+	hwt_test_run(&t, "%s report --calls -q -i %s", hwt_test_hwtrace(), trace);
+	assert_int_equal(t.status, 0);
+	{
+		const char *p = strstr(t.out, " leaf\n");
+		const char *b = p;
+		unsigned long long calls, self;
+
+		assert_non_null(p);
+		while (b > t.out && b[-1] != '\n')
+			b--;
+		assert_int_equal(sscanf(b, "%llu %llu", &calls, &self), 2);
+		assert_int_equal(calls, 250);
+		assert_int_equal(self % 250, 0);
+		snprintf(line, sizeof(line), ";main;leaf %llu\n", self);
+		assert_true(hwt_test_contains(r.out, line));
+	}
+	hwt_test_run_free(&r);
+	hwt_test_run_free(&t);
+}
+
 /* The traced program is gone, then replaced by another file: it is named
  * once, its code gives decode-error gaps, and the rest (the libraries)
  * still decodes. */
@@ -998,6 +1042,7 @@ int main(void)
 	    cmocka_unit_test(test_per_cpu),
 	    cmocka_unit_test(test_per_cpu_migrated),
 	    cmocka_unit_test(test_split_cpu),
+	    cmocka_unit_test(test_flame_batches),
 	    cmocka_unit_test(test_missing_binary),
 	    cmocka_unit_test(test_api),
 	    cmocka_unit_test(test_parallel_engines),
