@@ -65,6 +65,13 @@ static bool in_ids(const int32_t *v, size_t n, int32_t x)
 	return false;
 }
 
+/* Whether the pid and tid filters leave out thread (pid, tid). */
+static bool ids_out(const struct hwt_pts *pts, int32_t pid, int32_t tid)
+{
+	return (pts->cfg.npids && !in_ids(pts->pids, pts->cfg.npids, pid)) ||
+	       (pts->cfg.ntids && !in_ids(pts->tids, pts->cfg.ntids, tid));
+}
+
 static int load_meta(struct hwt_pts *pts)
 {
 	const struct hwt_fmt_meta *m;
@@ -394,9 +401,7 @@ static int deliver(struct hwt_pts *pts, struct pts_stream *st, const struct hwt_
 {
 	uint64_t t = st->last_time;
 
-	if (t < pts->cfg.time_start ||
-	    (pts->cfg.npids && !in_ids(pts->pids, pts->cfg.npids, rec->pid)) ||
-	    (pts->cfg.ntids && !in_ids(pts->tids, pts->cfg.ntids, rec->tid))) {
+	if (t < pts->cfg.time_start || ids_out(pts, rec->pid, rec->tid)) {
 		pts->st.filtered++;
 		return 0;
 	}
@@ -545,6 +550,18 @@ static int stitch(struct hwt_pts *pts, struct pts_stream *st, struct pts_tcount 
 	return 0;
 }
 
+/* The thread of records before any decoding (a loss at the start of a
+ * stream), which have none yet: the stream's, or the CPU's. */
+static void stream_thread(const struct pts_stream *st, int32_t *pid, int32_t *tid)
+{
+	uint64_t run;
+
+	*pid = st->pid;
+	*tid = st->tid;
+	if (st->cpu >= 0)
+		thread_at(st, st->last_time, pid, tid, &run);
+}
+
 int pts_rec(struct pts_stream *st, const struct hwt_dec_rec *rec_in)
 {
 	struct hwt_pts *pts = st->pts;
@@ -553,16 +570,8 @@ int pts_rec(struct pts_stream *st, const struct hwt_dec_rec *rec_in)
 	bool run_start = false;
 	int err;
 
-	if (owned.tid < 0 && owned.pid < 0) {
-		/* Records before any decoding (a loss at the start of a
-		 * stream) have no thread yet: the stream's, or the CPU's. */
-		uint64_t run;
-
-		owned.pid = st->pid;
-		owned.tid = st->tid;
-		if (st->cpu >= 0)
-			thread_at(st, st->last_time, &owned.pid, &owned.tid, &run);
-	}
+	if (owned.tid < 0 && owned.pid < 0)
+		stream_thread(st, &owned.pid, &owned.tid);
 	if (owned.type == HWT_DEC_REC_SWITCH && owned.u.sw.prev_tid >= 0 &&
 	    owned.u.sw.prev_tid == st->run_tid) {
 		/* The previous thread ran up to here: its count, for its
@@ -628,14 +637,8 @@ static int stream_batch(void *ctx, const struct hwt_dec_batch *b)
 
 	if (!b->n)
 		return 0;
-	if (own.tid < 0 && own.pid < 0) {
-		uint64_t run;
-
-		own.pid = st->pid;
-		own.tid = st->tid;
-		if (st->cpu >= 0)
-			thread_at(st, st->last_time, &own.pid, &own.tid, &run);
-	}
+	if (own.tid < 0 && own.pid < 0)
+		stream_thread(st, &own.pid, &own.tid);
 	if (own.tid >= 0) {
 		/* As pts_rec(): the thread's count goes on from its other
 		 * streams; within a batch it only grows. */
@@ -655,8 +658,7 @@ static int stream_batch(void *ctx, const struct hwt_dec_batch *b)
 	}
 	if (own.flags & HWT_DEC_RF_TIME)
 		st->last_time = pts->dcfg.tconv.valid ? own.time : own.tsc;
-	if ((pts->cfg.npids && !in_ids(pts->pids, pts->cfg.npids, own.pid)) ||
-	    (pts->cfg.ntids && !in_ids(pts->tids, pts->cfg.ntids, own.tid))) {
+	if (ids_out(pts, own.pid, own.tid)) {
 		pts->st.filtered += own.n;
 		return 0;
 	}
@@ -797,8 +799,7 @@ int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf, siz
 	int err;
 
 	if (st->cpu < 0) {
-		if ((pts->cfg.npids && !in_ids(pts->pids, pts->cfg.npids, st->pid)) ||
-		    (pts->cfg.ntids && !in_ids(pts->tids, pts->cfg.ntids, st->tid)))
+		if (ids_out(pts, st->pid, st->tid))
 			return 0;
 		p = pts_procs_find(&pts->procs, st->pid);
 	}
