@@ -2184,8 +2184,10 @@ static int start(struct fast *f)
 
 	f->pos = f->s->start;
 	n = peek(f);
-	/* A PSB+ that runs into the next PSB: libipt fails there. */
-	if (n <= 0 || f->np->type != HWT_PKT_PSB || (f->s->hdr.open && !f->s->last))
+	/* A PSB+ that runs into the next PSB: libipt fails there. One that
+	 * runs into the end of the trace while decoding on is libipt's too
+	 * (its block decoder then reports the end where it stopped). */
+	if (n <= 0 || f->np->type != HWT_PKT_PSB || (f->s->hdr.open && (!f->s->last || cont)))
 		return DECLINE;
 	/* Decoding on from the segment before: the query decoder's own
 	 * enabled flag (BDM70's check) is where tracing was. */
