@@ -142,6 +142,10 @@ static void test_terms(void **state)
 	assert_int_equal(attr.config, 0x300e601 | 2);
 	assert_true(attr.exclude_kernel);
 	assert_false(attr.exclude_user);
+	/* issue 14, finding 8: the guest is left out, as perf leaves it out
+	 * without its 'G' modifier */
+	assert_true(attr.exclude_guest);
+	assert_true(attr.exclude_hv);
 	assert_true(attr.sample_id_all);
 	assert_int_equal(hwt_coll_pt_conf_parse(&pmu, "kernel", &c, msg, sizeof(msg)), 0);
 	assert_false(c.user);
