@@ -233,6 +233,31 @@ static void test_hybrid_record(void **state)
 		assert_false(hwt_test_contains(r.out, k ? "cpu_core/" : "cpu_atom/"));
 		hwt_test_run_free(&r);
 	}
+	/* -c and -F on either core type (each failed at the first E-core):
+	 * a period of 10^5 cycles over 100 ms of spinning (4 GHz P-cores,
+	 * 2.5 GHz E-cores in the simulator) gives thousands of samples, 1000
+	 * Hz about a hundred, all of the PMU of the CPU. */
+	for (int k = 0; k < 4; k++) {
+		int cpu = k & 1 ? atom : core;
+		const char *ev = k & 1 ? "cpu_atom/cycles/:" : "cpu_core/cycles/:";
+		size_t n = 0;
+
+		hwt_test_run_ok(&r,
+				"taskset -c %d env HWT_PMU_SIM=adl %s record -q -e cycles %s -o "
+				"%s/p.hwt -- %s 100",
+				cpu, hwt_test_hwtrace(), k < 2 ? "-c 100000" : "-F 1000", dir,
+				hwt_test_prog("pmc_spin"));
+		hwt_test_run_free(&r);
+		hwt_test_run_ok(&r, "%s script -i %s/p.hwt", hwt_test_hwtrace(), dir);
+		for (const char *p = r.out; (p = strstr(p, ev)); p++)
+			n++;
+		if (k < 2)
+			assert_true(n > 1000);
+		else
+			assert_true(n >= 50 && n <= 200);
+		assert_false(hwt_test_contains(r.out, k & 1 ? "cpu_core/" : "cpu_atom/"));
+		hwt_test_run_free(&r);
+	}
 	/* The default event: cycles:P on the PMU of the CPU. */
 	hwt_test_run_ok(&r, "taskset -c %d env HWT_PMU_SIM=adl %s record -q -o %s/d.hwt -- %s 30",
 			atom, hwt_test_hwtrace(), dir, hwt_test_prog("pmc_spin"));
