@@ -8,7 +8,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "decoder/decoder.h"
 
 int hwt_cli_verbose;
 
@@ -109,6 +112,26 @@ const struct hwt_logger *hwt_cli_logger(void)
 	static const struct hwt_logger logger = {log_stderr, NULL};
 
 	return &logger;
+}
+
+int hwt_cli_parse_engine(const char *cmd, const char *s, uint32_t *engine)
+{
+	static const struct {
+		const char *name;
+		enum hwt_dec_engine engine;
+	} names[] = {
+	    {"fast", HWT_DEC_ENGINE_FAST},
+	    {"libipt", HWT_DEC_ENGINE_LIBIPT},
+	    {"ptxed", HWT_DEC_ENGINE_PTXED},
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(s, names[i].name)) {
+			*engine = names[i].engine;
+			return 0;
+		}
+	}
+	return hwt_cli_usage_error(cmd, "unknown --engine '%s' (use fast, libipt or ptxed)", s);
 }
 
 int hwt_cli_parse_u64(const char *s, bool binary, unsigned long long *out)

@@ -229,6 +229,11 @@ int hwt_cli_usage_error(const char *cmd, const char *fmt, ...)
  * binary is true). Returns 0 or -HWT_EINVAL. */
 int hwt_cli_parse_u64(const char *s, bool binary, unsigned long long *out);
 
+/* Parses --engine's name (fast, libipt, ptxed) into *engine (enum
+ * hwt_dec_engine). Returns 0, or prints one usage error for cmd and returns
+ * HWT_EXIT_USAGE. */
+int hwt_cli_parse_engine(const char *cmd, const char *s, uint32_t *engine);
+
 /* Parses a comma-separated list of integers, each at least min (pids,
  * tids: "12,34"), and appends them to *ids (realloc'd; the caller frees)
  * and *n. Empty items are skipped. Returns 0, -HWT_EINVAL (not an integer,

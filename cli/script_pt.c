@@ -573,19 +573,8 @@ int hwt_script_pt(int argc, char **argv)
 			break;
 		case OPT_ENGINE:
 			engine_set = true;
-			if (!strcmp(optarg, "fast"))
-				o.cfg.engine = HWT_DEC_ENGINE_FAST;
-			else if (!strcmp(optarg, "libipt"))
-				o.cfg.engine = HWT_DEC_ENGINE_LIBIPT;
-			else if (!strcmp(optarg, "ptxed"))
-				o.cfg.engine = HWT_DEC_ENGINE_PTXED;
-			else {
-				ret = hwt_cli_usage_error("script",
-							  "unknown --engine '%s' (use fast, "
-							  "libipt or ptxed)",
-							  optarg);
+			if ((ret = hwt_cli_parse_engine("script", optarg, &o.cfg.engine)) != 0)
 				goto out;
-			}
 			break;
 		case 'j':
 		case OPT_THREADS:

@@ -176,19 +176,8 @@ int hwt_script_ptrec(int argc, char **argv, struct hwt_fmt_session *session)
 			pcfg.flow = true;
 			break;
 		case O_ENGINE:
-			if (!strcmp(optarg, "fast")) {
-				cfg.engine = HWT_DEC_ENGINE_FAST;
-			} else if (!strcmp(optarg, "libipt")) {
-				cfg.engine = HWT_DEC_ENGINE_LIBIPT;
-			} else if (!strcmp(optarg, "ptxed")) {
-				cfg.engine = HWT_DEC_ENGINE_PTXED;
-			} else {
-				ret = hwt_cli_usage_error("script",
-							  "--engine is fast, libipt or "
-							  "ptxed, not '%s'",
-							  optarg);
+			if ((ret = hwt_cli_parse_engine("script", optarg, &cfg.engine)) != 0)
 				goto out;
-			}
 			break;
 		case O_THREADS:
 			if (hwt_cli_parse_u64(optarg, false, &v) < 0 || v > 256) {

@@ -250,6 +250,9 @@ static void test_errors(void **state)
 			fprintf(stderr, "%s: status %d\n%s", bad[i], run.status, run.err);
 		assert_int_equal(run.status, 2);
 		assert_true(run.err_len > 0);
+		if (!strcmp(bad[i], "--engine=turbo"))
+			assert_non_null(strstr(
+			    run.err, "unknown --engine 'turbo' (use fast, libipt or ptxed)"));
 		hwt_test_run_free(&run);
 	}
 

@@ -412,6 +412,12 @@ static void test_errors(void **state)
 	hwt_test_run(&r, "%s flame -i %s -o x.svg --weight cycles", hwt_test_hwtrace(), pt);
 	assert_int_equal(r.status, 2);
 	hwt_test_run_free(&r);
+	/* one wording for an unknown engine, recording or raw trace */
+	hwt_test_run(&r, "%s script -i %s --engine=turbo", hwt_test_hwtrace(), pt);
+	assert_int_equal(r.status, 2);
+	assert_true(
+	    hwt_test_contains(r.err, "unknown --engine 'turbo' (use fast, libipt or ptxed)"));
+	hwt_test_run_free(&r);
 }
 
 /* An address filter on work(): its 2000 calls (leaf, dispatch) leave the
