@@ -10,7 +10,9 @@
  * the span it covers, report, script, flame, trace and convert show the
  * phase's function, each with the one warning every command gives for
  * such a file. And SIGTERM or SIGHUP to the recorder end the recording
- * cleanly (the file is closed, the command's samples are there).
+ * cleanly (the file is closed, the command's samples are there). The same
+ * SIGKILL for an Intel PT recording (the simulated intel_pt PMU): its AUX
+ * data is flushed by time too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -43,7 +45,7 @@ static uint64_t now_ns(void)
 
 /* Starts `hwtrace record ... -o out -- rec_phases > log` and returns its
  * PID (the recorder's: exec, no shell in between). */
-static pid_t start_record(const char *out, const char *log)
+static pid_t start_record_as(const char *out, const char *log, bool pt)
 {
 	pid_t pid = fork();
 
@@ -53,11 +55,24 @@ static pid_t start_record(const char *out, const char *log)
 
 		if (fd < 0 || dup2(fd, 1) < 0)
 			_exit(126);
-		execl(hwt_test_hwtrace(), "hwtrace", "record", "-q", "-F", "999", "-g", "-o", out,
-		      "--", hwt_test_prog("rec_phases"), (char *)NULL);
+		if (pt) {
+			/* Intel PT through the simulated PMU: the recorder's
+			 * own AUX path, fed by the emulator as it runs. */
+			setenv("HWT_PT_SIM", "1", 1);
+			execl(hwt_test_hwtrace(), "hwtrace", "record", "-q", "--pt", "-o", out,
+			      "--", hwt_test_prog("rec_phases"), (char *)NULL);
+		} else {
+			execl(hwt_test_hwtrace(), "hwtrace", "record", "-q", "-F", "999", "-g",
+			      "-o", out, "--", hwt_test_prog("rec_phases"), (char *)NULL);
+		}
 		_exit(127);
 	}
 	return pid;
+}
+
+static pid_t start_record(const char *out, const char *log)
+{
+	return start_record_as(out, log, false);
 }
 
 /* The phase function's name: phase_00 .. phase_77 (two octal digits). */
@@ -251,6 +266,58 @@ static void test_sigkill(void **state)
 	hwt_test_tmpdir_remove(dir);
 }
 
+/* The same for Intel PT (its AUX data): `record --pt` on the simulated
+ * intel_pt PMU, killed once the program has run a few phases under the
+ * emulator. Every phase that ended more than the flush interval before the
+ * kill is decoded whole from the trace: report --calls counts one call of
+ * its function, with the warning. */
+static void test_sigkill_pt(void **state)
+{
+	char *dir = hwt_test_tmpdir();
+	char out[4096], log[4096], calls[64];
+	struct hwt_test_run r;
+	uint64_t killed_at;
+	int status, n;
+	pid_t pid;
+
+	(void)state;
+	hwt_test_need_qemu();
+	snprintf(out, sizeof(out), "%s/pt.hwt", dir);
+	snprintf(log, sizeof(log), "%s/pt.log", dir);
+	pid = start_record_as(out, log, true);
+	/* until two phases ended more than a flush interval ago */
+	for (int tries = 0;
+	     tries < 600 && phases_before(log, now_ns() - FLUSH_NS - 200000000ull) < 2; tries++)
+		usleep(100000);
+	killed_at = now_ns();
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	n = phases_before(log, killed_at - FLUSH_NS);
+	fprintf(stderr, "PT recording: %d phase(s) ended more than 1 s before the kill\n", n);
+	assert_true(n >= 2 && n < NPHASES);
+	hwt_test_run(&r, "cd %s && %s report --calls -i pt.hwt", dir, hwt_test_hwtrace());
+	assert_int_equal(r.status, 0);
+	expect_warning("report --calls", r.err, "pt.hwt");
+	assert_true(hwt_test_contains(r.err, " 0 gaps (0 from lost trace, 0 bytes lost)"));
+	for (int k = 0; k < n; k++) {
+		char name[32];
+		const char *p;
+
+		phase_name(k, name, sizeof(name));
+		/* "CALLS SELF-INSNS INCL-INSNS ... phase_KK": one call, returned */
+		snprintf(calls, sizeof(calls), "  %s\n", name);
+		p = strstr(r.out, calls);
+		if (!p)
+			fail_msg("report --calls: %s is missing:\n%s", name, r.out);
+		while (p > r.out && p[-1] != '\n')
+			p--;
+		assert_int_equal(strtol(p, NULL, 10), 1);
+	}
+	hwt_test_run_free(&r);
+	hwt_test_tmpdir_remove(dir);
+}
+
 /* SIGTERM and SIGHUP to the recorder: the recording ends cleanly at once,
  * the command was stopped, and its samples are in a closed file. */
 static void test_stop_signals(void **state)
@@ -295,6 +362,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sigkill),
+	    cmocka_unit_test(test_sigkill_pt),
 	    cmocka_unit_test(test_stop_signals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
