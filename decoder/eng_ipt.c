@@ -123,8 +123,10 @@ static uint64_t direct_next(const struct hwt_dec_bb *bb)
 void seg_find_end_ip(struct seg *s)
 {
 	uint64_t off = s->end, last_ip = 0;
+	bool fup = false;
 
 	s->has_end_ip = false;
+	s->next_psbend = 0;
 	if (s->last || s->end + HWT_PKT_PSB_SIZE > s->buf_len)
 		return;
 	while (off < s->buf_len) {
@@ -132,17 +134,27 @@ void seg_find_end_ip(struct seg *s)
 		int n = hwt_pkt_decode(s->buf + off, (size_t)(s->buf_len - off), 0, &p);
 
 		/* The PSB+ ends at PSBEND, or broken at another PSB. */
-		if (n <= 0 || p.type == HWT_PKT_PSBEND || (p.type == HWT_PKT_PSB && off != s->end))
+		if (n < 0 || (n > 0 && p.type == HWT_PKT_PSB && off != s->end))
 			return;
-		if (p.type == HWT_PKT_FUP) {
+		if (n == 0)
+			break;
+		if (p.type == HWT_PKT_PSBEND) {
+			s->next_psbend = off;
+			return;
+		}
+		if (p.type == HWT_PKT_FUP && !fup) {
+			fup = true;
 			if (hwt_pkt_ip(&p, &last_ip) == 0) {
 				s->has_end_ip = true;
 				s->end_ip = last_ip;
 			}
-			return;
 		}
 		off += (uint64_t)n;
 	}
+	/* It runs into the end of the trace (the stream's: run.c decodes a
+	 * segment once the next PSB+ is complete, or at the end), where
+	 * libipt decoding on stops. */
+	s->next_psbend = s->buf_len;
 }
 
 int seg_tail(struct hwt_dec *dec, struct seg *s, const struct hwt_dec_image *img, uint64_t ip,
@@ -575,13 +587,23 @@ static int conv_resync(struct conv *c, int *status)
 	*status = pt_blk_sync_forward(c->blk);
 	if (*status < 0)
 		return 1;
-	if (pt_blk_get_sync_offset(c->blk, &off) == 0 && s->nitems &&
-	    s->items[s->nitems - 1].kind == SEG_GAP) {
-		const struct seg_item *it = &s->items[s->nitems - 1];
+	if (pt_blk_get_sync_offset(c->blk, &off) == 0) {
 		uint64_t sync = s->start + (off > c->skew ? off - c->skew : 0);
 
-		if (sync > it->pos)
-			s->gaps[it->ninsn].size = sync - it->pos;
+		if (s->nitems && s->items[s->nitems - 1].kind == SEG_GAP) {
+			const struct seg_item *it = &s->items[s->nitems - 1];
+
+			if (sync > it->pos)
+				s->gaps[it->ninsn].size = sync - it->pos;
+		}
+		if (s->resync_stop && sync >= s->resync_stop && sync < s->end) {
+			/* Decoding on from this fresh sync is the next
+			 * segment's, which starts there as ptxed does
+			 * (run.c: the fast engine takes it again). */
+			s->end = sync;
+			s->last = false;
+			return 1;
+		}
 	}
 	c->open = NULL;
 	c->pending = NULL;
@@ -919,6 +941,8 @@ out:
 
 static int seg_ipt_once(struct hwt_dec *dec, struct seg *s)
 {
+	uint64_t end = s->end;
+	bool last = s->last;
 	int err = seg_ipt(dec, s, false);
 
 	/* On damaged trace, where libipt fails can depend on its block
@@ -935,6 +959,9 @@ static int seg_ipt_once(struct hwt_dec *dec, struct seg *s)
 
 		seg_reset(s);
 		s->fallback = fallback;
+		/* Stopped at a resync (resync_stop): from the start again. */
+		s->end = end;
+		s->last = last;
 	}
 	return seg_ipt(dec, s, true);
 }

@@ -95,89 +95,125 @@ void hwt_dec_workers_free(struct hwt_dec *dec)
 	dec->workers = NULL;
 }
 
-/* Where a segment the fast engine declined may be cut: at the last PSB
- * inside it before where the engine stopped; s->end when there is none
- * (or the engine declined before looking at the trace). */
-static uint64_t decline_cut(const struct seg *s)
+/* The PSBs around where the fast engine declined: *cut the last one
+ * inside the segment at or before it (s->start when none), *next the
+ * first after it (s->end when none). PSBs are found as seg_cut finds
+ * them, so the pieces are those a segment at every PSB would give. */
+static void decline_psbs(const struct seg *s, uint64_t *cut, uint64_t *next)
 {
-	uint64_t cut = s->end;
+	uint64_t p = hwt_pkt_find_psb(s->buf, (size_t)s->end, (size_t)s->start + HWT_PKT_PSB_SIZE);
 
-	if (!s->decline_pos)
-		return s->end;
-	for (uint64_t p =
-		 hwt_pkt_find_psb(s->buf, (size_t)s->end, (size_t)s->start + HWT_PKT_PSB_SIZE);
-	     p < s->end && p <= s->decline_pos;
+	*cut = s->start;
+	for (; p < s->end && p <= s->decline_pos;
 	     p = hwt_pkt_find_psb(s->buf, (size_t)s->end, (size_t)p + HWT_PKT_PSB_SIZE))
-		cut = p;
-	return cut;
+		*cut = p;
+	*next = p < s->end ? p : s->end;
+}
+
+/* Makes s the segment [start, end) again, decoded from entry. */
+static void seg_again(struct hwt_dec *dec, struct seg *s, uint64_t start, uint64_t end, bool last,
+		      const struct seg_state *entry)
+{
+	seg_init(s, s->buf, s->buf_len, start, end, last);
+	s->entry = *entry;
+	seg_find_end_ip(s);
+	seg_header(s, dec->ptcfg.errata.bdm70);
+	seg_timeline(s, dec);
 }
 
 /* Phase 1 for one segment: the fast engine, or libipt when it declines.
  *
- * Where the fast engine declines further on than a PSB inside the
- * segment, the segment is cut at the last such PSB when the engine decodes
- * the part before it without error: that part is the fast engine's, the
- * rest (s->end to s->rest_end) libipt's, as one segment decoded on from the
- * state the first part leaves. libipt decoding the whole segment goes
- * through that PSB+ in the same state, so the records are the same; with
- * an error before it, they need not be (libipt synchronizes afresh after
- * an error at a PSB its read-ahead decides), and libipt decodes the whole
- * segment. */
+ * libipt decodes no more of a long segment than the PSB intervals it must.
+ * Where the fast engine declines, at a PSB interval [cut, next), the
+ * segment is cut: the fast engine's part before cut when it decodes it
+ * without error to a known state, then libipt's [cut, next) decoded on
+ * from that state, then the rest again (the fast engine, from the state
+ * libipt leaves: s->rest_end, decoded after s is replayed). libipt
+ * decoding the whole segment goes through the PSBs at cut and next in
+ * the same state, so the records are the same as its. Where libipt fails
+ * in [cut, next), it decodes on from cut as it does in the whole segment
+ * up to where it synchronizes afresh after an error (its read-ahead may
+ * take it past next; s->resync_stop), and the rest starts there from a
+ * fresh sync, as libipt's own decoding on does. */
 static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 {
+	uint64_t end = s->end;
+	bool last = s->last;
 	int err;
 
 	s->log_all = dec->want & HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
 	s->profile = dec->cfg.flags & HWT_DEC_F_PROFILE;
 	s->work = &w->work;
-	s->want_pkts = dec->cfg.engine == HWT_DEC_ENGINE_FAST && w->fast && !s->no_fast;
+	s->want_pkts = dec->cfg.engine == HWT_DEC_ENGINE_FAST && w->fast;
+	s->resync_stop = 0;
 	seg_find_end_ip(s);
 	seg_header(s, dec->ptcfg.errata.bdm70);
 	seg_timeline(s, dec);
 	if (s->want_pkts) {
-		uint64_t cut, end = s->end;
-		bool last = s->last;
 		struct seg_state entry = s->entry;
+		uint64_t cut = s->start, next = s->ipt_until;
 
-		err = hwt_dec_seg_fast(dec, s, w->fast);
-		if (err != -HWT_ENOTSUP)
-			goto done;
-		seg_drop_counts(s);
-		cut = decline_cut(s);
-		if (cut < end) {
-			seg_init(s, s->buf, s->buf_len, s->start, cut, false);
-			s->entry = entry;
-			seg_find_end_ip(s);
-			seg_header(s, dec->ptcfg.errata.bdm70);
-			seg_timeline(s, dec);
+		if (!next) {
 			err = hwt_dec_seg_fast(dec, s, w->fast);
-			if (err == 0 && s->exit.known && s->exit.enabled && !s->ngaps) {
+			if (err != -HWT_ENOTSUP)
+				goto done;
+			seg_drop_counts(s);
+			/* Declined before looking at the trace: libipt's
+			 * whole. */
+			next = end;
+			if (s->decline_pos)
+				decline_psbs(s, &cut, &next);
+		}
+		if (cut > s->start) {
+			seg_again(dec, s, s->start, cut, false, &entry);
+			err = hwt_dec_seg_fast(dec, s, w->fast);
+			if (err == 0 && s->exit.known && !s->ngaps) {
 				s->rest_end = end;
 				s->rest_last = last;
+				s->rest_ipt = next;
 				goto done;
 			}
 			if (err != -HWT_ENOTSUP && err < 0)
 				goto done;
 			seg_drop_counts(s);
-			seg_init(s, s->buf, s->buf_len, s->start, end, last);
-			s->entry = entry;
-			seg_find_end_ip(s);
-			seg_header(s, dec->ptcfg.errata.bdm70);
-			seg_timeline(s, dec);
+			seg_again(dec, s, s->start, end, last, &entry);
+		}
+		if (next < end) {
+			/* libipt's PSB interval(s), the fast engine's rest
+			 * when libipt decodes them without error. */
+			seg_again(dec, s, s->start, next, false, &entry);
+			s->fallback = true;
+			err = hwt_dec_seg_ipt(dec, s);
+			if (err == 0 && !s->ngaps) {
+				s->rest_end = end;
+				s->rest_last = last;
+				s->rest_ipt = 0;
+				goto done;
+			}
+			if (err < 0)
+				goto done;
+			seg_drop_counts(s);
+			seg_again(dec, s, s->start, end, last, &entry);
+			s->resync_stop = next;
 		}
 		/* Declined: libipt decodes it (the timeline stays). */
 		seg_reset(s);
 		s->fallback = true;
 	}
-	/* The rest of a cut segment: the fast engine left it to libipt. */
-	if (s->no_fast)
-		s->fallback = dec->cfg.engine == HWT_DEC_ENGINE_FAST;
 	err = hwt_dec_seg_ipt(dec, s);
+	if (err == 0 && s->end < end) {
+		/* Stopped where libipt synchronized afresh (resync_stop). */
+		seg_find_end_ip(s);
+		s->rest_end = end;
+		s->rest_last = last;
+		s->rest_ipt = 0;
+	}
 done:
 	if (err < 0) {
 		seg_drop_counts(s);
 		return err;
 	}
+	seg_decoded_on(s);
 	return seg_commit_counts(s);
 }
 
@@ -201,31 +237,42 @@ static int replay_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 				s->last = s->rest_last;
 				s->rest_end = 0;
 			}
+			s->resync_stop = 0;
 			s->entry = entry;
 			err = decode_seg(dec, s, w);
 			if (err < 0)
 				return err;
 		}
 	}
+	if (entry.known && !s->entry.known) {
+		/* Decoded ahead from a fresh sync, the same log but for
+		 * where the start's items are. */
+		s->entry = entry;
+		seg_decoded_on(s);
+	}
 	err = hwt_dec_flow_replay(dec->flow, s);
 	dec->state = s->exit;
 	return err;
 }
 
-/* Decodes (libipt) and replays the rest of segment s, cut short, in rest
- * (which may be s). */
+/* Decodes and replays the rest of segment s, cut short, in rest (which
+ * may be s), and the rest of that, and so on. */
 static int replay_rest(struct hwt_dec *dec, struct seg *s, struct worker *w, struct seg *rest)
 {
-	uint64_t start = s->end, end = s->rest_end;
-	bool last = s->rest_last;
-	int err;
+	int err = 0;
 
-	seg_init(rest, s->buf, s->buf_len, start, end, last);
-	rest->no_fast = true;
-	rest->entry = dec->state;
-	err = decode_seg(dec, rest, w);
-	if (err == 0)
-		err = replay_seg(dec, rest, w);
+	while (err == 0 && s->rest_end) {
+		uint64_t start = s->end, end = s->rest_end, until = s->rest_ipt;
+		bool last = s->rest_last;
+
+		seg_init(rest, s->buf, s->buf_len, start, end, last);
+		rest->ipt_until = until;
+		rest->entry = dec->state;
+		err = decode_seg(dec, rest, w);
+		if (err == 0)
+			err = replay_seg(dec, rest, w);
+		s = rest;
+	}
 	return err;
 }
 
@@ -505,13 +552,13 @@ static size_t decodable_end(const uint8_t *buf, size_t len, size_t first, bool f
 		last = p;
 	}
 	/* Does buf hold what the segment before the last PSB needs of its
-	 * PSB+ (seg_find_end_ip reads up to the FUP or PSBEND, or a bad
+	 * PSB+ (seg_find_end_ip reads up to the PSBEND, another PSB or a bad
 	 * packet)? */
 	for (size_t off = last; off < len;) {
 		struct hwt_pkt pkt;
 		int n = hwt_pkt_decode(buf + off, len - off, 0, &pkt);
 
-		if (n < 0 || (n > 0 && (pkt.type == HWT_PKT_PSBEND || pkt.type == HWT_PKT_FUP ||
+		if (n < 0 || (n > 0 && (pkt.type == HWT_PKT_PSBEND ||
 					(pkt.type == HWT_PKT_PSB && off != last))))
 			return last;
 		if (n == 0)

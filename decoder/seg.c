@@ -26,9 +26,11 @@ void seg_init(struct seg *s, const uint8_t *buf, size_t buf_len, uint64_t start,
 	s->start = start;
 	s->end = end;
 	s->last = last;
-	s->no_fast = false;
+	s->ipt_until = 0;
+	s->resync_stop = 0;
 	s->rest_end = 0;
 	s->rest_last = false;
+	s->rest_ipt = 0;
 	seg_reset(s);
 }
 
@@ -692,6 +694,8 @@ void seg_header(struct seg *s, int bdm70)
 
 		if (n == 0)
 			break;
+		if (n > 0 && p.type == HWT_PKT_PSBEND)
+			h->psbend = off;
 		if (n < 0 || p.type == HWT_PKT_PSBEND || p.type == HWT_PKT_PSB)
 			return;
 		switch (p.type) {
@@ -729,6 +733,18 @@ void seg_header(struct seg *s, int bdm70)
 	 * stream, it reads that PSB as part of the PSB+ and fails
 	 * (-pte_bad_context). */
 	h->open = true;
+}
+
+void seg_decoded_on(struct seg *s)
+{
+	for (size_t i = 0; i < s->nitems; i++) {
+		struct seg_item *it = &s->items[i];
+
+		if (s->entry.known && s->hdr.psbend && it->pos < s->hdr.psbend)
+			it->pos = s->hdr.psbend;
+		else if (s->next_psbend && it->pos >= s->end)
+			it->pos = s->next_psbend;
+	}
 }
 
 /* The state a fresh sync starts in (entry not known). */

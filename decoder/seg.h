@@ -122,6 +122,7 @@ struct seg_header {
 	bool open; /* no PSBEND before the segment's end */
 	uint8_t mode;
 	uint64_t ip;
+	uint64_t psbend; /* stream offset of its PSBEND (0: none) */
 };
 
 struct tl_point {
@@ -141,11 +142,17 @@ struct seg {
 			       * declined */
 	uint64_t decline_pos; /* where the fast engine declined (0: before
 			       * looking at the trace, or it did not) */
-	bool no_fast;	      /* libipt's to decode (set after seg_init) */
-	uint64_t rest_end;    /* cut short at end after the fast engine
-			       * declined further on: [end, rest_end) is
-			       * libipt's, as one segment (run.c) */
+	uint64_t ipt_until;   /* the fast engine declined before this
+			       * PSB: [start, ipt_until) is libipt's
+			       * (set after seg_init; run.c) */
+	uint64_t resync_stop; /* libipt stops at the first PSB at or after
+			       * this where it synchronizes again after an
+			       * error: end becomes that PSB (eng_ipt.c) */
+	uint64_t rest_end;    /* cut short at end: [end, rest_end) is
+			       * decoded next, from the state this
+			       * segment leaves (run.c) */
 	bool rest_last;	      /* ... which is the stream's last */
+	uint64_t rest_ipt;    /* ... with its ipt_until */
 	int err;	      /* a hard error (ENOMEM, sink) */
 
 	struct seg_item *items;
@@ -186,6 +193,7 @@ struct seg {
 	bool has_end_ip;
 	bool tail_reached;
 	uint64_t end_ip;
+	uint64_t next_psbend; /* the next PSB+'s PSBEND (0: none) */
 
 	/* The state the segment was decoded from (entry; not known: a fresh
 	 * sync) and the state it ends in (exit; not known after an error,
@@ -313,13 +321,25 @@ static inline bool seg_time_at(const struct seg *s, uint64_t pos, size_t *cursor
 	return seg_time_at_slow(s, pos, cursor, tsc);
 }
 
-/* Finds the next segment's PSB+ FUP (s->has_end_ip, s->end_ip). */
+/* Reads the next segment's PSB+: its FUP (s->has_end_ip, s->end_ip) and
+ * its PSBEND (s->next_psbend). */
 void seg_find_end_ip(struct seg *s);
 
 /* Reads the segment's own PSB+ into s->hdr. bdm70: libipt's BDM70
  * workaround (a FUP followed by TIP.PGE after the PSB+ is ignored when a
  * fresh sync starts there). */
 void seg_header(struct seg *s, int bdm70);
+/* Where the log's items at a PSB+ are, as libipt decoding the whole stream
+ * has them: decoding on, it reads a PSB+ to its PSBEND before it reports
+ * what comes at it (its status updates, a resumed enable, the run up to
+ * its FUP). A segment's own PSB+ decoded from the state the one before
+ * left (libipt from a prefix of packets, eng_ipt.c, and the fast engine
+ * mirroring it) has some of that at the PSB, and the segment before puts
+ * some at its end, the same offset: both go to the PSBEND, so that
+ * records do not depend on where segments begin (a segment at every PSB,
+ * or one every 4 KiB). A fresh sync (entry not known) reports them where
+ * libipt's synchronization does. */
+void seg_decoded_on(struct seg *s);
 /* Whether decoding from `entry` gives the log decoding from `used` gave
  * (a segment decoded ahead from a guess is decoded again when not). */
 bool seg_same_start(const struct seg *s, const struct seg_state *entry,
