@@ -126,7 +126,7 @@ void seg_find_end_ip(struct seg *s)
 	bool fup = false;
 
 	s->has_end_ip = false;
-	s->next_psbend = 0;
+	s->next_psbend = s->next_psbend_end = 0;
 	if (s->last || s->end + HWT_PKT_PSB_SIZE > s->buf_len)
 		return;
 	while (off < s->buf_len) {
@@ -140,6 +140,7 @@ void seg_find_end_ip(struct seg *s)
 			break;
 		if (p.type == HWT_PKT_PSBEND) {
 			s->next_psbend = off;
+			s->next_psbend_end = off + (uint64_t)n;
 			return;
 		}
 		if (p.type == HWT_PKT_FUP && !fup) {
@@ -154,7 +155,7 @@ void seg_find_end_ip(struct seg *s)
 	/* It runs into the end of the trace (the stream's: run.c decodes a
 	 * segment once the next PSB+ is complete, or at the end), where
 	 * libipt decoding on stops. */
-	s->next_psbend = s->buf_len;
+	s->next_psbend = s->next_psbend_end = s->buf_len;
 }
 
 int seg_tail(struct hwt_dec *dec, struct seg *s, const struct hwt_dec_image *img, uint64_t ip,

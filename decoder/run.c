@@ -114,7 +114,10 @@ static void decline_psbs(const struct seg *s, uint64_t *cut, uint64_t *next)
 static void seg_again(struct hwt_dec *dec, struct seg *s, uint64_t start, uint64_t end, bool last,
 		      const struct seg_state *entry)
 {
+	uint64_t tl_start = s->tl_start;
+
 	seg_init(s, s->buf, s->buf_len, start, end, last);
+	s->tl_start = tl_start;
 	s->entry = *entry;
 	seg_find_end_ip(s);
 	seg_header(s, dec->ptcfg.errata.bdm70);
@@ -167,7 +170,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 		if (cut > s->start) {
 			seg_again(dec, s, s->start, cut, false, &entry);
 			err = hwt_dec_seg_fast(dec, s, w->fast);
-			if (err == 0 && s->exit.known && !s->ngaps) {
+			if (err == 0 && s->exit.known && s->exit.enabled && !s->ngaps) {
 				s->rest_end = end;
 				s->rest_last = last;
 				s->rest_ipt = next;
@@ -184,7 +187,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 			seg_again(dec, s, s->start, next, false, &entry);
 			s->fallback = true;
 			err = hwt_dec_seg_ipt(dec, s);
-			if (err == 0 && !s->ngaps) {
+			if (err == 0 && !s->ngaps && s->exit.known && s->exit.enabled) {
 				s->rest_end = end;
 				s->rest_last = last;
 				s->rest_ipt = 0;
@@ -263,9 +266,11 @@ static int replay_rest(struct hwt_dec *dec, struct seg *s, struct worker *w, str
 
 	while (err == 0 && s->rest_end) {
 		uint64_t start = s->end, end = s->rest_end, until = s->rest_ipt;
+		uint64_t tl_start = s->tl_start;
 		bool last = s->rest_last;
 
 		seg_init(rest, s->buf, s->buf_len, start, end, last);
+		rest->tl_start = tl_start;
 		rest->ipt_until = until;
 		rest->entry = dec->state;
 		err = decode_seg(dec, rest, w);

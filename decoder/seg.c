@@ -24,6 +24,7 @@ void seg_init(struct seg *s, const uint8_t *buf, size_t buf_len, uint64_t start,
 	s->buf = buf;
 	s->buf_len = buf_len;
 	s->start = start;
+	s->tl_start = start;
 	s->end = end;
 	s->last = last;
 	s->ipt_until = 0;
@@ -493,20 +494,40 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 	struct tctx x = {dec->cfg.mtc_freq, dec->cfg.nom_freq, dec->cfg.cpuid_0x15_eax,
 			 dec->cfg.cpuid_0x15_ebx, dec->ptcfg.errata.skl168};
 	int skz84 = dec->ptcfg.errata.skz84;
-	uint64_t off = s->start;
-	bool header = false;
+	uint64_t off = s->tl_start < s->start ? s->tl_start : s->start;
+	/* The time goes on to the next PSB+'s end, for the items there
+	 * (seg_decoded_on); the packets end at the segment's. */
+	uint64_t end = s->next_psbend_end > s->end ? s->next_psbend_end : s->end;
+	bool header = false, want = s->want_pkts;
 
+again:
 	memset(&t, 0, sizeof(t));
 	tcal_init(&t.cal);
+	header = false;
 	s->ntl = 0;
 	s->time_error = false;
 	s->npkts = 0;
-	if (s->want_pkts && s->end - s->start > UINT32_MAX)
-		s->want_pkts = false; /* offsets would not fit: no fast engine */
+	if (want && s->end - s->start > UINT32_MAX)
+		want = false; /* offsets would not fit: no fast engine */
+	/* A piece of a longer segment (run.c) takes its time from where that
+	 * segment began (tl_start), as libipt decoding on does. */
+	s->want_pkts = want && off == s->start;
 	for (;;) {
 		struct hwt_pkt p;
 		int n;
 
+		if (off >= s->end && s->want_pkts) {
+			if (!grow((void **)&s->pkts, &s->cap_pkts, s->npkts, sizeof(*s->pkts))) {
+				s->err = -ENOMEM;
+			} else {
+				struct seg_pkt *q = &s->pkts[s->npkts++];
+
+				memset(q, 0, sizeof(*q));
+				q->off = (uint32_t)(off - s->start);
+				q->type = SEG_PKT_END;
+			}
+			s->want_pkts = false;
+		}
 		/* The common packets first: short TNT and the IP packets (no
 		 * timing in either). */
 		if (off < s->end && s->want_pkts && s->npkts < s->cap_pkts) {
@@ -550,7 +571,9 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 			}
 		}
 		memset(&p, 0, sizeof(p));
+		/* Within the segment, packets end at its end. */
 		n = off < s->end ? hwt_pkt_decode(s->buf + off, (size_t)(s->end - off), skz84, &p)
+		    : off < end	 ? hwt_pkt_decode(s->buf + off, (size_t)(end - off), skz84, &p)
 				 : 0;
 
 		if (s->want_pkts) {
@@ -558,7 +581,7 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 
 			if (!grow((void **)&s->pkts, &s->cap_pkts, s->npkts, sizeof(*s->pkts))) {
 				s->err = -ENOMEM;
-				s->want_pkts = false;
+				s->want_pkts = want = false;
 			} else {
 				q = &s->pkts[s->npkts++];
 				q->off = (uint32_t)(off - s->start);
@@ -600,7 +623,8 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 			break;
 		case HWT_PKT_TMA:
 			if (!on_tma(&t, &x, (uint32_t)(p.payload & 0xffff),
-				    (uint32_t)(p.payload >> 16)))
+				    (uint32_t)(p.payload >> 16)) &&
+			    off >= s->start && off < s->end)
 				s->time_error = true;
 			break;
 		case HWT_PKT_MTC:
@@ -613,18 +637,27 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 			break;
 		}
 		off += (uint64_t)n;
+		if (off > s->start && off - (uint64_t)n < s->start) {
+			/* From tl_start the packets do not meet the
+			 * segment's PSB: its own time line. */
+			off = s->tl_start = s->start;
+			goto again;
+		}
+		if (off == s->start && want && !s->npkts)
+			s->want_pkts = true;
 		if (t.have_tsc && header && p.type == HWT_PKT_TSC && !s->ntl)
 			/* A PSB+ tells the state at its PSB: its TSC is the time
 			 * there, so that the segment's first context query
 			 * (at the PSB) has one. Without it a per-CPU hook
 			 * answers for "no time" (before the first switch) and
 			 * the segment starts on a wrong thread. */
-			tl_push(s, s->start, t.tsc);
+			tl_push(s, s->tl_start, t.tsc);
 		else if (t.have_tsc &&
 			 (p.type == HWT_PKT_TSC || p.type == HWT_PKT_TMA || p.type == HWT_PKT_MTC ||
 			  p.type == HWT_PKT_CYC || p.type == HWT_PKT_CBR || p.type == HWT_PKT_OVF))
 			tl_push(s, off, t.tsc);
 	}
+	s->want_pkts = want && !s->err;
 }
 
 bool seg_time_at_slow(const struct seg *s, uint64_t pos, size_t *cursor, uint64_t *tsc)
@@ -694,8 +727,10 @@ void seg_header(struct seg *s, int bdm70)
 
 		if (n == 0)
 			break;
-		if (n > 0 && p.type == HWT_PKT_PSBEND)
+		if (n > 0 && p.type == HWT_PKT_PSBEND) {
 			h->psbend = off;
+			h->psbend_end = off + (uint64_t)n;
+		}
 		if (n < 0 || p.type == HWT_PKT_PSBEND || p.type == HWT_PKT_PSB)
 			return;
 		switch (p.type) {
@@ -737,13 +772,22 @@ void seg_header(struct seg *s, int bdm70)
 
 void seg_decoded_on(struct seg *s)
 {
+	/* Tracing off, libipt delivers them as its query decoder reaches
+	 * PSBEND (pt_qry_event); on, once it has read past it. */
+	uint64_t first = s->entry.enabled ? s->hdr.psbend_end : s->hdr.psbend;
+	uint64_t next = s->exit.enabled ? s->next_psbend_end : s->next_psbend;
+
+	if (!s->entry.known || !s->hdr.psbend)
+		first = 0;
+	if (!s->exit.known)
+		next = 0;
 	for (size_t i = 0; i < s->nitems; i++) {
 		struct seg_item *it = &s->items[i];
 
-		if (s->entry.known && s->hdr.psbend && it->pos < s->hdr.psbend)
-			it->pos = s->hdr.psbend;
-		else if (s->next_psbend && it->pos >= s->end)
-			it->pos = s->next_psbend;
+		if (it->pos < first)
+			it->pos = first;
+		else if (next && it->pos >= s->end)
+			it->pos = next;
 	}
 }
 

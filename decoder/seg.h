@@ -122,7 +122,8 @@ struct seg_header {
 	bool open; /* no PSBEND before the segment's end */
 	uint8_t mode;
 	uint64_t ip;
-	uint64_t psbend; /* stream offset of its PSBEND (0: none) */
+	uint64_t psbend;     /* stream offset of its PSBEND (0: none) */
+	uint64_t psbend_end; /* ... and after it */
 };
 
 struct tl_point {
@@ -132,6 +133,9 @@ struct tl_point {
 
 struct seg {
 	uint64_t start, end;  /* stream offsets: [start, end) */
+	uint64_t tl_start;    /* the time line starts here: start, or
+			       * where the segment this is a piece of
+			       * began (run.c) */
 	const uint8_t *buf;   /* the stream; buf + start is the PSB */
 	size_t buf_len;	      /* bytes of the whole stream piece */
 	bool last;	      /* the stream's last segment */
@@ -193,7 +197,8 @@ struct seg {
 	bool has_end_ip;
 	bool tail_reached;
 	uint64_t end_ip;
-	uint64_t next_psbend; /* the next PSB+'s PSBEND (0: none) */
+	uint64_t next_psbend, next_psbend_end; /* the next PSB+'s PSBEND
+						* and after it (0: none) */
 
 	/* The state the segment was decoded from (entry; not known: a fresh
 	 * sync) and the state it ends in (exit; not known after an error,
