@@ -415,6 +415,67 @@ struct hwt_dec_batch {
 	uint64_t time;	/* perf clock ns, when the conversion is valid */
 };
 
+/* Call trees (struct hwt_dec_tree): a sink's node of a call stack, by its
+ * own numbering; HWT_DEC_NODE_NONE stands for "not here". */
+#define HWT_DEC_NODE_NONE UINT32_MAX
+
+/* Where a thread is, for struct hwt_dec_tree: its count of instructions
+ * and depth as a record there would carry them. */
+struct hwt_dec_tree_at {
+	int32_t pid, tid;
+	uint32_t depth;
+	uint32_t flags; /* HWT_DEC_RF_TIME: tsc (and time) are set */
+	uint64_t insns;
+	uint64_t tsc;
+	uint64_t time; /* perf clock ns, when the conversion is valid */
+};
+
+/* What the decoder counted for one node of a sink between two calls of
+ * hwt_dec_tree.counts: instructions that ran in it (not in its callees)
+ * and calls that entered it (beyond the one hwt_dec_tree.child stood for). */
+struct hwt_dec_tree_count {
+	uint64_t self;
+	uint64_t calls;
+};
+
+struct hwt_dec_tree_counts {
+	const struct hwt_dec_tree_count *node; /* indexed by node, n of them */
+	size_t n;
+	uint64_t calls, returns, unwound; /* totals of the calls and returns
+					   * the tree stood for */
+};
+
+/* A sink's call tree (optional, with batch): the decoder keeps, in its own
+ * stack frames, the sink's node of each frame, and counts instructions
+ * and calls per node itself; a call asks the sink only for a
+ * (parent node, callee address) it has not seen (a cache of the decoder),
+ * a return asks nothing. For a flame graph weighted by instructions, a
+ * call costs a cache probe and a return a pop.
+ *
+ * Protocol, per thread: at a call the decoder asks top() for the node of
+ * the thread's innermost frame, the sink's stack being as its records and
+ * batches left it and the instructions up to at->insns counted as a record
+ * at at->depth would count them. HWT_DEC_NODE_NONE: the call and what
+ * follows go on as batches. Otherwise, from there on, each call is
+ * child(): the node of a call to `to` from node parent, the call itself
+ * counted by the sink (HWT_DEC_NODE_NONE: the decoder goes on with batches
+ * from before this call; nothing is counted). Returns pop the decoder's
+ * frames. Before any other record or batch of the thread, at a thread
+ * change, when a return leaves the frame top() named, and at the end of
+ * each segment the decoder calls sync(): the thread's stack is now the
+ * chain of node (at at->depth, the depth of node's frame), its count
+ * at->insns, everything before it counted (at->tsc/time: the time of the
+ * last call or return it stood for, when known). counts() hands over what
+ * was counted, at the end of each hwt_dec_decode(), _feed() or _finish().
+ * A negative return stops decoding with that error. */
+struct hwt_dec_tree {
+	int (*top)(void *ctx, const struct hwt_dec_tree_at *at, uint32_t *node);
+	int (*child)(void *ctx, const struct hwt_dec_tree_at *at, uint32_t parent, uint64_t to,
+		     uint32_t *node);
+	int (*sync)(void *ctx, const struct hwt_dec_tree_at *at, uint32_t node);
+	int (*counts)(void *ctx, const struct hwt_dec_tree_counts *counts);
+};
+
 /* A consumer of records. Records arrive in decode order from the thread
  * calling hwt_dec_decode(), also when segments are decoded in parallel. A
  * negative return stops decoding with that error.
@@ -431,6 +492,10 @@ struct hwt_dec_sink {
 	int (*rec)(void *ctx, const struct hwt_dec_rec *rec);
 	void *ctx;
 	int (*batch)(void *ctx, const struct hwt_dec_batch *batch);
+	/* tree (optional, with batch): the sink's call tree, used when the
+	 * sink is the decoder's only one; NULL: batches. Remains the
+	 * caller's; must stay valid while the decoder lives. */
+	const struct hwt_dec_tree *tree;
 };
 
 /* ------------------------------------------------------------------------ */

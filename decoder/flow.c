@@ -28,6 +28,15 @@
  * the segment; their times are not looked up. Most records of call-heavy
  * code are calls and returns: a full record and its time cost more than
  * the stack itself.
+ *
+ * A sink with a call tree (struct hwt_dec_tree) gets neither: each frame
+ * keeps the sink's node, a call finds its node in a cache by (parent
+ * node, callee) and a return pops; instructions and calls are counted per
+ * node here. A thread is in tree mode from the first call that top()
+ * anchors to the sink's innermost node (frames [tlo, depth) have nodes,
+ * the anchor is the node at tlo) until a record of it, a thread change, a
+ * return below tlo, a drop at MAX_DEPTH or the end of the segment: sync()
+ * then gives the sink its stack back, and batches go on.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -43,6 +52,14 @@ enum {
 	FRAME_FAR = 2,	 /* SYSCALL and other far calls */
 	MAX_DEPTH = 1 << 16,
 	BATCH_MAX = 1024, /* calls and returns per batch */
+	TCACHE_BITS = 12, /* tree mode's call cache */
+};
+
+/* Tree mode's call cache: a call to `to` from the sink's node parent1 - 1
+ * (0: empty) entered node. */
+struct tcache {
+	uint64_t to;
+	uint32_t parent1, node;
 };
 
 struct frame {
@@ -52,6 +69,7 @@ struct frame {
 	uint64_t insns; /* the thread's count at entry */
 	uint32_t older; /* 1 + the next older frame in its bucket; 0: none */
 	uint32_t fence; /* 1 + the newest non-near frame up to here; 0: none */
+	uint32_t cnode; /* tree mode: the sink's node of this frame */
 	uint8_t kind;
 	bool has_time;
 };
@@ -66,6 +84,13 @@ struct thread {
 	uint64_t off_at;     /* tracing stopped asynchronously here; 0 */
 	uint64_t run;	     /* hwt_dec_context.run */
 	struct thread *next; /* hash chain */
+	/* Tree mode (see the top): frames from tlo have cnodes, anchor is
+	 * the sink's node at depth tlo, tnode the innermost's; instructions
+	 * up to mark are counted. */
+	bool tmode;
+	size_t tlo;
+	uint32_t anchor, tnode;
+	uint64_t mark;
 };
 
 struct target_count {
@@ -93,6 +118,14 @@ struct hwt_dec_flow {
 	size_t nbatch;
 	int32_t bpid, btid;
 	uint64_t bpos;
+	/* Tree mode: the sink's tree (NULL: none), the counts per node
+	 * since the last hand-over, the call cache. */
+	const struct hwt_dec_tree *tree;
+	struct hwt_dec_tree_count *tcount;
+	size_t ntcount;
+	uint64_t tcalls, treturns, tunwound;
+	bool tcounted;
+	struct tcache *tcache_calls;
 };
 
 int hwt_dec_flow_alloc(struct hwt_dec *dec, struct hwt_dec_flow **out)
@@ -129,6 +162,8 @@ void hwt_dec_flow_free(struct hwt_dec_flow *f)
 	free(f->targets);
 	free(f->tcache);
 	free(f->batch);
+	free(f->tcount);
+	free(f->tcache_calls);
 	free(f);
 }
 
@@ -272,6 +307,18 @@ static int target_seen(struct hwt_dec_flow *f, const struct hwt_dec_bb *bb, uint
 
 int hwt_dec_flow_finish(struct hwt_dec_flow *f)
 {
+	/* Tree mode's counts go to the sink (sums: their order is free). */
+	if (f->tree && f->tcounted) {
+		struct hwt_dec_tree_counts c = {f->tcount, f->ntcount, f->tcalls, f->treturns,
+						f->tunwound};
+		int err = f->tree->counts(f->dec->sinks[0].ctx, &c);
+
+		memset(f->tcount, 0, f->ntcount * sizeof(*f->tcount));
+		f->tcalls = f->treturns = f->tunwound = 0;
+		f->tcounted = false;
+		if (err < 0)
+			return err;
+	}
 	for (size_t i = 0; i < f->ncount; i++) {
 		struct target_count *c = &f->tcache[i];
 
@@ -362,7 +409,12 @@ struct replay {
 	size_t tcur;
 	bool want_block, want_call, want_ret;
 	bool batching; /* calls and returns go to the sink's batch */
+	bool treeing;  /* ... or to the sink's call tree */
 	size_t bcur;   /* seg_time_at() cursor of the batches */
+	/* Tree mode: the stream position of the last call or return it
+	 * stood for since the last sync() (tpos_valid). */
+	uint64_t tpos;
+	bool tpos_valid;
 };
 
 /* Hands the gathered calls and returns to the sink, with the time of the
@@ -414,11 +466,140 @@ static inline int batch_add(struct replay *r, const struct thread *t, uint8_t ty
 	return 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Tree mode                                                                 */
+
+static void tree_at(const struct thread *t, struct hwt_dec_tree_at *at)
+{
+	memset(at, 0, sizeof(*at));
+	at->pid = t->pid;
+	at->tid = t->tid;
+	at->depth = (uint32_t)t->depth;
+	at->insns = t->insns;
+}
+
+/* The instructions since the mark ran in t's innermost node. */
+static inline void tree_self(struct hwt_dec_flow *f, struct thread *t)
+{
+	f->tcount[t->tnode].self += t->insns - t->mark;
+	t->mark = t->insns;
+	f->tcounted = true;
+}
+
+/* Room in the counts for node. */
+static int tcount_room(struct hwt_dec_flow *f, uint32_t node)
+{
+	size_t n = f->ntcount ? f->ntcount : 256;
+	struct hwt_dec_tree_count *p;
+
+	if (node < f->ntcount)
+		return 0;
+	while (n <= node)
+		n *= 2;
+	p = realloc(f->tcount, n * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	memset(p + f->ntcount, 0, (n - f->ntcount) * sizeof(*p));
+	f->tcount = p;
+	f->ntcount = n;
+	return 0;
+}
+
+/* Ends t's tree mode: the sink gets its stack back (sync()). */
+static int tree_exit(struct replay *r, struct thread *t)
+{
+	struct hwt_dec_flow *f = r->f;
+	const struct hwt_dec_tconv *tc = &f->dec->cfg.tconv;
+	struct hwt_dec_tree_at at;
+
+	if (!t->tmode)
+		return 0;
+	t->tmode = false;
+	tree_self(f, t);
+	tree_at(t, &at);
+	if (r->tpos_valid && seg_time_at(r->s, r->tpos, &r->bcur, &at.tsc)) {
+		at.flags = HWT_DEC_RF_TIME;
+		at.time = tc->valid ? hwt_dec_tsc_to_perf(tc, at.tsc) : 0;
+	}
+	r->tpos_valid = false;
+	return f->tree->sync(f->dec->sinks[0].ctx, &at, t->tnode);
+}
+
+/* A call of t to `to` at stream position pos in tree mode (entering it
+ * when t is not): the callee's node into *node, or HWT_DEC_NODE_NONE when
+ * the call goes on as a batch entry. */
+static int tree_call(struct replay *r, struct thread *t, uint64_t to, uint64_t pos, uint32_t *node)
+{
+	struct hwt_dec_flow *f = r->f;
+	void *ctx = f->dec->sinks[0].ctx;
+	struct hwt_dec_tree_at at;
+	struct tcache *c;
+	uint32_t n = HWT_DEC_NODE_NONE;
+	int err;
+
+	*node = HWT_DEC_NODE_NONE;
+	/* A call that drops frames (MAX_DEPTH) goes as a batch entry. */
+	if (t->depth >= MAX_DEPTH - 1)
+		return tree_exit(r, t);
+	if (!t->tmode) {
+		/* Calls and returns gathered before come first. */
+		err = batch_flush(r);
+		if (err < 0)
+			return err;
+		tree_at(t, &at);
+		err = f->tree->top(ctx, &at, &n);
+		if (err < 0 || n == HWT_DEC_NODE_NONE)
+			return err;
+		err = tcount_room(f, n);
+		if (err < 0)
+			return err;
+		t->tmode = true;
+		t->tlo = t->depth;
+		t->anchor = t->tnode = n;
+		t->mark = t->insns;
+	}
+	tree_self(f, t);
+	c = &f->tcache_calls[((to ^ (uint64_t)t->tnode * 0x9e3779b97f4a7c15ull) *
+			      0xbf58476d1ce4e5b9ull) >>
+			     (64 - TCACHE_BITS)];
+	if (c->parent1 == t->tnode + 1 && c->to == to) {
+		f->tcount[c->node].calls++;
+		f->tcalls++;
+		*node = c->node;
+		return 0;
+	}
+	tree_at(t, &at);
+	at.depth++;
+	if (seg_time_at(r->s, pos, &r->tcur, &at.tsc)) {
+		const struct hwt_dec_tconv *tc = &f->dec->cfg.tconv;
+
+		at.flags = HWT_DEC_RF_TIME;
+		at.time = tc->valid ? hwt_dec_tsc_to_perf(tc, at.tsc) : 0;
+	}
+	n = HWT_DEC_NODE_NONE;
+	err = f->tree->child(ctx, &at, t->tnode, to, &n);
+	if (err < 0)
+		return err;
+	if (n == HWT_DEC_NODE_NONE)
+		return tree_exit(r, t);
+	err = tcount_room(f, n);
+	if (err < 0)
+		return err;
+	c->to = to;
+	c->parent1 = t->tnode + 1;
+	c->node = n;
+	*node = n;
+	return 0;
+}
+
 /* hwt_dec_emit() of the replay: calls and returns gathered before rec go
- * first. */
+ * first, and the thread leaves tree mode. */
 static int flow_emit(struct replay *r, struct hwt_dec_rec *rec)
 {
-	int err = batch_flush(r);
+	int err = r->f->cur ? tree_exit(r, r->f->cur) : 0;
+
+	if (err >= 0)
+		err = batch_flush(r);
 
 	return err < 0 ? err : hwt_dec_emit(r->f->dec, rec);
 }
@@ -582,10 +763,16 @@ static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr,
 	struct hwt_dec_flow *f = r->f;
 	struct thread *t = f->cur;
 	struct frame *fr;
+	uint32_t cnode = HWT_DEC_NODE_NONE;
 	int err;
 
 	if (!t)
 		return 0;
+	if (r->treeing) {
+		err = tree_call(r, t, to, pos, &cnode);
+		if (err < 0)
+			return err;
+	}
 	err = stack_room(t);
 	if (err < 0)
 		return err;
@@ -593,11 +780,20 @@ static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr,
 	fr->ret_addr = ret_addr;
 	fr->func = to;
 	fr->kind = kind;
+	fr->cnode = cnode;
 	index_push(t, t->depth++);
 	fr->insns = t->insns;
-	/* The entry time is only needed for records (durations). */
 	fr->has_time = false;
 	fr->call_tsc = 0;
+	if (cnode != HWT_DEC_NODE_NONE) {
+		/* Tree mode: counted per node, nothing to hand over. */
+		t->tnode = cnode;
+		r->tpos = pos;
+		r->tpos_valid = true;
+		f->calls++;
+		return 0;
+	}
+	/* The entry time is only needed for records (durations). */
 	if ((r->want_call || r->want_ret) && !r->batching)
 		fr->has_time = seg_time_at(r->s, pos, &r->tcur, &fr->call_tsc);
 	f->calls++;
@@ -639,6 +835,30 @@ static int pop_to(struct replay *r, size_t k, uint64_t from, uint64_t to, uint8_
 	struct thread *t = f->cur;
 	int err;
 
+	if (t->tmode && k < t->tlo) {
+		/* Below the anchor: the sink's stack knows the frames. */
+		err = tree_exit(r, t);
+		if (err < 0)
+			return err;
+	}
+	if (t->tmode) {
+		tree_self(f, t);
+		while (t->depth > k) {
+			bool unwound;
+
+			index_pop(t);
+			--t->depth;
+			unwound = t->depth > k || untraced;
+			f->returns++;
+			f->unwound += unwound;
+			f->treturns++;
+			f->tunwound += unwound;
+		}
+		t->tnode = k > t->tlo ? t->stack[k - 1].cnode : t->anchor;
+		r->tpos = pos;
+		r->tpos_valid = true;
+		return 0;
+	}
 	while (t->depth > k) {
 		const struct frame *fr;
 		bool unwound;
@@ -721,18 +941,24 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 	bool new_run;
 	int err;
 
+	t = thread_get(f, c->pid, c->tid);
+	if (!t)
+		return -ENOMEM;
+	/* The thread ran elsewhere since its frames here were seen. */
+	new_run = t->run != c->run;
+	/* The thread before leaves tree mode when it stops here. */
+	if (prev && (prev != t || new_run)) {
+		err = tree_exit(r, prev);
+		if (err < 0)
+			return err;
+	}
 	/* The batch is of the thread before. */
 	err = batch_flush(r);
 	if (err < 0)
 		return err;
 	f->image = c->image;
-	t = thread_get(f, c->pid, c->tid);
-	if (!t)
-		return -ENOMEM;
 	f->cur = t;
 	prev_insns = prev ? prev->insns : 0;
-	/* The thread ran elsewhere since its frames here were seen. */
-	new_run = t->run != c->run;
 	if (new_run) {
 		t->run = c->run;
 		t->depth = 0;
@@ -914,6 +1140,110 @@ static inline bool stack_branch(uint8_t br)
 	       br == HWT_DEC_BR_FAR_CALL || br == HWT_DEC_BR_FAR_RETURN;
 }
 
+/* The replay of items i.. while the current thread is in tree mode and
+ * they are blocks whose calls hit the call cache and whose returns pop its
+ * newest near frame above the anchor (what call-heavy code is made of),
+ * with the thread's state in locals. Returns the first item it leaves to
+ * the general path (s->nitems: none). Without the profile; the caller
+ * checks r->treeing. */
+static size_t tree_run(struct replay *r, size_t i, bool base_only)
+{
+	struct hwt_dec_flow *f = r->f;
+	const struct seg *s = r->s;
+	struct thread *t = f->cur;
+	const struct seg_item *items = s->items;
+	struct hwt_dec_tree_count *tc = f->tcount;
+	const struct tcache *cache = f->tcache_calls;
+	struct frame *stack = t->stack;
+	uint32_t *bucket = t->bucket;
+	size_t n = s->nitems, depth = t->depth, cap = t->cap, tlo = t->tlo;
+	uint64_t insns = t->insns, mark = t->mark, ncalls = 0, nrets = 0, lastpos = 0;
+	uint32_t tnode = t->tnode, anchor = t->anchor;
+	bool want_block = r->want_block;
+	bool moved = false;
+
+	for (; i < n; i++) {
+		const struct seg_item *it = &items[i];
+		const struct hwt_dec_bb *bb;
+
+		if (it->kind != SEG_BB) {
+			if (it->kind != SEG_INSNS)
+				break;
+			insns += it->delta;
+			continue;
+		}
+		/* A block record to make (depth 0). */
+		if (want_block && (!base_only || !depth))
+			break;
+		bb = it->bb;
+		if ((it->flags & SEG_F_PARTIAL) || !stack_branch(bb->branch) ||
+		    (bb->branch == HWT_DEC_BR_CALL && (bb->flags & HWT_DEC_BBF_PIC_CALL))) {
+			insns += it->delta;
+			continue;
+		}
+		if (bb->branch == HWT_DEC_BR_CALL || bb->branch == HWT_DEC_BR_IND_CALL) {
+			uint64_t to = bb->branch == HWT_DEC_BR_CALL ? bb->target : it->next_ip;
+			const struct tcache *c =
+			    &cache[((to ^ (uint64_t)tnode * 0x9e3779b97f4a7c15ull) *
+				    0xbf58476d1ce4e5b9ull) >>
+				   (64 - TCACHE_BITS)];
+			struct frame *fr;
+			uint32_t *b;
+
+			if (c->parent1 != tnode + 1 || c->to != to || depth >= cap ||
+			    depth >= MAX_DEPTH - 1)
+				break;
+			insns += it->delta;
+			tc[tnode].self += insns - mark;
+			mark = insns;
+			tc[c->node].calls++;
+			ncalls++;
+			fr = &stack[depth];
+			fr->ret_addr = bb->fallthrough;
+			fr->func = to;
+			fr->kind = FRAME_NEAR;
+			fr->cnode = c->node;
+			fr->insns = insns;
+			fr->has_time = false;
+			fr->call_tsc = 0;
+			b = &bucket[ret_bucket(t, fr->ret_addr)];
+			fr->older = *b;
+			*b = (uint32_t)depth + 1;
+			fr->fence = depth ? stack[depth - 1].fence : 0;
+			depth++;
+			tnode = c->node;
+		} else if (bb->branch == HWT_DEC_BR_RETURN && it->next_ip && depth > tlo &&
+			   stack[depth - 1].ret_addr == it->next_ip &&
+			   stack[depth - 1].kind == FRAME_NEAR) {
+			insns += it->delta;
+			tc[tnode].self += insns - mark;
+			mark = insns;
+			nrets++;
+			depth--;
+			bucket[ret_bucket(t, stack[depth].ret_addr)] = stack[depth].older;
+			tnode = depth > tlo ? stack[depth - 1].cnode : anchor;
+		} else {
+			break;
+		}
+		lastpos = it->pos;
+		moved = true;
+	}
+	t->depth = depth;
+	t->insns = insns;
+	t->mark = mark;
+	t->tnode = tnode;
+	f->calls += ncalls;
+	f->tcalls += ncalls;
+	f->returns += nrets;
+	f->treturns += nrets;
+	if (moved) {
+		f->tcounted = true;
+		r->tpos = lastpos;
+		r->tpos_valid = true;
+	}
+	return i;
+}
+
 int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 {
 	struct replay r;
@@ -933,14 +1263,29 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 		if (!f->batch)
 			return -ENOMEM;
 	}
+	r.treeing = r.batching && f->dec->sinks[0].tree && r.want_call && r.want_ret;
+	if (r.treeing && !f->tcache_calls) {
+		f->tcache_calls = calloc((size_t)1 << TCACHE_BITS, sizeof(*f->tcache_calls));
+		if (!f->tcache_calls)
+			return -ENOMEM;
+	}
+	if (r.treeing)
+		f->tree = f->dec->sinks[0].tree;
 	f->dec->stats.segments++;
 	if (s->ngaps)
 		f->dec->stats.segments_failed++;
 	if (s->fallback)
 		f->dec->stats.segments_fallback++;
 	for (size_t i = 0; i < s->nitems && err >= 0; i++) {
-		const struct seg_item *it = &s->items[i];
+		const struct seg_item *it;
 
+		/* Tree mode's common case first. */
+		if (r.treeing && !profile && f->cur && f->cur->tmode) {
+			i = tree_run(&r, i, base_only);
+			if (i == s->nitems)
+				break;
+		}
+		it = &s->items[i];
 		if (it->kind == SEG_BB && f->cur) {
 			/* The hot path: a block, no callbacks unless asked. */
 			bool full = !(it->flags & SEG_F_PARTIAL);
@@ -996,6 +1341,9 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 		}
 		}
 	}
+	/* The sink has its stacks back at the end of each segment. */
+	if (err >= 0 && f->cur)
+		err = tree_exit(&r, f->cur);
 	if (err >= 0)
 		err = batch_flush(&r);
 	if (err >= 0 && profile)

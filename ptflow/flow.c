@@ -526,12 +526,11 @@ static int push_frame(struct hwt_ptf *ptf, struct ptf_thread *t, uint32_t fi, ui
 	return push_node(t, fi, node, now, timed);
 }
 
-/* The function and node a call to `to` from t's innermost frame enters:
- * from the call cache, else resolved and cached. */
-static int call_target(struct hwt_ptf *ptf, struct ptf_thread *t, uint64_t to, uint64_t now,
-		       uint32_t *fi, uint32_t *node)
+/* The function and node a call to `to` from node parent of a thread of pid
+ * enters: from the call cache, else resolved and cached. */
+static int call_target_from(struct hwt_ptf *ptf, int32_t pid, uint32_t parent, uint64_t to,
+			    uint64_t now, uint32_t *fi, uint32_t *node)
 {
-	uint32_t parent = t->f[t->n - 1].node;
 	struct ptf_ccache *c;
 	int err;
 
@@ -548,7 +547,7 @@ static int call_target(struct hwt_ptf *ptf, struct ptf_thread *t, uint64_t to, u
 		*node = c->node;
 		return 0;
 	}
-	err = ptf_resolve(ptf, t->pid, now, to, true, fi);
+	err = ptf_resolve(ptf, pid, now, to, true, fi);
 	if (err < 0)
 		return err;
 	err = node_child(ptf, parent, *fi, node);
@@ -559,6 +558,13 @@ static int call_target(struct hwt_ptf *ptf, struct ptf_thread *t, uint64_t to, u
 	c->func = *fi;
 	c->node = *node;
 	return 0;
+}
+
+/* The function and node a call to `to` from t's innermost frame enters. */
+static inline int call_target(struct hwt_ptf *ptf, struct ptf_thread *t, uint64_t to, uint64_t now,
+			      uint32_t *fi, uint32_t *node)
+{
+	return call_target_from(ptf, t->pid, t->f[t->n - 1].node, to, now, fi, node);
 }
 
 static int hist_add(uint64_t **hist, uint64_t v)
@@ -1089,6 +1095,129 @@ static int sink_batch(void *ctx, const struct hwt_dec_batch *b)
 	return 0;
 }
 
+/* The decoder's call tree (struct hwt_dec_tree): the decoder keeps our
+ * node in its frames and counts per node; our stack of the thread is left
+ * as it was at top() until sync() gives it back. What it stands for is
+ * what fast_call() and fast_return() do with the batch's entries. */
+
+/* The node of t's innermost frame, the instructions up to at->insns
+ * counted as a call at at->depth + 1 would count them (fast_call_ok()). */
+static int tree_top(void *ctx, const struct hwt_dec_tree_at *at, uint32_t *node)
+{
+	struct hwt_ptf *ptf = ctx;
+	struct ptf_thread *t;
+	int err;
+
+	*node = HWT_DEC_NODE_NONE;
+	if (ptf->finished)
+		return -HWT_EINVAL;
+	err = thread_get(ptf, at->pid, at->tid, &t);
+	if (err < 0)
+		return err;
+	if (!fast_call_ok(t, HWT_DEC_REC_CALL, at->depth + 1))
+		return 0;
+	attribute(ptf, t, advance_insns(t, at->insns), 0);
+	*node = t->f[t->n - 1].node;
+	return 0;
+}
+
+/* A call to `to` from node parent (at->depth: the callee's): the call
+ * counted as fast_call() counts it. */
+static int tree_child(void *ctx, const struct hwt_dec_tree_at *at, uint32_t parent, uint64_t to,
+		      uint32_t *node)
+{
+	struct hwt_ptf *ptf = ctx;
+	struct ptf_thread *t;
+	uint32_t fi;
+	int err;
+
+	*node = HWT_DEC_NODE_NONE;
+	if (ptf->finished || parent >= ptf->nnodes)
+		return -HWT_EINVAL;
+	if (!at->depth || at->depth >= PTF_MAX_DEPTH - 1)
+		return 0;
+	err = thread_get(ptf, at->pid, at->tid, &t);
+	if (err < 0)
+		return err;
+	err = call_target_from(ptf, at->pid, parent, to,
+			       (at->flags & HWT_DEC_RF_TIME) ? at->time : t->last_time, &fi, node);
+	if (err < 0)
+		return err;
+	ptf->st.records++;
+	ptf->st.calls++;
+	if (!ptf->funcs[fi].calls++)
+		ptf->funcs[fi].entry = to;
+	return 0;
+}
+
+/* t's stack is now the chain of node, at decoder depth at->depth, its
+ * instructions up to at->insns counted. */
+static int tree_sync(void *ctx, const struct hwt_dec_tree_at *at, uint32_t node)
+{
+	struct hwt_ptf *ptf = ctx;
+	struct ptf_thread *t;
+	size_t n = (size_t)at->depth + 2, l;
+	uint32_t x = node;
+	int err;
+
+	if (ptf->finished || node >= ptf->nnodes || at->depth >= PTF_MAX_DEPTH)
+		return -HWT_EINVAL;
+	err = thread_get(ptf, at->pid, at->tid, &t);
+	if (err < 0)
+		return err;
+	advance_insns(t, at->insns);
+	err = ptf_grow((void **)&t->f, &t->cap, n, sizeof(*t->f));
+	if (err < 0)
+		return err;
+	/* From the innermost frame down to the first that is ours already
+	 * (a frame's node is its caller's child: the rest is too). */
+	for (l = n - 1; l >= 2; l--) {
+		struct ptf_frame *f = &t->f[l];
+
+		if (l < t->n && f->node == x)
+			break;
+		memset(f, 0, sizeof(*f));
+		f->node = x;
+		f->func = ptf->nodes[x].func;
+		f->entry_insns = t->insns;
+		x = ptf->nodes[x].parent;
+	}
+	if (l < 2 && x != t->f[1].node)
+		return -HWT_EINTERNAL;
+	t->n = n;
+	return 0;
+}
+
+/* What the decoder counted per node. */
+static int tree_counts(void *ctx, const struct hwt_dec_tree_counts *c)
+{
+	struct hwt_ptf *ptf = ctx;
+
+	if (ptf->finished)
+		return -HWT_EINVAL;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct hwt_dec_tree_count *k = &c->node[i];
+		struct ptf_node *nd;
+
+		if (!k->self && !k->calls)
+			continue;
+		if (i >= ptf->nnodes)
+			return -HWT_EINVAL;
+		nd = &ptf->nodes[i];
+		nd->self_insns += k->self;
+		ptf->st.insns += k->self;
+		if (k->calls && nd->func != PTF_NONE)
+			ptf->funcs[nd->func].calls += k->calls;
+	}
+	ptf->st.calls += c->calls;
+	ptf->st.returns += c->returns;
+	ptf->st.unwound += c->unwound;
+	ptf->st.records += c->calls + c->returns;
+	return 0;
+}
+
+static const struct hwt_dec_tree ptf_tree = {tree_top, tree_child, tree_sync, tree_counts};
+
 uint32_t hwt_ptf_dec_flags(const struct hwt_ptf_config *cfg)
 {
 	/* BRANCHES looks at every block of its function. */
@@ -1104,8 +1233,10 @@ void hwt_ptf_sink(struct hwt_ptf *ptf, struct hwt_dec_sink *sink)
 	sink->ctx = ptf;
 	/* Calls and returns without their times: enough for stacks weighted
 	 * by instructions. */
-	if (ptf->cfg.views == HWT_PTF_PROFILE && ptf->cfg.weight == HWT_PTF_WEIGHT_INSNS)
+	if (ptf->cfg.views == HWT_PTF_PROFILE && ptf->cfg.weight == HWT_PTF_WEIGHT_INSNS) {
 		sink->batch = sink_batch;
+		sink->tree = &ptf_tree;
+	}
 }
 
 int hwt_ptf_finish(struct hwt_ptf *ptf)

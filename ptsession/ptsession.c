@@ -673,6 +673,91 @@ static int stream_batch(void *ctx, const struct hwt_dec_batch *b)
 	return 0;
 }
 
+/* The tree's calls (struct hwt_dec_tree) of a stream, as stream_batch():
+ * the thread's count goes on from its other streams, the pid/tid filters
+ * keep a thread out of tree mode (its batches are filtered). The session
+ * has one sink then. */
+static bool tree_thread(struct pts_stream *st, const struct hwt_dec_tree_at *at,
+			struct hwt_dec_tree_at *own, int *err)
+{
+	struct hwt_pts *pts = st->pts;
+
+	*own = *at;
+	*err = 0;
+	if (own->tid < 0 && own->pid < 0)
+		return false; /* the thread is known by time only: batches */
+	if (own->tid >= 0) {
+		struct pts_tcount *c = tcount_get(pts, own->tid);
+
+		if (!c) {
+			*err = -ENOMEM;
+			return false;
+		}
+		if (c->stream != st->idx + 1) {
+			c->stream = (uint32_t)(st->idx + 1);
+			c->base = c->total;
+		}
+		st->run_tid = own->tid;
+		st->run_base = c->base;
+		own->insns += c->base;
+		if (own->insns > c->total)
+			c->total = own->insns;
+	}
+	if (own->flags & HWT_DEC_RF_TIME)
+		st->last_time = pts->dcfg.tconv.valid ? own->time : own->tsc;
+	if (ids_out(pts, own->pid, own->tid))
+		return false;
+	pts->floor_pid = st->last_img_pid;
+	pts->floor_time = st->last_img_time;
+	return true;
+}
+
+static int stream_top(void *ctx, const struct hwt_dec_tree_at *at, uint32_t *node)
+{
+	struct pts_stream *st = ctx;
+	struct hwt_dec_tree_at own;
+	int err;
+
+	*node = HWT_DEC_NODE_NONE;
+	if (!tree_thread(st, at, &own, &err))
+		return err;
+	return st->pts->sinks[0].tree->top(st->pts->sinks[0].ctx, &own, node);
+}
+
+static int stream_child(void *ctx, const struct hwt_dec_tree_at *at, uint32_t parent, uint64_t to,
+			uint32_t *node)
+{
+	struct pts_stream *st = ctx;
+	struct hwt_pts *pts = st->pts;
+
+	/* Only threads top() let in get here: no count, no filter; the
+	 * call's time is not the stream's (a batch's is its last entry's). */
+	pts->floor_pid = st->last_img_pid;
+	pts->floor_time = st->last_img_time;
+	return pts->sinks[0].tree->child(pts->sinks[0].ctx, at, parent, to, node);
+}
+
+static int stream_sync(void *ctx, const struct hwt_dec_tree_at *at, uint32_t node)
+{
+	struct pts_stream *st = ctx;
+	struct hwt_dec_tree_at own;
+	int err;
+
+	if (!tree_thread(st, at, &own, &err))
+		return err < 0 ? err : -HWT_EINTERNAL;
+	return st->pts->sinks[0].tree->sync(st->pts->sinks[0].ctx, &own, node);
+}
+
+static int stream_counts(void *ctx, const struct hwt_dec_tree_counts *c)
+{
+	struct pts_stream *st = ctx;
+
+	return st->pts->sinks[0].tree->counts(st->pts->sinks[0].ctx, c);
+}
+
+static const struct hwt_dec_tree stream_tree = {stream_top, stream_child, stream_sync,
+						stream_counts};
+
 static int lost(struct pts_stream *st, struct hwt_dec *dec, uint64_t size)
 {
 	st->lost_gaps++;
@@ -788,11 +873,12 @@ static void add_stats(struct hwt_dec_stats *sum, const struct hwt_dec_stats *s)
 
 int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf, size_t piece,
 		   int (*rec)(void *ctx, const struct hwt_dec_rec *rec),
-		   int (*batch)(void *ctx, const struct hwt_dec_batch *batch), void *ctx)
+		   int (*batch)(void *ctx, const struct hwt_dec_batch *batch),
+		   const struct hwt_dec_tree *tree, void *ctx)
 {
 	const struct pts_proc *p = NULL;
 	struct hwt_dec_config cfg = pts->dcfg;
-	struct hwt_dec_sink sink = {sizeof(sink), pts->want, rec, ctx, batch};
+	struct hwt_dec_sink sink = {sizeof(sink), pts->want, rec, ctx, batch, tree};
 	struct hwt_dec_image *img;
 	struct hwt_dec *dec = NULL;
 	int32_t pid = st->pid, tid = st->tid;
@@ -880,9 +966,13 @@ int hwt_pts_run(struct hwt_pts *pts)
 		buf = malloc(PTS_PIECE);
 		if (!buf)
 			return -ENOMEM;
+		/* With one sink, its call tree (node numbers are the sink's). */
+		bool tree = batch && pts->nsinks == 1 && pts->sinks[0].tree;
+
 		for (size_t i = 0; i < pts->nstreams && err >= 0; i++)
 			err = pts_run_stream(pts, &pts->streams[i], buf, PTS_PIECE, stream_rec,
-					     batch ? stream_batch : NULL, &pts->streams[i]);
+					     batch ? stream_batch : NULL,
+					     tree ? &stream_tree : NULL, &pts->streams[i]);
 		free(buf);
 	}
 	for (size_t i = 0; i < pts->nstreams; i++)

@@ -133,7 +133,9 @@ static inline void ptl_open(struct ptl *l, const char *path)
 }
 
 /* Decodes every AUX stream into ptf (engine: enum hwt_dec_engine). */
-static inline void ptl_decode(struct ptl *l, struct hwt_ptf *ptf, uint32_t engine)
+/* Decodes the recording into ptf; with no_tree, the sink takes batches but
+ * not the decoder's call tree (struct hwt_dec_sink.tree). */
+static inline void ptl_decode_opt(struct ptl *l, struct hwt_ptf *ptf, uint32_t engine, bool no_tree)
 {
 	for (size_t i = 0; i < hwt_fmt_session_naux(l->s); i++) {
 		const struct hwt_fmt_aux_stream *as = hwt_fmt_session_aux(l->s, i);
@@ -145,6 +147,8 @@ static inline void ptl_decode(struct ptl *l, struct hwt_ptf *ptf, uint32_t engin
 		assert_int_equal(hwt_dec_alloc(&dec, &cfg, l->ic), 0);
 		assert_int_equal(hwt_dec_set_context(dec, l->pid, as->tid, l->img), 0);
 		hwt_ptf_sink(ptf, &sink);
+		if (no_tree)
+			sink.tree = NULL;
 		assert_int_equal(hwt_dec_add_sink(dec, &sink), 0);
 		for (size_t k = 0; k < as->nsegments; k++) {
 			const struct hwt_fmt_aux_segment *seg =
@@ -162,6 +166,11 @@ static inline void ptl_decode(struct ptl *l, struct hwt_ptf *ptf, uint32_t engin
 		assert_int_equal(hwt_dec_finish(dec), 0);
 		hwt_dec_free(dec);
 	}
+}
+
+static inline void ptl_decode(struct ptl *l, struct hwt_ptf *ptf, uint32_t engine)
+{
+	ptl_decode_opt(l, ptf, engine, false);
 }
 
 static inline void ptl_close(struct ptl *l)

@@ -608,9 +608,11 @@ static void test_known_profile(void **state)
 		cfg.profile = prof;
 	}
 	/* PROFILE alone, weighted by instructions, takes calls and returns
-	 * in batches without times (CALLS does not: it needs them): the same
-	 * stacks and weights, every call and instruction counted. */
-	{
+	 * in batches without times (CALLS does not: it needs them), and the
+	 * decoder's call tree (nodes counted in the decoder's frames) unless
+	 * the sink declines it: the same stacks and weights either way,
+	 * every call and instruction counted. */
+	for (int no_tree = 0; no_tree < 2; no_tree++) {
 		struct hwt_rep_profile *prof3;
 		struct hwt_ptf_config cfg3 = cfg;
 		struct hwt_dec_sink sink;
@@ -620,18 +622,23 @@ static void test_known_profile(void **state)
 
 		hwt_ptf_sink(ptf, &sink);
 		assert_null(sink.batch);
+		assert_null(sink.tree);
 		assert_int_equal(hwt_rep_profile_alloc(&prof3, NULL), 0);
 		cfg3.views = HWT_PTF_PROFILE;
 		cfg3.profile = prof3;
 		assert_int_equal(hwt_ptf_alloc(&ptf3, &cfg3), 0);
 		hwt_ptf_sink(ptf3, &sink);
 		assert_non_null(sink.batch);
-		ptl_decode(&l, ptf3, HWT_DEC_ENGINE_FAST);
+		assert_non_null(sink.tree);
+		ptl_decode_opt(&l, ptf3, HWT_DEC_ENGINE_FAST, no_tree);
 		assert_int_equal(hwt_ptf_finish(ptf3), 0);
 		hwt_ptf_stats(ptf3, &st3);
 		assert_int_equal(st3.insns, st.insns);
 		assert_int_equal(st3.calls, st.calls);
 		assert_int_equal(st3.returns, st.returns);
+		assert_int_equal(st3.unwound, st.unwound);
+		assert_int_equal(st3.unknown_returns, st.unknown_returns);
+		assert_int_equal(st3.functions, st.functions);
 		assert_int_equal(hwt_rep_profile_stats(prof3)->weight, st.insns);
 		hwt_buf_init(&out3);
 		assert_int_equal(hwt_rep_render(prof3, &rc, &out3), 0);
