@@ -79,6 +79,8 @@ struct thread {
 	struct frame *stack;
 	size_t depth, cap;
 	uint32_t *bucket; /* cap entries: 1 + the newest frame there; 0 */
+	size_t indexed;	  /* frames [0, indexed) are in the index and have
+			   * their fence (tree mode's pushes leave it) */
 	uint64_t insns;
 	uint64_t dropped;    /* frames dropped at MAX_DEPTH */
 	uint64_t off_at;     /* tracing stopped asynchronously here; 0 */
@@ -505,6 +507,13 @@ static int tcount_room(struct hwt_dec_flow *f, uint32_t node)
 	return 0;
 }
 
+/* The call cache's slot of a call to `to` from node parent. */
+static inline size_t tcache_slot(uint64_t to, uint32_t parent)
+{
+	return (size_t)(((to ^ ((uint64_t)parent << 20)) * 0x9e3779b97f4a7c15ull) >>
+			(64 - TCACHE_BITS));
+}
+
 /* Ends t's tree mode: the sink gets its stack back (sync()). */
 static int tree_exit(struct replay *r, struct thread *t)
 {
@@ -559,9 +568,7 @@ static int tree_call(struct replay *r, struct thread *t, uint64_t to, uint64_t p
 		t->mark = t->insns;
 	}
 	tree_self(f, t);
-	c = &f->tcache_calls[((to ^ (uint64_t)t->tnode * 0x9e3779b97f4a7c15ull) *
-			      0xbf58476d1ce4e5b9ull) >>
-			     (64 - TCACHE_BITS)];
+	c = &f->tcache_calls[tcache_slot(to, t->tnode)];
 	if (c->parent1 == t->tnode + 1 && c->to == to) {
 		f->tcount[c->node].calls++;
 		f->tcalls++;
@@ -681,22 +688,35 @@ static inline void index_push(struct thread *t, size_t k)
 	fr->fence = fr->kind != FRAME_NEAR ? (uint32_t)k + 1 : k ? t->stack[k - 1].fence : 0;
 }
 
-/* Unlinks the newest frame from the index. */
+/* Unlinks the newest frame from the index, if it is there. */
 static inline void index_pop(struct thread *t)
 {
-	const struct frame *fr = &t->stack[t->depth - 1];
+	size_t k = t->depth - 1;
+	const struct frame *fr = &t->stack[k];
 
-	t->bucket[ret_bucket(t, fr->ret_addr)] = fr->older;
+	if (k < t->indexed) {
+		t->bucket[ret_bucket(t, fr->ret_addr)] = fr->older;
+		t->indexed = k;
+	}
+}
+
+/* Links the frames tree mode pushed into the index. */
+static inline void index_all(struct thread *t)
+{
+	for (size_t k = t->indexed; k < t->depth; k++)
+		index_push(t, k);
+	t->indexed = t->depth;
 }
 
 /* The newest near frame returning to ret_addr with no other kind of frame
  * above it: its index + 1, or 0. */
-static size_t near_frame(const struct thread *t, uint64_t ret_addr)
+static size_t near_frame(struct thread *t, uint64_t ret_addr)
 {
 	uint32_t fence, k;
 
 	if (!t->depth)
 		return 0;
+	index_all(t);
 	fence = t->stack[t->depth - 1].fence;
 	for (k = t->bucket[ret_bucket(t, ret_addr)]; k > fence; k = t->stack[k - 1].older) {
 		if (t->stack[k - 1].ret_addr == ret_addr)
@@ -737,6 +757,7 @@ static int stack_room(struct thread *t)
 	memset(t->bucket, 0, t->cap * sizeof(*t->bucket));
 	for (size_t k = 0; k < t->depth; k++)
 		index_push(t, k);
+	t->indexed = t->depth;
 	return 0;
 }
 
@@ -781,7 +802,9 @@ static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr,
 	fr->func = to;
 	fr->kind = kind;
 	fr->cnode = cnode;
+	index_all(t);
 	index_push(t, t->depth++);
+	t->indexed = t->depth;
 	fr->insns = t->insns;
 	fr->has_time = false;
 	fr->call_tsc = 0;
@@ -927,6 +950,7 @@ static int far_return(struct replay *r, uint64_t from, uint64_t to, uint64_t pos
 	if (!t)
 		return 0;
 	/* The newest interrupt or far call frame. */
+	index_all(t);
 	if (t->depth && t->stack[t->depth - 1].fence)
 		return pop_to(r, t->stack[t->depth - 1].fence - 1, from, to, HWT_DEC_BR_FAR_RETURN,
 			      pos, false);
@@ -962,6 +986,7 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 	if (new_run) {
 		t->run = c->run;
 		t->depth = 0;
+		t->indexed = 0;
 		t->insns = 0;
 		if (t->bucket)
 			memset(t->bucket, 0, t->cap * sizeof(*t->bucket));
@@ -1144,9 +1169,11 @@ static inline bool stack_branch(uint8_t br)
  * they are blocks whose calls hit the call cache and whose returns pop its
  * newest near frame above the anchor (what call-heavy code is made of),
  * with the thread's state in locals. Returns the first item it leaves to
- * the general path (s->nitems: none). Without the profile; the caller
- * checks r->treeing. */
-static size_t tree_run(struct replay *r, size_t i, bool base_only)
+ * the general path (s->nitems: none). Without the profile, and with block
+ * records at depth 0 only if any; the caller checks r->treeing. Its frames
+ * are not indexed (index_all()) and have no func, insns or time: with
+ * batches, no record reads them. */
+static __attribute__((noinline)) size_t tree_run(struct replay *r, size_t i)
 {
 	struct hwt_dec_flow *f = r->f;
 	const struct seg *s = r->s;
@@ -1155,16 +1182,19 @@ static size_t tree_run(struct replay *r, size_t i, bool base_only)
 	struct hwt_dec_tree_count *tc = f->tcount;
 	const struct tcache *cache = f->tcache_calls;
 	struct frame *stack = t->stack;
-	uint32_t *bucket = t->bucket;
-	size_t n = s->nitems, depth = t->depth, cap = t->cap, tlo = t->tlo;
-	uint64_t insns = t->insns, mark = t->mark, ncalls = 0, nrets = 0, lastpos = 0;
-	uint32_t tnode = t->tnode, anchor = t->anchor;
-	bool want_block = r->want_block;
-	bool moved = false;
+	size_t first = i, n = s->nitems, depth = t->depth, tlo = t->tlo;
+	/* Depth-0 blocks are records: the general path's. */
+	size_t recdepth = r->want_block ? 0 : SIZE_MAX;
+	size_t lim = t->cap < MAX_DEPTH - 1 ? t->cap : MAX_DEPTH - 1;
+	uint64_t insns = t->insns, mark = t->mark, ncalls = 0, nrets = 0;
+	uint32_t tnode = t->tnode;
 
 	for (; i < n; i++) {
 		const struct seg_item *it = &items[i];
 		const struct hwt_dec_bb *bb;
+		const struct tcache *c;
+		struct frame *fr;
+		uint64_t to;
 
 		if (it->kind != SEG_BB) {
 			if (it->kind != SEG_INSNS)
@@ -1172,62 +1202,59 @@ static size_t tree_run(struct replay *r, size_t i, bool base_only)
 			insns += it->delta;
 			continue;
 		}
-		/* A block record to make (depth 0). */
-		if (want_block && (!base_only || !depth))
+		if (depth == recdepth)
 			break;
 		bb = it->bb;
-		if ((it->flags & SEG_F_PARTIAL) || !stack_branch(bb->branch) ||
-		    (bb->branch == HWT_DEC_BR_CALL && (bb->flags & HWT_DEC_BBF_PIC_CALL))) {
-			insns += it->delta;
-			continue;
-		}
-		if (bb->branch == HWT_DEC_BR_CALL || bb->branch == HWT_DEC_BR_IND_CALL) {
-			uint64_t to = bb->branch == HWT_DEC_BR_CALL ? bb->target : it->next_ip;
-			const struct tcache *c =
-			    &cache[((to ^ (uint64_t)tnode * 0x9e3779b97f4a7c15ull) *
-				    0xbf58476d1ce4e5b9ull) >>
-				   (64 - TCACHE_BITS)];
-			struct frame *fr;
-			uint32_t *b;
-
-			if (c->parent1 != tnode + 1 || c->to != to || depth >= cap ||
-			    depth >= MAX_DEPTH - 1)
-				break;
+		switch ((it->flags & SEG_F_PARTIAL) ? HWT_DEC_BR_NONE : bb->branch) {
+		case HWT_DEC_BR_CALL:
+			if (bb->flags & HWT_DEC_BBF_PIC_CALL) {
+				insns += it->delta;
+				continue;
+			}
+			to = bb->target;
+			goto call;
+		case HWT_DEC_BR_IND_CALL:
+			to = it->next_ip;
+		call:
+			c = &cache[tcache_slot(to, tnode)];
+			if (c->parent1 != tnode + 1 || c->to != to || depth >= lim)
+				goto out;
 			insns += it->delta;
 			tc[tnode].self += insns - mark;
 			mark = insns;
-			tc[c->node].calls++;
-			ncalls++;
-			fr = &stack[depth];
-			fr->ret_addr = bb->fallthrough;
-			fr->func = to;
-			fr->kind = FRAME_NEAR;
-			fr->cnode = c->node;
-			fr->insns = insns;
-			fr->has_time = false;
-			fr->call_tsc = 0;
-			b = &bucket[ret_bucket(t, fr->ret_addr)];
-			fr->older = *b;
-			*b = (uint32_t)depth + 1;
-			fr->fence = depth ? stack[depth - 1].fence : 0;
-			depth++;
 			tnode = c->node;
-		} else if (bb->branch == HWT_DEC_BR_RETURN && it->next_ip && depth > tlo &&
-			   stack[depth - 1].ret_addr == it->next_ip &&
-			   stack[depth - 1].kind == FRAME_NEAR) {
+			tc[tnode].calls++;
+			ncalls++;
+			fr = &stack[depth++];
+			fr->ret_addr = bb->fallthrough;
+			fr->kind = FRAME_NEAR;
+			fr->cnode = tnode;
+			continue;
+		case HWT_DEC_BR_RETURN:
+			to = it->next_ip;
+			fr = &stack[depth - 1];
+			if (!to || depth <= tlo || fr->ret_addr != to || fr->kind != FRAME_NEAR)
+				goto out;
 			insns += it->delta;
 			tc[tnode].self += insns - mark;
 			mark = insns;
 			nrets++;
 			depth--;
-			bucket[ret_bucket(t, stack[depth].ret_addr)] = stack[depth].older;
-			tnode = depth > tlo ? stack[depth - 1].cnode : anchor;
-		} else {
-			break;
+			if (depth < t->indexed) {
+				t->depth = depth + 1;
+				index_pop(t);
+			}
+			tnode = depth > tlo ? fr[-1].cnode : t->anchor;
+			continue;
+		case HWT_DEC_BR_FAR_CALL:
+		case HWT_DEC_BR_FAR_RETURN:
+			goto out;
+		default:
+			insns += it->delta;
+			continue;
 		}
-		lastpos = it->pos;
-		moved = true;
 	}
+out:
 	t->depth = depth;
 	t->insns = insns;
 	t->mark = mark;
@@ -1236,9 +1263,21 @@ static size_t tree_run(struct replay *r, size_t i, bool base_only)
 	f->tcalls += ncalls;
 	f->returns += nrets;
 	f->treturns += nrets;
-	if (moved) {
+	if (ncalls + nrets) {
+		/* The time of a sync is that of the last call or return. */
+		size_t k = i;
+
+		while (k-- > first) {
+			const struct seg_item *it = &items[k];
+
+			if (it->kind == SEG_BB && !(it->flags & SEG_F_PARTIAL) &&
+			    stack_branch(it->bb->branch) &&
+			    !(it->bb->branch == HWT_DEC_BR_CALL &&
+			      (it->bb->flags & HWT_DEC_BBF_PIC_CALL)))
+				break;
+		}
 		f->tcounted = true;
-		r->tpos = lastpos;
+		r->tpos = items[k].pos;
 		r->tpos_valid = true;
 	}
 	return i;
@@ -1280,8 +1319,9 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 		const struct seg_item *it;
 
 		/* Tree mode's common case first. */
-		if (r.treeing && !profile && f->cur && f->cur->tmode) {
-			i = tree_run(&r, i, base_only);
+		if (r.treeing && !profile && (base_only || !r.want_block) && f->cur &&
+		    f->cur->tmode) {
+			i = tree_run(&r, i);
 			if (i == s->nitems)
 				break;
 		}
