@@ -942,13 +942,276 @@ static void test_known_timeline(void **state)
 	ptl_close(&l);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The decoder's call tree (struct hwt_dec_tree) against records            */
+
+/* Deeper than the stacks ptflow keeps (its PTF_MAX_DEPTH, 65536). */
+#define TREE_DEEP (65536 + 20)
+
+/* One side of test_tree_protocol: a ptflow fed either records, or the tree
+ * as the decoder drives it (decoder/flow.c: top() at the first call, then
+ * child() per new (parent, callee), pops, sync() before any record and
+ * when a return leaves the anchor's frame, counts() at the end; a cache of
+ * (parent, callee) in front of child(), as the decoder's). */
+struct tside {
+	struct hwt_rep_profile *prof;
+	struct hwt_ptf *ptf;
+	struct hwt_dec_sink sink;
+	bool tree;
+	/* the decoder's state of the thread */
+	uint64_t insns, mark;
+	uint32_t depth;
+	bool tmode;
+	uint32_t tlo, anchor, tnode;
+	uint32_t *cnode; /* per frame */
+	struct hwt_dec_tree_count *tc;
+	size_t ntc;
+	uint64_t calls, returns, children;
+	struct {
+		uint32_t parent;
+		uint64_t to;
+		uint32_t node;
+	} cache[64];
+	size_t ncache;
+};
+
+static void tside_init(struct tside *ts, bool tree)
+{
+	struct hwt_ptf_config cfg;
+
+	memset(ts, 0, sizeof(*ts));
+	ts->tree = tree;
+	assert_int_equal(hwt_rep_profile_alloc(&ts->prof, NULL), 0);
+	hwt_ptf_config_init(&cfg);
+	cfg.views = HWT_PTF_PROFILE;
+	cfg.profile = ts->prof;
+	assert_int_equal(hwt_ptf_alloc(&ts->ptf, &cfg), 0);
+	hwt_ptf_sink(ts->ptf, &ts->sink);
+	assert_non_null(ts->sink.tree);
+	ts->cnode = calloc(TREE_DEEP + 64, sizeof(*ts->cnode));
+	ts->ntc = 1 << 20;
+	ts->tc = calloc(ts->ntc, sizeof(*ts->tc));
+	assert_non_null(ts->cnode);
+	assert_non_null(ts->tc);
+}
+
+static void tside_at(const struct tside *ts, struct hwt_dec_tree_at *at, uint32_t depth)
+{
+	memset(at, 0, sizeof(*at));
+	at->pid = 10;
+	at->tid = 11;
+	at->depth = depth;
+	at->insns = ts->insns;
+}
+
+static void tside_self(struct tside *ts)
+{
+	ts->tc[ts->tnode].self += ts->insns - ts->mark;
+	ts->mark = ts->insns;
+}
+
+static void tside_exit(struct tside *ts)
+{
+	struct hwt_dec_tree_at at;
+
+	if (!ts->tmode)
+		return;
+	ts->tmode = false;
+	tside_self(ts);
+	tside_at(ts, &at, ts->depth);
+	assert_int_equal(ts->sink.tree->sync(ts->sink.ctx, &at, ts->tnode), 0);
+}
+
+/* n instructions, then a call to `to`. */
+static void tside_call(struct tside *ts, uint64_t n, uint64_t to)
+{
+	const struct hwt_dec_tree *tr = ts->sink.tree;
+	struct hwt_dec_tree_at at;
+	uint32_t node = HWT_DEC_NODE_NONE;
+	struct hwt_dec_rec r;
+
+	ts->insns += n;
+	if (ts->tree && !ts->tmode) {
+		tside_at(ts, &at, ts->depth);
+		assert_int_equal(tr->top(ts->sink.ctx, &at, &node), 0);
+		if (node != HWT_DEC_NODE_NONE) {
+			ts->tmode = true;
+			ts->tlo = ts->depth;
+			ts->anchor = ts->tnode = node;
+			ts->mark = ts->insns;
+		}
+	}
+	if (ts->tmode) {
+		size_t k;
+
+		tside_self(ts);
+		node = HWT_DEC_NODE_NONE;
+		for (k = 0; k < ts->ncache; k++) {
+			if (ts->cache[k].parent == ts->tnode && ts->cache[k].to == to) {
+				node = ts->cache[k].node;
+				ts->tc[node].calls++;
+				ts->calls++;
+				break;
+			}
+		}
+		if (node == HWT_DEC_NODE_NONE) {
+			tside_at(ts, &at, ts->depth + 1);
+			assert_int_equal(tr->child(ts->sink.ctx, &at, ts->tnode, to, &node), 0);
+			ts->children += node != HWT_DEC_NODE_NONE;
+			if (node != HWT_DEC_NODE_NONE && ts->ncache < HWT_ARRAY_SIZE(ts->cache)) {
+				ts->cache[ts->ncache].parent = ts->tnode;
+				ts->cache[ts->ncache].to = to;
+				ts->cache[ts->ncache++].node = node;
+			}
+		}
+		if (node != HWT_DEC_NODE_NONE) {
+			assert_true(node < ts->ntc);
+			ts->cnode[ts->depth++] = node;
+			ts->tnode = node;
+			return;
+		}
+		tside_exit(ts);
+	}
+	ts->depth++;
+	r = call(to, ts->insns, ts->depth, 0);
+	feed(ts->ptf, &r);
+}
+
+/* n instructions, then a return to `to` (out of the newest frame, or out
+ * of one older than the trace at depth 0). */
+static void tside_ret(struct tside *ts, uint64_t n, uint64_t to)
+{
+	struct hwt_dec_rec r;
+
+	ts->insns += n;
+	if (ts->tmode && ts->depth && ts->depth - 1 >= ts->tlo) {
+		tside_self(ts);
+		ts->depth--;
+		ts->returns++;
+		ts->tnode = ts->depth > ts->tlo ? ts->cnode[ts->depth - 1] : ts->anchor;
+		return;
+	}
+	tside_exit(ts);
+	if (!ts->depth) {
+		r = ret(to, ts->insns, 0, 0, HWT_DEC_RF_UNKNOWN_FRAME);
+	} else {
+		ts->depth--;
+		r = ret(to, ts->insns, ts->depth, 0, 0);
+	}
+	feed(ts->ptf, &r);
+}
+
+/* n instructions, then a block record at depth 0 (ip's code). */
+static void tside_block(struct tside *ts, uint64_t n, uint64_t ip)
+{
+	struct hwt_dec_rec r;
+
+	tside_exit(ts);
+	r = block(ip, (uint32_t)n, &ts->insns, ts->depth, 0);
+	feed(ts->ptf, &r);
+}
+
+static void tside_finish(struct tside *ts, struct hwt_buf *out, struct hwt_ptf_stats *st)
+{
+	struct hwt_rep_render_config rc;
+	struct hwt_dec_tree_counts c;
+
+	tside_exit(ts);
+	memset(&c, 0, sizeof(c));
+	c.node = ts->tc;
+	c.n = ts->ntc;
+	c.calls = ts->calls;
+	c.returns = ts->returns;
+	if (ts->tree)
+		assert_int_equal(ts->sink.tree->counts(ts->sink.ctx, &c), 0);
+	assert_int_equal(hwt_ptf_finish(ts->ptf), 0);
+	hwt_ptf_stats(ts->ptf, st);
+	hwt_rep_render_config_init(&rc);
+	rc.format = HWT_REP_FMT_FOLDED;
+	rc.by_comm = false;
+	rc.annotate = false;
+	hwt_buf_init(out);
+	assert_int_equal(hwt_rep_render(ts->prof, &rc, out), 0);
+	assert_int_equal(hwt_buf_append(out, "", 1), 0);
+	hwt_ptf_free(ts->ptf);
+	hwt_rep_profile_free(ts->prof);
+	free(ts->cnode);
+	free(ts->tc);
+}
+
+/* Returns out of frames older than the trace ("[before the trace]"),
+ * depth-0 code, recursion, and a stack deeper than ptflow keeps (where
+ * ptflow counts calls it does not follow and child() declines): the same
+ * stacks and counts through the tree as through records. */
+static void test_tree_protocol(void **state)
+{
+	struct tside side[2];
+	struct hwt_ptf_stats st[2];
+	struct hwt_buf out[2];
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct tside *ts = &side[k];
+
+		tside_init(ts, k == 1);
+		tside_call(ts, 2, 0x2000);
+		tside_ret(ts, 3, 0x1005);
+		tside_ret(ts, 1, 0x5000); /* out of a frame before the trace */
+		tside_block(ts, 2, 0x5000);
+		for (int i = 0; i < 3; i++) {
+			tside_call(ts, 1, 0x2000);
+			tside_call(ts, 2, 0x3000);
+			tside_call(ts, 4, 0x4000);
+			tside_ret(ts, 1, 0x3005);
+			tside_ret(ts, 2, 0x2005);
+			tside_call(ts, 3, 0x4000);
+			tside_ret(ts, 1, 0x2009);
+			tside_ret(ts, 1, 0x5005);
+			tside_block(ts, 1, 0x5005);
+		}
+		/* Recursion past the deepest stack ptflow keeps, and back. */
+		tside_call(ts, 1, 0x2000);
+		for (int i = 0; i < TREE_DEEP; i++)
+			tside_call(ts, 1 + (i & 3), 0x6000);
+		for (int i = 0; i < TREE_DEEP; i++)
+			tside_ret(ts, 2, 0x6004);
+		tside_call(ts, 1, 0x4000);
+		tside_ret(ts, 1, 0x2010);
+		tside_ret(ts, 1, 0x5010);
+		tside_ret(ts, 1, 0x7000); /* and again out of an older frame */
+		tside_call(ts, 1, 0x2000);
+		tside_call(ts, 1, 0x3000); /* open at the end */
+		tside_finish(ts, &out[k], &st[k]);
+	}
+	assert_true(hwt_test_contains((char *)out[0].data,
+				      "\n[before the trace];[unknown];0x2000;0x3000;0x4000 3\n"));
+	assert_true(hwt_test_contains((char *)out[0].data, ";0x6000;0x6000;0x6000 "));
+	assert_string_equal((char *)out[1].data, (char *)out[0].data);
+	assert_int_equal(st[1].insns, st[0].insns);
+	assert_int_equal(st[1].calls, st[0].calls);
+	assert_int_equal(st[1].returns, st[0].returns);
+	assert_int_equal(st[1].unknown_returns, st[0].unknown_returns);
+	assert_int_equal(st[1].functions, st[0].functions);
+	assert_int_equal(st[1].too_deep, st[0].too_deep);
+	assert_int_equal(st[1].open_frames, st[0].open_frames);
+	assert_true(st[0].too_deep > 0);
+	/* The tree took the calls up to the limit, and repeated ones from
+	 * its cache. */
+	assert_true(side[1].children > 65000);
+	assert_true(side[1].calls > 10);
+	assert_true(side[1].returns > 10);
+	hwt_buf_fini(&out[0]);
+	hwt_buf_fini(&out[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_synthetic),	   cmocka_unit_test(test_stream_restart),
-	    cmocka_unit_test(test_call_cache),	   cmocka_unit_test(test_config_errors),
-	    cmocka_unit_test(test_known_calls),	   cmocka_unit_test(test_known_profile),
-	    cmocka_unit_test(test_known_branches), cmocka_unit_test(test_known_timeline),
+	    cmocka_unit_test(test_tree_protocol),  cmocka_unit_test(test_synthetic),
+	    cmocka_unit_test(test_stream_restart), cmocka_unit_test(test_call_cache),
+	    cmocka_unit_test(test_config_errors),  cmocka_unit_test(test_known_calls),
+	    cmocka_unit_test(test_known_profile),  cmocka_unit_test(test_known_branches),
+	    cmocka_unit_test(test_known_timeline),
 	};
 
 	return cmocka_run_group_tests(tests, setup_known, teardown_known);
