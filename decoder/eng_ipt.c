@@ -186,6 +186,7 @@ int seg_tail(struct hwt_dec *dec, struct seg *s, const struct hwt_dec_image *img
 		if (k >= 0) {
 			/* k > 0 here: ip == end_ip was checked above. */
 			s->tail_reached = true;
+			s->tail_split = true;
 			return seg_bb(s, bb, (uint32_t)k, flags | SEG_F_PARTIAL, 0, pos);
 		}
 		if (needs_trace(bb->branch) ||

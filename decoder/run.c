@@ -110,6 +110,25 @@ static void decline_psbs(const struct seg *s, uint64_t *cut, uint64_t *next)
 	*next = p < s->end ? p : s->end;
 }
 
+/* Whether a piece can hand over to the next at its end: decoded without
+ * error to tracing on at the next PSB+'s FUP, where a block begins (else
+ * the two pieces split the block libipt decoding on runs whole), with
+ * nothing in its log
+ * placed at that PSB+ (what libipt places there it decides reading past
+ * the piece's end: an overflow resolved by the PSB+'s FUP, its status
+ * updates), which the next piece, decoded from the state this one
+ * leaves, then gives as libipt decoding on across the PSB does. */
+static bool hands_over(const struct seg *s)
+{
+	if (s->ngaps || !s->exit.known || !s->exit.enabled || s->tail_split)
+		return false;
+	for (size_t i = 0; i < s->nitems; i++) {
+		if (s->items[i].pos >= s->end)
+			return false;
+	}
+	return true;
+}
+
 /* Makes s the segment [start, end) again, decoded from entry. */
 static void seg_again(struct hwt_dec *dec, struct seg *s, uint64_t start, uint64_t end, bool last,
 		      const struct seg_state *entry)
@@ -170,7 +189,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 		if (cut > s->start) {
 			seg_again(dec, s, s->start, cut, false, &entry);
 			err = hwt_dec_seg_fast(dec, s, w->fast);
-			if (err == 0 && s->exit.known && s->exit.enabled && !s->ngaps) {
+			if (err == 0 && hands_over(s)) {
 				s->rest_end = end;
 				s->rest_last = last;
 				s->rest_ipt = next;
@@ -187,7 +206,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 			seg_again(dec, s, s->start, next, false, &entry);
 			s->fallback = true;
 			err = hwt_dec_seg_ipt(dec, s);
-			if (err == 0 && !s->ngaps && s->exit.known && s->exit.enabled) {
+			if (err == 0 && hands_over(s)) {
 				s->rest_end = end;
 				s->rest_last = last;
 				s->rest_ipt = 0;

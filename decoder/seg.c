@@ -47,6 +47,7 @@ void seg_reset(struct seg *s)
 	s->fallback = false;
 	s->decline_pos = 0;
 	s->tail_reached = false;
+	s->tail_split = false;
 	memset(&s->exit, 0, sizeof(s->exit));
 	s->err = 0;
 }
@@ -787,7 +788,10 @@ void seg_decoded_on(struct seg *s)
 		if (it->pos < first)
 			it->pos = first;
 		else if (next && it->pos >= s->end)
-			it->pos = next;
+			/* A status update is an event query's (at PSBEND). */
+			it->pos = it->kind == SEG_EVENT && (it->flags & SEG_F_STATUS)
+				      ? s->next_psbend
+				      : next;
 	}
 }
 

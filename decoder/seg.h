@@ -196,6 +196,8 @@ struct seg {
 	 * tracing is enabled there; whether the last run reached it. */
 	bool has_end_ip;
 	bool tail_reached;
+	bool tail_split; /* ... inside a block (which the next segment
+			  * runs the rest of) */
 	uint64_t end_ip;
 	uint64_t next_psbend, next_psbend_end; /* the next PSB+'s PSBEND
 						* and after it (0: none) */
