@@ -252,6 +252,9 @@ int hwt_dec_emit(struct hwt_dec *dec, struct hwt_dec_rec *rec)
 		return 0;
 	if ((rec->flags & HWT_DEC_RF_TIME) && dec->cfg.tconv.valid)
 		rec->time = hwt_dec_tsc_to_perf(&dec->cfg.tconv, rec->tsc);
+	/* (The replay's own records leave it before they come here.) */
+	if (dec->flow)
+		hwt_dec_flow_leave_tree(dec->flow);
 	if (dec->nsinks == 1)
 		return dec->sinks[0].rec(dec->sinks[0].ctx, rec);
 	for (size_t i = 0; i < dec->nsinks; i++) {

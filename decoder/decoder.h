@@ -465,7 +465,9 @@ struct hwt_dec_tree_counts {
  * each segment the decoder calls sync(): the thread's stack is now the
  * chain of node (at at->depth, the depth of node's frame), its count
  * at->insns, everything before it counted (at->tsc/time: the time of the
- * last call or return it stood for, when known). counts() hands over what
+ * last call or return it stood for, when known). After the end of a
+ * segment's sync the decoder may go on from that node without top()
+ * (the sink's stack being as that sync left it). counts() hands over what
  * was counted, at the end of each hwt_dec_decode(), _feed() or _finish().
  * A negative return stops decoding with that error. */
 struct hwt_dec_tree {

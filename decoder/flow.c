@@ -35,8 +35,9 @@
  * node here. A thread is in tree mode from the first call that top()
  * anchors to the sink's innermost node (frames [tlo, depth) have nodes,
  * the anchor is the node at tlo) until a record of it, a thread change, a
- * return below tlo, a drop at MAX_DEPTH or the end of the segment: sync()
- * then gives the sink its stack back, and batches go on.
+ * return below tlo or a drop at MAX_DEPTH: sync() then gives the sink its
+ * stack back, and batches go on. At the end of each segment sync() gives
+ * the sink its stack and the thread stays in tree mode.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -196,6 +197,14 @@ static struct thread *thread_get(struct hwt_dec_flow *f, int32_t pid, int32_t ti
 	f->buckets[h] = t;
 	f->nthreads++;
 	return t;
+}
+
+void hwt_dec_flow_leave_tree(struct hwt_dec_flow *f)
+{
+	/* Only the current thread can be in tree mode, and the sink got its
+	 * stack at the end of the last segment: nothing ran since. */
+	if (f->cur)
+		f->cur->tmode = false;
 }
 
 void hwt_dec_flow_gap(struct hwt_dec_flow *f)
@@ -514,16 +523,13 @@ static inline size_t tcache_slot(uint64_t to, uint32_t parent)
 			(64 - TCACHE_BITS));
 }
 
-/* Ends t's tree mode: the sink gets its stack back (sync()). */
-static int tree_exit(struct replay *r, struct thread *t)
+/* Gives the sink t's stack in tree mode (sync()); t stays in it. */
+static int tree_sync(struct replay *r, struct thread *t)
 {
 	struct hwt_dec_flow *f = r->f;
 	const struct hwt_dec_tconv *tc = &f->dec->cfg.tconv;
 	struct hwt_dec_tree_at at;
 
-	if (!t->tmode)
-		return 0;
-	t->tmode = false;
 	tree_self(f, t);
 	tree_at(t, &at);
 	if (r->tpos_valid && seg_time_at(r->s, r->tpos, &r->bcur, &at.tsc)) {
@@ -532,6 +538,15 @@ static int tree_exit(struct replay *r, struct thread *t)
 	}
 	r->tpos_valid = false;
 	return f->tree->sync(f->dec->sinks[0].ctx, &at, t->tnode);
+}
+
+/* Ends t's tree mode: the sink gets its stack back. */
+static int tree_exit(struct replay *r, struct thread *t)
+{
+	if (!t->tmode)
+		return 0;
+	t->tmode = false;
+	return tree_sync(r, t);
 }
 
 /* A call of t to `to` at stream position pos in tree mode (entering it
@@ -1381,9 +1396,11 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 		}
 		}
 	}
-	/* The sink has its stacks back at the end of each segment. */
-	if (err >= 0 && f->cur)
-		err = tree_exit(&r, f->cur);
+	/* The sink has its stacks at the end of each segment (records
+	 * between segments find them, and the last call's time is the
+	 * sink's as after a batch); the thread stays in tree mode. */
+	if (err >= 0 && f->cur && f->cur->tmode)
+		err = tree_sync(&r, f->cur);
 	if (err >= 0)
 		err = batch_flush(&r);
 	if (err >= 0 && profile)

@@ -11,6 +11,9 @@
 
 int hwt_dec_flow_alloc(struct hwt_dec *dec, struct hwt_dec_flow **flow);
 void hwt_dec_flow_free(struct hwt_dec_flow *flow);
+/* A record goes to the sinks from outside a segment's replay: the thread
+ * in tree mode leaves it (the sink may change its stack). */
+void hwt_dec_flow_leave_tree(struct hwt_dec_flow *flow);
 /* Trace was lost: stacks of the current thread become uncertain. */
 void hwt_dec_flow_gap(struct hwt_dec_flow *flow);
 void hwt_dec_flow_stats(const struct hwt_dec_flow *flow, struct hwt_dec_stats *stats);
