@@ -992,16 +992,34 @@ static int clear_agg(void *ctx, size_t agg)
 {
 	struct prb_bpf *b = ctx;
 	int fd = b->map_fd[PRB_MS_AGG0 + agg];
-	uint8_t *key;
+	const size_t ks = b->lay.aggs[agg].key_size, max = b->lay.aggs[agg].max_entries;
+	uint8_t *keys = NULL;
+	size_t n = 0, cap = 0;
 
 	if (fd < 0)
 		return 0;
-	if (!(key = malloc(b->lay.aggs[agg].key_size)))
-		return -ENOMEM;
-	while (!bpf_map_get_next_key(fd, NULL, key))
-		if (bpf_map_delete_elem(fd, key) < 0)
+	/* The keys first, then their deletion: the map's probes still fire
+	 * while it is cleared, and a system-wide one that counts syscalls
+	 * (syscount.bt's END) adds back the key of our own bpf() calls as
+	 * fast as a loop of "first key, delete it" takes it out. */
+	for (;;) {
+		if (n == cap) {
+			uint8_t *k;
+
+			cap = cap ? 2 * cap : 64;
+			if (cap > max + 1)
+				cap = max + 1;
+			if (n == cap || !(k = realloc(keys, cap * ks)))
+				break;
+			keys = k;
+		}
+		if (bpf_map_get_next_key(fd, n ? keys + (n - 1) * ks : NULL, keys + n * ks))
 			break;
-	free(key);
+		n++;
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, keys + i * ks);
+	free(keys);
 	return 0;
 }
 

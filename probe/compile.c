@@ -1194,8 +1194,15 @@ static int gen_printf(struct comp *c, struct prb_node *n)
 			while (isdigit((unsigned char)*p) && sl < 40)
 				spec[sl++] = *p++;
 		}
+		/* lengths: every integer is 64-bit, except in bpftrace's
+		 * scripts, where bpftrace formats with C's printf */
+		piece.bits = 64;
+		if (prog->bpftrace_style && !strchr("hlLqjzt", *p))
+			piece.bits = 32;
+		else if (prog->bpftrace_style && *p == 'h')
+			piece.bits = p[1] == 'h' ? 8 : 16;
 		while (*p && strchr("hlLqjzt", *p))
-			p++; /* lengths: every integer is 64-bit */
+			p++;
 		if (!*p || !strchr("diuxXocspr", *p) || sl >= 40) {
 			FAIL(c, n->args[0]->pos, -HWT_EINVAL,
 			     "printf: bad conversion in \"%s\" (known: %%d %%i %%u %%x %%X %%o %%c "
@@ -1205,6 +1212,8 @@ static int gen_printf(struct comp *c, struct prb_node *n)
 			goto fail;
 		}
 		piece.conv = *p == 'i' ? 'd' : *p;
+		if (piece.conv == 'p')
+			piece.bits = 64;
 		if (piece.conv == 's' || piece.conv == 'c' || piece.conv == 'r') {
 			spec[sl++] = piece.conv == 'r' ? 's' : piece.conv;
 		} else if (piece.conv == 'p') {

@@ -90,6 +90,7 @@ struct hwt_probe_live {
 	bool timers;		   /* interval probes fired by hwtrace */
 	uint64_t t_start;	   /* when they started */
 	uint64_t *fired;	   /* per probe: the interval ticks fired */
+	bool *skipped;		   /* per probe: a missing function of a list */
 	struct prb_probe sb_probe; /* its description, for errors */
 	size_t npfds;
 };
@@ -565,6 +566,7 @@ void hwt_probe_live_close(struct hwt_probe_live *live)
 	prb_bpf_free(live->bpf);
 	free(live->path);
 	free(live->fired);
+	free(live->skipped);
 	for (size_t i = 0; i < live->nevs; i++)
 		if (live->evs[i].fd >= 0)
 			hwt_psys_close(live->rt->cfg.psys, live->evs[i].fd);
@@ -779,6 +781,23 @@ static bool is_live_kind(enum hwt_probe_kind k)
 	return k != HWT_PROBE_BEGIN && k != HWT_PROBE_END;
 }
 
+/* Probe i has perf events or a BPF program: not BEGIN/END, not skipped. */
+static bool runs_live(const struct hwt_probe_live *live, size_t i)
+{
+	return is_live_kind(live->prog->probes[i].info.kind) && !live->skipped[i];
+}
+
+/* Probe i is one of a list of probes (uprobe:lib:a, uprobe:lib:b { }). */
+static bool in_list(const struct hwt_probe_prog *prog, size_t i)
+{
+	const struct prb_probe *p = &prog->probes[i];
+
+	for (size_t c = 0; c < p->nclauses; c++)
+		if (prog->clauses[p->clauses[c]].nprobes > 1)
+			return true;
+	return false;
+}
+
 /* Whether probe i (nprobes: the sideband event) has perf events of the
  * sampling path: samples, counters or sideband. */
 static bool opens_perf(const struct hwt_probe_live *live, size_t i)
@@ -838,8 +857,7 @@ static void fall_back_together(struct hwt_probe_live *live)
 	while (changed) {
 		changed = false;
 		for (size_t i = 0; i < prog->nprobes; i++) {
-			if (!is_live_kind(prog->probes[i].info.kind) ||
-			    prb_bpf_loaded(live->bpf, i))
+			if (!runs_live(live, i) || prb_bpf_loaded(live->bpf, i))
 				continue;
 			for (size_t j = 0; j < prog->nprobes; j++) {
 				char why[512];
@@ -876,7 +894,7 @@ static int open_bpf(struct hwt_probe_live *live, const struct hwt_probe_live_con
 	if (!want)
 		return -ENOMEM;
 	for (size_t i = 0; i < prog->nprobes; i++) {
-		if (!is_live_kind(prog->probes[i].info.kind))
+		if (!runs_live(live, i))
 			continue;
 		live->path[i] =
 		    prog->probes[i].count_only ? HWT_PROBE_PATH_COUNTER : HWT_PROBE_PATH_SAMPLING;
@@ -936,6 +954,7 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 	const struct hwt_probe_prog *prog;
 	struct hwt_probe_live *live = NULL;
 	struct perf_event_attr *attrs = NULL;
+	struct hwt_probe_diag d;
 	char **strs = NULL;
 	int *cpus = NULL, *online = NULL;
 	int ncpus = 0, nonline = 0, err;
@@ -972,9 +991,11 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 	live->regs_intr = calloc(np + 1, sizeof(*live->regs_intr));
 	live->path = calloc(np + 1, sizeof(*live->path));
 	live->fired = calloc(np + 1, sizeof(*live->fired));
+	live->skipped = calloc(np + 1, sizeof(*live->skipped));
 	attrs = calloc(np + 1, sizeof(*attrs));
 	strs = calloc(np + 1, sizeof(*strs));
-	if (!live->infos || !live->regs_intr || !live->path || !live->fired || !attrs || !strs)
+	if (!live->infos || !live->regs_intr || !live->path || !live->fired || !live->skipped ||
+	    !attrs || !strs)
 		goto error;
 
 	/* Attributes first: every symbol and PMU problem is reported before
@@ -982,10 +1003,25 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 	for (size_t i = 0; i < np; i++) {
 		if (!is_live_kind(prog->probes[i].info.kind))
 			continue;
+		memset(&d, 0, sizeof(d));
 		err = build_attr(prog, i, &rt->cfg, prb_syms_cache(rt->syms), &attrs[i], &strs[i],
-				 diag);
-		if (err < 0)
+				 &d);
+		if (err == -HWT_ENOSYM && in_list(prog, i)) {
+			/* as bpftrace: a function missing from a list of
+			 * probes (sslsnoop.bt's libcrypto functions that only
+			 * debug symbols name) is left out, the others run */
+			hwt_log(&rt->cfg.log, HWT_LOG_WARN,
+				"%s is left out: %s has no such function (the rest of its "
+				"list runs)",
+				prog->probes[i].text, prog->probes[i].object);
+			live->skipped[i] = true;
+			continue;
+		}
+		if (err < 0) {
+			if (diag)
+				*diag = d;
 			goto error;
+		}
 		if (prog->probes[i].count_only) {
 			/* counted in the kernel: no sample, no buffer */
 			attrs[i].sample_type = 0;
@@ -1001,6 +1037,19 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 		live->infos[i].sample_id_all = true;
 		live->regs_intr[i] = prog->probes[i].info.kind == HWT_PROBE_KPROBE ||
 				     prog->probes[i].info.kind == HWT_PROBE_KRETPROBE;
+	}
+	/* a list none of whose functions exists is an error, as one probe */
+	for (size_t c = 0; c < prog->nclauses; c++) {
+		const struct prb_clause *cl = &prog->clauses[c];
+		size_t left = 0;
+
+		for (size_t k = 0; k < cl->nprobes; k++)
+			left += live->skipped[cl->probes[k]];
+		if (cl->nprobes && left == cl->nprobes) {
+			err = ldiag(diag, prog, cl->pos, -HWT_ENOSYM,
+				    "none of the %zu functions of this probe list exists", left);
+			goto error;
+		}
 	}
 	{
 		/* the sideband event, when only BPF programs run */
@@ -1047,8 +1096,7 @@ int hwt_probe_live_open(struct hwt_probe_live **out, struct hwt_probe_rt *rt,
 		const struct prb_probe *p = &prog->probes[i];
 		const char *why = prb_bpf_why(live->bpf, i);
 
-		if (!p->bpf_only || live->path[i] == HWT_PROBE_PATH_BPF ||
-		    !is_live_kind(p->info.kind))
+		if (!p->bpf_only || live->path[i] == HWT_PROBE_PATH_BPF || !runs_live(live, i))
 			continue;
 		if (cfg->backend == HWT_PROBE_BACKEND_SAMPLING)
 			err = ldiag(diag, prog, p->bpf_only_pos, -HWT_ENOTSUP,

@@ -296,6 +296,10 @@ struct prb_fmt_piece {
 		     * string ("%5s"), or literal text (conv == 0) */
 	char conv;  /* 'd','u','x','X','o','c','s','p','r', 0 for literal */
 	bool stack; /* %s of a stack (a frame a line) */
+	/* bits of an integer conversion: 64, or bpftrace's 32 ("%d"), 16
+	 * ("%hd") and 8 ("%hhd"): it hands the 64-bit value to C's printf,
+	 * which reads an int unless a length says otherwise */
+	uint8_t bits;
 };
 
 struct prb_fmt {

@@ -509,7 +509,17 @@ static int do_printf(struct hwt_probe_rt *rt, const struct prb_fmt *f, const int
 		} else if (p->conv == 'c') {
 			err = hwt_buf_printf(&rt->out, p->spec, (int)(unsigned char)args[a++]);
 		} else {
-			err = hwt_buf_printf(&rt->out, p->spec, (long long)args[a++]);
+			uint64_t v = (uint64_t)args[a++];
+
+			if (p->bits && p->bits < 64) {
+				/* bpftrace's "%d" of -1 as an int's: its low bits,
+				 * sign-extended for d, zero-extended otherwise */
+				unsigned sh = 64u - p->bits;
+
+				v = p->conv == 'd' ? (uint64_t)((int64_t)(v << sh) >> sh)
+						   : v << sh >> sh;
+			}
+			err = hwt_buf_printf(&rt->out, p->spec, (long long)v);
 		}
 	}
 	return err;

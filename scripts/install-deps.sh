@@ -29,13 +29,14 @@ MAIN="build-essential cmake ninja-build pkg-config
 # The tests, the ASan/UBSan and fuzzing builds, the format check and the
 # benchmarks against peer tools (perf, zstd, addr2line, bpftrace, chromium
 # for the flame graph's browser benchmark, hyperfine, valgrind, elfutils'
-# unwinder for bench_unwind, Go's pprof reading what flame writes).
+# unwinder for bench_unwind, Go's pprof reading what flame writes; openssl
+# and bsdutils' script(1) drive sslsnoop.bt and bashreadline.bt's workloads).
 TEST="git zstd libcmocka-dev libdw-dev golang-go
       clang-14 clang-format-14 llvm-14 lld-14 libclang-rt-14-dev
       binutils elfutils linux-perf
       chromium chromium-driver python3
       hyperfine time valgrind gdb bc
-      bpftrace"
+      bpftrace openssl bsdutils"
 
 all=false
 print=false

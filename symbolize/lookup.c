@@ -261,15 +261,23 @@ int hwt_sym_find(struct hwt_sym_obj *obj, const char *name, struct hwt_sym_def *
 
 	if (!obj || !name || (max && !defs))
 		return -HWT_EINVAL;
-	for (int pass = 0; pass < 2 && found == 0; pass++) {
+	/* exact, then demangled, then a versioned name of a shared library
+	 * ("pthread_create@@GLIBC_2.34"): its default version (@@) first,
+	 * then any (@), as the dynamic linker binds a plain name */
+	for (int pass = 0; pass < 4 && found == 0; pass++) {
 		for (size_t i = 0; i < obj->nsyms; i++) {
 			struct sym_entry *s = &obj->syms[i];
+			size_t len = strlen(name);
 			bool match;
 
 			if (pass == 0)
 				match = !strcmp(s->name, name);
-			else
+			else if (pass == 1)
 				match = demangled_match(sym_entry_name(s, false), name);
+			else
+				match = !strchr(name, '@') && !strncmp(s->name, name, len) &&
+					s->name[len] == '@' &&
+					(pass == 3 || s->name[len + 1] == '@');
 			if (!match)
 				continue;
 			if (found < max) {

@@ -315,7 +315,10 @@ struct hwt_sym_def {
 
 /* Finds symbols named name: first exact matches of the stored (mangled)
  * name, else matches of the demangled name, either the whole of it or the
- * name without its parameter list ("ns::f" matches "ns::f(int)"). Writes at
+ * name without its parameter list ("ns::f" matches "ns::f(int)"), else
+ * the versioned names of a shared library's symbol ("pthread_create"
+ * matches "pthread_create@@GLIBC_2.34", the default version, before
+ * "pthread_create@GLIBC_2.2.5"). Writes at
  * most max definitions, in address order. Returns the number of matches
  * (which may exceed max), 0 when none, -HWT_EINVAL. */
 HWT_API int hwt_sym_find(struct hwt_sym_obj *obj, const char *name, struct hwt_sym_def *defs,
