@@ -284,6 +284,142 @@ static void check_chains(struct sample *s, size_t n, const char *what, size_t mi
 	assert_true(nocfi_good * 100 >= nocfi * 99);
 }
 
+/* Folded stacks (flame): each phase's leaf under its whole chain, from the
+ * program's _start, for at least 99% of the leaf's samples. folded lines
+ * are "comm;root;...;leaf COUNT". */
+static void check_folded(const char *recording, const char *what)
+{
+	static const struct {
+		const char *leaf;
+		const char *tail; /* own frames from main to the leaf */
+		const char *mid;  /* what lies between, or NULL */
+	} ex[] = {
+	    {"leaf_chain", ";main;c1;c2;c3;c4;leaf_chain", NULL},
+	    {"cmp_slow", ";cmp_slow", ";main;run_qsort;__GI___qsort_r;"},
+	    {"leaf_rec", ";main;run_rec;rec;rec;rec;rec;rec;leaf_rec", NULL},
+	    {"sig_work", ";__restore_rt;on_prof;sig_work", ";main;victim;"},
+	    {"lib_leaf", ";main;unw_lib_outer;lib_leaf", NULL},
+	};
+	const char *folded = path_in("check.folded");
+	unsigned long n[HWT_ARRAY_SIZE(ex)] = {0}, good[HWT_ARRAY_SIZE(ex)] = {0};
+	struct hwt_test_run r;
+	char *text;
+
+	hwt_test_run(&r, "%s flame -q -i %s -o %s", hwt_test_hwtrace(), recording, folded);
+	assert_int_equal(r.status, 0);
+	hwt_test_run_free(&r);
+	text = hwt_test_read_file(folded, NULL);
+	assert_non_null(text);
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		char *sp = strrchr(line, ' ');
+		unsigned long c = sp ? strtoul(sp + 1, NULL, 10) : 0;
+
+		if (!sp)
+			continue;
+		*sp = '\0';
+		for (size_t k = 0; k < HWT_ARRAY_SIZE(ex); k++) {
+			size_t ll = strlen(line), tl = strlen(ex[k].tail);
+			const char *leaf = strrchr(line, ';');
+
+			if (!leaf || strcmp(leaf + 1, ex[k].leaf))
+				continue;
+			n[k] += c;
+			if (ll >= tl && !strcmp(line + ll - tl, ex[k].tail) &&
+			    strstr(line, ";_start;") && !strstr(line, "[truncated") &&
+			    (!ex[k].mid || strstr(line, ex[k].mid)))
+				good[k] += c;
+			else if (n[k] - good[k] <= 3 * c)
+				print_message("%s: %s: unexpected stack %s\n", what, ex[k].leaf,
+					      line);
+		}
+	}
+	free(text);
+	for (size_t k = 0; k < HWT_ARRAY_SIZE(ex); k++) {
+		print_message("%s: folded %-10s %4lu samples, %4lu with the whole chain\n", what,
+			      ex[k].leaf, n[k], good[k]);
+		assert_true(n[k] >= 10);
+		assert_true(good[k] * 100 >= n[k] * 99);
+	}
+}
+
+/* report with call graphs: a caller's children are its callee leaf's
+ * samples (99% of them or more: the leaf's stacks all pass through it),
+ * and each leaf's callee graph starts with its chain. */
+static void check_report(const char *recording, const char *what)
+{
+	static const struct {
+		const char *leaf, *caller;
+		const char *graph; /* the leaf's callers, nearest first */
+	} ex[] = {
+	    {"leaf_chain", "c1", "c4 c3 c2 c1 main"},
+	    {"cmp_slow", "run_qsort", NULL}, /* libc's merge sort: any depth */
+	    {"leaf_rec", "run_rec", "rec rec rec rec rec run_rec main"},
+	    {"sig_work", "victim", "on_prof __restore_rt"},
+	    {"lib_leaf", "unw_lib_outer", "unw_lib_outer main"},
+	};
+	struct hwt_test_run r;
+
+	hwt_test_run(&r, "%s report -q -i %s --stdio --children -s function -g none",
+		     hwt_test_hwtrace(), recording);
+	assert_int_equal(r.status, 0);
+	for (size_t k = 0; k < HWT_ARRAY_SIZE(ex); k++) {
+		double caller = -1, leaf = -1, ch, self;
+		char name[128];
+
+		for (const char *l = r.out; l && *l;
+		     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+			if (sscanf(l, " %lf%% %lf%% [.] %127s", &ch, &self, name) != 3)
+				continue;
+			if (!strcmp(name, ex[k].caller))
+				caller = ch;
+			else if (!strcmp(name, ex[k].leaf))
+				leaf = self;
+		}
+		print_message("%s: report: %s children %.2f%%, %s self %.2f%%\n", what,
+			      ex[k].caller, caller, ex[k].leaf, leaf);
+		assert_true(leaf > 1);
+		/* victim's children hold its own samples too */
+		assert_true(caller >= leaf * 0.99);
+		if (strcmp(ex[k].caller, "victim"))
+			assert_true(caller <= leaf + 1.0);
+	}
+	hwt_test_run_free(&r);
+	hwt_test_run(&r, "%s report -q -i %s --stdio --no-children -s function -g callee",
+		     hwt_test_hwtrace(), recording);
+	assert_int_equal(r.status, 0);
+	for (size_t k = 0; k < HWT_ARRAY_SIZE(ex); k++) {
+		char head[64], chain[512] = "";
+		const char *l;
+		size_t len = 0;
+
+		if (!ex[k].graph)
+			continue;
+		/* the entry "  P%  [.] leaf", then "|", then "---caller" and
+		 * one caller a line: the chain of most of its samples */
+		snprintf(head, sizeof(head), "[.] %s\n", ex[k].leaf);
+		l = strstr(r.out, head);
+		assert_non_null(l);
+		l = strstr(l, "---");
+		assert_non_null(l);
+		for (l += 3; *l && len < sizeof(chain) - 128;) {
+			size_t w = strcspn(l, " \n");
+
+			if (!w)
+				break;
+			len += (size_t)snprintf(chain + len, sizeof(chain) - len, "%s%.*s",
+						len ? " " : "", (int)w, l);
+			l += strcspn(l, "\n");
+			l += *l == '\n';
+			l += strspn(l, " |");
+			if (!strncmp(l, "--", 2))
+				break; /* a branch: rarer chains */
+		}
+		print_message("%s: report -g callee: %s <- %s\n", what, ex[k].leaf, chain);
+		assert_true(!strncmp(chain, ex[k].graph, strlen(ex[k].graph)));
+	}
+	hwt_test_run_free(&r);
+}
+
 /* --- hwtrace's own recording ------------------------------------------------ */
 
 static void test_script_chains(void **state)
@@ -345,6 +481,7 @@ static void test_flame_and_report(void **state)
 	print_message("folded: %zu of %zu samples on _start ... main;c1;c2;c3;c4;leaf_chain\n",
 		      chain, total);
 	assert_true(chain * 100 >= total * 10); /* one phase of six */
+	check_folded(hwt_file, "hwtrace");
 
 	/* report: c1's children are its callees' samples (leaf_chain's). */
 	hwt_test_run(&r, "%s report -q -i %s --stdio --children -s function -g none",
@@ -459,6 +596,9 @@ static void test_perf_recordings(void **state)
 	}
 	hwt_test_run_free(&r);
 	compare_with_perf(file, false, true);
+	/* flame and report read the same stacks */
+	check_folded(file, "perf.data");
+	check_report(file, "perf.data");
 	/* -z and the pipe: the same reader underneath; fewer phases. */
 	hwt_test_run(&r, "perf record -q -z -F 2000 --call-graph dwarf -o %s -- %s 0.1 %s", zfile,
 		     hwt_test_prog("unw_prog"), some);
@@ -654,6 +794,17 @@ static void test_short_stack_hint(void **state)
 	assert_int_equal(r.status, 0);
 	hwt_test_run_free(&r);
 	hwt_test_run(&r, "%s report -i %s --stdio", hwt_test_hwtrace(), file);
+	assert_int_equal(r.status, 0);
+	assert_true(hwt_test_contains(r.err, "of the call stacks stop after one or two frames"));
+	assert_true(hwt_test_contains(r.err, "record with --call-graph dwarf"));
+	hwt_test_run_free(&r);
+	/* script and flame say it too (the same note, once) */
+	hwt_test_run(&r, "%s script -i %s > /dev/null", hwt_test_hwtrace(), file);
+	assert_int_equal(r.status, 0);
+	assert_true(hwt_test_contains(r.err, "of the call stacks stop after one or two frames"));
+	assert_true(hwt_test_contains(r.err, "record with --call-graph dwarf"));
+	hwt_test_run_free(&r);
+	hwt_test_run(&r, "%s flame -i %s -o %s", hwt_test_hwtrace(), file, path_in("fp.folded"));
 	assert_int_equal(r.status, 0);
 	assert_true(hwt_test_contains(r.err, "of the call stacks stop after one or two frames"));
 	assert_true(hwt_test_contains(r.err, "record with --call-graph dwarf"));
