@@ -163,8 +163,11 @@ HWT_API void hwt_pts_close(struct hwt_pts *pts);
 /* Adds a sink (copied) that receives the decoded records (see the order
  * above). When every sink takes batches (struct hwt_dec_sink.batch), the
  * session has no time filter and stitches no stacks, calls and returns go
- * to them in batches, the thread's count base in insns_base. Returns 0, -HWT_EINVAL (bad sink, or
- * after hwt_pts_run) or -ENOMEM. */
+ * to them in batches, the thread's count base in insns_base; when that
+ * sink is the only one and has a call tree (struct hwt_dec_sink.tree),
+ * the decoders use it (at->insns with the thread's count base; not for a
+ * thread known only by time, nor one the pid/tid filters drop). Returns
+ * 0, -HWT_EINVAL (bad sink, or after hwt_pts_run) or -ENOMEM. */
 HWT_API int hwt_pts_add_sink(struct hwt_pts *pts, const struct hwt_dec_sink *sink);
 
 /* Decodes every AUX stream and delivers the records. Once per session.
