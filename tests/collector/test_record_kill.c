@@ -299,20 +299,27 @@ static void test_sigkill_pt(void **state)
 	hwt_test_run(&r, "cd %s && %s report --calls -i pt.hwt", dir, hwt_test_hwtrace());
 	assert_int_equal(r.status, 0);
 	expect_warning("report --calls", r.err, "pt.hwt");
-	assert_true(hwt_test_contains(r.err, " 0 gaps (0 from lost trace, 0 bytes lost)"));
 	for (int k = 0; k < n; k++) {
 		char name[32];
 		const char *p;
 
 		phase_name(k, name, sizeof(name));
-		/* "CALLS SELF-INSNS INCL-INSNS ... phase_KK": one call, returned */
+		/* "CALLS SELF-INSNS INCL-INSNS ... phase_KK": one call that
+		 * returned (a call open across a gap has no inclusive count;
+		 * the trace the kill cut off ends in a gap, after these) */
 		snprintf(calls, sizeof(calls), "  %s\n", name);
 		p = strstr(r.out, calls);
 		if (!p)
 			fail_msg("report --calls: %s is missing:\n%s", name, r.out);
 		while (p > r.out && p[-1] != '\n')
 			p--;
-		assert_int_equal(strtol(p, NULL, 10), 1);
+		{
+			long long ncalls, self, incl;
+
+			assert_int_equal(sscanf(p, "%lld %lld %lld", &ncalls, &self, &incl), 3);
+			assert_int_equal(ncalls, 1);
+			assert_true(self > 0 && incl >= self);
+		}
 	}
 	hwt_test_run_free(&r);
 	hwt_test_tmpdir_remove(dir);
