@@ -211,6 +211,20 @@ static bool stop_tools(pid_t *pids, size_t n)
 	return !running;
 }
 
+/* Fails the test after printing what bpftrace and hwtrace printed (their
+ * output files) for tool name. */
+static void fail_differs(const char *name, const char *bpftrace_out, const char *hwtrace_out)
+{
+	char *bt = hwt_test_read_file(bpftrace_out, NULL),
+	     *ht = hwt_test_read_file(hwtrace_out, NULL);
+
+	fprintf(stderr, "%s differs\nbpftrace:\n%s\nhwtrace:\n%s\n", name, bt ? bt : "",
+		ht ? ht : "");
+	free(bt);
+	free(ht);
+	fail();
+}
+
 /* Tools whose probes exist here, on one workload, beside bpftrace: the
  * lines about the workload are the same. */
 static void test_tools_print_what_bpftrace_prints(void **state)
@@ -291,14 +305,7 @@ static void test_tools_print_what_bpftrace_prints(void **state)
 			nl += *c == '\n';
 		fprintf(stderr, "%s: %zu lines about the workload\n", t->name, nl);
 		if (!b[0] || strcmp(b, h)) {
-			char *bt = hwt_test_read_file(t->out[0], NULL),
-			     *ht = hwt_test_read_file(t->out[1], NULL);
-
-			fprintf(stderr, "%s differs\nbpftrace:\n%s\nhwtrace:\n%s\n", t->name,
-				bt ? bt : "", ht ? ht : "");
-			free(bt);
-			free(ht);
-			fail();
+			fail_differs(t->name, t->out[0], t->out[1]);
 		}
 		free(b);
 		free(h);
@@ -645,14 +652,7 @@ static void test_more_tools_print_what_bpftrace_prints(void **state)
 		fprintf(stderr, "%s: %s\n%s", t->name,
 			t->marker ? "the lines about the workload:" : "the structure", h);
 		if (!ok) {
-			char *bt = hwt_test_read_file(t->out[0], NULL),
-			     *ht = hwt_test_read_file(t->out[1], NULL);
-
-			fprintf(stderr, "%s differs\nbpftrace:\n%s\nhwtrace:\n%s\n", t->name,
-				bt ? bt : "", ht ? ht : "");
-			free(bt);
-			free(ht);
-			fail();
+			fail_differs(t->name, t->out[0], t->out[1]);
 		}
 		free(b);
 		free(h);
