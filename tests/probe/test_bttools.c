@@ -122,6 +122,30 @@ static pid_t spawn(const char *cmd, const char *out)
 	return p;
 }
 
+/* The n lines of v (len bytes with their newlines and the final NUL)
+ * sorted, one a line, repeats left out when dedup (the caller frees the
+ * result; v is sorted in place). */
+static char *sorted_lines(char **v, size_t n, size_t len, bool dedup)
+{
+	char *res;
+
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
+			char *x = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = x;
+		}
+	res = calloc(1, len);
+	for (size_t i = 0; i < n; i++) {
+		if (dedup && i && !strcmp(v[i], v[i - 1]))
+			continue;
+		strcat(res, v[i]);
+		strcat(res, "\n");
+	}
+	return res;
+}
+
 /* The lines of a tool's output about the workload (holding marker),
  * normalized (time columns cut), sorted, one string. */
 static char *lines_about(const char *path, const char *marker, const struct tool *t)
@@ -145,20 +169,7 @@ static char *lines_about(const char *path, const char *marker, const struct tool
 		v[n++] = l;
 		len += strlen(l) + 1;
 	}
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
-			char *x = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = x;
-		}
-	res = calloc(1, len);
-	for (size_t i = 0; i < n; i++) {
-		if (t->dedup && i && !strcmp(v[i], v[i - 1]))
-			continue;
-		strcat(res, v[i]);
-		strcat(res, "\n");
-	}
+	res = sorted_lines(v, n, len, t->dedup);
 	free(v);
 	free(text);
 	return res;
@@ -374,19 +385,9 @@ static char *normalized(const char *path, const struct tool2 *t)
 		v[n++] = strdup(line);
 		len += strlen(line) + 1;
 	}
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
-			char *x = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = x;
-		}
-	res = calloc(1, len);
-	for (size_t i = 0; i < n; i++) {
-		strcat(res, v[i]);
-		strcat(res, "\n");
+	res = sorted_lines(v, n, len, false);
+	for (size_t i = 0; i < n; i++)
 		free(v[i]);
-	}
 	free(v);
 	free(text);
 	return res;
