@@ -562,6 +562,32 @@ static void stream_thread(const struct pts_stream *st, int32_t *pid, int32_t *ti
 		thread_at(st, st->last_time, pid, tid, &run);
 }
 
+/* The count of thread tid goes on from its other streams: the decoder
+ * counts from 0 in a stream and in each run, so a new one (another stream
+ * than the count's last, or new_run) starts at the thread's total. Adds the
+ * run's base to *insns and raises the total to *insns + ahead (the last
+ * count a batch reaches). Returns the count (NULL: out of memory); *started
+ * says whether a run began here. */
+static struct pts_tcount *thread_count(struct pts_stream *st, int32_t tid, bool new_run,
+				       uint64_t *insns, uint64_t ahead, bool *started)
+{
+	struct pts_tcount *c = tcount_get(st->pts, tid);
+
+	if (!c)
+		return NULL;
+	*started = c->stream != st->idx + 1 || new_run;
+	if (*started) {
+		c->stream = (uint32_t)(st->idx + 1);
+		c->base = c->total;
+	}
+	st->run_tid = tid;
+	st->run_base = c->base;
+	*insns += c->base;
+	if (*insns + ahead > c->total)
+		c->total = *insns + ahead;
+	return c;
+}
+
 int pts_rec(struct pts_stream *st, const struct hwt_dec_rec *rec_in)
 {
 	struct hwt_pts *pts = st->pts;
@@ -583,23 +609,12 @@ int pts_rec(struct pts_stream *st, const struct hwt_dec_rec *rec_in)
 			c->total = st->run_base + owned.u.sw.prev_insns;
 	}
 	if (owned.tid >= 0) {
-		/* The thread's count goes on from its other streams. */
-		c = tcount_get(pts, owned.tid);
+		c = thread_count(st, owned.tid,
+				 owned.type == HWT_DEC_REC_SWITCH &&
+				     (owned.flags & HWT_DEC_RF_NEW_RUN),
+				 &owned.insns, 0, &run_start);
 		if (!c)
 			return -ENOMEM;
-		run_start = c->stream != st->idx + 1 || (owned.type == HWT_DEC_REC_SWITCH &&
-							 (owned.flags & HWT_DEC_RF_NEW_RUN));
-		if (run_start) {
-			/* The decoder counts from 0 in a stream, and in
-			 * each run. */
-			c->stream = (uint32_t)(st->idx + 1);
-			c->base = c->total;
-		}
-		st->run_tid = owned.tid;
-		st->run_base = c->base;
-		owned.insns += c->base;
-		if (owned.insns > c->total)
-			c->total = owned.insns;
 	}
 	if (owned.flags & HWT_DEC_RF_TIME)
 		st->last_time = pts->dcfg.tconv.valid ? owned.time : owned.tsc;
@@ -634,28 +649,16 @@ static int stream_batch(void *ctx, const struct hwt_dec_batch *b)
 	struct pts_stream *st = ctx;
 	struct hwt_pts *pts = st->pts;
 	struct hwt_dec_batch own = *b;
+	bool started;
 
 	if (!b->n)
 		return 0;
 	if (own.tid < 0 && own.pid < 0)
 		stream_thread(st, &own.pid, &own.tid);
-	if (own.tid >= 0) {
-		/* As pts_rec(): the thread's count goes on from its other
-		 * streams; within a batch it only grows. */
-		struct pts_tcount *c = tcount_get(pts, own.tid);
-
-		if (!c)
-			return -ENOMEM;
-		if (c->stream != st->idx + 1) {
-			c->stream = (uint32_t)(st->idx + 1);
-			c->base = c->total;
-		}
-		st->run_tid = own.tid;
-		st->run_base = c->base;
-		own.insns_base += c->base;
-		if (own.insns_base + own.e[own.n - 1].insns > c->total)
-			c->total = own.insns_base + own.e[own.n - 1].insns;
-	}
+	/* As pts_rec(); within a batch the count only grows. */
+	if (own.tid >= 0 &&
+	    !thread_count(st, own.tid, false, &own.insns_base, own.e[own.n - 1].insns, &started))
+		return -ENOMEM;
 	if (own.flags & HWT_DEC_RF_TIME)
 		st->last_time = pts->dcfg.tconv.valid ? own.time : own.tsc;
 	if (ids_out(pts, own.pid, own.tid)) {
@@ -681,27 +684,15 @@ static bool tree_thread(struct pts_stream *st, const struct hwt_dec_tree_at *at,
 			struct hwt_dec_tree_at *own, int *err)
 {
 	struct hwt_pts *pts = st->pts;
+	bool started;
 
 	*own = *at;
 	*err = 0;
 	if (own->tid < 0 && own->pid < 0)
 		return false; /* the thread is known by time only: batches */
-	if (own->tid >= 0) {
-		struct pts_tcount *c = tcount_get(pts, own->tid);
-
-		if (!c) {
-			*err = -ENOMEM;
-			return false;
-		}
-		if (c->stream != st->idx + 1) {
-			c->stream = (uint32_t)(st->idx + 1);
-			c->base = c->total;
-		}
-		st->run_tid = own->tid;
-		st->run_base = c->base;
-		own->insns += c->base;
-		if (own->insns > c->total)
-			c->total = own->insns;
+	if (own->tid >= 0 && !thread_count(st, own->tid, false, &own->insns, 0, &started)) {
+		*err = -ENOMEM;
+		return false;
 	}
 	if (own->flags & HWT_DEC_RF_TIME)
 		st->last_time = pts->dcfg.tconv.valid ? own->time : own->tsc;
