@@ -258,16 +258,17 @@ static bool demangled_match(const char *dem, const char *name)
 int hwt_sym_find(struct hwt_sym_obj *obj, const char *name, struct hwt_sym_def *defs, unsigned max)
 {
 	unsigned found = 0;
+	size_t len;
 
 	if (!obj || !name || (max && !defs))
 		return -HWT_EINVAL;
+	len = strlen(name);
 	/* exact, then demangled, then a versioned name of a shared library
 	 * ("pthread_create@@GLIBC_2.34"): its default version (@@) first,
 	 * then any (@), as the dynamic linker binds a plain name */
 	for (int pass = 0; pass < 4 && found == 0; pass++) {
 		for (size_t i = 0; i < obj->nsyms; i++) {
 			struct sym_entry *s = &obj->syms[i];
-			size_t len = strlen(name);
 			bool match;
 
 			if (pass == 0)
