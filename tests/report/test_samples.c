@@ -430,7 +430,10 @@ static void test_graphs_match_perf(void **state)
 	    "diff %s/p.order %s/h.order && wc -l < %s/h.order",
 	    fx.perf, fx.dir, hwt_test_hwtrace(), fx.perf, fx.dir, fx.dir, fx.dir, fx.dir);
 	fprintf(stderr, "entry order as perf's: %s", r.out);
-	assert_true(atoi(r.out) >= 3);
+	/* rec_hot's own two functions at least; samples elsewhere (the
+	 * kernel, ld.so) come and go with the machine's load, so more lines
+	 * are compared when there are, never required. */
+	assert_true(atoi(r.out) >= 2);
 	hwt_test_run_free(&r);
 }
 
