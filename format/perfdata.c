@@ -1140,21 +1140,121 @@ out:
 	return err;
 }
 
+/* The pre-scan's reader. The pre-scan needs AUX, AUXTRACE and tracing-data
+ * records and perf's own (types 64 and up), not samples nor the kernel's
+ * other records. A file of large samples (--call-graph dwarf: 8 KiB of
+ * stack each) is mostly bytes the pre-scan does not need: once a skipped
+ * record runs past the read buffer, the reader goes "sparse": it reads each
+ * record's 8-byte header where it is (pread) and steps over what it skips,
+ * reading only the records it returns; it goes back to reading the file in
+ * order after a run of small records, where a header read per record would
+ * cost more than the bytes. */
+#define SCAN_SPARSE_MIN	  4096u /* a skipped record this large starts it */
+#define SCAN_SPARSE_SMALL 16	/* this many small records in a row end it */
+
+struct prescan_reader {
+	bool sparse;
+	unsigned int small_run; /* records below SCAN_SPARSE_MIN in a row */
+	struct hwt_buf rec;	/* a record read while sparse */
+};
+
+static bool prescan_skips(uint32_t type)
+{
+	return type < FMT_PERF_HEADER_ATTR && type != PERF_RECORD_AUX;
+}
+
+/* As src_next, returning only the records the pre-scan needs. */
+static int prescan_next(struct fmt_perf *p, int fd, struct prescan_reader *rd, const uint8_t **rec,
+			size_t *size, uint64_t *off)
+{
+	uint8_t h[sizeof(struct perf_event_header)];
+	uint32_t type;
+	int err;
+
+	for (;;) {
+		*off = p->roff;
+		if (p->roff >= p->data_end)
+			return 1;
+		if (!rd->sparse) {
+			err = src_fill(p, fd, sizeof(h));
+			if (err)
+				return err;
+			type = hwt_le32(p->rbuf + p->rstart);
+			*size = hwt_le16(p->rbuf + p->rstart + 6);
+			if (*size >= sizeof(h) && *size <= p->data_end - p->roff &&
+			    prescan_skips(type) && *size >= SCAN_SPARSE_MIN &&
+			    *size > p->rend - p->rstart) {
+				err = src_skip(p, fd, *size);
+				if (err)
+					return err;
+				rd->sparse = true;
+				rd->small_run = 0;
+				continue;
+			}
+			err = src_next(p, fd, rec, size, off);
+			if (err || !prescan_skips(type))
+				return err;
+			continue;
+		}
+		if (p->data_end - p->roff < sizeof(h))
+			return -HWT_ETRUNC;
+		err = pread_full(fd, h, sizeof(h), p->roff);
+		if (err)
+			return err;
+		type = hwt_le32(h);
+		*size = hwt_le16(h + 6);
+		if (*size < sizeof(h))
+			return -HWT_EFORMAT;
+		if (*size > p->data_end - p->roff)
+			return -HWT_ETRUNC;
+		rd->small_run = *size < SCAN_SPARSE_MIN ? rd->small_run + 1 : 0;
+		if (rd->small_run >= SCAN_SPARSE_SMALL) {
+			/* Back to reading in order, from this record. */
+			rd->sparse = false;
+			err = src_seek(p, fd, p->roff);
+			if (err)
+				return err;
+			continue;
+		}
+		if (prescan_skips(type)) {
+			p->roff += *size;
+			continue;
+		}
+		rd->rec.len = 0;
+		err = hwt_buf_reserve(&rd->rec, *size);
+		if (err)
+			return err;
+		err = pread_full(fd, rd->rec.data, *size, p->roff);
+		if (err)
+			return err;
+		rd->rec.len = *size;
+		*rec = rd->rec.data;
+		/* What follows the record (AUXTRACE data) is read or skipped
+		 * from here: src_skip seeks when the buffer is empty. */
+		err = src_seek(p, fd, p->roff + *size);
+		if (err)
+			return err;
+		return 0;
+	}
+}
+
 /* Pre-scan of a seekable input: metadata records and the AUX index. */
 static int prescan(struct hwt_fmt_session *s, uint64_t *err_offset)
 {
 	struct fmt_perf *p = s->perf;
 	struct hwt_fmt_record *notes = NULL;
 	size_t nnotes = 0, capnotes = 0;
+	struct prescan_reader rd = {0};
 	int err;
 
+	hwt_buf_init(&rd.rec);
 	for (;;) {
 		const uint8_t *r = NULL;
 		size_t size = 0;
 		uint64_t off;
 		uint32_t type;
 
-		err = src_next(p, s->fd, &r, &size, &off);
+		err = prescan_next(p, s->fd, &rd, &r, &size, &off);
 		if (err == 1) {
 			err = 0;
 			break;
@@ -1228,6 +1328,7 @@ static int prescan(struct hwt_fmt_session *s, uint64_t *err_offset)
 	for (size_t i = 0; !err && i < nnotes; i++)
 		fmt_aux_note_record(s, &notes[i]);
 	free(notes);
+	hwt_buf_fini(&rd.rec);
 	return err;
 }
 

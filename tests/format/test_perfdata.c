@@ -696,6 +696,93 @@ static void test_perf_writer(void **state)
 	free(ps.v);
 }
 
+/* The pre-scan steps over large samples (--call-graph dwarf's 8 KiB stack
+ * copies) by their headers and reads only what it needs: AUX data announced
+ * between them, perf's own records, a run of small records in the middle (back
+ * to reading in order) and a last AUXTRACE after more large samples. The
+ * session must give every record and every AUX byte as written. */
+static void test_prescan_sparse(void **state)
+{
+	const char *f = path_in("sparse.data");
+	struct hwt_fmt_perf_writer *w;
+	struct hwt_fmt_evlist *ev;
+	struct perf_event_attr attr;
+	struct hwt_fmt_session *s;
+	struct counts c;
+	static uint8_t raw[8188], aux[4096], got[4096];
+	uint64_t id = 7, off, aux_off = 0, t = 1000000;
+	size_t nsamples = 0, naux = 0, big = 0, lens[16];
+	struct rb b;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(raw); k++)
+		raw[k] = (uint8_t)(k * 13);
+	for (size_t k = 0; k < sizeof(aux); k++)
+		aux[k] = (uint8_t)(k * 7 + 1);
+	assert_int_equal(hwt_fmt_evlist_alloc(&ev), 0);
+	fmt_test_attr(&attr);
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+	assert_int_equal(hwt_fmt_evlist_add(ev, &attr, sizeof(attr), "cpu-clock", &id, 1), 0);
+	assert_int_equal(hwt_fmt_perf_writer_open(&w, f, ev), 0);
+	for (int i = 0; i < 400; i++) {
+		/* Samples 150-169 are small (no raw data): a run that sends
+		 * the pre-scan back to reading in order. */
+		size_t n = i >= 150 && i < 170 ? 4 : sizeof(raw);
+
+		rb_begin(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+		rb_u64(&b, 0x401000 + (uint64_t)i * 4);
+		rb_u32(&b, 4242);
+		rb_u32(&b, 4242);
+		rb_u64(&b, t++);
+		rb_u32(&b, (uint32_t)n);
+		rb_bytes(&b, raw, n);
+		assert_int_equal(hwt_fmt_perf_writer_record(w, b.buf, rb_end(&b)), 0);
+		nsamples++;
+		big += n == sizeof(raw);
+		if (i == 200) {
+			rb_begin(&b, PERF_RECORD_COMM, 0);
+			rb_u32(&b, 4242);
+			rb_u32(&b, 4242);
+			rb_str(&b, "sparse");
+			rb_sample_id(&b, attr.sample_type, 4242, 4242, t++, 0, 0);
+			assert_int_equal(hwt_fmt_perf_writer_record(w, b.buf, rb_end(&b)), 0);
+		}
+		if (i % 37 == 36 || i == 399) {
+			size_t len = 512 + (size_t)i * 7 % 3000;
+
+			/* A hole after each piece keeps the pieces apart. */
+			assert_int_equal(
+			    hwt_fmt_perf_writer_auxtrace(w, aux_off, 0, 0, 4242, 0, aux, len), 0);
+			aux_off += len + 4096;
+			assert_true(naux < HWT_ARRAY_SIZE(lens));
+			lens[naux++] = len;
+		}
+	}
+	assert_int_equal(hwt_fmt_perf_writer_close(w), 0);
+	/* Larger than the read buffer, so the pre-scan goes sparse. */
+	assert_true(big * sizeof(raw) > (2u << 20));
+
+	read_session(f, NULL, &c);
+	assert_int_equal(c.samples.n, nsamples);
+	for (size_t i = 0; i < c.samples.n; i++)
+		assert_int_equal(c.samples.v[i].ip, 0x401000 + i * 4);
+	assert_int_equal(c.by_type[PERF_RECORD_COMM], 1);
+	assert_int_equal(hwt_fmt_session_open(&s, f, NULL, &off), 0);
+	assert_int_equal(hwt_fmt_session_naux(s), 1);
+	assert_int_equal(hwt_fmt_session_aux(s, 0)->nsegments, naux);
+	for (size_t k = 0; k < naux; k++) {
+		const struct hwt_fmt_aux_segment *seg = hwt_fmt_session_aux_segment(s, 0, k);
+
+		/* Each piece: its bytes, then perf's padding to 8. */
+		assert_int_equal(seg->size, (lens[k] + 7) / 8 * 8);
+		assert_int_equal(hwt_fmt_session_aux_read(s, 0, k, 0, got, lens[k]), lens[k]);
+		assert_memory_equal(got, aux, lens[k]);
+	}
+	hwt_fmt_session_close(s);
+	hwt_fmt_evlist_free(ev);
+	free(c.samples.v);
+}
+
 /* Damaged perf.data: errors with offsets, one CLI line, no crash. */
 static void test_perf_corrupt(void **state)
 {
@@ -813,10 +900,11 @@ static void test_perf_corrupt(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_file_mode),	cmocka_unit_test(test_callgraph),
-	    cmocka_unit_test(test_two_events),	cmocka_unit_test(test_compressed),
-	    cmocka_unit_test(test_pipe_mode),	cmocka_unit_test(test_intel_pt_testdata),
-	    cmocka_unit_test(test_perf_writer), cmocka_unit_test(test_perf_corrupt),
+	    cmocka_unit_test(test_file_mode),	   cmocka_unit_test(test_callgraph),
+	    cmocka_unit_test(test_two_events),	   cmocka_unit_test(test_compressed),
+	    cmocka_unit_test(test_pipe_mode),	   cmocka_unit_test(test_intel_pt_testdata),
+	    cmocka_unit_test(test_perf_writer),	   cmocka_unit_test(test_perf_corrupt),
+	    cmocka_unit_test(test_prescan_sparse),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
