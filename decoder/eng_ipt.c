@@ -62,6 +62,11 @@ struct conv {
 	bool cold;
 	const struct hwt_dec_image *cold_of;
 	struct pt_image *cold_image;
+	/* A block came in an execution mode other than the decoder's (its
+	 * mode unknown at an enable without MODE.Exec): libipt 2.0.5 took
+	 * the block and its mode from its block cache, which does not check
+	 * the decoder's mode; decoding the code itself it fails there. */
+	bool mode_from_cache;
 };
 
 /* libipt reads the code of a cold run through this callback: with no
@@ -329,6 +334,8 @@ static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
 
 	if (!n)
 		return 0;
+	if (mode != c->mode)
+		c->mode_from_cache = true;
 	err = conv_resolve(c, ip);
 	if (err < 0)
 		return err;
@@ -725,7 +732,9 @@ static void skd010_at_end(struct conv *c)
 	}
 }
 
-static int seg_ipt(struct hwt_dec *dec, struct seg *s, bool cold)
+/* libipt decodes segment s (cold: without its block cache); sets
+ * *mode_from_cache when a block's execution mode came from that cache. */
+static int seg_ipt(struct hwt_dec *dec, struct seg *s, bool cold, bool *mode_from_cache)
 {
 	struct pt_config cfg = dec->ptcfg;
 	struct pt_block block;
@@ -734,6 +743,7 @@ static int seg_ipt(struct hwt_dec *dec, struct seg *s, bool cold)
 	bool empty = false;
 	int status, err = 0;
 
+	*mode_from_cache = false;
 	memset(&c, 0, sizeof(c));
 	c.dec = dec;
 	c.s = s;
@@ -935,6 +945,7 @@ out:
 	else
 		seg_set_exit(s, err >= 0 && !c.failed && !s->err, c.enabled, c.dis_ip, c.mode,
 			     c.spec);
+	*mode_from_cache = c.mode_from_cache;
 	pt_blk_free_decoder(c.blk);
 	pt_image_free(c.cold_image);
 	free(copy);
@@ -944,16 +955,18 @@ out:
 static int seg_ipt_once(struct hwt_dec *dec, struct seg *s)
 {
 	uint64_t end = s->end;
-	bool last = s->last;
-	int err = seg_ipt(dec, s, false);
+	bool last = s->last, mode_from_cache, cold_ignored;
+	int err = seg_ipt(dec, s, false, &mode_from_cache);
 
-	/* On damaged trace, where libipt fails can depend on its block
-	 * cache, which lives in the shared sections and so on whatever was
-	 * decoded before (libipt 2.0.5). A segment that failed is decoded
+	/* libipt's block cache lives in the shared sections, so holds
+	 * whatever was decoded before (libipt 2.0.5): on damaged trace,
+	 * where libipt fails can depend on it, and at an enable whose
+	 * execution mode is not known it runs on with a cached block's mode
+	 * where decoding the code fails. A segment decoded so is decoded
 	 * again with sections of its own, so that its records depend on
 	 * its bytes only (with a sideband hook it is not: the hook would
 	 * see every query twice). */
-	if (err < 0 || !s->ngaps || dec->cfg.context)
+	if (err < 0 || (!s->ngaps && !mode_from_cache) || dec->cfg.context)
 		return err;
 	seg_drop_counts(s);
 	{
@@ -965,7 +978,7 @@ static int seg_ipt_once(struct hwt_dec *dec, struct seg *s)
 		s->end = end;
 		s->last = last;
 	}
-	return seg_ipt(dec, s, true);
+	return seg_ipt(dec, s, true, &cold_ignored);
 }
 
 int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)

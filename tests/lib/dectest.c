@@ -150,13 +150,17 @@ int dectest_decode(const struct dectest_opts *o, const uint8_t *code, size_t cod
 	memset(&c, 0, sizeof(c));
 	c.res = res;
 	c.text = !o->no_text;
-	err = hwt_dec_icache_alloc(&ic, NULL);
-	if (err < 0)
-		return err;
-	err = hwt_dec_image_alloc(&img, ic, "test");
-	if (err < 0)
-		goto out;
-	if (code_size) {
+	if (o->icache) {
+		img = hwt_dec_image_get(o->image);
+	} else {
+		err = hwt_dec_icache_alloc(&ic, NULL);
+		if (err < 0)
+			return err;
+		err = hwt_dec_image_alloc(&img, ic, "test");
+		if (err < 0)
+			goto out;
+	}
+	if (code_size && !o->icache) {
 		err = hwt_dec_image_add_mem(img, code, code_size, base, "code");
 		if (err < 0)
 			goto out;
@@ -174,7 +178,7 @@ int dectest_decode(const struct dectest_opts *o, const uint8_t *code, size_t cod
 	cfg.mtc_freq = o->mtc_freq;
 	cfg.nom_freq = o->nom_freq;
 	cfg.filter = o->filter;
-	err = hwt_dec_alloc(&dec, &cfg, ic);
+	err = hwt_dec_alloc(&dec, &cfg, o->icache ? o->icache : ic);
 	if (err < 0)
 		goto out;
 	err = hwt_dec_set_context(dec, 1, 1, img);
