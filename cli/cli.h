@@ -149,9 +149,11 @@ int hwt_cli_samples_option(struct hwt_cli_samples_opts *o, int opt, const char *
  * timeline when not NULL). Prints its own one-line errors (missing or
  * damaged file, no samples, a call graph asked of an event without call
  * chains) and warnings (losses, everything filtered out); returns
- * HWT_EXIT_OK or HWT_EXIT_ERROR. */
+ * HWT_EXIT_OK or HWT_EXIT_ERROR. session is the recording already open (from
+ * hwt_cli_is_pt(); closed here) or NULL to open path. */
 int hwt_cli_load_samples(struct hwt_cli_samples_opts *o, const char *path,
-			 struct hwt_rep_profile **profile, struct hwt_rep_timeline *timeline);
+			 struct hwt_fmt_session *session, struct hwt_rep_profile **profile,
+			 struct hwt_rep_timeline *timeline);
 
 /* One note when most frame-pointer stacks are one or two frames deep
  * (suggesting --call-graph dwarf), and one when stacks unwound from the CFI
@@ -162,8 +164,12 @@ void hwt_cli_stack_notes(const char *path, const struct hwt_rep_samples_stats *s
 int hwt_cmd_branches(int argc, char **argv);
 /* True when path is a PT recording; *session is then the opened recording
  * (the caller's to close or hand on). False for anything else, including
- * files that cannot be read and "-" (the samples path reports those). */
-bool hwt_cli_is_pt(const char *path, struct hwt_fmt_session **session);
+ * files that cannot be read and "-" (the samples path reports those); when
+ * samples is not NULL, *samples is then the opened recording of samples, or
+ * NULL (hand it to hwt_cli_load_samples(), which opens the file itself when
+ * it is NULL). */
+bool hwt_cli_is_pt(const char *path, struct hwt_fmt_session **session,
+		   struct hwt_fmt_session **samples);
 /* For a recording that hwt_cli_is_pt() turned down: one line saying why
  * (it cannot be read, or it holds samples: then "need" says what needs PT).
  * Returns HWT_EXIT_ERROR. */

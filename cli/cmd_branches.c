@@ -160,7 +160,7 @@ int hwt_cmd_branches(int argc, char **argv)
 	}
 	if (!input)
 		input = hwt_cli_default_input();
-	if (!hwt_cli_is_pt(input, &session)) {
+	if (!hwt_cli_is_pt(input, &session, NULL)) {
 		rc = hwt_cli_not_pt(input, "per-instruction counts need one");
 		goto out;
 	}

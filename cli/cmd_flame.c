@@ -279,7 +279,7 @@ int hwt_cmd_flame(int argc, char **argv)
 	struct hwt_rep_profile *p = NULL, *base = NULL;
 	struct hwt_rep_timeline *tl = NULL;
 	const struct hwt_rep_stats *st;
-	struct hwt_fmt_session *ptsess = NULL;
+	struct hwt_fmt_session *ptsess = NULL, *samples = NULL;
 	enum hwt_ptf_weight weight = HWT_PTF_WEIGHT_INSNS;
 	struct hwt_ptf_config tlopts;
 	bool quiet = false, pt = false;
@@ -465,21 +465,22 @@ int hwt_cmd_flame(int argc, char **argv)
 			hwt_cli_error("out of memory");
 			goto out;
 		}
-		pt = hwt_cli_is_pt(input, &ptsess);
+		pt = hwt_cli_is_pt(input, &ptsess, &samples);
 		so.quiet = quiet;
 		if (pt) {
 			if (load_pt(input, ptsess, &so, weight, &tlopts, &p, tl, quiet) !=
 			    HWT_EXIT_OK)
 				goto out;
-		} else if (hwt_cli_load_samples(&so, input, &p, tl) != HWT_EXIT_OK) {
+		} else if (hwt_cli_load_samples(&so, input, samples, &p, tl) != HWT_EXIT_OK) {
 			goto out;
 		}
 		so.quiet = true; /* the base's notes would only repeat */
-		if (diff && hwt_cli_is_pt(diff, &ptsess)) {
+		if (diff && hwt_cli_is_pt(diff, &ptsess, &samples)) {
 			if (load_pt(diff, ptsess, &so, weight, &tlopts, &base, NULL, true) !=
 			    HWT_EXIT_OK)
 				goto out;
-		} else if (diff && hwt_cli_load_samples(&so, diff, &base, NULL) != HWT_EXIT_OK) {
+		} else if (diff &&
+			   hwt_cli_load_samples(&so, diff, samples, &base, NULL) != HWT_EXIT_OK) {
 			goto out;
 		}
 	}

@@ -231,7 +231,7 @@ int hwt_cmd_report(int argc, char **argv)
 	struct hwt_buf text;
 	int children = -1, graph = -1; /* -1: not given */
 	bool quiet = false, sort_given = false, calls = false;
-	struct hwt_fmt_session *ptsess = NULL;
+	struct hwt_fmt_session *ptsess = NULL, *samples = NULL;
 	unsigned int cflags = 0;
 	int c, err, rc = HWT_EXIT_ERROR;
 
@@ -377,7 +377,7 @@ int hwt_cmd_report(int argc, char **argv)
 	if (!folded) {
 		if (!input)
 			input = hwt_cli_default_input();
-		if (hwt_cli_is_pt(input, &ptsess)) {
+		if (hwt_cli_is_pt(input, &ptsess, &samples)) {
 			if (children >= 0)
 				cfg.children = children;
 			if (graph >= 0)
@@ -387,6 +387,7 @@ int hwt_cmd_report(int argc, char **argv)
 			goto out;
 		}
 		if (calls) {
+			hwt_fmt_session_close(samples);
 			rc = hwt_cli_not_pt(input, "--calls counts calls exactly from one");
 			goto out;
 		}
@@ -408,7 +409,7 @@ int hwt_cmd_report(int argc, char **argv)
 		    graph == HWT_REP_GRAPH_CALLER || graph == HWT_REP_GRAPH_CALLEE || children == 1;
 		so.callchains = graph != HWT_REP_GRAPH_NONE || children != 0;
 		so.quiet = quiet || folded;
-		if (hwt_cli_load_samples(&so, input, &p, NULL) != HWT_EXIT_OK)
+		if (hwt_cli_load_samples(&so, input, samples, &p, NULL) != HWT_EXIT_OK)
 			goto out;
 		if (!so.any_callchain) {
 			if (children < 0)

@@ -15,13 +15,27 @@
 #include "format/format.h"
 #include "ptsession/ptsession.h"
 
-bool hwt_cli_is_pt(const char *path, struct hwt_fmt_session **session)
+/* What the quiet open of hwt_cli_is_pt() would have said. */
+static unsigned int quiet_said;
+
+static void count_said(void *ctx, enum hwt_log_level level, const char *msg)
+{
+	(void)ctx;
+	(void)level;
+	(void)msg;
+	quiet_said++;
+}
+
+bool hwt_cli_is_pt(const char *path, struct hwt_fmt_session **session,
+		   struct hwt_fmt_session **samples)
 {
 	struct hwt_fmt_session_config scfg;
 	struct hwt_fmt_session *s = NULL;
 	uint64_t off = 0;
 
 	*session = NULL;
+	if (samples)
+		*samples = NULL;
 	/* A pipe can be read once: it goes to the samples path, which names
 	 * a PT stream when it finds one. */
 	if (!path || !strcmp(path, "-"))
@@ -29,15 +43,24 @@ bool hwt_cli_is_pt(const char *path, struct hwt_fmt_session **session)
 	hwt_fmt_session_config_init(&scfg);
 	scfg.log = *hwt_cli_logger();
 	/* Errors are the samples path's to report. */
-	scfg.log.fn = NULL;
+	scfg.log.fn = count_said;
+	quiet_said = 0;
 	if (hwt_fmt_session_open(&s, path, &scfg, &off) < 0)
 		return false;
-	if (!hwt_pts_session_has_pt(s)) {
-		hwt_fmt_session_close(s);
-		return false;
+	if (hwt_pts_session_has_pt(s)) {
+		*session = s;
+		return true;
 	}
-	*session = s;
-	return true;
+	/* Samples: read on from this open (the pre-scan of a large file is
+	 * not done twice), unless opening it had something to say, which
+	 * the samples path's own open then says. */
+	if (samples && !quiet_said) {
+		hwt_fmt_session_set_log(s, hwt_cli_logger());
+		*samples = s;
+	} else {
+		hwt_fmt_session_close(s);
+	}
+	return false;
 }
 
 int hwt_cli_not_pt(const char *path, const char *need)

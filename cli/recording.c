@@ -256,13 +256,14 @@ void hwt_cli_stack_notes(const char *path, const struct hwt_rep_samples_stats *s
 }
 
 int hwt_cli_load_samples(struct hwt_cli_samples_opts *o, const char *path,
-			 struct hwt_rep_profile **out, struct hwt_rep_timeline *timeline)
+			 struct hwt_fmt_session *session, struct hwt_rep_profile **out,
+			 struct hwt_rep_timeline *timeline)
 {
 	struct hwt_rep_samples_config rcfg;
 	struct hwt_rep_profile_config pc;
 	struct hwt_rep_samples_stats st;
 	struct hwt_rep_event_info ev[64];
-	struct hwt_fmt_session *s = NULL;
+	struct hwt_fmt_session *s = session;
 	struct hwt_rep_samples *rs = NULL;
 	struct hwt_rep_profile *p = NULL;
 	size_t nev;
@@ -271,7 +272,7 @@ int hwt_cli_load_samples(struct hwt_cli_samples_opts *o, const char *path,
 	int rc = HWT_EXIT_ERROR;
 
 	*out = NULL;
-	if (hwt_cli_open_recording(path, &s) != HWT_EXIT_OK)
+	if (!s && hwt_cli_open_recording(path, &s) != HWT_EXIT_OK)
 		return HWT_EXIT_ERROR;
 	hwt_rep_profile_config_init(&pc);
 	pc.log = *hwt_cli_logger();

@@ -655,6 +655,10 @@ HWT_API void hwt_fmt_session_config_init(struct hwt_fmt_session_config *cfg);
 HWT_API int hwt_fmt_session_open(struct hwt_fmt_session **session, const char *path,
 				 const struct hwt_fmt_session_config *cfg, uint64_t *err_offset);
 HWT_API void hwt_fmt_session_close(struct hwt_fmt_session *session);
+/* Where the session's messages go from now on (the one given at open is
+ * replaced): for a caller that opened quietly to look at a recording and
+ * then reads it. */
+HWT_API void hwt_fmt_session_set_log(struct hwt_fmt_session *session, const struct hwt_logger *log);
 
 HWT_API enum hwt_fmt_file_kind hwt_fmt_session_kind(const struct hwt_fmt_session *session);
 HWT_API const struct hwt_fmt_evlist *hwt_fmt_session_evlist(const struct hwt_fmt_session *session);

@@ -172,6 +172,7 @@ int fmt_reader_chunk_load(const struct hwt_fmt_reader *reader, const struct hwt_
 			  struct ZSTD_DCtx_s *dctx, struct hwt_buf *stored, struct hwt_buf *out);
 /* The reader's metadata store. */
 const struct fmt_meta_store *fmt_reader_meta_store(const struct hwt_fmt_reader *reader);
+void fmt_reader_set_log(struct hwt_fmt_reader *reader, const struct hwt_logger *log);
 /* Position of stream id in the reader's stream list, or -1. */
 int fmt_reader_stream_pos(const struct hwt_fmt_reader *reader, uint32_t id);
 

@@ -700,6 +700,11 @@ const struct fmt_meta_store *fmt_reader_meta_store(const struct hwt_fmt_reader *
 	return &r->meta;
 }
 
+void fmt_reader_set_log(struct hwt_fmt_reader *r, const struct hwt_logger *log)
+{
+	r->cfg.log = *log;
+}
+
 size_t hwt_fmt_reader_nmeta(const struct hwt_fmt_reader *r)
 {
 	return r ? r->meta.n : 0;

@@ -627,6 +627,15 @@ error:
 	return err;
 }
 
+void hwt_fmt_session_set_log(struct hwt_fmt_session *s, const struct hwt_logger *log)
+{
+	if (!s || !log)
+		return;
+	s->cfg.log = *log;
+	if (s->reader)
+		fmt_reader_set_log(s->reader, log);
+}
+
 void hwt_fmt_session_close(struct hwt_fmt_session *s)
 {
 	if (!s)
