@@ -469,6 +469,14 @@ struct hwt_dec_tree_counts {
  * segment's sync the decoder may go on from that node without top()
  * (the sink's stack being as that sync left it). counts() hands over what
  * was counted, at the end of each hwt_dec_decode(), _feed() or _finish().
+ * A sync() before another record counts the instructions only up to the
+ * last call or return it stood for: the record carries the rest (as after
+ * a batch). Events (EVENT records other than overflows) that carry no
+ * instructions to the sink (none ran since the thread's last record,
+ * batch entry or sync) or come in tree mode (its counts and stack stand
+ * for them) are not delivered to a sink with a tree: they change no
+ * stack (TIP.PGD/PGE at each crossing of an address filter, PSB+ status);
+ * the calls and returns they imply come as usual.
  * A negative return stops decoding with that error. */
 struct hwt_dec_tree {
 	int (*top)(void *ctx, const struct hwt_dec_tree_at *at, uint32_t *node);

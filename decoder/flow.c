@@ -94,6 +94,11 @@ struct thread {
 	size_t tlo;
 	uint32_t anchor, tnode;
 	uint64_t mark;
+	/* The count the sink has from the thread's last record, batch entry
+	 * or sync (UINT64_MAX: none since the run began or a record from
+	 * outside the replay): an event at that count carries nothing to a
+	 * sink with a call tree (do_event()). */
+	uint64_t seen;
 };
 
 struct target_count {
@@ -193,6 +198,7 @@ static struct thread *thread_get(struct hwt_dec_flow *f, int32_t pid, int32_t ti
 		return NULL;
 	t->pid = pid;
 	t->tid = tid;
+	t->seen = UINT64_MAX;
 	t->next = f->buckets[h];
 	f->buckets[h] = t;
 	f->nthreads++;
@@ -203,8 +209,10 @@ void hwt_dec_flow_leave_tree(struct hwt_dec_flow *f)
 {
 	/* Only the current thread can be in tree mode, and the sink got its
 	 * stack at the end of the last segment: nothing ran since. */
-	if (f->cur)
+	if (f->cur) {
 		f->cur->tmode = false;
+		f->cur->seen = UINT64_MAX;
+	}
 }
 
 void hwt_dec_flow_gap(struct hwt_dec_flow *f)
@@ -450,7 +458,7 @@ static int batch_flush(struct replay *r)
 
 /* Adds a call or return of the current thread t, at stream position pos,
  * to the batch. */
-static inline int batch_add(struct replay *r, const struct thread *t, uint8_t type, uint32_t flags,
+static inline int batch_add(struct replay *r, struct thread *t, uint8_t type, uint32_t flags,
 			    uint64_t ip, uint8_t branch, uint64_t pos)
 {
 	struct hwt_dec_flow *f = r->f;
@@ -466,6 +474,7 @@ static inline int batch_add(struct replay *r, const struct thread *t, uint8_t ty
 		f->bpid = t->pid;
 		f->btid = t->tid;
 	}
+	t->seen = t->insns;
 	f->bpos = pos;
 	e = &f->batch[f->nbatch++];
 	e->ip = ip;
@@ -523,15 +532,21 @@ static inline size_t tcache_slot(uint64_t to, uint32_t parent)
 			(64 - TCACHE_BITS));
 }
 
-/* Gives the sink t's stack in tree mode (sync()); t stays in it. */
-static int tree_sync(struct replay *r, struct thread *t)
+/* Gives the sink t's stack in tree mode (sync()); t stays in it. With
+ * all, its instructions up to now are counted; else up to its last call
+ * or return (the mark), and a record that follows carries the rest, as
+ * after a batch: a depth-0 block names its code before they count. */
+static int tree_sync_to(struct replay *r, struct thread *t, bool all)
 {
 	struct hwt_dec_flow *f = r->f;
 	const struct hwt_dec_tconv *tc = &f->dec->cfg.tconv;
 	struct hwt_dec_tree_at at;
 
-	tree_self(f, t);
+	if (all)
+		tree_self(f, t);
 	tree_at(t, &at);
+	at.insns = t->mark;
+	t->seen = t->mark;
 	if (r->tpos_valid && seg_time_at(r->s, r->tpos, &r->bcur, &at.tsc)) {
 		at.flags = HWT_DEC_RF_TIME;
 		at.time = tc->valid ? hwt_dec_tsc_to_perf(tc, at.tsc) : 0;
@@ -540,13 +555,24 @@ static int tree_sync(struct replay *r, struct thread *t)
 	return f->tree->sync(f->dec->sinks[0].ctx, &at, t->tnode);
 }
 
-/* Ends t's tree mode: the sink gets its stack back. */
-static int tree_exit(struct replay *r, struct thread *t)
+static int tree_sync(struct replay *r, struct thread *t)
+{
+	return tree_sync_to(r, t, true);
+}
+
+/* Ends t's tree mode: the sink gets its stack back (up to the mark
+ * without all). */
+static int tree_exit_to(struct replay *r, struct thread *t, bool all)
 {
 	if (!t->tmode)
 		return 0;
 	t->tmode = false;
-	return tree_sync(r, t);
+	return tree_sync_to(r, t, all);
+}
+
+static int tree_exit(struct replay *r, struct thread *t)
+{
+	return tree_exit_to(r, t, true);
 }
 
 /* A call of t to `to` at stream position pos in tree mode (entering it
@@ -618,12 +644,17 @@ static int tree_call(struct replay *r, struct thread *t, uint64_t to, uint64_t p
  * first, and the thread leaves tree mode. */
 static int flow_emit(struct replay *r, struct hwt_dec_rec *rec)
 {
-	int err = r->f->cur ? tree_exit(r, r->f->cur) : 0;
+	struct thread *t = r->f->cur;
+	int err = t ? tree_exit_to(r, t, false) : 0;
 
 	if (err >= 0)
 		err = batch_flush(r);
-
-	return err < 0 ? err : hwt_dec_emit(r->f->dec, rec);
+	if (err >= 0)
+		err = hwt_dec_emit(r->f->dec, rec);
+	/* (A switch or a note carries no count to the sink.) */
+	if (t && rec->type != HWT_DEC_REC_SWITCH && rec->type != HWT_DEC_REC_NOTE)
+		t->seen = t->insns;
+	return err;
 }
 
 /* hwt_dec_emit() for the hot records (calls and returns: no statistics
@@ -1003,6 +1034,7 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 		t->depth = 0;
 		t->indexed = 0;
 		t->insns = 0;
+		t->seen = UINT64_MAX;
 		if (t->bucket)
 			memset(t->bucket, 0, t->cap * sizeof(*t->bucket));
 	}
@@ -1113,11 +1145,19 @@ static int do_event(struct replay *r, const struct seg_item *it)
 	struct thread *t = f->cur;
 	int err = 0;
 
-	if (!(f->dec->want & HWT_DEC_WANT(HWT_DEC_REC_EVENT)) && ev->type != HWT_DEC_EV_OVERFLOW) {
+	if (ev->type != HWT_DEC_EV_OVERFLOW &&
+	    (!(f->dec->want & HWT_DEC_WANT(HWT_DEC_REC_EVENT)) ||
+	     (r->treeing && t && (t->tmode || t->seen == t->insns)))) {
 		/* No sink wants it: counted (hwt_dec_emit's statistics), not
 		 * built, and calls gathered so far stay gathered. A real
 		 * trace's PSB+ while tracing is off brings four or five
-		 * status events each. */
+		 * status events each. Nor does a sink with a call tree,
+		 * which takes only calls, returns and counts from events,
+		 * want one that carries no instructions to it (none ran
+		 * since its last record of the thread, or the thread is in
+		 * tree mode, whose counts and stack stand for the event's):
+		 * no record, and tree mode goes on (TIP.PGD/PGE at each
+		 * crossing of an address filter, PSB+ status). */
 		f->dec->stats.events++;
 	} else {
 		rec_base(r, &rec, HWT_DEC_REC_EVENT, it->pos);
