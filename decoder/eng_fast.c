@@ -2029,10 +2029,12 @@ static int deliver_event(struct fast *f)
 	if (err < 0)
 		return err;
 	f->unposed = f->s->nitems;
-	err = context(f, f->pos, false, &e, flags);
-	if (err < 0)
-		return err;
-	f->unposed = f->s->nitems;
+	if (f->dec->cfg.context) {
+		err = context(f, f->pos, false, &e, flags);
+		if (err < 0)
+			return err;
+		f->unposed = f->s->nitems;
+	}
 	return st;
 }
 

@@ -570,6 +570,48 @@ again:
 				off += 1 + nb;
 				continue;
 			}
+			/* Then what a real trace's PSB+ carries besides
+			 * timing (PSB+ runs while tracing is off are most of
+			 * its packets): PAD, MODE, PIP, VMCS, PSBEND, as
+			 * hwt_pkt_decode() has them. */
+			if (c == 0x00 ||
+			    (c == 0x99 && off + 2 <= s->end && s->buf[off + 1] >> 6 == 0) ||
+			    (c == 0x02 && off + 2 <= s->end &&
+			     ((s->buf[off + 1] == 0x23) ||
+			      (s->buf[off + 1] == 0x43 && off + 8 <= s->end) ||
+			      (s->buf[off + 1] == 0xc8 && off + 7 <= s->end)))) {
+				uint8_t e = c == 0x02 ? s->buf[off + 1] : 0;
+				uint64_t v = 0;
+
+				q->off = (uint32_t)(off - s->start);
+				q->ipc = 0;
+				q->aux = 0;
+				if (c == 0x00) {
+					q->type = HWT_PKT_PAD;
+					q->size = 1;
+				} else if (c == 0x99) {
+					q->type = s->buf[off + 1] >> 5 ? HWT_PKT_MODE_TSX
+								       : HWT_PKT_MODE_EXEC;
+					q->size = 2;
+					q->aux = s->buf[off + 1] & 3;
+				} else if (e == 0x23) {
+					q->type = HWT_PKT_PSBEND;
+					q->size = 2;
+					header = false;
+				} else {
+					unsigned int nb = e == 0x43 ? 6 : 5;
+
+					for (unsigned int i = 0; i < nb; i++)
+						v |= (uint64_t)s->buf[off + 2 + i] << (8 * i);
+					q->type = e == 0x43 ? HWT_PKT_PIP : HWT_PKT_VMCS;
+					q->size = (uint8_t)(2 + nb);
+					v = e == 0x43 ? v : v << 12;
+				}
+				q->payload = v;
+				s->npkts++;
+				off += q->size;
+				continue;
+			}
 		}
 		memset(&p, 0, sizeof(p));
 		/* Within the segment, packets end at its end. */
