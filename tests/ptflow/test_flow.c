@@ -392,7 +392,9 @@ static void test_config_errors(void **state)
 struct known {
 	char *dir;
 	char path[512];
-	char cyc[512]; /* the same with CYC packets (cycle-accurate time) */
+	char cyc[512];	/* the same with CYC packets (cycle-accurate time) */
+	char filt[512]; /* real-shaped, filtered to work: TIP.PGD/PGE at each
+			 * call out of it and each return into it */
 	bool skip;
 };
 
@@ -409,6 +411,14 @@ static int setup_known(void **state)
 	ptl_record(K.dir, "known", "", hwt_test_prog("ptflow_known"), "", K.path, sizeof(K.path));
 	ptl_record(K.dir, "known_cyc", "cyc", hwt_test_prog("ptflow_known"), "", K.cyc,
 		   sizeof(K.cyc));
+	{
+		char terms[600];
+
+		snprintf(terms, sizeof(terms), "'real,filter=filter work @ %s'",
+			 hwt_test_prog("ptflow_known"));
+		ptl_record(K.dir, "known_filt", terms, hwt_test_prog("ptflow_known"), "", K.filt,
+			   sizeof(K.filt));
+	}
 	return 0;
 }
 
@@ -690,6 +700,85 @@ static void test_known_profile(void **state)
 	hwt_ptf_free(ptf);
 	hwt_rep_profile_free(prof);
 	ptl_close(&lc);
+	ptl_close(&l);
+}
+
+/* Filtered to work, whose calls leave the traced range: the same profile
+ * from records (events and all), from batches and from the decoder's call
+ * tree (which takes no event that carries no instructions, and stays in
+ * tree mode across them). work's calls are seen, their callees are not. */
+static void test_known_profile_filtered(void **state)
+{
+	struct hwt_rep_render_config rc;
+	struct hwt_ptf_call_stats leaf, disp;
+	struct hwt_ptf_stats st;
+	struct hwt_buf out;
+	struct ptl l;
+	struct hwt_rep_profile *prof;
+	struct hwt_ptf_config cfg;
+	struct hwt_ptf *ptf;
+
+	(void)state;
+	need_known();
+	ptl_open(&l, K.filt);
+	hwt_rep_render_config_init(&rc);
+	rc.format = HWT_REP_FMT_FOLDED;
+	rc.annotate = false;
+	/* Records: the calls view takes every record, times and all. */
+	assert_int_equal(hwt_rep_profile_alloc(&prof, NULL), 0);
+	hwt_ptf_config_init(&cfg);
+	cfg.views = HWT_PTF_PROFILE | HWT_PTF_CALLS;
+	cfg.aspace = l.as;
+	cfg.profile = prof;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	l.cfg.flags |= hwt_ptf_dec_flags(&cfg);
+	ptl_decode(&l, ptf, HWT_DEC_ENGINE_FAST);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	call_of(ptf, "leaf", &leaf);
+	call_of(ptf, "dispatch", &disp);
+	assert_int_equal(leaf.calls, 1000);
+	assert_int_equal(disp.calls, 1000);
+	/* Untraced callees: no instructions of theirs. */
+	assert_int_equal(leaf.incl_insns, 0);
+	assert_int_equal(disp.incl_insns, 0);
+	hwt_ptf_stats(ptf, &st);
+	assert_true(st.insns > 1000 * 5);
+	assert_int_equal(hwt_rep_profile_stats(prof)->weight, st.insns);
+	hwt_buf_init(&out);
+	assert_int_equal(hwt_rep_render(prof, &rc, &out), 0);
+	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
+	assert_true(hwt_test_contains((char *)out.data, ";work "));
+	hwt_ptf_free(ptf);
+	hwt_rep_profile_free(prof);
+
+	for (int no_tree = 0; no_tree < 2; no_tree++) {
+		struct hwt_ptf_stats st2;
+		struct hwt_buf out2;
+		struct hwt_dec_sink sink;
+
+		assert_int_equal(hwt_rep_profile_alloc(&prof, NULL), 0);
+		cfg.views = HWT_PTF_PROFILE;
+		cfg.profile = prof;
+		assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+		hwt_ptf_sink(ptf, &sink);
+		assert_non_null(sink.tree);
+		ptl_decode_opt(&l, ptf, HWT_DEC_ENGINE_FAST, no_tree);
+		assert_int_equal(hwt_ptf_finish(ptf), 0);
+		hwt_ptf_stats(ptf, &st2);
+		assert_int_equal(st2.insns, st.insns);
+		assert_int_equal(st2.calls, st.calls);
+		assert_int_equal(st2.returns, st.returns);
+		assert_int_equal(st2.unwound, st.unwound);
+		assert_int_equal(st2.unknown_returns, st.unknown_returns);
+		hwt_buf_init(&out2);
+		assert_int_equal(hwt_rep_render(prof, &rc, &out2), 0);
+		assert_int_equal(hwt_buf_append(&out2, "", 1), 0);
+		assert_string_equal((char *)out2.data, (char *)out.data);
+		hwt_buf_fini(&out2);
+		hwt_ptf_free(ptf);
+		hwt_rep_profile_free(prof);
+	}
+	hwt_buf_fini(&out);
 	ptl_close(&l);
 }
 
@@ -1210,8 +1299,8 @@ int main(void)
 	    cmocka_unit_test(test_tree_protocol),  cmocka_unit_test(test_synthetic),
 	    cmocka_unit_test(test_stream_restart), cmocka_unit_test(test_call_cache),
 	    cmocka_unit_test(test_config_errors),  cmocka_unit_test(test_known_calls),
-	    cmocka_unit_test(test_known_profile),  cmocka_unit_test(test_known_branches),
-	    cmocka_unit_test(test_known_timeline),
+	    cmocka_unit_test(test_known_profile),  cmocka_unit_test(test_known_profile_filtered),
+	    cmocka_unit_test(test_known_branches), cmocka_unit_test(test_known_timeline),
 	};
 
 	return cmocka_run_group_tests(tests, setup_known, teardown_known);
