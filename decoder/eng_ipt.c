@@ -613,6 +613,15 @@ static int conv_resync(struct conv *c, int *status)
 			s->last = false;
 			return 1;
 		}
+		if (c->dec->cfg.context) {
+			/* Where it goes on, the sideband hook says whose
+			 * trace it is, as at a segment's start (which is
+			 * where a piece of a longer segment starting at
+			 * this sync asks). */
+			err = conv_context(c, sync, true, NULL, 0, NULL);
+			if (err < 0)
+				return err;
+		}
 	}
 	c->open = NULL;
 	c->pending = NULL;
