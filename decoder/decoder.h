@@ -253,6 +253,9 @@ enum hwt_dec_rec_type {
 	(1u << 10) /* switch: the thread's run                                                     \
 		    * changed (hwt_dec_context.run):                                               \
 		    * its depth restarts at 0 */
+/* cpu is set: the record comes from a per-CPU stream (ptsession sets it; the
+ * decoder alone does not know the CPU) */
+#define HWT_DEC_RF_CPU (1u << 11)
 
 enum hwt_dec_event_type {
 	HWT_DEC_EV_ENABLED = 1,	   /* tracing (re)started at ip */
@@ -310,6 +313,7 @@ struct hwt_dec_rec {
 	uint32_t flags;	  /* HWT_DEC_RF_* */
 	int32_t pid, tid; /* -1 when unknown */
 	uint32_t depth;	  /* the thread's call depth after this record */
+	int32_t cpu;	  /* with HWT_DEC_RF_CPU: the CPU it ran on */
 	uint64_t insns;	  /* the thread's instructions so far, this
 			   * record's included (canonical engines): a
 			   * consumer attributes the difference to the

@@ -498,7 +498,8 @@ static int pt_fire(struct pt_run *r, const struct hwt_dec_rec *rec, const struct
 	ev.kind = kind;
 	ev.pid = rec->pid;
 	ev.tid = rec->tid;
-	ev.cpu = -1; /* per-thread streams: the CPU is not in the trace */
+	/* per-thread streams: the CPU is not in the trace */
+	ev.cpu = rec->flags & HWT_DEC_RF_CPU ? rec->cpu : -1;
 	ev.time = (rec->flags & HWT_DEC_RF_TIME) ? rec->time : 0;
 	ev.ip = ip;
 	ev.stack = r->stack;

@@ -596,6 +596,10 @@ int pts_rec(struct pts_stream *st, const struct hwt_dec_rec *rec_in)
 	bool run_start = false;
 	int err;
 
+	if (st->cpu >= 0) {
+		owned.cpu = st->cpu;
+		owned.flags |= HWT_DEC_RF_CPU;
+	}
 	if (owned.tid < 0 && owned.pid < 0)
 		stream_thread(st, &owned.pid, &owned.tid);
 	if (owned.type == HWT_DEC_REC_SWITCH && owned.u.sw.prev_tid >= 0 &&

@@ -462,6 +462,33 @@ static void check_family(const char *file, const char *what)
 	hwt_test_run_free(&r);
 }
 
+/* pt: probes on a per-CPU recording of the simulated 2-CPU machine: `cpu` is
+ * the CPU whose stream ran the code (the threads move between both), never
+ * -1; each of pts_dl_mul's 66 calls is counted once. */
+static void check_probe_cpus(const char *file)
+{
+	struct hwt_test_run r;
+	unsigned long long n[2] = {0, 0}, v;
+	const char *p;
+	int cpu, used;
+
+	hwt_test_run(&r, "%s trace -i %s 'pt:libpts_lib.so:pts_dl_mul:entry { @[cpu] = count() }'",
+		     hwt_test_hwtrace(), file);
+	assert_int_equal(r.status, 0);
+	p = strstr(r.out, "@[cpu]: count()\n");
+	assert_non_null(p);
+	p += strlen("@[cpu]: count()\n");
+	while (sscanf(p, " %d %llu%n", &cpu, &v, &used) == 2) {
+		if (cpu < 0 || cpu > 1)
+			fail_msg("pt: probe hit on cpu %d, want 0 or 1:\n%s", cpu, r.out);
+		n[cpu] += v;
+		p += used;
+	}
+	assert_int_equal(n[0] + n[1], 66);
+	assert_true(n[0] > 0 && n[1] > 0);
+	hwt_test_run_free(&r);
+}
+
 /* Finding 1: threads and children started after the start are traced:
  * per-CPU buffers with inherit and switch records; the threads move
  * between the CPUs (slice=1) and their stacks are carried. Full mode. */
@@ -488,6 +515,7 @@ static void test_family(void **state)
 	hwt_test_run(&r, "%s script -i %s --itrace=e", hwt_test_hwtrace(), file);
 	assert_true(hwt_test_contains(r.err, "ran on more than one CPU"));
 	hwt_test_run_free(&r);
+	check_probe_cpus(file);
 	hwt_test_tmpdir_remove(dir);
 }
 
