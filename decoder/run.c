@@ -156,7 +156,10 @@ static void seg_again(struct hwt_dec *dec, struct seg *s, uint64_t start, uint64
  * in [cut, next), it decodes on from cut as it does in the whole segment
  * up to where it synchronizes afresh after an error (its read-ahead may
  * take it past next; s->resync_stop), and the rest starts there from a
- * fresh sync, as libipt's own decoding on does. */
+ * fresh sync, as libipt's own decoding on does. Either engine's libipt
+ * stops at every such sync: the rest is a piece of its own (time line,
+ * sideband context), so the records do not depend on which engine and
+ * segmentation met that sync. */
 static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 {
 	uint64_t end = s->end;
@@ -216,12 +219,15 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 				goto done;
 			seg_drop_counts(s);
 			seg_again(dec, s, s->start, end, last, &entry);
-			s->resync_stop = next;
 		}
 		/* Declined: libipt decodes it (the timeline stays). */
 		seg_reset(s);
 		s->fallback = true;
 	}
+	/* Where libipt synchronizes afresh after an error, the rest is a
+	 * piece of its own (its time line from there on, the hook asked
+	 * there), whichever engine decodes and wherever segments begin. */
+	s->resync_stop = s->start + 1;
 	err = hwt_dec_seg_ipt(dec, s);
 	if (err == 0 && s->end < end) {
 		/* Stopped where libipt synchronized afresh (resync_stop). */
