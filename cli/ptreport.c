@@ -15,15 +15,36 @@
 #include "format/format.h"
 #include "ptsession/ptsession.h"
 
-/* What the quiet open of hwt_cli_is_pt() would have said. */
-static unsigned int quiet_said;
+/* What the quiet open of hwt_cli_is_pt() said: kept, and said once the open
+ * succeeded (a failed open is the samples path's to report, in its words). */
+static struct {
+	struct hwt_buf text; /* the lines, each NUL-terminated */
+	unsigned int n;
+} quiet;
 
-static void count_said(void *ctx, enum hwt_log_level level, const char *msg)
+static void keep_said(void *ctx, enum hwt_log_level level, const char *msg)
 {
+	char tag = (char)('0' + (int)level);
+
 	(void)ctx;
-	(void)level;
-	(void)msg;
-	quiet_said++;
+	/* Out of memory: the line is lost, nothing else is. */
+	if (hwt_buf_append(&quiet.text, &tag, 1) == 0 &&
+	    hwt_buf_append(&quiet.text, msg, strlen(msg) + 1) == 0)
+		quiet.n++;
+}
+
+static void say_kept(void)
+{
+	const struct hwt_logger *log = hwt_cli_logger();
+
+	for (size_t at = 0; at < quiet.text.len;) {
+		const char *line = (const char *)quiet.text.data + at;
+
+		hwt_log(log, (enum hwt_log_level)(line[0] - '0'), "%s", line + 1);
+		at += strlen(line) + 1;
+	}
+	hwt_buf_fini(&quiet.text);
+	quiet.n = 0;
 }
 
 bool hwt_cli_is_pt(const char *path, struct hwt_fmt_session **session,
@@ -41,23 +62,29 @@ bool hwt_cli_is_pt(const char *path, struct hwt_fmt_session **session,
 	if (!path || !strcmp(path, "-"))
 		return false;
 	hwt_fmt_session_config_init(&scfg);
-	scfg.log = *hwt_cli_logger();
-	/* Errors are the samples path's to report. */
-	scfg.log.fn = count_said;
-	quiet_said = 0;
-	if (hwt_fmt_session_open(&s, path, &scfg, &off) < 0)
+	scfg.log.fn = keep_said;
+	hwt_buf_fini(&quiet.text);
+	quiet.n = 0;
+	if (hwt_fmt_session_open(&s, path, &scfg, &off) < 0) {
+		hwt_buf_fini(&quiet.text);
 		return false;
+	}
 	if (hwt_pts_session_has_pt(s)) {
+		/* What the open said; the decoder's path says the rest
+		 * (damage, losses) in its own summary. */
+		say_kept();
+		hwt_fmt_session_set_log(s, &(struct hwt_logger){NULL, NULL});
 		*session = s;
 		return true;
 	}
 	/* Samples: read on from this open (the pre-scan of a large file is
-	 * not done twice), unless opening it had something to say, which
-	 * the samples path's own open then says. */
-	if (samples && !quiet_said) {
+	 * not done twice). */
+	if (samples) {
+		say_kept();
 		hwt_fmt_session_set_log(s, hwt_cli_logger());
 		*samples = s;
 	} else {
+		hwt_buf_fini(&quiet.text);
 		hwt_fmt_session_close(s);
 	}
 	return false;

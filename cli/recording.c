@@ -61,13 +61,10 @@ bool hwt_cli_damage(const char *path, const struct hwt_fmt_session *session, boo
 int hwt_cli_open_session(const char *path, struct hwt_fmt_session **out)
 {
 	struct hwt_fmt_session_config cfg;
-	struct stat st;
 	uint64_t off = 0;
 	int err;
 
 	*out = NULL;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return hwt_cli_recording_error(path, -EISDIR, 0);
 	hwt_fmt_session_config_init(&cfg);
 	cfg.log = *hwt_cli_logger();
 	err = hwt_fmt_session_open(out, path, &cfg, &off);

@@ -157,7 +157,9 @@ int hwt_fmt_open_error_str(const char *path, int err, uint64_t off, char *buf, s
 		    "are written mode 0600)");
 		break;
 	case EISDIR:
-		put(buf, len, &n, " is a directory (give a recording)");
+		put(buf, len, &n,
+		    " is a directory without a 'data' file (give a recording, or the "
+		    "directory perf record --kcore wrote)");
 		break;
 	case HWT_EINVAL:
 		put(buf, len, &n,

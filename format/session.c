@@ -9,10 +9,13 @@
  */
 #include "format/session_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -528,6 +531,84 @@ static void hwt_rewind(struct hwt_fmt_session *s)
 
 /* --- public session API ---------------------------------------------------------- */
 
+/* A file of a perf data directory as metadata bytes (the whole file). A file
+ * that is not there is left out; one that cannot be read is said. */
+static int dir_file_meta(struct hwt_fmt_session *s, const char *dir, const char *name,
+			 const char *key)
+{
+	char path[4096];
+	struct hwt_buf b;
+	uint8_t chunk[65536];
+	ssize_t k;
+	int fd, err = 0;
+
+	if (fmt_meta_store_find(&s->meta, key))
+		return 0;
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			hwt_log(&s->cfg.log, HWT_LOG_WARN,
+				"%s: %s: kernel code from it is not decoded", path,
+				strerror(errno));
+		return 0;
+	}
+	hwt_buf_init(&b);
+	while ((k = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			hwt_log(&s->cfg.log, HWT_LOG_WARN,
+				"%s: %s: kernel code from it is not decoded", path,
+				strerror(errno));
+			goto out;
+		}
+		err = hwt_buf_append(&b, chunk, (size_t)k);
+		if (err)
+			goto out;
+	}
+	if (b.len)
+		err = fmt_meta_store_set(&s->meta, HWT_FMT_META_BYTES, key, strlen(key), b.data,
+					 b.len);
+out:
+	close(fd);
+	hwt_buf_fini(&b);
+	return err == -ENOMEM ? err : 0;
+}
+
+/* perf's directory layout (perf record --kcore, --threads): the header and
+ * the data in DIR/data, the kernel's code (kcore, kallsyms) in
+ * DIR/kcore_dir, which hwtrace's own recordings carry as metadata. The data
+ * of --threads (DIR/data.N) is not read: said. */
+static int dir_extras(struct hwt_fmt_session *s, const char *dir)
+{
+	char path[4096];
+	DIR *d;
+	struct dirent *e;
+	unsigned int nthreads = 0;
+	int err;
+
+	if (snprintf(path, sizeof(path), "%s/kcore_dir", dir) < (int)sizeof(path)) {
+		err = dir_file_meta(s, path, "kcore", "kernel.kcore");
+		if (!err)
+			err = dir_file_meta(s, path, "kallsyms", "kernel.kallsyms");
+		if (err < 0)
+			return err;
+	}
+	d = opendir(dir);
+	while (d && (e = readdir(d)) != NULL)
+		nthreads += !strncmp(e->d_name, "data.", 5);
+	if (d)
+		closedir(d);
+	if (nthreads)
+		hwt_log(&s->cfg.log, HWT_LOG_WARN,
+			"%s: the %u data.N files of perf record --threads are not read (only "
+			"%s/data): record without --threads",
+			dir, nthreads, dir);
+	return 0;
+}
+
 int hwt_fmt_session_open(struct hwt_fmt_session **session, const char *path,
 			 const struct hwt_fmt_session_config *cfg, uint64_t *err_offset)
 {
@@ -536,6 +617,9 @@ int hwt_fmt_session_open(struct hwt_fmt_session **session, const char *path,
 	uint8_t magic[8];
 	uint64_t where = 0;
 	size_t got = 0;
+	char data[4096];
+	const char *dir = NULL;
+	struct stat st;
 	int err;
 
 	if (err_offset)
@@ -559,6 +643,16 @@ int hwt_fmt_session_open(struct hwt_fmt_session **session, const char *path,
 	if (!strcmp(path, "-")) {
 		s->fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
 	} else {
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			/* perf's data directory, or a mistake */
+			if (snprintf(data, sizeof(data), "%s/data", path) >= (int)sizeof(data) ||
+			    access(data, F_OK) != 0) {
+				err = -EISDIR;
+				goto error;
+			}
+			dir = path;
+			path = data;
+		}
 		s->fd = open(path, O_RDONLY | O_CLOEXEC);
 	}
 	if (s->fd < 0) {
@@ -616,6 +710,8 @@ int hwt_fmt_session_open(struct hwt_fmt_session **session, const char *path,
 		}
 	}
 	err = fmt_perf_open(s, &where);
+	if (!err && dir)
+		err = dir_extras(s, dir);
 	if (err)
 		goto error;
 	*session = s;

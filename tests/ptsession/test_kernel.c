@@ -259,6 +259,64 @@ static void test_kernel_probes(void **state)
 	hwt_test_run_free(&r);
 }
 
+/* perf record --kcore's directory: DIR/data (here the kernel recording
+ * converted to perf.data, which has no place for the kernel's code) and
+ * DIR/kcore_dir/{kcore,kallsyms}: the kernel's code and symbols come from the
+ * directory, as from a hwtrace recording's metadata. */
+static void test_perf_kcore_dir(void **state)
+{
+	char dir[4200], data[4300], kdir[4300];
+	struct hwt_test_run r;
+	unsigned long long calls, self, incl, user_total;
+	char *report;
+
+	(void)state;
+	hwt_test_run(&r, "%s report -i %s --calls", hwt_test_hwtrace(), K.user);
+	assert_int_equal(r.status, 0);
+	user_total = total_insns(r.out);
+	hwt_test_run_free(&r);
+	snprintf(dir, sizeof(dir), "%s/perf-kcore", K.dir);
+	snprintf(data, sizeof(data), "%s/data", dir);
+	snprintf(kdir, sizeof(kdir), "%s/kcore_dir", dir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	hwt_test_run(&r, "%s convert -q -i %s -o %s", hwt_test_hwtrace(), K.kern, data);
+	assert_int_equal(r.status, 0);
+	hwt_test_run_free(&r);
+
+	/* without kcore_dir the kernel's code is missing: gaps */
+	hwt_test_run(&r, "%s report -i %s --calls", hwt_test_hwtrace(), dir);
+	assert_int_equal(r.status, 0);
+	assert_false(hwt_test_contains(r.err, " 0 gaps (0 from lost trace"));
+	assert_false(calls_of(r.out, "do_syscall_64", &calls, &self, &incl));
+	hwt_test_run_free(&r);
+
+	/* with it: every user instruction and the kernel's, as from the
+	 * hwtrace recording */
+	assert_int_equal(mkdir(kdir, 0755), 0);
+	assert_int_equal(kimage_proc(hwt_test_prog("kern_image"), kdir), 0);
+	report = kernel_report(dir, K.n, user_total);
+	free(report);
+	hwt_test_run(&r, "%s script -i %s --itrace=c", hwt_test_hwtrace(), dir);
+	assert_int_equal(r.status, 0);
+	assert_true(hwt_test_contains(r.out, "=> ffffffff81000008 do_syscall_64+0x0 "
+					     "([kernel.kallsyms])"));
+	hwt_test_run_free(&r);
+
+	/* perf record --threads' data files are not read: said */
+	hwt_test_run(&r, "touch %s/data.0 %s/data.1 && %s report -i %s --calls", dir, dir,
+		     hwt_test_hwtrace(), dir);
+	assert_int_equal(r.status, 0);
+	assert_true(hwt_test_contains(r.err, "the 2 data.N files of perf record --threads are "
+					     "not read"));
+	hwt_test_run_free(&r);
+
+	/* a directory perf did not write */
+	hwt_test_run(&r, "%s report -i %s --calls", hwt_test_hwtrace(), kdir);
+	assert_int_equal(r.status, 1);
+	assert_true(hwt_test_contains(r.err, "is a directory without a 'data' file"));
+	hwt_test_run_free(&r);
+}
+
 /* End to end: `record --pt` on the simulated intel_pt PMU of a machine
  * whose kernel is the image (HWT_PT_SIM=kernel=DIR: its /proc has the
  * image's kcore and kallsyms) traces the kernel and writes its code into
@@ -378,10 +436,9 @@ static void test_kernel_probe_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_kernel_decoded),
-	    cmocka_unit_test(test_kernel_probes),
-	    cmocka_unit_test(test_kernel_probe_errors),
-	    cmocka_unit_test(test_kernel_recorded),
+	    cmocka_unit_test(test_kernel_decoded),	cmocka_unit_test(test_kernel_probes),
+	    cmocka_unit_test(test_kernel_probe_errors), cmocka_unit_test(test_kernel_recorded),
+	    cmocka_unit_test(test_perf_kcore_dir),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

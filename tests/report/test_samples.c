@@ -815,7 +815,8 @@ static void test_errors(void **state)
 				  "format at offset 0)"},
 	    {"flame -i bad.hwt -o x.folded", "bad.hwt is not a hwtrace or perf.data recording "
 					     "(unknown format at offset 0)"},
-	    {"report -i .", ". is a directory (give a recording)"},
+	    {"report -i .", ". is a directory without a 'data' file (give a recording, or the "
+			    "directory perf record --kcore wrote)"},
 	    {"report -i empty.hwt", "holds no samples ("},
 	    {"report -i flat.hwt -g caller", "event 'cpu-clock' was recorded without call "
 					     "chains, so it has no call graph: record with -g, "
