@@ -216,26 +216,19 @@ static inline void advance(struct fast *f)
 	f->pos = f->s->start + f->np->off;
 }
 
-static bool is_event_packet(uint8_t t)
+/* Packet types as bits of a mask (enum hwt_pkt_type < 64). */
+#define PKT_BIT(t) (1ull << (t))
+
+static inline bool is_event_packet(uint8_t t)
 {
-	switch (t) {
-	case HWT_PKT_TIP_PGE:
-	case HWT_PKT_TIP_PGD:
-	case HWT_PKT_CBR:
-	case HWT_PKT_MODE_EXEC:
-	case HWT_PKT_MODE_TSX:
-	case HWT_PKT_PIP:
-	case HWT_PKT_VMCS:
-	case HWT_PKT_OVF:
-	case HWT_PKT_STOP:
-	case HWT_PKT_EXSTOP:
-	case HWT_PKT_MWAIT:
-	case HWT_PKT_PWRE:
-	case HWT_PKT_PWRX:
-		return true;
-	default:
-		return false;
-	}
+	const uint64_t ev = PKT_BIT(HWT_PKT_TIP_PGE) | PKT_BIT(HWT_PKT_TIP_PGD) |
+			    PKT_BIT(HWT_PKT_CBR) | PKT_BIT(HWT_PKT_MODE_EXEC) |
+			    PKT_BIT(HWT_PKT_MODE_TSX) | PKT_BIT(HWT_PKT_PIP) |
+			    PKT_BIT(HWT_PKT_VMCS) | PKT_BIT(HWT_PKT_OVF) | PKT_BIT(HWT_PKT_STOP) |
+			    PKT_BIT(HWT_PKT_EXSTOP) | PKT_BIT(HWT_PKT_MWAIT) |
+			    PKT_BIT(HWT_PKT_PWRE) | PKT_BIT(HWT_PKT_PWRX);
+
+	return t < 64 && ((ev >> t) & 1);
 }
 
 /* Packets we do not decode: the segment goes to libipt. */
@@ -273,8 +266,9 @@ static bool unsupported(uint8_t t)
 	}
 }
 
-/* pt_qry_will_event() for the peeked packet. */
-static bool will_event(struct fast *f)
+/* pt_qry_will_event() for the peeked packet (inline: the event path
+ * asks it at every packet of a PSB+). */
+static inline __attribute__((always_inline)) bool will_event(struct fast *f)
 {
 	uint8_t t = f->np->type;
 
