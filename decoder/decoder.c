@@ -20,7 +20,7 @@ void hwt_dec_config_init(struct hwt_dec_config *cfg)
 	cfg->size = sizeof(*cfg);
 	cfg->engine = HWT_DEC_ENGINE_FAST;
 	cfg->window = 64;
-	cfg->segment_bytes = 1;
+	cfg->segment_bytes = 4096;
 }
 
 static int parse_num(const char **p, unsigned long *out)
@@ -111,7 +111,7 @@ int hwt_dec_alloc(struct hwt_dec **out, const struct hwt_dec_config *cfg,
 	if (!dec->cfg.window)
 		dec->cfg.window = 64;
 	if (!dec->cfg.segment_bytes)
-		dec->cfg.segment_bytes = 1;
+		dec->cfg.segment_bytes = 4096;
 	dec->icache = icache;
 	dec->ctx.pid = dec->ctx.tid = -1;
 

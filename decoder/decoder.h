@@ -615,10 +615,10 @@ struct hwt_dec_config {
 					       * first PSB this many bytes on or
 					       * more (the PSBs inside decode as
 					       * libipt decodes them in a whole
-					       * stream); default 1: every PSB
-					       * starts one (4096 amortizes the
-					       * set-up per segment: see
-					       * docs/decoder.md) */
+					       * stream); default 4096 (amortizes
+					       * the set-up per segment: see
+					       * docs/decoder.md); 1: every PSB
+					       * starts one */
 	hwt_dec_context_fn context;	      /* optional sideband hook */
 	hwt_dec_context_span_fn context_span; /* optional, with context */
 	void *context_ctx;

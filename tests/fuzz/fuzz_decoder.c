@@ -14,7 +14,8 @@
  *   - the FAST and LIBIPT engines give the same records (the fast engine
  *     must decode exactly what libipt decodes, or decline);
  *   - decoding the same bytes fed in pieces, or on two threads, gives
- *     the same records; with a segment at every PSB too;
+ *     the same records; with the default segmentation (4 KiB segments)
+ *     and with a segment at every PSB;
  *   - decoding twice gives the same records (determinism);
  *   - without block records (the fast engine then counts cached TNT runs
  *     as a whole), FAST and LIBIPT give the same records and both give
@@ -244,7 +245,7 @@ static void same(const struct digest *a, const struct digest *b, const char *wha
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const size_t pieces[4] = {0, 7, 61, 1000};
-	struct digest fast, again, ipt, cut, par, seg, seg_ipt, nb_fast, nb_ipt;
+	struct digest fast, again, ipt, cut, par, seg, seg_ipt, seg_par, nb_fast, nb_ipt;
 	uint8_t conf;
 
 	if (!size || size > (1u << 20))
@@ -253,39 +254,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	conf = data[0];
 	data++;
 	size--;
-	fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1, 4096);
-	again = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1, 4096);
+	/* The default segmentation (segments of 4 KiB, PSBs inside). */
+	fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1, 0);
+	again = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1, 0);
 	same(&fast, &again, "fast twice");
-	/* Segments of 4 KiB (not the default yet) are run for crashes and
-	 * against themselves; against libipt they agree on every kept input
-	 * one by one (handover-splits-block: the fast engine handed a cut
-	 * segment over inside a block), not yet on every sequence of inputs
-	 * decoded with one icache (issue 13; /work/notes/issue-13seg.md).
-	 * The default segmentation is compared with libipt below, with and
-	 * without blocks. */
-	ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, true, 1, 4096);
-	(void)ipt;
+	ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, true, 1, 0);
+	same(&fast, &ipt, "fast vs libipt");
 	if (pieces[(conf >> 3) & 3]) {
-		cut = run(HWT_DEC_ENGINE_FAST, conf, data, size, pieces[(conf >> 3) & 3], true, 1,
-			  4096);
+		cut =
+		    run(HWT_DEC_ENGINE_FAST, conf, data, size, pieces[(conf >> 3) & 3], true, 1, 0);
 		same(&fast, &cut, "fast in pieces");
 	}
-	/* Segments of 4 KiB above (PSBs inside), a segment at every PSB
-	 * here: the engines still agree; segments decoded ahead on
-	 * threads start from a guess of the state the one before leaves and
-	 * are decoded again where it matters. */
-	seg = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1, 1);
-	seg_ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, true, 1, 1);
-	same(&seg, &seg_ipt, "fast vs libipt, a segment at every PSB");
-	par = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 2, 1);
-	same(&seg, &par, "fast on two threads");
-	nb_fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, false, 1, 1);
-	nb_ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, false, 1, 1);
+	par = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 2, 0);
+	same(&fast, &par, "fast on two threads");
+	nb_fast = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, false, 1, 0);
+	nb_ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, false, 1, 0);
 	same(&nb_fast, &nb_ipt, "fast vs libipt without blocks");
-	if (nb_fast.prof != seg.prof) {
+	if (nb_fast.prof != fast.prof) {
 		fprintf(stderr, "profile without blocks differs\n");
 		abort();
 	}
-	(void)run(HWT_DEC_ENGINE_PTXED, conf, data, size, 0, true, 1, 4096);
+	/* A segment at every PSB: the engines agree too, and segments
+	 * decoded ahead on threads start from a guess of the state the one
+	 * before leaves and are decoded again where it matters. (Records
+	 * differ from the default segmentation's where a block runs across
+	 * a segment's start, which splits it.) */
+	seg = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 1, 1);
+	seg_ipt = run(HWT_DEC_ENGINE_LIBIPT, conf, data, size, 0, true, 1, 1);
+	same(&seg, &seg_ipt, "fast vs libipt, a segment at every PSB");
+	seg_par = run(HWT_DEC_ENGINE_FAST, conf, data, size, 0, true, 2, 1);
+	same(&seg, &seg_par, "fast on two threads, a segment at every PSB");
+	(void)run(HWT_DEC_ENGINE_PTXED, conf, data, size, 0, true, 1, 0);
 	return 0;
 }
