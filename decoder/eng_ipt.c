@@ -961,12 +961,15 @@ out:
 	return err < 0 ? err : s->err;
 }
 
-static int seg_ipt_once(struct hwt_dec *dec, struct seg *s)
+static int seg_ipt_once(struct hwt_dec *dec, struct seg *s, enum seg_ipt_how how)
 {
 	uint64_t end = s->end;
-	bool last = s->last, mode_from_cache, cold_ignored;
-	int err = seg_ipt(dec, s, false, &mode_from_cache);
+	bool last = s->last, mode_from_cache, unused;
+	int err;
 
+	if (how == SEG_IPT_COLD && !dec->cfg.context)
+		return seg_ipt(dec, s, true, &unused);
+	err = seg_ipt(dec, s, false, &mode_from_cache);
 	/* libipt's block cache lives in the shared sections, so holds
 	 * whatever was decoded before (libipt 2.0.5): on damaged trace,
 	 * where libipt fails can depend on it, and at an enable whose
@@ -977,6 +980,8 @@ static int seg_ipt_once(struct hwt_dec *dec, struct seg *s)
 	 * see every query twice). */
 	if (err < 0 || (!s->ngaps && !mode_from_cache) || dec->cfg.context)
 		return err;
+	if (how == SEG_IPT_TRY)
+		return 1;
 	seg_drop_counts(s);
 	{
 		bool fallback = s->fallback;
@@ -987,10 +992,10 @@ static int seg_ipt_once(struct hwt_dec *dec, struct seg *s)
 		s->end = end;
 		s->last = last;
 	}
-	return seg_ipt(dec, s, true, &cold_ignored);
+	return seg_ipt(dec, s, true, &unused);
 }
 
-int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
+int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s, enum seg_ipt_how how)
 {
 	struct hwt_dec_icache *ic = dec->icache;
 	int err;
@@ -1005,7 +1010,7 @@ int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s)
 	 * takes turns here (uncontended, a lock per segment costs nothing);
 	 * the FAST engine's own segments still decode in parallel. */
 	pthread_mutex_lock(&ic->ipt_lock);
-	err = seg_ipt_once(dec, s);
+	err = seg_ipt_once(dec, s, how);
 	pthread_mutex_unlock(&ic->ipt_lock);
 	return err;
 }

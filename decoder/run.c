@@ -164,6 +164,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 {
 	uint64_t end = s->end;
 	bool last = s->last;
+	enum seg_ipt_how how = SEG_IPT_WHOLE;
 	int err;
 
 	s->log_all = dec->want & HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
@@ -208,7 +209,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 			 * when libipt decodes them without error. */
 			seg_again(dec, s, s->start, next, false, &entry);
 			s->fallback = true;
-			err = hwt_dec_seg_ipt(dec, s);
+			err = hwt_dec_seg_ipt(dec, s, SEG_IPT_TRY);
 			if (err == 0 && hands_over(s)) {
 				s->rest_end = end;
 				s->rest_last = last;
@@ -217,6 +218,12 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 			}
 			if (err < 0)
 				goto done;
+			/* Where libipt fails (or its block cache made a
+			 * difference), it decodes on from cut to a resync,
+			 * at once without its block cache: with it, from
+			 * the same state, that would fail as well. */
+			if (err > 0 || s->ngaps)
+				how = SEG_IPT_COLD;
 			seg_drop_counts(s);
 			seg_again(dec, s, s->start, end, last, &entry);
 		}
@@ -228,7 +235,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 	 * piece of its own (its time line from there on, the hook asked
 	 * there), whichever engine decodes and wherever segments begin. */
 	s->resync_stop = s->start + 1;
-	err = hwt_dec_seg_ipt(dec, s);
+	err = hwt_dec_seg_ipt(dec, s, how);
 	if (err == 0 && s->end < end) {
 		/* Stopped where libipt synchronized afresh (resync_stop). */
 		seg_find_end_ip(s);

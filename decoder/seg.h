@@ -366,8 +366,16 @@ int seg_tail(struct hwt_dec *dec, struct seg *s, const struct hwt_dec_image *img
 	     enum hwt_dec_mode mode, uint64_t pos, uint8_t flags);
 
 /* Phase 1 engines: fill s's log. The fast engine returns -HWT_ENOTSUP when
- * it declines the segment (the log is then reset and libipt decodes it). */
-int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s);
+ * it declines the segment (the log is then reset and libipt decodes it).
+ * libipt decodes with its block cache, shared by the icache's decoders,
+ * and again without it where what that cache held could make a difference
+ * (a gap, a block's execution mode from it), so that the log depends on
+ * the segment's bytes only; SEG_IPT_TRY: only the first, returning 1 where
+ * the second would follow (the log is then to be dropped); SEG_IPT_COLD:
+ * only the second. (With a sideband hook always only the first: the hook
+ * would see every query twice.) */
+enum seg_ipt_how { SEG_IPT_WHOLE, SEG_IPT_TRY, SEG_IPT_COLD };
+int hwt_dec_seg_ipt(struct hwt_dec *dec, struct seg *s, enum seg_ipt_how how);
 /* Fills s->exit from the engine's final state (known and enabled: only
  * when the last run reached the next segment's start). */
 void seg_set_exit(struct seg *s, bool ok, bool enabled, uint64_t ip, uint8_t mode, bool spec);
