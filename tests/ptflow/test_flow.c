@@ -537,10 +537,52 @@ static void test_known_calls(void **state)
 	ptl_close(&l);
 }
 
+/* The profile alone (PROFILE, weighted by instructions) of the recording
+ * l decodes, through batches and the decoder's call tree (no_tree: without
+ * the tree): every instruction, call and return as in st (the profile and
+ * calls views together, from records), the same folded output as want. The
+ * stats in *got. */
+static void profile_path_agrees(struct ptl *l, const struct hwt_ptf_config *base, bool no_tree,
+				const struct hwt_ptf_stats *st,
+				const struct hwt_rep_render_config *rc, const char *want,
+				struct hwt_ptf_stats *got)
+{
+	struct hwt_ptf_config cfg = *base;
+	struct hwt_rep_profile *prof;
+	struct hwt_dec_sink sink;
+	struct hwt_ptf *ptf;
+	struct hwt_buf out;
+
+	assert_int_equal(hwt_rep_profile_alloc(&prof, NULL), 0);
+	cfg.views = HWT_PTF_PROFILE;
+	cfg.profile = prof;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	hwt_ptf_sink(ptf, &sink);
+	assert_non_null(sink.batch);
+	assert_non_null(sink.tree);
+	ptl_decode_opt(l, ptf, HWT_DEC_ENGINE_FAST, no_tree);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	hwt_ptf_stats(ptf, got);
+	assert_int_equal(got->insns, st->insns);
+	assert_int_equal(got->calls, st->calls);
+	assert_int_equal(got->returns, st->returns);
+	assert_int_equal(got->unwound, st->unwound);
+	assert_int_equal(got->unknown_returns, st->unknown_returns);
+	assert_int_equal(hwt_rep_profile_stats(prof)->weight, st->insns);
+	hwt_buf_init(&out);
+	assert_int_equal(hwt_rep_render(prof, rc, &out), 0);
+	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
+	assert_string_equal((char *)out.data, want);
+	hwt_buf_fini(&out);
+	hwt_ptf_free(ptf);
+	hwt_rep_profile_free(prof);
+}
+
 static void test_known_profile(void **state)
 {
 	struct hwt_rep_render_config rc;
 	struct hwt_ptf_call_stats leaf, disp;
+	struct hwt_dec_sink sink;
 	struct hwt_rep_profile *prof;
 	struct hwt_ptf_config cfg;
 	struct hwt_ptf_stats st;
@@ -622,41 +664,14 @@ static void test_known_profile(void **state)
 	 * decoder's call tree (nodes counted in the decoder's frames) unless
 	 * the sink declines it: the same stacks and weights either way,
 	 * every call and instruction counted. */
+	hwt_ptf_sink(ptf, &sink);
+	assert_null(sink.batch);
+	assert_null(sink.tree);
 	for (int no_tree = 0; no_tree < 2; no_tree++) {
-		struct hwt_rep_profile *prof3;
-		struct hwt_ptf_config cfg3 = cfg;
-		struct hwt_dec_sink sink;
-		struct hwt_ptf *ptf3;
 		struct hwt_ptf_stats st3;
-		struct hwt_buf out3;
 
-		hwt_ptf_sink(ptf, &sink);
-		assert_null(sink.batch);
-		assert_null(sink.tree);
-		assert_int_equal(hwt_rep_profile_alloc(&prof3, NULL), 0);
-		cfg3.views = HWT_PTF_PROFILE;
-		cfg3.profile = prof3;
-		assert_int_equal(hwt_ptf_alloc(&ptf3, &cfg3), 0);
-		hwt_ptf_sink(ptf3, &sink);
-		assert_non_null(sink.batch);
-		assert_non_null(sink.tree);
-		ptl_decode_opt(&l, ptf3, HWT_DEC_ENGINE_FAST, no_tree);
-		assert_int_equal(hwt_ptf_finish(ptf3), 0);
-		hwt_ptf_stats(ptf3, &st3);
-		assert_int_equal(st3.insns, st.insns);
-		assert_int_equal(st3.calls, st.calls);
-		assert_int_equal(st3.returns, st.returns);
-		assert_int_equal(st3.unwound, st.unwound);
-		assert_int_equal(st3.unknown_returns, st.unknown_returns);
+		profile_path_agrees(&l, &cfg, no_tree, &st, &rc, (const char *)out.data, &st3);
 		assert_int_equal(st3.functions, st.functions);
-		assert_int_equal(hwt_rep_profile_stats(prof3)->weight, st.insns);
-		hwt_buf_init(&out3);
-		assert_int_equal(hwt_rep_render(prof3, &rc, &out3), 0);
-		assert_int_equal(hwt_buf_append(&out3, "", 1), 0);
-		assert_string_equal((char *)out3.data, (char *)out.data);
-		hwt_buf_fini(&out3);
-		hwt_ptf_free(ptf3);
-		hwt_rep_profile_free(prof3);
 	}
 	hwt_buf_fini(&out);
 
@@ -753,30 +768,8 @@ static void test_known_profile_filtered(void **state)
 
 	for (int no_tree = 0; no_tree < 2; no_tree++) {
 		struct hwt_ptf_stats st2;
-		struct hwt_buf out2;
-		struct hwt_dec_sink sink;
 
-		assert_int_equal(hwt_rep_profile_alloc(&prof, NULL), 0);
-		cfg.views = HWT_PTF_PROFILE;
-		cfg.profile = prof;
-		assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
-		hwt_ptf_sink(ptf, &sink);
-		assert_non_null(sink.tree);
-		ptl_decode_opt(&l, ptf, HWT_DEC_ENGINE_FAST, no_tree);
-		assert_int_equal(hwt_ptf_finish(ptf), 0);
-		hwt_ptf_stats(ptf, &st2);
-		assert_int_equal(st2.insns, st.insns);
-		assert_int_equal(st2.calls, st.calls);
-		assert_int_equal(st2.returns, st.returns);
-		assert_int_equal(st2.unwound, st.unwound);
-		assert_int_equal(st2.unknown_returns, st.unknown_returns);
-		hwt_buf_init(&out2);
-		assert_int_equal(hwt_rep_render(prof, &rc, &out2), 0);
-		assert_int_equal(hwt_buf_append(&out2, "", 1), 0);
-		assert_string_equal((char *)out2.data, (char *)out.data);
-		hwt_buf_fini(&out2);
-		hwt_ptf_free(ptf);
-		hwt_rep_profile_free(prof);
+		profile_path_agrees(&l, &cfg, no_tree, &st, &rc, (const char *)out.data, &st2);
 	}
 	hwt_buf_fini(&out);
 	ptl_close(&l);
