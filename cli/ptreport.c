@@ -17,34 +17,30 @@
 
 /* What the quiet open of hwt_cli_is_pt() said: kept, and said once the open
  * succeeded (a failed open is the samples path's to report, in its words). */
-static struct {
-	struct hwt_buf text; /* the lines, each NUL-terminated */
-	unsigned int n;
-} quiet;
+static struct hwt_buf quiet; /* lines: a level digit, the text, a NUL */
 
 static void keep_said(void *ctx, enum hwt_log_level level, const char *msg)
 {
 	char tag = (char)('0' + (int)level);
+	size_t at = quiet.len;
 
 	(void)ctx;
 	/* Out of memory: the line is lost, nothing else is. */
-	if (hwt_buf_append(&quiet.text, &tag, 1) == 0 &&
-	    hwt_buf_append(&quiet.text, msg, strlen(msg) + 1) == 0)
-		quiet.n++;
+	if (hwt_buf_append(&quiet, &tag, 1) < 0 || hwt_buf_append(&quiet, msg, strlen(msg) + 1) < 0)
+		quiet.len = at;
 }
 
 static void say_kept(void)
 {
 	const struct hwt_logger *log = hwt_cli_logger();
 
-	for (size_t at = 0; at < quiet.text.len;) {
-		const char *line = (const char *)quiet.text.data + at;
+	for (size_t at = 0; at < quiet.len;) {
+		const char *line = (const char *)quiet.data + at;
 
 		hwt_log(log, (enum hwt_log_level)(line[0] - '0'), "%s", line + 1);
 		at += strlen(line) + 1;
 	}
-	hwt_buf_fini(&quiet.text);
-	quiet.n = 0;
+	hwt_buf_fini(&quiet);
 }
 
 bool hwt_cli_is_pt(const char *path, struct hwt_fmt_session **session,
@@ -63,10 +59,9 @@ bool hwt_cli_is_pt(const char *path, struct hwt_fmt_session **session,
 		return false;
 	hwt_fmt_session_config_init(&scfg);
 	scfg.log.fn = keep_said;
-	hwt_buf_fini(&quiet.text);
-	quiet.n = 0;
+	hwt_buf_fini(&quiet);
 	if (hwt_fmt_session_open(&s, path, &scfg, &off) < 0) {
-		hwt_buf_fini(&quiet.text);
+		hwt_buf_fini(&quiet);
 		return false;
 	}
 	if (hwt_pts_session_has_pt(s)) {
@@ -84,7 +79,7 @@ bool hwt_cli_is_pt(const char *path, struct hwt_fmt_session **session,
 		hwt_fmt_session_set_log(s, hwt_cli_logger());
 		*samples = s;
 	} else {
-		hwt_buf_fini(&quiet.text);
+		hwt_buf_fini(&quiet);
 		hwt_fmt_session_close(s);
 	}
 	return false;

@@ -62,36 +62,21 @@ int hwt_coll_kernel_code(const char *proc_root, char *why, size_t len)
 /* ------------------------------------------------------------------------ */
 /* Capture                                                                   */
 
-/* A whole small file (kallsyms, modules) into *out (malloc'd). Returns its
- * length or -errno. */
+/* A whole small file (kallsyms, modules) into *out (malloc'd, NUL-terminated).
+ * Returns its length or -errno. */
 static int64_t slurp(const char *path, char **out)
 {
 	struct hwt_buf b;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err;
 
 	*out = NULL;
-	if (fd < 0)
-		return -errno;
 	hwt_buf_init(&b);
-	for (;;) {
-		ssize_t n;
-
-		if (hwt_buf_reserve(&b, 1 << 16) < 0) {
-			close(fd);
-			hwt_buf_fini(&b);
-			return -ENOMEM;
-		}
-		n = read(fd, b.data + b.len, 1 << 16);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		b.len += (size_t)n;
-	}
-	close(fd);
-	if (hwt_buf_append(&b, "", 1) < 0) {
+	err = hwt_buf_read_file(&b, path);
+	if (err == 0)
+		err = hwt_buf_append(&b, "", 1);
+	if (err < 0) {
 		hwt_buf_fini(&b);
-		return -ENOMEM;
+		return err;
 	}
 	*out = (char *)b.data;
 	return (int64_t)b.len - 1;

@@ -69,32 +69,14 @@ const char *hwt_ptemu_plugin_path(void)
 static int slurp(const char *path, uint8_t **data, size_t *len)
 {
 	struct hwt_buf b;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int err = 0;
+	int err;
 
 	hwt_buf_init(&b);
-	*data = NULL;
-	*len = 0;
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n;
-
-		err = hwt_buf_reserve(&b, 65536);
-		if (err < 0)
-			break;
-		n = read(fd, b.data + b.len, 65536);
-		if (n < 0) {
-			err = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		b.len += (size_t)n;
-	}
-	close(fd);
+	err = hwt_buf_read_file(&b, path);
 	if (err < 0) {
 		hwt_buf_fini(&b);
+		*data = NULL;
+		*len = 0;
 		return err;
 	}
 	*data = b.data;

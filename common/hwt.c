@@ -6,9 +6,11 @@
 #include "common/hwt.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const hwt_errstr[] = {
     [HWT_EINVAL - HWT_EBASE] = "invalid argument",
@@ -140,6 +142,32 @@ int hwt_buf_append(struct hwt_buf *buf, const void *data, size_t len)
 	memcpy(buf->data + buf->len, data, len);
 	buf->len += len;
 	return 0;
+}
+
+int hwt_buf_read_file(struct hwt_buf *buf, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+
+		err = hwt_buf_reserve(buf, 65536);
+		if (err < 0)
+			break;
+		n = read(fd, buf->data + buf->len, 65536);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = -errno;
+		if (n <= 0)
+			break;
+		buf->len += (size_t)n;
+	}
+	close(fd);
+	return err;
 }
 
 int hwt_buf_printf(struct hwt_buf *buf, const char *fmt, ...)

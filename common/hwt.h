@@ -165,6 +165,9 @@ HWT_API void hwt_buf_fini(struct hwt_buf *buf);
 HWT_API int hwt_buf_reserve(struct hwt_buf *buf, size_t extra);
 /* Appends len bytes. Returns 0 or -ENOMEM/-HWT_ETOOBIG. */
 HWT_API int hwt_buf_append(struct hwt_buf *buf, const void *data, size_t len);
+/* Appends the whole file at path (read to its end: /proc files say size 0).
+ * Returns 0 or -errno/-ENOMEM; on error buf holds what was read before. */
+HWT_API int hwt_buf_read_file(struct hwt_buf *buf, const char *path);
 /* Appends printf-formatted text (not NUL-counted in len, but NUL-terminated). */
 HWT_API int hwt_buf_printf(struct hwt_buf *buf, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -538,41 +538,20 @@ static int dir_file_meta(struct hwt_fmt_session *s, const char *dir, const char 
 {
 	char path[4096];
 	struct hwt_buf b;
-	uint8_t chunk[65536];
-	ssize_t k;
-	int fd, err = 0;
+	int err;
 
 	if (fmt_meta_store_find(&s->meta, key))
 		return 0;
 	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
 		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno != ENOENT)
-			hwt_log(&s->cfg.log, HWT_LOG_WARN,
-				"%s: %s: kernel code from it is not decoded", path,
-				strerror(errno));
-		return 0;
-	}
 	hwt_buf_init(&b);
-	while ((k = read(fd, chunk, sizeof(chunk))) != 0) {
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			hwt_log(&s->cfg.log, HWT_LOG_WARN,
-				"%s: %s: kernel code from it is not decoded", path,
-				strerror(errno));
-			goto out;
-		}
-		err = hwt_buf_append(&b, chunk, (size_t)k);
-		if (err)
-			goto out;
-	}
-	if (b.len)
+	err = hwt_buf_read_file(&b, path);
+	if (err < 0 && err != -ENOENT && err != -ENOMEM)
+		hwt_log(&s->cfg.log, HWT_LOG_WARN, "%s: %s: kernel code from it is not decoded",
+			path, strerror(-err));
+	if (err == 0 && b.len)
 		err = fmt_meta_store_set(&s->meta, HWT_FMT_META_BYTES, key, strlen(key), b.data,
 					 b.len);
-out:
-	close(fd);
 	hwt_buf_fini(&b);
 	return err == -ENOMEM ? err : 0;
 }

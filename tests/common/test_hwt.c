@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/hwt.h"
@@ -69,6 +70,40 @@ static void test_buf(void **state)
 	assert_int_equal(hwt_mul_size(SIZE_MAX / 2 + 1, 2, &big), -HWT_ETOOBIG);
 }
 
+/* A whole file appended to a buffer: a file of more than one read, a /proc
+ * file (size 0 in stat, read to its end), a missing file's -ENOENT. */
+static void test_buf_read_file(void **state)
+{
+	char *dir = hwt_test_tmpdir(), path[4200];
+	struct hwt_buf buf;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/f", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (int i = 0; i < 50000; i++)
+		fprintf(f, "%d\n", i);
+	assert_int_equal(fclose(f), 0);
+	hwt_buf_init(&buf);
+	assert_int_equal(hwt_buf_append(&buf, "head:", 5), 0);
+	assert_int_equal(hwt_buf_read_file(&buf, path), 0);
+	/* 10 one-digit, 90 two-digit, ... numbers, each with its newline */
+	assert_int_equal(buf.len, 5 + 10 * 2 + 90 * 3 + 900 * 4 + 9000 * 5 + 40000 * 6);
+	assert_memory_equal(buf.data, "head:0\n1\n", 9);
+	assert_memory_equal(buf.data + buf.len - 6, "49999\n", 6);
+	hwt_buf_fini(&buf);
+	assert_int_equal(hwt_buf_read_file(&buf, "/proc/self/status"), 0);
+	assert_true(buf.len > 0);
+	assert_memory_equal(buf.data, "Name:", 5);
+	hwt_buf_fini(&buf);
+	snprintf(path, sizeof(path), "%s/missing", dir);
+	assert_int_equal(hwt_buf_read_file(&buf, path), -ENOENT);
+	assert_int_equal(buf.len, 0);
+	hwt_buf_fini(&buf);
+	hwt_test_tmpdir_remove(dir);
+}
+
 /* libbpf's rule for sized options structs: v1 is an older caller's
  * struct, v2 the library's, v3 a newer caller's (no tail padding: a field
  * added in an older struct's padding would be read from it, see hwt.h). */
@@ -120,8 +155,11 @@ static void test_opts_copy(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_strerror),  cmocka_unit_test(test_crc32c),
-	    cmocka_unit_test(test_le),	      cmocka_unit_test(test_buf),
+	    cmocka_unit_test(test_strerror),
+	    cmocka_unit_test(test_crc32c),
+	    cmocka_unit_test(test_le),
+	    cmocka_unit_test(test_buf),
+	    cmocka_unit_test(test_buf_read_file),
 	    cmocka_unit_test(test_opts_copy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
