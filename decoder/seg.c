@@ -61,6 +61,12 @@ void seg_fini(struct seg *s)
 	free(s->ctxs);
 	free(s->tl);
 	free(s->pkts);
+	free(s->marks.psbs);
+	free(s->marks.tmas);
+	free(s->walk.tl);
+	free(s->walk.pkts);
+	free(s->walk.marks.psbs);
+	free(s->walk.marks.tmas);
 	free(s->counts);
 	memset(s, 0, sizeof(*s));
 }
@@ -73,6 +79,24 @@ static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
 	if (n < *cap)
 		return true;
 	ncap = *cap ? *cap * 2 : 64;
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = ncap;
+	return true;
+}
+
+/* Room for n + 1 elements. */
+static bool grow_to(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *p;
+
+	if (n < *cap)
+		return true;
+	while (ncap <= n)
+		ncap *= 2;
 	p = realloc(*arr, ncap * elem);
 	if (!p)
 		return false;
@@ -489,7 +513,31 @@ static void tl_push(struct seg *s, uint64_t off, uint64_t tsc)
 	s->tl[s->ntl++] = (struct tl_point){off, tsc};
 }
 
-void seg_timeline(struct seg *s, const struct hwt_dec *dec)
+static void mark(struct seg *s, uint64_t **arr, size_t *n, size_t *cap, uint64_t off)
+{
+	if (!grow((void **)arr, cap, *n, sizeof(**arr))) {
+		s->err = -ENOMEM;
+		return;
+	}
+	(*arr)[(*n)++] = off;
+}
+
+/* The packet list's entry for the packet p of n bytes at off (n <= 0: it
+ * does not decode). */
+static void pkt_entry(const struct seg *s, struct seg_pkt *q, const struct hwt_pkt *p, int n,
+		      uint64_t off)
+{
+	q->off = (uint32_t)(off - s->start);
+	/* MWAIT: hints and extensions in one. */
+	q->payload = p->type == HWT_PKT_MWAIT ? p->payload | p->payload2 << 32 : p->payload;
+	q->type = n > 0 ? p->type : off >= s->end ? SEG_PKT_END : HWT_PKT_BAD;
+	q->size = n > 0 ? (uint8_t)n : 0;
+	q->ipc = p->ipc;
+	q->aux = p->type == HWT_PKT_TNT_8 || p->type == HWT_PKT_TNT_64 ? p->tnt_bits : p->mode;
+}
+
+/* The walk: the packets from tl_start (or start) on. */
+static void walk(struct seg *s, const struct hwt_dec *dec)
 {
 	struct tstate t;
 	struct tctx x = {dec->cfg.mtc_freq, dec->cfg.nom_freq, dec->cfg.cpuid_0x15_eax,
@@ -505,6 +553,8 @@ again:
 	memset(&t, 0, sizeof(t));
 	tcal_init(&t.cal);
 	header = false;
+	s->marks.npsbs = s->marks.ntmas = 0;
+	s->marks.stop = UINT64_MAX;
 	s->ntl = 0;
 	s->time_error = false;
 	s->npkts = 0;
@@ -627,24 +677,17 @@ again:
 				s->want_pkts = want = false;
 			} else {
 				q = &s->pkts[s->npkts++];
-				q->off = (uint32_t)(off - s->start);
-				/* MWAIT: hints and extensions in one. */
-				q->payload = p.type == HWT_PKT_MWAIT ? p.payload | p.payload2 << 32
-								     : p.payload;
-				q->type = n > 0		  ? p.type
-					  : off >= s->end ? SEG_PKT_END
-							  : HWT_PKT_BAD;
-				q->size = n > 0 ? (uint8_t)n : 0;
-				q->ipc = p.ipc;
-				q->aux = p.type == HWT_PKT_TNT_8 || p.type == HWT_PKT_TNT_64
-					     ? p.tnt_bits
-					     : p.mode;
+				pkt_entry(s, q, &p, n, off);
 			}
 		}
-		if (n <= 0)
+		if (n <= 0) {
+			if (off < end)
+				s->marks.stop = off;
 			break;
+		}
 		switch (p.type) {
 		case HWT_PKT_PSB:
+			mark(s, &s->marks.psbs, &s->marks.npsbs, &s->marks.cap_psbs, off);
 			header = true;
 			if (x.skl168)
 				t.cal.check_skl168 = true;
@@ -666,9 +709,11 @@ again:
 			break;
 		case HWT_PKT_TMA:
 			if (!on_tma(&t, &x, (uint32_t)(p.payload & 0xffff),
-				    (uint32_t)(p.payload >> 16)) &&
-			    off >= s->start && off < s->end)
-				s->time_error = true;
+				    (uint32_t)(p.payload >> 16))) {
+				mark(s, &s->marks.tmas, &s->marks.ntmas, &s->marks.cap_tmas, off);
+				if (off >= s->start && off < s->end)
+					s->time_error = true;
+			}
 			break;
 		case HWT_PKT_MTC:
 			on_mtc(&t, &x, (uint8_t)p.payload);
@@ -701,6 +746,207 @@ again:
 			tl_push(s, off, t.tsc);
 	}
 	s->want_pkts = want && !s->err;
+}
+
+void seg_timeline_walk(struct seg *s, const struct hwt_dec *dec)
+{
+	s->cur_whole = false;
+	walk(s, dec);
+}
+
+/* The first of the n ascending offsets at or after off. */
+static size_t lower(const uint64_t *v, size_t n, uint64_t off)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool marked(const uint64_t *v, size_t n, uint64_t off)
+{
+	size_t i = lower(v, n, off);
+
+	return i < n && v[i] == off;
+}
+
+/* Whether the walk k holds what s's walk from its time line's start would
+ * meet. */
+static bool key_covers(const struct tl_key *k, const struct seg *s, bool want)
+{
+	return k->buf == s->buf && k->buf_len == s->buf_len && k->start == s->tl_start &&
+	       k->want == want && s->start >= k->start && s->end <= k->end;
+}
+
+/* Keeps s's own walk (a whole one) as the segment's, its buffers going to
+ * s. */
+static void keep_walk(struct seg *s)
+{
+	struct seg_walk *w = &s->walk;
+	struct tl_marks m = w->marks;
+	struct tl_point *tl = w->tl;
+	struct seg_pkt *pkts = w->pkts;
+	size_t cap_tl = w->cap_tl, cap_pkts = w->cap_pkts;
+
+	w->valid = true;
+	w->key = s->cur;
+	w->marks = s->marks;
+	w->tl = s->tl;
+	w->ntl = s->ntl;
+	w->cap_tl = s->cap_tl;
+	w->pkts = s->pkts;
+	w->npkts = s->npkts;
+	w->cap_pkts = s->cap_pkts;
+	s->marks = m;
+	s->tl = tl;
+	s->ntl = 0;
+	s->cap_tl = cap_tl;
+	s->pkts = pkts;
+	s->npkts = 0;
+	s->cap_pkts = cap_pkts;
+	s->cur_whole = false;
+}
+
+/* s's time line and packets as the part of the segment's walk (s->walk)
+ * that s's own walk from tl_start gives: the same packets up to s's PSB
+ * when the segment's walk meets that PSB (else s's walk would start again
+ * there) or stops before it, and on to s's end when it meets the PSB there
+ * (else a packet runs across it, which s's walk does not decode) or s ends
+ * where the segment's walk does; past that, to the next PSB+'s end, the
+ * same packets again. Returns false where that does not hold. */
+static bool from_walk(struct seg *s, const struct hwt_dec *dec, bool want)
+{
+	const struct seg_walk *w = &s->walk;
+	const struct tl_marks *m = &w->marks;
+	uint64_t a = s->start, b = s->end, t0 = w->key.start, stop = m->stop;
+	uint64_t e2 = s->next_psbend_end > b ? s->next_psbend_end : b;
+	struct hwt_pkt p;
+	size_t n, i, j;
+	int pn = 0;
+
+	if (a != t0 && stop >= a && !marked(m->psbs, m->npsbs, a))
+		return false;
+	if (b < w->key.end) {
+		if ((stop >= b && !marked(m->psbs, m->npsbs, b)) || e2 > w->key.end)
+			return false;
+	} else if (e2 != w->key.stop_end) {
+		return false;
+	}
+	memset(&p, 0, sizeof(p));
+	if (stop < e2) {
+		/* Where the segment's walk stopped, s's stops as well (it
+		 * has no more bytes there). */
+		uint64_t lim = stop < b ? b : e2;
+
+		pn = hwt_pkt_decode(s->buf + stop, (size_t)(lim - stop), dec->ptcfg.errata.skz84,
+				    &p);
+		if (pn > 0)
+			return false;
+	}
+
+	/* The time line up to e2. */
+	for (i = 0, n = w->ntl; i < n;) {
+		size_t mid = i + (n - i) / 2;
+
+		if (w->tl[mid].off <= e2)
+			i = mid + 1;
+		else
+			n = mid;
+	}
+	if (!grow_to((void **)&s->tl, &s->cap_tl, n, sizeof(*s->tl))) {
+		s->err = -ENOMEM;
+		return true;
+	}
+	memcpy(s->tl, w->tl, n * sizeof(*s->tl));
+	s->ntl = n;
+	i = lower(m->tmas, m->ntmas, a);
+	s->time_error = i < m->ntmas && m->tmas[i] < b;
+
+	/* The packets from s's PSB (none when the walk stopped before it). */
+	s->npkts = 0;
+	if (want && stop >= a) {
+		uint64_t to = stop < b ? stop : b;
+		struct seg_pkt *q;
+
+		for (i = 0, j = w->npkts; i < j;) {
+			size_t mid = i + (j - i) / 2;
+
+			if (t0 + w->pkts[mid].off < a)
+				i = mid + 1;
+			else
+				j = mid;
+		}
+		for (j = i; j < w->npkts && t0 + w->pkts[j].off < to;)
+			j++;
+		if (!grow_to((void **)&s->pkts, &s->cap_pkts, j - i, sizeof(*s->pkts))) {
+			s->err = -ENOMEM;
+			s->want_pkts = false;
+			return true;
+		}
+		for (size_t k = i; k < j; k++) {
+			q = &s->pkts[s->npkts++];
+			*q = w->pkts[k];
+			q->off = (uint32_t)(t0 + q->off - a);
+		}
+		q = &s->pkts[s->npkts++];
+		if (stop < b) {
+			pkt_entry(s, q, &p, pn, stop);
+		} else {
+			memset(q, 0, sizeof(*q));
+			q->off = (uint32_t)(b - a);
+			q->type = SEG_PKT_END;
+		}
+	}
+	s->want_pkts = want && !s->err;
+	return true;
+}
+
+void seg_timeline(struct seg *s, const struct hwt_dec *dec)
+{
+	bool want = s->want_pkts;
+	uint64_t start = s->start;
+
+	if (s->tl_start > start || (want && s->end - s->tl_start > UINT32_MAX)) {
+		seg_timeline_walk(s, dec);
+		return;
+	}
+	if (!s->walk.valid || !key_covers(&s->walk.key, s, want)) {
+		if (s->cur_whole && key_covers(&s->cur, s, want)) {
+			keep_walk(s);
+		} else {
+			/* The walk of the segment s is (a piece of). */
+			s->cur_whole = false;
+			s->start = s->tl_start;
+			walk(s, dec);
+			s->start = start;
+			s->cur = (struct tl_key){
+			    s->buf,
+			    s->buf_len,
+			    s->tl_start,
+			    s->end,
+			    s->next_psbend_end > s->end ? s->next_psbend_end : s->end,
+			    want};
+			if (s->err)
+				return;
+			if (s->tl_start == start) {
+				/* s's own. */
+				s->cur_whole = true;
+				return;
+			}
+			keep_walk(s);
+		}
+	}
+	s->cur_whole = false;
+	s->want_pkts = want;
+	if (!from_walk(s, dec, want))
+		seg_timeline_walk(s, dec);
 }
 
 bool seg_time_at_slow(const struct seg *s, uint64_t pos, size_t *cursor, uint64_t *tsc)

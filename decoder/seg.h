@@ -24,6 +24,7 @@
 #ifndef HWT_DECODER_SEG_H
 #define HWT_DECODER_SEG_H
 
+#include <errno.h>
 #include <stddef.h>
 
 #include "decoder/dec_int.h"
@@ -131,6 +132,41 @@ struct tl_point {
 	uint64_t tsc; /* ... the time is this */
 };
 
+/* What a time line walk covered: the packets from start (the time line's
+ * start) to end, then on to stop_end (the next PSB+'s end), collecting
+ * the packets when want. */
+struct tl_key {
+	const uint8_t *buf;
+	size_t buf_len;
+	uint64_t start, end, stop_end;
+	bool want;
+};
+
+/* A walk's results besides the time line and the packets: the PSBs it
+ * met and the TMAs libipt rejects (stream offsets, ascending), and where
+ * it stopped at a packet that does not decode (UINT64_MAX: none). */
+struct tl_marks {
+	uint64_t *psbs;
+	size_t npsbs, cap_psbs;
+	uint64_t *tmas;
+	size_t ntmas, cap_tmas;
+	uint64_t stop;
+};
+
+/* The time line of a whole segment, kept for its pieces and the decodes
+ * of them again (seg_timeline): a piece's time line and packets are a
+ * part of its segment's where the segment's walk passes through the
+ * piece's PSBs. */
+struct seg_walk {
+	bool valid;
+	struct tl_key key;
+	struct tl_marks marks;
+	struct tl_point *tl;
+	size_t ntl, cap_tl;
+	struct seg_pkt *pkts; /* off from key.start */
+	size_t npkts, cap_pkts;
+};
+
 struct seg {
 	uint64_t start, end;  /* stream offsets: [start, end) */
 	uint64_t tl_start;    /* the time line starts here: start, or
@@ -178,6 +214,12 @@ struct seg {
 	bool want_pkts;
 	struct seg_pkt *pkts;
 	size_t npkts, cap_pkts;
+	/* What the walk that made tl and pkts met; when cur_whole, they are
+	 * a whole walk from the time line's start (cur) and can be kept. */
+	struct tl_marks marks;
+	bool cur_whole;
+	struct tl_key cur;
+	struct seg_walk walk; /* kept across seg_init (not seg_fini) */
 
 	uint64_t insns; /* instructions in BB items */
 	uint64_t nbbs;	/* blocks run (logged or not) */
@@ -308,9 +350,15 @@ int seg_add_gap(struct seg *s, uint32_t kind, int err, const char *what, uint64_
 int seg_add_ctx(struct seg *s, const struct hwt_dec_context *ctx, uint64_t pos);
 
 /* Builds the segment's timeline from its packets (our time model, the same
- * as libipt's: TSC, TMA+MTC, CYC calibrated by CBR or MTC). */
+ * as libipt's: TSC, TMA+MTC, CYC calibrated by CBR or MTC), and the packet
+ * list when s->want_pkts. A piece of a segment (tl_start before start)
+ * takes its part of the segment's, walked once for the segment and its
+ * pieces (s->walk; the bytes of s->buf must not change while s keeps it:
+ * seg_fini). */
 struct hwt_dec;
 void seg_timeline(struct seg *s, const struct hwt_dec *dec);
+/* The same, walking the packets from tl_start every time (tests compare). */
+void seg_timeline_walk(struct seg *s, const struct hwt_dec *dec);
 /* The TSC at offset pos (after the timing packets ending at or before
  * it); false when no TSC is known yet. *cursor speeds up ascending
  * queries (start at 0). */

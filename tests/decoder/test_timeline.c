@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * tests/decoder/test_timeline.c - the time line and packet list of a piece
+ * of a segment (run.c cuts segments where the fast engine declines, and
+ * decodes the pieces from the segment's time line) come from one walk of
+ * the whole segment (seg_timeline); they must be what walking the packets
+ * from the time line's start for that piece gives (seg_timeline_walk, the
+ * definition): for every piece between two PSBs, in the order run.c asks
+ * for them (the whole segment first) and in any other, on the real traces
+ * and on synthetic ones with timing, and on both damaged (bytes changed and
+ * put in front of PSBs, which makes packets run across a PSB and walks stop
+ * at packets that do not decode).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/pkt.h"
+#include "decoder/seg.h"
+#include "tests/lib/ptsynth.h"
+#include "tests/lib/testutil.h"
+
+struct counts {
+	size_t pieces;	 /* pieces compared */
+	size_t timed;	 /* ... with a time line */
+	size_t kept;	 /* ... decoded while the segment's walk was kept */
+	size_t stopped;	 /* ... whose walk stopped at a bad packet */
+	size_t restarts; /* ... whose walk started again at their PSB */
+};
+
+static uint64_t rnd(uint64_t *st)
+{
+	*st ^= *st << 13;
+	*st ^= *st >> 7;
+	*st ^= *st << 17;
+	return *st;
+}
+
+static void check_same(const struct seg *got, const struct seg *want, const char *what)
+{
+	if (got->ntl != want->ntl || got->tl_start != want->tl_start ||
+	    got->time_error != want->time_error || got->want_pkts != want->want_pkts ||
+	    got->err != want->err)
+		fail_msg("%s [%" PRIu64 ", %" PRIu64 ") from %" PRIu64
+			 ": ntl %zu/%zu tl_start %" PRIu64 "/%" PRIu64
+			 " time_error %d/%d want_pkts %d/%d err %d/%d",
+			 what, want->start, want->end, want->tl_start, got->ntl, want->ntl,
+			 got->tl_start, want->tl_start, got->time_error, want->time_error,
+			 got->want_pkts, want->want_pkts, got->err, want->err);
+	for (size_t i = 0; i < want->ntl; i++) {
+		if (got->tl[i].off != want->tl[i].off || got->tl[i].tsc != want->tl[i].tsc)
+			fail_msg("%s [%" PRIu64 ", %" PRIu64 "): time line point %zu", what,
+				 want->start, want->end, i);
+	}
+	if (!want->want_pkts)
+		return;
+	assert_int_equal(got->npkts, want->npkts);
+	for (size_t i = 0; i < want->npkts; i++) {
+		const struct seg_pkt *g = &got->pkts[i], *w = &want->pkts[i];
+
+		if (g->off != w->off || g->type != w->type || g->size != w->size ||
+		    g->payload != w->payload || g->ipc != w->ipc || g->aux != w->aux)
+			fail_msg("%s [%" PRIu64 ", %" PRIu64 "): packet %zu at +%u: type %u/%u "
+				 "size %u/%u",
+				 what, want->start, want->end, i, w->off, g->type, w->type, g->size,
+				 w->size);
+	}
+}
+
+/* s (which may keep a walk) as the piece [a, b) of the segment whose time
+ * line starts at t0, against a fresh walk. */
+static void piece(const struct hwt_dec *dec, struct seg *s, const uint8_t *buf, size_t len,
+		  uint64_t t0, uint64_t a, uint64_t b, bool want, struct counts *c)
+{
+	struct seg ref;
+	bool kept;
+
+	memset(&ref, 0, sizeof(ref));
+	seg_init(s, buf, len, a, b, b >= len);
+	s->tl_start = t0;
+	s->want_pkts = want;
+	seg_find_end_ip(s);
+	kept = s->walk.valid && s->walk.key.start == t0 && s->walk.key.buf == buf;
+	seg_timeline(s, dec);
+
+	seg_init(&ref, buf, len, a, b, b >= len);
+	ref.tl_start = t0;
+	ref.want_pkts = want;
+	seg_find_end_ip(&ref);
+	seg_timeline_walk(&ref, dec);
+	check_same(s, &ref, want ? "packets" : "time");
+	c->pieces++;
+	c->timed += ref.ntl > 0;
+	c->kept += kept;
+	c->stopped += ref.marks.stop < len;
+	c->restarts += ref.tl_start != t0;
+	seg_fini(&ref);
+}
+
+/* Every piece between PSBs of the segments of up to `span` PSBs. */
+static void check_trace(const struct hwt_dec *dec, const uint8_t *buf, size_t len, size_t span,
+			uint64_t seed, struct counts *c)
+{
+	uint64_t *psbs = NULL, st = seed | 1;
+	size_t n = 0, cap = 0;
+	struct seg s;
+
+	for (size_t p = hwt_pkt_find_psb(buf, len, 0); p < len;
+	     p = hwt_pkt_find_psb(buf, len, p + HWT_PKT_PSB_SIZE)) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			psbs = realloc(psbs, (cap + 1) * sizeof(*psbs));
+			assert_non_null(psbs);
+		}
+		psbs[n++] = p;
+	}
+	if (!n) {
+		free(psbs);
+		return;
+	}
+	psbs[n] = len;
+	memset(&s, 0, sizeof(s));
+	for (size_t i = 0; i < n; i += span) {
+		size_t last = i + span < n ? i + span : n;
+
+		for (int want = 0; want < 2; want++) {
+			/* As run.c: the whole segment, then pieces of it. */
+			piece(dec, &s, buf, len, psbs[i], psbs[i], psbs[last], want, c);
+			for (size_t x = i; x < last; x++) {
+				for (size_t y = x + 1; y <= last; y++)
+					piece(dec, &s, buf, len, psbs[i], psbs[x], psbs[y], want,
+					      c);
+			}
+			/* Pieces in any order, first without the whole. */
+			for (size_t k = 0; k < 2 * span; k++) {
+				size_t x = i + (size_t)(rnd(&st) % (last - i));
+				size_t y = x + 1 + (size_t)(rnd(&st) % (last - x));
+
+				if (k == span) {
+					seg_fini(&s);
+					memset(&s, 0, sizeof(s));
+				}
+				piece(dec, &s, buf, len, psbs[i], psbs[x], psbs[y], want, c);
+			}
+		}
+	}
+	seg_fini(&s);
+	free(psbs);
+}
+
+/* A copy of buf damaged: bytes changed here and there, and a byte that
+ * starts a longer packet put in front of some PSBs (the packet then runs
+ * across the PSB). */
+static uint8_t *damage(const uint8_t *buf, size_t len, uint64_t seed, size_t *out_len)
+{
+	static const uint8_t starts[] = {0x99, 0x19, 0x59, 0x02, 0x73, 0x03, 0x1d, 0x4d};
+	uint8_t *d = malloc(2 * len + 16);
+	uint64_t st = seed | 1;
+	size_t n = 0;
+
+	assert_non_null(d);
+	for (size_t i = 0; i < len; i++) {
+		uint64_t r = rnd(&st);
+
+		if (i + HWT_PKT_PSB_SIZE <= len && buf[i] == 0x02 && buf[i + 1] == 0x82 &&
+		    (i < 2 || buf[i - 2] != 0x02 || buf[i - 1] != 0x82) && r % 3 == 0)
+			d[n++] = starts[(r >> 8) % sizeof(starts)];
+		d[n++] = (r >> 16) % 97 == 0 ? (uint8_t)(r >> 24) : buf[i];
+	}
+	*out_len = n;
+	return d;
+}
+
+static void check_all(const uint8_t *buf, size_t len, size_t span, uint64_t seed,
+		      struct counts *c)
+{
+	static const struct {
+		uint8_t mtc_freq, nom_freq;
+		uint32_t eax, ebx;
+		int skz84, skl168;
+	} cfgs[] = {{3, 0, 0, 0, 0, 0}, {3, 24, 2, 168, 1, 1}, {0, 40, 1, 100, 0, 1}};
+	struct hwt_dec *dec = calloc(1, sizeof(*dec));
+
+	assert_non_null(dec);
+	for (size_t k = 0; k < sizeof(cfgs) / sizeof(cfgs[0]); k++) {
+		uint8_t *d;
+		size_t dlen;
+
+		dec->cfg.mtc_freq = cfgs[k].mtc_freq;
+		dec->cfg.nom_freq = cfgs[k].nom_freq;
+		dec->cfg.cpuid_0x15_eax = cfgs[k].eax;
+		dec->cfg.cpuid_0x15_ebx = cfgs[k].ebx;
+		dec->ptcfg.errata.skz84 = cfgs[k].skz84;
+		dec->ptcfg.errata.skl168 = cfgs[k].skl168;
+		check_trace(dec, buf, len, span, seed + k, c);
+		d = damage(buf, len, seed + 7 * k, &dlen);
+		check_trace(dec, d, dlen, span, seed + k, c);
+		free(d);
+	}
+	free(dec);
+}
+
+static void report(const char *what, const struct counts *c)
+{
+	print_message("%s: %zu pieces, %zu with a time line, %zu from a kept walk, %zu stopped, "
+		      "%zu started again\n",
+		      what, c->pieces, c->timed, c->kept, c->stopped, c->restarts);
+	/* The test covers what it is about. */
+	assert_true(c->kept > c->pieces / 2);
+	assert_true(c->stopped > 0 && c->restarts > 0 && c->timed > 0);
+}
+
+static void test_real_traces(void **state)
+{
+	static const char *const names[] = {"avscript_32", "dyn_test", "icelake_tip"};
+	struct counts c = {0};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[1100];
+		size_t len;
+		uint8_t *pt;
+
+		snprintf(path, sizeof(path), "%s/real-pt/%s/trace.pt", hwt_test_testdata(),
+			 names[i]);
+		pt = (uint8_t *)hwt_test_read_file(path, &len);
+		if (!pt)
+			fail_msg("%s is missing (tests/data is part of the tree)", path);
+		/* avscript_32 is long: its first 24 KiB. */
+		check_all(pt, len > 24576 ? 24576 : len, 6, 11 + i, &c);
+		free(pt);
+	}
+	/* Of the real traces only dyn_test has TSCs (in its PSB+). */
+	report("real traces", &c);
+}
+
+static void test_synthetic(void **state)
+{
+	struct counts c = {0};
+
+	(void)state;
+	for (unsigned int k = 0; k < 4; k++) {
+		struct ptsynth_config cfg;
+		struct ptsynth syn;
+
+		ptsynth_config_init(&cfg);
+		if (k & 1)
+			ptsynth_config_real(&cfg);
+		cfg.seed = 40 + k;
+		cfg.insns = 20000;
+		cfg.psb_period = k & 2 ? 64 : 512;
+		cfg.mtc = true;
+		cfg.mtc_freq = 3;
+		cfg.overflow_ppm = k == 3 ? 20000 : 0;
+		assert_int_equal(ptsynth_generate(&cfg, &syn), 0);
+		check_all(syn.pt, syn.pt_len > 32768 ? 32768 : syn.pt_len, 5, 100 + k, &c);
+		ptsynth_free(&syn);
+	}
+	report("synthetic traces", &c);
+	assert_true(c.timed > c.pieces / 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_real_traces),
+	    cmocka_unit_test(test_synthetic),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
