@@ -2032,6 +2032,159 @@ static int deliver_event(struct fast *f)
 	return st;
 }
 
+/* A run of PSB+ while tracing is off (a CPU writes one every few hundred
+ * bytes while it does not trace: real traces are mostly that): each PSB+'s
+ * status updates are events libipt reports one by one at its PSBEND,
+ * fetching the next as it delivers one, and reading ahead through the
+ * next PSB+ when it takes the last. deliver_event() and q_event() do that
+ * for any event; psb_run() does the same for this one case with nothing
+ * between: no event queued but the PSB+'s, no trace, no IP, no context
+ * hook. The records are the same (the differential tests compare them). */
+
+/* The events of a PSB+ psb_header() would queue, when the packets from p
+ * (after a PSBEND) are only timing packets and a PSB+ with 1 to 5 status
+ * updates (no FUP, no OVF) up to its PSBEND: returns that PSBEND, or NULL
+ * for anything else (then the generic path decodes it). */
+static const struct seg_pkt *psb_ahead(const struct seg_pkt *p, struct fev *q, unsigned int *nq)
+{
+	const uint64_t timing = PKT_BIT(HWT_PKT_PAD) | PKT_BIT(HWT_PKT_TSC) | PKT_BIT(HWT_PKT_TMA) |
+				PKT_BIT(HWT_PKT_MTC) | PKT_BIT(HWT_PKT_CYC);
+	unsigned int n = 0;
+
+	while (p->type < 64 && ((timing >> p->type) & 1))
+		p++;
+	if (p->type != HWT_PKT_PSB)
+		return NULL;
+	for (p++;; p++) {
+		uint8_t t = p->type;
+		struct fev *ev;
+
+		if (t < 64 && ((timing >> t) & 1))
+			continue;
+		if (t == HWT_PKT_PSBEND)
+			break;
+		if (n == 5)
+			return NULL;
+		ev = &q[n];
+		memset(ev, 0, sizeof(*ev));
+		ev->status = 1;
+		switch (t) {
+		case HWT_PKT_MODE_EXEC:
+			ev->type = HWT_DEC_EV_EXEC_MODE;
+			ev->mode = exec_mode(p->aux);
+			break;
+		case HWT_PKT_CBR:
+			if (!p->payload)
+				return NULL; /* peek()'s bad packet */
+			ev->type = HWT_DEC_EV_CBR;
+			ev->payload = p->payload;
+			break;
+		case HWT_PKT_MODE_TSX:
+			ev->type = HWT_DEC_EV_TSX;
+			ev->aux = (uint8_t)(((p->aux & 1) ? TSX_SPEC : 0) |
+					    ((p->aux & 2) ? TSX_ABORT : 0));
+			break;
+		case HWT_PKT_PIP:
+			ev->type = HWT_DEC_EV_ASYNC_PAGING;
+			ev->payload = pip_cr3(p->payload);
+			ev->aux = p->payload & 1;
+			break;
+		case HWT_PKT_VMCS:
+			ev->type = HWT_DEC_EV_ASYNC_VMCS;
+			ev->payload = p->payload;
+			break;
+		default:
+			return NULL;
+		}
+		n++;
+	}
+	if (!n)
+		return NULL;
+	*nq = n;
+	return p;
+}
+
+/* Whether f->ev is a PSB+ status update psb_run() delivers: one whose
+ * delivery only changes the mode or the transaction state. */
+static inline bool psb_run_ok(const struct fast *f)
+{
+	uint8_t t = f->ev.type;
+
+	return f->process_event && f->ev.status && !f->enabled && !f->q_enabled &&
+	       (f->status & ST_EVENT) && f->np->type == HWT_PKT_PSBEND && f->psbq_head < f->npsbq &&
+	       !f->tipq.n && !f->fupq.n && !f->ntnt && !f->last_ip_valid && !f->dec->cfg.context &&
+	       (t == HWT_DEC_EV_CBR ||
+		(f->ev.suppressed && (t == HWT_DEC_EV_TSX || t == HWT_DEC_EV_ASYNC_PAGING ||
+				      t == HWT_DEC_EV_ASYNC_VMCS || t == HWT_DEC_EV_EXEC_MODE)));
+}
+
+/* deliver_event() for f->ev while psb_run_ok(), and again for the events
+ * it fetches, as long as that holds. Returns the status deliver_event()
+ * would (st when it delivered nothing), or an error. */
+static int psb_run(struct fast *f, int st)
+{
+	struct seg *s = f->s;
+
+	while (psb_run_ok(f)) {
+		struct fev ev = f->ev, q[5];
+		const struct seg_pkt *end = NULL;
+		struct hwt_dec_event e;
+		unsigned int nq = 0;
+		uint8_t flags;
+		int err;
+
+		/* The next fetch takes the PSB+'s last update: libipt reads
+		 * ahead through the next PSB+ then. */
+		if (f->psbq_head + 1 == f->npsbq) {
+			end = psb_ahead(f->np + 1, q, &nq);
+			if (!end)
+				break;
+		}
+		/* deliver_event(): what this event changes. */
+		if (ev.type == HWT_DEC_EV_EXEC_MODE)
+			f->mode = ev.mode;
+		else if (ev.type == HWT_DEC_EV_TSX)
+			f->spec = (ev.aux & TSX_SPEC) ? SEG_F_SPECULATIVE : 0;
+		/* trailing_event() -> q_event(): the next update, at this
+		 * PSBEND or the next one. */
+		f->ev = f->psbq[f->psbq_head++];
+		if (end) {
+			memcpy(f->psbq, q, nq * sizeof(q[0]));
+			f->npsbq = nq;
+			f->psbq_head = 0;
+			f->np = end;
+			f->pos = s->start + end->off;
+			f->last_ip = 0;
+			f->last_ip_suppressed = false;
+		}
+		if (f->ev.type != HWT_DEC_EV_CBR)
+			f->ev.suppressed = 1; /* event_ip(): no IP */
+		f->status = ST_EVENT;
+		st = blk_status(f, ST_EVENT);
+		/* The log of the delivered one (deliver_event(), with
+		 * seg_add_event() written in place). */
+		flags = SEG_F_STATUS | (ev.suppressed ? SEG_F_IP_SUPPRESSED : 0);
+		snapshot(f);
+		if (__builtin_expect(
+			s->delta || s->nitems == s->cap_items || s->nevents == s->cap_events, 0)) {
+			fev_record(&ev, &e);
+			err = seg_add_event(s, &e, flags, f->pos);
+			if (err < 0)
+				return err;
+		} else {
+			struct seg_item *it = &s->items[s->nitems++];
+
+			fev_record(&ev, &s->events[s->nevents]);
+			*it = (struct seg_item){.pos = f->pos,
+						.ninsn = (uint32_t)s->nevents++,
+						.kind = SEG_EVENT,
+						.flags = flags};
+		}
+		f->unposed = s->nitems;
+	}
+	return st;
+}
+
 /* Erratum BDM70: a PSB+ may carry a FUP (and MODE.Exec) that belongs to a
  * TIP.PGE that follows it; libipt then ignores the FUP. Looks past the
  * header for that TIP.PGE (pt_qry_header_fup's check_erratum_bdm70). */
@@ -2318,7 +2471,9 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 	}
 	for (;;) {
 		while (status & ST_EVENT) {
-			status = deliver_event(f);
+			status = psb_run(f, status);
+			if (status >= 0 && (status & ST_EVENT))
+				status = deliver_event(f);
 			if (status < 0) {
 				err = status == Q_BADQUERY || status == Q_EOS ? DECLINE : status;
 				goto out;

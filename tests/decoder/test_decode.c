@@ -869,6 +869,183 @@ static void test_records_independent_of_history(void **state)
 	}
 }
 
+/* A PSB+ run while tracing is off, as CPUs write one around each stay in
+ * the kernel: PSB+ after PSB+ (timing packets between some), each with a
+ * CBR, MODE.TSX, PIP and VMCS, changing from one to the next or not, one
+ * with a MODE.Exec, one without its VMCS; then tracing goes on. Every
+ * status update is an event record, in the packets' order, with the
+ * payload its packet carries; the fast engine decodes it all itself (its
+ * PSB+ run path, eng_fast.c psb_run) and gives libipt's records, with a
+ * segment at every PSB and with 4 KiB segments, whole and in pieces. */
+enum { RUN_PSBS = 7 };
+
+static const struct {
+	uint8_t cbr;
+	uint64_t cr3, vmcs;
+	bool exec, no_vmcs, mtc_before;
+} run_psb[RUN_PSBS] = {
+    {34, 0x1fa2c000, 0x38e0ed000, false, false, false},
+    {34, 0x1fa2c000, 0x38e0ed000, false, false, true},
+    {36, 0x1fa2c000, 0x38e0ed000, false, false, false},
+    {36, 0x2b000000, 0x38e0ed000, true, false, true},
+    {36, 0x2b000000, 0x38e0ed000, false, true, false},
+    {40, 0x2b000000, 0x12345000, false, false, false},
+    {40, 0x2b000000, 0x12345000, false, false, false},
+};
+
+static size_t psb_run_trace(uint8_t *buf, size_t size, uint64_t ip)
+{
+	struct pt_packet p[128];
+	struct pt_config cfg;
+	struct pt_encoder *enc;
+	size_t n = 0, len = 0;
+
+	memset(p, 0, sizeof(p));
+	p[n++].type = ppt_psb;
+	p[n++].type = ppt_psbend;
+	for (int k = 0; k < RUN_PSBS; k++) {
+		if (run_psb[k].mtc_before) {
+			p[n].type = ppt_mtc;
+			p[n++].payload.mtc.ctc = (uint8_t)k;
+			p[n++].type = ppt_pad;
+		}
+		p[n++].type = ppt_psb;
+		p[n].type = ppt_tsc;
+		p[n++].payload.tsc.tsc = 100000 + 1000 * (uint64_t)k;
+		p[n].type = ppt_cbr;
+		p[n++].payload.cbr.ratio = run_psb[k].cbr;
+		p[n].type = ppt_mode;
+		p[n++].payload.mode.leaf = pt_mol_tsx;
+		if (run_psb[k].exec) {
+			p[n].type = ppt_mode;
+			p[n].payload.mode.leaf = pt_mol_exec;
+			p[n++].payload.mode.bits.exec.csl = 1;
+		}
+		p[n].type = ppt_pip;
+		p[n].payload.pip.cr3 = run_psb[k].cr3;
+		p[n++].payload.pip.nr = 1;
+		if (!run_psb[k].no_vmcs) {
+			p[n].type = ppt_vmcs;
+			p[n++].payload.vmcs.base = run_psb[k].vmcs;
+		}
+		p[n++].type = ppt_psbend;
+	}
+	p[n].type = ppt_mode;
+	p[n].payload.mode.leaf = pt_mol_exec;
+	p[n++].payload.mode.bits.exec.csl = 1;
+	p[n].type = ppt_tip_pge;
+	p[n].payload.ip.ipc = pt_ipc_sext_48;
+	p[n++].payload.ip.ip = ip;
+	p[n].type = ppt_tip;
+	p[n].payload.ip.ipc = pt_ipc_sext_48;
+	p[n++].payload.ip.ip = ip;
+	p[n].type = ppt_tip_pgd;
+	p[n++].payload.ip.ipc = pt_ipc_suppressed;
+	assert_true(n <= HWT_ARRAY_SIZE(p));
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + size;
+	enc = pt_alloc_encoder(&cfg);
+	assert_non_null(enc);
+	for (size_t i = 0; i < n; i++) {
+		int k = pt_enc_next(enc, &p[i]);
+
+		assert_true(k > 0);
+		len += (size_t)k;
+	}
+	pt_free_encoder(enc);
+	return len;
+}
+
+static void test_psb_run_tracing_off(void **state)
+{
+	static const uint8_t code[] = {0x90, 0xff, 0xe0}; /* nop; jmp *%rax */
+	const uint64_t base = 0x400000;
+	uint8_t pt[1024];
+	size_t len = psb_run_trace(pt, sizeof(pt), base);
+	char want[4096];
+	size_t wlen = 0;
+	struct dectest_result ref;
+
+	(void)state;
+	/* The event records expected, from the packets: type and payload. */
+	for (int k = 0; k < RUN_PSBS; k++) {
+		wlen += (size_t)snprintf(want + wlen, sizeof(want) - wlen, "%u p=%x\n%u p=0\n",
+					 HWT_DEC_EV_CBR, run_psb[k].cbr, HWT_DEC_EV_TSX);
+		if (run_psb[k].exec)
+			wlen += (size_t)snprintf(want + wlen, sizeof(want) - wlen, "%u p=0\n",
+						 HWT_DEC_EV_EXEC_MODE);
+		wlen += (size_t)snprintf(want + wlen, sizeof(want) - wlen, "%u p=%" PRIx64 "\n",
+					 HWT_DEC_EV_ASYNC_PAGING, run_psb[k].cr3);
+		if (!run_psb[k].no_vmcs)
+			wlen +=
+			    (size_t)snprintf(want + wlen, sizeof(want) - wlen, "%u p=%" PRIx64 "\n",
+					     HWT_DEC_EV_ASYNC_VMCS, run_psb[k].vmcs);
+		assert_true(wlen < sizeof(want));
+	}
+	memset(&ref, 0, sizeof(ref));
+	for (int e = 0; e < 2; e++) {
+		for (int sb = 0; sb < 2; sb++) {
+			for (size_t piece = 0; piece <= 97; piece += 97) {
+				struct dectest_opts o;
+				struct dectest_result r;
+				char got[4096], *save = NULL;
+				size_t glen = 0;
+				unsigned int enabled = 0;
+
+				dectest_opts_init(&o);
+				o.engine = e ? HWT_DEC_ENGINE_LIBIPT : HWT_DEC_ENGINE_FAST;
+				o.segment_bytes = sb ? 4096 : 1;
+				o.piece = piece;
+				assert_int_equal(
+				    dectest_decode(&o, code, sizeof(code), base, pt, len, &r), 0);
+				assert_int_equal(r.err, 0);
+				assert_int_equal(r.stats.gaps, 0);
+				/* Tracing on: nop, jmp; nop, jmp (disabled after it). */
+				assert_int_equal(r.stats.insns, 4);
+				if (!e)
+					assert_int_equal(r.stats.segments_fallback, 0);
+				/* The status updates, before the enable. */
+				for (char *l = strtok_r(r.text, "\n", &save); l && !enabled;
+				     l = strtok_r(NULL, "\n", &save)) {
+					const char *ev = strstr(l, " E ");
+					unsigned int type;
+					uint64_t payload;
+
+					if (!ev)
+						continue;
+					assert_int_equal(sscanf(ev,
+								" E %u ip=%*x at=%*x p=%" SCNx64,
+								&type, &payload),
+							 2);
+					if (type == HWT_DEC_EV_ENABLED) {
+						enabled = 1;
+						continue;
+					}
+					glen +=
+					    (size_t)snprintf(got + glen, sizeof(got) - glen,
+							     "%u p=%" PRIx64 "\n", type, payload);
+					assert_true(glen < sizeof(got));
+				}
+				assert_true(enabled);
+				assert_string_equal(got, want);
+				dectest_result_free(&r);
+				/* The same records whatever the engine, segments
+				 * or pieces (strtok_r cut the text: again). */
+				assert_int_equal(
+				    dectest_decode(&o, code, sizeof(code), base, pt, len, &r), 0);
+				if (!ref.text)
+					ref = r;
+				else {
+					assert_same_text(r.text, ref.text);
+					dectest_result_free(&r);
+				}
+			}
+		}
+	}
+	dectest_result_free(&ref);
+}
+
 /* Every conformance trace (each CPU it names), both canonical engines:
  * identical records, and in pieces too. */
 static void test_conformance_traces_engines_agree(void **state)
@@ -988,6 +1165,7 @@ int main(void)
 	    cmocka_unit_test(test_image_and_insn),
 	    cmocka_unit_test(test_no_image),
 	    cmocka_unit_test(test_records_independent_of_history),
+	    cmocka_unit_test(test_psb_run_tracing_off),
 	    cmocka_unit_test(test_conformance_traces_engines_agree),
 	};
 
