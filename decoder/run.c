@@ -129,15 +129,17 @@ static bool hands_over(const struct seg *s)
 	return true;
 }
 
-/* Makes s the segment [start, end) again, decoded from entry. */
+/* Makes s the segment [start, end) again, decoded from entry (by the fast
+ * engine: pkts; else by libipt, which needs no packet list). */
 static void seg_again(struct hwt_dec *dec, struct seg *s, uint64_t start, uint64_t end, bool last,
-		      const struct seg_state *entry)
+		      const struct seg_state *entry, bool pkts)
 {
 	uint64_t tl_start = s->tl_start;
 
 	seg_init(s, s->buf, s->buf_len, start, end, last);
 	s->tl_start = tl_start;
 	s->entry = *entry;
+	s->want_pkts = pkts;
 	seg_find_end_ip(s);
 	seg_header(s, dec->ptcfg.errata.bdm70);
 	seg_timeline(s, dec);
@@ -167,15 +169,19 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 	enum seg_ipt_how how = SEG_IPT_WHOLE;
 	int err;
 
+	bool fast = dec->cfg.engine == HWT_DEC_ENGINE_FAST && w->fast;
+
 	s->log_all = dec->want & HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
 	s->profile = dec->cfg.flags & HWT_DEC_F_PROFILE;
 	s->work = &w->work;
-	s->want_pkts = dec->cfg.engine == HWT_DEC_ENGINE_FAST && w->fast;
+	/* The packet list where the fast engine decodes from the start (not
+	 * when libipt's interval comes first: ipt_until). */
+	s->want_pkts = fast && !s->ipt_until;
 	s->resync_stop = 0;
 	seg_find_end_ip(s);
 	seg_header(s, dec->ptcfg.errata.bdm70);
 	seg_timeline(s, dec);
-	if (s->want_pkts) {
+	if (s->want_pkts || (fast && s->ipt_until && s->end - s->start <= UINT32_MAX)) {
 		struct seg_state entry = s->entry;
 		uint64_t cut = s->start, next = s->ipt_until;
 
@@ -191,7 +197,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 				decline_psbs(s, &cut, &next);
 		}
 		if (cut > s->start) {
-			seg_again(dec, s, s->start, cut, false, &entry);
+			seg_again(dec, s, s->start, cut, false, &entry, true);
 			err = hwt_dec_seg_fast(dec, s, w->fast);
 			if (err == 0 && hands_over(s)) {
 				s->rest_end = end;
@@ -202,12 +208,12 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 			if (err != -HWT_ENOTSUP && err < 0)
 				goto done;
 			seg_drop_counts(s);
-			seg_again(dec, s, s->start, end, last, &entry);
+			seg_again(dec, s, s->start, end, last, &entry, false);
 		}
 		if (next < end) {
 			/* libipt's PSB interval(s), the fast engine's rest
 			 * when libipt decodes them without error. */
-			seg_again(dec, s, s->start, next, false, &entry);
+			seg_again(dec, s, s->start, next, false, &entry, false);
 			s->fallback = true;
 			err = hwt_dec_seg_ipt(dec, s, SEG_IPT_TRY);
 			if (err == 0 && hands_over(s)) {
@@ -225,7 +231,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 			if (err > 0 || s->ngaps)
 				how = SEG_IPT_COLD;
 			seg_drop_counts(s);
-			seg_again(dec, s, s->start, end, last, &entry);
+			seg_again(dec, s, s->start, end, last, &entry, false);
 		}
 		/* Declined: libipt decodes it (the timeline stays). */
 		seg_reset(s);

@@ -782,7 +782,7 @@ static bool marked(const uint64_t *v, size_t n, uint64_t off)
 static bool key_covers(const struct tl_key *k, const struct seg *s, bool want)
 {
 	return k->buf == s->buf && k->buf_len == s->buf_len && k->start == s->tl_start &&
-	       k->want == want && s->start >= k->start && s->end <= k->end;
+	       (k->want || !want) && s->start >= k->start && s->end <= k->end;
 }
 
 /* Keeps s's own walk (a whole one) as the segment's, its buffers going to
@@ -883,8 +883,14 @@ static bool from_walk(struct seg *s, const struct hwt_dec *dec, bool want)
 			else
 				j = mid;
 		}
-		for (j = i; j < w->npkts && t0 + w->pkts[j].off < to;)
-			j++;
+		for (size_t hi = w->npkts; j < hi;) {
+			size_t mid = j + (hi - j) / 2;
+
+			if (t0 + w->pkts[mid].off < to)
+				j = mid + 1;
+			else
+				hi = mid;
+		}
 		if (!grow_to((void **)&s->pkts, &s->cap_pkts, j - i, sizeof(*s->pkts))) {
 			s->err = -ENOMEM;
 			s->want_pkts = false;
