@@ -525,11 +525,13 @@ static int tcount_room(struct hwt_dec_flow *f, uint32_t node)
 	return 0;
 }
 
-/* The call cache's slot of a call to `to` from node parent. */
+/* The call cache's slot of a call to `to` from node parent: a hash of
+ * `to` plus parent, so that the slot is an add away from the node that
+ * tree_run() just entered (its calls are a chain through the cache). */
 static inline size_t tcache_slot(uint64_t to, uint32_t parent)
 {
-	return (size_t)(((to ^ ((uint64_t)parent << 20)) * 0x9e3779b97f4a7c15ull) >>
-			(64 - TCACHE_BITS));
+	return (size_t)(((to * 0x9e3779b97f4a7c15ull) >> (64 - TCACHE_BITS)) + parent) &
+	       (((size_t)1 << TCACHE_BITS) - 1);
 }
 
 /* Gives the sink t's stack in tree mode (sync()); t stays in it. With
@@ -1241,84 +1243,91 @@ static __attribute__((noinline)) size_t tree_run(struct replay *r, size_t i)
 	struct hwt_dec_flow *f = r->f;
 	const struct seg *s = r->s;
 	struct thread *t = f->cur;
-	const struct seg_item *items = s->items;
+	const struct seg_item *const first = s->items + i, *const end = s->items + s->nitems;
+	const struct seg_item *it = first;
 	struct hwt_dec_tree_count *tc = f->tcount;
 	const struct tcache *cache = f->tcache_calls;
-	struct frame *stack = t->stack;
-	size_t first = i, n = s->nitems, depth = t->depth, tlo = t->tlo;
-	/* Depth-0 blocks are records: the general path's. */
-	size_t recdepth = r->want_block ? 0 : SIZE_MAX;
-	size_t lim = t->cap < MAX_DEPTH - 1 ? t->cap : MAX_DEPTH - 1;
-	uint64_t insns = t->insns, mark = t->mark, ncalls = 0, nrets = 0;
+	/* The stack as pointers: sp is the next free frame; frames above
+	 * lo have nodes; a call at top would drop frames (MAX_DEPTH). */
+	struct frame *const stack = t->stack, *const lo = stack + t->tlo;
+	struct frame *const top = stack + (t->cap < MAX_DEPTH - 1 ? t->cap : MAX_DEPTH - 1);
+	struct frame *sp = stack + t->depth, *const sp0 = sp;
+	/* Frames below indexed are in the index (index_pop()). */
+	struct frame *indexed = stack + t->indexed;
+	uint64_t insns = t->insns, mark = t->mark, ncalls = 0, nrets;
 	uint32_t tnode = t->tnode;
 
-	for (; i < n; i++) {
-		const struct seg_item *it = &items[i];
+	/* Depth-0 blocks are records: the general path's (a return to depth
+	 * 0 stops the run below). */
+	if (r->want_block && sp == stack)
+		return i;
+	for (; it < end; it++) {
 		const struct hwt_dec_bb *bb;
 		const struct tcache *c;
-		struct frame *fr;
 		uint64_t to;
+		uint8_t br;
 
-		if (it->kind != SEG_BB) {
+		if (__builtin_expect(it->kind != SEG_BB, 0)) {
 			if (it->kind != SEG_INSNS)
 				break;
 			insns += it->delta;
 			continue;
 		}
-		if (depth == recdepth)
-			break;
 		bb = it->bb;
-		switch ((it->flags & SEG_F_PARTIAL) ? HWT_DEC_BR_NONE : bb->branch) {
-		case HWT_DEC_BR_CALL:
+		br = bb->branch;
+		if (__builtin_expect(it->flags & SEG_F_PARTIAL, 0))
+			br = HWT_DEC_BR_NONE;
+		if (br == HWT_DEC_BR_RETURN) {
+			to = it->next_ip;
+			if (!to || sp <= lo || sp[-1].ret_addr != to || sp[-1].kind != FRAME_NEAR)
+				break;
+			insns += it->delta;
+			tc[tnode].self += insns - mark;
+			mark = insns;
+			sp--;
+			if (__builtin_expect(sp < indexed, 0)) {
+				t->depth = (size_t)(sp - stack) + 1;
+				index_pop(t);
+				indexed = stack + t->indexed;
+			}
+			tnode = sp > lo ? sp[-1].cnode : t->anchor;
+			if (__builtin_expect(sp == stack, 0) && r->want_block) {
+				it++;
+				break;
+			}
+			continue;
+		}
+		if (br == HWT_DEC_BR_CALL) {
 			if (bb->flags & HWT_DEC_BBF_PIC_CALL) {
 				insns += it->delta;
 				continue;
 			}
 			to = bb->target;
-			goto call;
-		case HWT_DEC_BR_IND_CALL:
+		} else if (br == HWT_DEC_BR_IND_CALL) {
 			to = it->next_ip;
-		call:
-			c = &cache[tcache_slot(to, tnode)];
-			if (c->parent1 != tnode + 1 || c->to != to || depth >= lim)
-				goto out;
-			insns += it->delta;
-			tc[tnode].self += insns - mark;
-			mark = insns;
-			tnode = c->node;
-			tc[tnode].calls++;
-			ncalls++;
-			fr = &stack[depth++];
-			fr->ret_addr = bb->fallthrough;
-			fr->kind = FRAME_NEAR;
-			fr->cnode = tnode;
-			continue;
-		case HWT_DEC_BR_RETURN:
-			to = it->next_ip;
-			fr = &stack[depth - 1];
-			if (!to || depth <= tlo || fr->ret_addr != to || fr->kind != FRAME_NEAR)
-				goto out;
-			insns += it->delta;
-			tc[tnode].self += insns - mark;
-			mark = insns;
-			nrets++;
-			depth--;
-			if (depth < t->indexed) {
-				t->depth = depth + 1;
-				index_pop(t);
-			}
-			tnode = depth > tlo ? fr[-1].cnode : t->anchor;
-			continue;
-		case HWT_DEC_BR_FAR_CALL:
-		case HWT_DEC_BR_FAR_RETURN:
-			goto out;
-		default:
+		} else if (br == HWT_DEC_BR_FAR_CALL || br == HWT_DEC_BR_FAR_RETURN) {
+			break;
+		} else {
 			insns += it->delta;
 			continue;
 		}
+		c = &cache[tcache_slot(to, tnode)];
+		if (c->parent1 != tnode + 1 || c->to != to || sp >= top)
+			break;
+		insns += it->delta;
+		tc[tnode].self += insns - mark;
+		mark = insns;
+		tnode = c->node;
+		tc[tnode].calls++;
+		ncalls++;
+		sp->ret_addr = bb->fallthrough;
+		sp->kind = FRAME_NEAR;
+		sp->cnode = tnode;
+		sp++;
 	}
-out:
-	t->depth = depth;
+	/* Only calls and returns moved the depth. */
+	nrets = ncalls - (uint64_t)(sp - sp0);
+	t->depth = (size_t)(sp - stack);
 	t->insns = insns;
 	t->mark = mark;
 	t->tnode = tnode;
@@ -1328,22 +1337,20 @@ out:
 	f->treturns += nrets;
 	if (ncalls + nrets) {
 		/* The time of a sync is that of the last call or return. */
-		size_t k = i;
+		const struct seg_item *k = it;
 
 		while (k-- > first) {
-			const struct seg_item *it = &items[k];
-
-			if (it->kind == SEG_BB && !(it->flags & SEG_F_PARTIAL) &&
-			    stack_branch(it->bb->branch) &&
-			    !(it->bb->branch == HWT_DEC_BR_CALL &&
-			      (it->bb->flags & HWT_DEC_BBF_PIC_CALL)))
+			if (k->kind == SEG_BB && !(k->flags & SEG_F_PARTIAL) &&
+			    stack_branch(k->bb->branch) &&
+			    !(k->bb->branch == HWT_DEC_BR_CALL &&
+			      (k->bb->flags & HWT_DEC_BBF_PIC_CALL)))
 				break;
 		}
 		f->tcounted = true;
-		r->tpos = items[k].pos;
+		r->tpos = k->pos;
 		r->tpos_valid = true;
 	}
-	return i;
+	return (size_t)(it - s->items);
 }
 
 int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
