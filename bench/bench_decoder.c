@@ -18,7 +18,10 @@
  * and through ptsession (sideband, images over time), one thread, each
  * engine: FAST, LIBIPT (libipt's block decoder per segment, with the same
  * call stacks and profile) and PTXED (what `script --format=ptxed` costs:
- * libipt over the whole stream plus disassembly of every instruction).
+ * libipt over the whole stream plus disassembly of every instruction),
+ * every call a record to the sink; and FAST into ptflow's profile view as
+ * `hwtrace flame` reads a recording (the decoder's call tree: no record
+ * per call or return).
  * Counted: CPU time of the decoding (reading the recording is outside).
  * The number of segments the fast engine left to libipt is printed.
  *
@@ -48,7 +51,9 @@
 
 #include "decoder/decoder.h"
 #include "format/format.h"
+#include "ptflow/ptflow.h"
 #include "ptsession/ptsession.h"
+#include "report/report.h"
 #include "tests/lib/ptsynth.h"
 
 static double now(void)
@@ -400,6 +405,68 @@ out:
 	return err;
 }
 
+/* One decode of a recording as `hwtrace flame` reads it: the fast engine
+ * through ptsession into ptflow's profile view (the decoder's call tree,
+ * no record per call or return) and the profile filled from it; returns
+ * 0, the instructions decoded and the CPU time of the decoding and the
+ * profile (symbolization included: flame pays it too). */
+static int hwt_file_run_flame(const char *path, double *cpu, uint64_t *insns, uint64_t *segs,
+			      uint64_t *fallback)
+{
+	struct hwt_fmt_session *fs = NULL;
+	struct hwt_pts *pts = NULL;
+	struct hwt_ptf *ptf = NULL;
+	struct hwt_rep_profile *prof = NULL;
+	struct hwt_rep_profile_config rc;
+	struct hwt_ptf_config fc;
+	struct hwt_pts_config cfg;
+	struct hwt_pts_stats st;
+	struct hwt_dec_sink sink;
+	double c0;
+	int err;
+
+	hwt_rep_profile_config_init(&rc);
+	err = hwt_rep_profile_alloc(&prof, &rc);
+	if (err < 0)
+		return err;
+	err = hwt_fmt_session_open(&fs, path, NULL, NULL);
+	if (err < 0)
+		goto out;
+	hwt_ptf_config_init(&fc);
+	fc.views = HWT_PTF_PROFILE;
+	fc.profile = prof;
+	hwt_pts_config_init(&cfg);
+	cfg.engine = HWT_DEC_ENGINE_FAST;
+	cfg.threads = 1;
+	cfg.dec_flags |= hwt_ptf_dec_flags(&fc);
+	err = hwt_pts_open(&pts, fs, &cfg, NULL);
+	if (err < 0)
+		goto out;
+	fc.aspace = hwt_pts_aspace(pts);
+	err = hwt_ptf_alloc(&ptf, &fc);
+	if (err < 0)
+		goto out;
+	hwt_ptf_sink(ptf, &sink);
+	err = hwt_pts_add_sink(pts, &sink);
+	if (err < 0)
+		goto out;
+	c0 = cpu_now();
+	err = hwt_pts_run(pts);
+	if (err >= 0)
+		err = hwt_ptf_finish(ptf);
+	*cpu = cpu_now() - c0;
+	hwt_pts_stats(pts, &st);
+	*insns = st.dec.insns;
+	*segs = st.dec.segments;
+	*fallback = st.dec.segments_fallback;
+out:
+	hwt_ptf_free(ptf);
+	hwt_pts_close(pts);
+	hwt_fmt_session_close(fs);
+	hwt_rep_profile_free(prof);
+	return err;
+}
+
 /* The recording's PT (its first AUX stream, segments concatenated), the
  * code its MMAP2 records name, and the libipt config of its CPU: what the
  * plain libipt loop decodes (ptxed with --pevent sideband does the same). */
@@ -489,25 +556,29 @@ static void print_rows(const char *label, const char *const *names, size_t n, co
 			printf(", %" PRIu64 " (%" PRIu64 ")", segs[k], fallback[k]);
 		printf("\n");
 	}
-	printf("result %s libipt_loop=%.6f fast=%.6f libipt_engine=%.6f insns=%" PRIu64
-	       " fast_insns=%" PRIu64 " segments=%" PRIu64 " fallback=%" PRIu64 "\n",
-	       label, cpu[0], cpu[1], cpu[2], insns[0], insns[1], segs[1], fallback[1]);
+	printf("result %s libipt_loop=%.6f fast=%.6f libipt_engine=%.6f", label, cpu[0], cpu[1],
+	       cpu[2]);
+	if (n > 3)
+		printf(" fast_tree=%.6f", cpu[3]);
+	printf(" insns=%" PRIu64 " fast_insns=%" PRIu64 " segments=%" PRIu64 " fallback=%" PRIu64
+	       "\n",
+	       insns[0], insns[1], segs[1], fallback[1]);
 }
 
 static int bench_hwt_file(const char *path, int runs)
 {
-	static const char *names[] = {"libipt pt_blk_next loop", "hwtrace fast, 1 thread",
-				      "hwtrace libipt engine, 1 thread",
-				      "hwtrace ptxed engine (+ disasm)"};
-	static const uint32_t engines[] = {0, HWT_DEC_ENGINE_FAST, HWT_DEC_ENGINE_LIBIPT,
+	static const char *names[] = {
+	    "libipt pt_blk_next loop", "hwtrace fast, 1 thread", "hwtrace libipt engine, 1 thread",
+	    "hwtrace fast, call tree (flame)", "hwtrace ptxed engine (+ disasm)"};
+	static const uint32_t engines[] = {0, HWT_DEC_ENGINE_FAST, HWT_DEC_ENGINE_LIBIPT, 0,
 					   HWT_DEC_ENGINE_PTXED};
 	struct hwt_trace t;
 	/* The ptxed engine disassembles every instruction: 40 s for 10^8
 	 * of them; only with HWT_BENCH_PTXED=1. */
 	const char *with_ptxed = getenv("HWT_BENCH_PTXED");
-	int nk = with_ptxed && atoi(with_ptxed) ? 4 : 3;
-	double cpu[4];
-	uint64_t insns[4] = {0}, calls[4] = {0}, segs[4] = {0}, fallback[4] = {0};
+	int nk = with_ptxed && atoi(with_ptxed) ? 5 : 4;
+	double cpu[5];
+	uint64_t insns[5] = {0}, calls[5] = {0}, segs[5] = {0}, fallback[5] = {0};
 	const char *only = getenv("HWT_BENCH_ONLY");
 	int err;
 
@@ -519,7 +590,7 @@ static int bench_hwt_file(const char *path, int runs)
 	printf("command: bench_decoder --hwt %s %d   (best of %d runs, decoders interleaved, "
 	       "CPU time of the decoding; %.1f MB of PT, %zu code sections)\n\n",
 	       path, runs, runs, (double)t.len / 1e6, t.secs.n);
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 5; k++)
 		cpu[k] = 1e30;
 	for (int r = 0; r < runs; r++) {
 		for (int k = 0; k < nk; k++) {
@@ -531,6 +602,14 @@ static int bench_hwt_file(const char *path, int runs)
 			if (k == 0) {
 				insns[k] = libipt_loop(t.pt, t.len, &t.secs, &t.cfg);
 				c = cpu_now() - c;
+			} else if (k == 3) {
+				err =
+				    hwt_file_run_flame(path, &c, &insns[k], &segs[k], &fallback[k]);
+				if (err < 0) {
+					fprintf(stderr, "bench_decoder: %s: %s\n", path,
+						hwt_strerror(err));
+					return 1;
+				}
 			} else {
 				err = hwt_file_run(path, engines[k], &c, &insns[k], &calls[k],
 						   &segs[k], &fallback[k]);
@@ -548,12 +627,16 @@ static int bench_hwt_file(const char *path, int runs)
 	printf("(libipt loop: ptxed's block loop over the recording's PT and MMAP2 code; "
 	       "libipt and fast engines: sideband, call stacks, per-block counts, every call "
 	       "reported (%" PRIu64
-	       "); ptxed: libipt blocks, every instruction disassembled, with HWT_BENCH_PTXED=1)\n",
+	       "); call tree: the fast engine into ptflow's profile as `hwtrace flame` reads "
+	       "(no record per call or return; symbols included); ptxed: libipt blocks, every "
+	       "instruction disassembled, with HWT_BENCH_PTXED=1)\n",
 	       calls[1]);
 	free(t.pt);
 	free(t.secs.v);
-	/* The canonical engines decode the same instructions and calls. */
-	return only || (insns[1] == insns[2] && calls[1] == calls[2]) ? 0 : 1;
+	/* The canonical engines decode the same instructions and calls, and
+	 * the call tree the same instructions. */
+	return only || (insns[1] == insns[2] && calls[1] == calls[2] && insns[3] == insns[1]) ? 0
+											      : 1;
 }
 
 /* A real-pt directory (tests/data/real-pt/NAME): trace.pt, raw.args

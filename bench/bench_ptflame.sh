@@ -89,11 +89,11 @@ for d in tests/data/real-pt/*/; do
     ptxed=$(sed -n 's/.*ptxed.s own output lists \([0-9]*\) instructions.*/\1/p' "$tmp/raw.$n")
     lib=$(field libipt_loop "$tmp/raw.$n")
     fast=$(field fast "$tmp/raw.$n")
-    printf '%-22s %-8s %15s %8s %10s %10s %7s %10s %8s %8s %7s %8s %8s %7s %8s %8s\n' \
+    printf '%-22s %-8s %15s %8s %10s %10s %7s %9s %7s %10s %8s %8s %7s %8s %8s %7s %8s %8s\n' \
         "real-pt/$n" real "$(field fast_insns "$tmp/raw.$n")/$ptxed" \
         "$(awk -v b="$(stat -c %s "$d/trace.pt")" 'BEGIN { printf "%.2f", b / 1e6 }')" \
         "$(awk -v t="$lib" 'BEGIN { printf "%.4fs", t }')" \
-        "$(awk -v t="$fast" 'BEGIN { printf "%.4fs", t }')" "$(ratio "$lib" "$fast")" \
+        "$(awk -v t="$fast" 'BEGIN { printf "%.4fs", t }')" "$(ratio "$lib" "$fast")" - - \
         "$(field segments "$tmp/raw.$n")/$(field fallback "$tmp/raw.$n")" - - - - - - - - >>"$rows"
 done
 
@@ -117,6 +117,7 @@ for w in $WORK; do
         cat "$tmp/dec" >>"$tmp/log"
         lib=$(field libipt_loop "$tmp/dec")
         fast=$(field fast "$tmp/dec")
+        tree=$(field fast_tree "$tmp/dec")
         set -- $(time_rss "$H" flame -q -i "$t" -o "$tmp/f.svg")
         hs=$1 hk=$2 hc=$3
         ps=- pk=- pr=- pc=- pcr=-
@@ -128,10 +129,11 @@ for w in $WORK; do
             pr=$(ratio "$ps" "$hs")
             pcr=$(ratio "$pc" "$hc")
         fi
-        printf '%-22s %-8s %15s %8s %10s %10s %7s %10s %8s %8s %7s %8s %8s %7s %8s %8s\n' \
+        printf '%-22s %-8s %15s %8s %10s %10s %7s %9s %7s %10s %8s %8s %7s %8s %8s %7s %8s %8s\n' \
             "$w" "$name" "$(field insns "$tmp/dec")" "$ptmb" \
             "$(awk -v t="$lib" 'BEGIN { printf "%.3fs", t }')" \
             "$(awk -v t="$fast" 'BEGIN { printf "%.3fs", t }')" "$(ratio "$lib" "$fast")" \
+            "$(awk -v t="$tree" 'BEGIN { printf "%.3fs", t }')" "$(ratio "$lib" "$tree")" \
             "$(field segments "$tmp/dec")/$(field fallback "$tmp/dec")" "${hs}s" \
             "$( [ "$ps" = - ] && echo - || echo "${ps}s")" "$pr" "$(mb "$hk")" \
             "$( [ "$pk" = - ] && echo - || mb "$pk")" "${hc}s" \
@@ -140,14 +142,17 @@ for w in $WORK; do
     done
 done
 
-printf '%-22s %-8s %15s %8s %10s %10s %7s %10s %8s %8s %7s %8s %8s %7s %8s %8s\n' trace shape \
-    instructions "PT MB" "libipt" "hwt fast" ratio "segs/lib" "hwt flame" "perf" ratio \
+printf '%-22s %-8s %15s %8s %10s %10s %7s %9s %7s %10s %8s %8s %7s %8s %8s %7s %8s %8s\n' trace shape \
+    instructions "PT MB" "libipt" "hwt fast" ratio "hwt tree" ratio "segs/lib" "hwt flame" \
+    "perf" ratio \
     "flame MB" "perf MB" "flame" "perf" "ratio"
 cat "$rows"
 echo
 echo "libipt: the plain libipt block-decoder loop (pt_blk_next, as ptxed), CPU time;"
 echo "hwt fast: hwtrace's default engine with call stacks and per-block counts, CPU time;"
-echo "  ratio = libipt / hwt fast (higher: hwtrace faster); segs/lib: PSB segments, and"
+echo "  ratio = libipt / hwt fast (higher: hwtrace faster); hwt tree: the same engine into"
+echo "  the call tree flame uses (no record per call or return; bench_decoder's call tree"
+echo "  row), CPU time, and libipt / hwt tree; segs/lib: PSB segments, and"
 echo "  those the fast engine left to libipt; real-pt instructions: hwtrace/ptxed's count."
 echo "hwt flame vs perf: wall time and peak RSS of \`hwtrace flame\` and of"
 echo "  \`perf script --itrace=i100ig\` on the converted perf.data; ratio = perf / flame;"
