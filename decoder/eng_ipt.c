@@ -127,13 +127,18 @@ static uint64_t direct_next(const struct hwt_dec_bb *bb)
 
 void seg_find_end_ip(struct seg *s)
 {
-	uint64_t off = s->end, last_ip = 0;
+	uint64_t off = s->end, last_ip = 0, hdr_ip = 0;
+	struct seg_header *nh = &s->next_hdr;
 	bool fup = false;
 
 	s->has_end_ip = false;
 	s->next_psbend = s->next_psbend_end = 0;
+	s->next_hdr_buf = NULL;
 	if (s->last || s->end + HWT_PKT_PSB_SIZE > s->buf_len)
 		return;
+	/* The next segment's header on the way (seg_header). */
+	memset(nh, 0, sizeof(*nh));
+	nh->mode = HWT_DEC_MODE_UNKNOWN;
 	while (off < s->buf_len) {
 		struct hwt_pkt p;
 		int n = hwt_pkt_decode(s->buf + off, (size_t)(s->buf_len - off), 0, &p);
@@ -143,11 +148,21 @@ void seg_find_end_ip(struct seg *s)
 			return;
 		if (n == 0)
 			break;
+		if (off == s->end && (p.type != HWT_PKT_PSB || n != HWT_PKT_PSB_SIZE))
+			nh = NULL; /* not the PSB seg_header skips */
 		if (p.type == HWT_PKT_PSBEND) {
 			s->next_psbend = off;
 			s->next_psbend_end = off + (uint64_t)n;
+			if (nh) {
+				nh->psbend = s->next_psbend;
+				nh->psbend_end = s->next_psbend_end;
+				s->next_hdr_buf = s->buf;
+				s->next_hdr_at = s->end;
+			}
 			return;
 		}
+		if (nh && off != s->end)
+			seg_header_pkt(nh, &p, &hdr_ip);
 		if (p.type == HWT_PKT_FUP && !fup) {
 			fup = true;
 			if (hwt_pkt_ip(&p, &last_ip) == 0) {

@@ -140,8 +140,8 @@ static void seg_again(struct hwt_dec *dec, struct seg *s, uint64_t start, uint64
 	s->tl_start = tl_start;
 	s->entry = *entry;
 	s->want_pkts = pkts;
-	seg_find_end_ip(s);
 	seg_header(s, dec->ptcfg.errata.bdm70);
+	seg_find_end_ip(s);
 	seg_timeline(s, dec);
 }
 
@@ -178,8 +178,10 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 	 * when libipt's interval comes first: ipt_until). */
 	s->want_pkts = fast && !s->ipt_until;
 	s->resync_stop = 0;
-	seg_find_end_ip(s);
+	/* The header first: the segment before may have read it
+	 * (seg_find_end_ip), and reading this one's end replaces that. */
 	seg_header(s, dec->ptcfg.errata.bdm70);
+	seg_find_end_ip(s);
 	seg_timeline(s, dec);
 	if (s->want_pkts || (fast && s->ipt_until && s->end - s->start <= UINT32_MAX)) {
 		struct seg_state entry = s->entry;

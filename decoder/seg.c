@@ -1009,11 +1009,44 @@ static bool pge_follows(const struct seg *s, uint64_t off)
 	return false;
 }
 
+void seg_header_pkt(struct seg_header *h, const struct hwt_pkt *p, uint64_t *last_ip)
+{
+	switch (p->type) {
+	case HWT_PKT_FUP:
+		if (hwt_pkt_ip(p, last_ip) == 0) {
+			h->fup = true;
+			h->ip = *last_ip;
+		}
+		break;
+	case HWT_PKT_MODE_EXEC: {
+		bool csl = p->mode & 1, csd = p->mode & 2;
+
+		h->mode_ok = true;
+		h->mode = csl ? (csd ? HWT_DEC_MODE_UNKNOWN : HWT_DEC_MODE_64)
+			      : (csd ? HWT_DEC_MODE_32 : HWT_DEC_MODE_16);
+		break;
+	}
+	case HWT_PKT_MODE_TSX:
+		h->tsx_ok = true;
+		h->spec = (p->mode & 3) == 1;
+		break;
+	default:
+		break;
+	}
+}
+
 void seg_header(struct seg *s, int bdm70)
 {
 	struct seg_header *h = &s->hdr;
 	uint64_t off = s->start + HWT_PKT_PSB_SIZE, last_ip = 0;
 
+	/* Read already as the segment before's next PSB+ (to its PSBEND,
+	 * inside this segment; BDM70 looks past the PSBEND). */
+	if (!bdm70 && s->next_hdr_buf == s->buf && s->next_hdr_at == s->start &&
+	    s->next_hdr.psbend_end <= s->end) {
+		*h = s->next_hdr;
+		return;
+	}
 	memset(h, 0, sizeof(*h));
 	h->mode = HWT_DEC_MODE_UNKNOWN;
 	while (off < s->end) {
@@ -1036,24 +1069,10 @@ void seg_header(struct seg *s, int bdm70)
 			 * disabled). */
 			if (bdm70 && !h->fup && pge_follows(s, off + (uint64_t)n))
 				break;
-			if (hwt_pkt_ip(&p, &last_ip) == 0) {
-				h->fup = true;
-				h->ip = last_ip;
-			}
-			break;
-		case HWT_PKT_MODE_EXEC: {
-			bool csl = p.mode & 1, csd = p.mode & 2;
-
-			h->mode_ok = true;
-			h->mode = csl ? (csd ? HWT_DEC_MODE_UNKNOWN : HWT_DEC_MODE_64)
-				      : (csd ? HWT_DEC_MODE_32 : HWT_DEC_MODE_16);
-			break;
-		}
-		case HWT_PKT_MODE_TSX:
-			h->tsx_ok = true;
-			h->spec = (p.mode & 3) == 1;
+			seg_header_pkt(h, &p, &last_ip);
 			break;
 		default:
+			seg_header_pkt(h, &p, &last_ip);
 			break;
 		}
 		off += (uint64_t)n;

@@ -249,6 +249,13 @@ struct seg {
 	 * which makes libipt synchronize afresh at the next PSB). */
 	struct seg_state entry, exit;
 	struct seg_header hdr;
+	/* The next PSB+ as seg_header reads it, for the segment that starts
+	 * there (seg_find_end_ip reads it to its PSBEND; next_hdr_buf NULL:
+	 * it did not get there). Kept across seg_init, for the same stream
+	 * bytes only (seg_fini). */
+	struct seg_header next_hdr;
+	const uint8_t *next_hdr_buf;
+	uint64_t next_hdr_at;
 };
 
 void seg_init(struct seg *s, const uint8_t *buf, size_t buf_len, uint64_t start, uint64_t end,
@@ -380,6 +387,9 @@ static inline bool seg_time_at(const struct seg *s, uint64_t pos, size_t *cursor
  * its PSBEND (s->next_psbend). */
 void seg_find_end_ip(struct seg *s);
 
+/* What the PSB+ packet p says into h (a FUP: its IP, from *last_ip). */
+struct hwt_pkt;
+void seg_header_pkt(struct seg_header *h, const struct hwt_pkt *p, uint64_t *last_ip);
 /* Reads the segment's own PSB+ into s->hdr. bdm70: libipt's BDM70
  * workaround (a FUP followed by TIP.PGE after the PSB+ is ignored when a
  * fresh sync starts there). */

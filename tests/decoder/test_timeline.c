@@ -9,7 +9,8 @@
  * for them (the whole segment first) and in any other, on the real traces
  * and on synthetic ones with timing, and on both damaged (bytes changed and
  * put in front of PSBs, which makes packets run across a PSB and walks stop
- * at packets that do not decode).
+ * at packets that do not decode). Likewise a segment's PSB+ header, read
+ * by the segment before for its end and taken from there.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -268,11 +269,105 @@ static void test_synthetic(void **state)
 	assert_true(c.timed > c.pieces / 2);
 }
 
+static void check_hdr(const struct seg_header *got, const struct seg_header *want, uint64_t at)
+{
+	if (got->fup != want->fup || got->mode_ok != want->mode_ok || got->tsx_ok != want->tsx_ok ||
+	    got->spec != want->spec || got->open != want->open || got->mode != want->mode ||
+	    got->ip != want->ip || got->psbend != want->psbend ||
+	    got->psbend_end != want->psbend_end)
+		fail_msg("header at %" PRIu64 ": fup %d/%d ip %" PRIx64 "/%" PRIx64
+			 " mode %d:%u/%d:%u tsx %d/%d psbend %" PRIu64 "/%" PRIu64 " open %d/%d",
+			 at, got->fup, want->fup, got->ip, want->ip, got->mode_ok, got->mode,
+			 want->mode_ok, want->mode, got->tsx_ok, want->tsx_ok, got->psbend,
+			 want->psbend, got->open, want->open);
+}
+
+/* A segment's PSB+ is read once: the segment before reads it to its PSBEND
+ * for its end (seg_find_end_ip) and the segment starting there takes what
+ * it says (seg_header), which must be what reading it for that segment
+ * alone gives, for segments of one to three PSBs one after another as
+ * run.c decodes them. */
+static size_t check_headers(const uint8_t *buf, size_t len, uint64_t seed)
+{
+	uint64_t st = seed | 1, start = hwt_pkt_find_psb(buf, len, 0);
+	size_t taken = 0;
+	struct seg s;
+
+	memset(&s, 0, sizeof(s));
+	while (start < len) {
+		uint64_t end = start;
+		struct seg ref;
+		bool cached;
+
+		for (uint64_t k = 1 + rnd(&st) % 3; k && end < len; k--)
+			end = hwt_pkt_find_psb(buf, len, (size_t)end + HWT_PKT_PSB_SIZE);
+		seg_init(&s, buf, len, start, end, end >= len);
+		cached = s.next_hdr_buf == buf && s.next_hdr_at == start;
+		seg_header(&s, 0);
+		seg_find_end_ip(&s);
+		memset(&ref, 0, sizeof(ref));
+		seg_init(&ref, buf, len, start, end, end >= len);
+		seg_header(&ref, 0);
+		check_hdr(&s.hdr, &ref.hdr, start);
+		taken += cached && s.hdr.psbend_end <= end;
+		seg_fini(&ref);
+		start = end;
+	}
+	seg_fini(&s);
+	return taken;
+}
+
+static void test_header_once(void **state)
+{
+	static const char *const names[] = {"avscript_32", "dyn_test", "icelake_tip"};
+	size_t taken = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[1100];
+		size_t len, dlen;
+		uint8_t *pt, *d;
+
+		snprintf(path, sizeof(path), "%s/real-pt/%s/trace.pt", hwt_test_testdata(),
+			 names[i]);
+		pt = (uint8_t *)hwt_test_read_file(path, &len);
+		if (!pt)
+			fail_msg("%s is missing (tests/data is part of the tree)", path);
+		taken += check_headers(pt, len, 3 + i);
+		d = damage(pt, len, 5 + i, &dlen);
+		check_headers(d, dlen, 9 + i);
+		free(d);
+		free(pt);
+	}
+	for (unsigned int k = 0; k < 4; k++) {
+		struct ptsynth_config cfg;
+		struct ptsynth syn;
+		size_t dlen;
+		uint8_t *d;
+
+		ptsynth_config_init(&cfg);
+		if (k & 1)
+			ptsynth_config_real(&cfg);
+		cfg.seed = 60 + k;
+		cfg.insns = 20000;
+		cfg.psb_period = k & 2 ? 64 : 256;
+		assert_int_equal(ptsynth_generate(&cfg, &syn), 0);
+		taken += check_headers(syn.pt, syn.pt_len, 20 + k);
+		d = damage(syn.pt, syn.pt_len, 30 + k, &dlen);
+		check_headers(d, dlen, 40 + k);
+		free(d);
+		ptsynth_free(&syn);
+	}
+	print_message("headers taken from the segment before: %zu\n", taken);
+	assert_true(taken > 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_real_traces),
 	    cmocka_unit_test(test_synthetic),
+	    cmocka_unit_test(test_header_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
