@@ -481,6 +481,20 @@ struct hwt_dec_tree_counts {
  * for them) are not delivered to a sink with a tree: they change no
  * stack (TIP.PGD/PGE at each crossing of an address filter, PSB+ status);
  * the calls and returns they imply come as usual.
+ * base (optional; NULL: these are records): with HWT_DEC_F_BASE_BLOCKS,
+ * what changes the depth-0 code of a thread at depth 0 in tree mode from
+ * depth 0 (top() named its depth-0 code's node): a block it runs there, or
+ * a return out of a frame older than the trace (HWT_DEC_RF_UNKNOWN_FRAME).
+ * rec is the record it would have been (its time converted as records'
+ * are; rec->insns is the decoder's count, which the sink's stack does not
+ * have: nothing is counted by it). *node: the node of the depth-0 code
+ * now (a block's, or the code the return went to; the same node when the
+ * return's target is unknown), which the thread's stack now stands on;
+ * tree mode goes on from it. The instructions since the last call,
+ * return or such record count as the record would have carried them: a
+ * block's (its own included) to *node, a return's to the code it left.
+ * HWT_DEC_NODE_NONE: the thread leaves tree mode and rec comes as a
+ * record.
  * A negative return stops decoding with that error. */
 struct hwt_dec_tree {
 	int (*top)(void *ctx, const struct hwt_dec_tree_at *at, uint32_t *node);
@@ -488,6 +502,7 @@ struct hwt_dec_tree {
 		     uint32_t *node);
 	int (*sync)(void *ctx, const struct hwt_dec_tree_at *at, uint32_t node);
 	int (*counts)(void *ctx, const struct hwt_dec_tree_counts *counts);
+	int (*base)(void *ctx, const struct hwt_dec_rec *rec, uint32_t *node);
 };
 
 /* A consumer of records. Records arrive in decode order from the thread

@@ -36,7 +36,11 @@
  * anchors to the sink's innermost node (frames [tlo, depth) have nodes,
  * the anchor is the node at tlo) until a record of it, a thread change, a
  * return below tlo or a drop at MAX_DEPTH: sync() then gives the sink its
- * stack back, and batches go on. At the end of each segment sync() gives
+ * stack back, and batches go on. From depth 0 (tlo 0), what changes the
+ * depth-0 code (a block there with HWT_DEC_F_BASE_BLOCKS, a return out of
+ * an older frame) goes to the tree's base() when it has one, and names the
+ * new anchor: tree mode goes on (filtered traces enter and leave it at
+ * every crossing of the filter otherwise). At the end of each segment sync() gives
  * the sink its stack and the thread stays in tree mode.
  */
 #include <errno.h>
@@ -427,9 +431,10 @@ struct replay {
 	struct seg *s;
 	size_t tcur;
 	bool want_block, want_call, want_ret;
-	bool batching; /* calls and returns go to the sink's batch */
-	bool treeing;  /* ... or to the sink's call tree */
-	size_t bcur;   /* seg_time_at() cursor of the batches */
+	bool batching;	/* calls and returns go to the sink's batch */
+	bool treeing;	/* ... or to the sink's call tree */
+	bool base_only; /* HWT_DEC_F_BASE_BLOCKS */
+	size_t bcur;	/* seg_time_at() cursor of the batches */
 	/* Tree mode: the stream position of the last call or return it
 	 * stood for since the last sync() (tpos_valid). */
 	uint64_t tpos;
@@ -955,6 +960,44 @@ static int pop_to(struct replay *r, size_t k, uint64_t from, uint64_t to, uint8_
 	return 0;
 }
 
+/* Whether the current thread is at depth 0 in tree mode from depth 0,
+ * with a sink whose tree takes depth-0 code (base()). */
+static inline bool tree_base_ok(const struct replay *r)
+{
+	const struct thread *t = r->f->cur;
+
+	return r->treeing && r->base_only && r->f->tree->base && t && t->tmode && !t->depth &&
+	       !t->tlo;
+}
+
+/* rec (a depth-0 block, or a return out of a frame older than the trace
+ * at depth 0) of the current thread t to the sink's base(): 1 when it
+ * took it (t's anchor is the node it named), 0 when rec is to be a
+ * record. The instructions since the mark (the last call or return, or
+ * the last such record) are counted as the record would have carried
+ * them: a block's to the node it names, a return's to the code it left. */
+static int tree_base(struct replay *r, struct thread *t, struct hwt_dec_rec *rec)
+{
+	struct hwt_dec_flow *f = r->f;
+	const struct hwt_dec_tconv *tc = &f->dec->cfg.tconv;
+	uint32_t n = HWT_DEC_NODE_NONE;
+	int err;
+
+	if ((rec->flags & HWT_DEC_RF_TIME) && tc->valid)
+		rec->time = hwt_dec_tsc_to_perf(tc, rec->tsc);
+	err = f->tree->base(f->dec->sinks[0].ctx, rec, &n);
+	if (err < 0 || n == HWT_DEC_NODE_NONE)
+		return err;
+	err = tcount_room(f, n);
+	if (err < 0)
+		return err;
+	if (rec->type != HWT_DEC_REC_BLOCK)
+		tree_self(f, t);
+	t->anchor = t->tnode = n;
+	tree_self(f, t);
+	return 1;
+}
+
 static int unknown_return(struct replay *r, uint64_t from, uint64_t to, uint8_t branch,
 			  uint64_t pos)
 {
@@ -969,6 +1012,14 @@ static int unknown_return(struct replay *r, uint64_t from, uint64_t to, uint8_t 
 	rec.u.ret.from = from;
 	rec.u.ret.to = to;
 	rec.u.ret.branch = branch;
+	if (tree_base_ok(r)) {
+		/* At depth 0 in tree mode from depth 0: the tree's base()
+		 * names the code it returns to. */
+		int took = tree_base(r, r->f->cur, &rec);
+
+		if (took)
+			return took < 0 ? took : 0;
+	}
 	return flow_emit(r, &rec);
 }
 
@@ -1085,6 +1136,31 @@ static int do_bb_record(struct replay *r, const struct seg_item *it, bool full)
 	rec.u.block.bb = bb;
 	rec.u.block.image = r->f->image;
 	return flow_emit(r, &rec);
+}
+
+/* A block of the current thread t at depth 0 in tree mode from depth 0
+ * to the sink's base() (tree_base()). */
+static int do_bb_base(struct replay *r, struct thread *t, const struct seg_item *it, bool full)
+{
+	const struct hwt_dec_bb *bb = it->bb;
+	struct hwt_dec_rec rec;
+
+	rec_base(r, &rec, HWT_DEC_REC_BLOCK, it->pos);
+	if (it->flags & SEG_F_TAKEN)
+		rec.flags |= HWT_DEC_RF_TAKEN;
+	if (!full)
+		rec.flags |= HWT_DEC_RF_PARTIAL;
+	if (it->flags & SEG_F_SPECULATIVE)
+		rec.flags |= HWT_DEC_RF_SPECULATIVE;
+	rec.u.block.ip = bb->ip;
+	rec.u.block.ninsn = it->ninsn;
+	rec.u.block.end_ip = it->ninsn ? hwt_dec_bb_insn_ip(bb, it->ninsn - 1) : bb->ip;
+	rec.u.block.next_ip = full ? it->next_ip : 0;
+	rec.u.block.branch = full ? bb->branch : HWT_DEC_BR_NONE;
+	rec.u.block.mode = bb->mode;
+	rec.u.block.bb = bb;
+	rec.u.block.image = r->f->image;
+	return tree_base(r, t, &rec);
 }
 
 /* The segment's block counts into the profile. */
@@ -1373,6 +1449,7 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 			return -ENOMEM;
 	}
 	r.treeing = r.batching && f->dec->sinks[0].tree && r.want_call && r.want_ret;
+	r.base_only = base_only;
 	if (r.treeing && !f->tcache_calls) {
 		f->tcache_calls = calloc((size_t)1 << TCACHE_BITS, sizeof(*f->tcache_calls));
 		if (!f->tcache_calls)
@@ -1409,7 +1486,13 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 					break;
 			}
 			if (r.want_block && (!base_only || !f->cur->depth)) {
-				err = do_bb_record(&r, it, full);
+				/* A depth-0 block in tree mode from depth 0: the
+				 * tree's base() if it has one. */
+				err = 0;
+				if (tree_base_ok(&r))
+					err = do_bb_base(&r, f->cur, it, full);
+				if (!err)
+					err = do_bb_record(&r, it, full);
 				if (err < 0)
 					break;
 			}

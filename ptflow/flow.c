@@ -1216,7 +1216,54 @@ static int tree_counts(void *ctx, const struct hwt_dec_tree_counts *c)
 	return 0;
 }
 
-static const struct hwt_dec_tree ptf_tree = {tree_top, tree_child, tree_sync, tree_counts};
+/* A depth-0 block or unknown-frame return in tree mode: the function of
+ * the block, or the one the return went to, is t's depth-0 code now (as
+ * rec_slow() names it for their records); the decoder counts. */
+static int tree_base(void *ctx, const struct hwt_dec_rec *rec, uint32_t *node)
+{
+	struct hwt_ptf *ptf = ctx;
+	struct ptf_thread *t;
+	uint32_t fi;
+	int err;
+
+	*node = HWT_DEC_NODE_NONE;
+	if (ptf->finished)
+		return -HWT_EINVAL;
+	if (rec->type != HWT_DEC_REC_BLOCK &&
+	    (rec->type != HWT_DEC_REC_RETURN || !(rec->flags & HWT_DEC_RF_UNKNOWN_FRAME)))
+		return 0;
+	err = thread_get(ptf, rec->pid, rec->tid, &t);
+	if (err < 0)
+		return err;
+	if (rec->flags & HWT_DEC_RF_TIME) {
+		ptf->st.timed = true;
+		t->last_time = rec->time;
+		t->has_time = true;
+	}
+	ptf->st.records++;
+	if (rec->type == HWT_DEC_REC_BLOCK) {
+		err = block_func(ptf, rec, t->last_time, &fi);
+	} else {
+		ptf->st.unknown_returns++;
+		t->older_frames = true;
+		fi = PTF_NONE;
+		err = 0;
+		if (rec->u.ret.to)
+			err = ptf_resolve(ptf, rec->pid, t->last_time, rec->u.ret.to, false, &fi);
+	}
+	if (err < 0)
+		return err;
+	if (fi != PTF_NONE) {
+		err = set_base(ptf, t, fi);
+		if (err < 0)
+			return err;
+	}
+	*node = t->f[1].node;
+	return 0;
+}
+
+static const struct hwt_dec_tree ptf_tree = {tree_top, tree_child, tree_sync, tree_counts,
+					     tree_base};
 
 uint32_t hwt_ptf_dec_flags(const struct hwt_ptf_config *cfg)
 {

@@ -750,8 +750,33 @@ static int stream_counts(void *ctx, const struct hwt_dec_tree_counts *c)
 	return st->pts->sinks[0].tree->counts(st->pts->sinks[0].ctx, c);
 }
 
+/* A depth-0 block or an unknown-frame return of a thread in tree mode
+ * (only threads top() let in get here): a block symbolized by the
+ * decoder's mapping, as deliver() does. A return that stitching may
+ * close a frame of an earlier run with stays a record (pts_rec()). */
+static int stream_base(void *ctx, const struct hwt_dec_rec *rec, uint32_t *node)
+{
+	struct pts_stream *st = ctx;
+	struct hwt_pts *pts = st->pts;
+
+	*node = HWT_DEC_NODE_NONE;
+	if (rec->type != HWT_DEC_REC_BLOCK && pts->stitch)
+		return 0;
+	if (rec->flags & HWT_DEC_RF_TIME)
+		st->last_time = pts->dcfg.tconv.valid ? rec->time : rec->tsc;
+	if (rec->type == HWT_DEC_REC_BLOCK && rec->u.block.image != st->last_img) {
+		st->last_img = rec->u.block.image;
+		st->last_img_time = pts_image_time(pts, st->last_img, &st->last_img_pid);
+	}
+	pts->floor_pid = st->last_img_pid;
+	pts->floor_time = st->last_img_time;
+	if (!pts->sinks[0].tree->base)
+		return 0;
+	return pts->sinks[0].tree->base(pts->sinks[0].ctx, rec, node);
+}
+
 static const struct hwt_dec_tree stream_tree = {stream_top, stream_child, stream_sync,
-						stream_counts};
+						stream_counts, stream_base};
 
 static int lost(struct pts_stream *st, struct hwt_dec *dec, uint64_t size)
 {
