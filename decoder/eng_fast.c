@@ -2041,11 +2041,14 @@ static int deliver_event(struct fast *f)
  * between: no event queued but the PSB+'s, no trace, no IP, no context
  * hook. The records are the same (the differential tests compare them). */
 
-/* The events of a PSB+ psb_header() would queue, when the packets from p
- * (after a PSBEND) are only timing packets and a PSB+ with 1 to 5 status
- * updates (no FUP, no OVF) up to its PSBEND: returns that PSBEND, or NULL
- * for anything else (then the generic path decodes it). */
-static const struct seg_pkt *psb_ahead(const struct seg_pkt *p, struct fev *q, unsigned int *nq)
+/* libipt's read-ahead after the PSBEND at p - 1 once its PSB+'s updates
+ * are out (read_ahead(), psb_header()): past timing packets to a PSB+ with
+ * 1 to 5 status updates (no FUP, no OVF): returns its PSBEND, with the
+ * events psb_header() would queue in q (*nq); to an event packet or the
+ * end of the segment: returns it (*nq 0); *status: what status_flags()
+ * says there. NULL for anything else (the generic path decodes it). */
+static const struct seg_pkt *psb_ahead(const struct seg_pkt *p, struct fev *q, unsigned int *nq,
+				       int *status)
 {
 	const uint64_t timing = PKT_BIT(HWT_PKT_PAD) | PKT_BIT(HWT_PKT_TSC) | PKT_BIT(HWT_PKT_TMA) |
 				PKT_BIT(HWT_PKT_MTC) | PKT_BIT(HWT_PKT_CYC);
@@ -2053,8 +2056,16 @@ static const struct seg_pkt *psb_ahead(const struct seg_pkt *p, struct fev *q, u
 
 	while (p->type < 64 && ((timing >> p->type) & 1))
 		p++;
-	if (p->type != HWT_PKT_PSB)
-		return NULL;
+	if (p->type == SEG_PKT_END) {
+		*status = ST_EOS;
+		return p;
+	}
+	if (p->type != HWT_PKT_PSB) {
+		if (!is_event_packet(p->type) || (p->type == HWT_PKT_CBR && !p->payload))
+			return NULL;
+		*status = ST_EVENT;
+		return p;
+	}
 	for (p++;; p++) {
 		uint8_t t = p->type;
 		struct fev *ev;
@@ -2101,11 +2112,13 @@ static const struct seg_pkt *psb_ahead(const struct seg_pkt *p, struct fev *q, u
 	if (!n)
 		return NULL;
 	*nq = n;
+	*status = ST_EVENT;
 	return p;
 }
 
-/* Whether f->ev is a PSB+ status update psb_run() delivers: one whose
- * delivery only changes the mode or the transaction state. */
+/* Whether f->ev is a PSB+ status update psb_run() delivers: tracing off,
+ * at its PSBEND, nothing else queued, no context hook, and a delivery that
+ * only changes the mode or the transaction state. */
 static inline bool psb_run_ok(const struct fast *f)
 {
 	uint8_t t = f->ev.type;
@@ -2125,18 +2138,24 @@ static int psb_run(struct fast *f, int st)
 {
 	struct seg *s = f->s;
 
-	while (psb_run_ok(f)) {
+	if (!psb_run_ok(f))
+		return st;
+	/* What psb_run_ok() asks holds from here on while the loop goes on:
+	 * the state it reads changes only by what follows, which keeps it
+	 * (the next update is one of the same types, queued at a PSBEND,
+	 * without an IP); else the loop ends after this one. */
+	for (;;) {
 		struct fev ev = f->ev, q[5];
 		const struct seg_pkt *end = NULL;
 		struct hwt_dec_event e;
 		unsigned int nq = 0;
 		uint8_t flags;
-		int err;
+		int err, ahead = ST_EVENT;
 
 		/* The next fetch takes the PSB+'s last update: libipt reads
-		 * ahead through the next PSB+ then. */
+		 * ahead past its PSBEND then. */
 		if (f->psbq_head + 1 == f->npsbq) {
-			end = psb_ahead(f->np + 1, q, &nq);
+			end = psb_ahead(f->np + 1, q, &nq, &ahead);
 			if (!end)
 				break;
 		}
@@ -2149,17 +2168,20 @@ static int psb_run(struct fast *f, int st)
 		 * PSBEND or the next one. */
 		f->ev = f->psbq[f->psbq_head++];
 		if (end) {
-			memcpy(f->psbq, q, nq * sizeof(q[0]));
-			f->npsbq = nq;
-			f->psbq_head = 0;
+			if (nq) {
+				for (unsigned int i = 0; i < nq; i++)
+					f->psbq[i] = q[i];
+				f->npsbq = nq;
+				f->psbq_head = 0;
+				f->last_ip = 0;
+				f->last_ip_suppressed = false;
+			}
 			f->np = end;
 			f->pos = s->start + end->off;
-			f->last_ip = 0;
-			f->last_ip_suppressed = false;
 		}
 		if (f->ev.type != HWT_DEC_EV_CBR)
 			f->ev.suppressed = 1; /* event_ip(): no IP */
-		f->status = ST_EVENT;
+		f->status = ahead;
 		st = blk_status(f, ST_EVENT);
 		/* The log of the delivered one (deliver_event(), with
 		 * seg_add_event() written in place). */
@@ -2181,6 +2203,10 @@ static int psb_run(struct fast *f, int st)
 						.flags = flags};
 		}
 		f->unposed = s->nitems;
+		/* Read ahead to something else than a PSB+: the next
+		 * delivery is deliver_event()'s. */
+		if (end && !nq)
+			break;
 	}
 	return st;
 }

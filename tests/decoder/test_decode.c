@@ -872,12 +872,17 @@ static void test_records_independent_of_history(void **state)
 /* A PSB+ run while tracing is off, as CPUs write one around each stay in
  * the kernel: PSB+ after PSB+ (timing packets between some), each with a
  * CBR, MODE.TSX, PIP and VMCS, changing from one to the next or not, one
- * with a MODE.Exec, one without its VMCS; then tracing goes on. Every
- * status update is an event record, in the packets' order, with the
- * payload its packet carries; the fast engine decodes it all itself (its
- * PSB+ run path, eng_fast.c psb_run) and gives libipt's records, with a
- * segment at every PSB and with 4 KiB segments, whole and in pieces. */
-enum { RUN_PSBS = 7 };
+ * with a MODE.Exec, one without its VMCS; then tracing goes on, and a
+ * PSB+ comes while it is. Every status update is an event record, in the
+ * packets' order, with the payload its packet carries; the fast engine
+ * decodes it all itself (its PSB+ run path, eng_fast.c psb_run) and gives
+ * libipt's records, whole and in pieces, with a segment at every PSB and
+ * with 4 KiB segments (each compared with itself: the two differ in the
+ * offset of the block after the PSB+ while tracing is on, both engines,
+ * before psb_run too). */
+enum { RUN_PSBS = 7, ON_CBR = 38 };
+#define ON_CR3	0x3c000000ull
+#define ON_VMCS 0x55555000ull
 
 static const struct {
 	uint8_t cbr;
@@ -939,6 +944,26 @@ static size_t psb_run_trace(uint8_t *buf, size_t size, uint64_t ip)
 	p[n].type = ppt_tip;
 	p[n].payload.ip.ipc = pt_ipc_sext_48;
 	p[n++].payload.ip.ip = ip;
+	/* A PSB+ while tracing is on, at the jump's target. */
+	p[n++].type = ppt_psb;
+	p[n].type = ppt_mode;
+	p[n++].payload.mode.leaf = pt_mol_tsx;
+	p[n].type = ppt_mode;
+	p[n].payload.mode.leaf = pt_mol_exec;
+	p[n++].payload.mode.bits.exec.csl = 1;
+	p[n].type = ppt_fup;
+	p[n].payload.ip.ipc = pt_ipc_sext_48;
+	p[n++].payload.ip.ip = ip;
+	p[n].type = ppt_pip;
+	p[n++].payload.pip.cr3 = ON_CR3;
+	p[n].type = ppt_vmcs;
+	p[n++].payload.vmcs.base = ON_VMCS;
+	p[n].type = ppt_cbr;
+	p[n++].payload.cbr.ratio = ON_CBR;
+	p[n++].type = ppt_psbend;
+	p[n].type = ppt_tip;
+	p[n].payload.ip.ipc = pt_ipc_sext_48;
+	p[n++].payload.ip.ip = ip;
 	p[n].type = ppt_tip_pgd;
 	p[n++].payload.ip.ipc = pt_ipc_suppressed;
 	assert_true(n <= HWT_ARRAY_SIZE(p));
@@ -965,7 +990,7 @@ static void test_psb_run_tracing_off(void **state)
 	size_t len = psb_run_trace(pt, sizeof(pt), base);
 	char want[4096];
 	size_t wlen = 0;
-	struct dectest_result ref;
+	struct dectest_result ref[2];
 
 	(void)state;
 	/* The event records expected, from the packets: type and payload. */
@@ -983,7 +1008,15 @@ static void test_psb_run_tracing_off(void **state)
 					     HWT_DEC_EV_ASYNC_VMCS, run_psb[k].vmcs);
 		assert_true(wlen < sizeof(want));
 	}
-	memset(&ref, 0, sizeof(ref));
+	/* Then the MODE.Exec before TIP.PGE (at the enable) and, tracing
+	 * on, the PSB+'s at its FUP. */
+	wlen += (size_t)snprintf(want + wlen, sizeof(want) - wlen,
+				 "%u p=0\n%u p=0\n%u p=0\n%u p=%llx\n%u p=%llx\n%u p=%x\n",
+				 HWT_DEC_EV_EXEC_MODE, HWT_DEC_EV_TSX, HWT_DEC_EV_EXEC_MODE,
+				 HWT_DEC_EV_ASYNC_PAGING, ON_CR3, HWT_DEC_EV_ASYNC_VMCS, ON_VMCS,
+				 HWT_DEC_EV_CBR, ON_CBR);
+	assert_true(wlen < sizeof(want));
+	memset(ref, 0, sizeof(ref));
 	for (int e = 0; e < 2; e++) {
 		for (int sb = 0; sb < 2; sb++) {
 			for (size_t piece = 0; piece <= 97; piece += 97) {
@@ -991,7 +1024,7 @@ static void test_psb_run_tracing_off(void **state)
 				struct dectest_result r;
 				char got[4096], *save = NULL;
 				size_t glen = 0;
-				unsigned int enabled = 0;
+				unsigned int enabled = 0, disabled = 0;
 
 				dectest_opts_init(&o);
 				o.engine = e ? HWT_DEC_ENGINE_LIBIPT : HWT_DEC_ENGINE_FAST;
@@ -1001,12 +1034,15 @@ static void test_psb_run_tracing_off(void **state)
 				    dectest_decode(&o, code, sizeof(code), base, pt, len, &r), 0);
 				assert_int_equal(r.err, 0);
 				assert_int_equal(r.stats.gaps, 0);
-				/* Tracing on: nop, jmp; nop, jmp (disabled after it). */
-				assert_int_equal(r.stats.insns, 4);
+				/* Tracing on: nop, jmp three times (the PSB+
+				 * between the first two jumps' targets, the
+				 * last jump disables). */
+				assert_int_equal(r.stats.insns, 6);
 				if (!e)
 					assert_int_equal(r.stats.segments_fallback, 0);
-				/* The status updates, before the enable. */
-				for (char *l = strtok_r(r.text, "\n", &save); l && !enabled;
+				/* The status updates, before the enable and
+				 * after it. */
+				for (char *l = strtok_r(r.text, "\n", &save); l;
 				     l = strtok_r(NULL, "\n", &save)) {
 					const char *ev = strstr(l, " E ");
 					unsigned int type;
@@ -1018,8 +1054,10 @@ static void test_psb_run_tracing_off(void **state)
 								" E %u ip=%*x at=%*x p=%" SCNx64,
 								&type, &payload),
 							 2);
-					if (type == HWT_DEC_EV_ENABLED) {
-						enabled = 1;
+					if (type == HWT_DEC_EV_ENABLED ||
+					    type == HWT_DEC_EV_DISABLED) {
+						enabled += type == HWT_DEC_EV_ENABLED;
+						disabled += type == HWT_DEC_EV_DISABLED;
 						continue;
 					}
 					glen +=
@@ -1027,23 +1065,25 @@ static void test_psb_run_tracing_off(void **state)
 							     "%u p=%" PRIx64 "\n", type, payload);
 					assert_true(glen < sizeof(got));
 				}
-				assert_true(enabled);
+				assert_int_equal(enabled, 1);
+				assert_int_equal(disabled, 1);
 				assert_string_equal(got, want);
 				dectest_result_free(&r);
-				/* The same records whatever the engine, segments
-				 * or pieces (strtok_r cut the text: again). */
+				/* The same records whatever the engine or pieces
+				 * (strtok_r cut the text: again). */
 				assert_int_equal(
 				    dectest_decode(&o, code, sizeof(code), base, pt, len, &r), 0);
-				if (!ref.text)
-					ref = r;
+				if (!ref[sb].text)
+					ref[sb] = r;
 				else {
-					assert_same_text(r.text, ref.text);
+					assert_same_text(r.text, ref[sb].text);
 					dectest_result_free(&r);
 				}
 			}
 		}
 	}
-	dectest_result_free(&ref);
+	dectest_result_free(&ref[0]);
+	dectest_result_free(&ref[1]);
 }
 
 /* Every conformance trace (each CPU it names), both canonical engines:
