@@ -864,7 +864,8 @@ static bool from_walk(struct seg *s, const struct hwt_dec *dec, bool want)
 		s->err = -ENOMEM;
 		return true;
 	}
-	memcpy(s->tl, w->tl, n * sizeof(*s->tl));
+	if (n)
+		memcpy(s->tl, w->tl, n * sizeof(*s->tl));
 	s->ntl = n;
 	i = lower(m->tmas, m->ntmas, a);
 	s->time_error = i < m->ntmas && m->tmas[i] < b;
