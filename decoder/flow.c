@@ -988,9 +988,11 @@ static int tree_base(struct replay *r, struct thread *t, struct hwt_dec_rec *rec
 	err = f->tree->base(f->dec->sinks[0].ctx, rec, &n);
 	if (err < 0 || n == HWT_DEC_NODE_NONE)
 		return err;
-	err = tcount_room(f, n);
-	if (err < 0)
-		return err;
+	if (n >= f->ntcount) {
+		err = tcount_room(f, n);
+		if (err < 0)
+			return err;
+	}
 	if (rec->type != HWT_DEC_REC_BLOCK)
 		tree_self(f, t);
 	t->anchor = t->tnode = n;

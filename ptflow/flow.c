@@ -484,9 +484,19 @@ static int set_base(struct hwt_ptf *ptf, struct ptf_thread *t, uint32_t fi)
 
 	if (t->f[1].func == fi)
 		return 0;
-	err = node_child(ptf, t->root, fi, &node);
-	if (err < 0)
-		return err;
+	/* The depth-0 code often goes back to the one before (a filtered
+	 * trace: the traced function and its untraced caller). */
+	if (t->prev_base1 == fi + 1) {
+		node = t->prev_base_node;
+	} else {
+		err = node_child(ptf, t->root, fi, &node);
+		if (err < 0)
+			return err;
+	}
+	if (t->f[1].func != PTF_NONE) {
+		t->prev_base1 = t->f[1].func + 1;
+		t->prev_base_node = t->f[1].node;
+	}
 	t->f[1].node = node;
 	t->f[1].func = fi;
 	return 0;

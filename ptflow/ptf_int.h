@@ -109,6 +109,9 @@ struct ptf_thread {
 	bool older_frames; /* a return out of a frame older than the trace:
 			    * the thread had callers before its trace began
 			    * (stacks get the root frame) */
+	/* The depth-0 code before the current one: 1 + its function (0:
+	 * none) and its node (set_base()). */
+	uint32_t prev_base1, prev_base_node;
 };
 
 /* BRANCHES: one instruction of the shown function. */
