@@ -1018,7 +1018,7 @@ void seg_header_pkt(struct seg_header *h, const struct hwt_pkt *p, uint64_t *las
 			h->fup = true;
 			h->ip = *last_ip;
 		}
-		break;
+		return;
 	case HWT_PKT_MODE_EXEC: {
 		bool csl = p->mode & 1, csd = p->mode & 2;
 
@@ -1031,9 +1031,14 @@ void seg_header_pkt(struct seg_header *h, const struct hwt_pkt *p, uint64_t *las
 		h->tsx_ok = true;
 		h->spec = (p->mode & 3) == 1;
 		break;
-	default:
+	case HWT_PKT_PIP:
+	case HWT_PKT_VMCS:
+	case HWT_PKT_CBR:
 		break;
+	default:
+		return;
 	}
+	h->status = true;
 }
 
 void seg_header(struct seg *s, int bdm70)
@@ -1087,10 +1092,16 @@ void seg_header(struct seg *s, int bdm70)
 
 void seg_decoded_on(struct seg *s)
 {
-	/* Tracing off, libipt delivers them as its query decoder reaches
-	 * PSBEND (pt_qry_event); on, once it has read past it. */
-	uint64_t first = s->entry.enabled ? s->hdr.psbend_end : s->hdr.psbend;
-	uint64_t next = s->exit.enabled ? s->next_psbend_end : s->next_psbend;
+	/* libipt's query decoder stays at a PSBEND while the PSB+'s status
+	 * updates are pending (pt_qry_event): the block before a PSB+ while
+	 * tracing is on and its first updates are at the PSBEND, as with
+	 * tracing off. On, a PSB+ with no status update (only a FUP) is
+	 * read past. */
+	uint64_t first = s->entry.enabled && !s->hdr.status ? s->hdr.psbend_end : s->hdr.psbend;
+	uint64_t next = s->exit.enabled && !(s->next_hdr_buf == s->buf &&
+					     s->next_hdr_at == s->end && s->next_hdr.status)
+			    ? s->next_psbend_end
+			    : s->next_psbend;
 
 	if (!s->entry.known || !s->hdr.psbend)
 		first = 0;

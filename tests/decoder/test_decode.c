@@ -877,9 +877,10 @@ static void test_records_independent_of_history(void **state)
  * packets' order, with the payload its packet carries; the fast engine
  * decodes it all itself (its PSB+ run path, eng_fast.c psb_run) and gives
  * libipt's records, whole and in pieces, with a segment at every PSB and
- * with 4 KiB segments (each compared with itself: the two differ in the
- * offset of the block after the PSB+ while tracing is on, both engines,
- * before psb_run too). */
+ * with 4 KiB segments (the trace is one segment then: libipt decodes the
+ * whole stream), on one thread and two: all the same records, offsets and
+ * times included (the block before the PSB+ while tracing is on and its
+ * first status updates at its PSBEND, seg_decoded_on). */
 enum { RUN_PSBS = 7, ON_CBR = 38 };
 #define ON_CR3	0x3c000000ull
 #define ON_VMCS 0x55555000ull
@@ -944,8 +945,13 @@ static size_t psb_run_trace(uint8_t *buf, size_t size, uint64_t ip)
 	p[n].type = ppt_tip;
 	p[n].payload.ip.ipc = pt_ipc_sext_48;
 	p[n++].payload.ip.ip = ip;
-	/* A PSB+ while tracing is on, at the jump's target. */
+	/* A PSB+ while tracing is on, at the jump's target (with a TSC, as
+	 * hardware writes one in every PSB+ with TSCEn: a segment starting
+	 * at a PSB+ without one has no time until its first timing packet,
+	 * where the whole stream carries the time before; docs/decoder.md). */
 	p[n++].type = ppt_psb;
+	p[n].type = ppt_tsc;
+	p[n++].payload.tsc.tsc = 200000;
 	p[n].type = ppt_mode;
 	p[n++].payload.mode.leaf = pt_mol_tsx;
 	p[n].type = ppt_mode;
@@ -990,7 +996,7 @@ static void test_psb_run_tracing_off(void **state)
 	size_t len = psb_run_trace(pt, sizeof(pt), base);
 	char want[4096];
 	size_t wlen = 0;
-	struct dectest_result ref[2];
+	struct dectest_result ref;
 
 	(void)state;
 	/* The event records expected, from the packets: type and payload. */
@@ -1016,9 +1022,9 @@ static void test_psb_run_tracing_off(void **state)
 				 HWT_DEC_EV_ASYNC_PAGING, ON_CR3, HWT_DEC_EV_ASYNC_VMCS, ON_VMCS,
 				 HWT_DEC_EV_CBR, ON_CBR);
 	assert_true(wlen < sizeof(want));
-	memset(ref, 0, sizeof(ref));
+	memset(&ref, 0, sizeof(ref));
 	for (int e = 0; e < 2; e++) {
-		for (int sb = 0; sb < 2; sb++) {
+		for (int sb = 0; sb < 4; sb++) {
 			for (size_t piece = 0; piece <= 97; piece += 97) {
 				struct dectest_opts o;
 				struct dectest_result r;
@@ -1028,7 +1034,8 @@ static void test_psb_run_tracing_off(void **state)
 
 				dectest_opts_init(&o);
 				o.engine = e ? HWT_DEC_ENGINE_LIBIPT : HWT_DEC_ENGINE_FAST;
-				o.segment_bytes = sb ? 4096 : 1;
+				o.segment_bytes = sb & 1 ? 4096 : 1;
+				o.threads = sb & 2 ? 2 : 1;
 				o.piece = piece;
 				assert_int_equal(
 				    dectest_decode(&o, code, sizeof(code), base, pt, len, &r), 0);
@@ -1069,21 +1076,21 @@ static void test_psb_run_tracing_off(void **state)
 				assert_int_equal(disabled, 1);
 				assert_string_equal(got, want);
 				dectest_result_free(&r);
-				/* The same records whatever the engine or pieces
-				 * (strtok_r cut the text: again). */
+				/* The same records, offsets and times included,
+				 * whatever the engine, segments, threads or
+				 * pieces (strtok_r cut the text: again). */
 				assert_int_equal(
 				    dectest_decode(&o, code, sizeof(code), base, pt, len, &r), 0);
-				if (!ref[sb].text)
-					ref[sb] = r;
+				if (!ref.text)
+					ref = r;
 				else {
-					assert_same_text(r.text, ref[sb].text);
+					assert_same_text(r.text, ref.text);
 					dectest_result_free(&r);
 				}
 			}
 		}
 	}
-	dectest_result_free(&ref[0]);
-	dectest_result_free(&ref[1]);
+	dectest_result_free(&ref);
 }
 
 /* Every conformance trace (each CPU it names), both canonical engines:
