@@ -656,6 +656,7 @@ static int bench_raw(const char *dir, int runs)
 	uint64_t insns[3] = {0}, segs[3] = {0}, fallback[3] = {0}, ptxed = 0, calls = 0;
 	struct hwt_dec_config dc[3];
 	int reps = 1;
+	const char *only = getenv("HWT_BENCH_ONLY");
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/raw.args", dir);
@@ -726,6 +727,9 @@ static int bench_raw(const char *dir, int runs)
 		for (int k = 0; k < 3; k++) {
 			double c = cpu_now();
 
+			/* HWT_BENCH_ONLY=k runs one decoder (for profiling). */
+			if (only && atoi(only) != k)
+				continue;
 			for (int i = 0; i < reps; i++) {
 				if (k == 0)
 					insns[k] = libipt_loop(pt, len, &secs, NULL);

@@ -997,6 +997,8 @@ static struct hwt_dec_bb *bb_at_slow(struct fast *f, uint64_t ip, int *err)
 	}
 	e = &f->sc->l1[(ip ^ (ip >> 12)) & (L1_SIZE - 1)];
 	if (hwt_dec_bb_get(f->dec->icache, img, ip, (enum hwt_dec_mode)f->mode, &bb) < 0) {
+		/* libipt: no memory mapped (or a bad opcode). */
+		f->s->decline_err = true;
 		*err = DECLINE;
 		return NULL;
 	}
@@ -1936,8 +1938,11 @@ static int deliver_event(struct fast *f)
 		return DECLINE;
 	switch (ev.type) {
 	case HWT_DEC_EV_ENABLED:
-		if (f->enabled)
+		if (f->enabled) {
+			/* libipt: unexpected packet context. */
+			f->s->decline_err = true;
 			return DECLINE;
+		}
 		if (ev.ip == f->ip)
 			ev.payload = 1; /* resumed */
 		f->ip = ev.ip;

@@ -167,6 +167,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 	uint64_t end = s->end;
 	bool last = s->last;
 	enum seg_ipt_how how = SEG_IPT_WHOLE;
+	bool ipt_err = s->ipt_until_err;
 	int err;
 
 	bool fast = dec->cfg.engine == HWT_DEC_ENGINE_FAST && w->fast;
@@ -197,6 +198,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 			next = end;
 			if (s->decline_pos)
 				decline_psbs(s, &cut, &next);
+			ipt_err = s->decline_err;
 		}
 		if (cut > s->start) {
 			seg_again(dec, s, s->start, cut, false, &entry, true);
@@ -205,6 +207,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 				s->rest_end = end;
 				s->rest_last = last;
 				s->rest_ipt = next;
+				s->rest_ipt_err = ipt_err;
 				goto done;
 			}
 			if (err != -HWT_ENOTSUP && err < 0)
@@ -212,7 +215,13 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 			seg_drop_counts(s);
 			seg_again(dec, s, s->start, end, last, &entry, false);
 		}
-		if (next < end) {
+		if (ipt_err) {
+			/* Declined where libipt fails: it decodes on from
+			 * cut to a resync without its block cache at once
+			 * (a run with it would fail first, or, where it
+			 * does not, give the same log). One libipt run. */
+			how = SEG_IPT_COLD;
+		} else if (next < end) {
 			/* libipt's PSB interval(s), the fast engine's rest
 			 * when libipt decodes them without error. */
 			seg_again(dec, s, s->start, next, false, &entry, false);

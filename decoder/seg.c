@@ -28,10 +28,12 @@ void seg_init(struct seg *s, const uint8_t *buf, size_t buf_len, uint64_t start,
 	s->end = end;
 	s->last = last;
 	s->ipt_until = 0;
+	s->ipt_until_err = false;
 	s->resync_stop = 0;
 	s->rest_end = 0;
 	s->rest_last = false;
 	s->rest_ipt = 0;
+	s->rest_ipt_err = false;
 	seg_reset(s);
 }
 
@@ -46,6 +48,7 @@ void seg_reset(struct seg *s)
 	s->insns = s->overflows = s->nbbs = 0;
 	s->fallback = false;
 	s->decline_pos = 0;
+	s->decline_err = false;
 	s->tail_reached = false;
 	s->tail_split = false;
 	memset(&s->exit, 0, sizeof(s->exit));

@@ -183,9 +183,13 @@ struct seg {
 			       * declined */
 	uint64_t decline_pos; /* where the fast engine declined (0: before
 			       * looking at the trace, or it did not) */
+	bool decline_err;     /* ... at what is an error for libipt too
+			       * (a packet out of context, code it
+			       * cannot read): libipt fails there */
 	uint64_t ipt_until;   /* the fast engine declined before this
 			       * PSB: [start, ipt_until) is libipt's
 			       * (set after seg_init; run.c) */
+	bool ipt_until_err;   /* ... where libipt fails (decline_err) */
 	uint64_t resync_stop; /* libipt stops at the first PSB at or after
 			       * this where it synchronizes again after an
 			       * error: end becomes that PSB (eng_ipt.c) */
@@ -194,6 +198,7 @@ struct seg {
 			       * segment leaves (run.c) */
 	bool rest_last;	      /* ... which is the stream's last */
 	uint64_t rest_ipt;    /* ... with its ipt_until */
+	bool rest_ipt_err;    /* ... and ipt_until_err */
 	int err;	      /* a hard error (ENOMEM, sink) */
 
 	struct seg_item *items;
