@@ -702,7 +702,9 @@ struct hwt_dec_stats {
 	uint64_t unwound;	  /* RETURN records of frames left without
 				   * their own return (HWT_DEC_RF_UNWOUND) */
 	uint64_t events;
-	uint64_t threads; /* threads seen */
+	uint64_t threads;  /* threads seen */
+	uint64_t ipt_runs; /* libipt block decoder runs over a segment or
+			    * part of one (FAST: where it declined) */
 };
 
 HWT_API void hwt_dec_stats(const struct hwt_dec *dec, struct hwt_dec_stats *stats);

@@ -767,6 +767,9 @@ static int seg_ipt(struct hwt_dec *dec, struct seg *s, bool cold, bool *mode_fro
 	bool empty = false;
 	int status, err = 0;
 
+	/* Under ic->ipt_lock (hwt_dec_seg_ipt). */
+	dec->stats.ipt_runs++;
+
 	*mode_from_cache = false;
 	memset(&c, 0, sizeof(c));
 	c.dec = dec;

@@ -259,6 +259,13 @@ static void check_trace(const char *name, size_t min_insns)
 		if (d.stats.segments_failed > tr.truth.errors)
 			fail_msg("%s %s: %" PRIu64 " segments failed, ptxed %u errors", tr.dir,
 				 what, d.stats.segments_failed, tr.truth.errors);
+		/* ... and libipt decodes each of those once (from where
+		 * the fast engine declined to where libipt synchronizes
+		 * afresh), nothing else: one run per ptxed error. */
+		if (v->engine == HWT_DEC_ENGINE_FAST && v->threads == 1 && !v->piece &&
+		    d.stats.ipt_runs > tr.truth.errors)
+			fail_msg("%s %s: %" PRIu64 " libipt runs, ptxed %u errors", tr.dir, what,
+				 d.stats.ipt_runs, tr.truth.errors);
 		if (!tr.truth.errors != !d.stats.segments_failed)
 			fail_msg("%s %s: %" PRIu64 " segments failed, ptxed %u errors", tr.dir,
 				 what, d.stats.segments_failed, tr.truth.errors);
