@@ -1041,7 +1041,8 @@ void seg_header_pkt(struct seg_header *h, const struct hwt_pkt *p, uint64_t *las
 	default:
 		return;
 	}
-	h->status = true;
+	if (h->nstatus < UINT8_MAX)
+		h->nstatus++;
 }
 
 void seg_header(struct seg *s, int bdm70)
@@ -1095,14 +1096,15 @@ void seg_header(struct seg *s, int bdm70)
 
 void seg_decoded_on(struct seg *s)
 {
-	/* libipt's query decoder stays at a PSBEND while the PSB+'s status
-	 * updates are pending (pt_qry_event): the block before a PSB+ while
-	 * tracing is on and its first updates are at the PSBEND, as with
-	 * tracing off. On, a PSB+ with no status update (only a FUP) is
-	 * read past. */
-	uint64_t first = s->entry.enabled && !s->hdr.status ? s->hdr.psbend_end : s->hdr.psbend;
+	/* libipt's query decoder stays at a PSBEND while more of the PSB+'s
+	 * status updates are queued than the one it fetched (pt_qry_event):
+	 * the block before a PSB+ while tracing is on and its updates but the
+	 * last one are at the PSBEND, as with tracing off. On, a PSB+ with one
+	 * status update or none is read past (checked against libipt on the
+	 * whole stream: none, CBR, PIP, MODE.Exec or MODE.TSX alone; five). */
+	uint64_t first = s->entry.enabled && s->hdr.nstatus < 2 ? s->hdr.psbend_end : s->hdr.psbend;
 	uint64_t next = s->exit.enabled && !(s->next_hdr_buf == s->buf &&
-					     s->next_hdr_at == s->end && s->next_hdr.status)
+					     s->next_hdr_at == s->end && s->next_hdr.nstatus >= 2)
 			    ? s->next_psbend_end
 			    : s->next_psbend;
 

@@ -116,10 +116,10 @@ struct seg_pkt {
 
 /* What a segment's PSB+ says (seg_header). */
 struct seg_header {
-	bool fup;     /* an IP: tracing is on for a fresh sync */
-	bool mode_ok; /* MODE.Exec present */
-	bool tsx_ok;  /* MODE.TSX present */
-	bool status;  /* a status update (MODE.Exec/TSX, PIP, VMCS, CBR) */
+	bool fup;	 /* an IP: tracing is on for a fresh sync */
+	bool mode_ok;	 /* MODE.Exec present */
+	bool tsx_ok;	 /* MODE.TSX present */
+	uint8_t nstatus; /* status updates (MODE.Exec/TSX, PIP, VMCS, CBR) */
 	bool spec;
 	bool open; /* no PSBEND before the segment's end */
 	uint8_t mode;
