@@ -1117,26 +1117,34 @@ static int do_ctx(struct replay *r, const struct seg_ctx *c, uint64_t pos)
 	return 0;
 }
 
-static int do_bb_record(struct replay *r, const struct seg_item *it, bool full)
+/* The block record of item it (full: the block ran to its branch). */
+static void block_rec(struct replay *r, const struct seg_item *it, bool full,
+		      struct hwt_dec_rec *rec)
 {
 	const struct hwt_dec_bb *bb = it->bb;
+
+	rec_base(r, rec, HWT_DEC_REC_BLOCK, it->pos);
+	if (it->flags & SEG_F_TAKEN)
+		rec->flags |= HWT_DEC_RF_TAKEN;
+	if (!full)
+		rec->flags |= HWT_DEC_RF_PARTIAL;
+	if (it->flags & SEG_F_SPECULATIVE)
+		rec->flags |= HWT_DEC_RF_SPECULATIVE;
+	rec->u.block.ip = bb->ip;
+	rec->u.block.ninsn = it->ninsn;
+	rec->u.block.end_ip = it->ninsn ? hwt_dec_bb_insn_ip(bb, it->ninsn - 1) : bb->ip;
+	rec->u.block.next_ip = full ? it->next_ip : 0;
+	rec->u.block.branch = full ? bb->branch : HWT_DEC_BR_NONE;
+	rec->u.block.mode = bb->mode;
+	rec->u.block.bb = bb;
+	rec->u.block.image = r->f->image;
+}
+
+static int do_bb_record(struct replay *r, const struct seg_item *it, bool full)
+{
 	struct hwt_dec_rec rec;
 
-	rec_base(r, &rec, HWT_DEC_REC_BLOCK, it->pos);
-	if (it->flags & SEG_F_TAKEN)
-		rec.flags |= HWT_DEC_RF_TAKEN;
-	if (!full)
-		rec.flags |= HWT_DEC_RF_PARTIAL;
-	if (it->flags & SEG_F_SPECULATIVE)
-		rec.flags |= HWT_DEC_RF_SPECULATIVE;
-	rec.u.block.ip = bb->ip;
-	rec.u.block.ninsn = it->ninsn;
-	rec.u.block.end_ip = it->ninsn ? hwt_dec_bb_insn_ip(bb, it->ninsn - 1) : bb->ip;
-	rec.u.block.next_ip = full ? it->next_ip : 0;
-	rec.u.block.branch = full ? bb->branch : HWT_DEC_BR_NONE;
-	rec.u.block.mode = bb->mode;
-	rec.u.block.bb = bb;
-	rec.u.block.image = r->f->image;
+	block_rec(r, it, full, &rec);
 	return flow_emit(r, &rec);
 }
 
@@ -1144,24 +1152,9 @@ static int do_bb_record(struct replay *r, const struct seg_item *it, bool full)
  * to the sink's base() (tree_base()). */
 static int do_bb_base(struct replay *r, struct thread *t, const struct seg_item *it, bool full)
 {
-	const struct hwt_dec_bb *bb = it->bb;
 	struct hwt_dec_rec rec;
 
-	rec_base(r, &rec, HWT_DEC_REC_BLOCK, it->pos);
-	if (it->flags & SEG_F_TAKEN)
-		rec.flags |= HWT_DEC_RF_TAKEN;
-	if (!full)
-		rec.flags |= HWT_DEC_RF_PARTIAL;
-	if (it->flags & SEG_F_SPECULATIVE)
-		rec.flags |= HWT_DEC_RF_SPECULATIVE;
-	rec.u.block.ip = bb->ip;
-	rec.u.block.ninsn = it->ninsn;
-	rec.u.block.end_ip = it->ninsn ? hwt_dec_bb_insn_ip(bb, it->ninsn - 1) : bb->ip;
-	rec.u.block.next_ip = full ? it->next_ip : 0;
-	rec.u.block.branch = full ? bb->branch : HWT_DEC_BR_NONE;
-	rec.u.block.mode = bb->mode;
-	rec.u.block.bb = bb;
-	rec.u.block.image = r->f->image;
+	block_rec(r, it, full, &rec);
 	return tree_base(r, t, &rec);
 }
 
