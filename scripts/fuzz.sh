@@ -9,6 +9,8 @@
 # developers run to find new bugs). runs=N runs exactly N mutations per
 # target from seed 1: the same inputs every time, so the CI gate
 # (scripts/test.sh) passes or fails on the code alone, not on luck.
+# HWT_JOBS limits the build's parallel jobs (default: nproc), as in
+# scripts/test.sh.
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -19,7 +21,7 @@ runs=*) limit="-runs=${secs#runs=} -seed=1 -max_total_time=60"; what="${secs#run
 esac
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHWT_FUZZ=ON -DHWT_TESTS=OFF -DHWT_BENCH=OFF >/dev/null
-ninja -C build-fuzz $(cd build-fuzz && ninja -t targets all | sed -n 's/^\(fuzz_[a-z0-9_]*\): .*/\1/p' | sort -u)
+ninja -C build-fuzz -j "${HWT_JOBS:-$(nproc)}" $(cd build-fuzz && ninja -t targets all | sed -n 's/^\(fuzz_[a-z0-9_]*\): .*/\1/p' | sort -u)
 targets="$*"
 if [ -z "$targets" ]; then
     targets=$(ls tests/fuzz/fuzz_*.c 2>/dev/null | sed 's|.*/fuzz_||; s|\.c$||')
