@@ -1385,12 +1385,150 @@ static struct run *run_get(struct fast *f, struct hwt_dec_bb *bb)
 	return r;
 }
 
-/* Runs a run: what seg_bb() would do for each of its blocks, with only
- * the logged ones touched one by one. */
-static inline __attribute__((always_inline)) int run_replay(struct fast *f, struct run *r)
+/* What proceed_no_event() changes at each block, in locals (a struct
+ * whose address never escapes: registers): the log's item count and
+ * pending instructions, the block and instruction counts, the snapshot
+ * mark and the return stack's top. Kept in struct seg and struct fast,
+ * each item store would make the compiler load them again (an item may
+ * alias them as far as it knows). lc_put() writes them back before
+ * anything else reads them, lc_get() takes them again. */
+struct logc {
+	struct seg_item *items;
+	size_t n, cap;	      /* s->nitems, s->cap_items */
+	size_t unposed;	      /* f->unposed */
+	size_t last;	      /* s->last_logged */
+	uint64_t insns, nbbs; /* not yet added to s's */
+	uint32_t delta;	      /* s->delta */
+	unsigned int rs_top, rs_n;
+	uint8_t logmask; /* HWT_DEC_BBF_* of the full blocks logged */
+	uint8_t spec;	 /* f->spec */
+	bool log_all, profile;
+};
+
+static inline __attribute__((always_inline)) void lc_get(const struct fast *f, struct logc *lc)
+{
+	const struct seg *s = f->s;
+
+	lc->items = s->items;
+	lc->n = s->nitems;
+	lc->cap = s->cap_items;
+	lc->unposed = f->unposed;
+	lc->last = s->last_logged;
+	lc->insns = lc->nbbs = 0;
+	lc->delta = s->delta;
+	lc->rs_top = f->rs_top;
+	lc->rs_n = f->rs_n;
+	lc->log_all = s->log_all;
+	lc->profile = s->profile;
+	lc->logmask = (uint8_t)(HWT_DEC_BBF_LOG_STACK | (s->profile ? HWT_DEC_BBF_LOG_TARGET : 0));
+	lc->spec = f->spec;
+}
+
+static inline __attribute__((always_inline)) void lc_put(struct fast *f, struct logc *lc)
 {
 	struct seg *s = f->s;
 
+	s->nitems = lc->n;
+	f->unposed = lc->unposed;
+	s->last_logged = lc->last;
+	s->insns += lc->insns;
+	s->nbbs += lc->nbbs;
+	lc->insns = lc->nbbs = 0;
+	s->delta = lc->delta;
+	f->rs_top = lc->rs_top;
+	f->rs_n = lc->rs_n;
+}
+
+static inline __attribute__((always_inline)) void lc_rs_push(struct fast *f, struct logc *lc,
+							     struct hwt_dec_bb *call)
+{
+	f->retstack[lc->rs_top] = call;
+	lc->rs_top = (lc->rs_top + 1) & 63;
+	lc->rs_n += lc->rs_n < 64;
+}
+
+static inline __attribute__((always_inline)) struct hwt_dec_bb *lc_rs_pop(struct fast *f,
+									  struct logc *lc)
+{
+	if (!lc->rs_n)
+		return NULL;
+	lc->rs_top = (lc->rs_top + 63) & 63;
+	lc->rs_n--;
+	return f->retstack[lc->rs_top];
+}
+
+/* A new item at the log's end (SEG_BB, position to come) with delta
+ * instructions since the previous one; NULL: ENOMEM (in s->err). */
+static inline __attribute__((always_inline)) struct seg_item *
+lc_append(struct fast *f, struct logc *lc, struct hwt_dec_bb *bb, uint32_t ninsn, uint8_t flags,
+	  uint64_t next_ip, uint32_t delta)
+{
+	struct seg_item *it;
+
+	if (__builtin_expect(lc->n == lc->cap, 0)) {
+		struct seg *s = f->s;
+
+		s->nitems = lc->n;
+		if (!seg_add(s, SEG_BB))
+			return NULL;
+		lc->items = s->items;
+		lc->cap = s->cap_items;
+	}
+	it = &lc->items[lc->n++];
+	it->bb = bb;
+	it->next_ip = next_ip;
+	it->pos = SEG_UNPOSED;
+	it->ninsn = ninsn;
+	it->delta = delta;
+	it->kind = SEG_BB;
+	it->flags = flags;
+	it->reserved = 0;
+	return it;
+}
+
+/* seg_bb() on the locals (add_item()). */
+static inline __attribute__((always_inline)) int lc_bb(struct fast *f, struct logc *lc,
+						       struct hwt_dec_bb *bb, uint32_t ninsn,
+						       uint8_t flags, uint64_t next_ip)
+{
+	flags |= lc->spec;
+	lc->insns += ninsn;
+	lc->nbbs++;
+	lc->delta += ninsn;
+	if (lc->profile && seg_bb_count(f->s, bb, ninsn, flags) < 0)
+		return f->s->err;
+	lc->last = SEG_NOT_LOGGED;
+	if (!lc->log_all && ((flags & SEG_F_PARTIAL) || !(bb->flags & lc->logmask)))
+		return 0;
+	if (!lc_append(f, lc, bb, ninsn, flags, next_ip, lc->delta))
+		return f->s->err;
+	lc->delta = 0;
+	lc->last = lc->n - 1;
+	return 0;
+}
+
+/* snapshot() and snapshot_to() on the locals. */
+static inline __attribute__((always_inline)) void lc_snapshot_to(const struct fast *f,
+								 struct logc *lc, size_t n)
+{
+	uint64_t pos = f->pos;
+
+	for (size_t i = lc->unposed; i < n; i++)
+		lc->items[i].pos = pos;
+	if (n > lc->unposed)
+		lc->unposed = n;
+}
+
+static inline __attribute__((always_inline)) void lc_snapshot(const struct fast *f, struct logc *lc)
+{
+	lc_snapshot_to(f, lc, lc->n);
+}
+
+/* Runs a run: what seg_bb() would do for each of its blocks, with only
+ * the logged ones touched one by one. */
+static inline __attribute__((always_inline)) int run_replay(struct fast *f, struct logc *lc,
+							    struct run *r)
+{
 	for (unsigned int j = 0; j < r->nlog; j++) {
 		struct hwt_dec_bb *eb = (struct hwt_dec_bb *)(r->ent[r->log_idx[j]] & ~(run_ent)7);
 		bool fl = r->ent[r->log_idx[j]] & 1;
@@ -1405,28 +1543,29 @@ static inline __attribute__((always_inline)) int run_replay(struct fast *f, stru
 			break;
 		case HWT_DEC_BR_CALL:
 			if (!(eb->flags & HWT_DEC_BBF_PIC_CALL))
-				rs_push(f, eb);
+				lc_rs_push(f, lc, eb);
 			/* fall through */
 		default:
 			nip = eb->target;
 			break;
 		}
-		if (!seg_append_bb(s, eb, eb->ninsn, fl ? SEG_F_TAKEN : 0, nip, SEG_UNPOSED,
-				   s->delta + r->log_delta[j]))
-			return s->err;
+		if (!lc_append(f, lc, eb, eb->ninsn, fl ? SEG_F_TAKEN : 0, nip,
+			       lc->delta + r->log_delta[j]))
+			return f->s->err;
+		lc->delta = 0;
 	}
-	s->delta += r->tail;
-	s->insns += r->insns;
-	s->nbbs += r->n;
-	s->last_logged = SEG_NOT_LOGGED;
-	if (s->profile) {
+	lc->delta += r->tail;
+	lc->insns += r->insns;
+	lc->nbbs += r->n;
+	lc->last = SEG_NOT_LOGGED;
+	if (lc->profile) {
 		struct fast_scratch *sc = f->sc;
 
 		if (!r->count) {
 			/* A run evicted and built again is listed twice:
 			 * the list can fill up; folding is always right. */
 			if (sc->ncounted == RUN_CACHE && runs_fold_all(f) < 0)
-				return s->err;
+				return f->s->err;
 			sc->counted[sc->ncounted++] = (uint32_t)(r - sc->runs);
 		}
 		r->count++;
@@ -1437,24 +1576,35 @@ static inline __attribute__((always_inline)) int run_replay(struct fast *f, stru
 /* pt_blk_proceed_no_event(), repeated while nothing happens between
  * blocks: libipt ends a block at each decision and, with no event pending
  * and not at the end, the next pt_blk_next() just goes on, so we do too
- * and give each decision's items the position after it. The hot path. */
+ * and give each decision's items the position after it. The hot path:
+ * the log's state in locals (struct logc), written back on the way out
+ * and around complete_with_trace(). */
 static int proceed_no_event(struct fast *f)
 {
 	struct hwt_dec_bb *bb;
 	unsigned int direct = 0; /* direct jumps and calls in a row */
-	int err = 0;
+	struct logc lc;
+	int err = 0, ret;
+
+/* Leaves with x, the locals written back. */
+#define PNE_RET(x)                                                                                 \
+	do {                                                                                       \
+		ret = (x);                                                                         \
+		goto out;                                                                          \
+	} while (0)
 
 	f->held_bb = NULL;
+	lc_get(f, &lc);
 	if (f->open) {
 		bb = f->open;
 		f->open = NULL;
 		/* Continue a block an event stopped in: it is one item. */
 		if (f->ip != hwt_dec_bb_insn_ip(bb, f->open_k))
-			return DECLINE;
+			PNE_RET(DECLINE);
 	} else {
 		bb = bb_at(f, f->ip, &err);
 		if (!bb)
-			return err;
+			PNE_RET(err);
 	}
 	for (;;) {
 		struct hwt_dec_bb *nb;
@@ -1463,40 +1613,40 @@ static int proceed_no_event(struct fast *f)
 		int st;
 
 		if (bb->flags & (HWT_DEC_BBF_ERROR | HWT_DEC_BBF_TRUNCATED))
-			return DECLINE;
+			PNE_RET(DECLINE);
 		switch (bb->branch) {
 		case HWT_DEC_BR_COND:
 			direct = 0;
-			if (f->ntnt && !f->s->log_all && !f->spec) {
+			if (f->ntnt && !lc.log_all && !lc.spec) {
 				struct run *r = run_get(f, bb);
 
 				if (r) {
-					size_t base = f->s->nitems;
+					size_t base = lc.n;
 
-					err = run_replay(f, r);
+					err = run_replay(f, &lc, r);
 					if (err < 0)
-						return err;
+						PNE_RET(err);
 					f->ntnt -= r->used;
 					f->ip = r->end_ip;
 					bb = r->end;
 					st = f->ntnt ? 0 : status_flags(f);
 					if (st < 0)
-						return st;
+						PNE_RET(st);
 					f->status = st;
 					if (st) {
 						/* Only the items after the decision
 						 * before the last wait (bit by bit,
 						 * that decision took a snapshot). */
 						if (r->used >= 2)
-							snapshot_to(f, base + r->nlog_pre);
+							lc_snapshot_to(f, &lc, base + r->nlog_pre);
 						hold(f,
 						     (struct hwt_dec_bb *)(r->ent[r->n - 1] &
 									   ~(run_ent)7),
 						     SEG_NOT_LOGGED, r->ent[r->n - 1] & 1);
 						f->decided = true;
-						return 0;
+						PNE_RET(0);
 					}
-					snapshot(f);
+					lc_snapshot(f, &lc);
 					continue;
 				}
 			}
@@ -1510,28 +1660,28 @@ static int proceed_no_event(struct fast *f)
 				st = q_cond(f, &taken);
 			}
 			if (st < 0)
-				return st == Q_BADQUERY || st == Q_EOS ? DECLINE : st;
+				PNE_RET(st == Q_BADQUERY || st == Q_EOS ? DECLINE : st);
 			f->status = st;
 			if (taken) {
 				next = bb->target;
-				err = add_item(f, bb, bb->ninsn, SEG_F_TAKEN, next);
+				err = lc_bb(f, &lc, bb, bb->ninsn, SEG_F_TAKEN, next);
 			} else {
 				next = bb->fallthrough;
-				err = add_item(f, bb, bb->ninsn,
-					       next == bb->target ? SEG_F_TAKEN : 0, next);
+				err = lc_bb(f, &lc, bb, bb->ninsn,
+					    next == bb->target ? SEG_F_TAKEN : 0, next);
 			}
 			if (err < 0)
-				return err;
+				PNE_RET(err);
 			f->ip = next;
 			if (st) {
-				hold(f, bb, f->s->last_logged, next == bb->target);
+				hold(f, bb, lc.last, next == bb->target);
 				f->decided = true;
-				return 0;
+				PNE_RET(0);
 			}
-			snapshot(f);
+			lc_snapshot(f, &lc);
 			nb = succ(f, bb, taken, &err);
 			if (!nb)
-				return err;
+				PNE_RET(err);
 			bb = nb;
 			continue;
 		case HWT_DEC_BR_JUMP:
@@ -1539,16 +1689,16 @@ static int proceed_no_event(struct fast *f)
 		case HWT_DEC_BR_CALL:
 			/* An endless loop: libipt's engine reports it. */
 			if (bb->branch != HWT_DEC_BR_NONE && ++direct > HWT_DEC_MAX_DIRECT_RUN)
-				return DECLINE;
+				PNE_RET(DECLINE);
 			next = bb->branch == HWT_DEC_BR_NONE ? bb->fallthrough : bb->target;
 			if (bb->branch == HWT_DEC_BR_CALL && !(bb->flags & HWT_DEC_BBF_PIC_CALL))
-				rs_push(f, bb);
-			err = add_item(f, bb, bb->ninsn, 0, next);
+				lc_rs_push(f, &lc, bb);
+			err = lc_bb(f, &lc, bb, bb->ninsn, 0, next);
 			if (err < 0)
-				return err;
+				PNE_RET(err);
 			nb = succ(f, bb, bb->branch != HWT_DEC_BR_NONE, &err);
 			if (!nb)
-				return err;
+				PNE_RET(err);
 			f->ip = next;
 			bb = nb;
 			continue;
@@ -1563,61 +1713,61 @@ static int proceed_no_event(struct fast *f)
 
 				direct = 0;
 				f->ntnt--;
-				if (!((f->tnt >> f->ntnt) & 1) || !(call = rs_pop(f)))
-					return DECLINE;
+				if (!((f->tnt >> f->ntnt) & 1) || !(call = lc_rs_pop(f, &lc)))
+					PNE_RET(DECLINE);
 				st = f->ntnt ? 0 : status_flags(f);
 				if (st < 0)
-					return st;
+					PNE_RET(st);
 				f->status = st;
 				next = call->fallthrough;
-				err = add_item(f, bb, bb->ninsn, 0, next);
+				err = lc_bb(f, &lc, bb, bb->ninsn, 0, next);
 				if (err < 0)
-					return err;
+					PNE_RET(err);
 				f->ip = next;
 				if (st) {
-					hold(f, bb, f->s->last_logged, false);
+					hold(f, bb, lc.last, false);
 					f->decided = true;
-					return 0;
+					PNE_RET(0);
 				}
-				snapshot(f);
+				lc_snapshot(f, &lc);
 				nb = succ(f, call, 0, &err);
 				if (!nb)
 					nb = bb_at(f, next, &err);
 				if (!nb)
-					return err;
+					PNE_RET(err);
 				bb = nb;
 				continue;
 			}
 			if (!f->ntnt && f->np->type == HWT_PKT_TIP && !f->tipq.n) {
 				direct = 0;
 				if (bb->branch == HWT_DEC_BR_IND_CALL)
-					rs_push(f, bb);
+					lc_rs_push(f, &lc, bb);
 				err = update_ip(f);
 				if (err < 0)
-					return err;
+					PNE_RET(err);
 				if (!query_ip(f, &next))
-					return DECLINE; /* -pte_noip */
+					PNE_RET(DECLINE); /* -pte_noip */
 				advance(f);
 				err = ra_tolerant(f);
 				if (err < 0)
-					return DECLINE;
+					PNE_RET(DECLINE);
 				st = status_flags(f);
 				if (st < 0)
-					return st;
+					PNE_RET(st);
 				f->status = st;
-				err = add_item(f, bb, bb->ninsn, 0, next);
+				err = lc_bb(f, &lc, bb, bb->ninsn, 0, next);
 				if (err < 0)
-					return err;
+					PNE_RET(err);
 				f->ip = next;
 				if (st) {
-					hold(f, bb, f->s->last_logged, false);
+					hold(f, bb, lc.last, false);
 					f->decided = true;
-					return 0;
+					PNE_RET(0);
 				}
-				snapshot(f);
+				lc_snapshot(f, &lc);
 				bb = bb_at(f, next, &err);
 				if (!bb)
-					return err;
+					PNE_RET(err);
 				continue;
 			}
 			/* fall through */
@@ -1625,21 +1775,27 @@ static int proceed_no_event(struct fast *f)
 			direct = 0;
 			f->open = bb;
 			f->open_k = bb->ninsn;
+			lc_put(f, &lc);
 			err = complete_with_trace(f, bb);
+			lc_get(f, &lc);
 			if (err < 0)
-				return err == Q_EOS || err == Q_BADQUERY ? DECLINE : err;
+				PNE_RET(err == Q_EOS || err == Q_BADQUERY ? DECLINE : err);
 			if (f->status) {
-				hold(f, bb, f->s->last_logged, cond_flags(bb, f->ip) != 0);
+				hold(f, bb, lc.last, cond_flags(bb, f->ip) != 0);
 				f->decided = true;
-				return 0;
+				PNE_RET(0);
 			}
-			snapshot(f);
+			lc_snapshot(f, &lc);
 			bb = f->next_bb ? f->next_bb : bb_at(f, f->ip, &err);
 			if (!bb)
-				return err;
+				PNE_RET(err);
 			continue;
 		}
 	}
+#undef PNE_RET
+out:
+	lc_put(f, &lc);
+	return ret;
 }
 
 /* Whether libipt's SKD022 workaround may turn an asynchronous disable at
@@ -2434,6 +2590,9 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 {
 	struct fast *f;
 	bool empty = false;
+	/* Its log's positions never decrease (f->pos only moves on), if
+	 * it starts empty. */
+	bool sorted = s->nitems == 0;
 	int status, err;
 
 	/* Outside the subset from the start. */
@@ -2561,6 +2720,7 @@ out : {
 	}
 	if (err == 0 && s->err)
 		err = s->err;
+	s->sorted = err == 0 && sorted;
 	if (empty)
 		seg_exit_empty(s);
 	else

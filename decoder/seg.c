@@ -53,6 +53,7 @@ void seg_reset(struct seg *s)
 	s->tail_split = false;
 	memset(&s->exit, 0, sizeof(s->exit));
 	s->err = 0;
+	s->sorted = false;
 }
 
 void seg_fini(struct seg *s)
@@ -1094,6 +1095,13 @@ void seg_header(struct seg *s, int bdm70)
 	h->open = true;
 }
 
+/* seg_decoded_on() of an item at or after the segment's end. */
+static inline void decoded_on_end(const struct seg *s, struct seg_item *it, uint64_t next)
+{
+	/* A status update is an event query's (at PSBEND). */
+	it->pos = it->kind == SEG_EVENT && (it->flags & SEG_F_STATUS) ? s->next_psbend : next;
+}
+
 void seg_decoded_on(struct seg *s)
 {
 	/* libipt's query decoder stays at a PSBEND while more of the PSB+'s
@@ -1112,16 +1120,24 @@ void seg_decoded_on(struct seg *s)
 		first = 0;
 	if (!s->exit.known)
 		next = 0;
+	if (s->sorted && first <= s->end) {
+		/* The items before first are a prefix of the log, those at
+		 * or after the end a suffix (this keeps them so). */
+		size_t i, k;
+
+		for (i = 0; i < s->nitems && s->items[i].pos < first; i++)
+			s->items[i].pos = first;
+		for (k = s->nitems; next && k > i && s->items[k - 1].pos >= s->end; k--)
+			decoded_on_end(s, &s->items[k - 1], next);
+		return;
+	}
 	for (size_t i = 0; i < s->nitems; i++) {
 		struct seg_item *it = &s->items[i];
 
 		if (it->pos < first)
 			it->pos = first;
 		else if (next && it->pos >= s->end)
-			/* A status update is an event query's (at PSBEND). */
-			it->pos = it->kind == SEG_EVENT && (it->flags & SEG_F_STATUS)
-				      ? s->next_psbend
-				      : next;
+			decoded_on_end(s, it, next);
 	}
 }
 

@@ -200,6 +200,10 @@ struct seg {
 	uint64_t rest_ipt;    /* ... with its ipt_until */
 	bool rest_ipt_err;    /* ... and ipt_until_err */
 	int err;	      /* a hard error (ENOMEM, sink) */
+	bool sorted;	      /* the items' positions never decrease (the
+			       * fast engine's log: its position only moves
+			       * on); seg_decoded_on() then touches only
+			       * the log's ends */
 
 	struct seg_item *items;
 	size_t nitems, cap_items;
@@ -308,6 +312,34 @@ seg_append_bb(struct seg *s, struct hwt_dec_bb *bb, uint32_t ninsn, uint8_t flag
 	return it;
 }
 
+/* seg_bb()'s count of the block in the worker's profile table (with
+ * s->profile). Returns 0 or -ENOMEM (also in s->err). */
+static inline __attribute__((always_inline)) int
+seg_bb_count(struct seg *s, const struct hwt_dec_bb *bb, uint32_t ninsn, uint8_t flags)
+{
+	struct seg_work *w = s->work;
+	uint32_t id = bb->id;
+	struct seg_cnt *c;
+
+	if (__builtin_expect(id >= w->size, 0) && seg_work_grow(w, id) < 0)
+		return s->err = -ENOMEM;
+	c = &w->c[id];
+	if (!(flags & SEG_F_PARTIAL)) {
+		c->count++;
+		c->taken += flags & SEG_F_TAKEN;
+	} else {
+		c->partial++;
+		c->pinsns += ninsn;
+	}
+	if (__builtin_expect(!c->touched, 0)) {
+		if (w->ntouched == w->cap_touched && seg_work_grow(w, UINT32_MAX) < 0)
+			return s->err = -ENOMEM;
+		c->touched = 1;
+		w->touched[w->ntouched++] = id;
+	}
+	return 0;
+}
+
 /* A block ran: ninsn instructions (flags SEG_F_PARTIAL when it stopped
  * early). Counts it and logs it when needed; the item's position is set
  * later (the engines' snapshot rule). Returns 0 or -ENOMEM. */
@@ -324,29 +356,8 @@ static inline __attribute__((always_inline)) int seg_bb(struct seg *s, struct hw
 	s->insns += ninsn;
 	s->nbbs++;
 	s->delta += ninsn;
-	if (s->profile) {
-		struct seg_work *w = s->work;
-		uint32_t id = bb->id;
-
-		struct seg_cnt *c;
-
-		if (__builtin_expect(id >= w->size, 0) && seg_work_grow(w, id) < 0)
-			return s->err = -ENOMEM;
-		c = &w->c[id];
-		if (full) {
-			c->count++;
-			c->taken += flags & SEG_F_TAKEN;
-		} else {
-			c->partial++;
-			c->pinsns += ninsn;
-		}
-		if (__builtin_expect(!c->touched, 0)) {
-			if (w->ntouched == w->cap_touched && seg_work_grow(w, UINT32_MAX) < 0)
-				return s->err = -ENOMEM;
-			c->touched = 1;
-			w->touched[w->ntouched++] = id;
-		}
-	}
+	if (s->profile && seg_bb_count(s, bb, ninsn, flags) < 0)
+		return s->err;
 	s->last_logged = SEG_NOT_LOGGED;
 	if (!s->log_all && !(full && ((bb->flags & HWT_DEC_BBF_LOG_STACK) ||
 				      (s->profile && (bb->flags & HWT_DEC_BBF_LOG_TARGET)))))
