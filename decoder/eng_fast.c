@@ -1058,17 +1058,6 @@ static inline __attribute__((always_inline)) void snapshot(struct fast *f)
 	f->unposed = n;
 }
 
-/* snapshot() of the items before index n only. */
-static inline void snapshot_to(struct fast *f, size_t n)
-{
-	struct seg *s = f->s;
-
-	for (size_t i = f->unposed; i < n; i++)
-		s->items[i].pos = f->pos;
-	if (n > f->unposed)
-		f->unposed = n;
-}
-
 /* A decision with an event right after it (see held_bb). */
 static inline void hold(struct fast *f, struct hwt_dec_bb *bb, size_t item, bool taken)
 {
@@ -1507,7 +1496,7 @@ static inline __attribute__((always_inline)) int lc_bb(struct fast *f, struct lo
 	return 0;
 }
 
-/* snapshot() and snapshot_to() on the locals. */
+/* snapshot() on the locals, and of the items before index n only. */
 static inline __attribute__((always_inline)) void lc_snapshot_to(const struct fast *f,
 								 struct logc *lc, size_t n)
 {
