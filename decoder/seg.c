@@ -502,16 +502,30 @@ static void on_cyc(struct tstate *t, const struct tctx *x, uint64_t cyc)
 	t->tsc = t->base + fc;
 }
 
-static void tl_push(struct seg *s, uint64_t off, uint64_t tsc)
+/* Rare: the time line grows. */
+static __attribute__((noinline)) void tl_grow_push(struct seg *s, uint64_t off, uint64_t tsc)
 {
-	if (s->ntl && s->tl[s->ntl - 1].tsc == tsc)
-		return;
-	if (s->ntl && s->tl[s->ntl - 1].off == off) {
-		s->tl[s->ntl - 1].tsc = tsc;
-		return;
-	}
 	if (!grow((void **)&s->tl, &s->cap_tl, s->ntl, sizeof(*s->tl))) {
 		s->err = -ENOMEM;
+		return;
+	}
+	s->tl[s->ntl++] = (struct tl_point){off, tsc};
+}
+
+static inline void tl_push(struct seg *s, uint64_t off, uint64_t tsc)
+{
+	if (s->ntl) {
+		struct tl_point *l = &s->tl[s->ntl - 1];
+
+		if (l->tsc == tsc)
+			return;
+		if (l->off == off) {
+			l->tsc = tsc;
+			return;
+		}
+	}
+	if (__builtin_expect(s->ntl == s->cap_tl, 0)) {
+		tl_grow_push(s, off, tsc);
 		return;
 	}
 	s->tl[s->ntl++] = (struct tl_point){off, tsc};
@@ -540,23 +554,317 @@ static void pkt_entry(const struct seg *s, struct seg_pkt *q, const struct hwt_p
 	q->aux = p->type == HWT_PKT_TNT_8 || p->type == HWT_PKT_TNT_64 ? p->tnt_bits : p->mode;
 }
 
-/* The walk: the packets from tl_start (or start) on. */
-static void walk(struct seg *s, const struct hwt_dec *dec)
+/* Little-endian 8 bytes at p (p + 8 must be inside the buffer). */
+static inline uint64_t ld64(const uint8_t *p)
 {
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+/* The walk's state besides the segment. */
+struct wstate {
 	struct tstate t;
-	struct tctx x = {dec->cfg.mtc_freq, dec->cfg.nom_freq, dec->cfg.cpuid_0x15_eax,
-			 dec->cfg.cpuid_0x15_ebx, dec->ptcfg.errata.skl168};
+	struct tctx x;
+	bool header; /* inside a PSB+ */
+};
+
+/* The time line after a packet of type `type` ending at off, as the walk
+ * has it. */
+static inline __attribute__((always_inline)) void timed(struct seg *s, const struct wstate *w,
+							uint8_t type, uint64_t off)
+{
+	if (!w->t.have_tsc)
+		return;
+	if (w->header && type == HWT_PKT_TSC && !s->ntl)
+		/* A PSB+ tells the state at its PSB: its TSC is the time
+		 * there, so that the segment's first context query (at the
+		 * PSB) has one. Without it a per-CPU hook answers for "no
+		 * time" (before the first switch) and the segment starts on a
+		 * wrong thread. */
+		tl_push(s, s->tl_start, w->t.tsc);
+	else if (type == HWT_PKT_TSC || type == HWT_PKT_TMA || type == HWT_PKT_MTC ||
+		 type == HWT_PKT_CYC || type == HWT_PKT_CBR || type == HWT_PKT_OVF)
+		tl_push(s, off, w->t.tsc);
+}
+
+/* What the walk does with a packet at off besides listing it and the time
+ * line after it: the time model, the marks, whether in a PSB+. */
+static inline __attribute__((always_inline)) void
+walk_packet(struct seg *s, struct wstate *w, uint8_t type, uint64_t payload, uint64_t off)
+{
+	switch (type) {
+	case HWT_PKT_PSB:
+		mark(s, &s->marks.psbs, &s->marks.npsbs, &s->marks.cap_psbs, off);
+		w->header = true;
+		if (w->x.skl168)
+			w->t.cal.check_skl168 = true;
+		break;
+	case HWT_PKT_PSBEND:
+		w->header = false;
+		break;
+	case HWT_PKT_OVF:
+		w->header = false;
+		w->t.cal.tsc = w->t.cal.cyc_tsc = w->t.cal.cyc_mtc = 0;
+		w->t.cal.ctc = 0;
+		w->t.cal.have_mtc = false;
+		break;
+	case HWT_PKT_TSC:
+		on_tsc(&w->t, &w->x, payload, w->header);
+		break;
+	case HWT_PKT_CBR:
+		on_cbr(&w->t, &w->x, (uint8_t)payload, w->header);
+		break;
+	case HWT_PKT_TMA:
+		if (!on_tma(&w->t, &w->x, (uint32_t)(payload & 0xffff),
+			    (uint32_t)(payload >> 16))) {
+			mark(s, &s->marks.tmas, &s->marks.ntmas, &s->marks.cap_tmas, off);
+			if (off >= s->start && off < s->end)
+				s->time_error = true;
+		}
+		break;
+	case HWT_PKT_MTC:
+		on_mtc(&w->t, &w->x, (uint8_t)payload);
+		break;
+	case HWT_PKT_CYC:
+		on_cyc(&w->t, &w->x, payload);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The lexer's classes of a packet's first byte (SDM: opcodes). */
+enum {
+	LEX_OTHER, /* the generic step decodes it */
+	LEX_TNT,   /* TNT-8 */
+	LEX_IP,	   /* TIP, TIP.PGE, TIP.PGD, FUP with a valid compression */
+	LEX_EXT,   /* 02: extended opcodes */
+	LEX_PAD,
+	LEX_TSC,
+	LEX_MTC,
+	LEX_MODE,
+	LEX_CYC,
+};
+
+#define LEX_IPLO(c)                                                                                \
+	(((c)&0x1f) == 0x0d || ((c)&0x1f) == 0x11 || ((c)&0x1f) == 0x01 || ((c)&0x1f) == 0x1d)
+#define LEX_EVEN(c) ((c) > 2 ? LEX_TNT : (c) == 0 ? LEX_PAD : LEX_EXT)
+#define LEX_ODD(c)                                                                                 \
+	(LEX_IPLO(c) && (c) >> 5 != 5 && (c) >> 5 != 7 ? LEX_IP                                    \
+	 : (c) == 0x19				       ? LEX_TSC                                   \
+	 : (c) == 0x59				       ? LEX_MTC                                   \
+	 : (c) == 0x99				       ? LEX_MODE                                  \
+						       : LEX_OTHER)
+#define LEX_CLS(c) (!((c)&1) ? LEX_EVEN(c) : ((c)&3) == 3 ? LEX_CYC : LEX_ODD(c))
+#define LEX_4(c)   LEX_CLS(c), LEX_CLS((c) + 1), LEX_CLS((c) + 2), LEX_CLS((c) + 3)
+#define LEX_16(c)  LEX_4(c), LEX_4((c) + 4), LEX_4((c) + 8), LEX_4((c) + 12)
+#define LEX_64(c)  LEX_16(c), LEX_16((c) + 16), LEX_16((c) + 32), LEX_16((c) + 48)
+
+static const uint8_t lexcls[256] = {LEX_64(0), LEX_64(64), LEX_64(128), LEX_64(192)};
+
+/* The packets a segment is mostly made of, from off (at or after the
+ * segment's start) while they end at or before lim, listed when store
+ * (then lim is the segment's end): what hwt_pkt_decode() and the walk's
+ * generic step would give, without the call, the packet structure and the
+ * type dispatch twice. Stops before anything else (a rare packet, one that
+ * does not decode or runs past lim, a full packet list, fewer than 16
+ * bytes left in the stream: its loads read up to 16 bytes from a packet's
+ * first): the generic step takes it. Returns where it stopped. */
+static inline __attribute__((always_inline)) uint64_t
+lex_run(struct seg *s, struct wstate *w, uint64_t off, uint64_t lim, const bool store)
+{
+	static const uint8_t ipsz[8] = {0, 2, 4, 6, 6, 0, 8, 0};
+	static const uint64_t ipmask[8] = {
+	    0, 0xffffull, 0xffffffffull, 0xffffffffffffull, 0xffffffffffffull, 0, ~0ull, 0};
+	static const uint8_t iptype[32] = {[0x0d] = HWT_PKT_TIP,
+					   [0x11] = HWT_PKT_TIP_PGE,
+					   [0x01] = HWT_PKT_TIP_PGD,
+					   [0x1d] = HWT_PKT_FUP};
+	const uint64_t psb = 0x8202820282028202ull;
+	const uint8_t *buf = s->buf;
+	uint64_t start = s->start, stop = s->buf_len - 15;
+	struct seg_pkt *q = NULL;
+
+	if (lim < stop)
+		stop = lim;
+	if (off >= stop)
+		return off;
+	if (store) {
+		/* At most a packet a byte: room for all of them, else stop
+		 * where the list is full. */
+		q = s->pkts + s->npkts;
+		if (stop - off > s->cap_pkts - s->npkts)
+			stop = off + (s->cap_pkts - s->npkts);
+	}
+#define PUT(V, T, SZ, IPC, AUX)                                                                    \
+	do {                                                                                       \
+		if (store) {                                                                       \
+			q->payload = (V);                                                          \
+			q->off = (uint32_t)(off - start);                                          \
+			q->type = (T);                                                             \
+			q->size = (SZ);                                                            \
+			q->ipc = (IPC);                                                            \
+			q->aux = (AUX);                                                            \
+			q++;                                                                       \
+		}                                                                                  \
+	} while (0)
+/* A packet the walk takes for the time line (or a PSB+'s bounds). */
+#define WALKED(V, T, SZ)                                                                           \
+	do {                                                                                       \
+		if (off + (SZ) > lim)                                                              \
+			goto out;                                                                  \
+		PUT(V, T, SZ, 0, 0);                                                               \
+		walk_packet(s, w, T, V, off);                                                      \
+		off += (SZ);                                                                       \
+		timed(s, w, T, off);                                                               \
+	} while (0)
+
+	while (off < stop) {
+		const uint8_t *b = buf + off;
+		uint8_t c = b[0];
+
+		switch (lexcls[c]) {
+		case LEX_TNT: {
+			/* TNT-8: the bits below the stop bit. */
+			unsigned int bits = 31 - (unsigned int)__builtin_clz((unsigned int)c >> 1);
+
+			PUT((c >> 1) & ~(1u << bits), HWT_PKT_TNT_8, 1, 0, (uint8_t)bits);
+			off++;
+			continue;
+		}
+		case LEX_IP: {
+			/* TIP, TIP.PGE, TIP.PGD, FUP. */
+			uint8_t ipc = c >> 5, size = (uint8_t)(1 + ipsz[ipc]);
+
+			if (off + size > lim)
+				goto out;
+			PUT(ld64(b + 1) & ipmask[ipc], iptype[c & 0x1f], size, ipc, 0);
+			off += size;
+			continue;
+		}
+		case LEX_EXT:
+			switch (b[1]) {
+			case 0x82:
+				if (ld64(b) != psb || ld64(b + 8) != psb)
+					goto out;
+				WALKED(0, HWT_PKT_PSB, HWT_PKT_PSB_SIZE);
+				continue;
+			case 0x23:
+				WALKED(0, HWT_PKT_PSBEND, 2);
+				continue;
+			case 0x03:
+				WALKED(b[2], HWT_PKT_CBR, 4);
+				continue;
+			case 0x73:
+				/* libipt rejects a reserved byte that is not zero
+				 * and FastCounter bits above bit 8 (SKZ84: the
+				 * generic step). */
+				if (b[4] || (b[6] & 0xfe))
+					goto out;
+				WALKED((uint64_t)b[2] | (uint64_t)b[3] << 8 | (uint64_t)b[5] << 16 |
+					   (uint64_t)b[6] << 24,
+				       HWT_PKT_TMA, 7);
+				continue;
+			case 0x43:
+				if (off + 8 > lim)
+					goto out;
+				PUT(ld64(b + 2) & 0xffffffffffffull, HWT_PKT_PIP, 8, 0, 0);
+				off += 8;
+				continue;
+			case 0xc8:
+				if (off + 7 > lim)
+					goto out;
+				PUT((ld64(b + 2) & 0xffffffffffull) << 12, HWT_PKT_VMCS, 7, 0, 0);
+				off += 7;
+				continue;
+			case 0xf3:
+				WALKED(0, HWT_PKT_OVF, 2);
+				continue;
+			default:
+				goto out;
+			}
+		case LEX_PAD:
+			PUT(0, HWT_PKT_PAD, 1, 0, 0);
+			off++;
+			continue;
+		case LEX_TSC:
+			WALKED(ld64(b + 1) & 0xffffffffffffffull, HWT_PKT_TSC, 8);
+			continue;
+		case LEX_MTC:
+			WALKED(b[1], HWT_PKT_MTC, 2);
+			continue;
+		case LEX_MODE:
+			if (b[1] >> 5 > 1 || off + 2 > lim)
+				goto out;
+			PUT(0, b[1] >> 5 ? HWT_PKT_MODE_TSX : HWT_PKT_MODE_EXEC, 2, 0, b[1] & 3);
+			off += 2;
+			continue;
+		case LEX_CYC: {
+			/* CYC, as hwt_pkt_decode() takes it. */
+			uint64_t v = c >> 3;
+			uint8_t size = 1;
+
+			if (c & 4) {
+				unsigned int shl = 5;
+
+				for (;;) {
+					uint8_t e = b[size++];
+					uint64_t x = (uint64_t)(e >> 1) << shl;
+
+					shl += 7;
+					if (shl > 64)
+						goto out;
+					v |= x;
+					if (!(e & 1))
+						break;
+				}
+			}
+			WALKED(v, HWT_PKT_CYC, size);
+			continue;
+		}
+		default:
+			goto out;
+		}
+	}
+#undef WALKED
+#undef PUT
+out:
+	if (store)
+		s->npkts = (size_t)(q - s->pkts);
+	return off;
+}
+
+static uint64_t lex(struct seg *s, struct wstate *w, uint64_t off, uint64_t lim)
+{
+	if (s->buf_len < 16)
+		return off;
+	if (s->want_pkts && off < s->end)
+		return lex_run(s, w, off, lim, true);
+	return lex_run(s, w, off, lim, false);
+}
+
+/* The walk: the packets from tl_start (or start) on; with fast, the
+ * common ones through lex(). */
+static void walk(struct seg *s, const struct hwt_dec *dec, bool fast)
+{
+	struct wstate w;
 	int skz84 = dec->ptcfg.errata.skz84;
 	uint64_t off = s->tl_start < s->start ? s->tl_start : s->start;
 	/* The time goes on to the next PSB+'s end, for the items there
 	 * (seg_decoded_on); the packets end at the segment's. */
 	uint64_t end = s->next_psbend_end > s->end ? s->next_psbend_end : s->end;
-	bool header = false, want = s->want_pkts;
+	bool want = s->want_pkts;
 
 again:
-	memset(&t, 0, sizeof(t));
-	tcal_init(&t.cal);
-	header = false;
+	memset(&w, 0, sizeof(w));
+	w.x = (struct tctx){dec->cfg.mtc_freq, dec->cfg.nom_freq, dec->cfg.cpuid_0x15_eax,
+			    dec->cfg.cpuid_0x15_ebx, dec->ptcfg.errata.skl168};
+	tcal_init(&w.t.cal);
 	s->marks.npsbs = s->marks.ntmas = 0;
 	s->marks.stop = UINT64_MAX;
 	s->ntl = 0;
@@ -567,6 +875,15 @@ again:
 	/* A piece of a longer segment (run.c) takes its time from where that
 	 * segment began (tl_start), as libipt decoding on does. */
 	s->want_pkts = want && off == s->start;
+	/* Room for a packet a byte, up to 64 Ki packets (lex() lists as many
+	 * as there is room for). */
+	if (want && fast &&
+	    !grow_to((void **)&s->pkts, &s->cap_pkts,
+		     s->end - s->start < 65536 ? (size_t)(s->end - s->start) + 1 : 65536,
+		     sizeof(*s->pkts))) {
+		s->err = -ENOMEM;
+		s->want_pkts = want = false;
+	}
 	for (;;) {
 		struct hwt_pkt p;
 		int n;
@@ -583,87 +900,11 @@ again:
 			}
 			s->want_pkts = false;
 		}
-		/* The common packets first: short TNT and the IP packets (no
-		 * timing in either). */
-		if (off < s->end && s->want_pkts && s->npkts < s->cap_pkts) {
-			static const uint8_t ipsz[8] = {0, 2, 4, 6, 6, 0, 8, 0};
-			uint8_t c = s->buf[off], lo = c & 0x1f;
-			struct seg_pkt *q = &s->pkts[s->npkts];
+		if (fast && off >= s->start) {
+			uint64_t to = lex(s, &w, off, off < s->end ? s->end : end);
 
-			if (!(c & 1) && c > 2) {
-				unsigned int bits =
-				    31 - (unsigned int)__builtin_clz((unsigned int)c >> 1);
-
-				q->off = (uint32_t)(off - s->start);
-				q->payload = (c >> 1) & ~(1u << bits);
-				q->type = HWT_PKT_TNT_8;
-				q->size = 1;
-				q->ipc = 0;
-				q->aux = (uint8_t)bits;
-				s->npkts++;
-				off++;
-				continue;
-			}
-			if ((lo == 0x0d || lo == 0x11 || lo == 0x01 || lo == 0x1d) &&
-			    (ipsz[c >> 5] || !(c >> 5)) && off + 1 + ipsz[c >> 5] <= s->end) {
-				unsigned int nb = ipsz[c >> 5];
-				uint64_t v = 0;
-
-				for (unsigned int i = 0; i < nb; i++)
-					v |= (uint64_t)s->buf[off + 1 + i] << (8 * i);
-				q->off = (uint32_t)(off - s->start);
-				q->payload = v;
-				q->type = lo == 0x0d   ? HWT_PKT_TIP
-					  : lo == 0x11 ? HWT_PKT_TIP_PGE
-					  : lo == 0x01 ? HWT_PKT_TIP_PGD
-						       : HWT_PKT_FUP;
-				q->size = (uint8_t)(1 + nb);
-				q->ipc = c >> 5;
-				q->aux = 0;
-				s->npkts++;
-				off += 1 + nb;
-				continue;
-			}
-			/* Then what a real trace's PSB+ carries besides
-			 * timing (PSB+ runs while tracing is off are most of
-			 * its packets): PAD, MODE, PIP, VMCS, PSBEND, as
-			 * hwt_pkt_decode() has them. */
-			if (c == 0x00 ||
-			    (c == 0x99 && off + 2 <= s->end && s->buf[off + 1] >> 6 == 0) ||
-			    (c == 0x02 && off + 2 <= s->end &&
-			     ((s->buf[off + 1] == 0x23) ||
-			      (s->buf[off + 1] == 0x43 && off + 8 <= s->end) ||
-			      (s->buf[off + 1] == 0xc8 && off + 7 <= s->end)))) {
-				uint8_t e = c == 0x02 ? s->buf[off + 1] : 0;
-				uint64_t v = 0;
-
-				q->off = (uint32_t)(off - s->start);
-				q->ipc = 0;
-				q->aux = 0;
-				if (c == 0x00) {
-					q->type = HWT_PKT_PAD;
-					q->size = 1;
-				} else if (c == 0x99) {
-					q->type = s->buf[off + 1] >> 5 ? HWT_PKT_MODE_TSX
-								       : HWT_PKT_MODE_EXEC;
-					q->size = 2;
-					q->aux = s->buf[off + 1] & 3;
-				} else if (e == 0x23) {
-					q->type = HWT_PKT_PSBEND;
-					q->size = 2;
-					header = false;
-				} else {
-					unsigned int nb = e == 0x43 ? 6 : 5;
-
-					for (unsigned int i = 0; i < nb; i++)
-						v |= (uint64_t)s->buf[off + 2 + i] << (8 * i);
-					q->type = e == 0x43 ? HWT_PKT_PIP : HWT_PKT_VMCS;
-					q->size = (uint8_t)(2 + nb);
-					v = e == 0x43 ? v : v << 12;
-				}
-				q->payload = v;
-				s->npkts++;
-				off += q->size;
+			if (to != off) {
+				off = to;
 				continue;
 			}
 		}
@@ -689,45 +930,7 @@ again:
 				s->marks.stop = off;
 			break;
 		}
-		switch (p.type) {
-		case HWT_PKT_PSB:
-			mark(s, &s->marks.psbs, &s->marks.npsbs, &s->marks.cap_psbs, off);
-			header = true;
-			if (x.skl168)
-				t.cal.check_skl168 = true;
-			break;
-		case HWT_PKT_PSBEND:
-			header = false;
-			break;
-		case HWT_PKT_OVF:
-			header = false;
-			t.cal.tsc = t.cal.cyc_tsc = t.cal.cyc_mtc = 0;
-			t.cal.ctc = 0;
-			t.cal.have_mtc = false;
-			break;
-		case HWT_PKT_TSC:
-			on_tsc(&t, &x, p.payload, header);
-			break;
-		case HWT_PKT_CBR:
-			on_cbr(&t, &x, (uint8_t)p.payload, header);
-			break;
-		case HWT_PKT_TMA:
-			if (!on_tma(&t, &x, (uint32_t)(p.payload & 0xffff),
-				    (uint32_t)(p.payload >> 16))) {
-				mark(s, &s->marks.tmas, &s->marks.ntmas, &s->marks.cap_tmas, off);
-				if (off >= s->start && off < s->end)
-					s->time_error = true;
-			}
-			break;
-		case HWT_PKT_MTC:
-			on_mtc(&t, &x, (uint8_t)p.payload);
-			break;
-		case HWT_PKT_CYC:
-			on_cyc(&t, &x, p.payload);
-			break;
-		default:
-			break;
-		}
+		walk_packet(s, &w, p.type, p.payload, off);
 		off += (uint64_t)n;
 		if (off > s->start && off - (uint64_t)n < s->start) {
 			/* From tl_start the packets do not meet the
@@ -737,17 +940,7 @@ again:
 		}
 		if (off == s->start && want && !s->npkts)
 			s->want_pkts = true;
-		if (t.have_tsc && header && p.type == HWT_PKT_TSC && !s->ntl)
-			/* A PSB+ tells the state at its PSB: its TSC is the time
-			 * there, so that the segment's first context query
-			 * (at the PSB) has one. Without it a per-CPU hook
-			 * answers for "no time" (before the first switch) and
-			 * the segment starts on a wrong thread. */
-			tl_push(s, s->tl_start, t.tsc);
-		else if (t.have_tsc &&
-			 (p.type == HWT_PKT_TSC || p.type == HWT_PKT_TMA || p.type == HWT_PKT_MTC ||
-			  p.type == HWT_PKT_CYC || p.type == HWT_PKT_CBR || p.type == HWT_PKT_OVF))
-			tl_push(s, off, t.tsc);
+		timed(s, &w, p.type, off);
 	}
 	s->want_pkts = want && !s->err;
 }
@@ -755,7 +948,13 @@ again:
 void seg_timeline_walk(struct seg *s, const struct hwt_dec *dec)
 {
 	s->cur_whole = false;
-	walk(s, dec);
+	walk(s, dec, true);
+}
+
+void seg_timeline_walk_generic(struct seg *s, const struct hwt_dec *dec)
+{
+	s->cur_whole = false;
+	walk(s, dec, false);
 }
 
 /* The first of the n ascending offsets at or after off. */
@@ -935,7 +1134,7 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 			/* The walk of the segment s is (a piece of). */
 			s->cur_whole = false;
 			s->start = s->tl_start;
-			walk(s, dec);
+			walk(s, dec, true);
 			s->start = start;
 			s->cur = (struct tl_key){
 			    s->buf,

@@ -383,6 +383,9 @@ struct hwt_dec;
 void seg_timeline(struct seg *s, const struct hwt_dec *dec);
 /* The same, walking the packets from tl_start every time (tests compare). */
 void seg_timeline_walk(struct seg *s, const struct hwt_dec *dec);
+/* The same walk with every packet through hwt_pkt_decode() (the
+ * definition the common packets' lexer is tested against). */
+void seg_timeline_walk_generic(struct seg *s, const struct hwt_dec *dec);
 /* The TSC at offset pos (after the timing packets ending at or before
  * it); false when no TSC is known yet. *cursor speeds up ascending
  * queries (start at 0). */

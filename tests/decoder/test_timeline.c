@@ -10,7 +10,10 @@
  * and on synthetic ones with timing, and on both damaged (bytes changed and
  * put in front of PSBs, which makes packets run across a PSB and walks stop
  * at packets that do not decode). Likewise a segment's PSB+ header, read
- * by the segment before for its end and taken from there.
+ * by the segment before for its end and taken from there. And the walk
+ * takes the common packets through its own lexer: its time lines and
+ * packet lists must be those of the same walk with every packet through
+ * hwt_pkt_decode() (seg_timeline_walk_generic).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -362,12 +365,298 @@ static void test_header_once(void **state)
 	assert_true(taken > 1000);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The walk's lexer against hwt_pkt_decode()                                 */
+
+struct lexcounts {
+	size_t segs;	    /* segments and pieces compared */
+	size_t pkts;	    /* packets listed */
+	size_t types[32];   /* ... by type */
+	size_t stopped;	    /* walks that stopped at a bad packet */
+	size_t cut;	    /* segments that end inside a packet */
+	size_t time_errors; /* ... with a TMA libipt rejects */
+};
+
+/* The walk of [a, b) from t0 with the lexer against the generic one. */
+static void lex_compare(const struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64_t t0,
+			uint64_t a, uint64_t b, bool want, struct lexcounts *c)
+{
+	struct seg got, ref;
+
+	memset(&got, 0, sizeof(got));
+	memset(&ref, 0, sizeof(ref));
+	seg_init(&got, buf, len, a, b, b >= len);
+	got.tl_start = t0;
+	got.want_pkts = want;
+	seg_find_end_ip(&got);
+	seg_timeline_walk(&got, dec);
+	seg_init(&ref, buf, len, a, b, b >= len);
+	ref.tl_start = t0;
+	ref.want_pkts = want;
+	seg_find_end_ip(&ref);
+	seg_timeline_walk_generic(&ref, dec);
+	check_same(&got, &ref, "lexer");
+	assert_int_equal(got.marks.stop, ref.marks.stop);
+	assert_int_equal(got.marks.npsbs, ref.marks.npsbs);
+	assert_int_equal(got.marks.ntmas, ref.marks.ntmas);
+	for (size_t i = 0; i < ref.marks.npsbs; i++)
+		assert_int_equal(got.marks.psbs[i], ref.marks.psbs[i]);
+	for (size_t i = 0; i < ref.marks.ntmas; i++)
+		assert_int_equal(got.marks.tmas[i], ref.marks.tmas[i]);
+	c->segs++;
+	c->stopped += ref.marks.stop < len;
+	c->time_errors += ref.time_error;
+	if (ref.want_pkts) {
+		c->pkts += ref.npkts;
+		for (size_t i = 0; i < ref.npkts; i++)
+			c->types[ref.pkts[i].type & 31]++;
+		c->cut += ref.npkts && ref.pkts[ref.npkts - 1].type == HWT_PKT_BAD;
+	}
+	seg_fini(&got);
+	seg_fini(&ref);
+}
+
+/* Segments of 1 to 4 PSBs, pieces of them, and odd cuts that do not fall
+ * on a PSB (packets then run across the segment's end), in each timing
+ * configuration. */
+static void lex_trace(const uint8_t *buf, size_t len, uint64_t seed, struct lexcounts *c)
+{
+	static const struct {
+		uint8_t mtc_freq, nom_freq;
+		uint32_t eax, ebx;
+		int skz84, skl168;
+	} cfgs[] = {{3, 0, 0, 0, 0, 0}, {3, 24, 2, 168, 1, 1}, {0, 40, 1, 100, 0, 1}};
+	struct hwt_dec *dec = calloc(1, sizeof(*dec));
+	uint64_t st = seed | 1;
+
+	assert_non_null(dec);
+	for (size_t k = 0; k < sizeof(cfgs) / sizeof(cfgs[0]); k++) {
+		uint64_t a = hwt_pkt_find_psb(buf, len, 0);
+
+		dec->cfg.mtc_freq = cfgs[k].mtc_freq;
+		dec->cfg.nom_freq = cfgs[k].nom_freq;
+		dec->cfg.cpuid_0x15_eax = cfgs[k].eax;
+		dec->cfg.cpuid_0x15_ebx = cfgs[k].ebx;
+		dec->ptcfg.errata.skz84 = cfgs[k].skz84;
+		dec->ptcfg.errata.skl168 = cfgs[k].skl168;
+		while (a < len) {
+			uint64_t b = a, mid;
+
+			for (uint64_t n = 1 + rnd(&st) % 4; n && b < len; n--)
+				b = hwt_pkt_find_psb(buf, len, (size_t)b + HWT_PKT_PSB_SIZE);
+			lex_compare(dec, buf, len, a, a, b, true, c);
+			lex_compare(dec, buf, len, a, a, b, false, c);
+			/* A piece from its segment's start, and a cut inside. */
+			mid = hwt_pkt_find_psb(buf, len, (size_t)a + HWT_PKT_PSB_SIZE);
+			if (mid < b)
+				lex_compare(dec, buf, len, a, mid, b, true, c);
+			if (b - a > 2)
+				lex_compare(dec, buf, len, a, a, a + 1 + rnd(&st) % (b - a - 1),
+					    true, c);
+			a = b;
+		}
+	}
+	free(dec);
+}
+
+/* Random packets of every kind the lexer takes and some it leaves
+ * (TNT-64, a MODE or TMA with reserved bits, IP compressions 5 and 7, a
+ * CYC too long, a stray byte), PSBs among them. */
+static uint8_t *random_packets(uint64_t seed, size_t len)
+{
+	uint8_t *b = malloc(len + 32);
+	uint64_t st = seed | 1;
+	size_t n = 0;
+
+	assert_non_null(b);
+	while (n < len) {
+		uint64_t r = rnd(&st), r2 = rnd(&st);
+		unsigned int k = (unsigned int)(r % 24);
+
+		switch (k) {
+		case 0: /* PSB */
+			for (int i = 0; i < 8; i++) {
+				b[n++] = 0x02;
+				b[n++] = 0x82;
+			}
+			break;
+		case 1:
+			b[n++] = 0x02;
+			b[n++] = 0x23;
+			break;
+		case 2:
+		case 3: /* TNT-8 */
+			b[n++] = (uint8_t)((r2 & 0xfe) | 4);
+			break;
+		case 4:
+		case 5: { /* TIP family, any compression */
+			static const uint8_t lo[] = {0x0d, 0x11, 0x01, 0x1d};
+
+			b[n++] = (uint8_t)(lo[r2 % 4] | ((r2 >> 8) & 7) << 5);
+			for (int i = 0; i < 8; i++)
+				b[n++] = (uint8_t)(r2 >> (16 + 6 * i));
+			n -= (r2 >> 60) % 8; /* some bytes the next packet has */
+			break;
+		}
+		case 6:
+			b[n++] = 0x00;
+			break;
+		case 7: /* TSC */
+			b[n++] = 0x19;
+			for (int i = 0; i < 7; i++)
+				b[n++] = (uint8_t)(r2 >> (8 * i));
+			break;
+		case 8:
+			b[n++] = 0x59;
+			b[n++] = (uint8_t)r2;
+			break;
+		case 9: { /* TMA, sometimes with reserved bits */
+			static const uint8_t fc_hi[] = {0, 1, 0, 1, 0, 1, 2, 3, 0x80, 0x41};
+
+			b[n++] = 0x02;
+			b[n++] = 0x73;
+			b[n++] = (uint8_t)r2;
+			b[n++] = (uint8_t)(r2 >> 8);
+			b[n++] = (r2 >> 16) % 8 == 0 ? 1 : 0;
+			b[n++] = (uint8_t)(r2 >> 24);
+			b[n++] = fc_hi[(r2 >> 32) % sizeof(fc_hi)];
+			break;
+		}
+		case 10:
+			b[n++] = 0x02;
+			b[n++] = 0x03;
+			b[n++] = (uint8_t)((r2 >> 8) % 5 == 0 ? 0 : r2);
+			b[n++] = (uint8_t)(r2 >> 16);
+			break;
+		case 11: /* PIP */
+			b[n++] = 0x02;
+			b[n++] = 0x43;
+			for (int i = 0; i < 6; i++)
+				b[n++] = (uint8_t)(r2 >> (8 * i));
+			break;
+		case 12: /* VMCS */
+			b[n++] = 0x02;
+			b[n++] = 0xc8;
+			for (int i = 0; i < 5; i++)
+				b[n++] = (uint8_t)(r2 >> (8 * i));
+			break;
+		case 13:
+			b[n++] = 0x02;
+			b[n++] = 0xf3;
+			break;
+		case 14: /* MODE, its upper bits sometimes set */
+			b[n++] = 0x99;
+			b[n++] = (uint8_t)((r2 >> 8) % 4 == 0 ? r2 : r2 & 0x23);
+			break;
+		case 15:
+		case 16: { /* CYC of 1 to 10 bytes */
+			unsigned int ext = (unsigned int)((r2 >> 56) % 10);
+
+			b[n++] = (uint8_t)((r2 & 0xf8) | 3 | (ext ? 4 : 0));
+			for (unsigned int i = 0; i < ext; i++)
+				b[n++] = (uint8_t)(((r2 >> (8 + 5 * i)) & 0xfe) | (i + 1 < ext));
+			break;
+		}
+		case 17: /* TNT-64 */
+			b[n++] = 0x02;
+			b[n++] = 0xa3;
+			for (int i = 0; i < 6; i++)
+				b[n++] = (uint8_t)(r2 >> (8 * i) | (i == 5 ? 0x80 : 0));
+			break;
+		case 18: /* a stray byte */
+			if (r2 % 4 == 0)
+				b[n++] = (uint8_t)(r2 >> 8);
+			break;
+		default: /* the common case: TNT and short TIPs */
+			b[n++] = (uint8_t)((r2 & 0xfe) | 4);
+			b[n++] = 0x2d;
+			b[n++] = (uint8_t)(r2 >> 8);
+			b[n++] = (uint8_t)(r2 >> 16);
+			break;
+		}
+	}
+	return b;
+}
+
+static void test_lexer(void **state)
+{
+	static const char *const names[] = {"avscript_32", "dyn_test", "icelake_tip"};
+	struct lexcounts c = {0};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[1100];
+		size_t len, dlen;
+		uint8_t *pt, *d;
+
+		snprintf(path, sizeof(path), "%s/real-pt/%s/trace.pt", hwt_test_testdata(),
+			 names[i]);
+		pt = (uint8_t *)hwt_test_read_file(path, &len);
+		if (!pt)
+			fail_msg("%s is missing (tests/data is part of the tree)", path);
+		lex_trace(pt, len, 70 + i, &c);
+		d = damage(pt, len > 65536 ? 65536 : len, 75 + i, &dlen);
+		lex_trace(d, dlen, 80 + i, &c);
+		free(d);
+		free(pt);
+	}
+	for (unsigned int k = 0; k < 4; k++) {
+		struct ptsynth_config cfg;
+		struct ptsynth syn;
+		size_t dlen;
+		uint8_t *d;
+
+		ptsynth_config_init(&cfg);
+		if (k & 1)
+			ptsynth_config_real(&cfg);
+		cfg.seed = 90 + k;
+		cfg.insns = 20000;
+		cfg.psb_period = k & 2 ? 64 : 512;
+		cfg.mtc = true;
+		cfg.mtc_freq = 3;
+		cfg.overflow_ppm = k == 3 ? 20000 : 0;
+		assert_int_equal(ptsynth_generate(&cfg, &syn), 0);
+		lex_trace(syn.pt, syn.pt_len, 95 + k, &c);
+		d = damage(syn.pt, syn.pt_len, 99 + k, &dlen);
+		lex_trace(d, dlen, 103 + k, &c);
+		free(d);
+		ptsynth_free(&syn);
+	}
+	for (unsigned int k = 0; k < 8; k++) {
+		size_t len = 4096 + 1000 * k;
+		uint8_t *b = random_packets(110 + k, len);
+
+		lex_trace(b, len, 120 + k, &c);
+		free(b);
+	}
+	print_message("lexer: %zu walks, %zu packets, %zu stopped at a bad packet, %zu cut inside "
+		      "a packet, %zu with a rejected TMA\n",
+		      c.segs, c.pkts, c.stopped, c.cut, c.time_errors);
+	/* Every packet the lexer takes was compared, and what it leaves. */
+	{
+		static const uint8_t lexed[] = {
+		    HWT_PKT_PAD,    HWT_PKT_PSB,       HWT_PKT_PSBEND,	 HWT_PKT_FUP,
+		    HWT_PKT_TIP,    HWT_PKT_TIP_PGE,   HWT_PKT_TIP_PGD,	 HWT_PKT_TNT_8,
+		    HWT_PKT_TNT_64, HWT_PKT_MODE_EXEC, HWT_PKT_MODE_TSX, HWT_PKT_PIP,
+		    HWT_PKT_VMCS,   HWT_PKT_CBR,       HWT_PKT_TSC,	 HWT_PKT_TMA,
+		    HWT_PKT_MTC,    HWT_PKT_CYC,       HWT_PKT_OVF,	 HWT_PKT_INVALID};
+
+		for (size_t i = 0; i < sizeof(lexed); i++) {
+			if (c.types[lexed[i]] < 20)
+				fail_msg("packet type %u listed %zu times", lexed[i],
+					 c.types[lexed[i]]);
+		}
+	}
+	assert_true(c.stopped > 100 && c.cut > 100 && c.time_errors > 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_real_traces),
 	    cmocka_unit_test(test_synthetic),
 	    cmocka_unit_test(test_header_once),
+	    cmocka_unit_test(test_lexer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
