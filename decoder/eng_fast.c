@@ -111,18 +111,10 @@ struct fast_scratch {
 	/* Runs with a count this segment (profile): folded at its end. */
 	uint32_t counted[RUN_CACHE];
 	uint32_t ncounted;
+	/* The engine's state of the segment being decoded (cleared for
+	 * each: no allocation per segment). */
+	struct fast *f;
 };
-
-int hwt_dec_fast_scratch_alloc(void **out)
-{
-	*out = calloc(1, sizeof(struct fast_scratch));
-	return *out ? 0 : -ENOMEM;
-}
-
-void hwt_dec_fast_scratch_free(void *scratch)
-{
-	free(scratch);
-}
 
 struct fast {
 	struct hwt_dec *dec;
@@ -187,6 +179,29 @@ struct fast {
 	struct hwt_dec_bb *open; /* partially run block */
 	uint32_t open_k;
 };
+
+int hwt_dec_fast_scratch_alloc(void **out)
+{
+	struct fast_scratch *sc = calloc(1, sizeof(*sc));
+
+	if (sc)
+		sc->f = malloc(sizeof(*sc->f));
+	if (!sc || !sc->f) {
+		free(sc);
+		return -ENOMEM;
+	}
+	*out = sc;
+	return 0;
+}
+
+void hwt_dec_fast_scratch_free(void *scratch)
+{
+	struct fast_scratch *sc = scratch;
+
+	if (sc)
+		free(sc->f);
+	free(sc);
+}
 
 /* ------------------------------------------------------------------------ */
 /* Packets                                                                   */
@@ -2590,9 +2605,8 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 	    (dec->cfg.flags & HWT_DEC_F_TICK) ||
 	    (dec->cfg.context && (!dec->cfg.context_span || !s->ntl)))
 		return DECLINE;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return -ENOMEM;
+	f = ((struct fast_scratch *)scratch)->f;
+	memset(f, 0, sizeof(*f));
 	if (dec->cfg.context) {
 		uint64_t lo = UINT64_MAX, hi = 0;
 
@@ -2601,10 +2615,8 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 			hi = s->tl[i].tsc > hi ? s->tl[i].tsc : hi;
 		}
 		err = hwt_dec_context_span(dec, lo, hi, &f->span);
-		if (err <= 0) {
-			free(f);
+		if (err <= 0)
 			return err < 0 ? err : DECLINE;
-		}
 		f->hooked = true;
 	}
 	f->dec = dec;
@@ -2716,6 +2728,5 @@ out : {
 		seg_set_exit(s, err == 0 && !s->ngaps, f->enabled, f->ip, f->mode, f->spec != 0);
 	if (err == DECLINE)
 		s->decline_pos = f->pos > s->start ? f->pos : s->start + 1;
-	free(f);
 	return err;
 }

@@ -9,7 +9,21 @@
 #include "common/hwt.h"
 #include "decoder/pkt.h"
 
-static uint64_t le(const uint8_t *p, unsigned int n)
+/* n (<= 8, a constant where inlined: one or two loads) little-endian
+ * bytes. */
+static inline uint64_t le(const uint8_t *p, unsigned int n)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, p, n);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+/* n (variable) little-endian bytes. */
+static uint64_t le_var(const uint8_t *p, unsigned int n)
 {
 	uint64_t v = 0;
 
@@ -30,6 +44,8 @@ static int tnt_bits(uint64_t v)
 static int ip_packet(const uint8_t *p, size_t n, uint8_t type, struct hwt_pkt *pkt)
 {
 	static const uint8_t sizes[8] = {0, 2, 4, 6, 6, 0, 8, 0};
+	static const uint64_t masks[8] = {
+	    0, 0xffffull, 0xffffffffull, 0xffffffffffffull, 0xffffffffffffull, 0, ~0ull, 0};
 	uint8_t ipc = p[0] >> 5;
 
 	if (ipc == 5 || ipc == 7)
@@ -39,7 +55,8 @@ static int ip_packet(const uint8_t *p, size_t n, uint8_t type, struct hwt_pkt *p
 	pkt->type = type;
 	pkt->ipc = ipc;
 	pkt->size = (uint8_t)(1 + sizes[ipc]);
-	pkt->payload = le(p + 1, sizes[ipc]);
+	/* With 8 bytes after the opcode at hand, one load. */
+	pkt->payload = n >= 9 ? le(p + 1, 8) & masks[ipc] : le_var(p + 1, sizes[ipc]);
 	return pkt->size;
 }
 
@@ -52,7 +69,7 @@ static int fixed(size_t n, size_t size, uint8_t type, struct hwt_pkt *pkt)
 	return (int)size;
 }
 
-static int ext_packet(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt)
+static inline int ext_packet(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt)
 {
 	uint8_t ext;
 	int bits;
@@ -154,7 +171,7 @@ static int ext_packet(const uint8_t *p, size_t n, int skz84, struct hwt_pkt *pkt
 				return -HWT_EFORMAT;
 			if (n < 2 + bytes)
 				return 0;
-			pkt->payload = le(p + 2, bytes);
+			pkt->payload = le_var(p + 2, bytes);
 			pkt->mode = (uint8_t)(bytes | (ext & 0x80));
 			return fixed(n, 2 + bytes, HWT_PKT_PTW, pkt);
 		}

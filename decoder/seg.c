@@ -531,9 +531,9 @@ static inline void tl_push(struct seg *s, uint64_t off, uint64_t tsc)
 	s->tl[s->ntl++] = (struct tl_point){off, tsc};
 }
 
-static void mark(struct seg *s, uint64_t **arr, size_t *n, size_t *cap, uint64_t off)
+static inline void mark(struct seg *s, uint64_t **arr, size_t *n, size_t *cap, uint64_t off)
 {
-	if (!grow((void **)arr, cap, *n, sizeof(**arr))) {
+	if (__builtin_expect(*n == *cap, 0) && !grow((void **)arr, cap, *n, sizeof(**arr))) {
 		s->err = -ENOMEM;
 		return;
 	}
