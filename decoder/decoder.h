@@ -447,6 +447,22 @@ struct hwt_dec_tree_counts {
 	size_t n;
 	uint64_t calls, returns, unwound; /* totals of the calls and returns
 					   * the tree stood for */
+	uint64_t held;			  /* records base() would have had
+					   * (hwt_dec_tree_base.hold) ... */
+	uint64_t held_unknown;		  /* ... of which returns out of
+					   * frames older than the trace */
+};
+
+/* What base() names (struct hwt_dec_tree). */
+struct hwt_dec_tree_base {
+	uint32_t node; /* the depth-0 code's node; HWT_DEC_NODE_NONE: rec
+			* comes as a record */
+	bool hold;     /* base() names this node for this thread every
+			* time again for a block of the same basic block
+			* (hwt_dec_bb_info.id) or a return out of an older
+			* frame to the same address, whatever came between,
+			* and changes nothing else but its counts and the
+			* time it has seen: the decoder may keep them */
 };
 
 /* A sink's call tree (optional, with batch): the decoder keeps, in its own
@@ -485,16 +501,24 @@ struct hwt_dec_tree_counts {
  * what changes the depth-0 code of a thread at depth 0 in tree mode from
  * depth 0 (top() named its depth-0 code's node): a block it runs there, or
  * a return out of a frame older than the trace (HWT_DEC_RF_UNKNOWN_FRAME).
- * rec is the record it would have been (its time converted as records'
- * are; rec->insns is the decoder's count, which the sink's stack does not
- * have: nothing is counted by it). *node: the node of the depth-0 code
- * now (a block's, or the code the return went to; the same node when the
- * return's target is unknown), which the thread's stack now stands on;
- * tree mode goes on from it. The instructions since the last call,
- * return or such record count as the record would have carried them: a
- * block's (its own included) to *node, a return's to the code it left.
- * HWT_DEC_NODE_NONE: the thread leaves tree mode and rec comes as a
- * record.
+ * A thread at depth 0 enters tree mode at such a block too (top() asked
+ * at the count its last record, batch entry or sync left the sink, then
+ * base() for the block). rec is the record it would have been (its time
+ * converted as records' are; rec->insns is the decoder's count, which the
+ * sink's stack does not have: nothing is counted by it). out->node: the
+ * node of the depth-0 code now (a block's, or the code the return went
+ * to; the same node when the return's target is unknown), which the
+ * thread's stack now stands on; tree mode goes on from it. The
+ * instructions since the last call, return or such record count as the
+ * record would have carried them: a block's (its own included) to the
+ * node, a return's to the code it left. HWT_DEC_NODE_NONE: the thread
+ * leaves tree mode and rec comes as a record. With out->hold, the decoder
+ * may keep the answer and not call base() again for the same block (in
+ * the same image: the decoder's image of the block last given to base())
+ * or return target of the thread: it counts as base() would and hands
+ * over how many it kept (counts().held). The last one kept goes to base()
+ * after all before the thread's next base() or sync() (so that the sink's
+ * depth-0 code and time are as if each had come).
  * A negative return stops decoding with that error. */
 struct hwt_dec_tree {
 	int (*top)(void *ctx, const struct hwt_dec_tree_at *at, uint32_t *node);
@@ -502,7 +526,7 @@ struct hwt_dec_tree {
 		     uint32_t *node);
 	int (*sync)(void *ctx, const struct hwt_dec_tree_at *at, uint32_t node);
 	int (*counts)(void *ctx, const struct hwt_dec_tree_counts *counts);
-	int (*base)(void *ctx, const struct hwt_dec_rec *rec, uint32_t *node);
+	int (*base)(void *ctx, const struct hwt_dec_rec *rec, struct hwt_dec_tree_base *out);
 };
 
 /* A consumer of records. Records arrive in decode order from the thread

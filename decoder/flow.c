@@ -103,6 +103,28 @@ struct thread {
 	 * outside the replay): an event at that count carries nothing to a
 	 * sink with a call tree (do_event()). */
 	uint64_t seen;
+	/* Depth-0 code in tree mode (base()): the thread's number (1..,
+	 * for the block memo), the image of the last block the sink got
+	 * (NULL: none since tree mode began), the nodes base() holds
+	 * returns out of older frames to, by their target (rto 0: none;
+	 * rto_slot()), and whether top() declined the thread at a depth-0
+	 * block (the sink filters it out: its blocks stay records). */
+	uint32_t serial;
+	bool no_block_top;
+	const struct hwt_dec_image *bimg;
+	uint64_t rto[4];
+	uint32_t rnode[4];
+};
+
+static inline size_t rto_slot(uint64_t to)
+{
+	return (size_t)(to ^ (to >> 7)) & 3;
+}
+
+/* The node base() holds a block (by its id) to for thread serial (0:
+ * none). */
+struct bmemo {
+	uint32_t node, serial;
 };
 
 struct target_count {
@@ -138,6 +160,12 @@ struct hwt_dec_flow {
 	uint64_t tcalls, treturns, tunwound;
 	bool tcounted;
 	struct tcache *tcache_calls;
+	/* base()'s answers it holds to (hwt_dec_tree_base.hold), by block
+	 * id, and how many depth-0 records they stood for since the last
+	 * counts() (returns out of older frames among them). */
+	struct bmemo *bmemo;
+	size_t nbmemo;
+	uint64_t theld, theld_unknown;
 };
 
 int hwt_dec_flow_alloc(struct hwt_dec *dec, struct hwt_dec_flow **out)
@@ -176,6 +204,7 @@ void hwt_dec_flow_free(struct hwt_dec_flow *f)
 	free(f->batch);
 	free(f->tcount);
 	free(f->tcache_calls);
+	free(f->bmemo);
 	free(f);
 }
 
@@ -206,6 +235,7 @@ static struct thread *thread_get(struct hwt_dec_flow *f, int32_t pid, int32_t ti
 	t->next = f->buckets[h];
 	f->buckets[h] = t;
 	f->nthreads++;
+	t->serial = (uint32_t)f->nthreads;
 	return t;
 }
 
@@ -332,12 +362,14 @@ int hwt_dec_flow_finish(struct hwt_dec_flow *f)
 {
 	/* Tree mode's counts go to the sink (sums: their order is free). */
 	if (f->tree && f->tcounted) {
-		struct hwt_dec_tree_counts c = {f->tcount, f->ntcount, f->tcalls, f->treturns,
-						f->tunwound};
+		struct hwt_dec_tree_counts c = {f->tcount,	 f->ntcount,  f->tcalls,
+						f->treturns,	 f->tunwound, f->theld,
+						f->theld_unknown};
 		int err = f->tree->counts(f->dec->sinks[0].ctx, &c);
 
 		memset(f->tcount, 0, f->ntcount * sizeof(*f->tcount));
 		f->tcalls = f->treturns = f->tunwound = 0;
+		f->theld = f->theld_unknown = 0;
 		f->tcounted = false;
 		if (err < 0)
 			return err;
@@ -434,11 +466,25 @@ struct replay {
 	bool batching;	/* calls and returns go to the sink's batch */
 	bool treeing;	/* ... or to the sink's call tree */
 	bool base_only; /* HWT_DEC_F_BASE_BLOCKS */
+	bool tree_base; /* ... and the sink's tree has base() */
 	size_t bcur;	/* seg_time_at() cursor of the batches */
 	/* Tree mode: the stream position of the last call or return it
 	 * stood for since the last sync() (tpos_valid). */
 	uint64_t tpos;
 	bool tpos_valid;
+	/* The last depth-0 block or return the current thread held to
+	 * base()'s answer for (kept: NULL when none since its last base()
+	 * or sync()): a block item (full: it ran to its branch) in image,
+	 * or a return (from, to, branch at stream position pos); the
+	 * thread's count there, and the node. */
+	struct {
+		const struct seg_item *it;
+		bool kept, full, ret;
+		const struct hwt_dec_image *image;
+		uint64_t from, to, pos, insns;
+		uint8_t branch;
+		uint32_t node;
+	} pend;
 };
 
 /* Hands the gathered calls and returns to the sink, with the time of the
@@ -539,6 +585,8 @@ static inline size_t tcache_slot(uint64_t to, uint32_t parent)
 	       (((size_t)1 << TCACHE_BITS) - 1);
 }
 
+static int tree_flush(struct replay *r, struct thread *t);
+
 /* Gives the sink t's stack in tree mode (sync()); t stays in it. With
  * all, its instructions up to now are counted; else up to its last call
  * or return (the mark), and a record that follows carries the rest, as
@@ -549,6 +597,13 @@ static int tree_sync_to(struct replay *r, struct thread *t, bool all)
 	const struct hwt_dec_tconv *tc = &f->dec->cfg.tconv;
 	struct hwt_dec_tree_at at;
 
+	/* The last depth-0 code held to first (its time and code). */
+	if (r->pend.kept) {
+		int err = tree_flush(r, t);
+
+		if (err < 0)
+			return err;
+	}
 	if (all)
 		tree_self(f, t);
 	tree_at(t, &at);
@@ -613,6 +668,7 @@ static int tree_call(struct replay *r, struct thread *t, uint64_t to, uint64_t p
 		t->tmode = true;
 		t->tlo = t->depth;
 		t->anchor = t->tnode = n;
+		t->bimg = NULL;
 		t->mark = t->insns;
 	}
 	tree_self(f, t);
@@ -966,8 +1022,74 @@ static inline bool tree_base_ok(const struct replay *r)
 {
 	const struct thread *t = r->f->cur;
 
-	return r->treeing && r->base_only && r->f->tree->base && t && t->tmode && !t->depth &&
-	       !t->tlo;
+	return r->tree_base && t && t->tmode && !t->depth && !t->tlo;
+}
+
+/* The node base() holds block id to for thread t; HWT_DEC_NODE_NONE:
+ * none. */
+static inline uint32_t bmemo_get(const struct hwt_dec_flow *f, const struct thread *t, uint32_t id)
+{
+	return id < f->nbmemo && f->bmemo[id].serial == t->serial ? f->bmemo[id].node
+								  : HWT_DEC_NODE_NONE;
+}
+
+static int bmemo_put(struct hwt_dec_flow *f, const struct thread *t, uint32_t id, uint32_t node)
+{
+	if (id >= f->nbmemo) {
+		size_t n = f->nbmemo ? f->nbmemo : 1024;
+		struct bmemo *p;
+
+		while (n <= id)
+			n *= 2;
+		p = realloc(f->bmemo, n * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		memset(p + f->nbmemo, 0, (n - f->nbmemo) * sizeof(*p));
+		f->bmemo = p;
+		f->nbmemo = n;
+	}
+	f->bmemo[id] = (struct bmemo){node, t->serial};
+	return 0;
+}
+
+/* The sink's base() for rec of thread t at depth 0 in tree mode, the
+ * depth-0 code held to before it first (tree_flush()); keeps what the
+ * sink holds to. */
+static int base_call(struct replay *r, struct thread *t, struct hwt_dec_rec *rec,
+		     struct hwt_dec_tree_base *out)
+{
+	struct hwt_dec_flow *f = r->f;
+	const struct hwt_dec_tconv *tc = &f->dec->cfg.tconv;
+	int err;
+
+	if (r->pend.kept) {
+		err = tree_flush(r, t);
+		if (err < 0)
+			return err;
+	}
+	if ((rec->flags & HWT_DEC_RF_TIME) && tc->valid)
+		rec->time = hwt_dec_tsc_to_perf(tc, rec->tsc);
+	out->node = HWT_DEC_NODE_NONE;
+	out->hold = false;
+	err = f->tree->base(f->dec->sinks[0].ctx, rec, out);
+	if (err < 0 || out->node == HWT_DEC_NODE_NONE)
+		return err;
+	if (out->node >= f->ntcount) {
+		err = tcount_room(f, out->node);
+		if (err < 0)
+			return err;
+	}
+	if (rec->type == HWT_DEC_REC_BLOCK) {
+		t->bimg = rec->u.block.image;
+		if (out->hold && rec->u.block.bb)
+			return bmemo_put(f, t, rec->u.block.bb->id, out->node);
+	} else if (out->hold && rec->u.ret.to) {
+		size_t k = rto_slot(rec->u.ret.to);
+
+		t->rto[k] = rec->u.ret.to;
+		t->rnode[k] = out->node;
+	}
+	return 0;
 }
 
 /* rec (a depth-0 block, or a return out of a frame older than the trace
@@ -978,26 +1100,33 @@ static inline bool tree_base_ok(const struct replay *r)
  * them: a block's to the node it names, a return's to the code it left. */
 static int tree_base(struct replay *r, struct thread *t, struct hwt_dec_rec *rec)
 {
-	struct hwt_dec_flow *f = r->f;
-	const struct hwt_dec_tconv *tc = &f->dec->cfg.tconv;
-	uint32_t n = HWT_DEC_NODE_NONE;
-	int err;
+	struct hwt_dec_tree_base out;
+	int err = base_call(r, t, rec, &out);
 
-	if ((rec->flags & HWT_DEC_RF_TIME) && tc->valid)
-		rec->time = hwt_dec_tsc_to_perf(tc, rec->tsc);
-	err = f->tree->base(f->dec->sinks[0].ctx, rec, &n);
-	if (err < 0 || n == HWT_DEC_NODE_NONE)
+	if (err < 0 || out.node == HWT_DEC_NODE_NONE)
 		return err;
-	if (n >= f->ntcount) {
-		err = tcount_room(f, n);
-		if (err < 0)
-			return err;
-	}
 	if (rec->type != HWT_DEC_REC_BLOCK)
-		tree_self(f, t);
-	t->anchor = t->tnode = n;
-	tree_self(f, t);
+		tree_self(r->f, t);
+	t->anchor = t->tnode = out.node;
+	tree_self(r->f, t);
 	return 1;
+}
+
+/* Depth-0 code of t whose node base() holds to (what tree_base() does
+ * with the node, without the call): kept for tree_flush(). */
+static inline void tree_hold(struct replay *r, struct thread *t, uint32_t node)
+{
+	struct hwt_dec_flow *f = r->f;
+
+	if (r->pend.ret)
+		tree_self(f, t);
+	t->anchor = t->tnode = node;
+	tree_self(f, t);
+	r->pend.kept = true;
+	r->pend.insns = t->insns;
+	r->pend.node = node;
+	f->theld++;
+	f->theld_unknown += r->pend.ret;
 }
 
 static int unknown_return(struct replay *r, uint64_t from, uint64_t to, uint8_t branch,
@@ -1009,6 +1138,16 @@ static int unknown_return(struct replay *r, uint64_t from, uint64_t to, uint8_t 
 	r->f->unknown_returns++;
 	if (!r->want_ret)
 		return 0;
+	if (to && tree_base_ok(r) && r->f->cur->rto[rto_slot(to)] == to) {
+		/* base() holds the code it returns to. */
+		r->pend.ret = true;
+		r->pend.from = from;
+		r->pend.to = to;
+		r->pend.branch = branch;
+		r->pend.pos = pos;
+		tree_hold(r, r->f->cur, r->f->cur->rnode[rto_slot(to)]);
+		return 0;
+	}
 	rec_base(r, &rec, HWT_DEC_REC_RETURN, pos);
 	rec.flags |= HWT_DEC_RF_UNKNOWN_FRAME;
 	rec.u.ret.from = from;
@@ -1148,12 +1287,96 @@ static int do_bb_record(struct replay *r, const struct seg_item *it, bool full)
 	return flow_emit(r, &rec);
 }
 
-/* A block of the current thread t at depth 0 in tree mode from depth 0
- * to the sink's base() (tree_base()). */
-static int do_bb_base(struct replay *r, struct thread *t, const struct seg_item *it, bool full)
+/* The depth-0 block or return of t that tree_hold() kept to the sink's
+ * base() after all, as the record it would have been when it ran (the
+ * decoder's counting is done). */
+static int tree_flush(struct replay *r, struct thread *t)
 {
+	struct hwt_dec_flow *f = r->f;
+	const struct hwt_dec_tconv *tc = &f->dec->cfg.tconv;
+	struct hwt_dec_tree_base out = {HWT_DEC_NODE_NONE, false};
 	struct hwt_dec_rec rec;
+	int err;
 
+	r->pend.kept = false;
+	if (r->pend.ret) {
+		rec_base(r, &rec, HWT_DEC_REC_RETURN, r->pend.pos);
+		rec.flags |= HWT_DEC_RF_UNKNOWN_FRAME;
+		rec.u.ret.from = r->pend.from;
+		rec.u.ret.to = r->pend.to;
+		rec.u.ret.branch = r->pend.branch;
+		f->theld_unknown--;
+	} else {
+		block_rec(r, r->pend.it, r->pend.full, &rec);
+		rec.u.block.image = r->pend.image;
+	}
+	f->theld--;
+	rec.insns = r->pend.insns;
+	rec.depth = 0;
+	if ((rec.flags & HWT_DEC_RF_TIME) && tc->valid)
+		rec.time = hwt_dec_tsc_to_perf(tc, rec.tsc);
+	err = f->tree->base(f->dec->sinks[0].ctx, &rec, &out);
+	if (err < 0)
+		return err;
+	/* It holds to its answer. */
+	if (out.node != r->pend.node)
+		return -HWT_EINTERNAL;
+	if (!r->pend.ret)
+		t->bimg = r->pend.image;
+	return 0;
+}
+
+/* A block of the current thread t at depth 0 with a tree that has base()
+ * (r->tree_base): in tree mode, held to base()'s answer for it (the same
+ * image as the last block base() got) or to base() (tree_base()); else it
+ * enters tree mode there when the sink has its count (top() at it; a
+ * thread top() declines there stays out), and the block goes to base().
+ * Returns 1 when taken, 0 when it is to be a record. */
+static int tree_block(struct replay *r, struct thread *t, const struct seg_item *it, bool full)
+{
+	struct hwt_dec_flow *f = r->f;
+	struct hwt_dec_rec rec;
+	int err;
+
+	if (t->tmode) {
+		uint32_t node = bmemo_get(f, t, it->bb->id);
+
+		if (node != HWT_DEC_NODE_NONE && f->image == t->bimg) {
+			r->pend.ret = false;
+			r->pend.it = it;
+			r->pend.full = full;
+			r->pend.image = f->image;
+			tree_hold(r, t, node);
+			return 1;
+		}
+	} else {
+		struct hwt_dec_tree_at at;
+		uint32_t n = HWT_DEC_NODE_NONE;
+
+		if (t->seen == UINT64_MAX || t->no_block_top)
+			return 0;
+		/* Calls and returns gathered before come first. */
+		err = batch_flush(r);
+		if (err < 0)
+			return err;
+		tree_at(t, &at);
+		at.insns = t->seen;
+		err = f->tree->top(f->dec->sinks[0].ctx, &at, &n);
+		if (err < 0)
+			return err;
+		if (n == HWT_DEC_NODE_NONE) {
+			t->no_block_top = true;
+			return 0;
+		}
+		err = tcount_room(f, n);
+		if (err < 0)
+			return err;
+		t->tmode = true;
+		t->tlo = 0;
+		t->anchor = t->tnode = n;
+		t->bimg = NULL;
+		t->mark = t->seen;
+	}
 	block_rec(r, it, full, &rec);
 	return tree_base(r, t, &rec);
 }
@@ -1424,11 +1647,80 @@ static __attribute__((noinline)) size_t tree_run(struct replay *r, size_t i)
 	return (size_t)(it - s->items);
 }
 
+/* Whether item `it` of the current thread at depth 0 in tree mode from
+ * depth 0 is a block base() holds to the node its depth-0 code is, with
+ * no effect on the stack (base_run()). */
+static inline bool base_held(const struct replay *r, const struct seg_item *it)
+{
+	const struct hwt_dec_flow *f = r->f;
+	const struct thread *t = f->cur;
+
+	return it->kind == SEG_BB && f->image == t->bimg &&
+	       bmemo_get(f, t, it->bb->id) == t->tnode &&
+	       ((it->flags & SEG_F_PARTIAL) || !stack_branch(it->bb->branch));
+}
+
+/* The replay of items i.. while the current thread is at depth 0 in tree
+ * mode from depth 0 (tree_base_ok()) and they are instructions, or
+ * blocks that base() holds to the node its depth-0 code is (tree_hold():
+ * a filtered trace's loops there) and that leave the stack as it is, with
+ * the thread's count in a local. Returns the first item it leaves to the
+ * general path. Without the profile. */
+static size_t base_run(struct replay *r, size_t i)
+{
+	struct hwt_dec_flow *f = r->f;
+	const struct seg *s = r->s;
+	struct thread *t = f->cur;
+	const struct seg_item *it = s->items + i, *const end = s->items + s->nitems;
+	const struct seg_item *last = NULL;
+	const struct bmemo *const memo = f->bmemo;
+	const size_t nmemo = f->nbmemo;
+	const uint32_t serial = t->serial, tnode = t->tnode;
+	uint64_t insns = t->insns, at = 0, nheld = 0;
+
+	for (; it < end; it++) {
+		const struct hwt_dec_bb *bb;
+
+		if (it->kind != SEG_BB) {
+			if (it->kind != SEG_INSNS)
+				break;
+			insns += it->delta;
+			continue;
+		}
+		bb = it->bb;
+		if (bb->id >= nmemo || memo[bb->id].serial != serial ||
+		    memo[bb->id].node != tnode ||
+		    (!(it->flags & SEG_F_PARTIAL) && stack_branch(bb->branch)))
+			break;
+		insns += it->delta;
+		at = insns;
+		last = it;
+		nheld++;
+	}
+	if (last) {
+		/* As tree_hold() at each. */
+		f->tcount[tnode].self += at - t->mark;
+		t->mark = at;
+		f->tcounted = true;
+		f->theld += nheld;
+		r->pend.kept = true;
+		r->pend.ret = false;
+		r->pend.it = last;
+		r->pend.full = !(last->flags & SEG_F_PARTIAL);
+		r->pend.image = f->image;
+		r->pend.insns = at;
+		r->pend.node = tnode;
+	}
+	t->insns = insns;
+	return (size_t)(it - s->items);
+}
+
 int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 {
 	struct replay r;
 	bool profile = f->dec->cfg.flags & HWT_DEC_F_PROFILE;
 	bool base_only = f->dec->cfg.flags & HWT_DEC_F_BASE_BLOCKS;
+	bool tree_fast;
 	int err = 0;
 
 	memset(&r, 0, sizeof(r));
@@ -1445,6 +1737,8 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 	}
 	r.treeing = r.batching && f->dec->sinks[0].tree && r.want_call && r.want_ret;
 	r.base_only = base_only;
+	r.tree_base = r.treeing && base_only && f->dec->sinks[0].tree->base;
+	tree_fast = r.treeing && !profile && (base_only || !r.want_block);
 	if (r.treeing && !f->tcache_calls) {
 		f->tcache_calls = calloc((size_t)1 << TCACHE_BITS, sizeof(*f->tcache_calls));
 		if (!f->tcache_calls)
@@ -1460,12 +1754,19 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 	for (size_t i = 0; i < s->nitems && err >= 0; i++) {
 		const struct seg_item *it;
 
-		/* Tree mode's common case first. */
-		if (r.treeing && !profile && (base_only || !r.want_block) && f->cur &&
-		    f->cur->tmode) {
-			i = tree_run(&r, i);
-			if (i == s->nitems)
-				break;
+		/* Tree mode's common cases first: calls and returns, and a
+		 * filtered trace's depth-0 code. */
+		if (tree_fast && f->cur && f->cur->tmode && s->items[i].kind == SEG_BB) {
+			if (f->cur->depth || !r.want_block) {
+				i = tree_run(&r, i);
+				if (i == s->nitems)
+					break;
+			}
+			if (r.tree_base && !f->cur->depth && base_held(&r, &s->items[i])) {
+				i = base_run(&r, i);
+				if (i == s->nitems)
+					break;
+			}
 		}
 		it = &s->items[i];
 		if (it->kind == SEG_BB && f->cur) {
@@ -1481,11 +1782,11 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 					break;
 			}
 			if (r.want_block && (!base_only || !f->cur->depth)) {
-				/* A depth-0 block in tree mode from depth 0: the
-				 * tree's base() if it has one. */
+				/* A depth-0 block: the tree's base() if it has
+				 * one. */
 				err = 0;
-				if (tree_base_ok(&r))
-					err = do_bb_base(&r, f->cur, it, full);
+				if (r.tree_base && !f->cur->depth)
+					err = tree_block(&r, f->cur, it, full);
 				if (!err)
 					err = do_bb_record(&r, it, full);
 				if (err < 0)

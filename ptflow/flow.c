@@ -1222,21 +1222,23 @@ static int tree_counts(void *ctx, const struct hwt_dec_tree_counts *c)
 	ptf->st.calls += c->calls;
 	ptf->st.returns += c->returns;
 	ptf->st.unwound += c->unwound;
-	ptf->st.records += c->calls + c->returns;
+	ptf->st.records += c->calls + c->returns + c->held;
+	ptf->st.unknown_returns += c->held_unknown;
 	return 0;
 }
 
 /* A depth-0 block or unknown-frame return in tree mode: the function of
  * the block, or the one the return went to, is t's depth-0 code now (as
  * rec_slow() names it for their records); the decoder counts. */
-static int tree_base(void *ctx, const struct hwt_dec_rec *rec, uint32_t *node)
+static int tree_base(void *ctx, const struct hwt_dec_rec *rec, struct hwt_dec_tree_base *out)
 {
 	struct hwt_ptf *ptf = ctx;
 	struct ptf_thread *t;
 	uint32_t fi;
 	int err;
 
-	*node = HWT_DEC_NODE_NONE;
+	out->node = HWT_DEC_NODE_NONE;
+	out->hold = false;
 	if (ptf->finished)
 		return -HWT_EINVAL;
 	if (rec->type != HWT_DEC_REC_BLOCK &&
@@ -1268,7 +1270,12 @@ static int tree_base(void *ctx, const struct hwt_dec_rec *rec, uint32_t *node)
 		if (err < 0)
 			return err;
 	}
-	*node = t->f[1].node;
+	out->node = t->f[1].node;
+	/* A block's function is its basic block's from now on (block_func()
+	 * keeps it), a return target's its address's (ptf_resolve() keeps
+	 * it per process); the node of a depth-0 function is the thread's
+	 * root's child: the same each time. */
+	out->hold = fi != PTF_NONE && (rec->type != HWT_DEC_REC_BLOCK || rec->u.block.bb);
 	return 0;
 }
 

@@ -754,12 +754,13 @@ static int stream_counts(void *ctx, const struct hwt_dec_tree_counts *c)
  * (only threads top() let in get here): a block symbolized by the
  * decoder's mapping, as deliver() does. A return that stitching may
  * close a frame of an earlier run with stays a record (pts_rec()). */
-static int stream_base(void *ctx, const struct hwt_dec_rec *rec, uint32_t *node)
+static int stream_base(void *ctx, const struct hwt_dec_rec *rec, struct hwt_dec_tree_base *out)
 {
 	struct pts_stream *st = ctx;
 	struct hwt_pts *pts = st->pts;
 
-	*node = HWT_DEC_NODE_NONE;
+	out->node = HWT_DEC_NODE_NONE;
+	out->hold = false;
 	if (rec->type != HWT_DEC_REC_BLOCK && pts->stitch)
 		return 0;
 	if (rec->flags & HWT_DEC_RF_TIME)
@@ -772,7 +773,10 @@ static int stream_base(void *ctx, const struct hwt_dec_rec *rec, uint32_t *node)
 	pts->floor_time = st->last_img_time;
 	if (!pts->sinks[0].tree->base)
 		return 0;
-	return pts->sinks[0].tree->base(pts->sinks[0].ctx, rec, node);
+	/* What the sink holds to needs nothing of ours but the time (and
+	 * the image: the decoder holds blocks only in the image of the
+	 * last block here). */
+	return pts->sinks[0].tree->base(pts->sinks[0].ctx, rec, out);
 }
 
 static const struct hwt_dec_tree stream_tree = {stream_top, stream_child, stream_sync,

@@ -482,13 +482,80 @@ static void test_filter(void **state)
 	hwt_test_run_free(&r);
 }
 
+/* An address filter on leaf() and op_a(), which call nothing, called from
+ * untraced code (work, dispatch): all traced code is at depth 0 and no call
+ * is seen, so the decoder's call tree begins at a depth-0 block and goes on
+ * across the returns out of them (to untraced code) and the enables. Each
+ * has exactly the instructions the whole program's trace gives it, under
+ * "[before the trace]"; the two are all the instructions traced. */
+static void test_filter_depth0(void **state)
+{
+	struct hwt_test_run r;
+	char path[600], out[600], want[512], *text, *whole;
+	uint64_t leaf, op_a, insns;
+	size_t len;
+
+	(void)state;
+	need();
+	hwt_test_run(&r, "%s report --calls --json -q -i %s", hwt_test_hwtrace(), pt);
+	assert_int_equal(r.status, 0);
+	leaf = json_field(r.out, "leaf", "self_insns");
+	op_a = json_field(r.out, "op_a", "self_insns");
+	assert_int_equal(json_field(r.out, "leaf", "calls"), 1000);
+	assert_int_equal(json_field(r.out, "op_a", "calls"), 500);
+	assert_true(leaf > 1000 * 5);
+	assert_int_equal(op_a % 500, 0);
+	hwt_test_run_free(&r);
+
+	snprintf(path, sizeof(path), "%s/leaves.hwt", dir);
+	hwt_test_run(&r,
+		     "%s record --pt=emulate,real --filter 'filter leaf @ %s,filter op_a @ %s' -o "
+		     "%s -- %s",
+		     hwt_test_hwtrace(), hwt_test_prog("ptflow_known"),
+		     hwt_test_prog("ptflow_known"), path, hwt_test_prog("ptflow_known"));
+	assert_int_equal(r.status, 0);
+	hwt_test_run_free(&r);
+	hwt_test_run(&r, "%s script -q -i %s --itrace=i | grep -c ' insn: '", hwt_test_hwtrace(),
+		     path);
+	assert_int_equal(r.status, 0);
+	insns = strtoull(r.out, NULL, 10);
+	assert_int_equal(insns, leaf + op_a);
+	hwt_test_run_free(&r);
+
+	snprintf(out, sizeof(out), "%s/leaves.folded", dir);
+	hwt_test_run(&r, "%s flame -i %s -o %s", hwt_test_hwtrace(), path, out);
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof(want), "%" PRIu64 " instructions, 0 calls, 1 thread, 2 functions",
+		 insns);
+	assert_true(hwt_test_contains(r.err, want));
+	hwt_test_run_free(&r);
+	text = hwt_test_read_file(out, &len);
+	snprintf(want, sizeof(want),
+		 "ptflow_known;[before the trace];leaf %" PRIu64
+		 "\nptflow_known;[before the trace];op_a %" PRIu64 "\n",
+		 leaf, op_a);
+	assert_string_equal(text, want);
+	free(text);
+	/* The whole program's flame has the same weights for them. */
+	snprintf(out, sizeof(out), "%s/whole.folded", dir);
+	hwt_test_run(&r, "%s flame -q -i %s -o %s", hwt_test_hwtrace(), pt, out);
+	assert_int_equal(r.status, 0);
+	hwt_test_run_free(&r);
+	whole = hwt_test_read_file(out, &len);
+	snprintf(want, sizeof(want), ";main;work;leaf %" PRIu64 "\n", leaf);
+	assert_true(hwt_test_contains(whole, want));
+	snprintf(want, sizeof(want), ";main;work;dispatch;op_a %" PRIu64 "\n", op_a);
+	assert_true(hwt_test_contains(whole, want));
+	free(whole);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_report_calls), cmocka_unit_test(test_flame),
 	    cmocka_unit_test(test_branches),	 cmocka_unit_test(test_threads),
 	    cmocka_unit_test(test_errors),	 cmocka_unit_test(test_wording),
-	    cmocka_unit_test(test_filter),
+	    cmocka_unit_test(test_filter),	 cmocka_unit_test(test_filter_depth0),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -392,9 +392,11 @@ static void test_config_errors(void **state)
 struct known {
 	char *dir;
 	char path[512];
-	char cyc[512];	/* the same with CYC packets (cycle-accurate time) */
-	char filt[512]; /* real-shaped, filtered to work: TIP.PGD/PGE at each
-			 * call out of it and each return into it */
+	char cyc[512];	  /* the same with CYC packets (cycle-accurate time) */
+	char filt[512];	  /* real-shaped, filtered to work: TIP.PGD/PGE at each
+			   * call out of it and each return into it */
+	char leaves[512]; /* real-shaped, filtered to leaf and op_a (called
+			   * from untraced code, calling nothing) */
 	bool skip;
 };
 
@@ -418,6 +420,10 @@ static int setup_known(void **state)
 			 hwt_test_prog("ptflow_known"));
 		ptl_record(K.dir, "known_filt", terms, hwt_test_prog("ptflow_known"), "", K.filt,
 			   sizeof(K.filt));
+		snprintf(terms, sizeof(terms), "'real,filter=filter leaf @ %s,filter op_a @ %s'",
+			 hwt_test_prog("ptflow_known"), hwt_test_prog("ptflow_known"));
+		ptl_record(K.dir, "known_leaves", terms, hwt_test_prog("ptflow_known"), "",
+			   K.leaves, sizeof(K.leaves));
 	}
 	return 0;
 }
@@ -772,6 +778,235 @@ static void test_known_profile_filtered(void **state)
 		profile_path_agrees(&l, &cfg, no_tree, &st, &rc, (const char *)out.data, &st2);
 	}
 	hwt_buf_fini(&out);
+	ptl_close(&l);
+}
+
+/* ptflow's sink with what reaches it counted: records (block records,
+ * returns out of older frames) and the calls of its tree. */
+struct csink {
+	struct hwt_dec_sink inner;
+	struct hwt_dec_tree tree;
+	uint64_t blocks, unknown, events, tops, bases;
+};
+
+static int cs_rec(void *ctx, const struct hwt_dec_rec *rec)
+{
+	struct csink *c = ctx;
+
+	c->blocks += rec->type == HWT_DEC_REC_BLOCK;
+	c->events += rec->type == HWT_DEC_REC_EVENT;
+	c->unknown += rec->type == HWT_DEC_REC_RETURN && (rec->flags & HWT_DEC_RF_UNKNOWN_FRAME);
+	return c->inner.rec(c->inner.ctx, rec);
+}
+
+static int cs_batch(void *ctx, const struct hwt_dec_batch *b)
+{
+	struct csink *c = ctx;
+
+	for (size_t i = 0; i < b->n; i++)
+		c->unknown += b->e[i].type == HWT_DEC_REC_RETURN &&
+			      (b->e[i].flags & HWT_DEC_RF_UNKNOWN_FRAME);
+	return c->inner.batch(c->inner.ctx, b);
+}
+
+static int cs_top(void *ctx, const struct hwt_dec_tree_at *at, uint32_t *node)
+{
+	struct csink *c = ctx;
+
+	c->tops++;
+	return c->inner.tree->top(c->inner.ctx, at, node);
+}
+
+static int cs_child(void *ctx, const struct hwt_dec_tree_at *at, uint32_t parent, uint64_t to,
+		    uint32_t *node)
+{
+	struct csink *c = ctx;
+
+	return c->inner.tree->child(c->inner.ctx, at, parent, to, node);
+}
+
+static int cs_sync(void *ctx, const struct hwt_dec_tree_at *at, uint32_t node)
+{
+	struct csink *c = ctx;
+
+	return c->inner.tree->sync(c->inner.ctx, at, node);
+}
+
+static int cs_counts(void *ctx, const struct hwt_dec_tree_counts *counts)
+{
+	struct csink *c = ctx;
+
+	return c->inner.tree->counts(c->inner.ctx, counts);
+}
+
+static int cs_base(void *ctx, const struct hwt_dec_rec *rec, struct hwt_dec_tree_base *out)
+{
+	struct csink *c = ctx;
+
+	c->bases++;
+	return c->inner.tree->base(c->inner.ctx, rec, out);
+}
+
+/* l decoded by engine into ptf through a counting sink (flags: the
+ * decoder's, with l's; tree: with ptflow's call tree). */
+static void decode_counted(struct ptl *l, struct hwt_ptf *ptf, uint32_t engine, uint32_t flags,
+			   bool tree, struct csink *c)
+{
+	struct hwt_dec_sink sink;
+
+	memset(c, 0, sizeof(*c));
+	hwt_ptf_sink(ptf, &c->inner);
+	assert_non_null(c->inner.tree);
+	c->tree = (struct hwt_dec_tree){cs_top, cs_child, cs_sync, cs_counts, cs_base};
+	sink = c->inner;
+	sink.ctx = c;
+	sink.rec = cs_rec;
+	sink.batch = cs_batch;
+	sink.tree = tree ? &c->tree : NULL;
+	for (size_t i = 0; i < hwt_fmt_session_naux(l->s); i++) {
+		const struct hwt_fmt_aux_stream *as = hwt_fmt_session_aux(l->s, i);
+		struct hwt_dec_config cfg = l->cfg;
+		struct hwt_dec *dec;
+
+		cfg.engine = engine;
+		cfg.flags |= flags;
+		assert_int_equal(hwt_dec_alloc(&dec, &cfg, l->ic), 0);
+		assert_int_equal(hwt_dec_set_context(dec, l->pid, as->tid, l->img), 0);
+		assert_int_equal(hwt_dec_add_sink(dec, &sink), 0);
+		for (size_t k = 0; k < as->nsegments; k++) {
+			const struct hwt_fmt_aux_segment *seg =
+			    hwt_fmt_session_aux_segment(l->s, i, k);
+			uint8_t *buf = malloc(seg->size ? seg->size : 1);
+
+			assert_non_null(buf);
+			assert_int_equal(hwt_fmt_session_aux_read(l->s, i, k, 0, buf, seg->size),
+					 (int64_t)seg->size);
+			if (k)
+				assert_int_equal(hwt_dec_lost(dec, 0), 0);
+			assert_int_equal(hwt_dec_feed(dec, buf, seg->size), 0);
+			free(buf);
+		}
+		assert_int_equal(hwt_dec_finish(dec), 0);
+		hwt_dec_free(dec);
+	}
+}
+
+/* Filtered to leaf and op_a, called from untraced code and calling
+ * nothing: the depth-0 code changes 3000 times (1500 enables into them,
+ * 1500 returns out of them to untraced code) and no call is seen. The
+ * decoder's call tree begins at the first depth-0 block and stands for
+ * them: base() is asked about each block and return target once (it
+ * holds to its answers), not once per change, and no block record is
+ * left. The profile is the records' (the calls view's), and each function
+ * has exactly the instructions the whole program's trace gives it. */
+static void test_known_depth0_tree(void **state)
+{
+	static const uint32_t engines[] = {HWT_DEC_ENGINE_FAST, HWT_DEC_ENGINE_LIBIPT};
+	struct hwt_rep_render_config rc;
+	struct hwt_ptf_call_stats leaf, op_a;
+	struct hwt_rep_profile *prof;
+	struct hwt_ptf_config cfg;
+	struct hwt_ptf_stats st;
+	struct hwt_ptf *ptf;
+	struct hwt_buf out;
+	struct csink c0;
+	char want[256];
+	struct ptl l;
+
+	(void)state;
+	need_known();
+	/* The ground truth: the whole program's trace. */
+	ptl_open(&l, K.path);
+	hwt_ptf_config_init(&cfg);
+	cfg.views = HWT_PTF_CALLS;
+	cfg.aspace = l.as;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	ptl_decode(&l, ptf, HWT_DEC_ENGINE_FAST);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	call_of(ptf, "leaf", &leaf);
+	call_of(ptf, "op_a", &op_a);
+	assert_int_equal(leaf.calls, 1000);
+	assert_int_equal(op_a.calls, 500);
+	assert_int_equal(leaf.self_insns, leaf.incl_insns);
+	hwt_ptf_free(ptf);
+	ptl_close(&l);
+
+	ptl_open(&l, K.leaves);
+	cfg.aspace = l.as;
+	hwt_rep_render_config_init(&rc);
+	rc.format = HWT_REP_FMT_FOLDED;
+	rc.annotate = false;
+	snprintf(want, sizeof(want),
+		 "ptflow_known;[before the trace];leaf %" PRIu64
+		 "\nptflow_known;[before the trace];op_a %" PRIu64 "\n",
+		 leaf.self_insns, op_a.self_insns);
+	/* Records (the calls view takes every record). */
+	assert_int_equal(hwt_rep_profile_alloc(&prof, NULL), 0);
+	cfg.views = HWT_PTF_PROFILE | HWT_PTF_CALLS;
+	cfg.profile = prof;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	ptl_decode(&l, ptf, HWT_DEC_ENGINE_FAST);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	hwt_ptf_stats(ptf, &st);
+	assert_int_equal(st.insns, leaf.self_insns + op_a.self_insns);
+	assert_int_equal(st.calls, 0);
+	assert_int_equal(st.unknown_returns, 1500);
+	hwt_buf_init(&out);
+	assert_int_equal(hwt_rep_render(prof, &rc, &out), 0);
+	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
+	assert_string_equal((char *)out.data, want);
+	hwt_buf_fini(&out);
+	hwt_ptf_free(ptf);
+	hwt_rep_profile_free(prof);
+
+	/* The profile alone through batches, block records at depth 0
+	 * only: what the tree stands for. */
+	assert_int_equal(hwt_rep_profile_alloc(&prof, NULL), 0);
+	cfg.views = HWT_PTF_PROFILE;
+	cfg.profile = prof;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	decode_counted(&l, ptf, HWT_DEC_ENGINE_FAST, hwt_ptf_dec_flags(&cfg), false, &c0);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	hwt_ptf_stats(ptf, &st);
+	assert_int_equal(st.insns, leaf.self_insns + op_a.self_insns);
+	assert_int_equal(st.unknown_returns, 1500);
+	/* Each depth-0 block a record: more than one per change. */
+	assert_true(c0.blocks > 1500);
+	assert_int_equal(c0.unknown, 1500);
+	hwt_ptf_free(ptf);
+	hwt_rep_profile_free(prof);
+
+	/* The profile alone through the decoder's call tree. */
+	for (size_t e = 0; e < HWT_ARRAY_SIZE(engines); e++) {
+		struct hwt_ptf_stats st2;
+		struct csink c;
+
+		assert_int_equal(hwt_rep_profile_alloc(&prof, NULL), 0);
+		cfg.views = HWT_PTF_PROFILE;
+		cfg.profile = prof;
+		assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+		decode_counted(&l, ptf, engines[e], hwt_ptf_dec_flags(&cfg), true, &c);
+		assert_int_equal(hwt_ptf_finish(ptf), 0);
+		hwt_ptf_stats(ptf, &st2);
+		assert_int_equal(st2.insns, st.insns);
+		assert_int_equal(st2.calls, 0);
+		assert_int_equal(st2.unknown_returns, 1500);
+		/* Every block and return it held counts as its record. */
+		assert_int_equal(st2.records, c0.blocks + c0.unknown + c.events);
+		hwt_buf_init(&out);
+		assert_int_equal(hwt_rep_render(prof, &rc, &out), 0);
+		assert_int_equal(hwt_buf_append(&out, "", 1), 0);
+		assert_string_equal((char *)out.data, want);
+		hwt_buf_fini(&out);
+		/* The first block (the sink has no count of the thread yet)
+		 * is a record; tree mode begins at the next one and goes on. */
+		assert_true(c.blocks <= 1);
+		assert_int_equal(c.unknown, 0);
+		assert_true(c.tops >= 1 && c.tops <= 2);
+		assert_true(c.bases < 40);
+		hwt_ptf_free(ptf);
+		hwt_rep_profile_free(prof);
+	}
 	ptl_close(&l);
 }
 
@@ -1289,11 +1524,12 @@ static void test_tree_protocol(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tree_protocol),  cmocka_unit_test(test_synthetic),
-	    cmocka_unit_test(test_stream_restart), cmocka_unit_test(test_call_cache),
-	    cmocka_unit_test(test_config_errors),  cmocka_unit_test(test_known_calls),
-	    cmocka_unit_test(test_known_profile),  cmocka_unit_test(test_known_profile_filtered),
-	    cmocka_unit_test(test_known_branches), cmocka_unit_test(test_known_timeline),
+	    cmocka_unit_test(test_tree_protocol),     cmocka_unit_test(test_synthetic),
+	    cmocka_unit_test(test_stream_restart),    cmocka_unit_test(test_call_cache),
+	    cmocka_unit_test(test_config_errors),     cmocka_unit_test(test_known_calls),
+	    cmocka_unit_test(test_known_profile),     cmocka_unit_test(test_known_profile_filtered),
+	    cmocka_unit_test(test_known_depth0_tree), cmocka_unit_test(test_known_branches),
+	    cmocka_unit_test(test_known_timeline),
 	};
 
 	return cmocka_run_group_tests(tests, setup_known, teardown_known);
