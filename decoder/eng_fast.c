@@ -16,9 +16,14 @@
  * Anything outside that subset makes the engine decline the segment
  * (-HWT_ENOTSUP) and libipt decodes it instead: overflows, TSX, paging and
  * VMCS packets, power events, PTWRITE, MNT, address filters, errata that
- * change decoding, decode errors of any kind. Declining is cheap and always
+ * change decoding, decode errors but two. Declining is cheap and always
  * correct; the differential tests (fast == libipt on every test and fuzz
- * input) keep the subset honest.
+ * input) keep the subset honest. The two errors are what real traces
+ * show most (libipt 2.0.5's "unexpected packet context" at an enable
+ * while tracing is on, "no memory mapped" where the flow goes to code
+ * the image does not have): there the engine fails as libipt's does,
+ * the same blocks, gap and resynchronization (libipt_fails()), where
+ * all of that is certain.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,6 +41,9 @@ enum {
 	ST_EOS = 1 << 2,
 	Q_BADQUERY = -2,
 	Q_EOS = -3,
+	/* libipt's block decoder fails here too, and the log has what
+	 * eng_ipt.c writes for that (libipt_fails()): decoding ends. */
+	Q_FAILED = -4,
 };
 
 struct fev {
@@ -171,6 +179,17 @@ struct fast {
 	struct hwt_dec_bb *held_bb;
 	size_t held_item;
 	bool held_taken;
+	/* ... and still libipt's pending decision (eng_ipt.c's
+	 * c->pending): no event resolved it since (conv_event()). */
+	bool held_pending;
+
+	/* What libipt's last pt_blk_next() gave, where eng_ipt.c's
+	 * error_ip() reads it at a failing pt_blk_event(): the IP, known
+	 * when blk_ok (before the first: 0, libipt's block is zeroed). */
+	uint64_t blk_ip;
+	bool blk_ok;
+	/* The last bb_at() or succ() failed where nothing is mapped. */
+	bool nomap;
 
 	/* Log bookkeeping: items wait for the position after the next
 	 * decision or event (eng_ipt.c's rule). */
@@ -1006,6 +1025,7 @@ static struct hwt_dec_bb *bb_at_slow(struct fast *f, uint64_t ip, int *err)
 	struct l1_entry *e;
 	struct hwt_dec_bb *bb;
 
+	f->nomap = false;
 	if (!img) {
 		*err = DECLINE;
 		return NULL;
@@ -1014,6 +1034,7 @@ static struct hwt_dec_bb *bb_at_slow(struct fast *f, uint64_t ip, int *err)
 	if (hwt_dec_bb_get(f->dec->icache, img, ip, (enum hwt_dec_mode)f->mode, &bb) < 0) {
 		/* libipt: no memory mapped (or a bad opcode). */
 		f->s->decline_err = true;
+		f->nomap = !hwt_dec_image_find(img, ip);
 		*err = DECLINE;
 		return NULL;
 	}
@@ -1049,6 +1070,7 @@ succ(struct fast *f, struct hwt_dec_bb *bb, int dir, int *err)
 	if (e && e->image_id == f->ctx.image->id)
 		return e->bb;
 	if (hwt_dec_bb_succ(f->dec->icache, f->ctx.image, bb, dir, &n) < 0) {
+		f->nomap = !hwt_dec_image_find(f->ctx.image, dir ? bb->target : bb->fallthrough);
 		*err = DECLINE;
 		return NULL;
 	}
@@ -1079,6 +1101,7 @@ static inline void hold(struct fast *f, struct hwt_dec_bb *bb, size_t item, bool
 	f->held_bb = bb;
 	f->held_item = item;
 	f->held_taken = taken;
+	f->held_pending = true;
 }
 
 /* An overflow: the held decision's outcome is lost (eng_ipt.c resolves
@@ -1113,6 +1136,117 @@ static int close_open(struct fast *f)
 	err = add_item(f, f->open, f->open_k, SEG_F_PARTIAL, 0);
 	f->open = NULL;
 	return err;
+}
+
+static int start_at(struct fast *f, uint64_t at, const struct seg_state *e);
+
+/* Whether libipt's pt_blk_sync_forward() at the PSB at sync succeeds
+ * (1): its fresh start there, as start_at() mirrors it, gives a status;
+ * or fails (0) at the end of the trace after a complete PSB+ (where a
+ * segment would be empty). eng_ipt.c stops decoding where it fails.
+ * Anything else is not certain (DECLINE): PSB patterns inside packets,
+ * what the fast engine does not decode. */
+static int resyncs(struct fast *f, uint64_t sync)
+{
+	const struct seg_pkt *p = f->np;
+	struct seg_state none;
+	struct fast *g;
+	int st;
+
+	while (p->type != SEG_PKT_END && p->type != HWT_PKT_BAD && f->s->start + p->off < sync)
+		p++;
+	if (p->type != HWT_PKT_PSB || f->s->start + p->off != sync)
+		return DECLINE;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->dec = f->dec;
+	g->s = f->s;
+	g->sc = f->sc;
+	g->buf = f->buf;
+	g->end = f->end;
+	g->skz84 = f->skz84;
+	g->ctx = f->ctx;
+	g->image_id = f->image_id;
+	g->np = p;
+	g->mode = HWT_DEC_MODE_UNKNOWN;
+	memset(&none, 0, sizeof(none));
+	st = start_at(g, sync, &none);
+	if (st == Q_EOS && !g->cut_header)
+		st = 0;
+	else if (st >= 0)
+		st = 1;
+	else if (st != -ENOMEM)
+		st = DECLINE;
+	free(g);
+	return st;
+}
+
+/* libipt's block decoder fails here too, with pterr: the log gets what
+ * eng_ipt.c writes from there on (seg_ipt(), conv_resync()): what ran of
+ * an open block, the gap at the query decoder's offset (where no trace
+ * was read since the call that failed began, the offset before it) with
+ * ip, the decision waiting for the next block resolved to none (the
+ * held one, if libipt's is still pending); then libipt synchronizes
+ * afresh at the next PSB (pt_blk_sync_forward()), which is where the
+ * segment ends (eng_ipt.c's resync_stop: run.c decodes the rest from a
+ * fresh sync), and the gap's size is the bytes up to there (or to the
+ * segment's end, without a PSB). Returns Q_FAILED, or DECLINE where that
+ * PSB is not certain: libipt looks for its pattern from the offset on
+ * and takes a run's last 16 bytes, so a run of 02 82 that may begin
+ * before the offset is left to it. */
+static int libipt_fails(struct fast *f, int pterr, uint64_t ip)
+{
+	struct seg *s = f->s;
+	uint64_t pos = f->pos, sync;
+	int err;
+
+	/* With a sideband hook, libipt's engine keeps what its block cache
+	 * made of a failing segment (eng_ipt.c), which this does not mirror. */
+	if (f->dec->cfg.context || pos <= s->start || pos > s->end || s->buf[pos - 1] == 0x02 ||
+	    s->buf[pos - 1] == 0x82)
+		return DECLINE;
+	sync = hwt_pkt_find_psb(s->buf, (size_t)s->end, (size_t)pos);
+	if (sync < s->end) {
+		err = resyncs(f, sync);
+		if (err < 0)
+			return err;
+		if (!err)
+			sync = s->end; /* it does not: decoding ends */
+	}
+	if (f->held_bb && f->held_pending) {
+		err = drop_held(f);
+		if (err < 0)
+			return err;
+	}
+	f->held_bb = NULL;
+	err = close_open(f);
+	if (err < 0)
+		return err;
+	snapshot(f);
+	err = seg_add_gap(s, HWT_DEC_GAP_ERROR, hwt_dec_err_from_pt(pterr),
+			  pt_errstr(pt_errcode(pterr)), ip, (sync < s->end ? sync : s->end) - pos,
+			  pos);
+	if (err < 0)
+		return err;
+	f->unposed = s->nitems;
+	if (sync < s->end) {
+		s->end = sync;
+		s->last = false;
+	}
+	return Q_FAILED;
+}
+
+/* bb_at() or succ() failed (err) at ip, where libipt's block decoder
+ * goes on: where nothing is mapped there, its pt_blk_next() fails with
+ * -pte_nomap and the IP eng_ipt.c gives that gap is ip (an empty block
+ * begins there, or the instruction after a block that runs into it).
+ * Anything else is libipt's to decode. */
+static int block_fails(struct fast *f, uint64_t ip, int err)
+{
+	if (err != DECLINE || !f->nomap)
+		return err;
+	return libipt_fails(f, -pte_nomap, ip);
 }
 
 static uint8_t cond_flags(const struct hwt_dec_bb *bb, uint64_t next)
@@ -1588,6 +1722,8 @@ static int proceed_no_event(struct fast *f)
 	struct hwt_dec_bb *bb;
 	unsigned int direct = 0; /* direct jumps and calls in a row */
 	struct logc lc;
+	uint64_t fail_ip = 0;
+	bool fail = false;
 	int err = 0, ret;
 
 /* Leaves with x, the locals written back. */
@@ -1596,10 +1732,18 @@ static int proceed_no_event(struct fast *f)
 		ret = (x);                                                                         \
 		goto out;                                                                          \
 	} while (0)
+/* bb_at() or succ() failed (err) where the flow goes to ip: block_fails()
+ * once the locals are written back. */
+#define PNE_FAIL(ip)                                                                               \
+	do {                                                                                       \
+		fail = true;                                                                       \
+		fail_ip = (ip);                                                                    \
+		PNE_RET(err);                                                                      \
+	} while (0)
 
-	f->held_bb = NULL;
 	lc_get(f, &lc);
 	if (f->open) {
+		f->held_bb = NULL;
 		bb = f->open;
 		f->open = NULL;
 		/* Continue a block an event stopped in: it is one item. */
@@ -1608,7 +1752,9 @@ static int proceed_no_event(struct fast *f)
 	} else {
 		bb = bb_at(f, f->ip, &err);
 		if (!bb)
-			PNE_RET(err);
+			PNE_FAIL(f->ip);
+		/* A block begins: the held decision is resolved. */
+		f->held_bb = NULL;
 	}
 	for (;;) {
 		struct hwt_dec_bb *nb;
@@ -1684,8 +1830,10 @@ static int proceed_no_event(struct fast *f)
 			}
 			lc_snapshot(f, &lc);
 			nb = succ(f, bb, taken, &err);
-			if (!nb)
-				PNE_RET(err);
+			if (!nb) {
+				hold(f, bb, lc.last, next == bb->target);
+				PNE_FAIL(next);
+			}
 			bb = nb;
 			continue;
 		case HWT_DEC_BR_JUMP:
@@ -1702,7 +1850,7 @@ static int proceed_no_event(struct fast *f)
 				PNE_RET(err);
 			nb = succ(f, bb, bb->branch != HWT_DEC_BR_NONE, &err);
 			if (!nb)
-				PNE_RET(err);
+				PNE_FAIL(next);
 			f->ip = next;
 			bb = nb;
 			continue;
@@ -1737,8 +1885,10 @@ static int proceed_no_event(struct fast *f)
 				nb = succ(f, call, 0, &err);
 				if (!nb)
 					nb = bb_at(f, next, &err);
-				if (!nb)
-					PNE_RET(err);
+				if (!nb) {
+					hold(f, bb, lc.last, false);
+					PNE_FAIL(next);
+				}
 				bb = nb;
 				continue;
 			}
@@ -1769,9 +1919,12 @@ static int proceed_no_event(struct fast *f)
 					PNE_RET(0);
 				}
 				lc_snapshot(f, &lc);
-				bb = bb_at(f, next, &err);
-				if (!bb)
-					PNE_RET(err);
+				nb = bb_at(f, next, &err);
+				if (!nb) {
+					hold(f, bb, lc.last, false);
+					PNE_FAIL(next);
+				}
+				bb = nb;
 				continue;
 			}
 			/* fall through */
@@ -1790,16 +1943,20 @@ static int proceed_no_event(struct fast *f)
 				PNE_RET(0);
 			}
 			lc_snapshot(f, &lc);
-			bb = f->next_bb ? f->next_bb : bb_at(f, f->ip, &err);
-			if (!bb)
-				PNE_RET(err);
+			nb = f->next_bb ? f->next_bb : bb_at(f, f->ip, &err);
+			if (!nb) {
+				hold(f, bb, lc.last, cond_flags(bb, f->ip) != 0);
+				PNE_FAIL(f->ip);
+			}
+			bb = nb;
 			continue;
 		}
 	}
+#undef PNE_FAIL
 #undef PNE_RET
 out:
 	lc_put(f, &lc);
-	return ret;
+	return fail ? block_fails(f, fail_ip, ret) : ret;
 }
 
 /* Whether libipt's SKD022 workaround may turn an asynchronous disable at
@@ -1991,15 +2148,27 @@ static int blk_next(struct fast *f)
 	int st = fetch_event(f);
 
 	if (st != 0) {
+		const struct hwt_dec_bb *open = f->open;
+		uint64_t ip = f->ip, insns = f->s->insns;
+		uint32_t k = f->open_k;
+
 		if (st < 0)
 			return st;
-		return proceed_event(f);
+		st = proceed_event(f);
+		/* libipt's block: where it began, when it is empty (no
+		 * instruction ran to get to the event). */
+		f->blk_ip = ip;
+		f->blk_ok = f->s->insns == insns && f->open == open && f->open_k == k;
+		return st;
 	}
 	if (!f->enabled)
 		return (f->status & ST_EOS) ? Q_EOS : DECLINE;
 	st = proceed_no_event(f);
 	if (st < 0)
 		return st;
+	/* libipt's block ended at the decision. */
+	f->blk_ok = f->held_bb != NULL;
+	f->blk_ip = f->held_bb ? f->held_bb->end_ip : 0;
 	return trailing_event(f);
 }
 
@@ -2099,9 +2268,12 @@ static int deliver_event(struct fast *f)
 	switch (ev.type) {
 	case HWT_DEC_EV_ENABLED:
 		if (f->enabled) {
-			/* libipt: unexpected packet context. */
+			/* libipt: unexpected packet context (a status update
+			 * or an enable without IP would fail otherwise). */
 			f->s->decline_err = true;
-			return DECLINE;
+			if (ev.status || ev.suppressed || !f->blk_ok)
+				return DECLINE;
+			return libipt_fails(f, -pte_bad_context, f->blk_ip);
 		}
 		if (ev.ip == f->ip)
 			ev.payload = 1; /* resumed */
@@ -2165,6 +2337,12 @@ static int deliver_event(struct fast *f)
 	default:
 		return DECLINE;
 	}
+	/* Events that resolve libipt's pending decision (conv_event()). */
+	if (!ev.status &&
+	    (ev.type == HWT_DEC_EV_ASYNC_BRANCH || ev.type == HWT_DEC_EV_ASYNC_DISABLED ||
+	     ev.type == HWT_DEC_EV_DISABLED || ev.type == HWT_DEC_EV_ENABLED ||
+	     ev.type == HWT_DEC_EV_OVERFLOW || (ev.type == HWT_DEC_EV_EXEC_MODE && !ev.suppressed)))
+		f->held_pending = false;
 	f->process_event = false;
 	st = trailing_event(f);
 	if (st < 0)
@@ -2512,22 +2690,24 @@ static int psb_header(struct fast *f)
 	}
 }
 
-/* PSB+ at the segment start (pt_qry_start and pt_blk_start). */
-static int start(struct fast *f)
+/* PSB+ at the segment start (pt_qry_start and pt_blk_start), or at the
+ * PSB at `at` (f->np) where libipt synchronizes afresh (e: nothing
+ * known). */
+static int start_at(struct fast *f, uint64_t at, const struct seg_state *e)
 {
-	const struct seg_state *e = &f->s->entry;
 	/* libipt starts from a state with nothing to tell (tracing off, no
 	 * resume address, mode or transaction) as from a fresh sync: its
 	 * prefix (eng_ipt.c) is a PSB+ without events. */
 	bool cont = e->known && (e->enabled || e->ip || e->mode != HWT_DEC_MODE_UNKNOWN || e->spec);
 	int n, st, err;
 
-	f->pos = f->s->start;
+	f->pos = at;
 	n = peek(f);
 	/* A PSB+ that runs into the next PSB: libipt fails there. One that
 	 * runs into the end of the trace while decoding on is libipt's too
 	 * (its block decoder then reports the end where it stopped). */
-	if (n <= 0 || f->np->type != HWT_PKT_PSB || (f->s->hdr.open && (!f->s->last || cont)))
+	if (n <= 0 || f->np->type != HWT_PKT_PSB ||
+	    (at == f->s->start && f->s->hdr.open && (!f->s->last || cont)))
 		return DECLINE;
 	/* Decoding on from the segment before: the query decoder's own
 	 * enabled flag (BDM70's check) is where tracing was. */
@@ -2597,7 +2777,7 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 	/* Its log's positions never decrease (f->pos only moves on), if
 	 * it starts empty. */
 	bool sorted = s->nitems == 0;
-	int status, err;
+	int status, err, ferr;
 
 	/* Outside the subset from the start. */
 	/* Address filters matter to libipt only for its SKL014 workaround. */
@@ -2631,6 +2811,7 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 	}
 	f->np = s->pkts;
 	f->mode = HWT_DEC_MODE_UNKNOWN;
+	f->blk_ok = true;
 	/* SKZ84 only changes how packets decode (pkt.c does it, and an
 	 * INVALID packet is unsupported); SKD007 changes a CYC's meaning
 	 * where it hits. */
@@ -2643,7 +2824,7 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 	if (err < 0)
 		goto out;
 	f->unposed = s->nitems;
-	status = start(f);
+	status = start_at(f, s->start, &s->entry);
 	if (status == Q_EOS && s->entry.known && s->entry.enabled && !f->cut_header) {
 		/* libipt goes on here with tracing on (eng_ipt.c's prefix)
 		 * and finds no trace: its view of where the flow ends. */
@@ -2709,12 +2890,12 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 			snapshot(f);
 		f->decided = false;
 	}
-out : {
-	int ferr = runs_fold_all(f);
-
+out:
+	ferr = runs_fold_all(f);
+	if (err == Q_FAILED)
+		err = 0;
 	if (err == 0)
 		err = ferr;
-}
 	if (err == 0) {
 		snapshot(f);
 		err = seg_flush_delta(s, f->pos);

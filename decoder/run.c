@@ -190,6 +190,15 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 
 		if (!next) {
 			err = hwt_dec_seg_fast(dec, s, w->fast);
+			if (err == 0 && s->end < end) {
+				/* Failed where libipt does, and ended where
+				 * it synchronizes afresh (eng_fast.c's
+				 * libipt_fails()): the rest from there. */
+				seg_find_end_ip(s);
+				s->rest_end = end;
+				s->rest_last = last;
+				s->rest_ipt = 0;
+			}
 			if (err != -HWT_ENOTSUP)
 				goto done;
 			seg_drop_counts(s);
