@@ -716,6 +716,10 @@ static int bench_raw(const char *dir, int runs)
 		libipt_loop(pt, len, &secs, NULL);
 		c = cpu_now() - c;
 		reps = c > 0 ? (int)(0.2 / c) + 1 : 1000;
+		/* HWT_BENCH_REPS=N: that many (callgrind counts per decode
+		 * then do not depend on the machine's speed). */
+		if (getenv("HWT_BENCH_REPS") && atoi(getenv("HWT_BENCH_REPS")) > 0)
+			reps = atoi(getenv("HWT_BENCH_REPS"));
 	}
 	for (int k = 0; k < 3; k++) {
 		cpu[k] = 1e30;

@@ -66,7 +66,6 @@ struct hwt_dec_icache {
 	void **csh_pool[4]; /* capstone handles per mode */
 	size_t ncsh[4], cap_csh[4];
 	struct hwt_dec_bb_table *bbs; /* basic-block cache */
-	atomic_uint_fast64_t next_image_id;
 };
 
 struct hwt_dec_image {

@@ -26,6 +26,7 @@
  * all of that is certain.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -199,15 +200,32 @@ struct fast {
 	uint32_t open_k;
 };
 
+/* Scratches of decoders gone, for the next ones: clearing 0.7 MB is most
+ * of what a decoder of a short trace costs. What a scratch holds is
+ * keyed by image id, unique in the process (image.c), so it never
+ * matches another decoder's images, and a segment folds its runs' counts
+ * at its end: a scratch left is as good as a new one. */
+#define SCRATCH_POOL 4
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fast_scratch *pool[SCRATCH_POOL];
+static unsigned int npool;
+
 int hwt_dec_fast_scratch_alloc(void **out)
 {
-	struct fast_scratch *sc = calloc(1, sizeof(*sc));
+	struct fast_scratch *sc;
 
-	if (sc)
-		sc->f = malloc(sizeof(*sc->f));
-	if (!sc || !sc->f) {
-		free(sc);
-		return -ENOMEM;
+	pthread_mutex_lock(&pool_lock);
+	sc = npool ? pool[--npool] : NULL;
+	pthread_mutex_unlock(&pool_lock);
+	if (!sc) {
+		sc = calloc(1, sizeof(*sc));
+		if (sc)
+			sc->f = malloc(sizeof(*sc->f));
+		if (!sc || !sc->f) {
+			free(sc);
+			return -ENOMEM;
+		}
 	}
 	*out = sc;
 	return 0;
@@ -217,6 +235,14 @@ void hwt_dec_fast_scratch_free(void *scratch)
 {
 	struct fast_scratch *sc = scratch;
 
+	if (!sc)
+		return;
+	pthread_mutex_lock(&pool_lock);
+	if (npool < SCRATCH_POOL && !sc->ncounted) {
+		pool[npool++] = sc;
+		sc = NULL;
+	}
+	pthread_mutex_unlock(&pool_lock);
 	if (sc)
 		free(sc->f);
 	free(sc);

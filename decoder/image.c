@@ -101,7 +101,6 @@ int hwt_dec_icache_alloc(struct hwt_dec_icache **out, const struct hwt_logger *l
 	err = hwt_dec_bb_table_alloc(&ic->bbs);
 	if (err < 0)
 		goto error;
-	atomic_init(&ic->next_image_id, 1);
 	*out = ic;
 	return 0;
 error:
@@ -184,6 +183,17 @@ out:
 	return sec;
 }
 
+/* Image ids are unique in the process, not only in their icache: what
+ * the fast engine's scratch caches by image id (eng_fast.c keeps it for
+ * the next decoder, whatever its icache) never matches another icache's
+ * images. */
+static atomic_uint_fast64_t next_image_id = 1;
+
+static uint64_t new_image_id(void)
+{
+	return atomic_fetch_add(&next_image_id, 1);
+}
+
 int hwt_dec_image_alloc(struct hwt_dec_image **out, struct hwt_dec_icache *ic, const char *name)
 {
 	struct hwt_dec_image *img;
@@ -196,7 +206,7 @@ int hwt_dec_image_alloc(struct hwt_dec_image **out, struct hwt_dec_icache *ic, c
 		return -ENOMEM;
 	atomic_init(&img->refs, 1);
 	img->icache = ic;
-	img->id = atomic_fetch_add(&ic->next_image_id, 1);
+	img->id = new_image_id();
 	img->name = strdup(name ? name : "");
 	img->ipt = pt_image_alloc(name);
 	if (!img->name || !img->ipt) {
@@ -317,7 +327,7 @@ static int image_add_section(struct hwt_dec_image *img, const char *path, const 
 		return hwt_dec_err_from_pt(err);
 	/* A changed image gets a new id: successor edges cached for the old
 	 * one must not be used. */
-	img->id = atomic_fetch_add(&img->icache->next_image_id, 1);
+	img->id = new_image_id();
 	return image_map(img, sec, vaddr, end);
 }
 
@@ -380,7 +390,7 @@ int hwt_dec_image_copy(struct hwt_dec_image *img, const struct hwt_dec_image *sr
 	err = pt_image_copy(img->ipt, src->ipt);
 	if (err < 0)
 		return hwt_dec_err_from_pt(err);
-	img->id = atomic_fetch_add(&img->icache->next_image_id, 1);
+	img->id = new_image_id();
 	for (size_t i = 0; i < src->npieces; i++) {
 		err = image_map(img, src->pieces[i].sec, src->pieces[i].lo, src->pieces[i].hi);
 		if (err < 0)
