@@ -556,6 +556,11 @@ static int conv_tail(struct conv *c, const struct pt_block *b, uint64_t pos)
 	int err;
 
 	conv_snapshot(c, pos);
+	/* The block libipt would decode next came from its block cache
+	 * in another mode (as in conv_block()): the tail from there is
+	 * the cache's, not the segment's. */
+	if (b->ninsn && hwt_dec_mode_from_pt(b->mode) != c->mode)
+		c->mode_from_cache = true;
 	err = conv_resolve(c, b->ip);
 	if (err < 0)
 		return err;
