@@ -157,10 +157,13 @@ struct fast {
 	bool process_event;
 	struct fev ev;
 	/* libipt's return stack holds addresses; ours holds the calls'
-	 * blocks, whose fall-through successor is the return's block. */
+	 * blocks, whose fall-through successor is the return's block. A
+	 * ring of 64 entries, the newest below rs_top (mod 64): a push over
+	 * 64 overwrites the oldest, a pop clears its entry, so a pop finds
+	 * NULL where libipt's stack is empty. */
 	struct hwt_dec_bb *retstack[64];
+	unsigned int rs_top;
 	struct hwt_dec_bb *next_bb; /* complete_with_trace(): f->ip's block, if known */
-	unsigned int rs_top, rs_n;
 
 	/* Context. */
 	struct hwt_dec_context ctx;
@@ -1030,19 +1033,18 @@ static int fetch_event(struct fast *f)
 
 static void rs_push(struct fast *f, struct hwt_dec_bb *call)
 {
-	f->retstack[f->rs_top] = call;
-	f->rs_top = (f->rs_top + 1) % 64;
-	if (f->rs_n < 64)
-		f->rs_n++;
+	f->retstack[f->rs_top++ & 63] = call;
 }
 
 static struct hwt_dec_bb *rs_pop(struct fast *f)
 {
-	if (!f->rs_n)
+	struct hwt_dec_bb **e = &f->retstack[(f->rs_top - 1) & 63], *call = *e;
+
+	if (!call)
 		return NULL;
-	f->rs_top = (f->rs_top + 63) % 64;
-	f->rs_n--;
-	return f->retstack[f->rs_top];
+	*e = NULL;
+	f->rs_top--;
+	return call;
 }
 
 static struct hwt_dec_bb *bb_at_slow(struct fast *f, uint64_t ip, int *err)
@@ -1143,6 +1145,7 @@ static int drop_held(struct fast *f)
 	if (f->held_item != SEG_NOT_LOGGED) {
 		s->items[f->held_item].next_ip = 0;
 		s->items[f->held_item].flags &= (uint8_t)~SEG_F_TAKEN;
+		s->items[f->held_item].stack = SEG_STACK_UNSAID;
 	}
 	if (f->held_taken && s->profile) {
 		if (bb->id >= s->work->size && seg_work_grow(s->work, bb->id) < 0)
@@ -1559,14 +1562,16 @@ static struct run *run_get(struct fast *f, struct hwt_dec_bb *bb)
 struct logc {
 	struct seg_item *items;
 	size_t n, cap;	      /* s->nitems, s->cap_items */
+	size_t n0;	      /* n when last taken or written back */
 	size_t unposed;	      /* f->unposed */
 	size_t last;	      /* s->last_logged */
 	uint64_t insns, nbbs; /* not yet added to s's */
 	uint32_t delta;	      /* s->delta */
-	unsigned int rs_top, rs_n;
+	unsigned int rs_top;
 	uint8_t logmask; /* HWT_DEC_BBF_* of the full blocks logged */
 	uint8_t spec;	 /* f->spec */
 	bool log_all, profile;
+	bool all; /* proceed_no_event()'s lc_bb(all) */
 };
 
 static inline __attribute__((always_inline)) void lc_get(const struct fast *f, struct logc *lc)
@@ -1574,18 +1579,18 @@ static inline __attribute__((always_inline)) void lc_get(const struct fast *f, s
 	const struct seg *s = f->s;
 
 	lc->items = s->items;
-	lc->n = s->nitems;
+	lc->n = lc->n0 = s->nitems;
 	lc->cap = s->cap_items;
 	lc->unposed = f->unposed;
 	lc->last = s->last_logged;
 	lc->insns = lc->nbbs = 0;
 	lc->delta = s->delta;
 	lc->rs_top = f->rs_top;
-	lc->rs_n = f->rs_n;
 	lc->log_all = s->log_all;
 	lc->profile = s->profile;
 	lc->logmask = (uint8_t)(HWT_DEC_BBF_LOG_STACK | (s->profile ? HWT_DEC_BBF_LOG_TARGET : 0));
 	lc->spec = f->spec;
+	lc->all = s->log_all && !s->profile;
 }
 
 static inline __attribute__((always_inline)) void lc_put(struct fast *f, struct logc *lc)
@@ -1596,36 +1601,37 @@ static inline __attribute__((always_inline)) void lc_put(struct fast *f, struct 
 	f->unposed = lc->unposed;
 	s->last_logged = lc->last;
 	s->insns += lc->insns;
-	s->nbbs += lc->nbbs;
+	/* Every block an item (all): the blocks are the new items. */
+	s->nbbs += lc->nbbs + (lc->all ? lc->n - lc->n0 : 0);
 	lc->insns = lc->nbbs = 0;
+	lc->n0 = lc->n;
 	s->delta = lc->delta;
 	f->rs_top = lc->rs_top;
-	f->rs_n = lc->rs_n;
 }
 
 static inline __attribute__((always_inline)) void lc_rs_push(struct fast *f, struct logc *lc,
 							     struct hwt_dec_bb *call)
 {
-	f->retstack[lc->rs_top] = call;
-	lc->rs_top = (lc->rs_top + 1) & 63;
-	lc->rs_n += lc->rs_n < 64;
+	f->retstack[lc->rs_top++ & 63] = call;
 }
 
 static inline __attribute__((always_inline)) struct hwt_dec_bb *lc_rs_pop(struct fast *f,
 									  struct logc *lc)
 {
-	if (!lc->rs_n)
+	struct hwt_dec_bb **e = &f->retstack[(lc->rs_top - 1) & 63], *call = *e;
+
+	if (!call)
 		return NULL;
-	lc->rs_top = (lc->rs_top + 63) & 63;
-	lc->rs_n--;
-	return f->retstack[lc->rs_top];
+	*e = NULL;
+	lc->rs_top--;
+	return call;
 }
 
 /* A new item at the log's end (SEG_BB, position to come) with delta
  * instructions since the previous one; NULL: ENOMEM (in s->err). */
 static inline __attribute__((always_inline)) struct seg_item *
 lc_append(struct fast *f, struct logc *lc, struct hwt_dec_bb *bb, uint32_t ninsn, uint8_t flags,
-	  uint64_t next_ip, uint32_t delta)
+	  uint64_t next_ip, uint32_t delta, uint8_t stack)
 {
 	struct seg_item *it;
 
@@ -1646,16 +1652,28 @@ lc_append(struct fast *f, struct logc *lc, struct hwt_dec_bb *bb, uint32_t ninsn
 	it->delta = delta;
 	it->kind = SEG_BB;
 	it->flags = flags;
+	it->stack = stack;
 	it->reserved = 0;
 	return it;
 }
 
-/* seg_bb() on the locals (add_item()). */
+/* seg_bb() on the locals (add_item()), of a full block that does stack
+ * (enum seg_stack) to a call stack; all: every block is logged and none
+ * counted (log_all without the profile: the call tree's case). */
 static inline __attribute__((always_inline)) int lc_bb(struct fast *f, struct logc *lc,
 						       struct hwt_dec_bb *bb, uint32_t ninsn,
-						       uint8_t flags, uint64_t next_ip)
+						       uint8_t flags, uint64_t next_ip,
+						       uint8_t stack, const bool all)
 {
 	flags |= lc->spec;
+	if (all) {
+		lc->insns += ninsn;
+		if (!lc_append(f, lc, bb, ninsn, flags, next_ip, lc->delta + ninsn, stack))
+			return f->s->err;
+		lc->delta = 0;
+		lc->last = lc->n - 1;
+		return 0;
+	}
 	lc->insns += ninsn;
 	lc->nbbs++;
 	lc->delta += ninsn;
@@ -1664,7 +1682,7 @@ static inline __attribute__((always_inline)) int lc_bb(struct fast *f, struct lo
 	lc->last = SEG_NOT_LOGGED;
 	if (!lc->log_all && ((flags & SEG_F_PARTIAL) || !(bb->flags & lc->logmask)))
 		return 0;
-	if (!lc_append(f, lc, bb, ninsn, flags, next_ip, lc->delta))
+	if (!lc_append(f, lc, bb, ninsn, flags, next_ip, lc->delta, stack))
 		return f->s->err;
 	lc->delta = 0;
 	lc->last = lc->n - 1;
@@ -1714,7 +1732,10 @@ static inline __attribute__((always_inline)) int run_replay(struct fast *f, stru
 			break;
 		}
 		if (!lc_append(f, lc, eb, eb->ninsn, fl ? SEG_F_TAKEN : 0, nip,
-			       lc->delta + r->log_delta[j]))
+			       lc->delta + r->log_delta[j],
+			       eb->branch == HWT_DEC_BR_CALL && !(eb->flags & HWT_DEC_BBF_PIC_CALL)
+				   ? SEG_STACK_CALL
+				   : SEG_STACK_UNSAID))
 			return f->s->err;
 		lc->delta = 0;
 	}
@@ -1742,8 +1763,9 @@ static inline __attribute__((always_inline)) int run_replay(struct fast *f, stru
  * and not at the end, the next pt_blk_next() just goes on, so we do too
  * and give each decision's items the position after it. The hot path:
  * the log's state in locals (struct logc), written back on the way out
- * and around complete_with_trace(). */
-static int proceed_no_event(struct fast *f)
+ * and around complete_with_trace(); all: lc_bb()'s (a copy of its own,
+ * with fewer checks per block and registers to spare). */
+static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast *f, const bool all)
 {
 	struct hwt_dec_bb *bb;
 	unsigned int direct = 0; /* direct jumps and calls in a row */
@@ -1793,7 +1815,7 @@ static int proceed_no_event(struct fast *f)
 		switch (bb->branch) {
 		case HWT_DEC_BR_COND:
 			direct = 0;
-			if (f->ntnt && !lc.log_all && !lc.spec) {
+			if (!all && f->ntnt && !lc.log_all && !lc.spec) {
 				struct run *r = run_get(f, bb);
 
 				if (r) {
@@ -1840,11 +1862,13 @@ static int proceed_no_event(struct fast *f)
 			f->status = st;
 			if (taken) {
 				next = bb->target;
-				err = lc_bb(f, &lc, bb, bb->ninsn, SEG_F_TAKEN, next);
+				err = lc_bb(f, &lc, bb, bb->ninsn, SEG_F_TAKEN, next,
+					    SEG_STACK_NONE, all);
 			} else {
 				next = bb->fallthrough;
 				err = lc_bb(f, &lc, bb, bb->ninsn,
-					    next == bb->target ? SEG_F_TAKEN : 0, next);
+					    next == bb->target ? SEG_F_TAKEN : 0, next,
+					    SEG_STACK_NONE, all);
 			}
 			if (err < 0)
 				PNE_RET(err);
@@ -1862,16 +1886,32 @@ static int proceed_no_event(struct fast *f)
 			}
 			bb = nb;
 			continue;
+		case HWT_DEC_BR_CALL:
+			/* (The case below, for calls alone: the hot one.) */
+			if (++direct > HWT_DEC_MAX_DIRECT_RUN)
+				PNE_RET(DECLINE);
+			next = bb->target;
+			if (!(bb->flags & HWT_DEC_BBF_PIC_CALL))
+				lc_rs_push(f, &lc, bb);
+			err = lc_bb(f, &lc, bb, bb->ninsn, 0, next,
+				    (bb->flags & HWT_DEC_BBF_PIC_CALL) ? SEG_STACK_NONE
+								       : SEG_STACK_CALL,
+				    all);
+			if (err < 0)
+				PNE_RET(err);
+			nb = succ(f, bb, 1, &err);
+			if (!nb)
+				PNE_RET(err);
+			f->ip = next;
+			bb = nb;
+			continue;
 		case HWT_DEC_BR_JUMP:
 		case HWT_DEC_BR_NONE:
-		case HWT_DEC_BR_CALL:
 			/* An endless loop: libipt's engine reports it. */
 			if (bb->branch != HWT_DEC_BR_NONE && ++direct > HWT_DEC_MAX_DIRECT_RUN)
 				PNE_RET(DECLINE);
 			next = bb->branch == HWT_DEC_BR_NONE ? bb->fallthrough : bb->target;
-			if (bb->branch == HWT_DEC_BR_CALL && !(bb->flags & HWT_DEC_BBF_PIC_CALL))
-				lc_rs_push(f, &lc, bb);
-			err = lc_bb(f, &lc, bb, bb->ninsn, 0, next);
+			err = lc_bb(f, &lc, bb, bb->ninsn, 0, next, SEG_STACK_NONE, all);
 			if (err < 0)
 				PNE_RET(err);
 			nb = succ(f, bb, bb->branch != HWT_DEC_BR_NONE, &err);
@@ -1898,7 +1938,7 @@ static int proceed_no_event(struct fast *f)
 					PNE_RET(st);
 				f->status = st;
 				next = call->fallthrough;
-				err = lc_bb(f, &lc, bb, bb->ninsn, 0, next);
+				err = lc_bb(f, &lc, bb, bb->ninsn, 0, next, SEG_STACK_RET, all);
 				if (err < 0)
 					PNE_RET(err);
 				f->ip = next;
@@ -1935,7 +1975,11 @@ static int proceed_no_event(struct fast *f)
 				if (st < 0)
 					PNE_RET(st);
 				f->status = st;
-				err = lc_bb(f, &lc, bb, bb->ninsn, 0, next);
+				err = lc_bb(f, &lc, bb, bb->ninsn, 0, next,
+					    bb->branch == HWT_DEC_BR_IND_CALL ? SEG_STACK_CALL
+					    : bb->branch == HWT_DEC_BR_RETURN ? SEG_STACK_RET
+									      : SEG_STACK_NONE,
+					    all);
 				if (err < 0)
 					PNE_RET(err);
 				f->ip = next;
@@ -1983,6 +2027,23 @@ static int proceed_no_event(struct fast *f)
 out:
 	lc_put(f, &lc);
 	return fail ? block_fails(f, fail_ip, ret) : ret;
+}
+
+static __attribute__((noinline)) int proceed_no_event_all(struct fast *f)
+{
+	return proceed_no_event_as(f, true);
+}
+
+static __attribute__((noinline)) int proceed_no_event_some(struct fast *f)
+{
+	return proceed_no_event_as(f, false);
+}
+
+static inline int proceed_no_event(struct fast *f)
+{
+	if (f->s->log_all && !f->s->profile)
+		return proceed_no_event_all(f);
+	return proceed_no_event_some(f);
 }
 
 /* Whether libipt's SKD022 workaround may turn an asynchronous disable at

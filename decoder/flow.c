@@ -74,7 +74,8 @@ struct frame {
 	uint64_t insns; /* the thread's count at entry */
 	uint32_t older; /* 1 + the next older frame in its bucket; 0: none */
 	uint32_t fence; /* 1 + the newest non-near frame up to here; 0: none */
-	uint32_t cnode; /* tree mode: the sink's node of this frame */
+	uint32_t pnode; /* tree mode: the sink's node of the code that made
+			 * the call (the innermost again when it returns) */
 	uint8_t kind;
 	bool has_time;
 };
@@ -91,9 +92,9 @@ struct thread {
 	uint64_t off_at;     /* tracing stopped asynchronously here; 0 */
 	uint64_t run;	     /* hwt_dec_context.run */
 	struct thread *next; /* hash chain */
-	/* Tree mode (see the top): frames from tlo have cnodes, anchor is
-	 * the sink's node at depth tlo, tnode the innermost's; instructions
-	 * up to mark are counted. */
+	/* Tree mode (see the top): frames from tlo have pnodes (the one at
+	 * tlo: anchor, the sink's node at depth tlo), tnode is the
+	 * innermost's; instructions up to mark are counted. */
 	bool tmode;
 	size_t tlo;
 	uint32_t anchor, tnode;
@@ -910,7 +911,7 @@ static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr,
 	fr->ret_addr = ret_addr;
 	fr->func = to;
 	fr->kind = kind;
-	fr->cnode = cnode;
+	fr->pnode = t->tnode;
 	index_all(t);
 	index_push(t, t->depth++);
 	t->indexed = t->depth;
@@ -986,7 +987,7 @@ static int pop_to(struct replay *r, size_t k, uint64_t from, uint64_t to, uint8_
 			f->treturns++;
 			f->tunwound += unwound;
 		}
-		t->tnode = k > t->tlo ? t->stack[k - 1].cnode : t->anchor;
+		t->tnode = t->stack[k].pnode; /* k >= tlo: its caller's */
 		r->tpos = pos;
 		r->tpos_valid = true;
 		return 0;
@@ -1542,18 +1543,19 @@ static __attribute__((noinline)) size_t tree_run(struct replay *r, size_t i)
 	struct hwt_dec_tree_count *tc = f->tcount;
 	const struct tcache *cache = f->tcache_calls;
 	/* The stack as pointers: sp is the next free frame; frames above
-	 * lo have nodes; a call at top would drop frames (MAX_DEPTH). */
+	 * lo have nodes; a call at top would drop frames (MAX_DEPTH); a
+	 * return to stop ends the run (depth 0 with block records, whose
+	 * blocks there are records: the general path's). */
 	struct frame *const stack = t->stack, *const lo = stack + t->tlo;
 	struct frame *const top = stack + (t->cap < MAX_DEPTH - 1 ? t->cap : MAX_DEPTH - 1);
+	struct frame *const stop = r->want_block ? stack : NULL;
 	struct frame *sp = stack + t->depth, *const sp0 = sp;
 	/* Frames below indexed are in the index (index_pop()). */
 	struct frame *indexed = stack + t->indexed;
 	uint64_t insns = t->insns, mark = t->mark, ncalls = 0, nrets;
 	uint32_t tnode = t->tnode;
 
-	/* Depth-0 blocks are records: the general path's (a return to depth
-	 * 0 stops the run below). */
-	if (r->want_block && sp == stack)
+	if (sp == stop)
 		return i;
 	for (; it < end; it++) {
 		const struct hwt_dec_bb *bb;
@@ -1561,6 +1563,21 @@ static __attribute__((noinline)) size_t tree_run(struct replay *r, size_t i)
 		uint64_t to;
 		uint8_t br;
 
+		/* What the engine said the block does (no block read), else
+		 * what the block and the item tell. */
+		if (it->stack == SEG_STACK_RET) {
+			to = it->next_ip;
+			goto ret;
+		}
+		if (it->stack == SEG_STACK_CALL) {
+			bb = it->bb;
+			to = it->next_ip;
+			goto call;
+		}
+		if (it->stack == SEG_STACK_NONE) {
+			insns += it->delta;
+			continue;
+		}
 		if (__builtin_expect(it->kind != SEG_BB, 0)) {
 			if (it->kind != SEG_INSNS)
 				break;
@@ -1573,23 +1590,7 @@ static __attribute__((noinline)) size_t tree_run(struct replay *r, size_t i)
 			br = HWT_DEC_BR_NONE;
 		if (br == HWT_DEC_BR_RETURN) {
 			to = it->next_ip;
-			if (!to || sp <= lo || sp[-1].ret_addr != to || sp[-1].kind != FRAME_NEAR)
-				break;
-			insns += it->delta;
-			tc[tnode].self += insns - mark;
-			mark = insns;
-			sp--;
-			if (__builtin_expect(sp < indexed, 0)) {
-				t->depth = (size_t)(sp - stack) + 1;
-				index_pop(t);
-				indexed = stack + t->indexed;
-			}
-			tnode = sp > lo ? sp[-1].cnode : t->anchor;
-			if (__builtin_expect(sp == stack, 0) && r->want_block) {
-				it++;
-				break;
-			}
-			continue;
+			goto ret;
 		}
 		if (br == HWT_DEC_BR_CALL) {
 			if (bb->flags & HWT_DEC_BBF_PIC_CALL) {
@@ -1597,27 +1598,48 @@ static __attribute__((noinline)) size_t tree_run(struct replay *r, size_t i)
 				continue;
 			}
 			to = bb->target;
-		} else if (br == HWT_DEC_BR_IND_CALL) {
-			to = it->next_ip;
-		} else if (br == HWT_DEC_BR_FAR_CALL || br == HWT_DEC_BR_FAR_RETURN) {
-			break;
-		} else {
-			insns += it->delta;
-			continue;
+			goto call;
 		}
+		if (br == HWT_DEC_BR_IND_CALL) {
+			to = it->next_ip;
+			goto call;
+		}
+		if (br == HWT_DEC_BR_FAR_CALL || br == HWT_DEC_BR_FAR_RETURN)
+			break;
+		insns += it->delta;
+		continue;
+	ret:
+		if (!to || sp <= lo || sp[-1].ret_addr != to || sp[-1].kind != FRAME_NEAR)
+			break;
+		insns += it->delta;
+		tc[tnode].self += insns - mark;
+		mark = insns;
+		sp--;
+		if (__builtin_expect(sp < indexed, 0)) {
+			t->depth = (size_t)(sp - stack) + 1;
+			index_pop(t);
+			indexed = stack + t->indexed;
+		}
+		tnode = sp->pnode;
+		if (__builtin_expect(sp == stop, 0)) {
+			it++;
+			break;
+		}
+		continue;
+	call:
 		c = &cache[tcache_slot(to, tnode)];
 		if (c->parent1 != tnode + 1 || c->to != to || sp >= top)
 			break;
 		insns += it->delta;
 		tc[tnode].self += insns - mark;
 		mark = insns;
+		sp->ret_addr = bb->fallthrough;
+		sp->kind = FRAME_NEAR;
+		sp->pnode = tnode;
+		sp++;
 		tnode = c->node;
 		tc[tnode].calls++;
 		ncalls++;
-		sp->ret_addr = bb->fallthrough;
-		sp->kind = FRAME_NEAR;
-		sp->cnode = tnode;
-		sp++;
 	}
 	/* Only calls and returns moved the depth. */
 	nrets = ncalls - (uint64_t)(sp - sp0);

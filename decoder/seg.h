@@ -44,6 +44,18 @@ enum seg_kind {
 #define SEG_F_STATUS	    (1u << 4) /* event: status update */
 #define SEG_F_IP_SUPPRESSED (1u << 5)
 
+/* What a SEG_BB item does to a call stack, where the engine that logged
+ * it says so (the fast engine's hot loop, which knows it at no cost): the
+ * call tree's replay (flow.c tree_run) then reads no block for it. */
+enum seg_stack {
+	SEG_STACK_UNSAID = 0, /* look at the block and the flags */
+	SEG_STACK_NONE,	      /* nothing: no near call or return, a call to
+			       * the next instruction, or not run to its
+			       * branch */
+	SEG_STACK_CALL,	      /* a near call to next_ip */
+	SEG_STACK_RET,	      /* a near return to next_ip */
+};
+
 /* A block is logged when phase 2 needs it: always when the sinks want
  * block records; else only when it changes a call stack or (with the
  * profile) ends at an indirect branch. The others are counted in the
@@ -59,7 +71,8 @@ struct seg_item {
 				* previous item, this one's included */
 	uint8_t kind;	       /* enum seg_kind */
 	uint8_t flags;	       /* SEG_F_* */
-	uint16_t reserved;
+	uint8_t stack;	       /* SEG_BB: enum seg_stack */
+	uint8_t reserved;
 };
 
 /* Per-worker block counts for the profile: dense by block id, with the
@@ -300,6 +313,7 @@ seg_append_bb(struct seg *s, struct hwt_dec_bb *bb, uint32_t ninsn, uint8_t flag
 	} else {
 		it = &s->items[s->nitems++];
 		it->kind = SEG_BB;
+		it->stack = SEG_STACK_UNSAID;
 		it->reserved = 0;
 	}
 	it->bb = bb;
