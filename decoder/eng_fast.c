@@ -1108,7 +1108,7 @@ succ(struct fast *f, struct hwt_dec_bb *bb, int dir, int *err)
 static inline __attribute__((always_inline)) int
 add_item(struct fast *f, struct hwt_dec_bb *bb, uint32_t ninsn, uint8_t flags, uint64_t next_ip)
 {
-	return seg_bb(f->s, bb, ninsn, flags | f->spec, next_ip, SEG_UNPOSED);
+	return seg_bb(f->s, bb, ninsn, flags | f->spec, next_ip, f->pos);
 }
 
 /* Gives the items since the last snapshot the current position. */
@@ -1117,7 +1117,8 @@ static inline __attribute__((always_inline)) void snapshot(struct fast *f)
 	struct seg *s = f->s;
 	size_t n = s->nitems;
 
-	/* Every item the fast engine logs waits for its position. */
+	/* Every item the fast engine logs waits for its position (it
+	 * carries the one when it was logged till then). */
 	for (size_t i = f->unposed; i < n; i++)
 		s->items[i].pos = f->pos;
 	f->unposed = n;
@@ -1647,7 +1648,7 @@ lc_append(struct fast *f, struct logc *lc, struct hwt_dec_bb *bb, uint32_t ninsn
 	it = &lc->items[lc->n++];
 	it->bb = bb;
 	it->next_ip = next_ip;
-	it->pos = SEG_UNPOSED;
+	it->pos = f->pos; /* for now (lc_snapshot_to()) */
 	it->ninsn = ninsn;
 	it->delta = delta;
 	it->kind = SEG_BB;
@@ -1689,16 +1690,22 @@ static inline __attribute__((always_inline)) int lc_bb(struct fast *f, struct lo
 	return 0;
 }
 
-/* snapshot() on the locals, and of the items before index n only. */
+/* snapshot() on the locals, and of the items before index n only. An
+ * item carries the position when it was logged (add_item(), lc_append()):
+ * where the oldest waiting has the current one, so have the others (the
+ * position only moves on), as after a decision on a cached TNT bit. */
 static inline __attribute__((always_inline)) void lc_snapshot_to(const struct fast *f,
 								 struct logc *lc, size_t n)
 {
 	uint64_t pos = f->pos;
 
-	for (size_t i = lc->unposed; i < n; i++)
-		lc->items[i].pos = pos;
-	if (n > lc->unposed)
-		lc->unposed = n;
+	if (lc->unposed >= n)
+		return;
+	if (lc->items[lc->unposed].pos != pos) {
+		for (size_t i = lc->unposed; i < n; i++)
+			lc->items[i].pos = pos;
+	}
+	lc->unposed = n;
 }
 
 static inline __attribute__((always_inline)) void lc_snapshot(const struct fast *f, struct logc *lc)
@@ -1924,18 +1931,30 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 		case HWT_DEC_BR_IND_JUMP:
 		case HWT_DEC_BR_IND_CALL:
 			/* The common cases of complete_with_trace(), inline:
-			 * a compressed return taking a cached TNT bit, and a
-			 * TIP right at hand for an indirect branch. */
-			if (bb->branch == HWT_DEC_BR_RETURN && f->ntnt) {
+			 * a compressed return taking a cached TNT bit or the
+			 * next TNT packet's, and a TIP right at hand for an
+			 * indirect branch. */
+			if (bb->branch == HWT_DEC_BR_RETURN &&
+			    (f->ntnt || f->np->type == HWT_PKT_TNT_8 ||
+			     f->np->type == HWT_PKT_TNT_64)) {
 				struct hwt_dec_bb *call;
 
 				direct = 0;
-				f->ntnt--;
-				if (!((f->tnt >> f->ntnt) & 1) || !(call = lc_rs_pop(f, &lc)))
-					PNE_RET(DECLINE);
-				st = f->ntnt ? 0 : status_flags(f);
+				if (f->ntnt) {
+					f->ntnt--;
+					taken = (f->tnt >> f->ntnt) & 1;
+					st = f->ntnt ? 0 : status_flags(f);
+				} else {
+					st = q_cond(f, &taken);
+					if (st < 0)
+						st = st == Q_EOS || st == Q_BADQUERY ? DECLINE : st;
+					else if (st & ST_IPSUP)
+						st = DECLINE; /* -pte_noip */
+				}
 				if (st < 0)
 					PNE_RET(st);
+				if (!taken || !(call = lc_rs_pop(f, &lc)))
+					PNE_RET(DECLINE);
 				f->status = st;
 				next = call->fallthrough;
 				err = lc_bb(f, &lc, bb, bb->ninsn, 0, next, SEG_STACK_RET, all);
