@@ -1819,6 +1819,11 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 
 		if (bb->flags & (HWT_DEC_BBF_ERROR | HWT_DEC_BBF_TRUNCATED))
 			PNE_RET(DECLINE);
+		/* Calls and returns first, without the switch's table. */
+		if (bb->branch == HWT_DEC_BR_CALL)
+			goto case_call;
+		if (bb->branch == HWT_DEC_BR_RETURN)
+			goto case_ret;
 		switch (bb->branch) {
 		case HWT_DEC_BR_COND:
 			direct = 0;
@@ -1894,6 +1899,7 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 			bb = nb;
 			continue;
 		case HWT_DEC_BR_CALL:
+		case_call:
 			/* (The case below, for calls alone: the hot one.) */
 			if (++direct > HWT_DEC_MAX_DIRECT_RUN)
 				PNE_RET(DECLINE);
@@ -1930,6 +1936,7 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 		case HWT_DEC_BR_RETURN:
 		case HWT_DEC_BR_IND_JUMP:
 		case HWT_DEC_BR_IND_CALL:
+		case_ret:
 			/* The common cases of complete_with_trace(), inline:
 			 * a compressed return taking a cached TNT bit or the
 			 * next TNT packet's, and a TIP right at hand for an
