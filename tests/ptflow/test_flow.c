@@ -1010,6 +1010,68 @@ static void test_known_depth0_tree(void **state)
 	ptl_close(&l);
 }
 
+/* Frames left without their returns in the middle of a stack
+ * (ptflow_unwind: a jump out of five nested down frames back into mid,
+ * whose return then goes back over them to top, two calls below main):
+ * the same profile from records, batches and the decoder's call tree,
+ * which pops the frames as the records do, and counts what follows in
+ * top, whose 100 leaf calls are top's. */
+static void test_unwind_profile(void **state)
+{
+	struct hwt_rep_render_config rc;
+	struct hwt_ptf_call_stats leaf, down;
+	struct hwt_ptf_stats st;
+	struct hwt_buf out;
+	struct ptl l;
+	struct hwt_rep_profile *prof;
+	struct hwt_ptf_config cfg;
+	struct hwt_ptf *ptf;
+	char path[512];
+
+	(void)state;
+	need_known();
+	ptl_record(K.dir, "unwind", "", hwt_test_prog("ptflow_unwind"), "", path, sizeof(path));
+	ptl_open(&l, path);
+	hwt_rep_render_config_init(&rc);
+	rc.format = HWT_REP_FMT_FOLDED;
+	rc.annotate = false;
+	assert_int_equal(hwt_rep_profile_alloc(&prof, NULL), 0);
+	hwt_ptf_config_init(&cfg);
+	cfg.views = HWT_PTF_PROFILE | HWT_PTF_CALLS;
+	cfg.aspace = l.as;
+	cfg.profile = prof;
+	assert_int_equal(hwt_ptf_alloc(&ptf, &cfg), 0);
+	l.cfg.flags |= hwt_ptf_dec_flags(&cfg);
+	ptl_decode(&l, ptf, HWT_DEC_ENGINE_FAST);
+	assert_int_equal(hwt_ptf_finish(ptf), 0);
+	call_of(ptf, "leaf", &leaf);
+	call_of(ptf, "down", &down);
+	assert_int_equal(leaf.calls, 150);
+	assert_int_equal(leaf.returns, 150);
+	assert_int_equal(down.calls, 5);
+	hwt_ptf_stats(ptf, &st);
+	/* mid's return pops the five down frames with its own. */
+	assert_int_equal(st.unwound, 5);
+	hwt_buf_init(&out);
+	assert_int_equal(hwt_rep_render(prof, &rc, &out), 0);
+	assert_int_equal(hwt_buf_append(&out, "", 1), 0);
+	/* leaf is 4 instructions: 100 calls from top, 50 from mid after the
+	 * jump (under the innermost down frame: no return left it). */
+	assert_true(hwt_test_contains((char *)out.data, ";main;top;leaf 400\n"));
+	assert_true(
+	    hwt_test_contains((char *)out.data, ";mid;down;down;down;down;down;leaf 200\n"));
+	hwt_ptf_free(ptf);
+	hwt_rep_profile_free(prof);
+
+	for (int no_tree = 0; no_tree < 2; no_tree++) {
+		struct hwt_ptf_stats st2;
+
+		profile_path_agrees(&l, &cfg, no_tree, &st, &rc, (const char *)out.data, &st2);
+	}
+	hwt_buf_fini(&out);
+	ptl_close(&l);
+}
+
 static const struct hwt_ptf_insn_stats *find_cond(const struct hwt_ptf_insn_stats *rows, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -1528,8 +1590,8 @@ int main(void)
 	    cmocka_unit_test(test_stream_restart),    cmocka_unit_test(test_call_cache),
 	    cmocka_unit_test(test_config_errors),     cmocka_unit_test(test_known_calls),
 	    cmocka_unit_test(test_known_profile),     cmocka_unit_test(test_known_profile_filtered),
-	    cmocka_unit_test(test_known_depth0_tree), cmocka_unit_test(test_known_branches),
-	    cmocka_unit_test(test_known_timeline),
+	    cmocka_unit_test(test_known_depth0_tree), cmocka_unit_test(test_unwind_profile),
+	    cmocka_unit_test(test_known_branches),    cmocka_unit_test(test_known_timeline),
 	};
 
 	return cmocka_run_group_tests(tests, setup_known, teardown_known);
