@@ -2323,7 +2323,7 @@ static bool breaks_flow(uint8_t type)
 }
 
 /* The event record, as hwt_dec_event_from_pt() makes it from libipt's. */
-static void fev_record(const struct fev *ev, struct hwt_dec_event *e)
+static inline void fev_record(const struct fev *ev, struct hwt_dec_event *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->type = ev->type;

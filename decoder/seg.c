@@ -214,17 +214,21 @@ int seg_add_event(struct seg *s, const struct hwt_dec_event *ev, uint8_t flags, 
 {
 	struct seg_item *it;
 
-	if (seg_flush_delta(s, pos) < 0)
+	if (s->delta && seg_flush_delta(s, pos) < 0)
 		return s->err;
-	if (!grow((void **)&s->events, &s->cap_events, s->nevents, sizeof(*s->events)))
+	if (__builtin_expect(s->nevents == s->cap_events, 0) &&
+	    !grow((void **)&s->events, &s->cap_events, s->nevents, sizeof(*s->events)))
 		return s->err = -ENOMEM;
-	it = seg_add(s, SEG_EVENT);
-	if (!it)
-		return s->err;
+	if (__builtin_expect(s->nitems == s->cap_items, 0)) {
+		it = seg_add(s, SEG_EVENT);
+		if (!it)
+			return s->err;
+	} else {
+		it = &s->items[s->nitems++];
+	}
 	s->events[s->nevents] = *ev;
-	it->ninsn = (uint32_t)s->nevents++;
-	it->flags = flags;
-	it->pos = pos;
+	*it = (struct seg_item){
+	    .pos = pos, .ninsn = (uint32_t)s->nevents++, .kind = SEG_EVENT, .flags = flags};
 	if (ev->type == HWT_DEC_EV_OVERFLOW)
 		s->overflows++;
 	return 0;
@@ -336,7 +340,7 @@ static bool ctc_fc(const struct tctx *x, uint64_t ctc, uint64_t *fc)
 	return true;
 }
 
-static void on_tsc(struct tstate *t, const struct tctx *x, uint64_t tsc, bool header)
+static inline void on_tsc(struct tstate *t, const struct tctx *x, uint64_t tsc, bool header)
 {
 	struct tcal *c = &t->cal;
 
@@ -512,7 +516,7 @@ static __attribute__((noinline)) void tl_grow_push(struct seg *s, uint64_t off, 
 	s->tl[s->ntl++] = (struct tl_point){off, tsc};
 }
 
-static inline void tl_push(struct seg *s, uint64_t off, uint64_t tsc)
+static inline __attribute__((always_inline)) void tl_push(struct seg *s, uint64_t off, uint64_t tsc)
 {
 	if (s->ntl) {
 		struct tl_point *l = &s->tl[s->ntl - 1];
