@@ -1093,6 +1093,97 @@ static void test_psb_run_tracing_off(void **state)
 	dectest_result_free(&ref);
 }
 
+/* RS_CALLS nested calls of f (its je not taken each time, then taken),
+ * then a compressed return (a taken TNT bit) for each and one more:
+ * libipt's return stack holds the newest 64 calls, so its 65th return
+ * finds it empty, an error (the fast engine's return stack must see the
+ * same: a ring of 64 whose oldest entries the newest overwrote). */
+#define RS_CALLS 70
+
+static size_t retstack_trace(uint8_t *buf, size_t size, uint64_t ip)
+{
+	struct pt_packet p[64];
+	struct pt_config cfg;
+	struct pt_encoder *enc;
+	size_t n = 0, len = 0;
+	/* The bits in order: RS_CALLS times 0 (je not taken), 1 (taken),
+	 * then RS_CALLS + 1 returns. */
+	unsigned int nbits = 2 * RS_CALLS + 2, done = 0;
+
+	memset(p, 0, sizeof(p));
+	p[n++].type = ppt_psb;
+	p[n++].type = ppt_psbend;
+	p[n].type = ppt_mode;
+	p[n].payload.mode.leaf = pt_mol_exec;
+	p[n++].payload.mode.bits.exec.csl = 1;
+	p[n].type = ppt_tip_pge;
+	p[n].payload.ip.ipc = pt_ipc_sext_48;
+	p[n++].payload.ip.ip = ip;
+	while (done < nbits) {
+		unsigned int k = nbits - done < 6 ? nbits - done : 6;
+		uint64_t bits = 0;
+
+		/* The oldest bit is the packet's highest. */
+		for (unsigned int i = 0; i < k; i++)
+			bits = bits << 1 | (done + i >= RS_CALLS);
+		p[n].type = ppt_tnt_8;
+		p[n].payload.tnt.bit_size = (uint8_t)k;
+		p[n++].payload.tnt.payload = bits;
+		done += k;
+	}
+	assert_true(n <= HWT_ARRAY_SIZE(p));
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + size;
+	enc = pt_alloc_encoder(&cfg);
+	assert_non_null(enc);
+	for (size_t i = 0; i < n; i++) {
+		int k = pt_enc_next(enc, &p[i]);
+
+		assert_true(k > 0);
+		len += (size_t)k;
+	}
+	pt_free_encoder(enc);
+	return len;
+}
+
+static void test_return_stack_overflow(void **state)
+{
+	/* f: je done; call f; ret; done: ret */
+	static const uint8_t code[] = {0x74, 0x06, 0xe8, 0xf9, 0xff, 0xff, 0xff, 0xc3, 0xc3};
+	const uint64_t base = 0x400000;
+	uint8_t pt[512];
+	size_t len = retstack_trace(pt, sizeof(pt), base);
+	struct dectest_result ref;
+
+	(void)state;
+	memset(&ref, 0, sizeof(ref));
+	for (int e = 0; e < 2; e++) {
+		for (int sb = 0; sb < 2; sb++) {
+			struct dectest_opts o;
+			struct dectest_result r;
+
+			dectest_opts_init(&o);
+			o.engine = e ? HWT_DEC_ENGINE_LIBIPT : HWT_DEC_ENGINE_FAST;
+			o.segment_bytes = sb ? 4096 : 1;
+			assert_int_equal(dectest_decode(&o, code, sizeof(code), base, pt, len, &r),
+					 0);
+			/* Every call, the 64 returns the stack holds, then
+			 * the error at the 65th. */
+			assert_int_equal(r.stats.calls, RS_CALLS);
+			assert_int_equal(r.stats.returns, 64);
+			assert_int_equal(r.stats.gaps, 1);
+			if (!ref.text)
+				ref = r;
+			else {
+				assert_same_text(r.text, ref.text);
+				dectest_result_free(&r);
+			}
+		}
+	}
+	dectest_result_free(&ref);
+}
+
 /* Every conformance trace (each CPU it names), both canonical engines:
  * identical records, and in pieces too. */
 static void test_conformance_traces_engines_agree(void **state)
@@ -1213,6 +1304,7 @@ int main(void)
 	    cmocka_unit_test(test_no_image),
 	    cmocka_unit_test(test_records_independent_of_history),
 	    cmocka_unit_test(test_psb_run_tracing_off),
+	    cmocka_unit_test(test_return_stack_overflow),
 	    cmocka_unit_test(test_conformance_traces_engines_agree),
 	};
 
