@@ -45,6 +45,8 @@ enum {
 	/* libipt's block decoder fails here too, and the log has what
 	 * eng_ipt.c writes for that (libipt_fails()): decoding ends. */
 	Q_FAILED = -4,
+	/* proceed_no_event(): no block at f->fail_ip (block_fails()). */
+	Q_NOBLOCK = -5,
 };
 
 struct fev {
@@ -192,8 +194,10 @@ struct fast {
 	 * when blk_ok (before the first: 0, libipt's block is zeroed). */
 	uint64_t blk_ip;
 	bool blk_ok;
-	/* The last bb_at() or succ() failed where nothing is mapped. */
+	/* The last bb_at() or succ() failed where nothing is mapped;
+	 * where proceed_no_event() was going then. */
 	bool nomap;
+	uint64_t fail_ip;
 
 	/* Log bookkeeping: items wait for the position after the next
 	 * decision or event (eng_ipt.c's rule). */
@@ -1047,7 +1051,8 @@ static struct hwt_dec_bb *rs_pop(struct fast *f)
 	return call;
 }
 
-static struct hwt_dec_bb *bb_at_slow(struct fast *f, uint64_t ip, int *err)
+static __attribute__((noinline)) struct hwt_dec_bb *bb_at_slow(struct fast *f, uint64_t ip,
+							       int *err)
 {
 	const struct hwt_dec_image *img = f->ctx.image;
 	struct l1_entry *e;
@@ -1085,6 +1090,15 @@ static inline struct hwt_dec_bb *bb_at(struct fast *f, uint64_t ip, int *err)
 	return bb_at_slow(f, ip, err);
 }
 
+/* succ() found no block: whether nothing is mapped there. */
+static __attribute__((noinline, cold)) struct hwt_dec_bb *
+succ_failed(struct fast *f, const struct hwt_dec_bb *bb, int dir, int *err)
+{
+	f->nomap = !hwt_dec_image_find(f->ctx.image, dir ? bb->target : bb->fallthrough);
+	*err = DECLINE;
+	return NULL;
+}
+
 static inline __attribute__((always_inline)) struct hwt_dec_bb *
 succ(struct fast *f, struct hwt_dec_bb *bb, int dir, int *err)
 {
@@ -1097,11 +1111,8 @@ succ(struct fast *f, struct hwt_dec_bb *bb, int dir, int *err)
 	e = atomic_load_explicit(&bb->succ[dir], memory_order_acquire);
 	if (e && e->image_id == f->ctx.image->id)
 		return e->bb;
-	if (hwt_dec_bb_succ(f->dec->icache, f->ctx.image, bb, dir, &n) < 0) {
-		f->nomap = !hwt_dec_image_find(f->ctx.image, dir ? bb->target : bb->fallthrough);
-		*err = DECLINE;
-		return NULL;
-	}
+	if (hwt_dec_bb_succ(f->dec->icache, f->ctx.image, bb, dir, &n) < 0)
+		return succ_failed(f, bb, dir, err);
 	return n;
 }
 
@@ -1777,8 +1788,8 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 	struct hwt_dec_bb *bb;
 	unsigned int direct = 0; /* direct jumps and calls in a row */
 	struct logc lc;
-	uint64_t fail_ip = 0;
-	bool fail = false;
+	struct hwt_dec_bb *fail_bb;
+	bool fail_taken;
 	int err = 0, ret;
 
 /* Leaves with x, the locals written back. */
@@ -1789,11 +1800,12 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 	} while (0)
 /* bb_at() or succ() failed (err) where the flow goes to ip: block_fails()
  * once the locals are written back. */
-#define PNE_FAIL(ip)                                                                               \
+#define PNE_FAIL(ip, held, tk)                                                                     \
 	do {                                                                                       \
-		fail = true;                                                                       \
-		fail_ip = (ip);                                                                    \
-		PNE_RET(err);                                                                      \
+		f->fail_ip = (ip);                                                                 \
+		fail_bb = (held);                                                                  \
+		fail_taken = (tk);                                                                 \
+		goto fail;                                                                         \
 	} while (0)
 
 	lc_get(f, &lc);
@@ -1807,7 +1819,7 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 	} else {
 		bb = bb_at(f, f->ip, &err);
 		if (!bb)
-			PNE_FAIL(f->ip);
+			PNE_FAIL(f->ip, NULL, false);
 		/* A block begins: the held decision is resolved. */
 		f->held_bb = NULL;
 	}
@@ -1892,10 +1904,8 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 			}
 			lc_snapshot(f, &lc);
 			nb = succ(f, bb, taken, &err);
-			if (!nb) {
-				hold(f, bb, lc.last, next == bb->target);
-				PNE_FAIL(next);
-			}
+			if (!nb)
+				PNE_FAIL(next, bb, next == bb->target);
 			bb = nb;
 			continue;
 		case HWT_DEC_BR_CALL:
@@ -1929,7 +1939,7 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 				PNE_RET(err);
 			nb = succ(f, bb, bb->branch != HWT_DEC_BR_NONE, &err);
 			if (!nb)
-				PNE_FAIL(next);
+				PNE_FAIL(next, NULL, false);
 			f->ip = next;
 			bb = nb;
 			continue;
@@ -1977,10 +1987,8 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 				nb = succ(f, call, 0, &err);
 				if (!nb)
 					nb = bb_at(f, next, &err);
-				if (!nb) {
-					hold(f, bb, lc.last, false);
-					PNE_FAIL(next);
-				}
+				if (!nb)
+					PNE_FAIL(next, bb, false);
 				bb = nb;
 				continue;
 			}
@@ -2016,10 +2024,8 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 				}
 				lc_snapshot(f, &lc);
 				nb = bb_at(f, next, &err);
-				if (!nb) {
-					hold(f, bb, lc.last, false);
-					PNE_FAIL(next);
-				}
+				if (!nb)
+					PNE_FAIL(next, bb, false);
 				bb = nb;
 				continue;
 			}
@@ -2040,19 +2046,23 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 			}
 			lc_snapshot(f, &lc);
 			nb = f->next_bb ? f->next_bb : bb_at(f, f->ip, &err);
-			if (!nb) {
-				hold(f, bb, lc.last, cond_flags(bb, f->ip) != 0);
-				PNE_FAIL(f->ip);
-			}
+			if (!nb)
+				PNE_FAIL(f->ip, bb, cond_flags(bb, f->ip) != 0);
 			bb = nb;
 			continue;
 		}
 	}
+fail:
+	/* The decision before, libipt's pending one (none after a direct
+	 * branch or at the start). */
+	if (fail_bb)
+		hold(f, fail_bb, lc.last, fail_taken);
+	ret = err == DECLINE ? Q_NOBLOCK : err;
 #undef PNE_FAIL
 #undef PNE_RET
 out:
 	lc_put(f, &lc);
-	return fail ? block_fails(f, fail_ip, ret) : ret;
+	return ret == Q_NOBLOCK ? block_fails(f, f->fail_ip, DECLINE) : ret;
 }
 
 static __attribute__((noinline)) int proceed_no_event_all(struct fast *f)
