@@ -105,6 +105,8 @@ struct run {
 	uint8_t nlog;		/* entries logged as items */
 	uint8_t nlog_pre;	/* ... of them before the decision
 				 * before the last (used >= 2) */
+	uint8_t logs;		/* key: what it logs (run_logs_key();
+				 * a scratch outlives its decoder) */
 	uint32_t tail;		/* instructions after the last */
 	uint32_t insns;		/* all instructions */
 	uint64_t count;		/* runs since the last fold */
@@ -1407,11 +1409,17 @@ static int complete_with_trace(struct fast *f, struct hwt_dec_bb *bb)
 	return 0;
 }
 
-/* Whether seg_bb() logs a full block as an item (with runs, log_all is
- * off). */
+/* What run_logs() depends on, besides the block. */
+static inline uint8_t run_logs_key(const struct seg *s)
+{
+	return (uint8_t)(s->log_all | s->profile << 1);
+}
+
+/* Whether seg_bb() logs a full block as an item (all of them with
+ * log_all: a run then logs each of its blocks). */
 static inline bool run_logs(const struct seg *s, const struct hwt_dec_bb *bb)
 {
-	return (bb->flags & HWT_DEC_BBF_LOG_STACK) ||
+	return s->log_all || (bb->flags & HWT_DEC_BBF_LOG_STACK) ||
 	       (s->profile && (bb->flags & HWT_DEC_BBF_LOG_TARGET));
 }
 
@@ -1477,6 +1485,7 @@ static bool run_build(struct fast *f, struct hwt_dec_bb *bb, unsigned int k, uns
 	r->bb = bb;
 	r->image_id = f->ctx.image->id;
 	r->key = (uint16_t)(k << 8 | bits);
+	r->logs = run_logs_key(f->s);
 	r->n = 0;
 	r->nlog = 0;
 	r->insns = 0;
@@ -1552,7 +1561,8 @@ static struct run *run_get(struct fast *f, struct hwt_dec_bb *bb)
 	uintptr_t h = ((uintptr_t)bb >> 4) * 0x9e3779b1u ^ key * 0x85ebca6bu;
 	struct run *r = &f->sc->runs[(h ^ (h >> 15)) & (RUN_CACHE - 1)];
 
-	if (r->bb == bb && r->key == key && r->image_id == f->ctx.image->id)
+	if (r->bb == bb && r->key == key && r->image_id == f->ctx.image->id &&
+	    r->logs == run_logs_key(f->s))
 		return r;
 	/* Evicted: its blocks' counts so far go to the profile. */
 	if (r->count && run_fold(f->s, r) < 0)
@@ -1759,8 +1769,12 @@ static inline __attribute__((always_inline)) int run_replay(struct fast *f, stru
 	}
 	lc->delta += r->tail;
 	lc->insns += r->insns;
-	lc->nbbs += r->n;
-	lc->last = SEG_NOT_LOGGED;
+	/* (With every block logged, the log's length counts them.) */
+	if (!lc->all)
+		lc->nbbs += r->n;
+	/* The run's last block (its last decision's) is the one an event
+	 * right after it holds (hold()): its item when logged. */
+	lc->last = r->nlog && r->log_idx[r->nlog - 1] == r->n - 1 ? lc->n - 1 : SEG_NOT_LOGGED;
 	if (lc->profile) {
 		struct fast_scratch *sc = f->sc;
 
@@ -1839,7 +1853,7 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 		switch (bb->branch) {
 		case HWT_DEC_BR_COND:
 			direct = 0;
-			if (!all && f->ntnt && !lc.log_all && !lc.spec) {
+			if (f->ntnt && !lc.spec) {
 				struct run *r = run_get(f, bb);
 
 				if (r) {
@@ -1864,7 +1878,7 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 						hold(f,
 						     (struct hwt_dec_bb *)(r->ent[r->n - 1] &
 									   ~(run_ent)7),
-						     SEG_NOT_LOGGED, r->ent[r->n - 1] & 1);
+						     lc.last, r->ent[r->n - 1] & 1);
 						f->decided = true;
 						PNE_RET(0);
 					}
