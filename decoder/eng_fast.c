@@ -601,6 +601,18 @@ static inline int q_cond(struct fast *f, bool *taken)
 	return status_flags(f);
 }
 
+/* The next conditional branch's bit in the hot loop: a cached TNT bit
+ * computes the status flags only once the cache runs dry; else
+ * q_cond(). */
+static inline int next_bit(struct fast *f, bool *taken)
+{
+	if (!f->ntnt)
+		return q_cond(f, taken);
+	f->ntnt--;
+	*taken = (f->tnt >> f->ntnt) & 1;
+	return f->ntnt ? 0 : status_flags(f);
+}
+
 /* pt_qry_indirect_branch(). */
 static int q_indirect(struct fast *f, uint64_t *ip)
 {
@@ -1886,15 +1898,7 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 					continue;
 				}
 			}
-			if (f->ntnt) {
-				/* A cached TNT bit: status flags are only
-				 * computed once the cache runs dry. */
-				f->ntnt--;
-				taken = (f->tnt >> f->ntnt) & 1;
-				st = f->ntnt ? 0 : status_flags(f);
-			} else {
-				st = q_cond(f, &taken);
-			}
+			st = next_bit(f, &taken);
 			if (st < 0)
 				PNE_RET(st == Q_BADQUERY || st == Q_EOS ? DECLINE : st);
 			f->status = st;
@@ -1972,9 +1976,7 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 
 				direct = 0;
 				if (f->ntnt) {
-					f->ntnt--;
-					taken = (f->tnt >> f->ntnt) & 1;
-					st = f->ntnt ? 0 : status_flags(f);
+					st = next_bit(f, &taken);
 				} else {
 					st = q_cond(f, &taken);
 					if (st < 0)
