@@ -132,24 +132,21 @@ static inline void ptl_open(struct ptl *l, const char *path)
 	}
 }
 
-/* Decodes every AUX stream into ptf (engine: enum hwt_dec_engine). */
-/* Decodes the recording into ptf; with no_tree, the sink takes batches but
- * not the decoder's call tree (struct hwt_dec_sink.tree). */
-static inline void ptl_decode_opt(struct ptl *l, struct hwt_ptf *ptf, uint32_t engine, bool no_tree)
+/* Decodes every AUX stream of l into sink (engine: enum hwt_dec_engine;
+ * flags: the decoder's, with l's). */
+static inline void ptl_decode_sink(struct ptl *l, const struct hwt_dec_sink *sink, uint32_t engine,
+				   uint32_t flags)
 {
 	for (size_t i = 0; i < hwt_fmt_session_naux(l->s); i++) {
 		const struct hwt_fmt_aux_stream *as = hwt_fmt_session_aux(l->s, i);
 		struct hwt_dec_config cfg = l->cfg;
-		struct hwt_dec_sink sink;
 		struct hwt_dec *dec;
 
 		cfg.engine = engine;
+		cfg.flags |= flags;
 		assert_int_equal(hwt_dec_alloc(&dec, &cfg, l->ic), 0);
 		assert_int_equal(hwt_dec_set_context(dec, l->pid, as->tid, l->img), 0);
-		hwt_ptf_sink(ptf, &sink);
-		if (no_tree)
-			sink.tree = NULL;
-		assert_int_equal(hwt_dec_add_sink(dec, &sink), 0);
+		assert_int_equal(hwt_dec_add_sink(dec, sink), 0);
 		for (size_t k = 0; k < as->nsegments; k++) {
 			const struct hwt_fmt_aux_segment *seg =
 			    hwt_fmt_session_aux_segment(l->s, i, k);
@@ -166,6 +163,18 @@ static inline void ptl_decode_opt(struct ptl *l, struct hwt_ptf *ptf, uint32_t e
 		assert_int_equal(hwt_dec_finish(dec), 0);
 		hwt_dec_free(dec);
 	}
+}
+
+/* Decodes the recording into ptf; with no_tree, the sink takes batches but
+ * not the decoder's call tree (struct hwt_dec_sink.tree). */
+static inline void ptl_decode_opt(struct ptl *l, struct hwt_ptf *ptf, uint32_t engine, bool no_tree)
+{
+	struct hwt_dec_sink sink;
+
+	hwt_ptf_sink(ptf, &sink);
+	if (no_tree)
+		sink.tree = NULL;
+	ptl_decode_sink(l, &sink, engine, 0);
 }
 
 static inline void ptl_decode(struct ptl *l, struct hwt_ptf *ptf, uint32_t engine)

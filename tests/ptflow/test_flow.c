@@ -863,32 +863,7 @@ static void decode_counted(struct ptl *l, struct hwt_ptf *ptf, uint32_t engine, 
 	sink.rec = cs_rec;
 	sink.batch = cs_batch;
 	sink.tree = tree ? &c->tree : NULL;
-	for (size_t i = 0; i < hwt_fmt_session_naux(l->s); i++) {
-		const struct hwt_fmt_aux_stream *as = hwt_fmt_session_aux(l->s, i);
-		struct hwt_dec_config cfg = l->cfg;
-		struct hwt_dec *dec;
-
-		cfg.engine = engine;
-		cfg.flags |= flags;
-		assert_int_equal(hwt_dec_alloc(&dec, &cfg, l->ic), 0);
-		assert_int_equal(hwt_dec_set_context(dec, l->pid, as->tid, l->img), 0);
-		assert_int_equal(hwt_dec_add_sink(dec, &sink), 0);
-		for (size_t k = 0; k < as->nsegments; k++) {
-			const struct hwt_fmt_aux_segment *seg =
-			    hwt_fmt_session_aux_segment(l->s, i, k);
-			uint8_t *buf = malloc(seg->size ? seg->size : 1);
-
-			assert_non_null(buf);
-			assert_int_equal(hwt_fmt_session_aux_read(l->s, i, k, 0, buf, seg->size),
-					 (int64_t)seg->size);
-			if (k)
-				assert_int_equal(hwt_dec_lost(dec, 0), 0);
-			assert_int_equal(hwt_dec_feed(dec, buf, seg->size), 0);
-			free(buf);
-		}
-		assert_int_equal(hwt_dec_finish(dec), 0);
-		hwt_dec_free(dec);
-	}
+	ptl_decode_sink(l, &sink, engine, flags);
 }
 
 /* Filtered to leaf and op_a, called from untraced code and calling
