@@ -114,6 +114,7 @@ static void usage(FILE *out)
 	    "                               e errors and gaps, v events (default: be)\n"
 	    "  --flow                       calls and returns indented by depth, with durations\n"
 	    "  --stat                       print instruction and block counts\n"
+	    "  -q, --quiet                  print nothing but errors (and --stat's line)\n"
 	    "  --engine=fast|libipt|ptxed   decoding engine (default fast; ptxed for "
 	    "--format=ptxed)\n"
 	    "  -j, --threads=N              decode PSB segments on N threads\n"
@@ -696,6 +697,12 @@ int hwt_script_pt(int argc, char **argv)
 	}
 	if (o.stat && !o.stat_flags)
 		o.stat_flags = o.insn_decoder ? 1 : 3;
+	/* --quiet is ptxed's "print nothing except errors": in hwtrace's views
+	 * too, so that `--stat --quiet` prints the errors and the summary. */
+	if (o.quiet && !o.ptxed && !o.records) {
+		pcfg.views &= HWT_PTP_ERROR;
+		pcfg.flow = false;
+	}
 	if (load_pt(&pt, pt_arg) < 0)
 		goto out;
 	err = script_sb_setup(o.sb, &o.cfg, o.quiet);

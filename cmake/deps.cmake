@@ -33,6 +33,29 @@ endfunction()
 
 hwt_find_plain(IPT intel-pt.h ipt)
 hwt_find_plain(PFM perfmon/pfmlib_perf_event.h pfm)
+
+# Capstone and libpfm4 are loaded on first use (dlopen) by the modules that
+# call them (decoder/ild.c, pmc/pfm.c), not linked into hwtrace: their
+# 77,000 and 41,000 relocations cost every process that links them about
+# 11 ms of CPU and 700 page faults at start, and most runs never call them.
+# dep::<name>_dl gives their headers and the soname to load; dep::<name>
+# still links them (tests that compare with them, the qemu plugin).
+function(hwt_dl_dep name lib include_dirs)
+  get_filename_component(real ${lib} REALPATH)
+  execute_process(COMMAND readelf -d ${real} OUTPUT_VARIABLE dyn ERROR_QUIET)
+  if(NOT dyn MATCHES "Library soname: \\[([^]]+)\\]")
+    message(FATAL_ERROR "cannot read the soname of ${real} (readelf -d)")
+  endif()
+  string(TOUPPER ${name} uname)
+  add_library(dep_${name}_dl INTERFACE)
+  target_include_directories(dep_${name}_dl INTERFACE ${include_dirs})
+  target_compile_definitions(dep_${name}_dl INTERFACE HWT_${uname}_SONAME="${CMAKE_MATCH_1}")
+  target_link_libraries(dep_${name}_dl INTERFACE ${CMAKE_DL_LIBS})
+  add_library(dep::${name}_dl ALIAS dep_${name}_dl)
+endfunction()
+find_library(CAPSTONE_LIBRARY capstone HINTS ${CAPSTONE_LIBRARY_DIRS})
+hwt_dl_dep(capstone ${CAPSTONE_LIBRARY} "${CAPSTONE_INCLUDE_DIRS}")
+hwt_dl_dep(pfm ${PFM_LIBRARY} ${PFM_INCLUDE_DIR})
 hwt_find_plain(DWARF libdwarf.h dwarf libdwarf)
 hwt_find_plain(IBERTY demangle.h iberty libiberty)
 

@@ -13,8 +13,15 @@
  * SYSRET, SYSEXIT, far RET, VMLAUNCH and VMRESUME as far returns; far JMP as a
  * far jump; LOOP/LOOPcc and JrCXZ as conditional jumps. Capstone handles are
  * not safe for concurrent use, so they come from a small pool in the icache.
+ *
+ * Capstone is loaded on first use (dlopen), not linked: the 77,000
+ * relocations of libcapstone.so.4 cost every process that links it about
+ * 6 ms of CPU and 380 page faults at start, and most runs never get past
+ * the tables (`hwtrace --version` took 15 ms with capstone and libpfm4
+ * linked, 4 ms without them).
  */
 #include <capstone/capstone.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,31 +34,70 @@ struct csh_box {
 	cs_insn *insn;
 };
 
-/* Capstone sets up shared tables on its first detailed disassembly (it
- * copies and sorts a static register table for the Intel printer, without a
- * lock): done once here, before handles can be used on several threads. */
-static void capstone_warm_up(void)
+/* The capstone functions used here, from the library loaded on first use
+ * (HWT_CAPSTONE_SONAME: the build's capstone, cmake/deps.cmake). */
+static struct {
+	cs_err (*open)(cs_arch arch, cs_mode mode, csh *handle);
+	cs_err (*option)(csh handle, cs_opt_type type, size_t value);
+	size_t (*disasm)(csh handle, const uint8_t *code, size_t size, uint64_t address,
+			 size_t count, cs_insn **insn);
+	bool (*disasm_iter)(csh handle, const uint8_t **code, size_t *size, uint64_t *address,
+			    cs_insn *insn);
+	cs_insn *(*malloc)(csh handle);
+	void (*free)(cs_insn *insn, size_t count);
+	cs_err (*close)(csh *handle);
+} cs;
+static int cs_status = -HWT_ELIB; /* 0 once loaded and warmed up */
+
+/* Loads capstone, then sets up its shared tables: capstone does that on
+ * its first detailed disassembly (it copies and sorts a static register
+ * table for the Intel printer, without a lock), so it is done once here,
+ * before handles can be used on several threads. */
+static void capstone_load(void)
 {
 	static const uint8_t code[] = {0x90, 0x48, 0x89,
 				       0xc3, 0xaa, 0xc3}; /* nop, mov, stosb, ret */
+	static const char *const names[] = {"cs_open",	 "cs_option", "cs_disasm", "cs_disasm_iter",
+					    "cs_malloc", "cs_free",   "cs_close"};
+	void *const slots[] = {&cs.open,   &cs.option, &cs.disasm, &cs.disasm_iter,
+			       &cs.malloc, &cs.free,   &cs.close};
+	void *lib = dlopen(HWT_CAPSTONE_SONAME, RTLD_NOW | RTLD_LOCAL);
 	csh h;
 	cs_insn *insn = NULL;
 	size_t n;
 
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+	/* Each pointer has the type of capstone's prototype: checked by an
+	 * assignment sizeof does not evaluate (nothing links capstone). */
+	(void)sizeof(cs.open = &cs_open, cs.option = &cs_option, cs.disasm = &cs_disasm,
+		     cs.disasm_iter = &cs_disasm_iter, cs.malloc = &cs_malloc, cs.free = &cs_free,
+		     cs.close = &cs_close);
+	if (!lib)
 		return;
-	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	n = cs_disasm(h, code, sizeof(code), 0x1000, 0, &insn);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		void *sym = dlsym(lib, names[i]);
+
+		if (!sym)
+			return;
+		/* POSIX: dlsym's void * holds the function's address. */
+		memcpy(slots[i], &sym, sizeof(sym));
+	}
+	if (cs.open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return;
+	cs.option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	n = cs.disasm(h, code, sizeof(code), 0x1000, 0, &insn);
 	if (n)
-		cs_free(insn, n);
-	cs_close(&h);
+		cs.free(insn, n);
+	cs.close(&h);
+	cs_status = 0;
 }
 
-static void capstone_ready(void)
+/* 0, or -HWT_ELIB when capstone cannot be loaded. */
+static int capstone_ready(void)
 {
-	static pthread_once_t warm = PTHREAD_ONCE_INIT;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	pthread_once(&warm, capstone_warm_up);
+	pthread_once(&once, capstone_load);
+	return cs_status;
 }
 
 static int csh_take(struct hwt_dec_icache *ic, enum hwt_dec_mode mode, struct csh_box **out)
@@ -59,8 +105,8 @@ static int csh_take(struct hwt_dec_icache *ic, enum hwt_dec_mode mode, struct cs
 	struct csh_box *box = NULL;
 	cs_mode cmode;
 
-	capstone_ready();
-
+	if (capstone_ready() < 0)
+		return -HWT_ELIB;
 	pthread_mutex_lock(&ic->lock);
 	if (ic->ncsh[mode])
 		box = ic->csh_pool[mode][--ic->ncsh[mode]];
@@ -83,14 +129,14 @@ static int csh_take(struct hwt_dec_icache *ic, enum hwt_dec_mode mode, struct cs
 	box = calloc(1, sizeof(*box));
 	if (!box)
 		return -ENOMEM;
-	if (cs_open(CS_ARCH_X86, cmode, &box->handle) != CS_ERR_OK) {
+	if (cs.open(CS_ARCH_X86, cmode, &box->handle) != CS_ERR_OK) {
 		free(box);
 		return -HWT_ELIB;
 	}
-	cs_option(box->handle, CS_OPT_DETAIL, CS_OPT_ON);
-	box->insn = cs_malloc(box->handle);
+	cs.option(box->handle, CS_OPT_DETAIL, CS_OPT_ON);
+	box->insn = cs.malloc(box->handle);
 	if (!box->insn) {
-		cs_close(&box->handle);
+		cs.close(&box->handle);
 		free(box);
 		return -ENOMEM;
 	}
@@ -118,8 +164,8 @@ static void csh_give(struct hwt_dec_icache *ic, enum hwt_dec_mode mode, struct c
 	}
 	pthread_mutex_unlock(&ic->lock);
 	if (!kept) {
-		cs_free(box->insn, 1);
-		cs_close(&box->handle);
+		cs.free(box->insn, 1);
+		cs.close(&box->handle);
 		free(box);
 	}
 }
@@ -130,8 +176,8 @@ void hwt_dec_ild_pool_free(struct hwt_dec_icache *ic)
 		for (size_t i = 0; i < ic->ncsh[m]; i++) {
 			struct csh_box *box = ic->csh_pool[m][i];
 
-			cs_free(box->insn, 1);
-			cs_close(&box->handle);
+			cs.free(box->insn, 1);
+			cs.close(&box->handle);
 			free(box);
 		}
 		free(ic->csh_pool[m]);
@@ -666,7 +712,7 @@ int hwt_dec_ild_capstone(struct hwt_dec_icache *ic, const uint8_t *bytes, size_t
 		memcpy(insn->raw, bytes, n);
 		return 0;
 	}
-	if (!cs_disasm_iter(box->handle, &code, &size, &addr, box->insn)) {
+	if (!cs.disasm_iter(box->handle, &code, &size, &addr, box->insn)) {
 		csh_give(ic, mode, box);
 		return -HWT_EDECODE;
 	}
@@ -736,12 +782,11 @@ int hwt_dec_insn_format(const struct hwt_dec_insn *insn, char *buf, size_t size)
 		cmode = CS_MODE_64;
 		break;
 	}
-	capstone_ready();
-	if (cs_open(CS_ARCH_X86, cmode, &handle) != CS_ERR_OK)
+	if (capstone_ready() < 0 || cs.open(CS_ARCH_X86, cmode, &handle) != CS_ERR_OK)
 		return -HWT_ELIB;
-	n = cs_disasm(handle, insn->raw, insn->size, insn->ip, 1, &ci);
+	n = cs.disasm(handle, insn->raw, insn->size, insn->ip, 1, &ci);
 	if (n == 0) {
-		cs_close(&handle);
+		cs.close(&handle);
 		if (insn->branch == HWT_DEC_BR_PTWRITE)
 			return snprintf(buf, size, "ptwrite");
 		return -HWT_EDECODE;
@@ -750,7 +795,7 @@ int hwt_dec_insn_format(const struct hwt_dec_insn *insn, char *buf, size_t size)
 		len = snprintf(buf, size, "%s %s", ci->mnemonic, ci->op_str);
 	else
 		len = snprintf(buf, size, "%s", ci->mnemonic);
-	cs_free(ci, n);
-	cs_close(&handle);
+	cs.free(ci, n);
+	cs.close(&handle);
 	return len;
 }

@@ -10,16 +10,71 @@
 #include "pmc/pmc_int.h"
 
 #include <perfmon/pfmlib_perf_event.h>
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* libpfm4 is loaded on first use (dlopen), not linked: its 41,000
+ * relocations cost every hwtrace process about 5 ms of CPU and 290 page
+ * faults at start, and only the commands that name events call it.
+ * HWT_PFM_SONAME is the build's libpfm4 (cmake/deps.cmake). */
+static struct {
+	pfm_err_t (*initialize)(void);
+	const char *(*strerror)(int code);
+	pfm_err_t (*get_pmu_info)(pfm_pmu_t pmu, pfm_pmu_info_t *output);
+	int (*get_event_next)(int idx);
+	int (*find_event)(const char *str);
+	pfm_err_t (*get_event_info)(int idx, pfm_os_t os, pfm_event_info_t *output);
+	pfm_err_t (*get_os_event_encoding)(const char *str, int dfl_plm, pfm_os_t os, void *args);
+	pfm_err_t (*get_event_attr_info)(int eidx, int aidx, pfm_os_t os,
+					 pfm_event_attr_info_t *output);
+} pfm;
 static pthread_once_t pfm_once = PTHREAD_ONCE_INIT;
+static bool pfm_loaded;
 static int pfm_status;
 
 static void pfm_init_once(void)
 {
-	pfm_status = pfm_initialize();
+	static const char *const names[] = {"pfm_initialize",
+					    "pfm_strerror",
+					    "pfm_get_pmu_info",
+					    "pfm_get_event_next",
+					    "pfm_find_event",
+					    "pfm_get_event_info",
+					    "pfm_get_os_event_encoding",
+					    "pfm_get_event_attr_info"};
+	void *const slots[] = {&pfm.initialize,
+			       &pfm.strerror,
+			       &pfm.get_pmu_info,
+			       &pfm.get_event_next,
+			       &pfm.find_event,
+			       &pfm.get_event_info,
+			       &pfm.get_os_event_encoding,
+			       &pfm.get_event_attr_info};
+	void *lib = dlopen(HWT_PFM_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	/* Each pointer has the type of libpfm4's prototype: checked by an
+	 * assignment sizeof does not evaluate (nothing links libpfm4). */
+	(void)sizeof(pfm.initialize = &pfm_initialize, pfm.strerror = &pfm_strerror,
+		     pfm.get_pmu_info = &pfm_get_pmu_info, pfm.get_event_next = &pfm_get_event_next,
+		     pfm.find_event = &pfm_find_event, pfm.get_event_info = &pfm_get_event_info,
+		     pfm.get_os_event_encoding = &pfm_get_os_event_encoding,
+		     pfm.get_event_attr_info = &pfm_get_event_attr_info);
+	pfm_status = PFM_ERR_NOINIT;
+	if (!lib)
+		return;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		void *sym = dlsym(lib, names[i]);
+
+		if (!sym)
+			return;
+		/* POSIX: dlsym's void * holds the function's address. */
+		memcpy(slots[i], &sym, sizeof(sym));
+	}
+	pfm_loaded = true;
+	pfm_status = pfm.initialize();
 }
 
 int hwt_pmc_pfm_init(void)
@@ -37,7 +92,7 @@ static void umask_names(int idx, char *buf, size_t len)
 	buf[0] = '\0';
 	memset(&info, 0, sizeof(info));
 	info.size = sizeof(info);
-	if (pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
+	if (pfm.get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
 		return;
 	for (int a = 0; a < info.nattrs; a++) {
 		pfm_event_attr_info_t ai;
@@ -45,7 +100,7 @@ static void umask_names(int idx, char *buf, size_t len)
 
 		memset(&ai, 0, sizeof(ai));
 		ai.size = sizeof(ai);
-		if (pfm_get_event_attr_info(idx, a, PFM_OS_PERF_EVENT_EXT, &ai) != PFM_SUCCESS)
+		if (pfm.get_event_attr_info(idx, a, PFM_OS_PERF_EVENT_EXT, &ai) != PFM_SUCCESS)
 			continue;
 		if (ai.type != PFM_ATTR_UMASK)
 			continue;
@@ -68,8 +123,14 @@ int hwt_pmc_pfm_encode(const char *str, struct perf_event_attr *attr, char *cano
 	int ret;
 
 	if (hwt_pmc_pfm_init() < 0) {
-		snprintf(why, why_len, "libpfm4 failed to initialise: %s",
-			 pfm_strerror(pfm_status));
+		if (!pfm_loaded)
+			snprintf(why, why_len,
+				 "libpfm4 (%s) cannot be loaded: install libpfm4 "
+				 "(scripts/install-deps.sh)",
+				 HWT_PFM_SONAME);
+		else
+			snprintf(why, why_len, "libpfm4 failed to initialise: %s",
+				 pfm.strerror(pfm_status));
 		return -HWT_ELIB;
 	}
 	memset(&arg, 0, sizeof(arg));
@@ -82,7 +143,7 @@ int hwt_pmc_pfm_encode(const char *str, struct perf_event_attr *attr, char *cano
 	arg.size = sizeof(arg);
 	/* Default privilege levels as perf's: user and kernel (PLM0|PLM3);
 	 * the caller's :u / :k modifiers narrow it. */
-	ret = pfm_get_os_event_encoding(str, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+	ret = pfm.get_os_event_encoding(str, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
 	if (ret != PFM_SUCCESS) {
 		int err;
 
@@ -106,25 +167,25 @@ int hwt_pmc_pfm_encode(const char *str, struct perf_event_attr *attr, char *cano
 			colon = strchr(colon ? colon + 2 : base, ':');
 			if (colon)
 				base[colon - base] = '\0';
-			idx = pfm_find_event(base);
+			idx = pfm.find_event(base);
 			names[0] = '\0';
 			if (idx >= 0)
 				umask_names(idx, names, sizeof(names));
 			err = -HWT_EPARSE;
 			if (names[0])
 				snprintf(why, why_len, "%s (libpfm4); %s takes: %s",
-					 pfm_strerror(ret), base, names);
+					 pfm.strerror(ret), base, names);
 			else
-				snprintf(why, why_len, "%s (libpfm4)", pfm_strerror(ret));
+				snprintf(why, why_len, "%s (libpfm4)", pfm.strerror(ret));
 			break;
 		}
 		case PFM_ERR_NOTSUPP:
 			err = -HWT_ENOTSUP;
-			snprintf(why, why_len, "%s (libpfm4)", pfm_strerror(ret));
+			snprintf(why, why_len, "%s (libpfm4)", pfm.strerror(ret));
 			break;
 		default:
 			err = -HWT_ELIB;
-			snprintf(why, why_len, "%s (libpfm4)", pfm_strerror(ret));
+			snprintf(why, why_len, "%s (libpfm4)", pfm.strerror(ret));
 			break;
 		}
 		free(fstr);
@@ -143,7 +204,7 @@ static bool pmu_info(pfm_pmu_t p, pfm_pmu_info_t *pinfo)
 {
 	memset(pinfo, 0, sizeof(*pinfo));
 	pinfo->size = sizeof(*pinfo);
-	return pfm_get_pmu_info(p, pinfo) == PFM_SUCCESS && pinfo->is_present;
+	return pfm.get_pmu_info(p, pinfo) == PFM_SUCCESS && pinfo->is_present;
 }
 
 int hwt_pmc_pfm_foreach_name(int (*fn)(void *ctx, const char *name), void *ctx)
@@ -157,13 +218,13 @@ int hwt_pmc_pfm_foreach_name(int (*fn)(void *ctx, const char *name), void *ctx)
 
 		if (!pmu_info((pfm_pmu_t)p, &pinfo))
 			continue;
-		for (int idx = pinfo.first_event; idx != -1; idx = pfm_get_event_next(idx)) {
+		for (int idx = pinfo.first_event; idx != -1; idx = pfm.get_event_next(idx)) {
 			pfm_event_info_t info;
 			int ret;
 
 			memset(&info, 0, sizeof(info));
 			info.size = sizeof(info);
-			if (pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
+			if (pfm.get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
 				continue;
 			ret = fn(ctx, info.name);
 			if (ret)
@@ -194,14 +255,14 @@ int hwt_pmc_pfm_list(const char *pattern, hwt_pmc_list_fn fn, void *ctx)
 		if (!strcmp(pinfo.name, "perf") || !strcmp(pinfo.name, "perf_raw"))
 			continue;
 		pmu_match = hwt_pmc_match(pinfo.name, pattern);
-		for (int idx = pinfo.first_event; idx != -1; idx = pfm_get_event_next(idx)) {
+		for (int idx = pinfo.first_event; idx != -1; idx = pfm.get_event_next(idx)) {
 			pfm_event_info_t info;
 			struct hwt_pmc_list_entry e;
 			int ret;
 
 			memset(&info, 0, sizeof(info));
 			info.size = sizeof(info);
-			if (pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
+			if (pfm.get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
 				continue;
 			snprintf(full, sizeof(full), "%s::%s", pinfo.name, info.name);
 			if (!pmu_match && !hwt_pmc_match(full, pattern) &&
@@ -220,7 +281,7 @@ int hwt_pmc_pfm_list(const char *pattern, hwt_pmc_list_fn fn, void *ctx)
 
 					memset(&ai, 0, sizeof(ai));
 					ai.size = sizeof(ai);
-					if (pfm_get_event_attr_info(idx, a, PFM_OS_PERF_EVENT_EXT,
+					if (pfm.get_event_attr_info(idx, a, PFM_OS_PERF_EVENT_EXT,
 								    &ai) != PFM_SUCCESS ||
 					    ai.type == PFM_ATTR_UMASK)
 						continue;
@@ -251,7 +312,7 @@ int hwt_pmc_pfm_list(const char *pattern, hwt_pmc_list_fn fn, void *ctx)
 
 				memset(&ai, 0, sizeof(ai));
 				ai.size = sizeof(ai);
-				if (pfm_get_event_attr_info(idx, a, PFM_OS_PERF_EVENT_EXT, &ai) !=
+				if (pfm.get_event_attr_info(idx, a, PFM_OS_PERF_EVENT_EXT, &ai) !=
 					PFM_SUCCESS ||
 				    ai.type != PFM_ATTR_UMASK)
 					continue;

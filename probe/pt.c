@@ -14,7 +14,6 @@
  */
 #include "probe/probe_int.h"
 
-#include <capstone/capstone.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -53,23 +52,30 @@ static int add_range(struct hwt_probe_rt *rt, const struct prb_pt_range *r)
 static int code_boundary(const uint8_t *code, size_t left, uint64_t off, uint64_t *before,
 			 uint64_t *after)
 {
+	struct hwt_dec_icache *ic = NULL;
+	struct hwt_dec_image *img = NULL;
+	struct hwt_dec_insn insn;
 	uint64_t addr = 0;
-	cs_insn *insn;
-	csh cs;
-	int ret;
+	int ret = -EIO;
 
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
-		return -EIO;
-	insn = cs_malloc(cs);
-	*before = 0;
-	while (insn && addr < off && cs_disasm_iter(cs, &code, &left, &addr, insn))
-		*before = insn->address;
+	*before = *after = 0;
+	if (hwt_dec_icache_alloc(&ic, NULL) < 0 || hwt_dec_image_alloc(&img, ic, NULL) < 0 ||
+	    hwt_dec_image_add_mem(img, code, left, 0, NULL) < 0)
+		goto out;
+	/* The decoder's own instruction decoder: the boundaries the decoded
+	 * flow will have. */
+	while (addr < off && hwt_dec_insn_decode(img, addr, HWT_DEC_MODE_64, &insn) == 0 &&
+	       addr + insn.size <= left) {
+		*before = addr;
+		addr += insn.size;
+	}
 	*after = addr;
 	ret = addr == off;
 	if (addr < off)
 		ret = -EIO; /* ran out of bytes or of valid instructions */
-	cs_free(insn, 1);
-	cs_close(&cs);
+out:
+	hwt_dec_image_put(img);
+	hwt_dec_icache_free(ic);
 	return ret;
 }
 

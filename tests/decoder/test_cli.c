@@ -222,6 +222,21 @@ static void test_corrupt_input(void **state)
 	assert_true(stat_field(run.out, "gaps: ") >= 3);
 	assert_true(stat_field(run.out, "insns: ") > 0);
 	hwt_test_run_free(&run);
+
+	/* --quiet, as ptxed's: the errors and the summary, no branch lines
+	 * (the default views list every taken branch). */
+	hwt_test_run(&run, "'%s' script --raw %s:0x%" PRIx64 " --pt %s --stat --quiet",
+		     hwt_test_hwtrace(), f->code, f->w.base, bad);
+	assert_int_equal(run.status, 0);
+	assert_true(count_lines(run.out, ": decode error: ") >= 3);
+	assert_int_equal(count_lines(run.out, ": branch: "), 0);
+	assert_true(stat_field(run.out, "insns: ") > 0);
+	hwt_test_run_free(&run);
+	hwt_test_run(&run, "'%s' script --raw %s:0x%" PRIx64 " --pt %s --stat", hwt_test_hwtrace(),
+		     f->code, f->w.base, bad);
+	assert_int_equal(run.status, 0);
+	assert_true(count_lines(run.out, ": branch: ") > 0);
+	hwt_test_run_free(&run);
 }
 
 static void test_errors(void **state)
