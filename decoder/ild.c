@@ -337,8 +337,9 @@ static uint8_t classify(const cs_insn *ci, uint64_t *target)
 /* Table-driven length decoding                                             */
 
 /* What the tables know of an opcode: its operands' shape and, for a
- * branch, its class. Anything else (VEX, EVEX, x87, 0F 38/3A, groups with
- * undefined members, LOCK, most F2/F3 forms) is capstone's to decode. */
+ * branch, its class. Anything else (VEX, EVEX, 0F 38/3A, undefined group
+ * members and x87 forms, LOCK on anything but a read-modify-write of
+ * memory, the rarer F2/F3 forms, BND branches) is capstone's to decode. */
 enum {
 	OP_NONE = 0, /* unknown here: capstone decides */
 	OP_PLAIN,    /* no operand bytes */
@@ -402,9 +403,9 @@ static const struct ild_op map1[256] = {
 
 /* The two-byte map (0F xx), without F2/F3 prefixes. */
 static const struct ild_op map2[256] = {
-    /* 00 */ X, X, X, X, X, {OP_PLAIN, HWT_DEC_BR_FAR_CALL}, X, {OP_PLAIN, HWT_DEC_BR_FAR_RETURN},
+    /* 00 */ X, G, X, X, X, {OP_PLAIN, HWT_DEC_BR_FAR_CALL}, X, {OP_PLAIN, HWT_DEC_BR_FAR_RETURN},
     X, X, X, P, X, X, X, X,
-    /* 10 */ M, M, X, X, M, M, X, X, X, X, X, X, X, X, M, M,
+    /* 10 */ M, M, X, X, M, M, X, X, G, X, X, X, X, X, M, M,
     /* 20 */ X, X, X, X, X, X, X, X, M, M, X, X, X, X, M, M,
     /* 30 */ X, P, X, X, {OP_PLAIN, HWT_DEC_BR_FAR_CALL}, {OP_PLAIN, HWT_DEC_BR_FAR_RETURN}, X, X,
     X, X, X, X, X, X, X, X,
@@ -414,8 +415,8 @@ static const struct ild_op map2[256] = {
     /* 70 */ MB, X, X, X, M, M, M, X, X, X, X, X, X, X, M, M,
     /* 80 */ JZ, JZ, JZ, JZ, JZ, JZ, JZ, JZ, JZ, JZ, JZ, JZ, JZ, JZ, JZ, JZ,
     /* 90 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
-    /* a0 */ P, P, P, M, MB, M, X, X, P, P, X, M, MB, M, X, M,
-    /* b0 */ M, M, X, M, X, X, M, M, X, X, X, M, M, M, M, M,
+    /* a0 */ P, P, P, M, MB, M, X, X, P, P, X, M, MB, M, G, M,
+    /* b0 */ M, M, X, M, X, X, M, M, X, X, G, M, M, M, M, M,
     /* c0 */ M, M, MB, X, MB, MB, MB, X, P, P, P, P, P, P, P, P,
     /* d0 */ X, M, M, M, M, M, M, X, M, M, M, M, M, M, M, M,
     /* e0 */ M, M, M, M, M, M, X, M, M, M, M, M, M, M, M, M,
@@ -488,6 +489,181 @@ static struct ild_op group_op(uint8_t op, uint8_t modrm)
 	}
 }
 
+/* The two-byte map behind a mandatory F3 or F2 (prefix): the forms of
+ * compiled code, each valid with every ModRM. */
+static struct ild_op mandatory_op(uint8_t prefix, uint8_t op)
+{
+	struct ild_op m = {OP_M, HWT_DEC_BR_NONE}, mb = {OP_M_I8, HWT_DEC_BR_NONE};
+	struct ild_op none = {OP_NONE, HWT_DEC_BR_NONE};
+
+	switch (op) {
+	case 0x10: /* MOVSS / MOVSD */
+	case 0x11:
+	case 0x2a: /* CVTSI2SS/SD */
+	case 0x2c: /* CVTTSS/SD2SI */
+	case 0x2d:
+	case 0x51: /* SQRT */
+	case 0x58: /* ADD, MUL, CVT, SUB, MIN, DIV, MAX */
+	case 0x59:
+	case 0x5a:
+	case 0x5c:
+	case 0x5d:
+	case 0x5e:
+	case 0x5f:
+	case 0xe6: /* CVTDQ2PD / CVTPD2DQ */
+		return m;
+	case 0x70: /* PSHUFHW / PSHUFLW */
+	case 0xc2: /* CMPSS / CMPSD */
+		return mb;
+	case 0x1e: /* ENDBR, hint NOPs (F3) */
+	case 0x52: /* RSQRTSS, RCPSS, CVTTPS2DQ */
+	case 0x53:
+	case 0x5b:
+	case 0x6f: /* MOVDQU, MOVQ */
+	case 0x7e:
+	case 0x7f:
+	case 0xb8: /* POPCNT, TZCNT, LZCNT */
+	case 0xbc:
+	case 0xbd:
+		return prefix == 0xf3 ? m : none;
+	case 0x7c: /* HADDPS, HSUBPS */
+	case 0x7d:
+		return prefix == 0xf2 ? m : none;
+	case 0x80: /* BND Jcc rel32 */
+	case 0x81:
+	case 0x82:
+	case 0x83:
+	case 0x84:
+	case 0x85:
+	case 0x86:
+	case 0x87:
+	case 0x88:
+	case 0x89:
+	case 0x8a:
+	case 0x8b:
+	case 0x8c:
+	case 0x8d:
+	case 0x8e:
+	case 0x8f:
+		return prefix == 0xf2 ? (struct ild_op){OP_RELZ, HWT_DEC_BR_COND} : none;
+	default:
+		return none;
+	}
+}
+
+/* The groups of the two-byte map, by opcode and ModRM. */
+static struct ild_op group2_op(uint8_t op, uint8_t modrm)
+{
+	uint8_t reg = (modrm >> 3) & 7;
+	bool mem = (modrm >> 6) != 3;
+	struct ild_op none = {OP_NONE, HWT_DEC_BR_NONE};
+
+	switch (op) {
+	case 0x01: /* VMCALL, VMLAUNCH, VMRESUME, XGETBV, RDTSCP (of group 7) */
+		if (modrm == 0xc1)
+			return (struct ild_op){OP_M, HWT_DEC_BR_FAR_CALL};
+		if (modrm == 0xc2 || modrm == 0xc3)
+			return (struct ild_op){OP_M, HWT_DEC_BR_FAR_RETURN};
+		return modrm == 0xd0 || modrm == 0xf9 ? (struct ild_op){OP_M, HWT_DEC_BR_NONE}
+						      : none;
+	case 0x18: /* PREFETCHNTA/T0/T1/T2 (the rest are hint NOPs) */
+		return mem && reg <= 3 ? (struct ild_op){OP_M, HWT_DEC_BR_NONE} : none;
+	case 0xae: /* FXSAVE ... CLFLUSH; LFENCE, MFENCE, SFENCE */
+		if (mem)
+			return (struct ild_op){OP_M, HWT_DEC_BR_NONE};
+		return modrm == 0xe8 || modrm == 0xf0 || modrm == 0xf8
+			   ? (struct ild_op){OP_M, HWT_DEC_BR_NONE}
+			   : none;
+	case 0xba: /* BT, BTS, BTR, BTC Ev, Ib */
+		return reg >= 4 ? (struct ild_op){OP_M_I8, HWT_DEC_BR_NONE} : none;
+	default:
+		return none;
+	}
+}
+
+/* x87 (D8-DF): every memory form but the reserved ones, and the register
+ * forms that are defined. */
+static struct ild_op x87_op(uint8_t op, uint8_t modrm)
+{
+	uint8_t reg = (modrm >> 3) & 7;
+	struct ild_op m = {OP_M, HWT_DEC_BR_NONE}, none = {OP_NONE, HWT_DEC_BR_NONE};
+	bool ok;
+
+	if ((modrm >> 6) != 3) {
+		switch (op) {
+		case 0xd9:
+			return reg == 1 ? none : m;
+		case 0xdb:
+			return reg == 4 || reg == 6 ? none : m;
+		case 0xdd:
+			return reg == 5 ? none : m;
+		default:
+			return m;
+		}
+	}
+	switch (op) {
+	case 0xd8: /* FADD ... FDIVR ST(0), ST(i) */
+		ok = true;
+		break;
+	case 0xd9: /* FLD, FXCH, FNOP, FCHS, FABS, FTST, FXAM, constants, F2XM1 ... FCOS */
+		ok = modrm <= 0xd0 || modrm == 0xe0 || modrm == 0xe1 || modrm == 0xe4 ||
+		     modrm == 0xe5 || (modrm >= 0xe8 && modrm <= 0xee) || modrm >= 0xf0;
+		break;
+	case 0xda: /* FCMOVB/E/BE/U, FUCOMPP */
+		ok = modrm <= 0xdf || modrm == 0xe9;
+		break;
+	case 0xdb: /* FCMOVNB/NE/NBE/NU, FNCLEX, FNINIT, FUCOMI, FCOMI */
+		ok = modrm <= 0xdf || modrm == 0xe2 || modrm == 0xe3 ||
+		     (modrm >= 0xe8 && modrm <= 0xf7);
+		break;
+	case 0xdc: /* FADD ... FDIVR ST(i), ST(0) */
+		ok = modrm <= 0xcf || modrm >= 0xe0;
+		break;
+	case 0xdd: /* FFREE, FST, FSTP, FUCOM, FUCOMP */
+		ok = modrm <= 0xc7 || (modrm >= 0xd0 && modrm <= 0xef);
+		break;
+	case 0xde: /* FADDP, FMULP, FCOMPP, FSUBRP ... FDIVP */
+		ok = modrm <= 0xcf || modrm == 0xd9 || modrm >= 0xe0;
+		break;
+	default: /* DF: FNSTSW AX, FUCOMIP, FCOMIP */
+		ok = modrm == 0xe0 || (modrm >= 0xe8 && modrm <= 0xf7);
+		break;
+	}
+	return ok ? m : none;
+}
+
+/* Whether opcode op (of the two-byte map when two) takes LOCK with a
+ * memory operand (ModRM modrm): ADD ... XOR, the 80-83 group, XCHG, NOT,
+ * NEG, INC, DEC, BTS/BTR/BTC, CMPXCHG and XADD. */
+static bool lockable(bool two, uint8_t op, uint8_t modrm)
+{
+	uint8_t reg = (modrm >> 3) & 7;
+
+	if (two)
+		return op == 0xab || op == 0xb3 || op == 0xbb || op == 0xb0 || op == 0xb1 ||
+		       op == 0xc0 || op == 0xc1 || (op == 0xba && reg >= 5);
+	if (op <= 0x33)
+		return (op & 7) <= 1;
+	switch (op) {
+	case 0x80:
+	case 0x81:
+	case 0x83:
+		return reg != 7;
+	case 0x86:
+	case 0x87:
+		return true;
+	case 0xf6:
+	case 0xf7:
+		return reg == 2 || reg == 3;
+	case 0xfe:
+		return reg <= 1;
+	case 0xff:
+		return reg <= 1;
+	default:
+		return false;
+	}
+}
+
 /* Bytes of ModRM, SIB and displacement at b (len left), or 0 when they run
  * out. */
 static size_t modrm_size(const uint8_t *b, size_t len, unsigned int asize)
@@ -526,7 +702,7 @@ int hwt_dec_ild_table(const uint8_t *b, size_t len, uint64_t ip, enum hwt_dec_mo
 		      struct hwt_dec_insn *insn)
 {
 	bool m64 = mode == HWT_DEC_MODE_64, o16 = false, a_ovr = false, rep = false, seg = false;
-	bool rex_w = false, rex = false, two = false;
+	bool repne = false, lock = false, rex_w = false, rex = false, two = false;
 	unsigned int osize, asize;
 	size_t i = 0, n, imm = 0;
 	struct ild_op op;
@@ -536,7 +712,7 @@ int hwt_dec_ild_table(const uint8_t *b, size_t len, uint64_t ip, enum hwt_dec_mo
 		return 0;
 	if (len > 15)
 		len = 15;
-	/* Legacy prefixes (LOCK and F2 are capstone's). */
+	/* Legacy prefixes. */
 	for (; i < len; i++) {
 		c = b[i];
 		if (c == 0x66)
@@ -545,6 +721,10 @@ int hwt_dec_ild_table(const uint8_t *b, size_t len, uint64_t ip, enum hwt_dec_mo
 			a_ovr = true;
 		else if (c == 0xf3)
 			rep = true;
+		else if (c == 0xf2)
+			repne = true;
+		else if (c == 0xf0)
+			lock = true;
 		else if (c == 0x2e || c == 0x36 || c == 0x3e || c == 0x26 || c == 0x64 || c == 0x65)
 			seg = true;
 		else
@@ -565,27 +745,59 @@ int hwt_dec_ild_table(const uint8_t *b, size_t len, uint64_t ip, enum hwt_dec_mo
 		two = true;
 		c = b[i++];
 		op = map2[c];
-		/* F3 0F 1E: ENDBR32/64 and hint NOPs, the F3 alone before
-		 * them. Capstone reads the mandatory prefixes of the two-byte
-		 * map only right before the opcode: with segment prefixes
-		 * around them it is capstone's. */
-		if (seg || (rep && (c != 0x1e || i != 3 || rex)))
+		if (rep || repne) {
+			/* A mandatory F3 or F2 (scalar SSE, POPCNT, TZCNT, LZCNT,
+			 * MOVDQU; F3 0F 1E: ENDBR32/64 and hint NOPs), alone and
+			 * right before the opcode or its REX: capstone reads
+			 * them only there. */
+			if (seg || o16 || lock || (rep && repne) || i != 3u + rex)
+				return 0;
+			op = mandatory_op(repne ? 0xf2 : 0xf3, c);
+			if (c == 0x1e && (repne || rex))
+				return 0;
+		} else if (seg) {
 			return 0;
+		}
+		if (op.shape == OP_GRP) {
+			if (i >= len)
+				return 0;
+			op = group2_op(c, b[i]);
+		}
 	} else {
 		op = map1[c];
-		/* F3: REP string operations and PAUSE. */
+		/* F3: REP string operations, PAUSE and REPZ RET (the return
+		 * AMD's branch predictors wanted). */
 		if (rep && !((c >= 0xa4 && c <= 0xa7) || (c >= 0xaa && c <= 0xaf) ||
-			     (c >= 0x6c && c <= 0x6f) || c == 0x90))
+			     (c >= 0x6c && c <= 0x6f) || c == 0x90 || c == 0xc3))
 			return 0;
+		if (rep && repne)
+			return 0;
+		/* INC and DEC r32 (REX in 64-bit code). */
+		if (!m64 && (c & 0xf0) == 0x40)
+			op = (struct ild_op){OP_PLAIN, HWT_DEC_BR_NONE};
 		/* Rows that are something else in 64-bit code. */
 		if (!m64 && c == 0x63)
 			return 0;
+		if (c >= 0xd8 && c <= 0xdf) {
+			if (i >= len || o16 || rep || rex)
+				return 0;
+			op = x87_op(c, b[i]);
+		}
 	}
 	if (op.shape == OP_GRP) {
 		if (i >= len)
 			return 0;
 		op = group_op(c, b[i]);
 	}
+	/* F2 on a near branch of the one-byte map is BND (MPX): the branch. */
+	if (repne && !two &&
+	    !(op.branch == HWT_DEC_BR_COND || op.branch == HWT_DEC_BR_JUMP ||
+	      op.branch == HWT_DEC_BR_CALL || op.branch == HWT_DEC_BR_IND_JUMP ||
+	      op.branch == HWT_DEC_BR_IND_CALL || op.branch == HWT_DEC_BR_RETURN))
+		return 0;
+	/* LOCK: only on the read-modify-write forms with a memory operand. */
+	if (lock && (i >= len || (b[i] >> 6) == 3 || !lockable(two, c, b[i])))
+		return 0;
 	if (op.shape == OP_NONE)
 		return 0;
 	/* Size prefixes on branches, REX on relative ones: capstone's to

@@ -153,6 +153,38 @@ static void test_random_bytes(void **state)
 }
 
 /* The common instructions of compiled code are the tables'. */
+/* Opcodes whose valid forms the tables list by ModRM byte (x87's register
+ * forms, the fences of 0F AE): every ModRM, behind each prefix. */
+static void test_every_modrm(void **state)
+{
+	static const uint8_t ops[][2] = {{0, 0xd8}, {0, 0xd9}, {0, 0xda}, {0, 0xdb}, {0, 0xdc},
+					 {0, 0xdd}, {0, 0xde}, {0, 0xdf}, {1, 0x18}, {1, 0xae},
+					 {1, 0xba}, {1, 0xb1}, {1, 0xc1}, {0, 0x81}, {0, 0xf7},
+					 {0, 0xff}, {1, 0x01}};
+	static const enum hwt_dec_mode modes[] = {HWT_DEC_MODE_64, HWT_DEC_MODE_32};
+	uint64_t before = claimed;
+
+	(void)state;
+	for (size_t m = 0; m < 2; m++)
+		for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++)
+			for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
+				for (unsigned int modrm = 0; modrm < 256; modrm++) {
+					uint8_t b[15];
+					size_t n = 0;
+
+					for (unsigned int k = 0; k < prefixes[p][0]; k++)
+						b[n++] = prefixes[p][1 + k];
+					if (ops[o][0])
+						b[n++] = 0x0f;
+					b[n++] = ops[o][1];
+					b[n++] = (uint8_t)modrm;
+					while (n < sizeof(b))
+						b[n] = (uint8_t)(0x24 + 5 * n), n++;
+					check(b, sizeof(b), 0x401000, modes[m]);
+				}
+	assert_true(claimed - before > 1000);
+}
+
 static void test_common_code(void **state)
 {
 	static const struct {
@@ -173,6 +205,17 @@ static void test_common_code(void **state)
 	    {6, {0x66, 0x0f, 0x1f, 0x44, 0, 0}, 6, HWT_DEC_BR_NONE},		    /* nopw */
 	    {2, {0x0f, 0x05}, 2, HWT_DEC_BR_FAR_CALL},				    /* syscall */
 	    {2, {0xf3, 0xa4}, 2, HWT_DEC_BR_NONE},				    /* rep movsb */
+	    {2, {0xf3, 0xc3}, 2, HWT_DEC_BR_RETURN},				    /* repz ret */
+	    {5, {0xf3, 0x0f, 0x7f, 0x47, 0x10}, 5, HWT_DEC_BR_NONE},		    /* movdqu */
+	    {5, {0xf2, 0x48, 0x0f, 0x2a, 0xc0}, 5, HWT_DEC_BR_NONE},		    /* cvtsi2sd */
+	    {3, {0x0f, 0xae, 0xf8}, 3, HWT_DEC_BR_NONE},			    /* sfence */
+	    {4, {0x0f, 0x18, 0x49, 0x80}, 4, HWT_DEC_BR_NONE},			    /* prefetcht0 */
+	    {4, {0xf0, 0x0f, 0xb1, 0x17}, 4, HWT_DEC_BR_NONE}, /* lock cmpxchg */
+	    {2, {0xd9, 0xee}, 2, HWT_DEC_BR_NONE},	       /* fldz */
+	    {4, {0xdd, 0x5c, 0x24, 0x20}, 4, HWT_DEC_BR_NONE}, /* fstp qword */
+	    {2, {0xf2, 0xc3}, 2, HWT_DEC_BR_RETURN},	       /* bnd ret */
+	    {3, {0xf2, 0x75, 0x02}, 3, HWT_DEC_BR_COND},       /* bnd jne */
+	    {3, {0x0f, 0x01, 0xc1}, 3, HWT_DEC_BR_FAR_CALL},   /* vmcall */
 	};
 
 	(void)state;
@@ -184,6 +227,16 @@ static void test_common_code(void **state)
 		assert_int_equal(t.size, cases[i].size);
 		assert_int_equal(t.branch, cases[i].branch);
 		check(cases[i].b, cases[i].len, 0x401000, HWT_DEC_MODE_64);
+	}
+	/* INC and DEC r32 in 32-bit code (REX prefixes in 64-bit code). */
+	for (uint8_t op = 0x40; op < 0x50; op++) {
+		struct hwt_dec_insn t;
+		const uint8_t b[] = {op, 0xc3};
+
+		assert_int_equal(hwt_dec_ild_table(b, sizeof(b), 0x8048000, HWT_DEC_MODE_32, &t),
+				 1);
+		assert_int_equal(t.size, 1);
+		check(b, sizeof(b), 0x8048000, HWT_DEC_MODE_32);
 	}
 }
 
@@ -205,6 +258,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_every_opcode),
 	    cmocka_unit_test(test_random_bytes),
+	    cmocka_unit_test(test_every_modrm),
 	    cmocka_unit_test(test_common_code),
 	};
 
