@@ -313,25 +313,37 @@ size_t hwt_pkt_find_psb(const uint8_t *buf, size_t len, size_t pos)
 	static const uint8_t psb[HWT_PKT_PSB_SIZE] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 						      0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 						      0x02, 0x82, 0x02, 0x82};
+	uint64_t even, odd;
 
-	while (pos + HWT_PKT_PSB_SIZE <= len) {
-		const uint8_t *q = memchr(buf + pos, 0x02, len - pos - HWT_PKT_PSB_SIZE + 1);
+	if (len < HWT_PKT_PSB_SIZE || pos > len - HWT_PKT_PSB_SIZE)
+		return len;
+	/* The 8 bytes from each q in [p, p + 8] are inside a PSB at p
+	 * (02 82 ... from an even q - p, 82 02 ... from an odd one): one
+	 * load every 8 bytes finds it at the first such q, where the PSB
+	 * is at one of q - 7 .. q, which no earlier probe looked at. 02
+	 * alone is too common in PT (memchr() stopped every 6 bytes). */
+	memcpy(&even, psb, sizeof(even));
+	memcpy(&odd, psb + 1, sizeof(odd));
+	for (size_t q = pos; q + sizeof(even) <= len; q += sizeof(even)) {
+		uint64_t v;
 
-		if (!q)
-			break;
-		pos = (size_t)(q - buf);
-		if (!memcmp(q, psb, HWT_PKT_PSB_SIZE)) {
+		memcpy(&v, buf + q, sizeof(v));
+		if (__builtin_expect(v != even && v != odd, 1))
+			continue;
+		for (size_t p = q - pos >= 7 ? q - 7 : pos; p <= q && p + HWT_PKT_PSB_SIZE <= len;
+		     p++) {
+			if (memcmp(buf + p, psb, HWT_PKT_PSB_SIZE))
+				continue;
 			/* The pattern may begin inside the packet before
 			 * the PSB (a TNT payload ending in 02 82): the PSB
 			 * is the run's last 16 bytes, as libipt's
 			 * pt_find_psb has it. */
-			while (pos + HWT_PKT_PSB_SIZE + 2 <= len &&
-			       buf[pos + HWT_PKT_PSB_SIZE] == 0x02 &&
-			       buf[pos + HWT_PKT_PSB_SIZE + 1] == 0x82)
-				pos += 2;
-			return pos;
+			while (p + HWT_PKT_PSB_SIZE + 2 <= len &&
+			       buf[p + HWT_PKT_PSB_SIZE] == 0x02 &&
+			       buf[p + HWT_PKT_PSB_SIZE + 1] == 0x82)
+				p += 2;
+			return p;
 		}
-		pos++;
 	}
 	return len;
 }

@@ -321,6 +321,60 @@ static void test_psb_sync(void **state)
 	assert_true(npsb > 100 && nearly > 50);
 }
 
+/* The PSB search from every position of buffers of 02, 82 and other
+ * bytes (runs of 02 82 pairs of every length and parity, at every
+ * alignment, at the ends) against its definition byte by byte: the
+ * first 16-byte 02 82 pattern at or after pos, moved to the end of its
+ * run of pairs. */
+static size_t psb_by_bytes(const uint8_t *buf, size_t len, size_t pos)
+{
+	for (size_t p = pos; p + 16 <= len; p++) {
+		size_t k = 0;
+
+		while (k < 16 && buf[p + k] == (k & 1 ? 0x82 : 0x02))
+			k++;
+		if (k < 16)
+			continue;
+		while (p + 18 <= len && buf[p + 16] == 0x02 && buf[p + 17] == 0x82)
+			p += 2;
+		return p;
+	}
+	return len;
+}
+
+static void test_psb_from_anywhere(void **state)
+{
+	uint64_t rng = hwt_test_seed();
+	uint8_t buf[600];
+	size_t found = 0;
+
+	(void)state;
+	for (int round = 0; round < 300; round++) {
+		size_t len = (size_t)(hwt_test_rand(&rng) % sizeof(buf));
+
+		for (size_t i = 0; i < len;) {
+			uint64_t r = hwt_test_rand(&rng);
+			size_t run = (size_t)(r >> 8) % 24;
+
+			if (r % 3 == 0) {
+				/* A run of pairs, maybe a PSB or longer, from
+				 * either byte. */
+				for (size_t k = 0; k < run && i < len; k++, i++)
+					buf[i] = (uint8_t)(((k + (r >> 40)) & 1) ? 0x82 : 0x02);
+			} else {
+				buf[i++] = (uint8_t)(r % 3 == 1 ? 0x02 : r >> 16);
+			}
+		}
+		for (size_t pos = 0; pos <= len + 1; pos++) {
+			size_t want = psb_by_bytes(buf, len, pos);
+
+			assert_int_equal(hwt_pkt_find_psb(buf, len, pos), want);
+			found += want < len;
+		}
+	}
+	assert_true(found > 1000);
+}
+
 static void test_synthetic_traces(void **state)
 {
 	(void)state;
@@ -604,9 +658,9 @@ static void test_real_traces(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_random_bytes),     cmocka_unit_test(test_psb_sync),
-	    cmocka_unit_test(test_synthetic_traces), cmocka_unit_test(test_conformance_traces),
-	    cmocka_unit_test(test_real_traces),
+	    cmocka_unit_test(test_random_bytes),       cmocka_unit_test(test_psb_sync),
+	    cmocka_unit_test(test_psb_from_anywhere),  cmocka_unit_test(test_synthetic_traces),
+	    cmocka_unit_test(test_conformance_traces), cmocka_unit_test(test_real_traces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
