@@ -289,10 +289,11 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 		return 1;
 	}
 	printf("workload %s: ptsynth seed %" PRIu64 "%s, %" PRIu64 " instructions traced, "
-	       "%.1f MB of PT, %" PRIu64 " calls, %" PRIu64 " conditional branches, %" PRIu64
-	       " indirect, %" PRIu64 " system calls\n",
+	       "%.1f MB of PT (%zu bytes, %" PRIu64 " PSBs), %" PRIu64 " calls, %" PRIu64
+	       " conditional branches, %" PRIu64 " indirect, %" PRIu64 " system calls\n",
 	       label, wc.seed, biased ? " biased" : "", w.truth.insns, (double)w.pt_len / 1e6,
-	       w.truth.calls, w.truth.cond, w.truth.indirect, w.truth.syscalls);
+	       w.pt_len, w.truth.psbs, w.truth.calls, w.truth.cond, w.truth.indirect,
+	       w.truth.syscalls);
 	for (int k = 0; k < 5; k++) {
 		wall[k] = cpu[k] = 1e30;
 		got[k] = w.truth.insns;

@@ -145,9 +145,12 @@ struct fast {
 	bool last_ip_suppressed;
 	uint64_t tnt; /* cached TNT bits, oldest highest */
 	unsigned int ntnt;
-	struct evq tipq;    /* events binding to TIP */
-	struct evq fupq;    /* events binding to FUP */
-	struct fev psbq[8]; /* PSB+ status events, delivered at PSBEND */
+	struct evq tipq; /* events binding to TIP */
+	struct evq fupq; /* events binding to FUP */
+	/* PSB+ status events, delivered at PSBEND: [psbq_head, npsbq), in
+	 * the lower half (psb_header()) or in either (psb_run() reads the
+	 * next PSB+'s into the half the current one is not in). */
+	struct fev psbq[16];
 	unsigned int npsbq, psbq_head;
 	bool q_enabled;
 	bool consume_packet;
@@ -2500,6 +2503,15 @@ static int deliver_event(struct fast *f)
 	}
 	f->spec = spec;
 	snapshot(f);
+	if (ev.status && f->s->count_status && f->pos < f->s->end) {
+		/* A status update no sink wants: counted (seg.h; no context
+		 * hook). */
+		err = seg_count_status(f->s, f->pos);
+		if (err < 0)
+			return err;
+		f->unposed = f->s->nitems;
+		return st;
+	}
 	fev_record(&ev, &e);
 	err = seg_add_event(f->s, &e, flags, f->pos);
 	if (err < 0)
@@ -2559,8 +2571,7 @@ static const struct seg_pkt *psb_ahead(const struct seg_pkt *p, struct fev *q, u
 		if (n == 5)
 			return NULL;
 		ev = &q[n];
-		memset(ev, 0, sizeof(*ev));
-		ev->status = 1;
+		*ev = (struct fev){.status = 1};
 		switch (t) {
 		case HWT_PKT_MODE_EXEC:
 			ev->type = HWT_DEC_EV_EXEC_MODE;
@@ -2627,17 +2638,17 @@ static int psb_run(struct fast *f, int st)
 	 * (the next update is one of the same types, queued at a PSBEND,
 	 * without an IP); else the loop ends after this one. */
 	for (;;) {
-		struct fev ev = f->ev, q[5];
+		const struct fev ev = f->ev;
 		const struct seg_pkt *end = NULL;
-		struct hwt_dec_event e;
-		unsigned int nq = 0;
-		uint8_t flags;
-		int err, ahead = ST_EVENT;
+		unsigned int nq = 0, base = 0;
+		int ahead = ST_EVENT;
 
 		/* The next fetch takes the PSB+'s last update: libipt reads
-		 * ahead past its PSBEND then. */
+		 * ahead past its PSBEND then (into the half of the queue the
+		 * current PSB+'s are not in). */
 		if (f->psbq_head + 1 == f->npsbq) {
-			end = psb_ahead(f->np + 1, q, &nq, &ahead);
+			base = f->npsbq > 8 ? 0 : 8;
+			end = psb_ahead(f->np + 1, f->psbq + base, &nq, &ahead);
 			if (!end)
 				break;
 		}
@@ -2651,10 +2662,8 @@ static int psb_run(struct fast *f, int st)
 		f->ev = f->psbq[f->psbq_head++];
 		if (end) {
 			if (nq) {
-				for (unsigned int i = 0; i < nq; i++)
-					f->psbq[i] = q[i];
-				f->npsbq = nq;
-				f->psbq_head = 0;
+				f->npsbq = base + nq;
+				f->psbq_head = base;
 				f->last_ip = 0;
 				f->last_ip_suppressed = false;
 			}
@@ -2665,26 +2674,41 @@ static int psb_run(struct fast *f, int st)
 			f->ev.suppressed = 1; /* event_ip(): no IP */
 		f->status = ahead;
 		st = blk_status(f, ST_EVENT);
-		/* The log of the delivered one (deliver_event(), with
-		 * seg_add_event() written in place). */
-		flags = SEG_F_STATUS | (ev.suppressed ? SEG_F_IP_SUPPRESSED : 0);
 		snapshot(f);
-		if (__builtin_expect(
-			s->delta || s->nitems == s->cap_items || s->nevents == s->cap_events, 0)) {
-			fev_record(&ev, &e);
-			err = seg_add_event(s, &e, flags, f->pos);
+		if (s->count_status && f->pos < s->end) {
+			/* No sink wants it: counted, as the replay would
+			 * (seg.h). */
+			int err = seg_count_status(s, f->pos);
+
 			if (err < 0)
 				return err;
+			f->unposed = s->nitems;
 		} else {
-			struct seg_item *it = &s->items[s->nitems++];
+			/* The log of the delivered one (deliver_event(),
+			 * with seg_add_event() written in place). */
+			uint8_t flags = SEG_F_STATUS | (ev.suppressed ? SEG_F_IP_SUPPRESSED : 0);
 
-			fev_record(&ev, &s->events[s->nevents]);
-			*it = (struct seg_item){.pos = f->pos,
-						.ninsn = (uint32_t)s->nevents++,
-						.kind = SEG_EVENT,
-						.flags = flags};
+			if (__builtin_expect(s->delta || s->nitems == s->cap_items ||
+						 s->nevents == s->cap_events,
+					     0)) {
+				struct hwt_dec_event e;
+				int err;
+
+				fev_record(&ev, &e);
+				err = seg_add_event(s, &e, flags, f->pos);
+				if (err < 0)
+					return err;
+			} else {
+				struct seg_item *it = &s->items[s->nitems++];
+
+				fev_record(&ev, &s->events[s->nevents]);
+				*it = (struct seg_item){.pos = f->pos,
+							.ninsn = (uint32_t)s->nevents++,
+							.kind = SEG_EVENT,
+							.flags = flags};
+			}
+			f->unposed = s->nitems;
 		}
-		f->unposed = s->nitems;
 		/* Read ahead to something else than a PSB+: the next
 		 * delivery is deliver_event()'s. */
 		if (end && !nq)

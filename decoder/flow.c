@@ -1863,5 +1863,8 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 		err = apply_counts(f, s);
 	f->dec->stats.insns += s->insns;
 	f->dec->stats.blocks += s->nbbs;
+	/* The status updates the fast engine counted (seg.h count_status):
+	 * what do_event() does with them. */
+	f->dec->stats.events += s->nstatus;
 	return err;
 }

@@ -46,6 +46,7 @@ void seg_reset(struct seg *s)
 	s->delta = 0;
 	s->last_logged = SEG_NOT_LOGGED;
 	s->insns = s->overflows = s->nbbs = 0;
+	s->nstatus = 0;
 	s->fallback = false;
 	s->decline_pos = 0;
 	s->decline_err = false;

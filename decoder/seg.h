@@ -250,6 +250,13 @@ struct seg {
 
 	/* Logging mode (set before phase 1). */
 	bool log_all;		  /* every block (block records wanted) */
+	bool count_status;	  /* no sink wants event records and no
+				   * context hook: the fast engine counts
+				   * PSB+ status updates inside the segment
+				   * in nstatus instead of logging them (the
+				   * replay counts a status event no sink
+				   * wants, nothing else) */
+	uint64_t nstatus;	  /* ... counted so far */
 	bool profile;		  /* count blocks */
 	struct seg_work *work;	  /* the worker's counts */
 	uint32_t delta;		  /* instructions not yet carried by an item */
@@ -293,6 +300,15 @@ struct seg_item *seg_add(struct seg *s, uint8_t kind);
 /* Carries pending instructions in a SEG_INSNS item (before events, gaps,
  * context changes and at the end). */
 int seg_flush_delta(struct seg *s, uint64_t pos);
+/* A status update counted instead of logged (count_status): as
+ * seg_add_event(), the pending instructions first. */
+static inline int seg_count_status(struct seg *s, uint64_t pos)
+{
+	if (s->delta && seg_flush_delta(s, pos) < 0)
+		return s->err;
+	s->nstatus++;
+	return 0;
+}
 /* Moves the worker's counts into the segment (phase 1 succeeded), or drops
  * them (the engine declined). */
 int seg_commit_counts(struct seg *s);

@@ -182,6 +182,25 @@ static void check_truth(const struct ptsynth *w)
 		assert_int_equal(fnb.stats.segments_fallback, 0);
 		dectest_result_free(&fnb);
 		dectest_result_free(&inb);
+		/* Nor event records: the fast engine counts the PSB+ status
+		 * updates instead of logging them; the same records, and
+		 * every event still counted. */
+		opts_for(&o, w, HWT_DEC_ENGINE_FAST);
+		o.no_blocks = o.no_events = true;
+		decode(w, &o, &fnb);
+		opts_for(&o, w, HWT_DEC_ENGINE_LIBIPT);
+		o.no_blocks = o.no_events = true;
+		decode(w, &o, &inb);
+		assert_int_equal(fnb.nrec[HWT_DEC_REC_EVENT], 0);
+		assert_int_equal(fnb.stats.insns, t->insns);
+		assert_int_equal(fnb.nrec[HWT_DEC_REC_CALL], t->calls);
+		assert_int_equal(fnb.profile_hash, fast.profile_hash);
+		assert_same_text(inb.text, fnb.text);
+		assert_int_equal(fnb.stats.events, fast.stats.events);
+		assert_int_equal(inb.stats.events, fast.stats.events);
+		assert_int_equal(fnb.stats.segments_fallback, 0);
+		dectest_result_free(&fnb);
+		dectest_result_free(&inb);
 	}
 	dectest_result_free(&fast);
 	dectest_result_free(&ipt);
@@ -1075,6 +1094,36 @@ static void test_psb_run_tracing_off(void **state)
 				assert_int_equal(enabled, 1);
 				assert_int_equal(disabled, 1);
 				assert_string_equal(got, want);
+				/* A sink that wants no events: the fast
+				 * engine counts the status updates (not
+				 * logged); the same count, the other records
+				 * the same. */
+				{
+					struct dectest_result ne, full;
+
+					o.no_events = true;
+					assert_int_equal(dectest_decode(&o, code, sizeof(code),
+									base, pt, len, &ne),
+							 0);
+					o.no_events = false;
+					assert_int_equal(ne.err, 0);
+					assert_int_equal(ne.nrec[HWT_DEC_REC_EVENT], 0);
+					assert_int_equal(ne.stats.events, r.stats.events);
+					assert_int_equal(ne.stats.events,
+							 r.nrec[HWT_DEC_REC_EVENT]);
+					assert_int_equal(ne.stats.insns, 6);
+					o.engine = HWT_DEC_ENGINE_LIBIPT;
+					o.no_events = true;
+					assert_int_equal(dectest_decode(&o, code, sizeof(code),
+									base, pt, len, &full),
+							 0);
+					o.no_events = false;
+					o.engine = e ? HWT_DEC_ENGINE_LIBIPT : HWT_DEC_ENGINE_FAST;
+					assert_same_text(ne.text, full.text);
+					assert_int_equal(ne.stats.events, full.stats.events);
+					dectest_result_free(&ne);
+					dectest_result_free(&full);
+				}
 				dectest_result_free(&r);
 				/* The same records, offsets and times included,
 				 * whatever the engine, segments, threads or

@@ -189,6 +189,9 @@ int dectest_decode(const struct dectest_opts *o, const uint8_t *code, size_t cod
 	sink.rec = collect_rec;
 	if (o->no_blocks)
 		sink.want = HWT_DEC_WANT_ALL & ~HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
+	if (o->no_events)
+		sink.want =
+		    (sink.want ? sink.want : HWT_DEC_WANT_ALL) & ~HWT_DEC_WANT(HWT_DEC_REC_EVENT);
 	sink.ctx = &c;
 	err = hwt_dec_add_sink(dec, &sink);
 	if (err < 0)

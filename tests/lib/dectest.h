@@ -38,6 +38,8 @@ struct dectest_opts {
 	bool no_blocks; /* the sink does not want BLOCK records
 			 * (the decoder then logs only what call
 			 * stacks and the profile need) */
+	bool no_events; /* ... nor EVENT records (the fast engine then
+			 * counts PSB+ status updates, not logs them) */
 	/* NULL: the code in an icache of its own. Else the code is not used
 	 * but image, of icache, with whatever was decoded on it before. */
 	struct hwt_dec_icache *icache;
