@@ -186,6 +186,19 @@ static inline uint64_t hwt_dec_bb_insn_ip(const struct hwt_dec_bb *bb, uint32_t 
 	return bb->ip + bb->offs[k - 1];
 }
 
+/* hwt_dec_tsc_to_perf() of a valid conversion c (the records' hot path:
+ * no call). */
+static inline uint64_t hwt_dec_tsc_perf(const struct hwt_dec_tconv *c, uint64_t tsc)
+{
+	uint64_t quot, rem;
+
+	if (c->time_shift >= 64)
+		return tsc;
+	quot = tsc >> c->time_shift;
+	rem = tsc & ((1ull << c->time_shift) - 1);
+	return c->time_zero + quot * c->time_mult + ((rem * c->time_mult) >> c->time_shift);
+}
+
 /* Index of the instruction at ip in bb, or -1. */
 int hwt_dec_bb_index(const struct hwt_dec_bb *bb, uint64_t ip);
 

@@ -66,13 +66,9 @@ int hwt_dec_cpu_parse(struct hwt_dec_cpu *cpu, const char *text)
 
 uint64_t hwt_dec_tsc_to_perf(const struct hwt_dec_tconv *c, uint64_t tsc)
 {
-	uint64_t quot, rem;
-
-	if (!c || !c->valid || c->time_shift >= 64)
+	if (!c || !c->valid)
 		return tsc;
-	quot = tsc >> c->time_shift;
-	rem = tsc & ((1ull << c->time_shift) - 1);
-	return c->time_zero + quot * c->time_mult + ((rem * c->time_mult) >> c->time_shift);
+	return hwt_dec_tsc_perf(c, tsc);
 }
 
 uint64_t hwt_dec_perf_to_tsc(const struct hwt_dec_tconv *c, uint64_t time)

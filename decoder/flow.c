@@ -21,6 +21,8 @@
  * Each stack is indexed by return address (a hash of frame chains, newest
  * first), so that a return matching no frame, or an older one, costs no
  * scan of a deep stack; at MAX_DEPTH the oldest half is dropped at once.
+ * Frames enter the index when a return first needs it (one that does not
+ * pop the newest frame), not at each call: most returns pop the newest.
  *
  * A sink that takes batches (struct hwt_dec_sink.batch) gets calls and
  * returns as a few fields each, gathered per thread and handed over
@@ -725,9 +727,16 @@ static int flow_emit(struct replay *r, struct hwt_dec_rec *rec)
  * to count), without its loop when one sink wants them. */
 static inline int emit_hot(struct hwt_dec *dec, struct hwt_dec_rec *rec)
 {
-	if (dec->nsinks == 1 && !dec->cfg.tconv.valid)
-		return dec->sinks[0].rec(dec->sinks[0].ctx, rec);
-	return hwt_dec_emit(dec, rec);
+	const struct hwt_dec_tconv *tc = &dec->cfg.tconv;
+
+	if (dec->nsinks != 1)
+		return hwt_dec_emit(dec, rec);
+	/* As hwt_dec_emit(): the replay wants them (r->want_call/ret), and
+	 * a replay that makes them has no thread in tree mode (a tree goes
+	 * with batches). */
+	if ((rec->flags & HWT_DEC_RF_TIME) && tc->valid)
+		rec->time = hwt_dec_tsc_perf(tc, rec->tsc);
+	return dec->sinks[0].rec(dec->sinks[0].ctx, rec);
 }
 
 static void rec_head(struct replay *r, struct hwt_dec_rec *rec, uint32_t type, uint64_t pos,
@@ -904,17 +913,19 @@ static int push(struct replay *r, uint64_t from, uint64_t to, uint64_t ret_addr,
 		if (err < 0)
 			return err;
 	}
-	err = stack_room(t);
-	if (err < 0)
-		return err;
-	fr = &t->stack[t->depth];
+	if (__builtin_expect(t->depth >= t->cap, 0)) {
+		err = stack_room(t);
+		if (err < 0)
+			return err;
+	}
+	/* Not indexed here: near_frame() and far_return() index the frames
+	 * pushed since (index_all()), once each, when a return does not
+	 * pop the newest frame. */
+	fr = &t->stack[t->depth++];
 	fr->ret_addr = ret_addr;
 	fr->func = to;
 	fr->kind = kind;
 	fr->pnode = t->tnode;
-	index_all(t);
-	index_push(t, t->depth++);
-	t->indexed = t->depth;
 	fr->insns = t->insns;
 	fr->has_time = false;
 	fr->call_tsc = 0;
@@ -1669,6 +1680,145 @@ static __attribute__((noinline)) size_t tree_run(struct replay *r, size_t i)
 	return (size_t)(it - s->items);
 }
 
+/* The replay of items i.. of the current thread for sinks that take calls
+ * and returns as records (no batch, no tree, no block records: `report
+ * --calls`, `script --flow`, pt: probes) while they are blocks whose calls
+ * are near calls with room on the stack and whose returns pop the newest
+ * frame, a near one (what call-heavy code is made of): what push(),
+ * near_return(), call_rec() and ret_rec() do, with the thread's state in
+ * locals and one record built in place. Returns the first item it leaves
+ * to the general path (s->nitems: none); *err: a sink's error (the replay
+ * stops). */
+static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int *err)
+{
+	struct hwt_dec_flow *f = r->f;
+	struct hwt_dec *dec = f->dec;
+	const struct seg *s = r->s;
+	struct thread *t = f->cur;
+	const struct seg_item *it = s->items + i, *const end = s->items + s->nitems;
+	const bool profile = dec->cfg.flags & HWT_DEC_F_PROFILE;
+	const bool want_call = r->want_call, want_ret = r->want_ret;
+	const bool timed = want_call || want_ret;
+	const uint64_t base_pos = dec->base_pos;
+	struct frame *const stack = t->stack;
+	const size_t cap = t->cap;
+	size_t depth = t->depth, indexed = t->indexed;
+	uint64_t insns = t->insns, ncalls = 0, nrets = 0;
+	struct hwt_dec_rec rec;
+
+	*err = 0;
+	rec.pid = t->pid;
+	rec.tid = t->tid;
+	for (; it < end; it++) {
+		const struct hwt_dec_bb *bb;
+		struct frame *fr;
+		uint64_t to, tsc;
+		uint8_t br;
+		bool full;
+
+		if (it->kind != SEG_BB) {
+			if (it->kind != SEG_INSNS)
+				break;
+			insns += it->delta;
+			continue;
+		}
+		bb = it->bb;
+		full = !(it->flags & SEG_F_PARTIAL);
+		br = full ? bb->branch : HWT_DEC_BR_NONE;
+		/* What the general path does otherwise: far branches, a full
+		 * stack, a return to an older frame or out of the trace's. */
+		if (br == HWT_DEC_BR_RETURN) {
+			if (it->next_ip && (!depth || stack[depth - 1].ret_addr != it->next_ip ||
+					    stack[depth - 1].kind != FRAME_NEAR))
+				break;
+		} else if (br == HWT_DEC_BR_CALL || br == HWT_DEC_BR_IND_CALL) {
+			if (depth >= cap)
+				break;
+		} else if (br == HWT_DEC_BR_FAR_CALL || br == HWT_DEC_BR_FAR_RETURN) {
+			break;
+		}
+		insns += it->delta;
+		if ((bb->flags & HWT_DEC_BBF_LOG_TARGET) && profile && full && it->next_ip &&
+		    br != HWT_DEC_BR_RETURN) {
+			*err = target_seen(f, bb, it->next_ip);
+			if (*err < 0)
+				break;
+		}
+		if (br == HWT_DEC_BR_RETURN) {
+			if (!it->next_ip)
+				continue;
+			fr = &stack[--depth]; /* stays in place until the next push */
+			if (depth < indexed) {
+				t->bucket[ret_bucket(t, fr->ret_addr)] = fr->older;
+				indexed = depth;
+			}
+			nrets++;
+			if (!want_ret)
+				continue;
+			rec.type = HWT_DEC_REC_RETURN;
+			rec.flags = 0;
+			rec.tsc = 0;
+			if (seg_time_at(s, it->pos, &r->tcur, &tsc)) {
+				rec.tsc = tsc;
+				rec.flags = HWT_DEC_RF_TIME;
+			}
+			memset(&rec.u.ret, 0, sizeof(rec.u.ret));
+			rec.u.ret.from = bb->end_ip;
+			rec.u.ret.to = it->next_ip;
+			rec.u.ret.func = fr->func;
+			rec.u.ret.call_tsc = fr->has_time ? fr->call_tsc : 0;
+			rec.u.ret.insns = insns - fr->insns;
+			rec.u.ret.branch = HWT_DEC_BR_RETURN;
+		} else if (br == HWT_DEC_BR_CALL || br == HWT_DEC_BR_IND_CALL) {
+			if (br == HWT_DEC_BR_CALL) {
+				if (bb->flags & HWT_DEC_BBF_PIC_CALL)
+					continue;
+				to = bb->target;
+			} else {
+				to = it->next_ip;
+			}
+			fr = &stack[depth++];
+			fr->ret_addr = bb->fallthrough;
+			fr->func = to;
+			fr->kind = FRAME_NEAR;
+			fr->pnode = t->tnode;
+			fr->insns = insns;
+			fr->has_time = false;
+			fr->call_tsc = 0;
+			if (timed)
+				fr->has_time = seg_time_at(s, it->pos, &r->tcur, &fr->call_tsc);
+			ncalls++;
+			if (!want_call)
+				continue;
+			rec.type = HWT_DEC_REC_CALL;
+			rec.flags = fr->has_time ? HWT_DEC_RF_TIME : 0;
+			rec.tsc = fr->has_time ? fr->call_tsc : 0;
+			rec.u.call.from = bb->end_ip;
+			rec.u.call.to = to;
+			rec.u.call.ret_addr = fr->ret_addr;
+			rec.u.call.branch = br;
+		} else {
+			continue;
+		}
+		rec.depth = (uint32_t)depth;
+		rec.insns = insns;
+		rec.offset = base_pos + it->pos;
+		rec.time = 0;
+		t->depth = depth;
+		t->indexed = indexed;
+		t->insns = insns;
+		*err = emit_hot(dec, &rec);
+		if (*err < 0)
+			break;
+	}
+	t->depth = depth;
+	t->indexed = indexed;
+	t->insns = insns;
+	f->calls += ncalls;
+	f->returns += nrets;
+	return (size_t)(it - s->items);
+}
+
 /* Whether item `it` of the current thread at depth 0 in tree mode from
  * depth 0 is a block base() holds to the node its depth-0 code is, with
  * no effect on the stack (base_run()). */
@@ -1742,7 +1892,7 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 	struct replay r;
 	bool profile = f->dec->cfg.flags & HWT_DEC_F_PROFILE;
 	bool base_only = f->dec->cfg.flags & HWT_DEC_F_BASE_BLOCKS;
-	bool tree_fast;
+	bool tree_fast, rec_fast;
 	int err = 0;
 
 	memset(&r, 0, sizeof(r));
@@ -1761,6 +1911,7 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 	r.base_only = base_only;
 	r.tree_base = r.treeing && base_only && f->dec->sinks[0].tree->base;
 	tree_fast = r.treeing && !profile && (base_only || !r.want_block);
+	rec_fast = !r.batching && !r.want_block;
 	if (r.treeing && !f->tcache_calls) {
 		f->tcache_calls = calloc((size_t)1 << TCACHE_BITS, sizeof(*f->tcache_calls));
 		if (!f->tcache_calls)
@@ -1789,6 +1940,12 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 				if (i == s->nitems)
 					break;
 			}
+		}
+		/* Calls and returns as records. */
+		if (rec_fast && f->cur && s->items[i].kind == SEG_BB) {
+			i = rec_run(&r, i, &err);
+			if (err < 0 || i == s->nitems)
+				break;
 		}
 		it = &s->items[i];
 		if (it->kind == SEG_BB && f->cur) {

@@ -66,7 +66,7 @@ static bool in_ids(const int32_t *v, size_t n, int32_t x)
 }
 
 /* Whether the pid and tid filters leave out thread (pid, tid). */
-static bool ids_out(const struct hwt_pts *pts, int32_t pid, int32_t tid)
+static inline bool ids_out(const struct hwt_pts *pts, int32_t pid, int32_t tid)
 {
 	return (pts->cfg.npids && !in_ids(pts->pids, pts->cfg.npids, pid)) ||
 	       (pts->cfg.ntids && !in_ids(pts->tids, pts->cfg.ntids, tid));
@@ -356,14 +356,11 @@ static int pts_span(void *ctx, uint64_t lo, uint64_t hi, struct hwt_dec_context 
 	return pts_hook(ctx, &q, out) < 0 ? 0 : 1;
 }
 
-/* The entry of tid in the instruction counts (inserted), or NULL when out
- * of memory. */
-static struct pts_tcount *tcount_get(struct hwt_pts *pts, int32_t tid)
+/* tcount_get() of a thread other than the last one asked for. */
+static __attribute__((noinline)) struct pts_tcount *tcount_find(struct hwt_pts *pts, int32_t tid)
 {
 	size_t mask, i;
 
-	if (pts->last_tcount < pts->captcounts && pts->tcounts[pts->last_tcount].tid == tid)
-		return &pts->tcounts[pts->last_tcount];
 	if (2 * (pts->ntcounts + 1) > pts->captcounts) {
 		size_t cap = pts->captcounts ? 2 * pts->captcounts : 64;
 		struct pts_tcount *n = malloc(cap * sizeof(*n)), *old = pts->tcounts;
@@ -396,8 +393,17 @@ static struct pts_tcount *tcount_get(struct hwt_pts *pts, int32_t tid)
 	return &pts->tcounts[i];
 }
 
+/* The entry of tid in the instruction counts (inserted), or NULL when out
+ * of memory. */
+static inline struct pts_tcount *tcount_get(struct hwt_pts *pts, int32_t tid)
+{
+	if (pts->last_tcount < pts->captcounts && pts->tcounts[pts->last_tcount].tid == tid)
+		return &pts->tcounts[pts->last_tcount];
+	return tcount_find(pts, tid);
+}
+
 /* Passes a record on to the caller's sinks, unless filtered out. */
-static int deliver(struct hwt_pts *pts, struct pts_stream *st, const struct hwt_dec_rec *rec)
+static inline int deliver(struct hwt_pts *pts, struct pts_stream *st, const struct hwt_dec_rec *rec)
 {
 	uint64_t t = st->last_time;
 
@@ -568,8 +574,8 @@ static void stream_thread(const struct pts_stream *st, int32_t *pid, int32_t *ti
  * run's base to *insns and raises the total to *insns + ahead (the last
  * count a batch reaches). Returns the count (NULL: out of memory); *started
  * says whether a run began here. */
-static struct pts_tcount *thread_count(struct pts_stream *st, int32_t tid, bool new_run,
-				       uint64_t *insns, uint64_t ahead, bool *started)
+static inline struct pts_tcount *thread_count(struct pts_stream *st, int32_t tid, bool new_run,
+					      uint64_t *insns, uint64_t ahead, bool *started)
 {
 	struct pts_tcount *c = tcount_get(st->pts, tid);
 
@@ -586,6 +592,40 @@ static struct pts_tcount *thread_count(struct pts_stream *st, int32_t tid, bool 
 	if (*insns + ahead > c->total)
 		c->total = *insns + ahead;
 	return c;
+}
+
+/* deliver() of rec with the thread's count insns and the stream's CPU. */
+static __attribute__((noinline)) int deliver_own(struct pts_stream *st,
+						 const struct hwt_dec_rec *rec, uint64_t insns)
+{
+	struct hwt_dec_rec owned = *rec;
+
+	owned.insns = insns;
+	if (st->cpu >= 0) {
+		owned.cpu = st->cpu;
+		owned.flags |= HWT_DEC_RF_CPU;
+	}
+	return deliver(st->pts, st, &owned);
+}
+
+/* pts_rec() of a call or return of a known thread without stitching (most
+ * records of call-heavy code): the same steps, and the record copied only
+ * when the thread's count or the CPU changes it. */
+static inline int pts_rec_callret(struct pts_stream *st, const struct hwt_dec_rec *rec)
+{
+	struct hwt_pts *pts = st->pts;
+	uint64_t insns = rec->insns;
+	bool started;
+
+	if (!thread_count(st, rec->tid, false, &insns, 0, &started))
+		return -ENOMEM;
+	if (rec->flags & HWT_DEC_RF_TIME)
+		st->last_time = pts->dcfg.tconv.valid ? rec->time : rec->tsc;
+	if (pts->cfg.time_end && st->last_time > pts->cfg.time_end)
+		return -HWT_EEOS;
+	if (insns != rec->insns || st->cpu >= 0)
+		return deliver_own(st, rec, insns);
+	return deliver(pts, st, rec);
 }
 
 int pts_rec(struct pts_stream *st, const struct hwt_dec_rec *rec_in)
@@ -637,7 +677,13 @@ int pts_rec(struct pts_stream *st, const struct hwt_dec_rec *rec_in)
 static int stream_rec(void *ctx, const struct hwt_dec_rec *rec)
 {
 	struct pts_stream *st = ctx;
-	int err = pts_rec(st, rec);
+	int err;
+
+	if ((rec->type == HWT_DEC_REC_CALL || rec->type == HWT_DEC_REC_RETURN) && rec->tid >= 0 &&
+	    !st->pts->stitch)
+		err = pts_rec_callret(st, rec);
+	else
+		err = pts_rec(st, rec);
 
 	if (err == -HWT_EEOS)
 		st->stop = true;
