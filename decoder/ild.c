@@ -66,11 +66,12 @@ static void capstone_load(void)
 	cs_insn *insn = NULL;
 	size_t n;
 
-	/* Each pointer has the type of capstone's prototype: checked by an
-	 * assignment sizeof does not evaluate (nothing links capstone). */
-	(void)sizeof(cs.open = &cs_open, cs.option = &cs_option, cs.disasm = &cs_disasm,
-		     cs.disasm_iter = &cs_disasm_iter, cs.malloc = &cs_malloc, cs.free = &cs_free,
-		     cs.close = &cs_close);
+	/* Each pointer has the type of capstone's prototype: comparing
+	 * distinct pointer types does not compile, and sizeof evaluates
+	 * nothing (nothing links capstone). */
+	(void)sizeof(cs.open == &cs_open && cs.option == &cs_option && cs.disasm == &cs_disasm &&
+		     cs.disasm_iter == &cs_disasm_iter && cs.malloc == &cs_malloc &&
+		     cs.free == &cs_free && cs.close == &cs_close);
 	if (!lib)
 		return;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {

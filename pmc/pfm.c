@@ -55,13 +55,15 @@ static void pfm_init_once(void)
 			       &pfm.get_event_attr_info};
 	void *lib = dlopen(HWT_PFM_SONAME, RTLD_NOW | RTLD_LOCAL);
 
-	/* Each pointer has the type of libpfm4's prototype: checked by an
-	 * assignment sizeof does not evaluate (nothing links libpfm4). */
-	(void)sizeof(pfm.initialize = &pfm_initialize, pfm.strerror = &pfm_strerror,
-		     pfm.get_pmu_info = &pfm_get_pmu_info, pfm.get_event_next = &pfm_get_event_next,
-		     pfm.find_event = &pfm_find_event, pfm.get_event_info = &pfm_get_event_info,
-		     pfm.get_os_event_encoding = &pfm_get_os_event_encoding,
-		     pfm.get_event_attr_info = &pfm_get_event_attr_info);
+	/* Each pointer has the type of libpfm4's prototype: comparing
+	 * distinct pointer types does not compile, and sizeof evaluates
+	 * nothing (nothing links libpfm4). */
+	(void)sizeof(
+	    pfm.initialize == &pfm_initialize && pfm.strerror == &pfm_strerror &&
+	    pfm.get_pmu_info == &pfm_get_pmu_info && pfm.get_event_next == &pfm_get_event_next &&
+	    pfm.find_event == &pfm_find_event && pfm.get_event_info == &pfm_get_event_info &&
+	    pfm.get_os_event_encoding == &pfm_get_os_event_encoding &&
+	    pfm.get_event_attr_info == &pfm_get_event_attr_info);
 	pfm_status = PFM_ERR_NOINIT;
 	if (!lib)
 		return;
