@@ -646,7 +646,7 @@ walk_packet(struct seg *s, struct wstate *w, uint8_t type, uint64_t payload, uin
 /* The lexer's classes of a packet's first byte (SDM: opcodes). */
 enum {
 	LEX_OTHER, /* the generic step decodes it */
-	LEX_TNT,   /* TNT-8 */
+	LEX_TNT,   /* TNT-8 (TNT-64: LEX_EXT) */
 	LEX_IP,	   /* TIP, TIP.PGE, TIP.PGD, FUP with a valid compression */
 	LEX_EXT,   /* 02: extended opcodes */
 	LEX_PAD,
@@ -762,6 +762,18 @@ lex_run(struct seg *s, struct wstate *w, uint64_t off, uint64_t lim, const bool 
 			case 0x23:
 				WALKED(0, HWT_PKT_PSBEND, 2);
 				continue;
+			case 0xa3: {
+				/* TNT-64: the bits below the stop bit. */
+				uint64_t v = ld64(b + 2) & 0xffffffffffffull;
+				unsigned int bits;
+
+				if (!v || off + 8 > lim)
+					goto out;
+				bits = 63 - (unsigned int)__builtin_clzll(v);
+				PUT(v & ~(1ull << bits), HWT_PKT_TNT_64, 8, 0, (uint8_t)bits);
+				off += 8;
+				continue;
+			}
 			case 0x03:
 				WALKED(b[2], HWT_PKT_CBR, 4);
 				continue;

@@ -557,12 +557,16 @@ static uint8_t *random_packets(uint64_t seed, size_t len)
 				b[n++] = (uint8_t)(((r2 >> (8 + 5 * i)) & 0xfe) | (i + 1 < ext));
 			break;
 		}
-		case 17: /* TNT-64 */
+		case 17: { /* TNT-64, its stop bit anywhere (none: a bad one) */
+			unsigned int stop = (unsigned int)((r2 >> 48) % 49);
+			uint64_t v = stop == 48 ? 0 : (r2 & ((1ull << stop) - 1)) | 1ull << stop;
+
 			b[n++] = 0x02;
 			b[n++] = 0xa3;
 			for (int i = 0; i < 6; i++)
-				b[n++] = (uint8_t)(r2 >> (8 * i) | (i == 5 ? 0x80 : 0));
+				b[n++] = (uint8_t)(v >> (8 * i));
 			break;
+		}
 		case 18: /* a stray byte */
 			if (r2 % 4 == 0)
 				b[n++] = (uint8_t)(r2 >> 8);
