@@ -549,6 +549,14 @@ struct hwt_dec_sink {
 	 * sink is the decoder's only one; NULL: batches. Remains the
 	 * caller's; must stay valid while the decoder lives. */
 	const struct hwt_dec_tree *tree;
+	/* recs (optional): n records in a row, as n calls of rec would
+	 * bring them (the array is valid only during the call). When the
+	 * sink is the decoder's only one and takes no batches, the decoder
+	 * hands over runs of calls and returns of one thread this way (up
+	 * to a few hundred at a time): one call into the sink for many
+	 * records. A negative return stops decoding; the records after the
+	 * one that failed are not the sink's. */
+	int (*recs)(void *ctx, const struct hwt_dec_rec *recs, size_t n);
 };
 
 /* ------------------------------------------------------------------------ */

@@ -59,6 +59,7 @@ enum {
 	FRAME_FAR = 2,	 /* SYSCALL and other far calls */
 	MAX_DEPTH = 1 << 16,
 	BATCH_MAX = 1024, /* calls and returns per batch */
+	RECS_MAX = 256,	  /* records per recs() of rec_run() */
 	TCACHE_BITS = 12, /* tree mode's call cache */
 };
 
@@ -153,6 +154,8 @@ struct hwt_dec_flow {
 	 * (bpid, btid); the last one at stream position bpos. */
 	struct hwt_dec_callret *batch;
 	size_t nbatch;
+	/* rec_run()'s records for the sink's recs(). */
+	struct hwt_dec_rec *recs;
 	int32_t bpid, btid;
 	uint64_t bpos;
 	/* Tree mode: the sink's tree (NULL: none), the counts per node
@@ -205,6 +208,7 @@ void hwt_dec_flow_free(struct hwt_dec_flow *f)
 	free(f->targets);
 	free(f->tcache);
 	free(f->batch);
+	free(f->recs);
 	free(f->tcount);
 	free(f->tcache_calls);
 	free(f->bmemo);
@@ -1681,14 +1685,14 @@ static __attribute__((noinline)) size_t tree_run(struct replay *r, size_t i)
 }
 
 /* The replay of items i.. of the current thread for sinks that take calls
- * and returns as records (no batch, no tree, no block records: `report
- * --calls`, `script --flow`, pt: probes) while they are blocks whose calls
- * are near calls with room on the stack and whose returns pop the newest
- * frame, a near one (what call-heavy code is made of): what push(),
- * near_return(), call_rec() and ret_rec() do, with the thread's state in
- * locals and one record built in place. Returns the first item it leaves
- * to the general path (s->nitems: none); *err: a sink's error (the replay
- * stops). */
+ * and returns as records (no batch, no tree, no block records: `script
+ * --flow`, pt: probes) while they are blocks whose calls are near calls
+ * with room on the stack and whose returns pop the newest frame, a near
+ * one (what call-heavy code is made of): what push(), near_return(),
+ * call_rec() and ret_rec() do, with the thread's state in locals and the
+ * records built in place: RECS_MAX at a time for a sink with recs(), else
+ * one by one. Returns the first item it leaves to the general path
+ * (s->nitems: none); *err: a sink's error (the replay stops). */
 static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int *err)
 {
 	struct hwt_dec_flow *f = r->f;
@@ -1700,17 +1704,21 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 	const bool want_call = r->want_call, want_ret = r->want_ret;
 	const bool timed = want_call || want_ret;
 	const uint64_t base_pos = dec->base_pos;
+	const struct hwt_dec_tconv *const tc = &dec->cfg.tconv;
+	const struct hwt_dec_sink *const sink = &dec->sinks[0];
+	/* recs(): the records go to f->recs, n of them so far. */
+	const bool many = dec->nsinks == 1 && sink->recs;
+	struct hwt_dec_rec one, *const out = many ? f->recs : &one;
+	size_t n = 0;
 	struct frame *const stack = t->stack;
 	const size_t cap = t->cap;
 	size_t depth = t->depth, indexed = t->indexed;
 	uint64_t insns = t->insns, ncalls = 0, nrets = 0;
-	struct hwt_dec_rec rec;
 
 	*err = 0;
-	rec.pid = t->pid;
-	rec.tid = t->tid;
 	for (; it < end; it++) {
 		const struct hwt_dec_bb *bb;
+		struct hwt_dec_rec *rec;
 		struct frame *fr;
 		uint64_t to, tsc;
 		uint8_t br;
@@ -1744,6 +1752,7 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 			if (*err < 0)
 				break;
 		}
+		rec = &out[n];
 		if (br == HWT_DEC_BR_RETURN) {
 			if (!it->next_ip)
 				continue;
@@ -1755,20 +1764,20 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 			nrets++;
 			if (!want_ret)
 				continue;
-			rec.type = HWT_DEC_REC_RETURN;
-			rec.flags = 0;
-			rec.tsc = 0;
+			rec->type = HWT_DEC_REC_RETURN;
+			rec->flags = 0;
+			rec->tsc = 0;
 			if (seg_time_at(s, it->pos, &r->tcur, &tsc)) {
-				rec.tsc = tsc;
-				rec.flags = HWT_DEC_RF_TIME;
+				rec->tsc = tsc;
+				rec->flags = HWT_DEC_RF_TIME;
 			}
-			memset(&rec.u.ret, 0, sizeof(rec.u.ret));
-			rec.u.ret.from = bb->end_ip;
-			rec.u.ret.to = it->next_ip;
-			rec.u.ret.func = fr->func;
-			rec.u.ret.call_tsc = fr->has_time ? fr->call_tsc : 0;
-			rec.u.ret.insns = insns - fr->insns;
-			rec.u.ret.branch = HWT_DEC_BR_RETURN;
+			memset(&rec->u.ret, 0, sizeof(rec->u.ret));
+			rec->u.ret.from = bb->end_ip;
+			rec->u.ret.to = it->next_ip;
+			rec->u.ret.func = fr->func;
+			rec->u.ret.call_tsc = fr->has_time ? fr->call_tsc : 0;
+			rec->u.ret.insns = insns - fr->insns;
+			rec->u.ret.branch = HWT_DEC_BR_RETURN;
 		} else if (br == HWT_DEC_BR_CALL || br == HWT_DEC_BR_IND_CALL) {
 			if (br == HWT_DEC_BR_CALL) {
 				if (bb->flags & HWT_DEC_BBF_PIC_CALL)
@@ -1790,32 +1799,46 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 			ncalls++;
 			if (!want_call)
 				continue;
-			rec.type = HWT_DEC_REC_CALL;
-			rec.flags = fr->has_time ? HWT_DEC_RF_TIME : 0;
-			rec.tsc = fr->has_time ? fr->call_tsc : 0;
-			rec.u.call.from = bb->end_ip;
-			rec.u.call.to = to;
-			rec.u.call.ret_addr = fr->ret_addr;
-			rec.u.call.branch = br;
+			rec->type = HWT_DEC_REC_CALL;
+			rec->flags = fr->has_time ? HWT_DEC_RF_TIME : 0;
+			rec->tsc = fr->has_time ? fr->call_tsc : 0;
+			rec->u.call.from = bb->end_ip;
+			rec->u.call.to = to;
+			rec->u.call.ret_addr = fr->ret_addr;
+			rec->u.call.branch = br;
 		} else {
 			continue;
 		}
-		rec.depth = (uint32_t)depth;
-		rec.insns = insns;
-		rec.offset = base_pos + it->pos;
-		rec.time = 0;
+		rec->pid = t->pid;
+		rec->tid = t->tid;
+		rec->depth = (uint32_t)depth;
+		rec->insns = insns;
+		rec->offset = base_pos + it->pos;
+		rec->time = 0;
+		if (many) {
+			/* As hwt_dec_emit() (no tree mode with records). */
+			if ((rec->flags & HWT_DEC_RF_TIME) && tc->valid)
+				rec->time = hwt_dec_tsc_perf(tc, rec->tsc);
+			if (++n < RECS_MAX)
+				continue;
+		}
 		t->depth = depth;
 		t->indexed = indexed;
 		t->insns = insns;
-		*err = emit_hot(dec, &rec);
-		if (*err < 0)
+		*err = many ? sink->recs(sink->ctx, out, n) : emit_hot(dec, rec);
+		n = 0;
+		if (*err < 0) {
+			it++;
 			break;
+		}
 	}
 	t->depth = depth;
 	t->indexed = indexed;
 	t->insns = insns;
 	f->calls += ncalls;
 	f->returns += nrets;
+	if (n && *err >= 0)
+		*err = sink->recs(sink->ctx, out, n);
 	return (size_t)(it - s->items);
 }
 
@@ -1902,6 +1925,11 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 	r.want_call = f->dec->want & HWT_DEC_WANT(HWT_DEC_REC_CALL);
 	r.want_ret = f->dec->want & HWT_DEC_WANT(HWT_DEC_REC_RETURN);
 	r.batching = f->dec->nsinks == 1 && f->dec->sinks[0].batch;
+	if (!r.batching && f->dec->nsinks == 1 && f->dec->sinks[0].recs && !f->recs) {
+		f->recs = malloc(RECS_MAX * sizeof(*f->recs));
+		if (!f->recs)
+			return -ENOMEM;
+	}
 	if (r.batching && !f->batch) {
 		f->batch = malloc(BATCH_MAX * sizeof(*f->batch));
 		if (!f->batch)

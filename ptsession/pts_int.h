@@ -174,7 +174,8 @@ struct hwt_pts {
 /* Decodes one stream, delivering its records to rec(ctx, ...) from the
  * calling thread (calls and returns to batch(ctx, ...) when it is not
  * NULL: struct hwt_dec_sink.batch; to the session's one sink's call tree
- * through tree when it is not NULL: struct hwt_dec_sink.tree); AUX data
+ * through tree when it is not NULL: struct hwt_dec_sink.tree; runs of
+ * records to recs when it is not NULL: struct hwt_dec_sink.recs); AUX data
  * is read and fed piece bytes at a time into buf (piece bytes). */
 #define PTS_PIECE (4u * 1024u * 1024u) /* one stream at a time */
 #define PTS_LANE_PIECE                                                                             \
@@ -183,7 +184,8 @@ struct hwt_pts {
 int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf, size_t piece,
 		   int (*rec)(void *ctx, const struct hwt_dec_rec *rec),
 		   int (*batch)(void *ctx, const struct hwt_dec_batch *batch),
-		   const struct hwt_dec_tree *tree, void *ctx);
+		   const struct hwt_dec_tree *tree,
+		   int (*recs)(void *ctx, const struct hwt_dec_rec *recs, size_t n), void *ctx);
 /* The session's sink for a record of stream st (filters, stitches,
  * delivers). Returns 0, -HWT_EEOS when the stream passed the end time, or
  * a sink's error. */

@@ -174,7 +174,8 @@ static void *lane_main(void *arg)
 	int err = -ENOMEM;
 
 	if (buf) {
-		err = pts_run_stream(m->pts, l->st, buf, PTS_LANE_PIECE, lane_rec, NULL, NULL, l);
+		err = pts_run_stream(m->pts, l->st, buf, PTS_LANE_PIECE, lane_rec, NULL, NULL, NULL,
+				     l);
 		if (err >= 0 && l->fill && l->fill->n)
 			err = lane_hand(l);
 	}

@@ -690,6 +690,66 @@ static int stream_rec(void *ctx, const struct hwt_dec_rec *rec)
 	return err;
 }
 
+/* stream_rec() of n records in a row (struct hwt_dec_sink.recs: calls and
+ * returns of one thread; the session gives it to the decoder only without
+ * stitching or a time range). The thread's count, its filters and the
+ * symbolization floor once for all when they need no copy (the thread's
+ * count base is 0, per-thread streams), then each record to the sinks that
+ * want it. */
+static int stream_recs(void *ctx, const struct hwt_dec_rec *recs, size_t n)
+{
+	struct pts_stream *st = ctx;
+	struct hwt_pts *pts = st->pts;
+	const struct hwt_dec_rec *last = &recs[n - 1];
+	struct pts_tcount *c;
+	int err = 0;
+
+	if (!n)
+		return 0;
+	c = recs[0].tid >= 0 && st->cpu < 0 ? tcount_get(pts, recs[0].tid) : NULL;
+	if (!c || c->stream != st->idx + 1 || c->base || recs[0].tid != last->tid ||
+	    recs[0].pid != last->pid) {
+		for (size_t i = 0; i < n && err >= 0; i++)
+			err = stream_rec(ctx, &recs[i]);
+		return err;
+	}
+	/* As pts_rec_callret() for each, with the count base 0. */
+	st->run_tid = last->tid;
+	st->run_base = 0;
+	if (last->insns > c->total)
+		c->total = last->insns;
+	for (size_t i = n; i-- > 0;) {
+		if (recs[i].flags & HWT_DEC_RF_TIME) {
+			st->last_time = pts->dcfg.tconv.valid ? recs[i].time : recs[i].tsc;
+			break;
+		}
+	}
+	if (ids_out(pts, last->pid, last->tid)) {
+		pts->st.filtered += n;
+		return 0;
+	}
+	pts->floor_pid = st->last_img_pid;
+	pts->floor_time = st->last_img_time;
+	for (size_t i = 0; i < n; i++) {
+		const struct hwt_dec_rec *rec = &recs[i];
+		uint32_t bit = HWT_DEC_WANT(rec->type);
+
+		for (size_t k = 0; k < pts->nsinks; k++) {
+			const struct hwt_dec_sink *s = &pts->sinks[k];
+
+			if (!(s->want & bit))
+				continue;
+			err = s->rec(s->ctx, rec);
+			if (err < 0) {
+				if (err == -HWT_EEOS)
+					st->stop = true;
+				return err;
+			}
+		}
+	}
+	return 0;
+}
+
 /* pts_rec() of a batch of calls and returns (every sink takes batches, no
  * stitching, no time filter): the thread's count and the pid/tid filters
  * once for the batch, which goes on with the count's base in insns_base
@@ -944,11 +1004,12 @@ static void add_stats(struct hwt_dec_stats *sum, const struct hwt_dec_stats *s)
 int pts_run_stream(struct hwt_pts *pts, struct pts_stream *st, uint8_t *buf, size_t piece,
 		   int (*rec)(void *ctx, const struct hwt_dec_rec *rec),
 		   int (*batch)(void *ctx, const struct hwt_dec_batch *batch),
-		   const struct hwt_dec_tree *tree, void *ctx)
+		   const struct hwt_dec_tree *tree,
+		   int (*recs)(void *ctx, const struct hwt_dec_rec *recs, size_t n), void *ctx)
 {
 	const struct pts_proc *p = NULL;
 	struct hwt_dec_config cfg = pts->dcfg;
-	struct hwt_dec_sink sink = {sizeof(sink), pts->want, rec, ctx, batch, tree};
+	struct hwt_dec_sink sink = {sizeof(sink), pts->want, rec, ctx, batch, tree, recs};
 	struct hwt_dec_image *img;
 	struct hwt_dec *dec = NULL;
 	int32_t pid = st->pid, tid = st->tid;
@@ -1038,11 +1099,15 @@ int hwt_pts_run(struct hwt_pts *pts)
 			return -ENOMEM;
 		/* With one sink, its call tree (node numbers are the sink's). */
 		bool tree = batch && pts->nsinks == 1 && pts->sinks[0].tree;
+		/* Runs of records (not in a time range: each record's time
+		 * ends or filters it). */
+		bool recs = !pts->cfg.time_start && !pts->cfg.time_end;
 
 		for (size_t i = 0; i < pts->nstreams && err >= 0; i++)
-			err = pts_run_stream(pts, &pts->streams[i], buf, PTS_PIECE, stream_rec,
-					     batch ? stream_batch : NULL,
-					     tree ? &stream_tree : NULL, &pts->streams[i]);
+			err =
+			    pts_run_stream(pts, &pts->streams[i], buf, PTS_PIECE, stream_rec,
+					   batch ? stream_batch : NULL, tree ? &stream_tree : NULL,
+					   recs ? stream_recs : NULL, &pts->streams[i]);
 		free(buf);
 	}
 	for (size_t i = 0; i < pts->nstreams; i++)

@@ -98,6 +98,29 @@ static void decode(const struct ptsynth *w, const struct dectest_opts *o, struct
 	assert_int_equal(r->err, 0);
 }
 
+/* The lines of records of type a or b in text (dectest_rec_text()'s: one
+ * a line, its type first). */
+static char *lines_of(const char *text, unsigned int a, unsigned int b)
+{
+	size_t len = strlen(text);
+	char *out = malloc(len + 1), *o = out;
+
+	assert_non_null(out);
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+		unsigned int type = (unsigned int)strtoul(p, NULL, 10);
+
+		if (type == a || type == b) {
+			memcpy(o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	*o = '\0';
+	return out;
+}
+
 /* Both engines reproduce every count of the program, and the same records.
  * (User-only tracing: interrupts and system calls are not calls.) With
  * overflows, the branch right before each overflow has its outcome
@@ -180,6 +203,28 @@ static void check_truth(const struct ptsynth *w)
 		assert_int_equal(inb.profile_hash, fast.profile_hash);
 		assert_same_text(inb.text, fnb.text);
 		assert_int_equal(fnb.stats.segments_fallback, 0);
+		/* Their calls and returns are those of the decode with
+		 * blocks (the replay's own path for runs of calls and
+		 * returns against its general one), and a sink that takes
+		 * runs of records gets the same records. */
+		{
+			char *a = lines_of(fast.text, HWT_DEC_REC_CALL, HWT_DEC_REC_RETURN);
+			char *b = lines_of(fnb.text, HWT_DEC_REC_CALL, HWT_DEC_REC_RETURN);
+			struct dectest_result frs;
+
+			assert_true(strlen(a) > 0);
+			assert_same_text(a, b);
+			free(a);
+			free(b);
+			opts_for(&o, w, HWT_DEC_ENGINE_FAST);
+			o.no_blocks = o.recs = true;
+			decode(w, &o, &frs);
+			assert_same_text(frs.text, fnb.text);
+			assert_int_equal(frs.stats.calls, fnb.stats.calls);
+			assert_int_equal(frs.stats.returns, fnb.stats.returns);
+			assert_int_equal(frs.profile_hash, fnb.profile_hash);
+			dectest_result_free(&frs);
+		}
 		dectest_result_free(&fnb);
 		dectest_result_free(&inb);
 		/* Nor event records: the fast engine counts the PSB+ status

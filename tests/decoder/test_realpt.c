@@ -160,7 +160,7 @@ static void decode(const struct trace *tr, const struct variant *v, struct decod
 	struct hwt_dec_image *img;
 	struct hwt_dec *dec;
 	struct hwt_dec_config cfg;
-	struct hwt_dec_sink sink = {sizeof(sink), 0, on_rec, d, NULL, NULL};
+	struct hwt_dec_sink sink = {sizeof(sink), 0, on_rec, d, NULL, NULL, NULL};
 
 	memset(d, 0, sizeof(*d));
 	assert_int_equal(hwt_dec_icache_alloc(&ic, NULL), 0);

@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct hwt_pts_config cfg;
 	struct hwt_pts_stats st;
 	struct fuzz_ctx c = {0};
-	struct hwt_dec_sink sink = {sizeof(sink), 0, on_rec, &c, NULL, NULL};
+	struct hwt_dec_sink sink = {sizeof(sink), 0, on_rec, &c, NULL, NULL, NULL};
 	char path[64];
 	uint64_t off;
 	int fd;

@@ -135,6 +135,14 @@ static int collect_rec(void *ctx, const struct hwt_dec_rec *rec)
 	return 0;
 }
 
+/* struct hwt_dec_sink.recs: as n calls of rec. */
+static int collect_recs(void *ctx, const struct hwt_dec_rec *recs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		collect_rec(ctx, &recs[i]);
+	return 0;
+}
+
 int dectest_decode(const struct dectest_opts *o, const uint8_t *code, size_t code_size,
 		   uint64_t base, const uint8_t *pt, size_t len, struct dectest_result *res)
 {
@@ -187,6 +195,8 @@ int dectest_decode(const struct dectest_opts *o, const uint8_t *code, size_t cod
 	memset(&sink, 0, sizeof(sink));
 	sink.size = sizeof(sink);
 	sink.rec = collect_rec;
+	if (o->recs)
+		sink.recs = collect_recs;
 	if (o->no_blocks)
 		sink.want = HWT_DEC_WANT_ALL & ~HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
 	if (o->no_events)

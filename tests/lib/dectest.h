@@ -40,6 +40,8 @@ struct dectest_opts {
 			 * stacks and the profile need) */
 	bool no_events; /* ... nor EVENT records (the fast engine then
 			 * counts PSB+ status updates, not logs them) */
+	bool recs;	/* the sink also takes runs of records
+			 * (struct hwt_dec_sink.recs) */
 	/* NULL: the code in an icache of its own. Else the code is not used
 	 * but image, of icache, with whatever was decoded on it before. */
 	struct hwt_dec_icache *icache;

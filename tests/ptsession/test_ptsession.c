@@ -736,7 +736,7 @@ static void decode(const char *path, struct hwt_pts_config *cfg, struct counts *
 		   struct hwt_pts_stats *st)
 {
 	struct hwt_fmt_session *s;
-	struct hwt_dec_sink sink = {sizeof(sink), 0, count_rec, c, NULL, NULL};
+	struct hwt_dec_sink sink = {sizeof(sink), 0, count_rec, c, NULL, NULL, NULL};
 	uint64_t off = 0;
 
 	memset(c, 0, sizeof(*c));

@@ -72,7 +72,7 @@ static void decode_file(const char *path, unsigned threads, struct tally *t,
 	struct hwt_fmt_session *s;
 	struct hwt_pts *pts;
 	struct hwt_pts_config cfg;
-	struct hwt_dec_sink sink = {sizeof(sink), 0, tally_rec, t, NULL, NULL};
+	struct hwt_dec_sink sink = {sizeof(sink), 0, tally_rec, t, NULL, NULL, NULL};
 	uint64_t off = 0;
 
 	memset(t, 0, sizeof(*t));
