@@ -2624,6 +2624,16 @@ static inline bool psb_run_ok(const struct fast *f)
 				      t == HWT_DEC_EV_ASYNC_VMCS || t == HWT_DEC_EV_EXEC_MODE)));
 }
 
+/* deliver_event() of a PSB+ status update while psb_run_ok(): what it
+ * changes. */
+static inline void psb_apply(struct fast *f, const struct fev *ev)
+{
+	if (ev->type == HWT_DEC_EV_EXEC_MODE)
+		f->mode = ev->mode;
+	else if (ev->type == HWT_DEC_EV_TSX)
+		f->spec = (ev->aux & TSX_SPEC) ? SEG_F_SPECULATIVE : 0;
+}
+
 /* deliver_event() for f->ev while psb_run_ok(), and again for the events
  * it fetches, as long as that holds. Returns the status deliver_event()
  * would (st when it delivered nothing), or an error. */
@@ -2651,12 +2661,41 @@ static int psb_run(struct fast *f, int st)
 			end = psb_ahead(f->np + 1, f->psbq + base, &nq, &ahead);
 			if (!end)
 				break;
+			if (nq && s->count_status && !s->delta && f->unposed == s->nitems) {
+				/* Counted (seg.h), nothing to flush or place:
+				 * the deliveries up to the same point of the
+				 * next PSB+ at once. The pending ones are
+				 * f->ev, the queue's last and the next PSB+'s
+				 * nq (q): all but the last two of them are
+				 * delivered, as the loop below would one by
+				 * one, at the next PSBEND. */
+				const struct fev *q = f->psbq + base;
+
+				psb_apply(f, &ev);
+				if (nq >= 2) {
+					psb_apply(f, &f->psbq[f->psbq_head]);
+					for (unsigned int i = 0; i + 2 < nq; i++)
+						psb_apply(f, &q[i]);
+					f->ev = q[nq - 2];
+				} else {
+					f->ev = f->psbq[f->psbq_head];
+				}
+				f->psbq_head = base + nq - 1;
+				f->npsbq = base + nq;
+				f->last_ip = 0;
+				f->last_ip_suppressed = false;
+				f->np = end;
+				f->pos = s->start + end->off;
+				if (f->ev.type != HWT_DEC_EV_CBR)
+					f->ev.suppressed = 1; /* event_ip(): no IP */
+				f->status = ahead;
+				st = blk_status(f, ST_EVENT);
+				s->nstatus += nq;
+				continue;
+			}
 		}
 		/* deliver_event(): what this event changes. */
-		if (ev.type == HWT_DEC_EV_EXEC_MODE)
-			f->mode = ev.mode;
-		else if (ev.type == HWT_DEC_EV_TSX)
-			f->spec = (ev.aux & TSX_SPEC) ? SEG_F_SPECULATIVE : 0;
+		psb_apply(f, &ev);
 		/* trailing_event() -> q_event(): the next update, at this
 		 * PSBEND or the next one. */
 		f->ev = f->psbq[f->psbq_head++];
