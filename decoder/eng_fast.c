@@ -2538,16 +2538,21 @@ static int deliver_event(struct fast *f)
 /* libipt's read-ahead after the PSBEND at p - 1 once its PSB+'s updates
  * are out (read_ahead(), psb_header()): past timing packets to a PSB+ with
  * 1 to 5 status updates (no FUP, no OVF): returns its PSBEND, with the
- * events psb_header() would queue in q (*nq); to an event packet or the
- * end of the segment: returns it (*nq 0); *status: what status_flags()
- * says there. NULL for anything else (the generic path decodes it). */
-static const struct seg_pkt *psb_ahead(const struct seg_pkt *p, struct fev *q, unsigned int *nq,
-				       int *status)
+ * packets of the updates psb_header() would queue in u (*nq); to an event
+ * packet or the end of the segment: returns it (*nq 0); *status: what
+ * status_flags() says there. NULL for anything else (the generic path
+ * decodes it). */
+static const struct seg_pkt *psb_ahead(const struct seg_pkt *p, const struct seg_pkt **u,
+				       unsigned int *nq, int *status)
 {
 	const uint64_t timing = PKT_BIT(HWT_PKT_PAD) | PKT_BIT(HWT_PKT_TSC) | PKT_BIT(HWT_PKT_TMA) |
 				PKT_BIT(HWT_PKT_MTC) | PKT_BIT(HWT_PKT_CYC);
 	unsigned int n = 0;
 
+	_Static_assert(
+	    HWT_PKT_MODE_TSX == HWT_PKT_MODE_EXEC + 1 && HWT_PKT_PIP == HWT_PKT_MODE_EXEC + 2 &&
+		HWT_PKT_VMCS == HWT_PKT_MODE_EXEC + 3 && HWT_PKT_CBR == HWT_PKT_MODE_EXEC + 4,
+	    "the status update packets are consecutive");
 	while (p->type < 64 && ((timing >> p->type) & 1))
 		p++;
 	if (p->type == SEG_PKT_END) {
@@ -2562,51 +2567,55 @@ static const struct seg_pkt *psb_ahead(const struct seg_pkt *p, struct fev *q, u
 	}
 	for (p++;; p++) {
 		uint8_t t = p->type;
-		struct fev *ev;
 
+		if ((uint8_t)(t - HWT_PKT_MODE_EXEC) <= HWT_PKT_CBR - HWT_PKT_MODE_EXEC) {
+			/* A status update (a CBR of 0 is peek()'s bad
+			 * packet). */
+			if (n == 5 || (t == HWT_PKT_CBR && !p->payload))
+				return NULL;
+			u[n++] = p;
+			continue;
+		}
 		if (t < 64 && ((timing >> t) & 1))
 			continue;
 		if (t == HWT_PKT_PSBEND)
 			break;
-		if (n == 5)
-			return NULL;
-		ev = &q[n];
-		*ev = (struct fev){.status = 1};
-		switch (t) {
-		case HWT_PKT_MODE_EXEC:
-			ev->type = HWT_DEC_EV_EXEC_MODE;
-			ev->mode = exec_mode(p->aux);
-			break;
-		case HWT_PKT_CBR:
-			if (!p->payload)
-				return NULL; /* peek()'s bad packet */
-			ev->type = HWT_DEC_EV_CBR;
-			ev->payload = p->payload;
-			break;
-		case HWT_PKT_MODE_TSX:
-			ev->type = HWT_DEC_EV_TSX;
-			ev->aux = (uint8_t)(((p->aux & 1) ? TSX_SPEC : 0) |
-					    ((p->aux & 2) ? TSX_ABORT : 0));
-			break;
-		case HWT_PKT_PIP:
-			ev->type = HWT_DEC_EV_ASYNC_PAGING;
-			ev->payload = pip_cr3(p->payload);
-			ev->aux = p->payload & 1;
-			break;
-		case HWT_PKT_VMCS:
-			ev->type = HWT_DEC_EV_ASYNC_VMCS;
-			ev->payload = p->payload;
-			break;
-		default:
-			return NULL;
-		}
-		n++;
+		return NULL;
 	}
 	if (!n)
 		return NULL;
 	*nq = n;
 	*status = ST_EVENT;
 	return p;
+}
+
+/* The event psb_status() queues for the status update packet p. */
+static inline void psb_fev(const struct seg_pkt *p, struct fev *ev)
+{
+	*ev = (struct fev){.status = 1};
+	switch (p->type) {
+	case HWT_PKT_MODE_EXEC:
+		ev->type = HWT_DEC_EV_EXEC_MODE;
+		ev->mode = exec_mode(p->aux);
+		break;
+	case HWT_PKT_CBR:
+		ev->type = HWT_DEC_EV_CBR;
+		ev->payload = p->payload;
+		break;
+	case HWT_PKT_MODE_TSX:
+		ev->type = HWT_DEC_EV_TSX;
+		ev->aux = (uint8_t)(((p->aux & 1) ? TSX_SPEC : 0) | ((p->aux & 2) ? TSX_ABORT : 0));
+		break;
+	case HWT_PKT_PIP:
+		ev->type = HWT_DEC_EV_ASYNC_PAGING;
+		ev->payload = pip_cr3(p->payload);
+		ev->aux = p->payload & 1;
+		break;
+	default:
+		ev->type = HWT_DEC_EV_ASYNC_VMCS;
+		ev->payload = p->payload;
+		break;
+	}
 }
 
 /* Whether f->ev is a PSB+ status update psb_run() delivers: tracing off,
@@ -2634,6 +2643,15 @@ static inline void psb_apply(struct fast *f, const struct fev *ev)
 		f->spec = (ev->aux & TSX_SPEC) ? SEG_F_SPECULATIVE : 0;
 }
 
+/* psb_apply() of the update psb_fev() makes of the packet p. */
+static inline void psb_apply_pkt(struct fast *f, const struct seg_pkt *p)
+{
+	if (p->type == HWT_PKT_MODE_EXEC)
+		f->mode = exec_mode(p->aux);
+	else if (p->type == HWT_PKT_MODE_TSX)
+		f->spec = (p->aux & 1) ? SEG_F_SPECULATIVE : 0;
+}
+
 /* deliver_event() for f->ev while psb_run_ok(), and again for the events
  * it fetches, as long as that holds. Returns the status deliver_event()
  * would (st when it delivered nothing), or an error. */
@@ -2649,7 +2667,7 @@ static int psb_run(struct fast *f, int st)
 	 * without an IP); else the loop ends after this one. */
 	for (;;) {
 		const struct fev ev = f->ev;
-		const struct seg_pkt *end = NULL;
+		const struct seg_pkt *end = NULL, *u[5];
 		unsigned int nq = 0, base = 0;
 		int ahead = ST_EVENT;
 
@@ -2658,7 +2676,7 @@ static int psb_run(struct fast *f, int st)
 		 * current PSB+'s are not in). */
 		if (f->psbq_head + 1 == f->npsbq) {
 			base = f->npsbq > 8 ? 0 : 8;
-			end = psb_ahead(f->np + 1, f->psbq + base, &nq, &ahead);
+			end = psb_ahead(f->np + 1, u, &nq, &ahead);
 			if (!end)
 				break;
 			if (nq && s->count_status && !s->delta && f->unposed == s->nitems) {
@@ -2666,20 +2684,20 @@ static int psb_run(struct fast *f, int st)
 				 * the deliveries up to the same point of the
 				 * next PSB+ at once. The pending ones are
 				 * f->ev, the queue's last and the next PSB+'s
-				 * nq (q): all but the last two of them are
+				 * nq (u): all but the last two of them are
 				 * delivered, as the loop below would one by
-				 * one, at the next PSBEND. */
-				const struct fev *q = f->psbq + base;
-
+				 * one, at the next PSBEND; only those two
+				 * are made events. */
 				psb_apply(f, &ev);
 				if (nq >= 2) {
 					psb_apply(f, &f->psbq[f->psbq_head]);
 					for (unsigned int i = 0; i + 2 < nq; i++)
-						psb_apply(f, &q[i]);
-					f->ev = q[nq - 2];
+						psb_apply_pkt(f, u[i]);
+					psb_fev(u[nq - 2], &f->ev);
 				} else {
 					f->ev = f->psbq[f->psbq_head];
 				}
+				psb_fev(u[nq - 1], &f->psbq[base + nq - 1]);
 				f->psbq_head = base + nq - 1;
 				f->npsbq = base + nq;
 				f->last_ip = 0;
@@ -2701,6 +2719,8 @@ static int psb_run(struct fast *f, int st)
 		f->ev = f->psbq[f->psbq_head++];
 		if (end) {
 			if (nq) {
+				for (unsigned int i = 0; i < nq; i++)
+					psb_fev(u[i], &f->psbq[base + i]);
 				f->npsbq = base + nq;
 				f->psbq_head = base;
 				f->last_ip = 0;
@@ -2794,36 +2814,9 @@ static bool bdm70_applies(struct fast *f, uint64_t off)
 /* Queues a PSB+ status update for PSBEND (pt_qry_header_*). */
 static int psb_status(struct fast *f, const struct seg_pkt *p)
 {
-	struct fev ev;
-
 	if (f->npsbq == HWT_ARRAY_SIZE(f->psbq))
 		return DECLINE;
-	memset(&ev, 0, sizeof(ev));
-	ev.status = 1;
-	switch (p->type) {
-	case HWT_PKT_MODE_EXEC:
-		ev.type = HWT_DEC_EV_EXEC_MODE;
-		ev.mode = exec_mode(p->aux);
-		break;
-	case HWT_PKT_CBR:
-		ev.type = HWT_DEC_EV_CBR;
-		ev.payload = p->payload;
-		break;
-	case HWT_PKT_MODE_TSX:
-		ev.type = HWT_DEC_EV_TSX;
-		ev.aux = (uint8_t)(((p->aux & 1) ? TSX_SPEC : 0) | ((p->aux & 2) ? TSX_ABORT : 0));
-		break;
-	case HWT_PKT_PIP:
-		ev.type = HWT_DEC_EV_ASYNC_PAGING;
-		ev.payload = pip_cr3(p->payload);
-		ev.aux = p->payload & 1;
-		break;
-	default:
-		ev.type = HWT_DEC_EV_ASYNC_VMCS;
-		ev.payload = p->payload;
-		break;
-	}
-	f->psbq[f->npsbq++] = ev;
+	psb_fev(p, &f->psbq[f->npsbq++]);
 	return 0;
 }
 

@@ -536,10 +536,22 @@ static inline __attribute__((always_inline)) void tl_push(struct seg *s, uint64_
 	s->tl[s->ntl++] = (struct tl_point){off, tsc};
 }
 
-static inline void mark(struct seg *s, uint64_t **arr, size_t *n, size_t *cap, uint64_t off)
+/* Rare: a mark list grows. */
+static __attribute__((noinline)) void mark_grow(struct seg *s, uint64_t **arr, size_t *n,
+						size_t *cap, uint64_t off)
 {
-	if (__builtin_expect(*n == *cap, 0) && !grow((void **)arr, cap, *n, sizeof(**arr))) {
+	if (!grow((void **)arr, cap, *n, sizeof(**arr))) {
 		s->err = -ENOMEM;
+		return;
+	}
+	(*arr)[(*n)++] = off;
+}
+
+static inline __attribute__((always_inline)) void mark(struct seg *s, uint64_t **arr, size_t *n,
+						       size_t *cap, uint64_t off)
+{
+	if (__builtin_expect(*n == *cap, 0)) {
+		mark_grow(s, arr, n, cap, off);
 		return;
 	}
 	(*arr)[(*n)++] = off;
