@@ -192,6 +192,7 @@ static int bb_decode(struct hwt_dec_icache *ic, const struct hwt_dec_image *imag
 	uint32_t *offs = NULL;
 	size_t cap = 0;
 	uint8_t buf[4096 + 16];
+	const uint8_t *code = buf;
 	uint64_t buf_ip = 0, cur = ip;
 	size_t buf_len = 0;
 	int err;
@@ -204,6 +205,12 @@ static int bb_decode(struct hwt_dec_icache *ic, const struct hwt_dec_image *imag
 	bb->limit = piece->hi;
 	bb->piece_lo = piece->lo;
 	bb->mode = (uint8_t)mode;
+	/* The code in memory, to the piece's end: no copy. */
+	buf_len = hwt_dec_piece_bytes(piece, ip, &code);
+	if (buf_len)
+		buf_ip = ip;
+	else
+		code = buf;
 	for (;;) {
 		struct hwt_dec_insn insn;
 		size_t avail;
@@ -212,19 +219,21 @@ static int bb_decode(struct hwt_dec_icache *ic, const struct hwt_dec_image *imag
 			bb->flags |= HWT_DEC_BBF_PIECE_END;
 			break;
 		}
-		/* Keep at least 15 bytes (or the rest of the piece) buffered. */
-		if (buf_len == 0 || cur < buf_ip || cur + 15 > buf_ip + buf_len) {
+		/* Keep at least 15 bytes (or the rest of the piece) buffered
+		 * (in memory, the rest of the piece is). */
+		if (buf_len == 0 || cur < buf_ip || (code == buf && cur + 15 > buf_ip + buf_len)) {
 			int n = hwt_dec_piece_read(ic, piece, cur, buf, 4096);
 
 			if (n <= 0) {
 				err = n < 0 ? n : -HWT_ENOSYM;
 				goto fail_or_stop;
 			}
+			code = buf;
 			buf_ip = cur;
 			buf_len = (size_t)n;
 		}
 		avail = (size_t)(buf_ip + buf_len - cur);
-		err = hwt_dec_ild(ic, buf + (cur - buf_ip), avail, cur, mode, &insn);
+		err = hwt_dec_ild(ic, code + (cur - buf_ip), avail, cur, mode, &insn);
 		if (err < 0 && err != -HWT_EDECODE)
 			goto error;
 		if (err < 0 || cur + insn.size > piece->hi) {

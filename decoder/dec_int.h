@@ -35,14 +35,27 @@ int hwt_dec_err_from_pt(int pterr);
 /* ------------------------------------------------------------------------ */
 /* Images                                                                    */
 
+/* A section's bytes in memory, for the fast engine's reads (image.c
+ * section_code()): loaded on first use, never through libipt, whose
+ * reads map and unmap the file with every icache (open, fstat, mmap,
+ * a page fault, munmap with its TLB flush: most of the CPU time of a
+ * short trace's decode) and copy out under a lock. */
+struct hwt_dec_code {
+	atomic_int state;     /* 0: not yet, 1: bytes, -1: libipt reads */
+	const uint8_t *bytes; /* the section's size bytes */
+	void *map;	      /* mmap()ed (large sections), else malloc()ed */
+	size_t map_len;
+};
+
 /* A file or memory section registered in the icache. */
 struct hwt_dec_section {
-	int isid;	 /* libipt image section id */
-	uint64_t vaddr;	 /* where the whole section was mapped */
-	uint64_t size;	 /* after clipping to the file */
-	uint64_t offset; /* file offset */
-	char *path;	 /* file name (memory: /proc/self/fd/N) */
-	char *label;	 /* what messages show */
+	int isid;		   /* libipt image section id */
+	uint64_t vaddr;		   /* where the whole section was mapped */
+	uint64_t size;		   /* after clipping to the file */
+	uint64_t offset;	   /* file offset */
+	char *path;		   /* file name (memory: /proc/self/fd/N) */
+	char *label;		   /* what messages show */
+	struct hwt_dec_code *code; /* its bytes, loaded on first use */
 };
 
 /* A piece of a section visible in an image: [lo, hi) of section sec. */
@@ -87,6 +100,11 @@ const struct hwt_dec_piece *hwt_dec_image_find(const struct hwt_dec_image *image
 /* Reads from one piece (clipped at its end). Returns bytes or negative. */
 int hwt_dec_piece_read(const struct hwt_dec_icache *icache, const struct hwt_dec_piece *piece,
 		       uint64_t vaddr, uint8_t *buf, size_t size);
+/* Points *bytes at the piece's code at vaddr (inside the piece) and
+ * returns how many bytes there are to the piece's end; 0 when the code
+ * is not in memory (hwt_dec_piece_read() then). */
+size_t hwt_dec_piece_bytes(const struct hwt_dec_piece *piece, uint64_t vaddr,
+			   const uint8_t **bytes);
 
 /* ------------------------------------------------------------------------ */
 /* Instruction decoding (capstone)                                           */

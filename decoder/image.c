@@ -119,6 +119,13 @@ void hwt_dec_icache_free(struct hwt_dec_icache *ic)
 	if (ic->ipt)
 		pt_iscache_free(ic->ipt);
 	for (size_t i = 0; i < ic->nsections; i++) {
+		struct hwt_dec_code *c = ic->sections[i]->code;
+
+		if (c && c->map)
+			munmap(c->map, c->map_len);
+		else if (c)
+			free((void *)c->bytes);
+		free(c);
 		free(ic->sections[i]->path);
 		free(ic->sections[i]->label);
 		free(ic->sections[i]);
@@ -159,7 +166,11 @@ static struct hwt_dec_section *icache_add(struct hwt_dec_icache *ic, const char 
 	if (*err < 0)
 		goto out;
 	sec = calloc(1, sizeof(*sec));
-	if (!sec) {
+	if (sec)
+		sec->code = calloc(1, sizeof(*sec->code));
+	if (!sec || !sec->code) {
+		free(sec);
+		sec = NULL;
 		*err = -ENOMEM;
 		goto out;
 	}
@@ -172,6 +183,7 @@ static struct hwt_dec_section *icache_add(struct hwt_dec_icache *ic, const char 
 	if (!sec->path || !sec->label) {
 		free(sec->path);
 		free(sec->label);
+		free(sec->code);
 		free(sec);
 		sec = NULL;
 		*err = -ENOMEM;
@@ -420,9 +432,98 @@ const struct hwt_dec_piece *hwt_dec_image_find(const struct hwt_dec_image *img, 
 	return NULL;
 }
 
+/* Sections up to this size are read into memory; larger ones are
+ * mapped (pages come in as the code is decoded). */
+#define CODE_READ_MAX (256u << 10)
+
+static pthread_mutex_t code_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Reads or maps the section's bytes. Returns 0, or -1 (libipt reads it
+ * then, and fails where it fails). */
+static int code_load(struct hwt_dec_code *c, const struct hwt_dec_section *sec)
+{
+	int fd = open(sec->path, O_RDONLY | O_CLOEXEC);
+	uint8_t *b;
+	size_t got = 0;
+
+	if (fd < 0)
+		return -1;
+	if (sec->size > CODE_READ_MAX) {
+		long page = sysconf(_SC_PAGESIZE);
+		uint64_t delta = page > 0 ? sec->offset % (uint64_t)page : 0;
+		void *m;
+
+		if (sec->size > SIZE_MAX - delta)
+			goto fail;
+		m = mmap(NULL, (size_t)(sec->size + delta), PROT_READ, MAP_PRIVATE, fd,
+			 (off_t)(sec->offset - delta));
+		if (m == MAP_FAILED)
+			goto fail;
+		close(fd);
+		c->map = m;
+		c->map_len = (size_t)(sec->size + delta);
+		c->bytes = (const uint8_t *)m + delta;
+		return 0;
+	}
+	b = malloc((size_t)sec->size);
+	if (!b)
+		goto fail;
+	while (got < sec->size) {
+		ssize_t n = pread(fd, b + got, (size_t)sec->size - got, (off_t)(sec->offset + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* The file shrank since it was added: libipt's. */
+			free(b);
+			goto fail;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	c->bytes = b;
+	return 0;
+fail:
+	close(fd);
+	return -1;
+}
+
+/* The section's code in memory, loaded on first use; NULL where it
+ * cannot be. */
+static const struct hwt_dec_code *section_code(const struct hwt_dec_section *sec)
+{
+	struct hwt_dec_code *c = sec->code;
+	int st = atomic_load_explicit(&c->state, memory_order_acquire);
+
+	if (st == 0) {
+		pthread_mutex_lock(&code_lock);
+		st = atomic_load_explicit(&c->state, memory_order_relaxed);
+		if (st == 0) {
+			st = code_load(c, sec) == 0 ? 1 : -1;
+			atomic_store_explicit(&c->state, st, memory_order_release);
+		}
+		pthread_mutex_unlock(&code_lock);
+	}
+	return st > 0 ? c : NULL;
+}
+
+size_t hwt_dec_piece_bytes(const struct hwt_dec_piece *piece, uint64_t vaddr, const uint8_t **bytes)
+{
+	const struct hwt_dec_code *c;
+
+	if (vaddr < piece->lo || vaddr >= piece->hi)
+		return 0;
+	c = section_code(piece->sec);
+	if (!c)
+		return 0;
+	*bytes = c->bytes + (vaddr - piece->sec->vaddr);
+	return (size_t)(piece->hi - vaddr);
+}
+
 int hwt_dec_piece_read(const struct hwt_dec_icache *ic, const struct hwt_dec_piece *piece,
 		       uint64_t vaddr, uint8_t *buf, size_t size)
 {
+	const uint8_t *code;
 	uint64_t avail;
 	int n;
 
@@ -433,6 +534,10 @@ int hwt_dec_piece_read(const struct hwt_dec_icache *ic, const struct hwt_dec_pie
 		size = (size_t)avail;
 	if (size > INT_MAX)
 		size = INT_MAX;
+	if (hwt_dec_piece_bytes(piece, vaddr, &code)) {
+		memcpy(buf, code, size);
+		return (int)size;
+	}
 	n = pt_iscache_read(ic->ipt, buf, size, piece->sec->isid, vaddr);
 	if (n < 0)
 		return hwt_dec_err_from_pt(n);
