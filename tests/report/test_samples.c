@@ -318,6 +318,9 @@ static void test_filters_and_sorts(void **state)
  * come in an order perf does not define). */
 #define OBJECTS_CMD                                                                                \
 	"perf report -i %s --stdio --children -s dso,sym -g none > %s/p.obj 2>/dev/null && "
+/* perf's frames of the same data, for perf_compare.py graphs --plus0 (the
+ * names perf gives return addresses right after a function's last call). */
+#define PLUS0_CMD "perf script -i %s -F ip,sym,symoff,dso > %s/p.plus0 2>/dev/null && "
 
 /* hwtrace report and perf report of the same perf.data (`hw` options to
  * hwtrace, `pf` to perf) agree on every entry at or above min percent and
@@ -332,11 +335,13 @@ static void graphs_agree(const char *data, const char *hw, const char *pf, const
 	struct hwt_test_run r;
 
 	hwt_test_run(&r,
-		     OBJECTS_CMD "perf report -i %s --stdio %s > %s/p.g 2>/dev/null && "
-				 "%s report -q -i %s --graph-limit 1 %s > %s/h.g && "
-				 "python3 %s graphs --objects %s/p.obj %s/p.g %s/h.g %d",
-		     data, fx.dir, data, pf, fx.dir, hwt_test_hwtrace(), data, hw, fx.dir, fx.cmp,
-		     fx.dir, fx.dir, fx.dir, min);
+		     OBJECTS_CMD PLUS0_CMD
+		     "perf report -i %s --stdio %s > %s/p.g 2>/dev/null && "
+		     "%s report -q -i %s --graph-limit 1 %s > %s/h.g && "
+		     "python3 %s graphs --objects %s/p.obj --plus0 %s/p.plus0 "
+		     "%s/p.g %s/h.g %d",
+		     data, fx.dir, data, fx.dir, data, pf, fx.dir, hwt_test_hwtrace(), data, hw,
+		     fx.dir, fx.cmp, fx.dir, fx.dir, fx.dir, fx.dir, min);
 	fprintf(stderr, "%s: %s", what, r.out);
 	if (r.status != 0)
 		fprintf(stderr, "%s", r.err);
@@ -358,9 +363,12 @@ static void modes_agree(const char *data, const struct mode *modes, size_t n, co
 
 	hwt_buf_init(&cmd);
 	hwt_buf_init(&cmp);
-	assert_int_equal(hwt_buf_printf(&cmd, OBJECTS_CMD, data, fx.dir), 0);
-	assert_int_equal(
-	    hwt_buf_printf(&cmp, "python3 %s graphs --objects %s/p.obj", fx.cmp, fx.dir), 0);
+	assert_int_equal(hwt_buf_printf(&cmd, OBJECTS_CMD PLUS0_CMD, data, fx.dir, data, fx.dir),
+			 0);
+	assert_int_equal(hwt_buf_printf(&cmp,
+					"python3 %s graphs --objects %s/p.obj --plus0 %s/p.plus0",
+					fx.cmp, fx.dir, fx.dir),
+			 0);
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(
 		    hwt_buf_printf(&cmd,
