@@ -59,7 +59,7 @@ enum {
 	FRAME_FAR = 2,	 /* SYSCALL and other far calls */
 	MAX_DEPTH = 1 << 16,
 	BATCH_MAX = 1024, /* calls and returns per batch */
-	RECS_MAX = 256,	  /* records per recs() of rec_run() */
+	RECS_MAX = 64,	  /* records per recs() of rec_run() */
 	TCACHE_BITS = 12, /* tree mode's call cache */
 };
 
@@ -1684,6 +1684,22 @@ static __attribute__((noinline)) size_t tree_run(struct replay *r, size_t i)
 	return (size_t)(it - s->items);
 }
 
+/* seg_time_at() of the replay at pos, for rec_run(): the interval of
+ * its last answer, [*lo, *hi) at *tsc, answers without a lookup. */
+static inline bool rec_time(struct replay *r, uint64_t pos, uint64_t *lo, uint64_t *hi,
+			    uint64_t *tsc)
+{
+	const struct seg *s = r->s;
+
+	if (pos >= *lo && pos < *hi)
+		return true;
+	if (!seg_time_at(s, pos, &r->tcur, tsc))
+		return false;
+	*lo = s->tl[r->tcur].off;
+	*hi = r->tcur + 1 < s->ntl ? s->tl[r->tcur + 1].off : UINT64_MAX;
+	return true;
+}
+
 /* The replay of items i.. of the current thread for sinks that take calls
  * and returns as records (no batch, no tree, no block records: `script
  * --flow`, pt: probes) while they are blocks whose calls are near calls
@@ -1714,13 +1730,15 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 	const size_t cap = t->cap;
 	size_t depth = t->depth, indexed = t->indexed;
 	uint64_t insns = t->insns, ncalls = 0, nrets = 0;
+	/* The time of positions [tlo, thi): the last seg_time_at() answer. */
+	uint64_t tlo = 1, thi = 0, ttsc = 0;
 
 	*err = 0;
 	for (; it < end; it++) {
 		const struct hwt_dec_bb *bb;
 		struct hwt_dec_rec *rec;
 		struct frame *fr;
-		uint64_t to, tsc;
+		uint64_t to;
 		uint8_t br;
 		bool full;
 
@@ -1752,7 +1770,6 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 			if (*err < 0)
 				break;
 		}
-		rec = &out[n];
 		if (br == HWT_DEC_BR_RETURN) {
 			if (!it->next_ip)
 				continue;
@@ -1764,11 +1781,12 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 			nrets++;
 			if (!want_ret)
 				continue;
+			rec = &out[n];
 			rec->type = HWT_DEC_REC_RETURN;
 			rec->flags = 0;
 			rec->tsc = 0;
-			if (seg_time_at(s, it->pos, &r->tcur, &tsc)) {
-				rec->tsc = tsc;
+			if (rec_time(r, it->pos, &tlo, &thi, &ttsc)) {
+				rec->tsc = ttsc;
 				rec->flags = HWT_DEC_RF_TIME;
 			}
 			memset(&rec->u.ret, 0, sizeof(rec->u.ret));
@@ -1794,11 +1812,14 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 			fr->insns = insns;
 			fr->has_time = false;
 			fr->call_tsc = 0;
-			if (timed)
-				fr->has_time = seg_time_at(s, it->pos, &r->tcur, &fr->call_tsc);
+			if (timed && rec_time(r, it->pos, &tlo, &thi, &ttsc)) {
+				fr->has_time = true;
+				fr->call_tsc = ttsc;
+			}
 			ncalls++;
 			if (!want_call)
 				continue;
+			rec = &out[n];
 			rec->type = HWT_DEC_REC_CALL;
 			rec->flags = fr->has_time ? HWT_DEC_RF_TIME : 0;
 			rec->tsc = fr->has_time ? fr->call_tsc : 0;

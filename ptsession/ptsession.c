@@ -730,6 +730,21 @@ static int stream_recs(void *ctx, const struct hwt_dec_rec *recs, size_t n)
 	}
 	pts->floor_pid = st->last_img_pid;
 	pts->floor_time = st->last_img_time;
+	if (pts->nsinks == 1) {
+		const struct hwt_dec_sink *s = &pts->sinks[0];
+
+		for (size_t i = 0; i < n; i++) {
+			if (!(s->want & HWT_DEC_WANT(recs[i].type)))
+				continue;
+			err = s->rec(s->ctx, &recs[i]);
+			if (err < 0) {
+				if (err == -HWT_EEOS)
+					st->stop = true;
+				return err;
+			}
+		}
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct hwt_dec_rec *rec = &recs[i];
 		uint32_t bit = HWT_DEC_WANT(rec->type);
