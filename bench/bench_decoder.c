@@ -33,6 +33,9 @@
  * Every table ends with a "result" line (times, instructions, segments
  * left to libipt) that bench/bench_ptflame.sh gathers into one table.
  *
+ * The record rows' sink wants calls only (a record per call; returns pop
+ * the stacks); HWT_BENCH_RETURNS=1 adds a record per return.
+ *
  * Environment: HWT_BENCH_SHAPE=real, HWT_BENCH_PSB=BYTES and
  * HWT_BENCH_PSB_OFF=N shape the synthetic trace; HWT_BENCH_SEGMENT=BYTES
  * sets the decoder's segment_bytes (synthetic and --raw).
@@ -399,7 +402,12 @@ static int hwt_file_run(const char *path, uint32_t engine, double *cpu, uint64_t
 		goto out;
 	memset(&sink, 0, sizeof(sink));
 	sink.size = sizeof(sink);
-	sink.want = HWT_DEC_WANT(HWT_DEC_REC_CALL);
+	/* HWT_BENCH_RETURNS=1: a record per return too (script --flow's
+	 * and pt: probes' cost). */
+	sink.want = HWT_DEC_WANT(HWT_DEC_REC_CALL) |
+		    (getenv("HWT_BENCH_RETURNS") && atoi(getenv("HWT_BENCH_RETURNS"))
+			 ? HWT_DEC_WANT(HWT_DEC_REC_RETURN)
+			 : 0);
 	sink.rec = count_rec;
 	sink.ctx = &cs;
 	err = hwt_pts_add_sink(pts, &sink);
@@ -581,9 +589,10 @@ static void print_rows(const char *label, const char *const *names, size_t n, co
 
 static int bench_hwt_file(const char *path, int runs)
 {
-	static const char *names[] = {
-	    "libipt pt_blk_next loop", "hwtrace fast, 1 thread", "hwtrace libipt engine, 1 thread",
-	    "hwtrace fast, call tree (flame)", "hwtrace ptxed engine (+ disasm)"};
+	static const char *names[] = {"libipt pt_blk_next loop", "hwtrace fast, record per call",
+				      "hwtrace libipt, record per call",
+				      "hwtrace fast, call tree (flame)",
+				      "hwtrace ptxed engine (+ disasm)"};
 	static const uint32_t engines[] = {0, HWT_DEC_ENGINE_FAST, HWT_DEC_ENGINE_LIBIPT, 0,
 					   HWT_DEC_ENGINE_PTXED};
 	struct hwt_trace t;

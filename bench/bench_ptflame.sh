@@ -11,7 +11,8 @@
 #     loop-heavy program) and bench/ptflame_work.c, each in the emulator's
 #     default shape and in real-shaped variants (the packets real CPUs
 #     write, see SHAPES below and docs/pt-emulator.md): the libipt loop
-#     against FAST (bench_decoder --hwt, CPU time), and `hwtrace flame`
+#     against FAST with a record per call (rec/call) and into the call
+#     tree (hwt tree) (bench_decoder --hwt, CPU time), and `hwtrace flame`
 #     (every instruction attributed to its stack) against `perf script
 #     --itrace=i100ig` on the same trace converted to perf.data (`hwtrace
 #     convert`), wall time and peak RSS of each process.
@@ -143,14 +144,16 @@ for w in $WORK; do
 done
 
 printf '%-22s %-8s %15s %8s %10s %10s %7s %9s %7s %10s %8s %8s %7s %8s %8s %7s %8s %8s\n' trace shape \
-    instructions "PT MB" "libipt" "hwt fast" ratio "hwt tree" ratio "segs/lib" "hwt flame" \
+    instructions "PT MB" "libipt" "rec/call" ratio "hwt tree" ratio "segs/lib" "hwt flame" \
     "perf" ratio \
     "flame MB" "perf MB" "flame" "perf" "ratio"
 cat "$rows"
 echo
 echo "libipt: the plain libipt block-decoder loop (pt_blk_next, as ptxed), CPU time;"
-echo "hwt fast: hwtrace's default engine with call stacks and per-block counts, CPU time;"
-echo "  ratio = libipt / hwt fast (higher: hwtrace faster); hwt tree: the same engine into"
+echo "rec/call: hwtrace's default engine (FAST) with call stacks and per-block counts, a"
+echo "  record to ptsession's sink for every call (bench_decoder's record row: what script"
+echo "  --flow and trace pt: probes pay), CPU time; ratio = libipt / rec/call (higher:"
+echo "  hwtrace faster); hwt tree: the same engine into"
 echo "  the call tree flame uses (no record per call or return; bench_decoder's call tree"
 echo "  row), CPU time, and libipt / hwt tree; segs/lib: PSB segments, and"
 echo "  those the fast engine left to libipt; real-pt instructions: hwtrace/ptxed's count."
