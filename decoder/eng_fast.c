@@ -2126,13 +2126,9 @@ static bool skd022_may_apply(struct fast *f, uint64_t ip)
 	return !bb || (bb->ninsn == 1 && bb->branch == HWT_DEC_BR_FAR_RETURN);
 }
 
-/* pt_blk_proceed_trailing_event(). */
-static int trailing_event(struct fast *f)
+/* pt_blk_proceed_trailing_event() once f->ev is fetched. */
+static inline int trailing_fetched(struct fast *f)
 {
-	int st = fetch_event(f);
-
-	if (st <= 0)
-		return st < 0 ? st : blk_status(f, 0);
 	switch (f->ev.type) {
 	case HWT_DEC_EV_DISABLED:
 		break;
@@ -2185,6 +2181,16 @@ static int trailing_event(struct fast *f)
 		return DECLINE;
 	}
 	return blk_status(f, 0);
+}
+
+/* pt_blk_proceed_trailing_event(). */
+static int trailing_event(struct fast *f)
+{
+	int st = fetch_event(f);
+
+	if (st <= 0)
+		return st < 0 ? st : blk_status(f, 0);
+	return trailing_fetched(f);
 }
 
 /* pt_blk_proceed_event(). */
@@ -2409,6 +2415,66 @@ static inline void fev_record(const struct fev *ev, struct hwt_dec_event *e)
 	}
 }
 
+/* After deliver_event() counted a PSB+ status update (f->s->count_status):
+ * delivers the fetched ones that follow at the same PSBEND, counted, as
+ * deliver_event() would one by one, as long as fetching the next takes no
+ * read-ahead (another stays queued after it: q_event() pops it, finds
+ * that one at the PSBEND and says ST_EVENT) and the delivery does not
+ * decline. What is left (the PSB+'s last update, an update for an IP not
+ * reached yet, anything else) deliver_event() takes. Returns its status. */
+static int psb_more(struct fast *f, int st)
+{
+	struct seg *s = f->s;
+
+	while ((st & ST_EVENT) && f->process_event && f->ev.status && !f->ntnt &&
+	       (f->status & ST_EVENT) && f->np->type == HWT_PKT_PSBEND &&
+	       f->psbq_head + 1 < f->npsbq && f->pos < s->end && !s->delta &&
+	       f->unposed == s->nitems) {
+		const struct fev *ev = &f->ev;
+		uint8_t spec = f->spec;
+
+		/* deliver_event()'s checks and changes. */
+		switch (ev->type) {
+		case HWT_DEC_EV_EXEC_MODE:
+			if ((!ev->suppressed && f->ip != ev->ip) ||
+			    (f->enabled && f->mode != HWT_DEC_MODE_UNKNOWN && f->mode != ev->mode))
+				return st;
+			f->mode = ev->mode;
+			break;
+		case HWT_DEC_EV_ASYNC_PAGING:
+		case HWT_DEC_EV_ASYNC_VMCS:
+			if (!ev->suppressed && f->ip != ev->ip)
+				return st;
+			break;
+		case HWT_DEC_EV_TSX:
+			if (!ev->suppressed && f->ip != ev->ip)
+				return st;
+			spec = (ev->aux & TSX_SPEC) ? SEG_F_SPECULATIVE : 0;
+			break;
+		case HWT_DEC_EV_CBR:
+			break;
+		default:
+			return st;
+		}
+		/* trailing_event(): q_event() pops the next at the PSBEND,
+		 * with more queued after it (read_ahead() stops there,
+		 * status_flags() says ST_EVENT). */
+		f->process_event = false;
+		f->ev = f->psbq[f->psbq_head++];
+		if (f->ev.type != HWT_DEC_EV_CBR)
+			event_ip(f, &f->ev);
+		f->process_event = true;
+		f->status = ST_EVENT;
+		st = trailing_fetched(f);
+		if (st < 0)
+			return st;
+		f->spec = spec;
+		/* Counted, as deliver_event() does. */
+		s->nstatus++;
+	}
+	return st;
+}
+
 /* pt_blk_event() and the conversion of the event. */
 static int deliver_event(struct fast *f)
 {
@@ -2522,7 +2588,7 @@ static int deliver_event(struct fast *f)
 		if (err < 0)
 			return err;
 		f->unposed = f->s->nitems;
-		return st;
+		return psb_more(f, st);
 	}
 	fev_record(&ev, &e);
 	err = seg_add_event(f->s, &e, flags, f->pos);

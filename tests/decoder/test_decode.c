@@ -1363,6 +1363,21 @@ static void test_conformance_traces_engines_agree(void **state)
 				assert_int_equal(inb.profile_hash, fast.profile_hash);
 				dectest_result_free(&fnb);
 				dectest_result_free(&inb);
+				/* Nor event records (the fast engine counts
+				 * PSB+ status updates): the same records and
+				 * events counted. */
+				o.no_events = true;
+				assert_int_equal(
+				    dectest_decode(&o, code, code_len, org, pt, pt_len, &fnb), 0);
+				o.engine = HWT_DEC_ENGINE_LIBIPT;
+				assert_int_equal(
+				    dectest_decode(&o, code, code_len, org, pt, pt_len, &inb), 0);
+				o.no_events = false;
+				assert_same_text(fnb.text, inb.text);
+				assert_int_equal(fnb.stats.events, fast.stats.events);
+				assert_int_equal(inb.stats.events, fast.stats.events);
+				dectest_result_free(&fnb);
+				dectest_result_free(&inb);
 			}
 			runs++;
 			fallback += fast.stats.segments_fallback > 0;
