@@ -38,7 +38,12 @@
  *
  * Environment: HWT_BENCH_SHAPE=real, HWT_BENCH_PSB=BYTES and
  * HWT_BENCH_PSB_OFF=N shape the synthetic trace; HWT_BENCH_SEGMENT=BYTES
- * sets the decoder's segment_bytes (synthetic and --raw).
+ * sets the decoder's segment_bytes (synthetic and --raw). With --raw,
+ * HWT_BENCH_CONCAT=N decodes the trace N times over as one stream (larger
+ * real PT: 20 times avscript_32 is 2 MB), HWT_BENCH_REPS=N makes every
+ * measurement N decodes without calibrating (N = 1 with one run and
+ * HWT_BENCH_ONLY=k: a cold decode, the process's first), and a line gives
+ * each decoder's minor page faults per decode.
  *
  *   usage: bench_decoder [INSNS [RUNS [THREADS]]]
  *          bench_decoder --hwt FILE [RUNS]
@@ -679,6 +684,7 @@ static int bench_raw(const char *dir, int runs)
 	uint64_t insns[3] = {0}, segs[3] = {0}, fallback[3] = {0}, ptxed = 0, calls = 0;
 	struct hwt_dec_config dc[3];
 	int reps = 1;
+	size_t concat = 1;
 	const char *only = getenv("HWT_BENCH_ONLY");
 	FILE *f;
 
@@ -724,6 +730,21 @@ static int bench_raw(const char *dir, int runs)
 			break;
 	}
 	fclose(f);
+	/* HWT_BENCH_CONCAT=N: the trace N times over, as one stream (a PSB
+	 * at each join resynchronizes; each join is a discontinuity every
+	 * decoder handles as libipt does, one more instruction each). */
+	if (getenv("HWT_BENCH_CONCAT") && atoi(getenv("HWT_BENCH_CONCAT")) > 1) {
+		size_t times = (size_t)atoi(getenv("HWT_BENCH_CONCAT"));
+		uint8_t *p = len && times <= SIZE_MAX / len ? realloc(pt, len * times) : NULL;
+
+		if (!p)
+			return 1;
+		pt = p;
+		for (size_t i = 1; i < times; i++)
+			memcpy(pt + i * len, pt, len);
+		len *= times;
+		concat = times;
+	}
 	snprintf(path, sizeof(path),
 		 "zstdcat %s/ptxed-insn.txt.zst 2>/dev/null | grep -c '^[0-9a-f]\\{8,16\\}'", dir);
 	f = popen(path, "r");
@@ -776,10 +797,13 @@ static int bench_raw(const char *dir, int runs)
 			faults[k] = (double)(minor_faults() - pf) / reps;
 		}
 	}
-	printf("command: bench_decoder --raw %s %d   (best of %d runs of %d decodes each, "
+	printf("command: %sbench_decoder --raw %s %d   (best of %d runs of %d decodes each, "
 	       "CPU time per decode; %zu bytes of PT; ptxed's own output lists %" PRIu64
-	       " instructions)\n\n",
-	       dir, runs, runs, reps, len, ptxed);
+	       " instructions%s)\n\n",
+	       concat > 1 ? "HWT_BENCH_CONCAT=N " : "", dir, runs, runs, reps, len, ptxed,
+	       concat > 1 ? ", once: the trace is N times over" : "");
+	if (concat > 1)
+		printf("N = %zu\n", concat);
 	print_rows(dir, names, 3, cpu, insns, segs, fallback, (double)len / 1e6);
 	printf("minor page faults per decode: libipt loop %.1f, fast %.1f, libipt engine %.1f\n\n",
 	       faults[0], faults[1], faults[2]);
