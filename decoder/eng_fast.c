@@ -69,6 +69,7 @@ struct evq {
 enum { TSX_SPEC = 1, TSX_ABORT = 2 };
 
 #define L1_SIZE 4096
+#define L1_MIN	128
 
 struct l1_entry {
 	uint64_t ip;
@@ -120,7 +121,13 @@ struct run {
 };
 
 struct fast_scratch {
-	struct l1_entry l1[L1_SIZE];
+	/* The block cache in front of the shared table: l1_mask + 1
+	 * entries, L1_MIN at first and L1_SIZE once as many blocks came
+	 * (it starts empty again: a cache), so a cold decode of a short
+	 * trace touches one page of it, not 32. */
+	struct l1_entry *l1;
+	uint32_t l1_mask;
+	uint32_t l1_fills; /* fills since it last grew */
 	/* The run cache: a run's hash slot names its entry in runs (+ 1; 0:
 	 * none yet), and entries are taken in order, so a decoder touches
 	 * the pages of as many runs as it builds, not all 0.5 MB of them
@@ -239,9 +246,16 @@ int hwt_dec_fast_scratch_alloc(void **out)
 	pthread_mutex_unlock(&pool_lock);
 	if (!sc) {
 		sc = calloc(1, sizeof(*sc));
-		if (sc)
+		if (sc) {
 			sc->f = malloc(sizeof(*sc->f));
-		if (!sc || !sc->f) {
+			sc->l1 = calloc(L1_MIN, sizeof(*sc->l1));
+			sc->l1_mask = L1_MIN - 1;
+		}
+		if (!sc || !sc->f || !sc->l1) {
+			if (sc) {
+				free(sc->f);
+				free(sc->l1);
+			}
 			free(sc);
 			return -ENOMEM;
 		}
@@ -262,8 +276,10 @@ void hwt_dec_fast_scratch_free(void *scratch)
 		sc = NULL;
 	}
 	pthread_mutex_unlock(&pool_lock);
-	if (sc)
+	if (sc) {
 		free(sc->f);
+		free(sc->l1);
+	}
 	free(sc);
 }
 
@@ -1079,6 +1095,7 @@ static __attribute__((noinline)) struct hwt_dec_bb *bb_at_slow(struct fast *f, u
 							       int *err)
 {
 	const struct hwt_dec_image *img = f->ctx.image;
+	struct fast_scratch *sc = f->sc;
 	struct l1_entry *e;
 	struct hwt_dec_bb *bb;
 
@@ -1087,7 +1104,18 @@ static __attribute__((noinline)) struct hwt_dec_bb *bb_at_slow(struct fast *f, u
 		*err = DECLINE;
 		return NULL;
 	}
-	e = &f->sc->l1[(ip ^ (ip >> 12)) & (L1_SIZE - 1)];
+	if (++sc->l1_fills > sc->l1_mask && sc->l1_mask < L1_SIZE - 1) {
+		/* As many fills as entries: the full size. */
+		struct l1_entry *l1 = calloc(L1_SIZE, sizeof(*l1));
+
+		if (l1) {
+			free(sc->l1);
+			sc->l1 = l1;
+			sc->l1_mask = L1_SIZE - 1;
+			sc->l1_fills = 0;
+		}
+	}
+	e = &sc->l1[(ip ^ (ip >> 12)) & sc->l1_mask];
 	if (hwt_dec_bb_get(f->dec->icache, img, ip, (enum hwt_dec_mode)f->mode, &bb) < 0) {
 		/* libipt: no memory mapped (or a bad opcode). */
 		f->s->decline_err = true;
@@ -1106,7 +1134,7 @@ static __attribute__((noinline)) struct hwt_dec_bb *bb_at_slow(struct fast *f, u
  * table. */
 static inline struct hwt_dec_bb *bb_at(struct fast *f, uint64_t ip, int *err)
 {
-	const struct l1_entry *e = &f->sc->l1[(ip ^ (ip >> 12)) & (L1_SIZE - 1)];
+	const struct l1_entry *e = &f->sc->l1[(ip ^ (ip >> 12)) & f->sc->l1_mask];
 
 	if (__builtin_expect(
 		e->ip == ip && e->bb && e->image_id == f->image_id && e->mode == f->mode, 1))
