@@ -7,6 +7,7 @@
 #   - the real traces of tests/data/real-pt (written by a CPU): the plain
 #     libipt block-decoder loop (what ptxed does) against hwtrace's FAST
 #     engine (bench_decoder --raw), with ptxed's own instruction count;
+#     avscript_32 20 times over as one stream (2 MB of real PT);
 #   - emulated traces of bench/ptshape_work.c (a call-heavy and a
 #     loop-heavy program) and bench/ptflame_work.c, each in the emulator's
 #     default shape and in real-shaped variants (the packets real CPUs
@@ -81,22 +82,33 @@ field() { sed -n "s/^result .* $1=\([^ ]*\).*/\1/p" "$2"; }
 rows=$tmp/rows
 : >"$rows"
 
-# Real traces: no sideband, so no perf.data for perf script.
-for d in tests/data/real-pt/*/; do
-    [ -f "$d/trace.pt" ] || continue
-    n=$(basename "$d")
-    "$B" --raw "$d" "$runs" >"$tmp/raw.$n" || { cat "$tmp/raw.$n"; exit 1; }
+# Real traces: no sideband, so no perf.data for perf script. real_row DIR
+# LABEL N: the trace N times over as one stream (HWT_BENCH_CONCAT; ptxed's
+# count is then N times its own plus one instruction per join).
+real_row() {
+    d=$1 n=$2 k=$3
+    HWT_BENCH_CONCAT=$k "$B" --raw "$d" "$runs" >"$tmp/raw.$n" || { cat "$tmp/raw.$n"; exit 1; }
     cat "$tmp/raw.$n" >>"$tmp/log"
     ptxed=$(sed -n 's/.*ptxed.s own output lists \([0-9]*\) instructions.*/\1/p' "$tmp/raw.$n")
+    ptxed=$((ptxed * k + k - 1))
     lib=$(field libipt_loop "$tmp/raw.$n")
     fast=$(field fast "$tmp/raw.$n")
     printf '%-22s %-8s %15s %8s %10s %10s %7s %9s %7s %10s %8s %8s %7s %8s %8s %7s %8s %8s\n' \
         "real-pt/$n" real "$(field fast_insns "$tmp/raw.$n")/$ptxed" \
-        "$(awk -v b="$(stat -c %s "$d/trace.pt")" 'BEGIN { printf "%.2f", b / 1e6 }')" \
+        "$(awk -v b="$(stat -c %s "$d/trace.pt")" -v k="$k" 'BEGIN { printf "%.2f", b * k / 1e6 }')" \
         "$(awk -v t="$lib" 'BEGIN { printf "%.4fs", t }')" \
         "$(awk -v t="$fast" 'BEGIN { printf "%.4fs", t }')" "$(ratio "$lib" "$fast")" - - \
         "$(field segments "$tmp/raw.$n")/$(field fallback "$tmp/raw.$n")" - - - - - - - - >>"$rows"
+}
+for d in tests/data/real-pt/*/; do
+    [ -f "$d/trace.pt" ] || continue
+    real_row "$d" "$(basename "$d")" 1
 done
+# 2 MB of real PT: avscript_32 20 times over (its trace ends on a packet
+# boundary; dyn_test's ends inside a PSB+ and does not join soundly).
+if [ -f tests/data/real-pt/avscript_32/trace.pt ]; then
+    real_row tests/data/real-pt/avscript_32/ avscript_32x20 20
+fi
 
 for w in $WORK; do
     case $w in
@@ -165,6 +177,7 @@ echo "shapes: $SHAPES"
 echo "  %F: filter deep @ shape (calls), filter row_sum @ shape (loops), filter eval @ flame"
 echo "commands:"
 echo "  $B --raw tests/data/real-pt/NAME $runs"
+echo "  HWT_BENCH_CONCAT=20 $B --raw tests/data/real-pt/avscript_32 $runs   (avscript_32x20)"
 echo "  $H record --pt=emulate[,TERMS] -o T.hwt -- bench/ptshape_work calls|loops $millions"
 echo "  $H record --pt=emulate[,TERMS] -o T.hwt -- bench/ptflame_work ROUNDS"
 echo "  $B --hwt T.hwt $runs"
