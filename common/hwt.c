@@ -5,6 +5,7 @@
  */
 #include "common/hwt.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -206,5 +207,22 @@ int hwt_opts_copy(void *dst, size_t dst_size, const void *src)
 	}
 	memcpy(dst, src, size < dst_size ? size : dst_size);
 	memcpy(dst, &dst_size, sizeof(dst_size));
+	return 0;
+}
+
+int hwt_dl_load(const char *soname, const char *const *names, void *const *slots, size_t n)
+{
+	void *lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib)
+		return -HWT_ELIB;
+	for (size_t i = 0; i < n; i++) {
+		void *sym = dlsym(lib, names[i]);
+
+		if (!sym)
+			return -HWT_ELIB;
+		/* POSIX: dlsym's void * holds the function's address. */
+		memcpy(slots[i], &sym, sizeof(sym));
+	}
 	return 0;
 }

@@ -152,6 +152,14 @@ HWT_API uint32_t hwt_crc32c(uint32_t crc, const void *buf, size_t len);
  * padding (zeroed by the old _init()), so its default there must be 0. */
 HWT_API int hwt_opts_copy(void *dst, size_t dst_size, const void *src);
 
+/* Loads the shared library soname on first use (dlopen, RTLD_NOW |
+ * RTLD_LOCAL: for libraries that cost every process at start when linked)
+ * and stores the address of each symbol names[i] in the function pointer
+ * that slots[i] points to. Returns 0, or -HWT_ELIB when the library or a
+ * symbol is missing (the slots are then unusable). The library stays
+ * loaded. */
+HWT_API int hwt_dl_load(const char *soname, const char *const *names, void *const *slots, size_t n);
+
 /* Growable byte buffer for cold paths (metadata, text building). */
 struct hwt_buf {
 	uint8_t *data;

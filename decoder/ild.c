@@ -21,7 +21,6 @@
  * linked, 4 ms without them).
  */
 #include <capstone/capstone.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +60,6 @@ static void capstone_load(void)
 					    "cs_malloc", "cs_free",   "cs_close"};
 	void *const slots[] = {&cs.open,   &cs.option, &cs.disasm, &cs.disasm_iter,
 			       &cs.malloc, &cs.free,   &cs.close};
-	void *lib = dlopen(HWT_CAPSTONE_SONAME, RTLD_NOW | RTLD_LOCAL);
 	csh h;
 	cs_insn *insn = NULL;
 	size_t n;
@@ -72,16 +70,8 @@ static void capstone_load(void)
 	(void)sizeof(cs.open == &cs_open && cs.option == &cs_option && cs.disasm == &cs_disasm &&
 		     cs.disasm_iter == &cs_disasm_iter && cs.malloc == &cs_malloc &&
 		     cs.free == &cs_free && cs.close == &cs_close);
-	if (!lib)
+	if (hwt_dl_load(HWT_CAPSTONE_SONAME, names, slots, sizeof(names) / sizeof(names[0])) < 0)
 		return;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		void *sym = dlsym(lib, names[i]);
-
-		if (!sym)
-			return;
-		/* POSIX: dlsym's void * holds the function's address. */
-		memcpy(slots[i], &sym, sizeof(sym));
-	}
 	if (cs.open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
 		return;
 	cs.option(h, CS_OPT_DETAIL, CS_OPT_ON);

@@ -10,7 +10,6 @@
 #include "pmc/pmc_int.h"
 
 #include <perfmon/pfmlib_perf_event.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -53,7 +52,6 @@ static void pfm_init_once(void)
 			       &pfm.get_event_info,
 			       &pfm.get_os_event_encoding,
 			       &pfm.get_event_attr_info};
-	void *lib = dlopen(HWT_PFM_SONAME, RTLD_NOW | RTLD_LOCAL);
 
 	/* Each pointer has the type of libpfm4's prototype: comparing
 	 * distinct pointer types does not compile, and sizeof evaluates
@@ -65,16 +63,8 @@ static void pfm_init_once(void)
 	    pfm.get_os_event_encoding == &pfm_get_os_event_encoding &&
 	    pfm.get_event_attr_info == &pfm_get_event_attr_info);
 	pfm_status = PFM_ERR_NOINIT;
-	if (!lib)
+	if (hwt_dl_load(HWT_PFM_SONAME, names, slots, sizeof(names) / sizeof(names[0])) < 0)
 		return;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		void *sym = dlsym(lib, names[i]);
-
-		if (!sym)
-			return;
-		/* POSIX: dlsym's void * holds the function's address. */
-		memcpy(slots[i], &sym, sizeof(sym));
-	}
 	pfm_loaded = true;
 	pfm_status = pfm.initialize();
 }

@@ -152,14 +152,31 @@ static void test_opts_copy(void **state)
 	assert_int_equal(hwt_opts_copy(NULL, sizeof(d), &v3), -HWT_EINVAL);
 }
 
+/* hwt_dl_load: a library's symbols into function pointers, or
+ * -HWT_ELIB for a missing library or symbol. */
+static void test_dl_load(void **state)
+{
+	static const char *const names[] = {"strlen", "abs"};
+	static const char *const bad[] = {"strlen", "no_such_symbol_hwt"};
+	size_t (*len)(const char *) = NULL;
+	int (*absval)(int) = NULL;
+	void *const slots[] = {&len, &absval};
+
+	(void)state;
+	assert_int_equal(hwt_dl_load("libc.so.6", names, slots, 2), 0);
+	assert_non_null(len);
+	assert_int_equal(len("hwtrace"), 7);
+	assert_int_equal(absval(-3), 3);
+	assert_int_equal(hwt_dl_load("libc.so.6", bad, slots, 2), -HWT_ELIB);
+	assert_int_equal(hwt_dl_load("libhwt-no-such-library.so.0", names, slots, 2), -HWT_ELIB);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_strerror),
-	    cmocka_unit_test(test_crc32c),
-	    cmocka_unit_test(test_le),
-	    cmocka_unit_test(test_buf),
-	    cmocka_unit_test(test_buf_read_file),
+	    cmocka_unit_test(test_strerror),  cmocka_unit_test(test_dl_load),
+	    cmocka_unit_test(test_crc32c),    cmocka_unit_test(test_le),
+	    cmocka_unit_test(test_buf),	      cmocka_unit_test(test_buf_read_file),
 	    cmocka_unit_test(test_opts_copy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
