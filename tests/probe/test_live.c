@@ -183,9 +183,12 @@ static void test_profile_finds_the_hot_function(void **state)
 	all = scalar(r.out, "all");
 	hot = scalar(r.out, "hot");
 	fprintf(stderr, "profile: %lld of %lld samples in probe_spin_hot\n", hot, all);
-	/* 300 ms of CPU at 997 Hz: about 300 samples */
+	/* 300 ms of CPU at 997 Hz: about 300 samples; the rest is the
+	 * child's start: before its exec it is a copy of hwtrace, and under
+	 * ASan tearing down that copy's shadow mappings took 36 samples at
+	 * load 4 (281 of 317 in probe_spin_hot, in a fresh-clone run) */
 	assert_true(all >= 100);
-	assert_true(hot * 10 >= all * 9);
+	assert_true(hot * 10 >= all * 8);
 	hwt_test_run_free(&r);
 }
 
