@@ -1280,6 +1280,25 @@ static void test_return_stack_overflow(void **state)
 
 /* Every conformance trace (each CPU it names), both canonical engines:
  * identical records, and in pieces too. */
+
+/* Decodes with the fast engine and with libipt, *flag (a sink option of o)
+ * set for both, and checks that they give the same records. */
+static void decode_both_without(struct dectest_opts *o, bool *flag, const uint8_t *code,
+				size_t code_len, uint64_t org, const uint8_t *pt, size_t pt_len,
+				struct dectest_result *fast, struct dectest_result *ipt)
+{
+	const uint32_t engine = o->engine;
+
+	*flag = true;
+	o->engine = HWT_DEC_ENGINE_FAST;
+	assert_int_equal(dectest_decode(o, code, code_len, org, pt, pt_len, fast), 0);
+	o->engine = HWT_DEC_ENGINE_LIBIPT;
+	assert_int_equal(dectest_decode(o, code, code_len, org, pt, pt_len, ipt), 0);
+	*flag = false;
+	o->engine = engine;
+	assert_same_text(fast->text, ipt->text);
+}
+
 static void test_conformance_traces_engines_agree(void **state)
 {
 	char path[1024], *text, *line, *save = NULL;
@@ -1351,14 +1370,8 @@ static void test_conformance_traces_engines_agree(void **state)
 			{
 				struct dectest_result fnb, inb;
 
-				o.no_blocks = true;
-				assert_int_equal(
-				    dectest_decode(&o, code, code_len, org, pt, pt_len, &inb), 0);
-				o.engine = HWT_DEC_ENGINE_FAST;
-				assert_int_equal(
-				    dectest_decode(&o, code, code_len, org, pt, pt_len, &fnb), 0);
-				o.no_blocks = false;
-				assert_same_text(fnb.text, inb.text);
+				decode_both_without(&o, &o.no_blocks, code, code_len, org, pt,
+						    pt_len, &fnb, &inb);
 				assert_int_equal(fnb.profile_hash, fast.profile_hash);
 				assert_int_equal(inb.profile_hash, fast.profile_hash);
 				dectest_result_free(&fnb);
@@ -1366,14 +1379,8 @@ static void test_conformance_traces_engines_agree(void **state)
 				/* Nor event records (the fast engine counts
 				 * PSB+ status updates): the same records and
 				 * events counted. */
-				o.no_events = true;
-				assert_int_equal(
-				    dectest_decode(&o, code, code_len, org, pt, pt_len, &fnb), 0);
-				o.engine = HWT_DEC_ENGINE_LIBIPT;
-				assert_int_equal(
-				    dectest_decode(&o, code, code_len, org, pt, pt_len, &inb), 0);
-				o.no_events = false;
-				assert_same_text(fnb.text, inb.text);
+				decode_both_without(&o, &o.no_events, code, code_len, org, pt,
+						    pt_len, &fnb, &inb);
 				assert_int_equal(fnb.stats.events, fast.stats.events);
 				assert_int_equal(inb.stats.events, fast.stats.events);
 				dectest_result_free(&fnb);
