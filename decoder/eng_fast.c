@@ -378,7 +378,7 @@ static inline __attribute__((always_inline)) bool will_event(struct fast *f)
 	return false;
 }
 
-static int update_ip(struct fast *f)
+static inline __attribute__((always_inline)) int update_ip(struct fast *f)
 {
 	uint64_t ip = f->last_ip, v = f->np->payload;
 
@@ -538,8 +538,10 @@ static inline int read_ahead(struct fast *f)
 {
 	uint8_t t0 = f->np->type;
 
-	/* The common case: a branch packet right away. */
-	if (t0 == HWT_PKT_TNT_8 || t0 == HWT_PKT_TIP || t0 == HWT_PKT_TNT_64)
+	/* The common cases: a branch packet right away, or an event packet
+	 * (will_event(); but a CBR, whose payload peek() checks). */
+	if (t0 == HWT_PKT_TNT_8 || t0 == HWT_PKT_TIP || t0 == HWT_PKT_TNT_64 ||
+	    (t0 != HWT_PKT_CBR && is_event_packet(t0)))
 		return 0;
 	for (;;) {
 		int n = peek(f), err;
@@ -573,6 +575,10 @@ static inline int status_flags(struct fast *f)
 			return 0;
 		if (t == HWT_PKT_TIP)
 			return f->tipq.n ? ST_EVENT : 0;
+		/* An event packet: peek() takes it (but a CBR of 0),
+		 * unsupported() does not refuse it, will_event() holds. */
+		if (t != HWT_PKT_CBR && is_event_packet(t))
+			return ST_EVENT;
 	}
 	if (f->ntnt == 0) {
 		int n = peek(f);
@@ -1013,13 +1019,50 @@ static int decode_event(struct fast *f, struct fev *out, bool *got)
 	}
 }
 
+/* A TIP.PGE or TIP.PGD IP compression that updates the last IP (not
+ * suppressed, not reserved): update_ip() succeeds and query_ip() then
+ * does. */
+static inline bool ipc_updates(uint8_t ipc)
+{
+	return ipc == HWT_IPC_UPDATE_16 || ipc == HWT_IPC_UPDATE_32 || ipc == HWT_IPC_SEXT_48 ||
+	       ipc == HWT_IPC_UPDATE_48 || ipc == HWT_IPC_FULL;
+}
+
 /* pt_qry_event(). */
 static int q_event(struct fast *f, struct fev *out)
 {
+	const struct seg_pkt *p = f->np;
 	int err;
 
 	if (f->ntnt)
 		return DECLINE; /* -pte_bad_query */
+	/* An enable with an IP or a disable, nothing queued (an address
+	 * filter's crossings, system calls): decode_event()'s, without the
+	 * loop's checks (a packet of neither kind is one that will_event()
+	 * takes and unsupported() does not). */
+	if (!f->tipq.n &&
+	    ((p->type == HWT_PKT_TIP_PGE && !f->consume_packet && ipc_updates(p->ipc)) ||
+	     (p->type == HWT_PKT_TIP_PGD &&
+	      (ipc_updates(p->ipc) || p->ipc == HWT_IPC_SUPPRESSED)))) {
+		err = update_ip(f);
+		if (err < 0)
+			return err;
+		memset(out, 0, sizeof(*out));
+		if (p->type == HWT_PKT_TIP_PGE) {
+			out->type = HWT_DEC_EV_ENABLED;
+			out->ip = f->last_ip;
+			f->q_enabled = true;
+		} else {
+			out->type = HWT_DEC_EV_DISABLED;
+			event_ip(f, out);
+			f->q_enabled = false;
+		}
+		advance(f);
+		err = ra_tolerant(f);
+		if (err < 0)
+			return err;
+		return status_flags(f);
+	}
 	for (;;) {
 		int n = peek(f);
 		bool got;
@@ -1220,15 +1263,18 @@ static int drop_held(struct fast *f)
 	return 0;
 }
 
-static int close_open(struct fast *f)
+static __attribute__((noinline)) int close_open_bb(struct fast *f)
 {
-	int err;
+	int err = add_item(f, f->open, f->open_k, SEG_F_PARTIAL, 0);
 
-	if (!f->open)
-		return 0;
-	err = add_item(f, f->open, f->open_k, SEG_F_PARTIAL, 0);
 	f->open = NULL;
 	return err;
+}
+
+/* The open block ran up to here: a partial item (none open: nothing). */
+static inline int close_open(struct fast *f)
+{
+	return f->open ? close_open_bb(f) : 0;
 }
 
 static int start_at(struct fast *f, uint64_t at, const struct seg_state *e);
@@ -1376,7 +1422,11 @@ static int proceed_to_ip(struct fast *f, uint64_t to, struct hwt_dec_bb **last)
 			f->open_k = 0;
 		}
 		*last = bb;
-		k = hwt_dec_bb_index(bb, to);
+		/* Its instructions ascend from ip to end_ip: no search for an
+		 * ip outside them (a disable's, mostly). */
+		k = bb->end_ip >= bb->ip && (to < bb->ip || to > bb->end_ip)
+			? -1
+			: hwt_dec_bb_index(bb, to);
 		if (k > (int)f->open_k) {
 			f->open_k = (uint32_t)k;
 			f->ip = to;
@@ -2520,14 +2570,92 @@ static int psb_more(struct fast *f, int st)
 	return st;
 }
 
+/* The log of an enable or a disable (fev_record() and seg_add_event()). */
+static inline int log_onoff(struct fast *f, const struct fev *ev, uint8_t flags)
+{
+	return seg_add_onoff(f->s, ev->type, ev->ip, ev->at, ev->mode,
+			     ev->type == HWT_DEC_EV_ENABLED && ev->payload, flags, f->pos);
+}
+
+/* Whether deliver_crossing() takes f->ev: a disable with its IP or
+ * without, while tracing is on, an enable with an IP next (TIP.PGE,
+ * nothing queued: an address filter's crossing, a system call's return),
+ * no context hook. */
+static inline bool crossing_ok(const struct fast *f)
+{
+	return f->ev.type == HWT_DEC_EV_DISABLED && f->process_event && !f->ev.status &&
+	       f->enabled && (f->status & ST_EVENT) && f->np->type == HWT_PKT_TIP_PGE && !f->ntnt &&
+	       !f->tipq.n && !f->fupq.n && !f->consume_packet && !f->dec->cfg.context &&
+	       ipc_updates(f->np->ipc);
+}
+
+/* deliver_event() of the disable f->ev while crossing_ok(), then of the
+ * enable it fetches: the same changes in the same order, without the
+ * generic dispatch (q_event() of the TIP.PGE is decode_event()'s; the
+ * main loop's psb_run() between them does nothing for a disable or an
+ * enable). Returns what the second deliver_event() would, or the first's
+ * error. */
+static int deliver_crossing(struct fast *f)
+{
+	const struct fev off = f->ev;
+	struct fev on;
+	uint8_t flags = off.suppressed ? SEG_F_IP_SUPPRESSED : 0;
+	int st, err;
+
+	/* deliver_event(): the disable. */
+	f->enabled = false;
+	f->held_pending = false;
+	f->process_event = false;
+	/* trailing_event() -> fetch_event() -> q_event(): the TIP.PGE. */
+	st = q_event(f, &f->ev);
+	if (st < 0)
+		return st;
+	f->process_event = true;
+	f->status = st;
+	/* trailing_fetched() of an enable: blk_status(f, ST_EVENT), tracing
+	 * off and an event to process. */
+	err = close_open(f);
+	if (err < 0)
+		return err;
+	snapshot(f);
+	err = log_onoff(f, &off, flags);
+	if (err < 0)
+		return err;
+	f->unposed = f->s->nitems;
+
+	/* deliver_event(): the enable (tracing is off; the next fetch may
+	 * replace f->ev). */
+	on = f->ev;
+	on.payload = on.ip == f->ip; /* resumed */
+	f->ip = on.ip;
+	f->enabled = true;
+	f->process_event = false;
+	st = trailing_event(f);
+	if (st < 0)
+		return st;
+	err = close_open(f);
+	if (err < 0)
+		return err;
+	snapshot(f);
+	err = log_onoff(f, &on, 0);
+	if (err < 0)
+		return err;
+	f->unposed = f->s->nitems;
+	return st;
+}
+
 /* pt_blk_event() and the conversion of the event. */
 static int deliver_event(struct fast *f)
 {
-	struct fev ev = f->ev;
+	struct fev ev;
 	struct hwt_dec_event e;
-	uint8_t flags = 0, spec = f->spec;
+	uint8_t flags = 0, spec;
 	int st, err;
 
+	if (crossing_ok(f))
+		return deliver_crossing(f);
+	ev = f->ev;
+	spec = f->spec;
 	if (!f->process_event)
 		return DECLINE;
 	switch (ev.type) {
@@ -2634,6 +2762,14 @@ static int deliver_event(struct fast *f)
 			return err;
 		f->unposed = f->s->nitems;
 		return psb_more(f, st);
+	}
+	if (!f->dec->cfg.context &&
+	    (ev.type == HWT_DEC_EV_ENABLED || ev.type == HWT_DEC_EV_DISABLED)) {
+		err = log_onoff(f, &ev, flags);
+		if (err < 0)
+			return err;
+		f->unposed = f->s->nitems;
+		return st;
 	}
 	fev_record(&ev, &e);
 	err = seg_add_event(f->s, &e, flags, f->pos);

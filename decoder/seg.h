@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "decoder/dec_int.h"
 
@@ -399,6 +400,40 @@ static inline __attribute__((always_inline)) int seg_bb(struct seg *s, struct hw
 	return 0;
 }
 int seg_add_event(struct seg *s, const struct hwt_dec_event *ev, uint8_t flags, uint64_t pos);
+/* seg_add_event() of an enable or a disable (type, ip, at, mode and, for
+ * an enable, resumed; every other field 0), the record written in place:
+ * the fast engine's path for the crossings of an address filter. */
+static inline __attribute__((always_inline)) int seg_add_onoff(struct seg *s, uint32_t type,
+							       uint64_t ip, uint64_t at,
+							       uint32_t mode, uint8_t resumed,
+							       uint8_t flags, uint64_t pos)
+{
+	struct hwt_dec_event *e;
+
+	if (s->delta && seg_flush_delta(s, pos) < 0)
+		return s->err;
+	if (__builtin_expect(s->nevents == s->cap_events || s->nitems == s->cap_items, 0)) {
+		struct hwt_dec_event ev;
+
+		memset(&ev, 0, sizeof(ev));
+		ev.type = type;
+		ev.ip = ip;
+		ev.at = at;
+		ev.mode = mode;
+		ev.resumed = resumed;
+		return seg_add_event(s, &ev, flags, pos);
+	}
+	e = &s->events[s->nevents];
+	memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->ip = ip;
+	e->at = at;
+	e->mode = mode;
+	e->resumed = resumed;
+	s->items[s->nitems++] = (struct seg_item){
+	    .pos = pos, .ninsn = (uint32_t)s->nevents++, .kind = SEG_EVENT, .flags = flags};
+	return 0;
+}
 int seg_add_gap(struct seg *s, uint32_t kind, int err, const char *what, uint64_t ip, uint64_t size,
 		uint64_t pos);
 int seg_add_ctx(struct seg *s, const struct hwt_dec_context *ctx, uint64_t pos);
