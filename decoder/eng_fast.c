@@ -80,11 +80,18 @@ struct l1_entry {
 
 /* A run: from a conditional branch's block and the next TNT bits (up to
  * RUN_BITS), the path those bits take through the block cache, up to the
- * next branch that is not a conditional with a bit in hand. Runs are
- * static (direct calls push known return addresses; returns end a run), so
- * they are cached per worker and replayed without a decision per bit. */
-#define RUN_BITS  8
-#define RUN_MAX	  16
+ * next branch that is neither a conditional nor a compressed return with
+ * a bit in hand. Runs are static (direct calls push known return
+ * addresses; a return goes where a call of the run pushed, and one to an
+ * older frame ends the run), so they are cached per worker and replayed
+ * without a decision per bit. */
+#define RUN_BITS 8
+#define RUN_MAX	 16
+#define RUN_PRE	 3 /* returns to frames older than the run */
+/* The blocks a run may begin with (1 << enum hwt_dec_branch). */
+#define RUN_STARTS                                                                                 \
+	(1u << HWT_DEC_BR_COND | 1u << HWT_DEC_BR_RETURN | 1u << HWT_DEC_BR_CALL |                 \
+	 1u << HWT_DEC_BR_JUMP | 1u << HWT_DEC_BR_NONE)
 #define RUN_CACHE 2048
 _Static_assert(RUN_CACHE <= UINT16_MAX, "run_slot holds an entry + 1");
 
@@ -94,9 +101,11 @@ typedef uintptr_t run_ent;
 
 /* A run's blocks are not logged one by one (libxdc's other idea): a run
  * adds its instruction total and counts its executions; only the blocks
- * phase 2 needs (calls) become items, with the instructions before them
- * precomputed. The profile gets the run's count times each of its blocks
- * when the run is evicted or the segment ends (run_fold). */
+ * phase 2 needs (calls and returns) become items, copied from the run's
+ * (all but the position: a replay is a copy, and the return stack's
+ * changes are the slots it leaves). The profile gets the run's count
+ * times each of its blocks when the run is evicted or the segment ends
+ * (run_fold). */
 struct run {
 	/* What a lookup and a replay read, in the first cache line. */
 	const struct hwt_dec_bb *bb; /* key: the start */
@@ -109,15 +118,27 @@ struct run {
 				 * before the last (used >= 2) */
 	uint8_t logs;		/* key: what it logs (run_logs_key();
 				 * a scratch outlives its decoder) */
+	uint8_t npre;		/* returns to frames older than the run:
+				 * the return stack's top entries it
+				 * was built with (pre[]) */
+	uint8_t nslots;		/* return stack slots it leaves changed */
+	int8_t rs_net;		/* its pushes less its pops */
+	bool last_logged;	/* its last block is its last item */
 	uint32_t tail;		/* instructions after the last */
 	uint32_t insns;		/* all instructions */
 	uint64_t count;		/* runs since the last fold */
 	struct hwt_dec_bb *end; /* where to go on (not run yet) */
 	uint64_t end_ip;
-	uint8_t log_idx[RUN_MAX];    /* ... their indexes in ent */
-	uint32_t log_delta[RUN_MAX]; /* instructions up to each, from the
-				      * previous one (its own included) */
+	const struct hwt_dec_bb *pre[RUN_PRE];
+	/* The slots (from the return stack's top at the start) and what
+	 * the run leaves in them. */
+	int8_t slot_off[RUN_MAX];
+	struct hwt_dec_bb *slot_val[RUN_MAX];
 	run_ent ent[RUN_MAX];
+	/* The items it logs, position aside; delta: instructions from
+	 * the previous one (its own included; the first's plus those
+	 * pending before the run). */
+	struct seg_item log[RUN_MAX];
 };
 
 struct fast_scratch {
@@ -600,6 +621,23 @@ static inline int ra_tolerant(struct fast *f)
 	return err == Q_EOS ? 0 : err;
 }
 
+/* pt_qry_cond_branch()'s read of the TNT packet next (no cached bit):
+ * its bits cached. */
+static inline int tnt_fetch(struct fast *f)
+{
+	int err;
+
+	f->tnt = f->np->payload;
+	f->ntnt = f->np->aux;
+	advance(f);
+	if (f->ntnt == 0)
+		return DECLINE;
+	err = ra_tolerant(f);
+	if (err < 0)
+		return err;
+	return tick_point(f);
+}
+
 /* pt_qry_cond_branch(). */
 static inline int q_cond(struct fast *f, bool *taken)
 {
@@ -616,15 +654,7 @@ static inline int q_cond(struct fast *f, bool *taken)
 				return Q_BADQUERY;
 			return DECLINE;
 		}
-		f->tnt = f->np->payload;
-		f->ntnt = f->np->aux;
-		advance(f);
-		if (f->ntnt == 0)
-			return DECLINE;
-		err = ra_tolerant(f);
-		if (err < 0)
-			return err;
-		err = tick_point(f);
+		err = tnt_fetch(f);
 		if (err < 0)
 			return err;
 	}
@@ -1573,13 +1603,19 @@ static int runs_fold_all(struct fast *f)
 }
 
 /* Builds the run from bb with k bits. Returns false when something on
- * the way needs the slow path (no run then). */
+ * the way needs the slow path (no run then). A return takes a bit and
+ * goes where a call of the run pushed (the slow path's return stack,
+ * replayed); one to a frame older than the run ends it. */
 static bool run_build(struct fast *f, struct hwt_dec_bb *bb, unsigned int k, unsigned int bits,
-		      struct run *r)
+		      unsigned int rs_top, struct run *r)
 {
-	unsigned int used = 0;
+	/* The run's own calls, for its returns (RUN_MAX > its entries). */
+	struct hwt_dec_bb *calls[RUN_MAX];
+	unsigned int used = 0, ncalls = 0;
+	int depth = 0; /* of the return stack, from rs_top */
 	uint32_t since = 0, insns_cut = 0;
-	uint8_t n_cut = 0, nlog_cut = 0, nlog_dec = 0, pre_cut = 0;
+	uint8_t n_cut = 0, nlog_cut = 0, nlog_dec = 0, pre_cut = 0, npre_cut = 0;
+	bool cut = false;
 	int err = 0;
 
 	r->bb = bb;
@@ -1588,9 +1624,11 @@ static bool run_build(struct fast *f, struct hwt_dec_bb *bb, unsigned int k, uns
 	r->logs = run_logs_key(f->s);
 	r->n = 0;
 	r->nlog = 0;
+	r->npre = 0;
 	r->insns = 0;
 	for (;;) {
-		struct hwt_dec_bb *nb;
+		struct hwt_dec_bb *nb, *from = bb;
+		uint8_t stack = SEG_STACK_UNSAID;
 		uint64_t next;
 		run_ent fl = 0;
 		int dir;
@@ -1604,25 +1642,62 @@ static bool run_build(struct fast *f, struct hwt_dec_bb *bb, unsigned int k, uns
 			used++;
 			next = dir ? bb->target : bb->fallthrough;
 			fl = next == bb->target ? 1 : 0;
+		} else if (bb->branch == HWT_DEC_BR_RETURN) {
+			/* Compressed: a taken bit (not taken, the slow
+			 * path declines), to the newest call's return
+			 * address and its fall-through block; past the
+			 * run's own calls, the return stack's entry
+			 * (checked at each replay: run_get()). */
+			if (used == k || !((bits >> (k - 1 - used)) & 1))
+				break;
+			if (ncalls) {
+				from = calls[--ncalls];
+			} else {
+				if (r->npre == RUN_PRE)
+					break;
+				from = f->retstack[(rs_top - 1 - r->npre) & 63];
+				if (!from)
+					break;
+				r->pre[r->npre++] = from;
+			}
+			used++;
+			dir = 0;
+			next = from->fallthrough;
+			stack = SEG_STACK_RET;
 		} else if (bb->branch == HWT_DEC_BR_JUMP || bb->branch == HWT_DEC_BR_CALL ||
 			   bb->branch == HWT_DEC_BR_NONE) {
 			dir = bb->branch != HWT_DEC_BR_NONE;
 			next = dir ? bb->target : bb->fallthrough;
+			if (bb->branch == HWT_DEC_BR_CALL && !(bb->flags & HWT_DEC_BBF_PIC_CALL)) {
+				calls[ncalls++] = bb;
+				stack = SEG_STACK_CALL;
+			}
 		} else {
 			break;
 		}
 		since += bb->ninsn;
 		r->insns += bb->ninsn;
 		if (run_logs(f->s, bb)) {
-			r->log_idx[r->nlog] = r->n;
-			r->log_delta[r->nlog++] = since;
+			struct seg_item *it = &r->log[r->nlog++];
+
+			memset(it, 0, sizeof(*it));
+			it->bb = bb;
+			it->next_ip = next;
+			it->ninsn = bb->ninsn;
+			it->delta = since;
+			it->kind = SEG_BB;
+			it->flags = fl ? SEG_F_TAKEN : 0;
+			it->stack = stack;
 			since = 0;
 		}
 		r->ent[r->n++] = (run_ent)bb | fl;
-		nb = succ(f, bb, dir, &err);
-		if (!nb)
-			return false;
-		if (bb->branch == HWT_DEC_BR_COND) {
+		nb = succ(f, from, dir, &err);
+		if (!nb) {
+			if (bb->branch != HWT_DEC_BR_RETURN)
+				return false;
+			break;
+		}
+		if (bb->branch == HWT_DEC_BR_COND || bb->branch == HWT_DEC_BR_RETURN) {
 			/* A run ends after a decision: the items before it
 			 * get the position after it (snapshot()); blocks
 			 * after the last decision wait for the next one,
@@ -1638,62 +1713,145 @@ static bool run_build(struct fast *f, struct hwt_dec_bb *bb, unsigned int k, uns
 			nlog_cut = r->nlog;
 			pre_cut = r->nlog_pre;
 			insns_cut = r->insns;
+			npre_cut = r->npre;
+			cut = true;
 			if (used == k)
-				return true;
+				break;
 		}
 		bb = nb;
 	}
-	if (!used)
+	if (!cut)
 		return false;
 	r->n = n_cut;
 	r->nlog = nlog_cut;
 	r->nlog_pre = pre_cut;
 	r->insns = insns_cut;
+	r->npre = npre_cut;
+	r->last_logged =
+	    r->nlog && r->log[r->nlog - 1].bb == (void *)(r->ent[r->n - 1] & ~(run_ent)7);
+	/* What the slow path's pushes and pops leave in the return
+	 * stack's slots, the last write to each (calls and returns are
+	 * items). */
+	r->nslots = 0;
+	for (unsigned int j = 0; j < r->nlog; j++) {
+		const struct seg_item *it = &r->log[j];
+		struct hwt_dec_bb *val;
+		int off;
+
+		if (it->stack == SEG_STACK_CALL) {
+			off = depth++;
+			val = it->bb;
+		} else if (it->stack == SEG_STACK_RET) {
+			off = --depth;
+			val = NULL;
+		} else {
+			continue;
+		}
+		for (k = 0; k < r->nslots && r->slot_off[k] != off; k++)
+			;
+		if (k == r->nslots)
+			r->slot_off[r->nslots++] = (int8_t)off;
+		r->slot_val[k] = val;
+	}
+	r->rs_net = (int8_t)depth;
 	return true;
 }
 
 /* run_get() that missed: builds the run for bb and the cached TNT bits
- * (k of them) in r. */
-static __attribute__((noinline)) struct run *
-run_miss(struct fast *f, struct hwt_dec_bb *bb, struct run *r, unsigned int k, unsigned int bits)
+ * (k of them) in r, with the return stack's top at rs_top. A block and
+ * bits with no run are cached too (used 0), as the lookup's answer. */
+static __attribute__((noinline)) struct run *run_miss(struct fast *f, struct hwt_dec_bb *bb,
+						      struct run *r, unsigned int k,
+						      unsigned int bits, unsigned int rs_top)
 {
 	/* Evicted: its blocks' counts so far go to the profile. */
-	if (r->count && run_fold(f->s, r) < 0)
-		return NULL;
-	if (!run_build(f, bb, k, bits, r)) {
+	if (r->count && run_fold(f->s, r) < 0) {
 		r->bb = NULL;
+		return NULL;
+	}
+	if (!run_build(f, bb, k, bits, rs_top, r)) {
+		r->used = 0;
+		r->n = 0;
+		r->nlog = 0;
+		r->npre = 0;
 		return NULL;
 	}
 	return r;
 }
 
+/* Whether the return stack (top at rs_top) has the entries r's returns
+ * to older frames were built with. */
+static inline __attribute__((always_inline)) bool
+run_pre_ok(const struct fast *f, const struct run *r, unsigned int rs_top)
+{
+	for (unsigned int j = 0; j < r->npre; j++)
+		if (f->retstack[(rs_top - 1 - j) & 63] != r->pre[j])
+			return false;
+	return true;
+}
+
+/* The slot of the run for bb and key (h: their hash): a free slot takes
+ * the next entry (as many as slots). */
+static inline __attribute__((always_inline)) struct run *run_slot(struct fast *f, uintptr_t h,
+								  bool *found)
+{
+	struct fast_scratch *sc = f->sc;
+	uint16_t *slot = &sc->run_slot[(h ^ (h >> 15)) & (RUN_CACHE - 1)];
+
+	*found = *slot != 0;
+	if (__builtin_expect(!*found, 0)) {
+		sc->nruns++;
+		*slot = (uint16_t)sc->nruns;
+	}
+	return &sc->runs[*slot - 1];
+}
+
+static inline __attribute__((always_inline)) bool run_is(const struct fast *f, const struct run *r,
+							 const struct hwt_dec_bb *bb, uint16_t key)
+{
+	return r->bb == bb && r->key == key && r->image_id == f->ctx.image->id &&
+	       r->logs == run_logs_key(f->s);
+}
+
+/* run_get() where the run found returns to older frames than the return
+ * stack has: the run for these frames, in a slot of its own (hashed with
+ * the stack's top RUN_PRE entries; a function has many callers). */
+static __attribute__((noinline)) struct run *run_get_pre(struct fast *f, struct hwt_dec_bb *bb,
+							 uintptr_t h, unsigned int k,
+							 unsigned int bits, unsigned int rs_top)
+{
+	uint16_t key = (uint16_t)(k << 8 | bits);
+	struct run *r;
+	bool found;
+
+	for (unsigned int j = 0; j < RUN_PRE; j++)
+		h += ((uintptr_t)f->retstack[(rs_top - 1 - j) & 63] >> 4) * (0xc2b2ae35u + 2 * j);
+	r = run_slot(f, h, &found);
+	if (found && run_is(f, r, bb, key) && run_pre_ok(f, r, rs_top))
+		return r->used ? r : NULL;
+	return run_miss(f, bb, r, k, bits, rs_top);
+}
+
 /* Finds or builds the run for bb and the cached TNT bits. Inline: it hits
  * (99.7% of the lookups of the call-heavy trace), and as a call its
  * prologue, epilogue and reloads were a third of its cost. */
-static inline __attribute__((always_inline)) struct run *run_get(struct fast *f,
-								 struct hwt_dec_bb *bb)
+static inline __attribute__((always_inline)) struct run *
+run_get(struct fast *f, struct hwt_dec_bb *bb, unsigned int rs_top)
 {
 	unsigned int k = f->ntnt < RUN_BITS ? f->ntnt : RUN_BITS;
 	unsigned int bits = (unsigned int)(f->tnt >> (f->ntnt - k)) & ((1u << k) - 1);
 	uint16_t key = (uint16_t)(k << 8 | bits);
 	uintptr_t h = ((uintptr_t)bb >> 4) * 0x9e3779b1u ^ key * 0x85ebca6bu;
-	struct fast_scratch *sc = f->sc;
-	uint16_t *slot = &sc->run_slot[(h ^ (h >> 15)) & (RUN_CACHE - 1)];
 	struct run *r;
+	bool found;
 
-	if (__builtin_expect(*slot != 0, 1)) {
-		r = &sc->runs[*slot - 1];
-		if (__builtin_expect(r->bb == bb && r->key == key &&
-					 r->image_id == f->ctx.image->id &&
-					 r->logs == run_logs_key(f->s),
-				     1))
-			return r;
-	} else {
-		/* A slot's first run: the next entry (as many as slots). */
-		r = &sc->runs[sc->nruns++];
-		*slot = (uint16_t)sc->nruns;
+	r = run_slot(f, h, &found);
+	if (__builtin_expect(found && run_is(f, r, bb, key), 1)) {
+		if (__builtin_expect(!r->npre, 1) || run_pre_ok(f, r, rs_top))
+			return r->used ? r : NULL;
+		return run_get_pre(f, bb, h, k, bits, rs_top);
 	}
-	return run_miss(f, bb, r, k, bits);
+	return run_miss(f, bb, r, k, bits, rs_top);
 }
 
 /* What proceed_no_event() changes at each block, in locals (a struct
@@ -1861,32 +2019,31 @@ static inline __attribute__((always_inline)) void lc_snapshot(const struct fast 
 static inline __attribute__((always_inline)) int run_replay(struct fast *f, struct logc *lc,
 							    struct run *r)
 {
-	for (unsigned int j = 0; j < r->nlog; j++) {
-		struct hwt_dec_bb *eb = (struct hwt_dec_bb *)(r->ent[r->log_idx[j]] & ~(run_ent)7);
-		bool fl = r->ent[r->log_idx[j]] & 1;
-		uint64_t nip;
+	unsigned int nlog = r->nlog;
 
-		switch (eb->branch) {
-		case HWT_DEC_BR_COND:
-			nip = fl ? eb->target : eb->fallthrough;
-			break;
-		case HWT_DEC_BR_NONE:
-			nip = eb->fallthrough;
-			break;
-		case HWT_DEC_BR_CALL:
-			if (!(eb->flags & HWT_DEC_BBF_PIC_CALL))
-				lc_rs_push(f, lc, eb);
-			/* fall through */
-		default:
-			nip = eb->target;
-			break;
+	for (unsigned int j = 0; j < r->nslots; j++)
+		f->retstack[(lc->rs_top + (unsigned int)(int)r->slot_off[j]) & 63] = r->slot_val[j];
+	lc->rs_top += (unsigned int)(int)r->rs_net;
+	if (nlog) {
+		struct seg_item *it;
+		uint64_t pos = f->pos;
+
+		if (__builtin_expect(lc->cap - lc->n < nlog, 0)) {
+			struct seg *s = f->s;
+
+			s->nitems = lc->n;
+			if (seg_reserve(s, nlog) < 0)
+				return s->err;
+			lc->items = s->items;
+			lc->cap = s->cap_items;
 		}
-		if (!lc_append(f, lc, eb, eb->ninsn, fl ? SEG_F_TAKEN : 0, nip,
-			       lc->delta + r->log_delta[j],
-			       eb->branch == HWT_DEC_BR_CALL && !(eb->flags & HWT_DEC_BBF_PIC_CALL)
-				   ? SEG_STACK_CALL
-				   : SEG_STACK_UNSAID))
-			return f->s->err;
+		it = &lc->items[lc->n];
+		for (unsigned int j = 0; j < nlog; j++) {
+			it[j] = r->log[j];
+			it[j].pos = pos;
+		}
+		it[0].delta += lc->delta;
+		lc->n += nlog;
 		lc->delta = 0;
 	}
 	lc->delta += r->tail;
@@ -1896,7 +2053,7 @@ static inline __attribute__((always_inline)) int run_replay(struct fast *f, stru
 		lc->nbbs += r->n;
 	/* The run's last block (its last decision's) is the one an event
 	 * right after it holds (hold()): its item when logged. */
-	lc->last = r->nlog && r->log_idx[r->nlog - 1] == r->n - 1 ? lc->n - 1 : SEG_NOT_LOGGED;
+	lc->last = r->last_logged ? lc->n - 1 : SEG_NOT_LOGGED;
 	if (lc->profile) {
 		struct fast_scratch *sc = f->sc;
 
@@ -1967,6 +2124,53 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 
 		if (bb->flags & (HWT_DEC_BBF_ERROR | HWT_DEC_BBF_TRUNCATED))
 			PNE_RET(DECLINE);
+		/* A return with no bit cached and a TNT packet next: its
+		 * bits, as q_cond() would read them right away, for a run
+		 * from the return (what follows a TIP's call; conditional
+		 * branches gain nothing from it in the filtered shapes). */
+		if (!f->ntnt && !lc.spec && bb->branch == HWT_DEC_BR_RETURN &&
+		    (f->np->type == HWT_PKT_TNT_8 || f->np->type == HWT_PKT_TNT_64)) {
+			err = tnt_fetch(f);
+			if (err < 0)
+				PNE_RET(err == Q_EOS || err == Q_BADQUERY ? DECLINE : err);
+		}
+		/* A run from here with the cached TNT bits (a run has no
+		 * more direct branches in a row than RUN_MAX: the slow
+		 * path's endless loop check would not have fired). */
+		if (f->ntnt && !lc.spec && ((1u << bb->branch) & RUN_STARTS) &&
+		    direct < HWT_DEC_MAX_DIRECT_RUN - RUN_MAX) {
+			struct run *r = run_get(f, bb, lc.rs_top);
+
+			if (r) {
+				size_t base = lc.n;
+
+				direct = 0;
+				err = run_replay(f, &lc, r);
+				if (err < 0)
+					PNE_RET(err);
+				f->ntnt -= r->used;
+				f->ip = r->end_ip;
+				bb = r->end;
+				st = f->ntnt ? 0 : status_flags(f);
+				if (st < 0)
+					PNE_RET(st);
+				f->status = st;
+				if (st) {
+					/* Only the items after the decision
+					 * before the last wait (bit by bit,
+					 * that decision took a snapshot). */
+					if (r->used >= 2)
+						lc_snapshot_to(f, &lc, base + r->nlog_pre);
+					hold(f,
+					     (struct hwt_dec_bb *)(r->ent[r->n - 1] & ~(run_ent)7),
+					     lc.last, r->ent[r->n - 1] & 1);
+					f->decided = true;
+					PNE_RET(0);
+				}
+				lc_snapshot(f, &lc);
+				continue;
+			}
+		}
 		/* Calls and returns first, without the switch's table. */
 		if (bb->branch == HWT_DEC_BR_CALL)
 			goto case_call;
@@ -1975,39 +2179,6 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 		switch (bb->branch) {
 		case HWT_DEC_BR_COND:
 			direct = 0;
-			if (f->ntnt && !lc.spec) {
-				struct run *r = run_get(f, bb);
-
-				if (r) {
-					size_t base = lc.n;
-
-					err = run_replay(f, &lc, r);
-					if (err < 0)
-						PNE_RET(err);
-					f->ntnt -= r->used;
-					f->ip = r->end_ip;
-					bb = r->end;
-					st = f->ntnt ? 0 : status_flags(f);
-					if (st < 0)
-						PNE_RET(st);
-					f->status = st;
-					if (st) {
-						/* Only the items after the decision
-						 * before the last wait (bit by bit,
-						 * that decision took a snapshot). */
-						if (r->used >= 2)
-							lc_snapshot_to(f, &lc, base + r->nlog_pre);
-						hold(f,
-						     (struct hwt_dec_bb *)(r->ent[r->n - 1] &
-									   ~(run_ent)7),
-						     lc.last, r->ent[r->n - 1] & 1);
-						f->decided = true;
-						PNE_RET(0);
-					}
-					lc_snapshot(f, &lc);
-					continue;
-				}
-			}
 			st = next_bit(f, &taken);
 			if (st < 0)
 				PNE_RET(st == Q_BADQUERY || st == Q_EOS ? DECLINE : st);

@@ -1685,9 +1685,10 @@ static __attribute__((noinline)) size_t tree_run(struct replay *r, size_t i)
 }
 
 /* seg_time_at() of the replay at pos, for rec_run(): the interval of
- * its last answer, [*lo, *hi) at *tsc, answers without a lookup. */
+ * its last answer, [*lo, *hi) at *tsc (and *time, its perf time with
+ * a valid conversion tc, else 0), answers without a lookup. */
 static inline bool rec_time(struct replay *r, uint64_t pos, uint64_t *lo, uint64_t *hi,
-			    uint64_t *tsc)
+			    uint64_t *tsc, uint64_t *time, const struct hwt_dec_tconv *tc)
 {
 	const struct seg *s = r->s;
 
@@ -1697,6 +1698,7 @@ static inline bool rec_time(struct replay *r, uint64_t pos, uint64_t *lo, uint64
 		return false;
 	*lo = s->tl[r->tcur].off;
 	*hi = r->tcur + 1 < s->ntl ? s->tl[r->tcur + 1].off : UINT64_MAX;
+	*time = tc->valid ? hwt_dec_tsc_perf(tc, *tsc) : 0;
 	return true;
 }
 
@@ -1728,10 +1730,14 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 	size_t n = 0;
 	struct frame *const stack = t->stack;
 	const size_t cap = t->cap;
+	/* (In locals: the records' and frames' stores may alias t as far
+	 * as the compiler knows.) */
+	const int32_t pid = t->pid, tid = t->tid;
+	const uint32_t tnode = t->tnode;
 	size_t depth = t->depth, indexed = t->indexed;
 	uint64_t insns = t->insns, ncalls = 0, nrets = 0;
 	/* The time of positions [tlo, thi): the last seg_time_at() answer. */
-	uint64_t tlo = 1, thi = 0, ttsc = 0;
+	uint64_t tlo = 1, thi = 0, ttsc = 0, ttime = 0;
 
 	*err = 0;
 	for (; it < end; it++) {
@@ -1740,7 +1746,7 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 		struct frame *fr;
 		uint64_t to;
 		uint8_t br;
-		bool full;
+		bool full, has_time;
 
 		if (it->kind != SEG_BB) {
 			if (it->kind != SEG_INSNS)
@@ -1781,14 +1787,9 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 			nrets++;
 			if (!want_ret)
 				continue;
+			has_time = rec_time(r, it->pos, &tlo, &thi, &ttsc, &ttime, tc);
 			rec = &out[n];
 			rec->type = HWT_DEC_REC_RETURN;
-			rec->flags = 0;
-			rec->tsc = 0;
-			if (rec_time(r, it->pos, &tlo, &thi, &ttsc)) {
-				rec->tsc = ttsc;
-				rec->flags = HWT_DEC_RF_TIME;
-			}
 			memset(&rec->u.ret, 0, sizeof(rec->u.ret));
 			rec->u.ret.from = bb->end_ip;
 			rec->u.ret.to = it->next_ip;
@@ -1804,45 +1805,39 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 			} else {
 				to = it->next_ip;
 			}
+			has_time = timed && rec_time(r, it->pos, &tlo, &thi, &ttsc, &ttime, tc);
 			fr = &stack[depth++];
 			fr->ret_addr = bb->fallthrough;
 			fr->func = to;
 			fr->kind = FRAME_NEAR;
-			fr->pnode = t->tnode;
+			fr->pnode = tnode;
 			fr->insns = insns;
-			fr->has_time = false;
-			fr->call_tsc = 0;
-			if (timed && rec_time(r, it->pos, &tlo, &thi, &ttsc)) {
-				fr->has_time = true;
-				fr->call_tsc = ttsc;
-			}
+			fr->has_time = has_time;
+			fr->call_tsc = has_time ? ttsc : 0;
 			ncalls++;
 			if (!want_call)
 				continue;
 			rec = &out[n];
 			rec->type = HWT_DEC_REC_CALL;
-			rec->flags = fr->has_time ? HWT_DEC_RF_TIME : 0;
-			rec->tsc = fr->has_time ? fr->call_tsc : 0;
 			rec->u.call.from = bb->end_ip;
 			rec->u.call.to = to;
-			rec->u.call.ret_addr = fr->ret_addr;
+			rec->u.call.ret_addr = bb->fallthrough;
 			rec->u.call.branch = br;
 		} else {
 			continue;
 		}
-		rec->pid = t->pid;
-		rec->tid = t->tid;
+		rec->flags = has_time ? HWT_DEC_RF_TIME : 0;
+		rec->tsc = has_time ? ttsc : 0;
+		rec->pid = pid;
+		rec->tid = tid;
 		rec->depth = (uint32_t)depth;
 		rec->insns = insns;
 		rec->offset = base_pos + it->pos;
-		rec->time = 0;
-		if (many) {
-			/* As hwt_dec_emit() (no tree mode with records). */
-			if ((rec->flags & HWT_DEC_RF_TIME) && tc->valid)
-				rec->time = hwt_dec_tsc_perf(tc, rec->tsc);
-			if (++n < RECS_MAX)
-				continue;
-		}
+		/* As hwt_dec_emit() (no tree mode with records): a record's
+		 * time is its interval's (its tsc's); emit_hot() converts. */
+		rec->time = many && has_time ? ttime : 0;
+		if (many && ++n < RECS_MAX)
+			continue;
 		t->depth = depth;
 		t->indexed = indexed;
 		t->insns = insns;

@@ -124,6 +124,13 @@ struct seg_item *seg_add(struct seg *s, uint8_t kind)
 	return it;
 }
 
+int seg_reserve(struct seg *s, size_t n)
+{
+	if (n && !grow_to((void **)&s->items, &s->cap_items, s->nitems + n - 1, sizeof(*s->items)))
+		return s->err = -ENOMEM;
+	return 0;
+}
+
 int seg_flush_delta(struct seg *s, uint64_t pos)
 {
 	struct seg_item *it;

@@ -297,6 +297,8 @@ void seg_fini(struct seg *s);
 
 /* Appends; return the new item (NULL: ENOMEM, also stored in s->err). */
 struct seg_item *seg_add(struct seg *s, uint8_t kind);
+/* Room for n more items; 0 or -ENOMEM (also in s->err). */
+int seg_reserve(struct seg *s, size_t n);
 
 /* Carries pending instructions in a SEG_INSNS item (before events, gaps,
  * context changes and at the end). */
