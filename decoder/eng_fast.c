@@ -1439,10 +1439,11 @@ static int proceed_to_ip(struct fast *f, uint64_t to, struct hwt_dec_bb **last)
 			return 1;
 		if (++steps > 4096)
 			return DECLINE;
-		f->held_bb = NULL;
 		if (f->open) {
 			bb = f->open;
 		} else {
+			/* Where no block begins, the decision held stays
+			 * libipt's pending one (libipt_fails() drops it). */
 			bb = bb_at(f, f->ip, &err);
 			if (!bb)
 				return err;
@@ -1451,6 +1452,7 @@ static int proceed_to_ip(struct fast *f, uint64_t to, struct hwt_dec_bb **last)
 			f->open = bb;
 			f->open_k = 0;
 		}
+		f->held_bb = NULL;
 		*last = bb;
 		/* Its instructions ascend from ip to end_ip: no search for an
 		 * ip outside them (a disable's, mostly). */
@@ -2223,7 +2225,7 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 				PNE_RET(err);
 			nb = succ(f, bb, 1, &err);
 			if (!nb)
-				PNE_RET(err);
+				PNE_FAIL(next, NULL, false);
 			f->ip = next;
 			bb = nb;
 			continue;
@@ -2379,17 +2381,21 @@ static inline int proceed_no_event(struct fast *f)
 	return proceed_no_event_some(f);
 }
 
-/* Whether libipt's SKD022 workaround may turn an asynchronous disable at
- * ip into a synchronous one (pt_blk_handle_erratum_skd022: when the
- * instruction there is VMLAUNCH or VMRESUME). Only an instruction that is
- * no far return (the class those two are in) makes certain it does not:
- * anything else is libipt's to decode. */
-static bool skd022_may_apply(struct fast *f, uint64_t ip)
+/* Whether libipt's SKD022 workaround turns an asynchronous disable at ip
+ * into a synchronous one (pt_blk_handle_erratum_skd022): when the
+ * instruction there decodes and is VMLAUNCH or VMRESUME (0F 01 C2/C3, the
+ * last bytes of an instruction of the far return class). Where nothing is
+ * mapped or the bytes are no instruction, the workaround does not apply. */
+static bool skd022_may_apply(const struct fast *f, uint64_t ip)
 {
-	int err = 0;
-	const struct hwt_dec_bb *bb = bb_at(f, ip, &err);
+	struct hwt_dec_insn in;
 
-	return !bb || (bb->ninsn == 1 && bb->branch == HWT_DEC_BR_FAR_RETURN);
+	if (!f->ctx.image ||
+	    hwt_dec_insn_decode(f->ctx.image, ip, (enum hwt_dec_mode)f->mode, &in) < 0 ||
+	    in.branch != HWT_DEC_BR_FAR_RETURN || in.size < 3)
+		return false;
+	return in.raw[in.size - 3] == 0x0f && in.raw[in.size - 2] == 0x01 &&
+	       (in.raw[in.size - 1] == 0xc2 || in.raw[in.size - 1] == 0xc3);
 }
 
 /* pt_blk_proceed_trailing_event() once f->ev is fetched. */
@@ -2580,12 +2586,20 @@ static int blk_next(struct fast *f)
 
 		if (st < 0)
 			return st;
+		/* A disable without IP: libipt stops at a CR3 write on the
+		 * way (pt_blk_proceed_to_disabled()), which proceed_to_ip()
+		 * does not look for. */
+		const bool to_ip = !(f->ev.type == HWT_DEC_EV_DISABLED && f->ev.suppressed);
+
+		f->nomap = false;
 		st = proceed_event(f);
 		/* libipt's block: where it began, when it is empty (no
 		 * instruction ran to get to the event). */
 		f->blk_ip = ip;
 		f->blk_ok = f->s->insns == insns && f->open == open && f->open_k == k;
-		return st;
+		/* On the way to the event's IP nothing was mapped
+		 * (pt_blk_proceed_to_ip() fails with -pte_nomap). */
+		return to_ip ? block_fails(f, f->ip, st) : st;
 	}
 	if (!f->enabled)
 		return (f->status & ST_EOS) ? Q_EOS : DECLINE;
