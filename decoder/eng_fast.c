@@ -2991,6 +2991,7 @@ static const struct seg_pkt *psb_ahead(const struct seg_pkt *p, const struct seg
 {
 	const uint64_t timing = PKT_BIT(HWT_PKT_PAD) | PKT_BIT(HWT_PKT_TSC) | PKT_BIT(HWT_PKT_TMA) |
 				PKT_BIT(HWT_PKT_MTC) | PKT_BIT(HWT_PKT_CYC);
+	const struct seg_pkt *end = NULL;
 	unsigned int n = 0;
 
 	_Static_assert(
@@ -3008,6 +3009,12 @@ static const struct seg_pkt *psb_ahead(const struct seg_pkt *p, const struct seg
 			return NULL;
 		*status = ST_EVENT;
 		return p;
+	}
+	if (p->ipc == SEG_PSB_SAME) {
+		/* A repeat listed short (seg.h): its PSBEND follows, its
+		 * updates are those of the run's first PSB+. */
+		end = p + 1;
+		p -= p->payload;
 	}
 	for (p++;; p++) {
 		uint8_t t = p->type;
@@ -3030,7 +3037,7 @@ static const struct seg_pkt *psb_ahead(const struct seg_pkt *p, const struct seg
 		return NULL;
 	*nq = n;
 	*status = ST_EVENT;
-	return p;
+	return end ? end : p;
 }
 
 /* The event psb_status() queues for the status update packet p. */
@@ -3153,6 +3160,33 @@ static int psb_run(struct fast *f, int st)
 				f->status = ahead;
 				st = blk_status(f, ST_EVENT);
 				s->nstatus += nq;
+				if (nq >= 2) {
+					/* PSB+ that repeat this one (seg.h,
+					 * after the PADs that follow it):
+					 * each leaves the same pending two
+					 * (its last ones, the same events)
+					 * and what it delivers before them is
+					 * this one's (distinct types): these
+					 * two applied, the rest is counting. */
+					const struct seg_pkt *r = end + 1;
+
+					while (r->type == HWT_PKT_PAD)
+						r++;
+					if (r->type == HWT_PKT_PSB && r->ipc == SEG_PSB_SAME) {
+						psb_apply(f, &f->ev);
+						psb_apply(f, &f->psbq[f->psbq_head]);
+						do {
+							end = r + 1;
+							s->nstatus += nq;
+							for (r = end + 1; r->type == HWT_PKT_PAD;
+							     r++)
+								;
+						} while (r->type == HWT_PKT_PSB &&
+							 r->ipc == SEG_PSB_SAME);
+						f->np = end;
+						f->pos = s->start + end->off;
+					}
+				}
 				continue;
 			}
 		}
@@ -3271,6 +3305,8 @@ static int psb_status(struct fast *f, const struct seg_pkt *p)
  * trace ends inside it (f->cut_header), or DECLINE. */
 static int psb_header(struct fast *f)
 {
+	/* A repeat listed short (seg.h): the run's first PSB+. */
+	const struct seg_pkt *t = f->np->ipc == SEG_PSB_SAME ? f->np - f->np->payload : NULL;
 	int n, err;
 
 	advance(f);
@@ -3278,6 +3314,19 @@ static int psb_header(struct fast *f)
 	f->last_ip_valid = false;
 	f->last_ip_suppressed = false;
 	f->npsbq = f->psbq_head = 0;
+	if (t) {
+		/* A repeat listed short (seg.h): the status updates of the
+		 * run's first PSB+ (1 to 5, no FUP), at its PSBEND (f->np). */
+		for (t++; t->type != HWT_PKT_PSBEND; t++) {
+			if ((uint8_t)(t->type - HWT_PKT_MODE_EXEC) <=
+			    HWT_PKT_CBR - HWT_PKT_MODE_EXEC) {
+				err = psb_status(f, t);
+				if (err < 0)
+					return err;
+			}
+		}
+		return 0;
+	}
 	for (;;) {
 		n = peek(f);
 		if (n <= 0) {

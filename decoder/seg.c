@@ -590,11 +590,42 @@ static inline uint64_t ld64(const uint8_t *p)
 	return v;
 }
 
+/* 16 bytes (a GCC/clang vector: SSE2 on x86-64). */
+typedef uint64_t v16 __attribute__((vector_size(16)));
+
+static inline v16 ld16(const uint8_t *p)
+{
+	v16 v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* A PSB+ listed in full whose repeats are listed short (seg.h): what is
+ * compared and what the time model takes of a repeat. */
+struct psbtpl {
+	uint64_t end;	     /* where a repeat starts: the last one's end
+			      * (UINT64_MAX: none) */
+	size_t qend;	     /* ... and its list index */
+	size_t q;	     /* list index of the full one's PSB */
+	v16 mask[8];	     /* bytes compared, 16 at a time from the end
+			      * back (mask[0] the last 16), the first 16
+			      * last (mask[nv - 1]) */
+	uint64_t fcr;	     /* its CBR's core:bus ratio (has_fcr) */
+	uint8_t len, nv, nq; /* bytes (to the next PSB), vectors, status
+			      * updates */
+	uint8_t tsc, tma;    /* offsets of its TSC and TMA (0: none) */
+	uint8_t pad, npad;   /* offset and number of the PADs after its
+			      * PSBEND */
+	bool has_fcr;
+};
+
 /* The walk's state besides the segment. */
 struct wstate {
 	struct tstate t;
 	struct tctx x;
 	bool header; /* inside a PSB+ */
+	struct psbtpl tpl;
 };
 
 /* The time line after a packet of type `type` ending at off, as the walk
@@ -662,6 +693,176 @@ walk_packet(struct seg *s, struct wstate *w, uint8_t type, uint64_t payload, uin
 	}
 }
 
+/* The PSB+ listed from p to e - 1 (its PSBEND, then PADs up to the next
+ * PSB, len bytes on from p) as the template of repeats (seg.h): tracing
+ * off, at most one TSC, a TMA only after it, no MTC or CYC, 1 to 5
+ * status updates of distinct types, a CBR not 0 (peek()'s bad packet).
+ * Returns false where it is not one. */
+static __attribute__((noinline)) bool tpl_build(struct psbtpl *t, const struct tctx *x,
+						const struct seg_pkt *p, const struct seg_pkt *e,
+						uint64_t len)
+{
+	uint8_t m[128];
+	uint32_t base = p->off;
+	unsigned int seen = 0, nq = 0;
+
+	while (e > p + 1 && e[-1].type == HWT_PKT_PAD)
+		e--;
+	if (p->type != HWT_PKT_PSB || p->ipc || e[-1].type != HWT_PKT_PSBEND || len > sizeof(m))
+		return false;
+	t->pad = (uint8_t)(e[-1].off + 2 - base);
+	t->npad = (uint8_t)(len - t->pad);
+	memset(m, 0xff, len);
+	t->tsc = t->tma = 0;
+	t->has_fcr = false;
+	for (const struct seg_pkt *q = p + 1; q < e - 1; q++) {
+		uint32_t at = q->off - base;
+
+		switch (q->type) {
+		case HWT_PKT_PAD:
+			break;
+		case HWT_PKT_CBR:
+			if (!q->payload)
+				return false;
+			/* on_cbr() in a PSB+. */
+			t->has_fcr = x->nom_freq != 0;
+			if (t->has_fcr)
+				t->fcr = ((uint64_t)x->nom_freq << FCR_SHR) / q->payload;
+			/* fall through */
+		case HWT_PKT_MODE_EXEC:
+		case HWT_PKT_MODE_TSX:
+		case HWT_PKT_PIP:
+		case HWT_PKT_VMCS:
+			if (seen & (1u << q->type))
+				return false;
+			seen |= 1u << q->type;
+			nq++;
+			break;
+		case HWT_PKT_TSC:
+			if (t->tsc)
+				return false;
+			t->tsc = (uint8_t)at;
+			memset(m + at + 1, 0, 7);
+			break;
+		case HWT_PKT_TMA:
+			if (!t->tsc || t->tma)
+				return false;
+			t->tma = (uint8_t)at;
+			/* CTC and FastCounter; the rest must stay what the
+			 * lexer takes (lex_run). */
+			m[at + 2] = m[at + 3] = m[at + 5] = 0;
+			m[at + 6] = 0xfe;
+			break;
+		default:
+			return false;
+		}
+	}
+	if (!nq)
+		return false;
+	t->len = (uint8_t)len;
+	t->nq = (uint8_t)nq;
+	t->nv = (uint8_t)((len + 15) / 16);
+	for (unsigned int i = 0; i < t->nv; i++)
+		t->mask[i] = ld16(m + (i + 1 < t->nv ? len - 16 * (i + 1) : 0));
+	return true;
+}
+
+/* The PSB+ from off on while each repeats the one before it (w->tpl.end
+ * == off), listed short (seg.h) from *qp, as far as stop. Their walk: the
+ * PSBs' marks, the time line after each TSC; the time model as the last
+ * one leaves it (each one's TSC starts it over, and CYC, which would keep
+ * some of it, is not in them; right after the TSC the TMA applies; the
+ * CBR's ratio is the same each time, and timed() adds no point after a TMA
+ * or CBR, which leave the time where the TSC put it). Returns where they
+ * end (off: none). */
+static inline __attribute__((always_inline)) uint64_t
+psb_repeats(struct seg *s, struct wstate *w, uint64_t off, uint64_t stop, struct seg_pkt **qp)
+{
+	const struct psbtpl *t = &w->tpl;
+	const uint8_t *buf = s->buf;
+	struct seg_pkt *q = *qp;
+	uint64_t at = off, len = t->len, d = t->q;
+
+	/* The time line's first point comes from a header's TSC (timed()):
+	 * the full one's made it. */
+	if (t->tsc && !s->ntl)
+		return off;
+	while (at + len <= stop) {
+		const uint8_t *b = buf + at, *a = b - len, *be = b + len - 16;
+		v16 x;
+
+		/* 16 bytes at a time from the end back, then the first 16
+		 * (overlapping). */
+		x = ((ld16(be) ^ ld16(be - len)) & t->mask[0]) |
+		    ((ld16(b) ^ ld16(a)) & t->mask[t->nv - 1]);
+#define PSB_V16(k) (x |= (ld16(be - 16 * (k)) ^ ld16(be - 16 * (k)-len)) & t->mask[k])
+		switch (t->nv) {
+		case 8:
+			PSB_V16(6);
+			/* fall through */
+		case 7:
+			PSB_V16(5);
+			/* fall through */
+		case 6:
+			PSB_V16(4);
+			/* fall through */
+		case 5:
+			PSB_V16(3);
+			/* fall through */
+		case 4:
+			PSB_V16(2);
+			/* fall through */
+		case 3:
+			PSB_V16(1);
+			/* fall through */
+		default:
+			break;
+		}
+#undef PSB_V16
+		if (x[0] | x[1])
+			break;
+		mark(s, &s->marks.psbs, &s->marks.npsbs, &s->marks.cap_psbs, at);
+		if (t->tsc)
+			tl_push(s, at + t->tsc + 8, ld64(b + t->tsc + 1) & 0xffffffffffffffull);
+		q[0] = (struct seg_pkt){(size_t)(q - s->pkts) - d,
+					(uint32_t)(at - s->start),
+					HWT_PKT_PSB,
+					HWT_PKT_PSB_SIZE,
+					SEG_PSB_SAME,
+					t->nq};
+		q[1] = (struct seg_pkt){
+		    0, (uint32_t)(at + t->pad - 2 - s->start), HWT_PKT_PSBEND, 2, 0, 0};
+		q += 2;
+		if (t->npad) {
+			/* The PADs after it: one entry. */
+			*q++ = (struct seg_pkt){
+			    0, (uint32_t)(at + t->pad - s->start), HWT_PKT_PAD, t->npad, 0, 0};
+		}
+		at += len;
+	}
+	if (at == off)
+		return off;
+	*qp = q;
+	/* The time model as the last one leaves it. */
+	{
+		const uint8_t *b = buf + at - len;
+
+		if (w->x.skl168)
+			w->t.cal.check_skl168 = true;
+		if (t->tsc)
+			on_tsc(&w->t, &w->x, ld64(b + t->tsc + 1) & 0xffffffffffffffull, true);
+		if (t->tma) {
+			const uint8_t *c = b + t->tma;
+
+			(void)on_tma(&w->t, &w->x, (uint32_t)c[2] | (uint32_t)c[3] << 8,
+				     (uint32_t)c[5] | (uint32_t)c[6] << 8);
+		}
+		if (t->has_fcr)
+			w->t.cal.fcr = t->fcr;
+	}
+	return at;
+}
+
 /* The lexer's classes of a packet's first byte (SDM: opcodes). */
 enum {
 	LEX_OTHER, /* the generic step decodes it */
@@ -713,6 +914,11 @@ lex_run(struct seg *s, struct wstate *w, uint64_t off, uint64_t lim, const bool 
 	const uint8_t *buf = s->buf;
 	uint64_t start = s->start, stop = s->buf_len - 15;
 	struct seg_pkt *q = NULL;
+	/* The last PSB+ listed whole by this call: its PSB's entry and
+	 * where its PSBEND and the PADs right after it end (a repeat's
+	 * template, tpl_build()). */
+	struct seg_pkt *hq = NULL;
+	uint64_t pend = 0;
 
 	if (lim < stop)
 		stop = lim;
@@ -776,10 +982,37 @@ lex_run(struct seg *s, struct wstate *w, uint64_t off, uint64_t lim, const bool 
 			case 0x82:
 				if (ld64(b) != psb || ld64(b + 8) != psb)
 					goto out;
+				if (store) {
+					struct psbtpl *t = &w->tpl;
+					size_t qi = (size_t)(q - s->pkts);
+
+					if (off != t->end || qi != t->qend) {
+						t->end = UINT64_MAX;
+						if (off == pend && hq &&
+						    tpl_build(t, &w->x, hq, q,
+							      off - start - hq->off)) {
+							t->q = (size_t)(hq - s->pkts);
+							t->end = off;
+							t->qend = qi;
+						}
+					}
+					if (t->end == off) {
+						/* Repeats listed short (seg.h). */
+						off = psb_repeats(s, w, off, stop, &q);
+						if (off != t->end) {
+							t->end = off;
+							t->qend = (size_t)(q - s->pkts);
+							continue;
+						}
+					}
+					t->end = UINT64_MAX;
+					hq = q;
+				}
 				WALKED(0, HWT_PKT_PSB, HWT_PKT_PSB_SIZE);
 				continue;
 			case 0x23:
 				WALKED(0, HWT_PKT_PSBEND, 2);
+				pend = off;
 				continue;
 			case 0xa3: {
 				/* TNT-64: the bits below the stop bit. */
@@ -825,6 +1058,8 @@ lex_run(struct seg *s, struct wstate *w, uint64_t off, uint64_t lim, const bool 
 				goto out;
 			}
 		case LEX_PAD:
+			if (off == pend)
+				pend++;
 			PUT(0, HWT_PKT_PAD, 1, 0, 0);
 			off++;
 			continue;
@@ -901,6 +1136,7 @@ again:
 	w.x = (struct tctx){dec->cfg.mtc_freq, dec->cfg.nom_freq, dec->cfg.cpuid_0x15_eax,
 			    dec->cfg.cpuid_0x15_ebx, dec->ptcfg.errata.skl168};
 	tcal_init(&w.t.cal);
+	w.tpl.end = UINT64_MAX;
 	s->marks.npsbs = s->marks.ntmas = 0;
 	s->marks.stop = UINT64_MAX;
 	s->ntl = 0;
@@ -1123,6 +1359,12 @@ static bool from_walk(struct seg *s, const struct hwt_dec *dec, bool want)
 			else
 				j = mid;
 		}
+		/* A repeat listed short needs the PSB+ before it (seg.h):
+		 * s's own walk lists it in full. Walking again resets what
+		 * this changed. */
+		if (i < w->npkts && w->pkts[i].type == HWT_PKT_PSB &&
+		    w->pkts[i].ipc == SEG_PSB_SAME)
+			return false;
 		for (size_t hi = w->npkts; j < hi;) {
 			size_t mid = j + (hi - j) / 2;
 

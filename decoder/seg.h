@@ -115,7 +115,15 @@ struct seg_ctx {
 };
 
 /* A packet of the segment, decoded once (by seg_timeline) for the fast
- * engine. */
+ * engine.
+ *
+ * A PSB+ that repeats the one right before it (nothing between them, the
+ * same bytes but for the TSC's and TMA's values; tracing off: no FUP, no
+ * MTC or CYC, one to five status updates of distinct types) is listed as
+ * two entries: its PSB with ipc SEG_PSB_SAME, payload the distance back to
+ * the PSB entry of the run's first PSB+ (listed in full: its packets are
+ * the repeat's), aux its number of status updates; then its PSBEND. A
+ * list never starts with one. */
 struct seg_pkt {
 	uint64_t payload; /* as struct hwt_pkt */
 	uint32_t off;	  /* from the segment's start */
@@ -125,6 +133,8 @@ struct seg_pkt {
 	uint8_t ipc;
 	uint8_t aux; /* TNT: bits; MODE: bits */
 };
+
+#define SEG_PSB_SAME 1
 
 #define SEG_PKT_END 0xff
 

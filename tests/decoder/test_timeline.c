@@ -375,7 +375,69 @@ struct lexcounts {
 	size_t stopped;	    /* walks that stopped at a bad packet */
 	size_t cut;	    /* segments that end inside a packet */
 	size_t time_errors; /* ... with a TMA libipt rejects */
+	size_t repeats;	    /* PSB+ listed short as repeats (seg.h) */
 };
+
+/* s's packet list with each PSB+ listed short as a repeat of the one
+ * before it (seg.h) written out in full: the packets of the run's first
+ * PSB+ at the repeat's offsets (each decoded there: the same type and
+ * size), then s's PSBEND. Returns the number of repeats. */
+static size_t expand_repeats(struct seg *s, const struct hwt_dec *dec)
+{
+	struct seg_pkt *out = calloc(s->npkts * 64 + 1, sizeof(*out));
+	size_t n = 0, reps = 0;
+
+	assert_non_null(out);
+	for (size_t i = 0; i < s->npkts; i++) {
+		const struct seg_pkt *p = &s->pkts[i], *t;
+		unsigned int nq = 0;
+
+		if (p->type != HWT_PKT_PSB || p->ipc != SEG_PSB_SAME) {
+			out[n++] = *p;
+			continue;
+		}
+		reps++;
+		assert_true(p->payload > 0 && p->payload <= i);
+		t = p - p->payload;
+		assert_int_equal(t->type, HWT_PKT_PSB);
+		assert_int_equal(t->ipc, 0);
+		for (;; t++) {
+			uint32_t off = p->off + (t->off - (p - p->payload)->off);
+			struct hwt_pkt k;
+			struct seg_pkt *q = &out[n++];
+			int sz;
+
+			memset(&k, 0, sizeof(k));
+			sz = hwt_pkt_decode(s->buf + s->start + off,
+					    (size_t)(s->end - s->start - off),
+					    dec->ptcfg.errata.skz84, &k);
+			assert_int_equal(sz, t->size);
+			assert_int_equal(k.type, t->type);
+			*q = *t;
+			q->off = off;
+			q->payload = k.payload;
+			nq += t->type >= HWT_PKT_MODE_EXEC && t->type <= HWT_PKT_CBR;
+			if (t->type == HWT_PKT_PSBEND)
+				break;
+		}
+		assert_int_equal(nq, p->aux);
+		/* Its PSBEND, then its PADs in one entry. */
+		assert_true(i + 1 < s->npkts);
+		assert_int_equal(p[1].type, HWT_PKT_PSBEND);
+		assert_int_equal(p[1].off, out[n - 1].off);
+		i++;
+		if (i + 1 < s->npkts && p[2].type == HWT_PKT_PAD && p[2].off == p[1].off + 2) {
+			for (unsigned int k = 0; k < p[2].size; k++)
+				out[n++] = (struct seg_pkt){0, p[2].off + k, HWT_PKT_PAD, 1, 0, 0};
+			i++;
+		}
+	}
+	free(s->pkts);
+	s->pkts = out;
+	s->npkts = n;
+	s->cap_pkts = s->npkts * 64 + 1;
+	return reps;
+}
 
 /* The walk of [a, b) from t0 with the lexer against the generic one. */
 static void lex_compare(const struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64_t t0,
@@ -395,6 +457,8 @@ static void lex_compare(const struct hwt_dec *dec, const uint8_t *buf, size_t le
 	ref.want_pkts = want;
 	seg_find_end_ip(&ref);
 	seg_timeline_walk_generic(&ref, dec);
+	if (got.want_pkts)
+		c->repeats += expand_repeats(&got, dec);
 	check_same(&got, &ref, "lexer");
 	assert_int_equal(got.marks.stop, ref.marks.stop);
 	assert_int_equal(got.marks.npsbs, ref.marks.npsbs);
@@ -571,6 +635,89 @@ static uint8_t *random_packets(uint64_t seed, size_t len)
 			if (r2 % 4 == 0)
 				b[n++] = (uint8_t)(r2 >> 8);
 			break;
+		case 19: { /* PSB+ that repeat (seg.h), now and then not quite */
+			static const uint8_t pip[8] = {0x02, 0x43, 0x11, 0x22,
+						       0x33, 0x44, 0x55, 0x66};
+			static const uint8_t vmcs[7] = {0x02, 0xc8, 0x01, 0x02, 0x03, 0x04, 0x05};
+			uint8_t h[96];
+			size_t hn = 0, tsc = 0, tma = 0;
+			unsigned int reps = 1 + (unsigned int)((r2 >> 40) % 6);
+
+			if (n + 7 * 78 > len)
+				break;
+			for (int i = 0; i < 8; i++) {
+				h[hn++] = 0x02;
+				h[hn++] = 0x82;
+			}
+			if (r2 & 1) {
+				tsc = hn;
+				h[hn] = 0x19;
+				hn += 8;
+				if (r2 & 2) {
+					tma = hn;
+					memcpy(h + hn, "\x02\x73\0\0\0\0\0", 7);
+					hn += 7;
+				}
+			}
+			if (r2 & 4)
+				h[hn++] = 0x00;
+			if (r2 & 8) {
+				h[hn++] = 0x99;
+				h[hn++] = (uint8_t)(0x20 | ((r2 >> 4) & 3));
+			}
+			if (r2 & 0x10) {
+				memcpy(h + hn, pip, 8);
+				hn += 8;
+			}
+			if (r2 & 0x20) {
+				memcpy(h + hn, vmcs, 7);
+				hn += 7;
+			}
+			if (r2 & 0x40) {
+				memcpy(h + hn, "\x02\x03\x18\0", 4);
+				h[hn + 2] = (r2 >> 12) % 7 ? 0x18 : 0;
+				hn += 4;
+			}
+			if ((r2 >> 7) % 8 == 0) {
+				h[hn++] = 0x59; /* an MTC */
+				h[hn++] = 0x10;
+			}
+			if ((r2 >> 7) % 8 == 1) {
+				h[hn++] = 0x99; /* a second MODE.Exec */
+				h[hn++] = 0x01;
+			}
+			if (r2 & 0x80) {
+				h[hn++] = 0x99; /* MODE.Exec */
+				h[hn++] = 0x01;
+			}
+			h[hn++] = 0x02;
+			h[hn++] = 0x23;
+			/* PADs up to the next PSB, as hardware writes them. */
+			for (unsigned int i = (unsigned int)((r2 >> 20) % 12); i; i--)
+				h[hn++] = 0x00;
+			for (unsigned int rep = 0; rep <= reps; rep++) {
+				uint64_t r3 = rnd(&st);
+
+				memcpy(b + n, h, hn);
+				if (tsc)
+					for (int i = 1; i < 8; i++)
+						b[n + tsc + i] = (uint8_t)(r3 >> (8 * i));
+				if (tma) {
+					b[n + tma + 2] = (uint8_t)r3;
+					b[n + tma + 3] = (uint8_t)(r3 >> 8);
+					b[n + tma + 5] = (uint8_t)(r3 >> 16);
+					b[n + tma + 6] = (uint8_t)((r3 >> 24) & 1);
+					if (r3 % 29 == 0)
+						b[n + tma + 4] = 1; /* reserved: not lexed */
+				}
+				if (r3 % 13 == 0)
+					b[n + (r3 >> 32) % hn] ^= (uint8_t)(1u << ((r3 >> 40) % 8));
+				n += hn;
+				if (r3 % 11 == 0)
+					b[n++] = 0x00; /* a PAD between */
+			}
+			break;
+		}
 		default: /* the common case: TNT and short TIPs */
 			b[n++] = (uint8_t)((r2 & 0xfe) | 4);
 			b[n++] = 0x2d;
@@ -651,7 +798,8 @@ static void test_lexer(void **state)
 					 c.types[lexed[i]]);
 		}
 	}
-	assert_true(c.stopped > 100 && c.cut > 100 && c.time_errors > 10);
+	print_message("lexer: %zu PSB+ listed as repeats\n", c.repeats);
+	assert_true(c.stopped > 100 && c.cut > 100 && c.time_errors > 10 && c.repeats > 1000);
 }
 
 int main(void)
