@@ -90,8 +90,8 @@ static void unload(struct trace *tr)
 	free(tr->truth.ips);
 }
 
-/* The code pages, as raw.args gives them to ptxed (--raw FILE:ADDR). */
-/* Which code sections an image gets: all; all but one; every other one. */
+/* The code pages, as raw.args gives them to ptxed (--raw FILE:ADDR): all
+ * of them; all but one; every other one. */
 enum keep { KEEP_ALL, KEEP_BUT, KEEP_PARITY };
 
 static unsigned int add_code(struct hwt_dec_image *img, const char *dir, enum keep keep,
@@ -381,6 +381,43 @@ static void check_others(const char *name, unsigned int drops)
 	unload(&tr);
 }
 
+/* avscript_32 with 333 bytes cut out at a few places (libipt fails there:
+ * "bad compressed return", "no memory mapped", a resync inside what was
+ * read as packets): FAST's records equal LIBIPT's. */
+static void test_damaged(void **state)
+{
+	static const size_t cuts[] = {2657, 5315, 7973, 18605, 29236};
+	struct trace tr;
+	uint8_t *whole;
+	size_t len;
+
+	(void)state;
+	load(&tr, "avscript_32");
+	whole = tr.pt;
+	len = tr.len;
+	tr.pt = malloc(len);
+	assert_non_null(tr.pt);
+	for (size_t i = 0; i < HWT_ARRAY_SIZE(cuts); i++) {
+		struct variant v = {HWT_DEC_ENGINE_FAST, 1, 0, 0, 0, NULL, KEEP_ALL, 0};
+		struct decoded fast, ipt;
+
+		memcpy(tr.pt, whole, cuts[i]);
+		memcpy(tr.pt + cuts[i], whole + cuts[i] + 333, len - cuts[i] - 333);
+		tr.len = len - 333;
+		decode(&tr, &v, &fast);
+		v.engine = HWT_DEC_ENGINE_LIBIPT;
+		decode(&tr, &v, &ipt);
+		if (strcmp(fast.text.p, ipt.text.p))
+			fail_msg("cut at %zu: fast's records differ from libipt's", cuts[i]);
+		assert_true(fast.gaps >= 1);
+		assert_int_equal(fast.n, ipt.n);
+		decoded_free(&fast);
+		decoded_free(&ipt);
+	}
+	free(whole);
+	unload(&tr);
+}
+
 static void test_partial_code_and_errata(void **state)
 {
 	(void)state;
@@ -393,10 +430,9 @@ static void test_partial_code_and_errata(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_avscript_32),
-	    cmocka_unit_test(test_dyn_test),
-	    cmocka_unit_test(test_icelake_tip),
-	    cmocka_unit_test(test_partial_code_and_errata),
+	    cmocka_unit_test(test_avscript_32), cmocka_unit_test(test_dyn_test),
+	    cmocka_unit_test(test_icelake_tip), cmocka_unit_test(test_partial_code_and_errata),
+	    cmocka_unit_test(test_damaged),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
