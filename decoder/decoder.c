@@ -430,12 +430,48 @@ static int carry_add(struct hwt_dec *dec, const uint8_t *buf, size_t len)
 	return 0;
 }
 
+/* Bytes of a feed that join the carry before the rest is decoded in
+ * place (run()). */
+#define CARRY_JOIN (16u * 1024u)
+
 /* Decodes the carry (and buf after it) as far as final says. */
 static int run(struct hwt_dec *dec, const uint8_t *buf, size_t len, bool final)
 {
 	const uint8_t *work = buf;
 	size_t wlen = len, keep = 0;
 	int err;
+
+	if (dec->cfg.engine != HWT_DEC_ENGINE_PTXED && dec->carry_len && !final &&
+	    len > CARRY_JOIN) {
+		/* A large feed after a carry (each piece of a recording's
+		 * stream after the first): the carry and the feed's first
+		 * bytes, then the rest from where that left off in buf
+		 * itself, as if fed in two pieces, not the whole feed
+		 * copied into the carry (page faults, PSB scans). */
+		size_t old = dec->carry_len;
+
+		err = carry_add(dec, buf, CARRY_JOIN);
+		if (err < 0)
+			return err;
+		err = hwt_dec_run_segments(dec, dec->carry, dec->carry_len, false, &keep);
+		if (err < 0)
+			return err;
+		dec->base_pos += keep;
+		if (keep < old) {
+			/* The carry's segment goes on: the old way. */
+			memmove(dec->carry, dec->carry + keep, dec->carry_len - keep);
+			dec->carry_len -= keep;
+			buf += CARRY_JOIN;
+			len -= CARRY_JOIN;
+		} else {
+			dec->carry_len = 0;
+			buf += keep - old;
+			len -= keep - old;
+		}
+		work = buf;
+		wlen = len;
+		keep = 0;
+	}
 
 	if (dec->cfg.engine == HWT_DEC_ENGINE_PTXED) {
 		/* ptxed decodes one continuous buffer. */

@@ -237,12 +237,17 @@ static void check_trace(const char *name, size_t min_insns)
 	    {HWT_DEC_ENGINE_FAST, 2, 3, 0, 0, NULL, KEEP_ALL, 0},
 	    {HWT_DEC_ENGINE_LIBIPT, 2, 3, 0, 0, NULL, KEEP_ALL, 0},
 	    {HWT_DEC_ENGINE_FAST, 2, 64, 5000, 0, NULL, KEEP_ALL, 0},
+	    /* Pieces larger than the carry's join (decoder.c run()):
+	     * the rest of each piece decoded in place. */
+	    {HWT_DEC_ENGINE_FAST, 1, 0, 40000, 0, NULL, KEEP_ALL, 0},
+	    {HWT_DEC_ENGINE_LIBIPT, 1, 0, 40000, 0, NULL, KEEP_ALL, 0},
 	    /* Segments of 4 KiB (PSBs inside): records differ from a
 	     * segment at every PSB's only where a block runs across a
 	     * segment's start (which splits it), not between these. */
 	    {HWT_DEC_ENGINE_FAST, 1, 0, 0, 4096, NULL, KEEP_ALL, 0},
 	    {HWT_DEC_ENGINE_LIBIPT, 1, 0, 0, 4096, NULL, KEEP_ALL, 0},
 	    {HWT_DEC_ENGINE_FAST, 2, 3, 999, 4096, NULL, KEEP_ALL, 0},
+	    {HWT_DEC_ENGINE_FAST, 1, 0, 40000, 4096, NULL, KEEP_ALL, 0},
 	};
 	struct trace tr;
 	struct decoded fast = {0};
