@@ -173,14 +173,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 	bool fast = dec->cfg.engine == HWT_DEC_ENGINE_FAST && w->fast;
 
 	s->log_all = dec->want & HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
-	/* A sink with a call tree takes no status update either (flow.c
-	 * do_event(): only the instructions before it, which the next
-	 * record carries as well). */
-	s->count_status = (!(dec->want & HWT_DEC_WANT(HWT_DEC_REC_EVENT)) ||
-			   (dec->nsinks == 1 && dec->sinks[0].tree && dec->sinks[0].batch &&
-			    (dec->want & HWT_DEC_WANT(HWT_DEC_REC_CALL)) &&
-			    (dec->want & HWT_DEC_WANT(HWT_DEC_REC_RETURN)))) &&
-			  !dec->cfg.context;
+	s->count_status = !(dec->want & HWT_DEC_WANT(HWT_DEC_REC_EVENT)) && !dec->cfg.context;
 	s->profile = dec->cfg.flags & HWT_DEC_F_PROFILE;
 	s->work = &w->work;
 	/* The packet list where the fast engine decodes from the start (not

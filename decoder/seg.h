@@ -261,8 +261,7 @@ struct seg {
 
 	/* Logging mode (set before phase 1). */
 	bool log_all;		  /* every block (block records wanted) */
-	bool count_status;	  /* no sink wants event records (or the
-				   * only one has a call tree) and no
+	bool count_status;	  /* no sink wants event records and no
 				   * context hook: the fast engine counts
 				   * PSB+ status updates inside the segment
 				   * in nstatus instead of logging them (the
