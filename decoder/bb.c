@@ -65,7 +65,8 @@ int hwt_dec_bb_table_alloc(struct hwt_dec_bb_table **out)
 	if (!t)
 		return -ENOMEM;
 	pthread_mutex_init(&t->lock, NULL);
-	t->cap = 1024;
+	/* Grows with use (a short trace's set-up need not clear 8 KB). */
+	t->cap = 64;
 	t->slots = calloc(t->cap, sizeof(*t->slots));
 	if (!t->slots) {
 		hwt_dec_bb_table_free(t);

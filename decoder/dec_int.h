@@ -49,7 +49,6 @@ struct hwt_dec_code {
 
 /* A file or memory section registered in the icache. */
 struct hwt_dec_section {
-	int isid;		   /* libipt image section id */
 	uint64_t vaddr;		   /* where the whole section was mapped */
 	uint64_t size;		   /* after clipping to the file */
 	uint64_t offset;	   /* file offset */
@@ -85,12 +84,16 @@ struct hwt_dec_image {
 	atomic_int refs;
 	uint64_t id; /* unique per icache: tags cached edges */
 	struct hwt_dec_icache *icache;
-	struct pt_image *ipt;
+	struct pt_image *ipt; /* libipt's, made when first needed */
 	char *name;
 	struct hwt_dec_piece *pieces; /* sorted by lo, disjoint */
 	size_t npieces, cap_pieces;
 };
 
+/* The image's libipt image, made of its pieces the first time a libipt run
+ * needs it, or NULL with *err set (the file that failed is named in the
+ * icache's log). */
+struct pt_image *hwt_dec_image_ipt(const struct hwt_dec_image *image, int *err);
 /* A new libipt image of the image's pieces in sections of its own (read
  * from the same files), or NULL: its block cache starts empty and no other
  * decoder reads or reorders it, as in a ptxed process. */

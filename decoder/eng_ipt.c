@@ -328,10 +328,12 @@ static int conv_context(struct conv *c, uint64_t pos, bool first, const struct h
 		return 0;
 	c->ctx = ctx;
 	if (ctx.image) {
-		struct pt_image *pi = c->cold ? cold_image(c, ctx.image) : ctx.image->ipt;
+		struct pt_image *pi;
 
+		err = -ENOMEM;
+		pi = c->cold ? cold_image(c, ctx.image) : hwt_dec_image_ipt(ctx.image, &err);
 		if (!pi)
-			return -ENOMEM;
+			return err;
 		err = pt_blk_set_image(c->blk, pi);
 		if (err < 0)
 			return hwt_dec_err_from_pt(err);

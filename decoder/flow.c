@@ -189,7 +189,8 @@ void hwt_dec_flow_free(struct hwt_dec_flow *f)
 {
 	if (!f)
 		return;
-	for (size_t i = 0; i < HWT_ARRAY_SIZE(f->buckets); i++) {
+	/* Up to the last thread (a short decode has one). */
+	for (size_t i = 0, left = f->nthreads; left && i < HWT_ARRAY_SIZE(f->buckets); i++) {
 		struct thread *t = f->buckets[i];
 
 		while (t) {
@@ -199,6 +200,7 @@ void hwt_dec_flow_free(struct hwt_dec_flow *f)
 			free(t->bucket);
 			free(t);
 			t = n;
+			left--;
 		}
 	}
 	free(f->count);

@@ -7,12 +7,16 @@
  * Code is always loaded as sections into libipt's image section cache, never
  * read through libipt's read-memory callback, which bypasses its block cache
  * (DESIGN.md pitfalls). Memory sections (vDSO, JIT code) are copied into a
- * memfd so libipt can map them like files. Beside libipt's pt_image we keep
- * our own sorted list of the visible pieces of sections, for the fast
- * engine's code reads and for lookups by address.
+ * memfd so libipt can map them like files. An image is our own sorted list
+ * of the visible pieces of sections, for the fast engine's code reads and
+ * for lookups by address; its libipt pt_image is made of those pieces when
+ * a libipt run first needs it (hwt_dec_image_ipt()): adding a section to
+ * libipt stat()s its file again, which was most of the cost of decoding a
+ * short trace the fast engine decodes alone.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,25 +143,22 @@ void hwt_dec_icache_free(struct hwt_dec_icache *ic)
 	free(ic);
 }
 
-/* Registers a section with libipt's cache and ours. Returns the section or
- * NULL with *err set. */
+/* Registers a section in the icache (libipt's cache gets it when a libipt
+ * run needs it: ipt_add_piece()). Returns the section, the existing one for
+ * an identical section, or NULL with *err set. */
 static struct hwt_dec_section *icache_add(struct hwt_dec_icache *ic, const char *path,
 					  const char *label, uint64_t offset, uint64_t size,
 					  uint64_t vaddr, int *err)
 {
 	struct hwt_dec_section *sec = NULL;
-	int isid;
 
 	pthread_mutex_lock(&ic->lock);
-	isid = pt_iscache_add_file(ic->ipt, path, offset, size, vaddr);
-	if (isid < 0) {
-		*err = hwt_dec_err_from_pt(isid);
-		goto out;
-	}
-	/* libipt returns the existing isid for an identical section. */
 	for (size_t i = 0; i < ic->nsections; i++) {
-		if (ic->sections[i]->isid == isid) {
-			sec = ic->sections[i];
+		struct hwt_dec_section *o = ic->sections[i];
+
+		if (o->vaddr == vaddr && o->offset == offset && o->size == size &&
+		    !strcmp(o->path, path)) {
+			sec = o;
 			goto out;
 		}
 	}
@@ -174,7 +175,6 @@ static struct hwt_dec_section *icache_add(struct hwt_dec_icache *ic, const char 
 		*err = -ENOMEM;
 		goto out;
 	}
-	sec->isid = isid;
 	sec->vaddr = vaddr;
 	sec->size = size;
 	sec->offset = offset;
@@ -220,8 +220,7 @@ int hwt_dec_image_alloc(struct hwt_dec_image **out, struct hwt_dec_icache *ic, c
 	img->icache = ic;
 	img->id = new_image_id();
 	img->name = strdup(name ? name : "");
-	img->ipt = pt_image_alloc(name);
-	if (!img->name || !img->ipt) {
+	if (!img->name) {
 		hwt_dec_image_put(img);
 		return -ENOMEM;
 	}
@@ -312,6 +311,75 @@ error:
 	return err;
 }
 
+/* Adds [lo, hi) of sec to libipt's image pi: through the icache's libipt
+ * cache (ic; libipt returns the existing section for an identical one), or
+ * as a section of pi's own (ic NULL). Returns 0 or a negative error; the
+ * icache's log names the file that failed (it was stat()ed when it was
+ * added: it changed since). */
+static int ipt_add_piece(struct pt_image *pi, const struct hwt_dec_icache *ic,
+			 const struct hwt_dec_section *sec, uint64_t lo, uint64_t hi)
+{
+	uint64_t offset = sec->offset + (lo - sec->vaddr);
+	struct stat st;
+	int err;
+
+	if (!ic) {
+		err = pt_image_add_file(pi, sec->path, offset, hi - lo, NULL, lo);
+		return err < 0 ? hwt_dec_err_from_pt(err) : 0;
+	}
+	err = pt_iscache_add_file(ic->ipt, sec->path, offset, hi - lo, lo);
+	if (err >= 0)
+		err = pt_image_add_cached(pi, ic->ipt, err, NULL);
+	if (err >= 0)
+		return 0;
+	/* libipt says "invalid argument" for a file that is gone. */
+	err = stat(sec->path, &st) < 0 ? -errno : hwt_dec_err_from_pt(err);
+	hwt_log(&ic->log, HWT_LOG_ERROR, "cannot load code at 0x%" PRIx64 " from %s: %s", lo,
+		sec->label, hwt_strerror(err));
+	return err;
+}
+
+/* A new libipt image of img's pieces (see ipt_add_piece()), or NULL with
+ * *err set. */
+static struct pt_image *ipt_build(const struct hwt_dec_image *img, const struct hwt_dec_icache *ic,
+				  int *err)
+{
+	struct pt_image *pi = pt_image_alloc(ic ? img->name : NULL);
+
+	*err = -ENOMEM;
+	if (!pi)
+		return NULL;
+	for (size_t i = 0; i < img->npieces; i++) {
+		const struct hwt_dec_piece *p = &img->pieces[i];
+		int e = ipt_add_piece(pi, ic, p->sec, p->lo, p->hi);
+
+		if (e < 0) {
+			*err = e;
+			pt_image_free(pi);
+			return NULL;
+		}
+	}
+	*err = 0;
+	return pi;
+}
+
+struct pt_image *hwt_dec_image_ipt(const struct hwt_dec_image *cimg, int *err)
+{
+	/* The libipt image is a cache of the pieces, kept in the image from
+	 * the first libipt run on (made under the icache's lock: decoders
+	 * of other icaches may share the image). */
+	struct hwt_dec_image *img = (struct hwt_dec_image *)cimg;
+	struct pt_image *pi;
+
+	*err = 0;
+	pthread_mutex_lock(&img->icache->lock);
+	if (!img->ipt)
+		img->ipt = ipt_build(img, img->icache, err);
+	pi = img->ipt;
+	pthread_mutex_unlock(&img->icache->lock);
+	return pi;
+}
+
 static int image_add_section(struct hwt_dec_image *img, const char *path, const char *label,
 			     uint64_t offset, uint64_t size, uint64_t vaddr)
 {
@@ -334,9 +402,13 @@ static int image_add_section(struct hwt_dec_image *img, const char *path, const 
 	sec = icache_add(img->icache, path, label, offset, size, vaddr, &err);
 	if (!sec)
 		return err;
-	err = pt_image_add_cached(img->ipt, img->icache->ipt, sec->isid, NULL);
-	if (err < 0)
-		return hwt_dec_err_from_pt(err);
+	/* A libipt image made already follows (libipt shrinks or splits
+	 * what the section covers, as image_map() does). */
+	if (img->ipt) {
+		err = ipt_add_piece(img->ipt, img->icache, sec, vaddr, end);
+		if (err < 0)
+			return err;
+	}
 	/* A changed image gets a new id: successor edges cached for the old
 	 * one must not be used. */
 	img->id = new_image_id();
@@ -398,13 +470,19 @@ int hwt_dec_image_copy(struct hwt_dec_image *img, const struct hwt_dec_image *sr
 
 	if (!img || !src || img->icache != src->icache)
 		return -HWT_EINVAL;
-	/* libipt copies the sections as they are now (split or shrunk). */
-	err = pt_image_copy(img->ipt, src->ipt);
-	if (err < 0)
-		return hwt_dec_err_from_pt(err);
 	img->id = new_image_id();
+	/* src's sections as they are now (split or shrunk), over img's (and
+	 * into img's libipt image where it was made: libipt's pt_image_copy()
+	 * adds the same pieces). */
 	for (size_t i = 0; i < src->npieces; i++) {
-		err = image_map(img, src->pieces[i].sec, src->pieces[i].lo, src->pieces[i].hi);
+		const struct hwt_dec_piece *p = &src->pieces[i];
+
+		if (img->ipt) {
+			err = ipt_add_piece(img->ipt, img->icache, p->sec, p->lo, p->hi);
+			if (err < 0)
+				return err;
+		}
+		err = image_map(img, p->sec, p->lo, p->hi);
 		if (err < 0)
 			return err;
 	}
@@ -538,7 +616,12 @@ int hwt_dec_piece_read(const struct hwt_dec_icache *ic, const struct hwt_dec_pie
 		memcpy(buf, code, size);
 		return (int)size;
 	}
-	n = pt_iscache_read(ic->ipt, buf, size, piece->sec->isid, vaddr);
+	/* libipt's read then (its section: the existing one, or a new one
+	 * that fails as the read would). */
+	n = pt_iscache_add_file(ic->ipt, piece->sec->path, piece->sec->offset, piece->sec->size,
+				piece->sec->vaddr);
+	if (n >= 0)
+		n = pt_iscache_read(ic->ipt, buf, size, n, vaddr);
 	if (n < 0)
 		return hwt_dec_err_from_pt(n);
 	return n;
@@ -555,19 +638,7 @@ int hwt_dec_image_read(const struct hwt_dec_image *img, uint64_t vaddr, void *bu
 
 struct pt_image *hwt_dec_image_ipt_own(const struct hwt_dec_image *img)
 {
-	struct pt_image *pi = pt_image_alloc(NULL);
+	int err;
 
-	if (!pi)
-		return NULL;
-	for (size_t i = 0; i < img->npieces; i++) {
-		const struct hwt_dec_piece *p = &img->pieces[i];
-		const struct hwt_dec_section *sec = p->sec;
-
-		if (pt_image_add_file(pi, sec->path, sec->offset + (p->lo - sec->vaddr),
-				      p->hi - p->lo, NULL, p->lo) < 0) {
-			pt_image_free(pi);
-			return NULL;
-		}
-	}
-	return pi;
+	return ipt_build(img, NULL, &err);
 }

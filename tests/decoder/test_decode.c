@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <intel-pt.h>
 
@@ -933,6 +934,70 @@ static void test_records_independent_of_history(void **state)
 	}
 }
 
+struct log_lines {
+	char text[1024];
+	size_t len;
+};
+
+static void log_line(void *ctx, enum hwt_log_level level, const char *msg)
+{
+	struct log_lines *l = ctx;
+	int n = snprintf(l->text + l->len, sizeof(l->text) - l->len, "%d %s\n", (int)level, msg);
+
+	if (n > 0 && (size_t)n < sizeof(l->text) - l->len)
+		l->len += (size_t)n;
+}
+
+/* libipt's image is made when a libipt run first needs it: a code file
+ * that went away after it was added (and after the fast engine read it)
+ * still decodes with the fast engine, which never needs libipt's image;
+ * the LIBIPT engine fails with an error that names the file. */
+static void test_image_file_gone(void **state)
+{
+	static const uint8_t code[] = {0x90, 0xff, 0xe0}; /* nop; jmp *%rax */
+	const uint64_t base = 0x400000;
+	uint8_t pt[64];
+	size_t len = enable_trace(pt, sizeof(pt), base, true);
+	struct log_lines lines = {{0}, 0};
+	struct hwt_logger log = {log_line, &lines};
+	char *dir = hwt_test_tmpdir(), path[512], want[600];
+	struct hwt_dec_icache *ic;
+	struct hwt_dec_image *img;
+	struct dectest_opts o;
+	struct dectest_result r;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/code.bin", dir);
+	hwt_test_write_file(path, code, sizeof(code));
+	assert_int_equal(hwt_dec_icache_alloc(&ic, &log), 0);
+	assert_int_equal(hwt_dec_image_alloc(&img, ic, "test"), 0);
+	assert_int_equal(hwt_dec_image_add_file(img, path, 0, UINT64_MAX, base), 0);
+	dectest_opts_init(&o);
+	o.icache = ic;
+	o.image = img;
+	/* Both jumps traced: two runs of nop; jmp, then the third stops at
+	 * the trace's end. */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(dectest_decode(&o, NULL, 0, 0, pt, len, &r), 0);
+		assert_int_equal(r.err, 0);
+		assert_int_equal(r.stats.insns, 4);
+		assert_int_equal(r.stats.ipt_runs, 0);
+		dectest_result_free(&r);
+		if (i == 0)
+			assert_int_equal(unlink(path), 0);
+	}
+	assert_int_equal(lines.len, 0);
+	o.engine = HWT_DEC_ENGINE_LIBIPT;
+	assert_int_equal(dectest_decode(&o, NULL, 0, 0, pt, len, &r), 0);
+	assert_int_equal(r.err, -ENOENT);
+	dectest_result_free(&r);
+	snprintf(want, sizeof(want), "0 cannot load code at 0x400000 from %s: ", path);
+	assert_non_null(strstr(lines.text, want));
+	hwt_dec_image_put(img);
+	hwt_dec_icache_free(ic);
+	hwt_test_tmpdir_remove(dir);
+}
+
 /* A PSB+ run while tracing is off, as CPUs write one around each stay in
  * the kernel: PSB+ after PSB+ (timing packets between some), each with a
  * CBR, MODE.TSX, PIP and VMCS, changing from one to the next or not, one
@@ -1419,6 +1484,7 @@ int main(void)
 	    cmocka_unit_test(test_image_and_insn),
 	    cmocka_unit_test(test_no_image),
 	    cmocka_unit_test(test_records_independent_of_history),
+	    cmocka_unit_test(test_image_file_gone),
 	    cmocka_unit_test(test_psb_run_tracing_off),
 	    cmocka_unit_test(test_return_stack_overflow),
 	    cmocka_unit_test(test_conformance_traces_engines_agree),
