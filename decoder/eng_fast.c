@@ -16,14 +16,16 @@
  * Anything outside that subset makes the engine decline the segment
  * (-HWT_ENOTSUP) and libipt decodes it instead: overflows, TSX, paging and
  * VMCS packets, power events, PTWRITE, MNT, address filters, errata that
- * change decoding, decode errors but two. Declining is cheap and always
+ * change decoding, decode errors but three. Declining is cheap and always
  * correct; the differential tests (fast == libipt on every test and fuzz
- * input) keep the subset honest. The two errors are what real traces
- * show most (libipt 2.0.5's "unexpected packet context" at an enable
- * while tracing is on, "no memory mapped" where the flow goes to code
- * the image does not have): there the engine fails as libipt's does,
- * the same blocks, gap and resynchronization (libipt_fails()), where
- * all of that is certain.
+ * input) keep the subset honest. The three errors are what real traces
+ * show (libipt 2.0.5's "unexpected packet context" at an enable while
+ * tracing is on, "no memory mapped" where the flow goes to code the image
+ * does not have, "trace stream does not match query" where the block
+ * decoder walks to an event's IP and meets a branch that needs trace:
+ * walk_fails(), at the joins of traces run together): there the engine
+ * fails as libipt's does, the same blocks, gap and resynchronization
+ * (libipt_fails()), where all of that is certain.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -2465,6 +2467,20 @@ static int trailing_event(struct fast *f)
 	return trailing_fetched(f);
 }
 
+/* proceed_to_ip() came to a branch that needs trace before the event's
+ * IP, where libipt's pt_blk_proceed_to_ip() fails with "bad query" (no
+ * query: its block decoder cannot go on without one): its partial block
+ * ends with that branch, whose outcome is not known, then the gap
+ * (libipt_fails()). */
+static int walk_fails(struct fast *f, struct hwt_dec_bb *last)
+{
+	int err;
+
+	f->open = NULL;
+	err = add_item(f, last, last->ninsn, 0, 0);
+	return err < 0 ? err : libipt_fails(f, -pte_bad_query, f->ip);
+}
+
 /* pt_blk_proceed_event(). */
 static int proceed_event(struct fast *f)
 {
@@ -2512,15 +2528,19 @@ static int proceed_event(struct fast *f)
 		break;
 	case HWT_DEC_EV_ASYNC_DISABLED:
 		st = proceed_to_ip(f, ev->at, &last);
+		if (st == Q_BADQUERY)
+			return walk_fails(f, last);
 		if (st <= 0)
-			return st == Q_BADQUERY ? DECLINE : st;
+			return st;
 		if (f->dec->ptcfg.errata.skd022 && skd022_may_apply(f, ev->at))
 			return DECLINE;
 		break;
 	case HWT_DEC_EV_ASYNC_BRANCH:
 		st = proceed_to_ip(f, ev->at, &last);
+		if (st == Q_BADQUERY)
+			return walk_fails(f, last);
 		if (st <= 0)
-			return st == Q_BADQUERY ? DECLINE : st;
+			return st;
 		break;
 	case HWT_DEC_EV_EXEC_MODE:
 	case HWT_DEC_EV_ASYNC_PAGING:
@@ -2554,14 +2574,18 @@ static int proceed_event(struct fast *f)
 	case HWT_DEC_EV_TSX:
 	case HWT_DEC_EV_EXSTOP:
 	case HWT_DEC_EV_MWAIT:
-		/* pt_blk_proceed_to_ip(), without trace. */
+		/* pt_blk_proceed_to_ip(), without trace: a branch that
+		 * needs it fails with "bad query". A TSX event walks there
+		 * with tracing off as well (a PSB+ after a disable
+		 * elsewhere: the joins of traces run together). */
 		if (ev->suppressed || (ev->type != HWT_DEC_EV_TSX && !f->enabled))
 			break;
-		if (!f->enabled && f->ip != ev->ip)
-			return DECLINE;
 		st = proceed_to_ip(f, ev->ip, &last);
-		if (st <= 0)
-			return st == Q_BADQUERY || st == 0 ? DECLINE : st;
+		if (st == Q_BADQUERY)
+			return walk_fails(f, last);
+		/* Reached with tracing off: not mirrored. */
+		if (st <= 0 || !f->enabled)
+			return st < 0 ? st : DECLINE;
 		break;
 	case HWT_DEC_EV_OVERFLOW:
 	case HWT_DEC_EV_STOP:
