@@ -420,28 +420,22 @@ static inline __attribute__((always_inline)) int seg_add_onoff(struct seg *s, ui
 							       uint32_t mode, uint8_t resumed,
 							       uint8_t flags, uint64_t pos)
 {
-	struct hwt_dec_event *e;
+	struct hwt_dec_event grown, *e;
+	bool full;
 
 	if (s->delta && seg_flush_delta(s, pos) < 0)
 		return s->err;
-	if (__builtin_expect(s->nevents == s->cap_events || s->nitems == s->cap_items, 0)) {
-		struct hwt_dec_event ev;
-
-		memset(&ev, 0, sizeof(ev));
-		ev.type = type;
-		ev.ip = ip;
-		ev.at = at;
-		ev.mode = mode;
-		ev.resumed = resumed;
-		return seg_add_event(s, &ev, flags, pos);
-	}
-	e = &s->events[s->nevents];
+	/* Where an array must grow, seg_add_event() copies it from a local. */
+	full = __builtin_expect(s->nevents == s->cap_events || s->nitems == s->cap_items, 0);
+	e = full ? &grown : &s->events[s->nevents];
 	memset(e, 0, sizeof(*e));
 	e->type = type;
 	e->ip = ip;
 	e->at = at;
 	e->mode = mode;
 	e->resumed = resumed;
+	if (full)
+		return seg_add_event(s, e, flags, pos);
 	s->items[s->nitems++] = (struct seg_item){
 	    .pos = pos, .ninsn = (uint32_t)s->nevents++, .kind = SEG_EVENT, .flags = flags};
 	return 0;
