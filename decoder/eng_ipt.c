@@ -551,18 +551,20 @@ static int conv_event(struct conv *c, const struct pt_event *ev, uint64_t pos)
 
 /* Out of trace with tracing on: the run from the block's start goes on to
  * where the next segment begins (seg_tail); in the stream's last segment
- * it is not followed (libipt does not either). */
+ * it is not followed (libipt does not either). The run is in the
+ * decoder's mode: libipt decoding the whole stream walks to the next
+ * PSB+'s FUP without its block cache (pt_blk_proceed_to_ip), whereas the
+ * block asked for here can come from that cache in the mode of whatever
+ * decode cached it (the cached path does not check the decoder's mode:
+ * at an enable whose mode is unknown, as after MODE.Exec with CS.L and
+ * CS.D both set, it would run on in 64-bit mode where libipt decoding
+ * the whole stream fails with "unknown instruction"). */
 static int conv_tail(struct conv *c, const struct pt_block *b, uint64_t pos)
 {
 	struct hwt_dec_bb *bb = c->open;
 	int err;
 
 	conv_snapshot(c, pos);
-	/* The block libipt would decode next came from its block cache
-	 * in another mode (as in conv_block()): the tail from there is
-	 * the cache's, not the segment's. */
-	if (b->ninsn && hwt_dec_mode_from_pt(b->mode) != c->mode)
-		c->mode_from_cache = true;
 	err = conv_resolve(c, b->ip);
 	if (err < 0)
 		return err;
@@ -583,7 +585,7 @@ static int conv_tail(struct conv *c, const struct pt_block *b, uint64_t pos)
 		return seg_tail(c->dec, c->s, c->ctx.image, bb->ip, (enum hwt_dec_mode)bb->mode,
 				pos, c->open_flags);
 	}
-	return seg_tail(c->dec, c->s, c->ctx.image, b->ip, hwt_dec_mode_from_pt(b->mode), pos,
+	return seg_tail(c->dec, c->s, c->ctx.image, b->ip, (enum hwt_dec_mode)c->mode, pos,
 			b->speculative ? SEG_F_SPECULATIVE : 0);
 }
 
