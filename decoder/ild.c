@@ -877,12 +877,45 @@ int hwt_dec_ild_table(const uint8_t *b, size_t len, uint64_t ip, enum hwt_dec_mo
 				: (int32_t)((uint32_t)b[i] | (uint32_t)b[i + 1] << 8 |
 					    (uint32_t)b[i + 2] << 16 | (uint32_t)b[i + 3] << 24);
 
+		/* No wrap at 4 GiB: libipt's pt_insn_next_ip() (rel_target()). */
 		insn->target = ip + insn->size + (uint64_t)d;
-		if (!m64)
-			insn->target &= 0xffffffffull;
 		insn->has_target = 1;
 	}
 	return 1;
+}
+
+/* A relative branch's target as libipt computes it (pt_insn_next_ip()):
+ * the instruction's end plus its displacement (the instruction's last 1, 2
+ * or 4 bytes, sign-extended), without wrapping at the operand size as
+ * 16/32-bit code would (capstone's target does): where a trace's IP is
+ * beyond that size in such code (damaged or made-up trace), libipt goes on
+ * there, and so must both engines. */
+static void rel_target(struct hwt_dec_insn *insn)
+{
+	const uint8_t *b = insn->raw;
+	size_t i = 0, w;
+	int64_t d = 0;
+
+	while (i < insn->size && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3 ||
+				  b[i] == 0xf0 || b[i] == 0x2e || b[i] == 0x36 || b[i] == 0x3e ||
+				  b[i] == 0x26 || b[i] == 0x64 || b[i] == 0x65))
+		i++;
+	if (i + 1 < insn->size && (b[i] == 0x0f || (b[i] == 0xc7 && b[i + 1] == 0xf8)))
+		i++; /* Jcc rel16/32, XBEGIN */
+	i++;
+	if (i >= insn->size)
+		return;
+	w = insn->size - i;
+	if (w == 1)
+		d = (int8_t)b[i];
+	else if (w == 2)
+		d = (int16_t)(uint16_t)(b[i] | b[i + 1] << 8);
+	else if (w == 4)
+		d = (int32_t)((uint32_t)b[i] | (uint32_t)b[i + 1] << 8 | (uint32_t)b[i + 2] << 16 |
+			      (uint32_t)b[i + 3] << 24);
+	else
+		return;
+	insn->target = insn->ip + insn->size + (uint64_t)d;
 }
 
 int hwt_dec_ild_capstone(struct hwt_dec_icache *ic, const uint8_t *bytes, size_t len, uint64_t ip,
@@ -926,11 +959,8 @@ int hwt_dec_ild_capstone(struct hwt_dec_icache *ic, const uint8_t *bytes, size_t
 			   insn->branch == HWT_DEC_BR_CALL || box->insn->id == X86_INS_XBEGIN;
 	if (insn->branch == HWT_DEC_BR_NONE && is_ptwrite(bytes, len))
 		insn->branch = HWT_DEC_BR_PTWRITE;
-	/* Targets wrap at the operand size in 16/32-bit code. */
-	if (mode == HWT_DEC_MODE_32)
-		insn->target &= 0xffffffffull;
-	else if (mode == HWT_DEC_MODE_16)
-		insn->target &= 0xffffull;
+	if (insn->has_target && mode != HWT_DEC_MODE_64)
+		rel_target(insn);
 	csh_give(ic, mode, box);
 	return 0;
 }
