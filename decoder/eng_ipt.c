@@ -125,59 +125,6 @@ static uint64_t direct_next(const struct hwt_dec_bb *bb)
 										: bb->fallthrough;
 }
 
-void seg_find_end_ip(struct seg *s)
-{
-	uint64_t off = s->end, last_ip = 0, hdr_ip = 0;
-	struct seg_header *nh = &s->next_hdr;
-	bool fup = false;
-
-	s->has_end_ip = false;
-	s->next_psbend = s->next_psbend_end = 0;
-	s->next_hdr_buf = NULL;
-	if (s->last || s->end + HWT_PKT_PSB_SIZE > s->buf_len)
-		return;
-	/* The next segment's header on the way (seg_header). */
-	memset(nh, 0, sizeof(*nh));
-	nh->mode = HWT_DEC_MODE_UNKNOWN;
-	while (off < s->buf_len) {
-		struct hwt_pkt p;
-		int n = hwt_pkt_decode(s->buf + off, (size_t)(s->buf_len - off), 0, &p);
-
-		/* The PSB+ ends at PSBEND, or broken at another PSB. */
-		if (n < 0 || (n > 0 && p.type == HWT_PKT_PSB && off != s->end))
-			return;
-		if (n == 0)
-			break;
-		if (off == s->end && (p.type != HWT_PKT_PSB || n != HWT_PKT_PSB_SIZE))
-			nh = NULL; /* not the PSB seg_header skips */
-		if (p.type == HWT_PKT_PSBEND) {
-			s->next_psbend = off;
-			s->next_psbend_end = off + (uint64_t)n;
-			if (nh) {
-				nh->psbend = s->next_psbend;
-				nh->psbend_end = s->next_psbend_end;
-				s->next_hdr_buf = s->buf;
-				s->next_hdr_at = s->end;
-			}
-			return;
-		}
-		if (nh && off != s->end)
-			seg_header_pkt(nh, &p, &hdr_ip);
-		if (p.type == HWT_PKT_FUP && !fup) {
-			fup = true;
-			if (hwt_pkt_ip(&p, &last_ip) == 0) {
-				s->has_end_ip = true;
-				s->end_ip = last_ip;
-			}
-		}
-		off += (uint64_t)n;
-	}
-	/* It runs into the end of the trace (the stream's: run.c decodes a
-	 * segment once the next PSB+ is complete, or at the end), where
-	 * libipt decoding on stops. */
-	s->next_psbend = s->next_psbend_end = s->buf_len;
-}
-
 int seg_tail(struct hwt_dec *dec, struct seg *s, const struct hwt_dec_image *img, uint64_t ip,
 	     enum hwt_dec_mode mode, uint64_t pos, uint8_t flags)
 {

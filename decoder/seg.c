@@ -1572,6 +1572,171 @@ void seg_header(struct seg *s, int bdm70)
 	h->open = true;
 }
 
+/* seg_find_end_ip() of a packet of the next PSB+ after its PSB: its
+ * header (nh, when that PSB is the one seg_header() skips) and the first
+ * FUP's IP. */
+static inline void end_pkt(struct seg *s, struct seg_header *nh, const struct hwt_pkt *p,
+			   uint64_t *hdr_ip, bool *fup)
+{
+	uint64_t ip = 0;
+
+	if (nh)
+		seg_header_pkt(nh, p, hdr_ip);
+	if (p->type == HWT_PKT_FUP && !*fup) {
+		*fup = true;
+		if (hwt_pkt_ip(p, &ip) == 0) {
+			s->has_end_ip = true;
+			s->end_ip = ip;
+		}
+	}
+}
+
+/* seg_find_end_ip() at the next PSB+'s PSBEND at off. */
+static void end_psbend(struct seg *s, struct seg_header *nh, uint64_t off)
+{
+	s->next_psbend = off;
+	s->next_psbend_end = off + 2;
+	if (nh) {
+		nh->psbend = s->next_psbend;
+		nh->psbend_end = s->next_psbend_end;
+		s->next_hdr_buf = s->buf;
+		s->next_hdr_at = s->end;
+	}
+}
+
+/* Where the packets of a PSB+ after its PSB are the common ones, what
+ * hwt_pkt_decode() gives for them (with 16 bytes at hand: no packet here
+ * is cut short), without the call and the packet structure: a segment at
+ * every PSB reads each PSB+ here first. Returns where it stopped: at
+ * anything else, for the generic step; *done when the PSB+ ended (its
+ * PSBEND, another PSB, a bad packet). */
+static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint64_t *hdr_ip,
+			bool *fup, bool *done)
+{
+	static const uint8_t ipsz[8] = {0, 2, 4, 6, 6, 0, 8, 0};
+	static const uint64_t ipmask[8] = {
+	    0, 0xffffull, 0xffffffffull, 0xffffffffffffull, 0xffffffffffffull, 0, ~0ull, 0};
+	const uint8_t *buf = s->buf;
+
+	while (off + 16 <= s->buf_len) {
+		const uint8_t *b = buf + off;
+		unsigned int sz = 0;
+
+		switch (b[0]) {
+		case 0x00: /* PAD */
+			off++;
+			continue;
+		case 0x19: /* TSC */
+			off += 8;
+			continue;
+		case 0x59: /* MTC */
+			off += 2;
+			continue;
+		case 0x99: /* MODE.Exec, MODE.TSX */
+			if (b[1] >> 5 > 1)
+				return off;
+			if (nh) {
+				struct hwt_pkt p = {.type = b[1] >> 5 ? HWT_PKT_MODE_TSX
+								      : HWT_PKT_MODE_EXEC,
+						    .mode = b[1] & 3};
+
+				seg_header_pkt(nh, &p, hdr_ip);
+			}
+			off += 2;
+			continue;
+		case 0x02:
+			switch (b[1]) {
+			case 0x23:
+				end_psbend(s, nh, off);
+				*done = true;
+				return off;
+			case 0x82: /* a PSB (or a bad one): the PSB+ is broken */
+				*done = true;
+				return off;
+			case 0x03: /* CBR */
+				sz = 4;
+				break;
+			case 0x43: /* PIP */
+				sz = 8;
+				break;
+			case 0xc8: /* VMCS */
+				sz = 7;
+				break;
+			case 0x73: /* TMA (one libipt rejects: the generic step) */
+				if (b[4] || (b[6] & 0xfe))
+					return off;
+				off += 7;
+				continue;
+			default:
+				return off;
+			}
+			/* A status update. */
+			if (nh && nh->nstatus < UINT8_MAX)
+				nh->nstatus++;
+			off += sz;
+			continue;
+		default:
+			if ((b[0] & 0x1f) == 0x1d && ipsz[b[0] >> 5]) {
+				/* FUP (not a reserved compression). */
+				uint8_t ipc = b[0] >> 5;
+				struct hwt_pkt p = {.type = HWT_PKT_FUP,
+						    .ipc = ipc,
+						    .payload = ld64(b + 1) & ipmask[ipc]};
+
+				end_pkt(s, nh, &p, hdr_ip, fup);
+				off += 1u + ipsz[ipc];
+				continue;
+			}
+			return off;
+		}
+	}
+	return off;
+}
+
+void seg_find_end_ip(struct seg *s)
+{
+	const uint64_t psb = 0x8202820282028202ull;
+	uint64_t off = s->end, hdr_ip = 0;
+	struct seg_header *nh = &s->next_hdr;
+	bool fup = false, done = false;
+
+	s->has_end_ip = false;
+	s->next_psbend = s->next_psbend_end = 0;
+	s->next_hdr_buf = NULL;
+	if (s->last || s->end + HWT_PKT_PSB_SIZE > s->buf_len)
+		return;
+	/* The next segment's header on the way (seg_header). */
+	memset(nh, 0, sizeof(*nh));
+	nh->mode = HWT_DEC_MODE_UNKNOWN;
+	if (ld64(s->buf + off) == psb && ld64(s->buf + off + 8) == psb) {
+		off = end_lex(s, nh, off + HWT_PKT_PSB_SIZE, &hdr_ip, &fup, &done);
+		if (done)
+			return;
+	}
+	while (off < s->buf_len) {
+		struct hwt_pkt p;
+		int n = hwt_pkt_decode(s->buf + off, (size_t)(s->buf_len - off), 0, &p);
+
+		/* The PSB+ ends at PSBEND, or broken at another PSB. */
+		if (n < 0 || (n > 0 && p.type == HWT_PKT_PSB && off != s->end))
+			return;
+		if (n == 0)
+			break;
+		if (off == s->end && (p.type != HWT_PKT_PSB || n != HWT_PKT_PSB_SIZE))
+			nh = NULL; /* not the PSB seg_header skips */
+		if (p.type == HWT_PKT_PSBEND) {
+			end_psbend(s, nh, off);
+			return;
+		}
+		end_pkt(s, off != s->end ? nh : NULL, &p, &hdr_ip, &fup);
+		off += (uint64_t)n;
+	}
+	/* It runs into the end of the trace (the stream's: run.c decodes a
+	 * segment once the next PSB+ is complete, or at the end), where
+	 * libipt decoding on stops. */
+	s->next_psbend = s->next_psbend_end = s->buf_len;
+}
+
 /* seg_decoded_on() of an item at or after the segment's end. */
 static inline void decoded_on_end(const struct seg *s, struct seg_item *it, uint64_t next)
 {

@@ -272,17 +272,77 @@ static void test_synthetic(void **state)
 	assert_true(c.timed > c.pieces / 2);
 }
 
+static uint8_t *random_packets(uint64_t seed, size_t len);
+
 static void check_hdr(const struct seg_header *got, const struct seg_header *want, uint64_t at)
 {
 	if (got->fup != want->fup || got->mode_ok != want->mode_ok || got->tsx_ok != want->tsx_ok ||
 	    got->spec != want->spec || got->open != want->open || got->mode != want->mode ||
 	    got->ip != want->ip || got->psbend != want->psbend ||
-	    got->psbend_end != want->psbend_end)
+	    got->psbend_end != want->psbend_end || got->nstatus != want->nstatus)
 		fail_msg("header at %" PRIu64 ": fup %d/%d ip %" PRIx64 "/%" PRIx64
-			 " mode %d:%u/%d:%u tsx %d/%d psbend %" PRIu64 "/%" PRIu64 " open %d/%d",
+			 " mode %d:%u/%d:%u tsx %d/%d psbend %" PRIu64 "/%" PRIu64
+			 " open %d/%d status %u/%u",
 			 at, got->fup, want->fup, got->ip, want->ip, got->mode_ok, got->mode,
 			 want->mode_ok, want->mode, got->tsx_ok, want->tsx_ok, got->psbend,
-			 want->psbend, got->open, want->open);
+			 want->psbend, got->open, want->open, got->nstatus, want->nstatus);
+}
+
+/* What seg_find_end_ip() must find (its definition, every packet through
+ * hwt_pkt_decode()): the next PSB+'s first FUP's IP and its PSBEND, read
+ * from the segment's end up to that PSBEND, another PSB or a packet that
+ * does not decode; the end of the trace when it runs into it. */
+struct end_ref {
+	bool has_end_ip, psbend_seen;
+	uint64_t end_ip, psbend, psbend_end;
+};
+
+static struct end_ref find_end_ref(const struct seg *s)
+{
+	struct end_ref r = {0};
+	uint64_t off = s->end, ip = 0;
+	bool fup = false;
+
+	if (s->last || s->end + HWT_PKT_PSB_SIZE > s->buf_len)
+		return r;
+	while (off < s->buf_len) {
+		struct hwt_pkt p;
+		int n = hwt_pkt_decode(s->buf + off, (size_t)(s->buf_len - off), 0, &p);
+
+		if (n < 0 || (n > 0 && p.type == HWT_PKT_PSB && off != s->end))
+			return r;
+		if (n == 0)
+			break;
+		if (p.type == HWT_PKT_PSBEND) {
+			r.psbend_seen = true;
+			r.psbend = off;
+			r.psbend_end = off + (uint64_t)n;
+			return r;
+		}
+		if (p.type == HWT_PKT_FUP && !fup) {
+			fup = true;
+			if (hwt_pkt_ip(&p, &ip) == 0) {
+				r.has_end_ip = true;
+				r.end_ip = ip;
+			}
+		}
+		off += (uint64_t)n;
+	}
+	r.psbend = r.psbend_end = s->buf_len;
+	return r;
+}
+
+static void check_end(const struct seg *s)
+{
+	struct end_ref r = find_end_ref(s);
+
+	if (s->has_end_ip != r.has_end_ip || (r.has_end_ip && s->end_ip != r.end_ip) ||
+	    s->next_psbend != r.psbend || s->next_psbend_end != r.psbend_end ||
+	    (s->next_hdr_buf != NULL && !r.psbend_seen))
+		fail_msg("end of [%" PRIu64 ", %" PRIu64 "): ip %d:%" PRIx64 "/%d:%" PRIx64
+			 " psbend %" PRIu64 "-%" PRIu64 "/%" PRIu64 "-%" PRIu64,
+			 s->start, s->end, s->has_end_ip, s->end_ip, r.has_end_ip, r.end_ip,
+			 s->next_psbend, s->next_psbend_end, r.psbend, r.psbend_end);
 }
 
 /* A segment's PSB+ is read once: the segment before reads it to its PSBEND
@@ -308,6 +368,7 @@ static size_t check_headers(const uint8_t *buf, size_t len, uint64_t seed)
 		cached = s.next_hdr_buf == buf && s.next_hdr_at == start;
 		seg_header(&s, 0);
 		seg_find_end_ip(&s);
+		check_end(&s);
 		memset(&ref, 0, sizeof(ref));
 		seg_init(&ref, buf, len, start, end, end >= len);
 		seg_header(&ref, 0);
@@ -360,6 +421,13 @@ static void test_header_once(void **state)
 		check_headers(d, dlen, 40 + k);
 		free(d);
 		ptsynth_free(&syn);
+	}
+	for (unsigned int k = 0; k < 8; k++) {
+		size_t len = 4096 + 1000 * k;
+		uint8_t *b = random_packets(50 + k, len);
+
+		check_headers(b, len, 60 + k);
+		free(b);
 	}
 	print_message("headers taken from the segment before: %zu\n", taken);
 	assert_true(taken > 1000);
