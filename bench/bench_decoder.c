@@ -198,6 +198,11 @@ static int count_rec(void *ctx, const struct hwt_dec_rec *rec)
 	return 0;
 }
 
+/* HWT_BENCH_SEGMENT and HWT_BENCH_NOSINK, read once (main()): a
+ * getenv() per decode was most of a microsecond of hwtrace_run()'s time
+ * on the smallest trace. */
+static const char *env_segment, *env_nosink;
+
 /* hwtrace's decoder with cfg (engine, threads, timing) over the code of
  * secs: call stacks and per-block counts, a sink that counts calls. Returns
  * instructions decoded (0 on error); calls, segments and those left to
@@ -226,8 +231,8 @@ static uint64_t hwtrace_run(const uint8_t *pt, size_t len, const struct sections
 		 * segment decoded on, not a segment each). */
 		struct hwt_dec_config c = *cfg;
 
-		if (getenv("HWT_BENCH_SEGMENT"))
-			c.segment_bytes = (size_t)strtoul(getenv("HWT_BENCH_SEGMENT"), NULL, 0);
+		if (env_segment)
+			c.segment_bytes = (size_t)strtoul(env_segment, NULL, 0);
 		if (hwt_dec_alloc(&dec, &c, ic) < 0 || hwt_dec_set_context(dec, 1, 1, img) < 0)
 			goto out;
 	}
@@ -238,8 +243,7 @@ static uint64_t hwtrace_run(const uint8_t *pt, size_t len, const struct sections
 	sink.want = HWT_DEC_WANT(HWT_DEC_REC_CALL);
 	sink.rec = count_rec;
 	sink.ctx = &cs;
-	if ((!getenv("HWT_BENCH_NOSINK") && hwt_dec_add_sink(dec, &sink) < 0) ||
-	    hwt_dec_decode(dec, pt, len) < 0)
+	if ((!env_nosink && hwt_dec_add_sink(dec, &sink) < 0) || hwt_dec_decode(dec, pt, len) < 0)
 		goto out;
 	hwt_dec_stats(dec, &st);
 	insns = st.insns;
@@ -577,16 +581,19 @@ static void print_rows(const char *label, const char *const *names, size_t n, co
 	printf("%-34s %9s %12s %9s %10s %s\n", "decoder", "cpu s", "insns/s", "PT MB/s",
 	       "vs libipt", "insns, segments (left to libipt)");
 	for (size_t k = 0; k < n; k++) {
-		printf("%-34s %9.4f %12.3g %9.1f %9.2fx %" PRIu64, names[k], cpu[k],
+		printf("%-34s %9.3g %12.3g %9.1f %9.2fx %" PRIu64, names[k], cpu[k],
 		       (double)insns[k] / cpu[k], ptmb / cpu[k], cpu[0] / cpu[k], insns[k]);
 		if (segs[k])
 			printf(", %" PRIu64 " (%" PRIu64 ")", segs[k], fallback[k]);
 		printf("\n");
 	}
-	printf("result %s libipt_loop=%.6f fast=%.6f libipt_engine=%.6f", label, cpu[0], cpu[1],
+	/* Nanoseconds: a real trace's decode can take a few microseconds
+	 * (the ratios bench_ptflame.sh takes from these were once of
+	 * 0.000005 and 0.000007). */
+	printf("result %s libipt_loop=%.9f fast=%.9f libipt_engine=%.9f", label, cpu[0], cpu[1],
 	       cpu[2]);
 	if (n > 3)
-		printf(" fast_tree=%.6f", cpu[3]);
+		printf(" fast_tree=%.9f", cpu[3]);
 	printf(" insns=%" PRIu64 " fast_insns=%" PRIu64 " segments=%" PRIu64 " fallback=%" PRIu64
 	       "\n",
 	       insns[0], insns[1], segs[1], fallback[1]);
@@ -761,11 +768,16 @@ static int bench_raw(const char *dir, int runs)
 	if (getenv("HWT_BENCH_REPS") && atoi(getenv("HWT_BENCH_REPS")) > 0) {
 		reps = atoi(getenv("HWT_BENCH_REPS"));
 	} else {
-		double c = cpu_now();
+		/* Warm decodes for 20 ms (one cold decode took 20 times a
+		 * warm one: small traces were timed for 10 ms, not 0.2 s). */
+		double c0 = cpu_now(), c;
+		int n = 0;
 
-		libipt_loop(pt, len, &secs, NULL);
-		c = cpu_now() - c;
-		reps = c > 0 ? (int)(0.2 / c) + 1 : 1000;
+		do {
+			libipt_loop(pt, len, &secs, NULL);
+			n++;
+		} while ((c = cpu_now() - c0) < 0.02);
+		reps = (int)(0.2 / (c / n)) + 1;
 	}
 	for (int k = 0; k < 3; k++) {
 		cpu[k] = 1e30;
@@ -819,6 +831,8 @@ int main(int argc, char **argv)
 	unsigned int threads = argc > 3 ? (unsigned int)atoi(argv[3]) : 2;
 	int err = 0;
 
+	env_segment = getenv("HWT_BENCH_SEGMENT");
+	env_nosink = getenv("HWT_BENCH_NOSINK");
 	if (argc > 2 && !strcmp(argv[1], "--hwt"))
 		return bench_hwt_file(argv[2], argc > 3 && atoi(argv[3]) > 0 ? atoi(argv[3]) : 3);
 	if (argc > 2 && !strcmp(argv[1], "--raw")) {

@@ -76,6 +76,8 @@ time_rss() {
 }
 mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-" }'; }
+# secs T: T seconds, in microseconds below a millisecond.
+secs() { awk -v t="$1" 'BEGIN { if (t < 0.001) printf "%.1fus", t * 1e6; else printf "%.4fs", t }'; }
 # field NAME FILE: the value of NAME=... on bench_decoder's result line.
 field() { sed -n "s/^result .* $1=\([^ ]*\).*/\1/p" "$2"; }
 
@@ -96,8 +98,7 @@ real_row() {
     printf '%-22s %-8s %15s %8s %10s %10s %7s %9s %7s %10s %8s %8s %7s %8s %8s %7s %8s %8s\n' \
         "real-pt/$n" real "$(field fast_insns "$tmp/raw.$n")/$ptxed" \
         "$(awk -v b="$(stat -c %s "$d/trace.pt")" -v k="$k" 'BEGIN { printf "%.2f", b * k / 1e6 }')" \
-        "$(awk -v t="$lib" 'BEGIN { printf "%.4fs", t }')" \
-        "$(awk -v t="$fast" 'BEGIN { printf "%.4fs", t }')" "$(ratio "$lib" "$fast")" - - \
+        "$(secs "$lib")" "$(secs "$fast")" "$(ratio "$lib" "$fast")" - - \
         "$(field segments "$tmp/raw.$n")/$(field fallback "$tmp/raw.$n")" - - - - - - - - >>"$rows"
 }
 for d in tests/data/real-pt/*/; do

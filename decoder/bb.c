@@ -65,13 +65,8 @@ int hwt_dec_bb_table_alloc(struct hwt_dec_bb_table **out)
 	if (!t)
 		return -ENOMEM;
 	pthread_mutex_init(&t->lock, NULL);
-	/* Grows with use (a short trace's set-up need not clear 8 KB). */
-	t->cap = 64;
-	t->slots = calloc(t->cap, sizeof(*t->slots));
-	if (!t->slots) {
-		hwt_dec_bb_table_free(t);
-		return -ENOMEM;
-	}
+	/* Slots come with the first block and grow with use (a decode with
+	 * no instruction makes none). */
 	atomic_init(&t->nbbs, 0);
 	*out = t;
 	return 0;
@@ -108,6 +103,8 @@ static struct hwt_dec_bb *table_find(struct hwt_dec_bb_table *t, const struct bb
 {
 	size_t mask = t->cap - 1;
 
+	if (!t->cap)
+		return NULL;
 	for (size_t i = key_hash(k) & mask;; i = (i + 1) & mask) {
 		struct hwt_dec_bb *bb = t->slots[i];
 
@@ -120,7 +117,7 @@ static struct hwt_dec_bb *table_find(struct hwt_dec_bb_table *t, const struct bb
 
 static int table_grow(struct hwt_dec_bb_table *t)
 {
-	size_t ncap = t->cap * 2;
+	size_t ncap = t->cap ? t->cap * 2 : 64;
 	struct hwt_dec_bb **ns = calloc(ncap, sizeof(*ns));
 
 	if (!ns)

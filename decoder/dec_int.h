@@ -66,7 +66,8 @@ struct hwt_dec_piece {
 struct hwt_dec_bb_table;
 
 struct hwt_dec_icache {
-	struct pt_image_section_cache *ipt;
+	/* libipt's, made when first needed (image.c icache_ipt()) */
+	_Atomic(struct pt_image_section_cache *) ipt;
 	struct hwt_logger log;
 	pthread_mutex_t lock;	  /* sections, memfds, csh pool */
 	pthread_mutex_t ipt_lock; /* one libipt block decoder at a time

@@ -95,6 +95,7 @@ struct thread {
 	uint64_t off_at;     /* tracing stopped asynchronously here; 0 */
 	uint64_t run;	     /* hwt_dec_context.run */
 	struct thread *next; /* hash chain */
+	struct thread *all;  /* every thread, newest first */
 	/* Tree mode (see the top): frames from tlo have pnodes (the one at
 	 * tlo: anchor, the sink's node at depth tlo), tnode is the
 	 * innermost's; instructions up to mark are counted. */
@@ -137,7 +138,11 @@ struct target_count {
 
 struct hwt_dec_flow {
 	struct hwt_dec *dec;
-	struct thread *buckets[256];
+	/* Threads by tid: 1 << bbits buckets, made with the first thread
+	 * and doubled past a thread a bucket (a decode has one thread or a
+	 * few: no table of hundreds to clear and scan per decode). */
+	struct thread **buckets, *threads;
+	unsigned int bbits;
 	struct thread *cur;
 	bool have_ctx;
 	const struct hwt_dec_image *image;
@@ -189,20 +194,13 @@ void hwt_dec_flow_free(struct hwt_dec_flow *f)
 {
 	if (!f)
 		return;
-	/* Up to the last thread (a short decode has one). */
-	for (size_t i = 0, left = f->nthreads; left && i < HWT_ARRAY_SIZE(f->buckets); i++) {
-		struct thread *t = f->buckets[i];
-
-		while (t) {
-			struct thread *n = t->next;
-
-			free(t->stack);
-			free(t->bucket);
-			free(t);
-			t = n;
-			left--;
-		}
+	for (struct thread *t = f->threads, *n; t; t = n) {
+		n = t->all;
+		free(t->stack);
+		free(t->bucket);
+		free(t);
 	}
+	free(f->buckets);
 	free(f->count);
 	free(f->taken);
 	free(f->partial);
@@ -226,23 +224,55 @@ void hwt_dec_flow_stats(const struct hwt_dec_flow *f, struct hwt_dec_stats *st)
 	st->threads = f->nthreads;
 }
 
+static inline size_t thread_hash(const struct hwt_dec_flow *f, int32_t tid)
+{
+	return ((uint32_t)tid * 2654435761u) >> (32 - f->bbits);
+}
+
+/* Makes the table 1 << bbits buckets, the threads hashed anew. */
+static int threads_rehash(struct hwt_dec_flow *f, unsigned int bbits)
+{
+	struct thread **b = calloc((size_t)1 << bbits, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	free(f->buckets);
+	f->buckets = b;
+	f->bbits = bbits;
+	for (struct thread *t = f->threads; t; t = t->all) {
+		size_t h = thread_hash(f, t->tid);
+
+		t->next = b[h];
+		b[h] = t;
+	}
+	return 0;
+}
+
 static struct thread *thread_get(struct hwt_dec_flow *f, int32_t pid, int32_t tid)
 {
-	size_t h = (uint32_t)tid * 2654435761u % HWT_ARRAY_SIZE(f->buckets);
 	struct thread *t;
+	size_t h;
 
-	for (t = f->buckets[h]; t; t = t->next) {
-		if (t->tid == tid && t->pid == pid)
-			return t;
+	if (f->buckets) {
+		for (t = f->buckets[thread_hash(f, tid)]; t; t = t->next) {
+			if (t->tid == tid && t->pid == pid)
+				return t;
+		}
 	}
+	if ((!f->buckets || f->nthreads >> f->bbits) &&
+	    threads_rehash(f, f->buckets ? f->bbits + 1 : 3) < 0)
+		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
 	t->pid = pid;
 	t->tid = tid;
 	t->seen = UINT64_MAX;
+	h = thread_hash(f, tid);
 	t->next = f->buckets[h];
 	f->buckets[h] = t;
+	t->all = f->threads;
+	f->threads = t;
 	f->nthreads++;
 	t->serial = (uint32_t)f->nthreads;
 	return t;

@@ -79,7 +79,7 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 int hwt_dec_icache_alloc(struct hwt_dec_icache **out, const struct hwt_logger *log)
 {
 	struct hwt_dec_icache *ic;
-	int err = -ENOMEM;
+	int err;
 
 	if (!out)
 		return -HWT_EINVAL;
@@ -91,17 +91,6 @@ int hwt_dec_icache_alloc(struct hwt_dec_icache **out, const struct hwt_logger *l
 	pthread_mutex_init(&ic->ipt_lock, NULL);
 	if (log)
 		ic->log = *log;
-	ic->ipt = pt_iscache_alloc("hwtrace");
-	if (!ic->ipt)
-		goto error;
-	/* Sections stay mapped (least recently used first out past the
-	 * limit): without a limit libipt maps and unmaps a file, with open,
-	 * fstat and close, on every read of its code. */
-	err = pt_iscache_set_limit(ic->ipt, HWT_DEC_ISCACHE_MAPPED);
-	if (err < 0) {
-		err = hwt_dec_err_from_pt(err);
-		goto error;
-	}
 	err = hwt_dec_bb_table_alloc(&ic->bbs);
 	if (err < 0)
 		goto error;
@@ -120,19 +109,16 @@ void hwt_dec_icache_free(struct hwt_dec_icache *ic)
 		return;
 	hwt_dec_bb_table_free(ic->bbs);
 	hwt_dec_ild_pool_free(ic);
-	if (ic->ipt)
-		pt_iscache_free(ic->ipt);
+	if (atomic_load(&ic->ipt))
+		pt_iscache_free(atomic_load(&ic->ipt));
 	for (size_t i = 0; i < ic->nsections; i++) {
 		struct hwt_dec_code *c = ic->sections[i]->code;
 
-		if (c && c->map)
+		if (c->map)
 			munmap(c->map, c->map_len);
-		else if (c)
+		else
 			free((void *)c->bytes);
-		free(c);
-		free(ic->sections[i]->path);
-		free(ic->sections[i]->label);
-		free(ic->sections[i]);
+		free(ic->sections[i]); /* with its code and names */
 	}
 	free(ic->sections);
 	for (size_t i = 0; i < ic->nmemfds; i++)
@@ -141,6 +127,32 @@ void hwt_dec_icache_free(struct hwt_dec_icache *ic)
 	pthread_mutex_destroy(&ic->lock);
 	pthread_mutex_destroy(&ic->ipt_lock);
 	free(ic);
+}
+
+/* libipt's image section cache, made the first time a libipt run or read
+ * needs it (a decode the fast engine does alone makes none), or NULL. */
+static struct pt_image_section_cache *icache_ipt(const struct hwt_dec_icache *cic)
+{
+	struct hwt_dec_icache *ic = (struct hwt_dec_icache *)cic;
+	struct pt_image_section_cache *isc = atomic_load(&ic->ipt), *none = NULL;
+
+	if (isc)
+		return isc;
+	isc = pt_iscache_alloc("hwtrace");
+	/* Sections stay mapped (least recently used first out past the
+	 * limit): without a limit libipt maps and unmaps a file, with open,
+	 * fstat and close, on every read of its code. */
+	if (!isc)
+		return NULL;
+	if (pt_iscache_set_limit(isc, HWT_DEC_ISCACHE_MAPPED) < 0) {
+		pt_iscache_free(isc);
+		return NULL;
+	}
+	if (!atomic_compare_exchange_strong(&ic->ipt, &none, isc)) {
+		pt_iscache_free(isc); /* another thread's came first */
+		return none;
+	}
+	return isc;
 }
 
 /* Registers a section in the icache (libipt's cache gets it when a libipt
@@ -166,29 +178,25 @@ static struct hwt_dec_section *icache_add(struct hwt_dec_icache *ic, const char 
 		    sizeof(*ic->sections));
 	if (*err < 0)
 		goto out;
-	sec = calloc(1, sizeof(*sec));
-	if (sec)
-		sec->code = calloc(1, sizeof(*sec->code));
-	if (!sec || !sec->code) {
-		free(sec);
-		sec = NULL;
-		*err = -ENOMEM;
-		goto out;
+	/* One allocation: the section, its code and both names. */
+	{
+		size_t plen = strlen(path) + 1;
+		size_t llen = label && strcmp(label, path) ? strlen(label) + 1 : 0;
+		char *names;
+
+		sec = calloc(1, sizeof(*sec) + sizeof(*sec->code) + plen + llen);
+		if (!sec) {
+			*err = -ENOMEM;
+			goto out;
+		}
+		sec->code = (struct hwt_dec_code *)(sec + 1);
+		names = (char *)(sec->code + 1);
+		sec->path = memcpy(names, path, plen);
+		sec->label = llen ? memcpy(names + plen, label, llen) : sec->path;
 	}
 	sec->vaddr = vaddr;
 	sec->size = size;
 	sec->offset = offset;
-	sec->path = strdup(path);
-	sec->label = strdup(label ? label : path);
-	if (!sec->path || !sec->label) {
-		free(sec->path);
-		free(sec->label);
-		free(sec->code);
-		free(sec);
-		sec = NULL;
-		*err = -ENOMEM;
-		goto out;
-	}
 	ic->sections[ic->nsections++] = sec;
 out:
 	pthread_mutex_unlock(&ic->lock);
@@ -264,6 +272,25 @@ static int image_map(struct hwt_dec_image *img, const struct hwt_dec_section *se
 
 	if (lo >= hi)
 		return 0;
+	/* Over nothing (most sections): inserted in place. */
+	{
+		size_t k = img->npieces;
+
+		while (k > 0 && img->pieces[k - 1].lo >= lo)
+			k--;
+		if ((k == 0 || img->pieces[k - 1].hi <= lo) &&
+		    (k == img->npieces || img->pieces[k].lo >= hi)) {
+			err = grow((void **)&img->pieces, &img->cap_pieces, img->npieces + 1,
+				   sizeof(*img->pieces));
+			if (err < 0)
+				return err;
+			memmove(&img->pieces[k + 1], &img->pieces[k],
+				(img->npieces - k) * sizeof(*img->pieces));
+			img->pieces[k] = (struct hwt_dec_piece){lo, hi, sec};
+			img->npieces++;
+			return 0;
+		}
+	}
 	for (size_t i = 0; i < img->npieces; i++) {
 		struct hwt_dec_piece p = img->pieces[i];
 
@@ -320,6 +347,7 @@ static int ipt_add_piece(struct pt_image *pi, const struct hwt_dec_icache *ic,
 			 const struct hwt_dec_section *sec, uint64_t lo, uint64_t hi)
 {
 	uint64_t offset = sec->offset + (lo - sec->vaddr);
+	struct pt_image_section_cache *isc;
 	struct stat st;
 	int err;
 
@@ -327,9 +355,12 @@ static int ipt_add_piece(struct pt_image *pi, const struct hwt_dec_icache *ic,
 		err = pt_image_add_file(pi, sec->path, offset, hi - lo, NULL, lo);
 		return err < 0 ? hwt_dec_err_from_pt(err) : 0;
 	}
-	err = pt_iscache_add_file(ic->ipt, sec->path, offset, hi - lo, lo);
+	isc = icache_ipt(ic);
+	if (!isc)
+		return -ENOMEM;
+	err = pt_iscache_add_file(isc, sec->path, offset, hi - lo, lo);
 	if (err >= 0)
-		err = pt_image_add_cached(pi, ic->ipt, err, NULL);
+		err = pt_image_add_cached(pi, isc, err, NULL);
 	if (err >= 0)
 		return 0;
 	/* libipt says "invalid argument" for a file that is gone. */
@@ -601,6 +632,7 @@ size_t hwt_dec_piece_bytes(const struct hwt_dec_piece *piece, uint64_t vaddr, co
 int hwt_dec_piece_read(const struct hwt_dec_icache *ic, const struct hwt_dec_piece *piece,
 		       uint64_t vaddr, uint8_t *buf, size_t size)
 {
+	struct pt_image_section_cache *isc;
 	const uint8_t *code;
 	uint64_t avail;
 	int n;
@@ -618,10 +650,13 @@ int hwt_dec_piece_read(const struct hwt_dec_icache *ic, const struct hwt_dec_pie
 	}
 	/* libipt's read then (its section: the existing one, or a new one
 	 * that fails as the read would). */
-	n = pt_iscache_add_file(ic->ipt, piece->sec->path, piece->sec->offset, piece->sec->size,
+	isc = icache_ipt(ic);
+	if (!isc)
+		return -ENOMEM;
+	n = pt_iscache_add_file(isc, piece->sec->path, piece->sec->offset, piece->sec->size,
 				piece->sec->vaddr);
 	if (n >= 0)
-		n = pt_iscache_read(ic->ipt, buf, size, n, vaddr);
+		n = pt_iscache_read(isc, buf, size, n, vaddr);
 	if (n < 0)
 		return hwt_dec_err_from_pt(n);
 	return n;

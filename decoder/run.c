@@ -47,8 +47,8 @@ struct worker {
 #define KEPT_WORKERS 16
 
 struct hwt_dec_workers {
-	size_t n;
-	struct worker w[KEPT_WORKERS];
+	size_t n, cap;
+	struct worker w[];
 };
 
 static int worker_init(struct hwt_dec *dec, struct worker *w)
@@ -72,11 +72,22 @@ static void worker_free(struct worker *w)
 static void worker_fini(struct hwt_dec *dec, struct worker *w)
 {
 	pthread_mutex_lock(&dec->workers_lock);
-	if (!dec->workers)
-		dec->workers = calloc(1, sizeof(*dec->workers));
+	/* Room for as many as were kept at once (one without threads). */
+	if (!dec->workers ||
+	    (dec->workers->n == dec->workers->cap && dec->workers->cap < KEPT_WORKERS)) {
+		size_t cap = dec->workers ? dec->workers->cap * 2 : 1;
+		struct hwt_dec_workers *k =
+		    realloc(dec->workers, sizeof(*k) + cap * sizeof(k->w[0]));
+
+		if (k) {
+			k->n = dec->workers ? k->n : 0;
+			k->cap = cap;
+			dec->workers = k;
+		}
+	}
 	/* Counts left uncommitted (an error stopped the segment) are not
 	 * carried into another call. */
-	if (dec->workers && dec->workers->n < KEPT_WORKERS && !w->work.ntouched) {
+	if (dec->workers && dec->workers->n < dec->workers->cap && !w->work.ntouched) {
 		dec->workers->w[dec->workers->n++] = *w;
 		w = NULL;
 	}
