@@ -72,6 +72,9 @@ struct hwt_dec_icache {
 	pthread_mutex_t lock;	  /* sections, memfds, csh pool */
 	pthread_mutex_t ipt_lock; /* one libipt block decoder at a time
 				   * (see hwt_dec_seg_ipt) */
+	uint8_t ipt_mode;	  /* the mode libipt's block caches in the sections
+				   * are filled in (eng_ipt.c conv_image(); under
+				   * ipt_lock) */
 	struct hwt_dec_section **sections;
 	size_t nsections, cap_sections;
 	int *memfds; /* kept open so their names stay unique */

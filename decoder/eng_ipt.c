@@ -62,6 +62,7 @@ struct conv {
 	bool cold;
 	const struct hwt_dec_image *cold_of;
 	struct pt_image *cold_image;
+	struct pt_image *image; /* the one libipt reads through now */
 	/* A block came in an execution mode other than the decoder's (its
 	 * mode unknown at an enable without MODE.Exec): libipt 2.0.5 took
 	 * the block and its mode from its block cache, which does not check
@@ -101,6 +102,40 @@ static struct pt_image *cold_image(struct conv *c, const struct hwt_dec_image *i
 	c->cold_image = pi;
 	c->cold_of = img;
 	return pi;
+}
+
+/* Points libipt at the code of the current context (c->ctx.image): with
+ * sections (their block caches) only in the execution mode those caches
+ * are filled in, the first known mode a run with them decodes in; in any
+ * other, and while the mode is unknown, without (cold_image()). libipt
+ * 2.0.5's cached path does not check the decoder's mode: a block another
+ * decode cached in another mode would be taken as it is, where decoding
+ * the code itself fails (mode unknown) or decodes it otherwise; a run
+ * with a sideband hook, not decoded again cold, kept that. */
+static int conv_image(struct conv *c)
+{
+	struct hwt_dec_icache *ic = c->dec->icache;
+	struct pt_image *pi;
+	bool cold = c->cold;
+	int err = -ENOMEM;
+
+	if (!c->ctx.image)
+		return 0;
+	if (!cold) {
+		if (ic->ipt_mode == HWT_DEC_MODE_UNKNOWN)
+			ic->ipt_mode = c->mode;
+		cold = c->mode == HWT_DEC_MODE_UNKNOWN || c->mode != ic->ipt_mode;
+	}
+	pi = cold ? cold_image(c, c->ctx.image) : hwt_dec_image_ipt(c->ctx.image, &err);
+	if (!pi)
+		return err;
+	if (pi == c->image)
+		return 0;
+	err = pt_blk_set_image(c->blk, pi);
+	if (err < 0)
+		return hwt_dec_err_from_pt(err);
+	c->image = pi;
+	return 0;
 }
 
 static bool needs_trace(uint8_t br)
@@ -274,17 +309,9 @@ static int conv_context(struct conv *c, uint64_t pos, bool first, const struct h
 	if (!first && !ctx.note && hwt_dec_context_same(&ctx, &c->ctx))
 		return 0;
 	c->ctx = ctx;
-	if (ctx.image) {
-		struct pt_image *pi;
-
-		err = -ENOMEM;
-		pi = c->cold ? cold_image(c, ctx.image) : hwt_dec_image_ipt(ctx.image, &err);
-		if (!pi)
-			return err;
-		err = pt_blk_set_image(c->blk, pi);
-		if (err < 0)
-			return hwt_dec_err_from_pt(err);
-	}
+	err = conv_image(c);
+	if (err < 0)
+		return err;
 	return seg_add_ctx(c->s, &ctx, pos);
 }
 
@@ -438,7 +465,7 @@ static int conv_event(struct conv *c, const struct pt_event *ev, uint64_t pos)
 		/* The prefix's own events set the state up. */
 		c->skip--;
 		conv_track(c, ev);
-		return 0;
+		return ev->type == ptev_exec_mode ? conv_image(c) : 0;
 	}
 
 	if (ev->type == ptev_tick) {
@@ -459,6 +486,11 @@ static int conv_event(struct conv *c, const struct pt_event *ev, uint64_t pos)
 	if (ev->ip_suppressed)
 		flags |= SEG_F_IP_SUPPRESSED;
 	conv_track(c, ev);
+	if (ev->type == ptev_exec_mode) {
+		err = conv_image(c);
+		if (err < 0)
+			return err;
+	}
 	if (!ev->status_update && event_breaks_flow(ev->type)) {
 		err = conv_close_open(c, pos);
 		if (err < 0)
@@ -604,7 +636,8 @@ static int conv_resync(struct conv *c, int *status)
 	c->mode = HWT_DEC_MODE_UNKNOWN;
 	c->spec = false;
 	c->dis_ip = 0;
-	return 0;
+	err = conv_image(c);
+	return err < 0 ? err : 0;
 }
 
 /* Packets that bring libipt's block decoder into state st, as if it had

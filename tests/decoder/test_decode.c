@@ -834,9 +834,9 @@ static void test_no_image(void **state)
 }
 
 /* Encodes a trace that enables tracing at ip, with the execution mode in
- * its PSB+ or not, and jumps from the indirect jump there back to ip twice;
- * returns its length. */
-static size_t enable_trace(uint8_t *buf, size_t size, uint64_t ip, bool with_mode)
+ * its PSB+ (64-bit; 16-bit with mode16) or not, and jumps from the
+ * indirect jump there back to ip twice; returns its length. */
+static size_t enable_trace_in(uint8_t *buf, size_t size, uint64_t ip, bool with_mode, bool mode16)
 {
 	struct pt_packet p[6];
 	struct pt_config cfg;
@@ -848,7 +848,7 @@ static size_t enable_trace(uint8_t *buf, size_t size, uint64_t ip, bool with_mod
 	if (with_mode) {
 		p[n].type = ppt_mode;
 		p[n].payload.mode.leaf = pt_mol_exec;
-		p[n++].payload.mode.bits.exec.csl = 1;
+		p[n++].payload.mode.bits.exec.csl = !mode16;
 	}
 	p[n++].type = ppt_psbend;
 	p[n].type = ppt_tip_pge;
@@ -874,6 +874,21 @@ static size_t enable_trace(uint8_t *buf, size_t size, uint64_t ip, bool with_mod
 	return len;
 }
 
+static size_t enable_trace(uint8_t *buf, size_t size, uint64_t ip, bool with_mode)
+{
+	return enable_trace_in(buf, size, ip, with_mode, false);
+}
+
+/* A sideband hook that knows nothing (the decoder keeps its context): with
+ * one, a segment is not decoded again without libipt's block cache. */
+static int null_hook(void *ctx, const struct hwt_dec_context_query *q, struct hwt_dec_context *out)
+{
+	(void)ctx;
+	(void)q;
+	(void)out;
+	return 0;
+}
+
 /* Records depend on the trace's bytes only, not on what was decoded
  * before on the same icache: libipt 2.0.5 keeps a block cache in the
  * icache's sections and, at an enable whose execution mode it does not
@@ -884,13 +899,14 @@ static void test_records_independent_of_history(void **state)
 {
 	static const uint8_t code[] = {0x90, 0xff, 0xe0}; /* nop; jmp *%rax */
 	const uint64_t base = 0x400000;
-	uint8_t known[64], unknown[64];
+	uint8_t known[64], unknown[64], known16[64];
 	size_t known_len = enable_trace(known, sizeof(known), base, true);
 	size_t unknown_len = enable_trace(unknown, sizeof(unknown), base, false);
+	size_t known16_len = enable_trace_in(known16, sizeof(known16), base, true, true);
 
 	(void)state;
 	for (int e = 0; e < 2; e++) {
-		for (int sb = 0; sb < 2; sb++) {
+		for (int sb = 0; sb < 4; sb++) {
 			struct dectest_opts o;
 			struct dectest_result alone, primer, after;
 			struct hwt_dec_icache *ic;
@@ -898,7 +914,11 @@ static void test_records_independent_of_history(void **state)
 
 			dectest_opts_init(&o);
 			o.engine = e ? HWT_DEC_ENGINE_LIBIPT : HWT_DEC_ENGINE_FAST;
-			o.segment_bytes = sb ? 4096 : 1;
+			o.segment_bytes = sb & 1 ? 4096 : 1;
+			/* With a sideband hook libipt's engine is not decoded
+			 * again cold: its block cache is used only in the
+			 * mode it was filled in (eng_ipt.c conv_image()). */
+			o.context = sb & 2 ? null_hook : NULL;
 			assert_int_equal(dectest_decode(&o, code, sizeof(code), base, unknown,
 							unknown_len, &alone),
 					 0);
@@ -924,6 +944,23 @@ static void test_records_independent_of_history(void **state)
 			o.engine = e ? HWT_DEC_ENGINE_LIBIPT : HWT_DEC_ENGINE_FAST;
 			assert_int_equal(
 			    dectest_decode(&o, NULL, 0, 0, unknown, unknown_len, &after), 0);
+			assert_same_text(after.text, alone.text);
+			dectest_result_free(&alone);
+			dectest_result_free(&after);
+
+			/* The same code in 16-bit mode after it: its blocks
+			 * come in that mode, not the cache's. */
+			o.icache = NULL;
+			o.image = NULL;
+			assert_int_equal(dectest_decode(&o, code, sizeof(code), base, known16,
+							known16_len, &alone),
+					 0);
+			assert_int_equal(alone.err, 0);
+			assert_true(alone.stats.insns >= 4);
+			o.icache = ic;
+			o.image = img;
+			assert_int_equal(
+			    dectest_decode(&o, NULL, 0, 0, known16, known16_len, &after), 0);
 			assert_same_text(after.text, alone.text);
 			dectest_result_free(&alone);
 			dectest_result_free(&primer);

@@ -186,6 +186,9 @@ int dectest_decode(const struct dectest_opts *o, const uint8_t *code, size_t cod
 	cfg.mtc_freq = o->mtc_freq;
 	cfg.nom_freq = o->nom_freq;
 	cfg.filter = o->filter;
+	cfg.context = o->context;
+	cfg.context_span = o->context_span;
+	cfg.context_ctx = o->context_ctx;
 	err = hwt_dec_alloc(&dec, &cfg, o->icache ? o->icache : ic);
 	if (err < 0)
 		goto out;

@@ -46,6 +46,10 @@ struct dectest_opts {
 	 * but image, of icache, with whatever was decoded on it before. */
 	struct hwt_dec_icache *icache;
 	struct hwt_dec_image *image;
+	/* A sideband hook (hwt_dec_config.context, with its companion). */
+	hwt_dec_context_fn context;
+	hwt_dec_context_span_fn context_span;
+	void *context_ctx;
 };
 
 struct dectest_result {
