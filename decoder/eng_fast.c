@@ -49,6 +49,11 @@ enum {
 	Q_FAILED = -4,
 	/* proceed_no_event(): no block at f->fail_ip (block_fails()). */
 	Q_NOBLOCK = -5,
+	/* A run of repeated PSB+ listed as one entry (seg.h SEG_PSB_RUN)
+	 * where one of them is to be decoded on its own: the segment is
+	 * decoded again from a list without such entries
+	 * (hwt_dec_seg_fast()). */
+	Q_RELIST = -7,
 };
 
 struct fev {
@@ -3034,6 +3039,8 @@ static const struct seg_pkt *psb_ahead(const struct seg_pkt *p, const struct seg
 		*status = ST_EVENT;
 		return p;
 	}
+	if (p->ipc == SEG_PSB_RUN)
+		return NULL; /* psb_header() gives Q_RELIST */
 	if (p->ipc == SEG_PSB_SAME) {
 		/* A repeat listed short (seg.h): its PSBEND follows, its
 		 * updates are those of the run's first PSB+. */
@@ -3196,17 +3203,25 @@ static int psb_run(struct fast *f, int st)
 
 					while (r->type == HWT_PKT_PAD)
 						r++;
-					if (r->type == HWT_PKT_PSB && r->ipc == SEG_PSB_SAME) {
+					if (r->type == HWT_PKT_PSB && r->ipc) {
 						psb_apply(f, &f->ev);
 						psb_apply(f, &f->psbq[f->psbq_head]);
 						do {
+							if (r->ipc == SEG_PSB_RUN) {
+								/* Repeats as one entry,
+								 * a short one after
+								 * it. */
+								s->nstatus +=
+								    nq * (r->payload >> 32);
+								r++;
+								continue;
+							}
 							end = r + 1;
 							s->nstatus += nq;
 							for (r = end + 1; r->type == HWT_PKT_PAD;
 							     r++)
 								;
-						} while (r->type == HWT_PKT_PSB &&
-							 r->ipc == SEG_PSB_SAME);
+						} while (r->type == HWT_PKT_PSB && r->ipc);
 						f->np = end;
 						f->pos = s->start + end->off;
 					}
@@ -3333,6 +3348,8 @@ static int psb_header(struct fast *f)
 	const struct seg_pkt *t = f->np->ipc == SEG_PSB_SAME ? f->np - f->np->payload : NULL;
 	int n, err;
 
+	if (f->np->ipc == SEG_PSB_RUN)
+		return Q_RELIST;
 	advance(f);
 	f->last_ip = 0;
 	f->last_ip_valid = false;
@@ -3496,7 +3513,7 @@ static void fast_clear(struct fast *f)
 	memset(&f->npsbq, 0, sizeof(*f) - offsetof(struct fast, npsbq));
 }
 
-int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
+static int seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 {
 	struct fast *f;
 	bool empty = false;
@@ -3636,4 +3653,26 @@ out:
 	if (err == DECLINE)
 		s->decline_pos = f->pos > s->start ? f->pos : s->start + 1;
 	return err;
+}
+
+int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
+{
+	bool fresh = s->nitems == 0;
+	int err = seg_fast(dec, s, scratch);
+
+	if (err != Q_RELIST)
+		return err;
+	/* A PSB+ that one list entry stands for with others is to be
+	 * decoded on its own (seg.h SEG_PSB_RUN): again, from its own walk
+	 * listing each. */
+	if (!fresh)
+		return DECLINE;
+	seg_drop_counts(s);
+	seg_reset(s);
+	s->no_runs = true;
+	seg_timeline_walk(s, dec);
+	if (s->err)
+		return s->err;
+	err = seg_fast(dec, s, scratch);
+	return err == Q_RELIST ? DECLINE : err;
 }

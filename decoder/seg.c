@@ -34,6 +34,7 @@ void seg_init(struct seg *s, const uint8_t *buf, size_t buf_len, uint64_t start,
 	s->rest_last = false;
 	s->rest_ipt = 0;
 	s->rest_ipt_err = false;
+	s->no_runs = false;
 	seg_reset(s);
 }
 
@@ -67,10 +68,12 @@ void seg_fini(struct seg *s)
 	free(s->tl);
 	free(s->pkts);
 	free(s->marks.psbs);
+	free(s->marks.spans);
 	free(s->marks.tmas);
 	free(s->walk.tl);
 	free(s->walk.pkts);
 	free(s->walk.marks.psbs);
+	free(s->walk.marks.spans);
 	free(s->walk.marks.tmas);
 	free(s->counts);
 	memset(s, 0, sizeof(*s));
@@ -625,6 +628,7 @@ struct wstate {
 	struct tstate t;
 	struct tctx x;
 	bool header; /* inside a PSB+ */
+	bool runs;   /* SEG_PSB_RUN entries (seg.h) */
 	struct psbtpl tpl;
 };
 
@@ -767,85 +771,125 @@ static __attribute__((noinline)) bool tpl_build(struct psbtpl *t, const struct t
 	return true;
 }
 
+/* Whether the PSB+ at b repeats the one len bytes before it under t's
+ * mask (16 bytes at a time from the end back, then the first 16,
+ * overlapping): nv vectors, a constant where the caller has one. */
+static inline __attribute__((always_inline)) bool psb_same(const struct psbtpl *t, const uint8_t *b,
+							   uint64_t len, unsigned int nv)
+{
+	const uint8_t *be = b + len - 16;
+	v16 x = ((ld16(be) ^ ld16(be - len)) & t->mask[0]) |
+		((ld16(b) ^ ld16(b - len)) & t->mask[nv - 1]);
+
+	for (unsigned int k = 1; k + 1 < nv; k++)
+		x |= (ld16(be - 16 * k) ^ ld16(be - 16 * k - len)) & t->mask[k];
+	return !(x[0] | x[1]);
+}
+
+/* The repeats from at on, as far as stop: where they end. The time line
+ * gets the point after each one's TSC (tl_push(): where the time
+ * changes; a repeat's TSC comes after every earlier point). */
+static inline __attribute__((always_inline)) uint64_t
+psb_scan(struct seg *s, const struct psbtpl *t, uint64_t at, uint64_t stop, unsigned int nv)
+{
+	const uint8_t *buf = s->buf;
+	uint64_t len = t->len, last = s->ntl ? s->tl[s->ntl - 1].tsc : 0;
+	struct tl_point *tl = s->tl;
+	size_t ntl = s->ntl, cap = s->cap_tl;
+
+	for (; at + len <= stop && psb_same(t, buf + at, len, nv); at += len) {
+		uint64_t tsc;
+
+		if (!t->tsc)
+			continue;
+		tsc = ld64(buf + at + t->tsc + 1) & 0xffffffffffffffull;
+		if (tsc == last)
+			continue;
+		last = tsc;
+		if (__builtin_expect(ntl == cap, 0)) {
+			s->ntl = ntl;
+			tl_grow_push(s, at + t->tsc + 8, tsc);
+			tl = s->tl;
+			ntl = s->ntl;
+			cap = s->cap_tl;
+			continue;
+		}
+		tl[ntl++] = (struct tl_point){at + t->tsc + 8, tsc};
+	}
+	s->ntl = ntl;
+	return at;
+}
+
+/* A repeat at `at` listed short (seg.h) at q: its PSB, its PSBEND, its
+ * PADs. Returns the entry after them. */
+static inline __attribute__((always_inline)) struct seg_pkt *
+psb_short(const struct seg *s, const struct psbtpl *t, struct seg_pkt *q, uint64_t at)
+{
+	q[0] = (struct seg_pkt){(size_t)(q - s->pkts) - t->q,
+				(uint32_t)(at - s->start),
+				HWT_PKT_PSB,
+				HWT_PKT_PSB_SIZE,
+				SEG_PSB_SAME,
+				t->nq};
+	q[1] = (struct seg_pkt){0, (uint32_t)(at + t->pad - 2 - s->start), HWT_PKT_PSBEND, 2, 0, 0};
+	q += 2;
+	if (t->npad) {
+		/* The PADs after it: one entry. */
+		*q++ = (struct seg_pkt){
+		    0, (uint32_t)(at + t->pad - s->start), HWT_PKT_PAD, t->npad, 0, 0};
+	}
+	return q;
+}
+
 /* The PSB+ from off on while each repeats the one before it (w->tpl.end
  * == off), listed short (seg.h) from *qp, as far as stop. Their walk: the
- * PSBs' marks, the time line after each TSC; the time model as the last
- * one leaves it (each one's TSC starts it over, and CYC, which would keep
- * some of it, is not in them; right after the TSC the TMA applies; the
- * CBR's ratio is the same each time, and timed() adds no point after a TMA
- * or CBR, which leave the time where the TSC put it). Returns where they
- * end (off: none). */
+ * PSBs' marks (a span), the time line after each TSC; the time model as
+ * the last one leaves it (each one's TSC starts it over, and CYC, which
+ * would keep some of it, is not in them; right after the TSC the TMA
+ * applies; the CBR's ratio is the same each time, and timed() adds no
+ * point after a TMA or CBR, which leave the time where the TSC put it).
+ * Returns where they end (off: none). */
 static inline __attribute__((always_inline)) uint64_t
 psb_repeats(struct seg *s, struct wstate *w, uint64_t off, uint64_t stop, struct seg_pkt **qp)
 {
 	const struct psbtpl *t = &w->tpl;
-	const uint8_t *buf = s->buf;
 	struct seg_pkt *q = *qp;
-	uint64_t at = off, len = t->len, d = t->q;
+	uint64_t at, len = t->len, n;
+	struct tl_marks *m = &s->marks;
 
 	/* The time line's first point comes from a header's TSC (timed()):
 	 * the full one's made it. */
 	if (t->tsc && !s->ntl)
 		return off;
-	while (at + len <= stop) {
-		const uint8_t *b = buf + at, *a = b - len, *be = b + len - 16;
-		v16 x;
-
-		/* 16 bytes at a time from the end back, then the first 16
-		 * (overlapping). */
-		x = ((ld16(be) ^ ld16(be - len)) & t->mask[0]) |
-		    ((ld16(b) ^ ld16(a)) & t->mask[t->nv - 1]);
-#define PSB_V16(k) (x |= (ld16(be - 16 * (k)) ^ ld16(be - 16 * (k)-len)) & t->mask[k])
-		switch (t->nv) {
-		case 8:
-			PSB_V16(6);
-			/* fall through */
-		case 7:
-			PSB_V16(5);
-			/* fall through */
-		case 6:
-			PSB_V16(4);
-			/* fall through */
-		case 5:
-			PSB_V16(3);
-			/* fall through */
-		case 4:
-			PSB_V16(2);
-			/* fall through */
-		case 3:
-			PSB_V16(1);
-			/* fall through */
-		default:
-			break;
-		}
-#undef PSB_V16
-		if (x[0] | x[1])
-			break;
-		mark(s, &s->marks.psbs, &s->marks.npsbs, &s->marks.cap_psbs, at);
-		if (t->tsc)
-			tl_push(s, at + t->tsc + 8, ld64(b + t->tsc + 1) & 0xffffffffffffffull);
-		q[0] = (struct seg_pkt){(size_t)(q - s->pkts) - d,
-					(uint32_t)(at - s->start),
-					HWT_PKT_PSB,
-					HWT_PKT_PSB_SIZE,
-					SEG_PSB_SAME,
-					t->nq};
-		q[1] = (struct seg_pkt){
-		    0, (uint32_t)(at + t->pad - 2 - s->start), HWT_PKT_PSBEND, 2, 0, 0};
-		q += 2;
-		if (t->npad) {
-			/* The PADs after it: one entry. */
-			*q++ = (struct seg_pkt){
-			    0, (uint32_t)(at + t->pad - s->start), HWT_PKT_PAD, t->npad, 0, 0};
-		}
-		at += len;
-	}
+	/* 64 bytes apart: what CPUs write while not tracing. */
+	at = t->nv == 4 ? psb_scan(s, t, off, stop, 4) : psb_scan(s, t, off, stop, t->nv);
 	if (at == off)
 		return off;
+	n = (at - off) / len;
+	if (__builtin_expect(m->nspans == m->cap_spans, 0) &&
+	    !grow((void **)&m->spans, &m->cap_spans, m->nspans, sizeof(*m->spans)))
+		s->err = -ENOMEM;
+	else
+		m->spans[m->nspans++] = (struct psb_span){off, (uint32_t)len, (uint32_t)n};
+	if (w->runs && t->nq >= 2 && n >= 3) {
+		/* The first and the last listed short, the rest as one
+		 * entry. */
+		q = psb_short(s, t, q, off);
+		*q = (struct seg_pkt){((size_t)(q - s->pkts) - t->q) | (n - 2) << 32,
+				      (uint32_t)(off + len - s->start),
+				      HWT_PKT_PSB,
+				      HWT_PKT_PSB_SIZE,
+				      SEG_PSB_RUN,
+				      t->nq};
+		q = psb_short(s, t, q + 1, at - len);
+	} else {
+		for (uint64_t r = off; r < at; r += len)
+			q = psb_short(s, t, q, r);
+	}
 	*qp = q;
 	/* The time model as the last one leaves it. */
 	{
-		const uint8_t *b = buf + at - len;
+		const uint8_t *b = s->buf + at - len;
 
 		if (w->x.skl168)
 			w->t.cal.check_skl168 = true;
@@ -1137,7 +1181,10 @@ again:
 			    dec->cfg.cpuid_0x15_ebx, dec->ptcfg.errata.skl168};
 	tcal_init(&w.t.cal);
 	w.tpl.end = UINT64_MAX;
-	s->marks.npsbs = s->marks.ntmas = 0;
+	/* Runs listed as one entry where the fast engine counts their status
+	 * updates (seg.h). */
+	w.runs = s->count_status && !dec->cfg.context && !s->no_runs;
+	s->marks.npsbs = s->marks.ntmas = s->marks.nspans = 0;
 	s->marks.stop = UINT64_MAX;
 	s->ntl = 0;
 	s->time_error = false;
@@ -1252,6 +1299,31 @@ static bool marked(const uint64_t *v, size_t n, uint64_t off)
 	return i < n && v[i] == off;
 }
 
+bool seg_psb_marked(const struct tl_marks *m, uint64_t off)
+{
+	size_t lo = 0, hi = m->nspans;
+
+	if (marked(m->psbs, m->npsbs, off))
+		return true;
+	/* The last span that begins at or before off. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->spans[mid].first <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return false;
+	{
+		const struct psb_span *sp = &m->spans[lo - 1];
+		uint64_t d = off - sp->first;
+
+		return d / sp->len < sp->n && d % sp->len == 0;
+	}
+}
+
 /* Whether the walk k holds what s's walk from its time line's start would
  * meet. */
 static bool key_covers(const struct tl_key *k, const struct seg *s, bool want)
@@ -1306,10 +1378,10 @@ static bool from_walk(struct seg *s, const struct hwt_dec *dec, bool want)
 	size_t n, i, j;
 	int pn = 0;
 
-	if (a != t0 && stop >= a && !marked(m->psbs, m->npsbs, a))
+	if (a != t0 && stop >= a && !seg_psb_marked(m, a))
 		return false;
 	if (b < w->key.end) {
-		if ((stop >= b && !marked(m->psbs, m->npsbs, b)) || e2 > w->key.end)
+		if ((stop >= b && !seg_psb_marked(m, b)) || e2 > w->key.end)
 			return false;
 	} else if (e2 != w->key.stop_end) {
 		return false;
@@ -1360,10 +1432,12 @@ static bool from_walk(struct seg *s, const struct hwt_dec *dec, bool want)
 				j = mid;
 		}
 		/* A repeat listed short needs the PSB+ before it (seg.h):
-		 * s's own walk lists it in full. Walking again resets what
-		 * this changed. */
-		if (i < w->npkts && w->pkts[i].type == HWT_PKT_PSB &&
-		    w->pkts[i].ipc == SEG_PSB_SAME)
+		 * s's own walk lists it in full; so does a PSB inside the
+		 * repeats one entry stands for (the one before i), and one
+		 * at s's end inside them (the one before j). Walking again
+		 * resets what this changed. */
+		if ((i < w->npkts && w->pkts[i].type == HWT_PKT_PSB && w->pkts[i].ipc) ||
+		    (i && w->pkts[i - 1].type == HWT_PKT_PSB && w->pkts[i - 1].ipc == SEG_PSB_RUN))
 			return false;
 		for (size_t hi = w->npkts; j < hi;) {
 			size_t mid = j + (hi - j) / 2;
@@ -1373,6 +1447,9 @@ static bool from_walk(struct seg *s, const struct hwt_dec *dec, bool want)
 			else
 				hi = mid;
 		}
+		if (j > i && w->pkts[j - 1].type == HWT_PKT_PSB &&
+		    w->pkts[j - 1].ipc == SEG_PSB_RUN)
+			return false;
 		if (!grow_to((void **)&s->pkts, &s->cap_pkts, j - i, sizeof(*s->pkts))) {
 			s->err = -ENOMEM;
 			s->want_pkts = false;

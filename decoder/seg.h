@@ -122,8 +122,15 @@ struct seg_ctx {
  * MTC or CYC, one to five status updates of distinct types) is listed as
  * two entries: its PSB with ipc SEG_PSB_SAME, payload the distance back to
  * the PSB entry of the run's first PSB+ (listed in full: its packets are
- * the repeat's), aux its number of status updates; then its PSBEND. A
- * list never starts with one. */
+ * the repeat's), aux its number of status updates; then its PSBEND (and
+ * the PADs after it as one entry). Where no repeat needs to be decoded on
+ * its own (s->count_status, no context hook, two or more status updates:
+ * the fast engine counts them, eng_fast.c psb_run()), a run of k >= 3
+ * repeats is listed as its first repeat, one entry with ipc SEG_PSB_RUN
+ * for the k - 2 after it (its PSB's offset; payload: the distance back as
+ * above in the low 32 bits, k - 2 in the high ones; aux as above; no
+ * PSBEND or PAD entry), and its last repeat. A list never starts with
+ * either. */
 struct seg_pkt {
 	uint64_t payload; /* as struct hwt_pkt */
 	uint32_t off;	  /* from the segment's start */
@@ -135,6 +142,7 @@ struct seg_pkt {
 };
 
 #define SEG_PSB_SAME 1
+#define SEG_PSB_RUN  2
 
 #define SEG_PKT_END 0xff
 
@@ -167,12 +175,22 @@ struct tl_key {
 	bool want;
 };
 
+/* PSBs at first, first + len, ... (n of them): the repeats of a run of
+ * PSB+ (seg_pkt). */
+struct psb_span {
+	uint64_t first;
+	uint32_t len, n;
+};
+
 /* A walk's results besides the time line and the packets: the PSBs it
- * met and the TMAs libipt rejects (stream offsets, ascending), and where
- * it stopped at a packet that does not decode (UINT64_MAX: none). */
+ * met (those of runs of repeated PSB+ as spans) and the TMAs libipt
+ * rejects (stream offsets, ascending), and where it stopped at a packet
+ * that does not decode (UINT64_MAX: none). */
 struct tl_marks {
 	uint64_t *psbs;
 	size_t npsbs, cap_psbs;
+	struct psb_span *spans;
+	size_t nspans, cap_spans;
 	uint64_t *tmas;
 	size_t ntmas, cap_tmas;
 	uint64_t stop;
@@ -246,6 +264,7 @@ struct seg {
 	/* The packets, when want_pkts (for the fast engine); the last entry
 	 * is SEG_PKT_END or BAD. */
 	bool want_pkts;
+	bool no_runs; /* no SEG_PSB_RUN entries (eng_fast.c) */
 	struct seg_pkt *pkts;
 	size_t npkts, cap_pkts;
 	/* What the walk that made tl and pkts met; when cur_whole, they are
@@ -457,6 +476,8 @@ void seg_timeline_walk(struct seg *s, const struct hwt_dec *dec);
 /* The same walk with every packet through hwt_pkt_decode() (the
  * definition the common packets' lexer is tested against). */
 void seg_timeline_walk_generic(struct seg *s, const struct hwt_dec *dec);
+/* Whether the walk that left m met a PSB at off. */
+bool seg_psb_marked(const struct tl_marks *m, uint64_t off);
 /* The TSC at offset pos (after the timing packets ending at or before
  * it); false when no TSC is known yet. *cursor speeds up ascending
  * queries (start at 0). */

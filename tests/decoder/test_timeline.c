@@ -36,6 +36,8 @@ struct counts {
 	size_t kept;	 /* ... decoded while the segment's walk was kept */
 	size_t stopped;	 /* ... whose walk stopped at a bad packet */
 	size_t restarts; /* ... whose walk started again at their PSB */
+	size_t runs;	 /* ... whose packets have an entry for several
+			  * repeated PSB+ (seg.h SEG_PSB_RUN) */
 };
 
 static uint64_t rnd(uint64_t *st)
@@ -80,7 +82,7 @@ static void check_same(const struct seg *got, const struct seg *want, const char
 /* s (which may keep a walk) as the piece [a, b) of the segment whose time
  * line starts at t0, against a fresh walk. */
 static void piece(const struct hwt_dec *dec, struct seg *s, const uint8_t *buf, size_t len,
-		  uint64_t t0, uint64_t a, uint64_t b, bool want, struct counts *c)
+		  uint64_t t0, uint64_t a, uint64_t b, bool want, bool runs, struct counts *c)
 {
 	struct seg ref;
 	bool kept;
@@ -89,6 +91,9 @@ static void piece(const struct hwt_dec *dec, struct seg *s, const uint8_t *buf, 
 	seg_init(s, buf, len, a, b, b >= len);
 	s->tl_start = t0;
 	s->want_pkts = want;
+	/* Runs of repeated PSB+ as one entry (seg.h), as the fast engine
+	 * has them when it counts status updates. */
+	s->count_status = runs;
 	seg_find_end_ip(s);
 	kept = s->walk.valid && s->walk.key.start == t0 && s->walk.key.buf == buf;
 	seg_timeline(s, dec);
@@ -96,9 +101,16 @@ static void piece(const struct hwt_dec *dec, struct seg *s, const uint8_t *buf, 
 	seg_init(&ref, buf, len, a, b, b >= len);
 	ref.tl_start = t0;
 	ref.want_pkts = want;
+	ref.count_status = runs;
 	seg_find_end_ip(&ref);
 	seg_timeline_walk(&ref, dec);
 	check_same(s, &ref, want ? "packets" : "time");
+	for (size_t i = 0; ref.want_pkts && i < ref.npkts; i++) {
+		if (ref.pkts[i].type == HWT_PKT_PSB && ref.pkts[i].ipc == SEG_PSB_RUN) {
+			c->runs++;
+			break;
+		}
+	}
 	c->pieces++;
 	c->timed += ref.ntl > 0;
 	c->kept += kept;
@@ -132,16 +144,18 @@ static void check_trace(const struct hwt_dec *dec, const uint8_t *buf, size_t le
 	memset(&s, 0, sizeof(s));
 	for (size_t i = 0; i < n; i += span) {
 		size_t last = i + span < n ? i + span : n;
+		/* The walk a seg keeps is for one way of listing. */
+		bool runs = (i / span) & 1;
 
 		/* With the packet list first, then without (run.c asks for
 		 * pieces libipt decodes without it), and mixed. */
 		for (int want = 1; want >= 0; want--) {
 			/* As run.c: the whole segment, then pieces of it. */
-			piece(dec, &s, buf, len, psbs[i], psbs[i], psbs[last], want, c);
+			piece(dec, &s, buf, len, psbs[i], psbs[i], psbs[last], want, runs, c);
 			for (size_t x = i; x < last; x++) {
 				for (size_t y = x + 1; y <= last; y++)
 					piece(dec, &s, buf, len, psbs[i], psbs[x], psbs[y], want,
-					      c);
+					      runs, c);
 			}
 			/* Pieces in any order, first without the whole. */
 			for (size_t k = 0; k < 2 * span; k++) {
@@ -153,7 +167,7 @@ static void check_trace(const struct hwt_dec *dec, const uint8_t *buf, size_t le
 					memset(&s, 0, sizeof(s));
 				}
 				piece(dec, &s, buf, len, psbs[i], psbs[x], psbs[y],
-				      want && (rnd(&st) & 1), c);
+				      want && (rnd(&st) & 1), runs, c);
 			}
 		}
 	}
@@ -215,8 +229,8 @@ static void check_all(const uint8_t *buf, size_t len, size_t span, uint64_t seed
 static void report(const char *what, const struct counts *c)
 {
 	print_message("%s: %zu pieces, %zu with a time line, %zu from a kept walk, %zu stopped, "
-		      "%zu started again\n",
-		      what, c->pieces, c->timed, c->kept, c->stopped, c->restarts);
+		      "%zu started again, %zu with an entry for several PSB+\n",
+		      what, c->pieces, c->timed, c->kept, c->stopped, c->restarts, c->runs);
 	/* The test covers what it is about. */
 	assert_true(c->kept > c->pieces / 2);
 	assert_true(c->stopped > 0 && c->restarts > 0 && c->timed > 0);
@@ -264,12 +278,14 @@ static void test_synthetic(void **state)
 		cfg.mtc = true;
 		cfg.mtc_freq = 3;
 		cfg.overflow_ppm = k == 3 ? 20000 : 0;
+		if (k == 3)
+			cfg.psb_off = 12; /* longer runs of repeated PSB+ */
 		assert_int_equal(ptsynth_generate(&cfg, &syn), 0);
 		check_all(syn.pt, syn.pt_len > 32768 ? 32768 : syn.pt_len, 5, 100 + k, &c);
 		ptsynth_free(&syn);
 	}
 	report("synthetic traces", &c);
-	assert_true(c.timed > c.pieces / 2);
+	assert_true(c.timed > c.pieces / 2 && c.runs > 100);
 }
 
 static uint8_t *random_packets(uint64_t seed, size_t len);
@@ -444,22 +460,94 @@ struct lexcounts {
 	size_t cut;	    /* segments that end inside a packet */
 	size_t time_errors; /* ... with a TMA libipt rejects */
 	size_t repeats;	    /* PSB+ listed short as repeats (seg.h) */
+	size_t runs;	    /* ... entries standing for several (SEG_PSB_RUN) */
 };
+
+/* The packets of the run's first PSB+ t (its PSB's entry) at the repeat's
+ * offset off, each decoded there (the same type and size), into out from
+ * *n, up to its PSBEND; the repeat's PSB entry p names t and its status
+ * updates (aux). */
+static void expand_one(const struct seg *s, const struct hwt_dec *dec, const struct seg_pkt *p,
+		       const struct seg_pkt *t, uint32_t off0, struct seg_pkt *out, size_t *n)
+{
+	unsigned int nq = 0;
+
+	assert_int_equal(t->type, HWT_PKT_PSB);
+	assert_int_equal(t->ipc, 0);
+	for (const struct seg_pkt *u = t;; u++) {
+		uint32_t off = off0 + (u->off - t->off);
+		struct hwt_pkt k;
+		struct seg_pkt *q = &out[(*n)++];
+		int sz;
+
+		memset(&k, 0, sizeof(k));
+		sz = hwt_pkt_decode(s->buf + s->start + off, (size_t)(s->end - s->start - off),
+				    dec->ptcfg.errata.skz84, &k);
+		assert_int_equal(sz, u->size);
+		assert_int_equal(k.type, u->type);
+		*q = *u;
+		q->off = off;
+		q->payload = k.payload;
+		nq += u->type >= HWT_PKT_MODE_EXEC && u->type <= HWT_PKT_CBR;
+		if (u->type == HWT_PKT_PSBEND)
+			break;
+	}
+	assert_int_equal(nq, p->aux);
+}
 
 /* s's packet list with each PSB+ listed short as a repeat of the one
  * before it (seg.h) written out in full: the packets of the run's first
  * PSB+ at the repeat's offsets (each decoded there: the same type and
- * size), then s's PSBEND. Returns the number of repeats. */
-static size_t expand_repeats(struct seg *s, const struct hwt_dec *dec)
+ * size), then s's PSBEND; and each entry that stands for several repeats
+ * (SEG_PSB_RUN) the same way, its PADs those of the short one after it.
+ * Returns the number of repeats; *runs counts the SEG_PSB_RUN entries. */
+static size_t expand_repeats(struct seg *s, const struct hwt_dec *dec, size_t *runs)
 {
 	struct seg_pkt *out = calloc(s->npkts * 64 + 1, sizeof(*out));
-	size_t n = 0, reps = 0;
+	size_t n = 0, reps = 0, cap = s->npkts * 64 + 1;
 
 	assert_non_null(out);
 	for (size_t i = 0; i < s->npkts; i++) {
 		const struct seg_pkt *p = &s->pkts[i], *t;
-		unsigned int nq = 0;
 
+		if (p->type == HWT_PKT_PSB && p->ipc == SEG_PSB_RUN) {
+			uint32_t d = (uint32_t)p->payload, cnt = (uint32_t)(p->payload >> 32), len,
+				 npad = 0;
+
+			/* A short one follows, as far from the last one it
+			 * stands for as the repeats are apart. */
+			assert_true(cnt >= 1 && d > 0 && d <= i && i + 2 < s->npkts);
+			assert_int_equal(p[1].type, HWT_PKT_PSB);
+			assert_int_equal(p[1].ipc, SEG_PSB_SAME);
+			assert_int_equal(p[1].payload, d + 1);
+			assert_int_equal(p[1].aux, p->aux);
+			assert_int_equal((p[1].off - p->off) % cnt, 0);
+			len = (p[1].off - p->off) / cnt;
+			if (i + 3 < s->npkts && p[3].type == HWT_PKT_PAD &&
+			    p[3].off == p[2].off + 2)
+				npad = p[3].size;
+			t = p - d;
+			/* ... and one before it, as far before it. */
+			assert_int_equal(p[-1].type == HWT_PKT_PAD ? p[-3].off : p[-2].off,
+					 p->off - len);
+			(*runs)++;
+			reps += cnt;
+			if (n + cnt * 80 > cap) {
+				cap = (n + cnt * 80) * 2;
+				out = realloc(out, cap * sizeof(*out));
+				assert_non_null(out);
+			}
+			for (uint32_t r = 0; r < cnt; r++) {
+				uint32_t pe;
+
+				expand_one(s, dec, p, t, p->off + r * len, out, &n);
+				pe = out[n - 1].off + 2; /* after its PSBEND */
+				for (unsigned int k = 0; k < npad; k++)
+					out[n++] =
+					    (struct seg_pkt){0, pe + k, HWT_PKT_PAD, 1, 0, 0};
+			}
+			continue;
+		}
 		if (p->type != HWT_PKT_PSB || p->ipc != SEG_PSB_SAME) {
 			out[n++] = *p;
 			continue;
@@ -467,28 +555,7 @@ static size_t expand_repeats(struct seg *s, const struct hwt_dec *dec)
 		reps++;
 		assert_true(p->payload > 0 && p->payload <= i);
 		t = p - p->payload;
-		assert_int_equal(t->type, HWT_PKT_PSB);
-		assert_int_equal(t->ipc, 0);
-		for (;; t++) {
-			uint32_t off = p->off + (t->off - (p - p->payload)->off);
-			struct hwt_pkt k;
-			struct seg_pkt *q = &out[n++];
-			int sz;
-
-			memset(&k, 0, sizeof(k));
-			sz = hwt_pkt_decode(s->buf + s->start + off,
-					    (size_t)(s->end - s->start - off),
-					    dec->ptcfg.errata.skz84, &k);
-			assert_int_equal(sz, t->size);
-			assert_int_equal(k.type, t->type);
-			*q = *t;
-			q->off = off;
-			q->payload = k.payload;
-			nq += t->type >= HWT_PKT_MODE_EXEC && t->type <= HWT_PKT_CBR;
-			if (t->type == HWT_PKT_PSBEND)
-				break;
-		}
-		assert_int_equal(nq, p->aux);
+		expand_one(s, dec, p, t, p->off, out, &n);
 		/* Its PSBEND, then its PADs in one entry. */
 		assert_true(i + 1 < s->npkts);
 		assert_int_equal(p[1].type, HWT_PKT_PSBEND);
@@ -503,13 +570,50 @@ static size_t expand_repeats(struct seg *s, const struct hwt_dec *dec)
 	free(s->pkts);
 	s->pkts = out;
 	s->npkts = n;
-	s->cap_pkts = s->npkts * 64 + 1;
+	s->cap_pkts = cap;
 	return reps;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* got's PSB marks (spans written out) are ref's, which has no spans;
+ * seg_psb_marked() finds each. */
+static void check_psb_marks(const struct tl_marks *got, const struct tl_marks *ref)
+{
+	size_t n = got->npsbs;
+	uint64_t *all;
+
+	assert_int_equal(ref->nspans, 0);
+	for (size_t i = 0; i < got->nspans; i++)
+		n += got->spans[i].n;
+	assert_int_equal(n, ref->npsbs);
+	all = calloc(n + 1, sizeof(*all));
+	assert_non_null(all);
+	n = got->npsbs;
+	if (n)
+		memcpy(all, got->psbs, n * sizeof(*all));
+	for (size_t i = 0; i < got->nspans; i++) {
+		assert_true(!i || got->spans[i].first > got->spans[i - 1].first);
+		for (uint32_t k = 0; k < got->spans[i].n; k++)
+			all[n++] = got->spans[i].first + (uint64_t)k * got->spans[i].len;
+	}
+	qsort(all, n, sizeof(*all), cmp_u64);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(all[i], ref->psbs[i]);
+		assert_true(seg_psb_marked(got, all[i]));
+		assert_false(seg_psb_marked(got, all[i] + 1));
+	}
+	free(all);
 }
 
 /* The walk of [a, b) from t0 with the lexer against the generic one. */
 static void lex_compare(const struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64_t t0,
-			uint64_t a, uint64_t b, bool want, struct lexcounts *c)
+			uint64_t a, uint64_t b, bool want, bool runs, struct lexcounts *c)
 {
 	struct seg got, ref;
 
@@ -518,6 +622,9 @@ static void lex_compare(const struct hwt_dec *dec, const uint8_t *buf, size_t le
 	seg_init(&got, buf, len, a, b, b >= len);
 	got.tl_start = t0;
 	got.want_pkts = want;
+	/* Runs of repeats as one entry (seg.h SEG_PSB_RUN) where the fast
+	 * engine counts status updates. */
+	got.count_status = runs;
 	seg_find_end_ip(&got);
 	seg_timeline_walk(&got, dec);
 	seg_init(&ref, buf, len, a, b, b >= len);
@@ -526,13 +633,11 @@ static void lex_compare(const struct hwt_dec *dec, const uint8_t *buf, size_t le
 	seg_find_end_ip(&ref);
 	seg_timeline_walk_generic(&ref, dec);
 	if (got.want_pkts)
-		c->repeats += expand_repeats(&got, dec);
+		c->repeats += expand_repeats(&got, dec, &c->runs);
 	check_same(&got, &ref, "lexer");
 	assert_int_equal(got.marks.stop, ref.marks.stop);
-	assert_int_equal(got.marks.npsbs, ref.marks.npsbs);
+	check_psb_marks(&got.marks, &ref.marks);
 	assert_int_equal(got.marks.ntmas, ref.marks.ntmas);
-	for (size_t i = 0; i < ref.marks.npsbs; i++)
-		assert_int_equal(got.marks.psbs[i], ref.marks.psbs[i]);
 	for (size_t i = 0; i < ref.marks.ntmas; i++)
 		assert_int_equal(got.marks.tmas[i], ref.marks.tmas[i]);
 	c->segs++;
@@ -576,15 +681,16 @@ static void lex_trace(const uint8_t *buf, size_t len, uint64_t seed, struct lexc
 
 			for (uint64_t n = 1 + rnd(&st) % 4; n && b < len; n--)
 				b = hwt_pkt_find_psb(buf, len, (size_t)b + HWT_PKT_PSB_SIZE);
-			lex_compare(dec, buf, len, a, a, b, true, c);
-			lex_compare(dec, buf, len, a, a, b, false, c);
+			lex_compare(dec, buf, len, a, a, b, true, false, c);
+			lex_compare(dec, buf, len, a, a, b, true, true, c);
+			lex_compare(dec, buf, len, a, a, b, false, false, c);
 			/* A piece from its segment's start, and a cut inside. */
 			mid = hwt_pkt_find_psb(buf, len, (size_t)a + HWT_PKT_PSB_SIZE);
 			if (mid < b)
-				lex_compare(dec, buf, len, a, mid, b, true, c);
+				lex_compare(dec, buf, len, a, mid, b, true, true, c);
 			if (b - a > 2)
 				lex_compare(dec, buf, len, a, a, a + 1 + rnd(&st) % (b - a - 1),
-					    true, c);
+					    true, true, c);
 			a = b;
 		}
 	}
@@ -866,8 +972,10 @@ static void test_lexer(void **state)
 					 c.types[lexed[i]]);
 		}
 	}
-	print_message("lexer: %zu PSB+ listed as repeats\n", c.repeats);
-	assert_true(c.stopped > 100 && c.cut > 100 && c.time_errors > 10 && c.repeats > 1000);
+	print_message("lexer: %zu PSB+ listed as repeats, %zu entries for several\n", c.repeats,
+		      c.runs);
+	assert_true(c.stopped > 100 && c.cut > 100 && c.time_errors > 10 && c.repeats > 1000 &&
+		    c.runs > 100);
 }
 
 int main(void)
