@@ -19,19 +19,63 @@
 #include "decoder/pkt.h"
 #include "decoder/seg.h"
 
+/* Whether a PSB begins at b, as hwt_pkt_find_psb() has them: the last 16
+ * bytes of a run of 02 82 (b + 18 inside the buffer). */
+static inline bool psb_at(const uint8_t *b)
+{
+	static const uint8_t psb[HWT_PKT_PSB_SIZE] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+						      0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+						      0x02, 0x82, 0x02, 0x82};
+
+	return !memcmp(b, psb, sizeof(psb)) && !(b[16] == 0x02 && b[17] == 0x82);
+}
+
 /* Where the segment starting at the PSB at start ends: the first PSB at
  * least cfg.segment_bytes on. libipt decodes the PSBs inside as it does
  * decoding a whole stream; per-segment work (set-up, the time line, the
  * state from the segment before) is amortized over that much trace however
  * often the CPU wrote PSBs (every 256 bytes, or PSB+ after PSB+ while
  * tracing is off), and there are still plenty of segments to decode in
- * parallel. */
+ * parallel.
+ *
+ * PSBs a few dozen bytes apart are a CPU writing PSB+ while it does not
+ * trace (trace between PSBs puts them kilobytes apart): such a run counts
+ * for little (a segment costs thousands of instructions, a repeated PSB+
+ * a few dozen: seg.c psb_repeats()). A cut that falls inside one of at
+ * least segment_bytes / 8 moves to its last PSB and on by a quarter of
+ * segment_bytes, again while it falls inside one, up to 64 times
+ * segment_bytes (each error in a segment makes a piece that costs as much
+ * as the rest of the segment: seg.c from_walk()); with segments under
+ * 1 KiB (a segment at every PSB: tests) every PSB counts. */
 static size_t seg_cut(const struct hwt_dec *dec, const uint8_t *buf, size_t len, size_t start)
 {
 	size_t min = dec->cfg.segment_bytes;
+	size_t to = start + (min < HWT_PKT_PSB_SIZE ? HWT_PKT_PSB_SIZE : min);
 
-	return hwt_pkt_find_psb(buf, len,
-				start + (min < HWT_PKT_PSB_SIZE ? HWT_PKT_PSB_SIZE : min));
+	for (;;) {
+		size_t p = hwt_pkt_find_psb(buf, len, to), q, d, l, n;
+
+		if (min < 1024 || p >= len)
+			return p;
+		/* The next PSB, if at most 64 bytes on. */
+		n = p + 64 + HWT_PKT_PSB_SIZE < len ? p + 64 + HWT_PKT_PSB_SIZE : len;
+		q = hwt_pkt_find_psb(buf, n, p + HWT_PKT_PSB_SIZE);
+		if (q >= n || q + HWT_PKT_PSB_SIZE + 2 > len || !psb_at(buf + q))
+			return p;
+		/* The run's last PSB (16 at a time, then one by one: a cut at
+		 * any PSB is right, this only makes fewer segments). */
+		d = q - p;
+		for (l = q; l + 16 * d + HWT_PKT_PSB_SIZE + 2 <= len && psb_at(buf + l + 16 * d);
+		     l += 16 * d)
+			;
+		for (; l + d + HWT_PKT_PSB_SIZE + 2 <= len && psb_at(buf + l + d); l += d)
+			;
+		if (l - p < min / 8)
+			return p; /* a short run: segments' bytes are trace */
+		if (l - start >= 64 * min)
+			return l;
+		to = l + min / 4;
+	}
 }
 
 /* What a decoding thread keeps between segments. */
