@@ -833,15 +833,35 @@ static void test_no_image(void **state)
 	ptsynth_free(&w);
 }
 
+/* The n packets p encoded into buf (size bytes): their length. */
+static size_t encode_packets(const struct pt_packet *p, size_t n, uint8_t *buf, size_t size)
+{
+	struct pt_config cfg;
+	struct pt_encoder *enc;
+	size_t len = 0;
+
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + size;
+	enc = pt_alloc_encoder(&cfg);
+	assert_non_null(enc);
+	for (size_t i = 0; i < n; i++) {
+		int k = pt_enc_next(enc, &p[i]);
+
+		assert_true(k > 0);
+		len += (size_t)k;
+	}
+	pt_free_encoder(enc);
+	return len;
+}
+
 /* Encodes a trace that enables tracing at ip, with the execution mode in
  * its PSB+ (64-bit; 16-bit with mode16) or not, and jumps from the
  * indirect jump there back to ip twice; returns its length. */
 static size_t enable_trace_in(uint8_t *buf, size_t size, uint64_t ip, bool with_mode, bool mode16)
 {
 	struct pt_packet p[6];
-	struct pt_config cfg;
-	struct pt_encoder *enc;
-	size_t n = 0, len = 0;
+	size_t n = 0;
 
 	memset(p, 0, sizeof(p));
 	p[n++].type = ppt_psb;
@@ -859,19 +879,7 @@ static size_t enable_trace_in(uint8_t *buf, size_t size, uint64_t ip, bool with_
 		p[n].payload.ip.ipc = pt_ipc_sext_48;
 		p[n++].payload.ip.ip = ip;
 	}
-	pt_config_init(&cfg);
-	cfg.begin = buf;
-	cfg.end = buf + size;
-	enc = pt_alloc_encoder(&cfg);
-	assert_non_null(enc);
-	for (size_t i = 0; i < n; i++) {
-		int k = pt_enc_next(enc, &p[i]);
-
-		assert_true(k > 0);
-		len += (size_t)k;
-	}
-	pt_free_encoder(enc);
-	return len;
+	return encode_packets(p, n, buf, size);
 }
 
 static size_t enable_trace(uint8_t *buf, size_t size, uint64_t ip, bool with_mode)
@@ -1068,9 +1076,7 @@ static const struct {
 static size_t psb_run_trace(uint8_t *buf, size_t size, uint64_t ip)
 {
 	struct pt_packet p[128];
-	struct pt_config cfg;
-	struct pt_encoder *enc;
-	size_t n = 0, len = 0;
+	size_t n = 0;
 
 	memset(p, 0, sizeof(p));
 	p[n++].type = ppt_psb;
@@ -1139,19 +1145,7 @@ static size_t psb_run_trace(uint8_t *buf, size_t size, uint64_t ip)
 	p[n].type = ppt_tip_pgd;
 	p[n++].payload.ip.ipc = pt_ipc_suppressed;
 	assert_true(n <= HWT_ARRAY_SIZE(p));
-	pt_config_init(&cfg);
-	cfg.begin = buf;
-	cfg.end = buf + size;
-	enc = pt_alloc_encoder(&cfg);
-	assert_non_null(enc);
-	for (size_t i = 0; i < n; i++) {
-		int k = pt_enc_next(enc, &p[i]);
-
-		assert_true(k > 0);
-		len += (size_t)k;
-	}
-	pt_free_encoder(enc);
-	return len;
+	return encode_packets(p, n, buf, size);
 }
 
 static void test_psb_run_tracing_off(void **state)
@@ -1304,10 +1298,8 @@ static void test_psb_repeats_while_on(void **state)
 	static const uint8_t code[] = {0x90, 0xff, 0xe0}; /* nop; jmp *%rax */
 	const uint64_t base = 0x400000;
 	struct pt_packet p[160];
-	struct pt_config cfg;
-	struct pt_encoder *enc;
 	uint8_t pt[2048];
-	size_t n = 0, len = 0;
+	size_t n = 0, len;
 	struct dectest_result ref;
 
 	(void)state;
@@ -1344,18 +1336,7 @@ static void test_psb_repeats_while_on(void **state)
 	p[n].type = ppt_tip_pgd;
 	p[n++].payload.ip.ipc = pt_ipc_suppressed;
 	assert_true(n <= HWT_ARRAY_SIZE(p));
-	pt_config_init(&cfg);
-	cfg.begin = pt;
-	cfg.end = pt + sizeof(pt);
-	enc = pt_alloc_encoder(&cfg);
-	assert_non_null(enc);
-	for (size_t i = 0; i < n; i++) {
-		int k = pt_enc_next(enc, &p[i]);
-
-		assert_true(k > 0);
-		len += (size_t)k;
-	}
-	pt_free_encoder(enc);
+	len = encode_packets(p, n, pt, sizeof(pt));
 	memset(&ref, 0, sizeof(ref));
 	for (int e = 0; e < 2; e++) {
 		for (int k = 0; k < 4; k++) {
@@ -1395,9 +1376,7 @@ static void test_psb_repeats_while_on(void **state)
 static size_t retstack_trace(uint8_t *buf, size_t size, uint64_t ip)
 {
 	struct pt_packet p[64];
-	struct pt_config cfg;
-	struct pt_encoder *enc;
-	size_t n = 0, len = 0;
+	size_t n = 0;
 	/* The bits in order: RS_CALLS times 0 (je not taken), 1 (taken),
 	 * then RS_CALLS + 1 returns. */
 	unsigned int nbits = 2 * RS_CALLS + 2, done = 0;
@@ -1424,19 +1403,7 @@ static size_t retstack_trace(uint8_t *buf, size_t size, uint64_t ip)
 		done += k;
 	}
 	assert_true(n <= HWT_ARRAY_SIZE(p));
-	pt_config_init(&cfg);
-	cfg.begin = buf;
-	cfg.end = buf + size;
-	enc = pt_alloc_encoder(&cfg);
-	assert_non_null(enc);
-	for (size_t i = 0; i < n; i++) {
-		int k = pt_enc_next(enc, &p[i]);
-
-		assert_true(k > 0);
-		len += (size_t)k;
-	}
-	pt_free_encoder(enc);
-	return len;
+	return encode_packets(p, n, buf, size);
 }
 
 static void test_return_stack_overflow(void **state)
