@@ -1716,22 +1716,230 @@ static __attribute__((noinline)) size_t tree_run(struct replay *r, size_t i)
 	return (size_t)(it - s->items);
 }
 
-/* seg_time_at() of the replay at pos, for rec_run(): the interval of
- * its last answer, [*lo, *hi) at *tsc (and *time, its perf time with
- * a valid conversion tc, else 0), answers without a lookup. */
-static inline bool rec_time(struct replay *r, uint64_t pos, uint64_t *lo, uint64_t *hi,
-			    uint64_t *tsc, uint64_t *time, const struct hwt_dec_tconv *tc)
+/* A record's first fields and its time, as rec_scan() copies each in one
+ * piece (the layout of struct hwt_dec_rec). */
+struct rec_head {
+	uint32_t type, flags;
+	int32_t pid, tid;
+};
+
+struct rec_tt {
+	uint64_t tsc, time;
+};
+
+_Static_assert(offsetof(struct hwt_dec_rec, type) == 0 &&
+		   offsetof(struct hwt_dec_rec, flags) == 4 &&
+		   offsetof(struct hwt_dec_rec, pid) == 8 &&
+		   offsetof(struct hwt_dec_rec, tid) == 12,
+	       "struct rec_head is the start of struct hwt_dec_rec");
+_Static_assert(offsetof(struct hwt_dec_rec, time) == offsetof(struct hwt_dec_rec, tsc) + 8,
+	       "struct rec_tt is tsc and time of struct hwt_dec_rec");
+
+/* The time of the replay for rec_run(): seg_time_at()'s answer for
+ * positions [lo, lo + span) as a record has it: its flags
+ * (HWT_DEC_RF_TIME or 0), tsc and perf time (0 without a valid
+ * conversion). */
+struct rec_time {
+	uint64_t lo, span;
+	struct rec_tt tt;
+	uint32_t flags;
+};
+
+/* The time of the replay at pos and the positions that share it. */
+static __attribute__((noinline)) struct rec_time rec_time_at(struct replay *r, uint64_t pos)
 {
 	const struct seg *s = r->s;
+	const struct hwt_dec_tconv *const tc = &r->f->dec->cfg.tconv;
+	struct rec_time rt = {0};
+	uint64_t hi;
 
-	if (pos >= *lo && pos < *hi)
-		return true;
-	if (!seg_time_at(s, pos, &r->tcur, tsc))
-		return false;
-	*lo = s->tl[r->tcur].off;
-	*hi = r->tcur + 1 < s->ntl ? s->tl[r->tcur + 1].off : UINT64_MAX;
-	*time = tc->valid ? hwt_dec_tsc_perf(tc, *tsc) : 0;
-	return true;
+	if (!seg_time_at(s, pos, &r->tcur, &rt.tt.tsc)) {
+		/* Before the first time point (or none): no time up to it. */
+		rt.span = s->ntl ? s->tl[0].off : UINT64_MAX;
+		rt.tt.tsc = 0;
+		return rt;
+	}
+	rt.lo = s->tl[r->tcur].off;
+	hi = r->tcur + 1 < s->ntl ? s->tl[r->tcur + 1].off : UINT64_MAX;
+	rt.span = hi - rt.lo;
+	rt.tt.time = tc->valid ? hwt_dec_tsc_perf(tc, rt.tt.tsc) : 0;
+	rt.flags = HWT_DEC_RF_TIME;
+	return rt;
+}
+
+/* rec_scan()'s state: the replay's position, the thread's stack, count
+ * and records in place, and what it reads. */
+struct rec_state {
+	const struct seg_item *it, *end;
+	const struct seg_item *tseen; /* its indirect target counted */
+	struct frame *sp, *ix;	      /* next free frame; [stack, ix) indexed */
+	struct frame *stack, *stack_end;
+	struct hwt_dec_rec *rec, *rec_end;
+	uint64_t insns, ncalls;
+	uint32_t depth;
+	/* The time (a span of all positions when no record wants it) and
+	 * the records' heads with it. */
+	struct rec_time rt;
+	struct rec_head call, ret;
+	uint32_t tnode;
+	uint64_t base_pos;
+	bool profile, want_call, want_ret;
+	struct target_count *tcache; /* the profile's (f->tcache) */
+	size_t ncount;
+	struct thread *t;
+};
+
+/* Why rec_scan() stopped. */
+enum rec_stop {
+	REC_DONE,   /* at the end or an item for the general path */
+	REC_TARGET, /* the item's indirect target: for target_seen() */
+	REC_TIME,   /* the item's time: to look up */
+	REC_FULL,   /* the records are full: for the sink */
+};
+
+/* rec_run()'s loop, until it needs a call: it calls nothing, so that the
+ * state stays in registers (the fewer of them, the fewer spills: the call
+ * count stays in *st). */
+static __attribute__((noinline)) enum rec_stop rec_scan(struct rec_state *st)
+{
+	const struct seg_item *it = st->it, *const end = st->end, *const tseen = st->tseen;
+	struct frame *sp = st->sp, *ix = st->ix;
+	struct frame *const stack_end = st->stack_end;
+	struct hwt_dec_rec *rec = st->rec, *const rec_end = st->rec_end;
+	uint64_t insns = st->insns;
+	uint32_t depth = st->depth;
+	const uint64_t tlo = st->rt.lo, tspan = st->rt.span;
+	const bool profile = st->profile, want_call = st->want_call, want_ret = st->want_ret;
+	struct target_count *const tcache = st->tcache;
+	const size_t ncount = st->ncount;
+	enum rec_stop why = REC_DONE;
+
+	for (; it < end; it++) {
+		const struct hwt_dec_bb *bb;
+		struct frame *fr;
+		uint64_t to;
+		uint8_t br;
+
+		if (it->kind != SEG_BB) {
+			if (it->kind != SEG_INSNS)
+				break;
+			insns += it->delta;
+			continue;
+		}
+		bb = it->bb;
+		br = (it->flags & SEG_F_PARTIAL) ? HWT_DEC_BR_NONE : bb->branch;
+		switch (br) {
+		case HWT_DEC_BR_RETURN:
+			if (!it->next_ip) {
+				insns += it->delta;
+				continue;
+			}
+			/* A return to an older frame or out of the trace's
+			 * goes to the general path. */
+			if (!depth || sp[-1].ret_addr != it->next_ip || sp[-1].kind != FRAME_NEAR)
+				goto out;
+			if (want_ret && it->pos - tlo >= tspan) {
+				why = REC_TIME;
+				goto out;
+			}
+			insns += it->delta;
+			fr = --sp; /* stays in place until the next push */
+			depth--;
+			if (sp < ix) {
+				struct thread *t = st->t;
+
+				t->bucket[ret_bucket(t, fr->ret_addr)] = fr->older;
+				ix = sp;
+			}
+			if (!want_ret)
+				continue;
+			memset(&rec->u.ret, 0, sizeof(rec->u.ret));
+			memcpy(rec, &st->ret, sizeof(st->ret));
+			rec->u.ret.from = bb->end_ip;
+			rec->u.ret.to = it->next_ip;
+			rec->u.ret.func = fr->func;
+			rec->u.ret.call_tsc = fr->has_time ? fr->call_tsc : 0;
+			rec->u.ret.insns = insns - fr->insns;
+			rec->u.ret.branch = HWT_DEC_BR_RETURN;
+			break;
+		case HWT_DEC_BR_CALL:
+		case HWT_DEC_BR_IND_CALL:
+			if (br == HWT_DEC_BR_CALL && (bb->flags & HWT_DEC_BBF_PIC_CALL))
+				goto plain;
+			if (sp == stack_end)
+				goto out;
+			/* (The time first: its lookup changes nothing, the
+			 * target's count does.) */
+			if (it->pos - tlo >= tspan) {
+				why = REC_TIME;
+				goto out;
+			}
+			if ((bb->flags & HWT_DEC_BBF_LOG_TARGET) && profile && it->next_ip &&
+			    it != tseen) {
+				/* target_seen()'s common case: the block's
+				 * last target again. */
+				struct target_count *c = &tcache[bb->id];
+
+				if (bb->id >= ncount || !c->count || c->target != it->next_ip) {
+					why = REC_TARGET;
+					goto out;
+				}
+				c->count++;
+			}
+			insns += it->delta;
+			to = br == HWT_DEC_BR_CALL ? bb->target : it->next_ip;
+			fr = sp++;
+			depth++;
+			fr->ret_addr = bb->fallthrough;
+			fr->func = to;
+			fr->kind = FRAME_NEAR;
+			fr->pnode = st->tnode;
+			fr->insns = insns;
+			fr->has_time = st->rt.flags != 0;
+			fr->call_tsc = st->rt.tt.tsc;
+			st->ncalls++;
+			if (!want_call)
+				continue;
+			memcpy(rec, &st->call, sizeof(st->call));
+			rec->u.call.from = bb->end_ip;
+			rec->u.call.to = to;
+			rec->u.call.ret_addr = bb->fallthrough;
+			rec->u.call.branch = br;
+			break;
+		case HWT_DEC_BR_FAR_CALL:
+		case HWT_DEC_BR_FAR_RETURN:
+			goto out;
+		default:
+		plain:
+			if ((bb->flags & HWT_DEC_BBF_LOG_TARGET) && profile &&
+			    !(it->flags & SEG_F_PARTIAL) && it->next_ip && it != tseen) {
+				why = REC_TARGET;
+				goto out;
+			}
+			insns += it->delta;
+			continue;
+		}
+		/* As hwt_dec_emit() (no tree mode with records): a record's
+		 * time is its interval's (its tsc's), converted. */
+		memcpy((char *)rec + offsetof(struct hwt_dec_rec, tsc), &st->rt.tt,
+		       sizeof(st->rt.tt));
+		rec->depth = depth;
+		rec->insns = insns;
+		rec->offset = st->base_pos + it->pos;
+		if (++rec == rec_end) {
+			it++;
+			why = REC_FULL;
+			break;
+		}
+	}
+out:
+	st->it = it;
+	st->sp = sp;
+	st->ix = ix;
+	st->rec = rec;
+	st->insns = insns;
+	st->depth = depth;
+	return why;
 }
 
 /* The replay of items i.. of the current thread for sinks that take calls
@@ -1749,145 +1957,70 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 	struct hwt_dec *dec = f->dec;
 	const struct seg *s = r->s;
 	struct thread *t = f->cur;
-	const struct seg_item *it = s->items + i, *const end = s->items + s->nitems;
-	const bool profile = dec->cfg.flags & HWT_DEC_F_PROFILE;
-	const bool want_call = r->want_call, want_ret = r->want_ret;
-	const bool timed = want_call || want_ret;
-	const uint64_t base_pos = dec->base_pos;
-	const struct hwt_dec_tconv *const tc = &dec->cfg.tconv;
 	const struct hwt_dec_sink *const sink = &dec->sinks[0];
-	/* recs(): the records go to f->recs, n of them so far. */
+	/* recs(): the records go to f->recs, up to RECS_MAX at a time. */
 	const bool many = dec->nsinks == 1 && sink->recs;
 	struct hwt_dec_rec one, *const out = many ? f->recs : &one;
-	size_t n = 0;
-	struct frame *const stack = t->stack;
-	const size_t cap = t->cap;
-	/* (In locals: the records' and frames' stores may alias t as far
-	 * as the compiler knows.) */
-	const int32_t pid = t->pid, tid = t->tid;
-	const uint32_t tnode = t->tnode;
-	size_t depth = t->depth, indexed = t->indexed;
-	uint64_t insns = t->insns, ncalls = 0, nrets = 0;
-	/* The time of positions [tlo, thi): the last seg_time_at() answer. */
-	uint64_t tlo = 1, thi = 0, ttsc = 0, ttime = 0;
+	/* No time answered yet (an empty span): the first position that
+	 * wants it looks it up. */
+	struct rec_state st = {
+	    .it = s->items + i,
+	    .end = s->items + s->nitems,
+	    .sp = t->stack + t->depth,
+	    .ix = t->stack + t->indexed,
+	    .stack = t->stack,
+	    .stack_end = t->stack + t->cap,
+	    .rec = out,
+	    .rec_end = out + (many ? RECS_MAX : 1),
+	    .insns = t->insns,
+	    .depth = (uint32_t)t->depth,
+	    .rt = {.span = r->want_call || r->want_ret ? 0 : UINT64_MAX},
+	    .call = {HWT_DEC_REC_CALL, 0, t->pid, t->tid},
+	    .ret = {HWT_DEC_REC_RETURN, 0, t->pid, t->tid},
+	    .tnode = t->tnode,
+	    .base_pos = dec->base_pos,
+	    .profile = dec->cfg.flags & HWT_DEC_F_PROFILE,
+	    .want_call = r->want_call,
+	    .want_ret = r->want_ret,
+	    .tcache = f->tcache,
+	    .ncount = f->ncount,
+	    .t = t,
+	};
+	const uint32_t depth0 = st.depth;
+	enum rec_stop why;
 
 	*err = 0;
-	for (; it < end; it++) {
-		const struct hwt_dec_bb *bb;
-		struct hwt_dec_rec *rec;
-		struct frame *fr;
-		uint64_t to;
-		uint8_t br;
-		bool full, has_time;
-
-		if (it->kind != SEG_BB) {
-			if (it->kind != SEG_INSNS)
+	while ((why = rec_scan(&st)) != REC_DONE) {
+		if (why == REC_TARGET) {
+			/* The item again, its target counted. */
+			*err = target_seen(f, st.it->bb, st.it->next_ip);
+			if (*err < 0)
 				break;
-			insns += it->delta;
-			continue;
-		}
-		bb = it->bb;
-		full = !(it->flags & SEG_F_PARTIAL);
-		br = full ? bb->branch : HWT_DEC_BR_NONE;
-		/* What the general path does otherwise: far branches, a full
-		 * stack, a return to an older frame or out of the trace's. */
-		if (br == HWT_DEC_BR_RETURN) {
-			if (it->next_ip && (!depth || stack[depth - 1].ret_addr != it->next_ip ||
-					    stack[depth - 1].kind != FRAME_NEAR))
-				break;
-		} else if (br == HWT_DEC_BR_CALL || br == HWT_DEC_BR_IND_CALL) {
-			if (depth >= cap)
-				break;
-		} else if (br == HWT_DEC_BR_FAR_CALL || br == HWT_DEC_BR_FAR_RETURN) {
-			break;
-		}
-		insns += it->delta;
-		if ((bb->flags & HWT_DEC_BBF_LOG_TARGET) && profile && full && it->next_ip &&
-		    br != HWT_DEC_BR_RETURN) {
-			*err = target_seen(f, bb, it->next_ip);
+			st.tseen = st.it;
+			st.tcache = f->tcache;
+			st.ncount = f->ncount;
+		} else if (why == REC_TIME) {
+			st.rt = rec_time_at(r, st.it->pos);
+			st.call.flags = st.ret.flags = st.rt.flags;
+		} else {
+			t->depth = st.depth;
+			t->indexed = (size_t)(st.ix - st.stack);
+			t->insns = st.insns;
+			*err = many ? sink->recs(sink->ctx, out, RECS_MAX) : emit_hot(dec, out);
+			st.rec = out;
 			if (*err < 0)
 				break;
 		}
-		if (br == HWT_DEC_BR_RETURN) {
-			if (!it->next_ip)
-				continue;
-			fr = &stack[--depth]; /* stays in place until the next push */
-			if (depth < indexed) {
-				t->bucket[ret_bucket(t, fr->ret_addr)] = fr->older;
-				indexed = depth;
-			}
-			nrets++;
-			if (!want_ret)
-				continue;
-			has_time = rec_time(r, it->pos, &tlo, &thi, &ttsc, &ttime, tc);
-			rec = &out[n];
-			rec->type = HWT_DEC_REC_RETURN;
-			memset(&rec->u.ret, 0, sizeof(rec->u.ret));
-			rec->u.ret.from = bb->end_ip;
-			rec->u.ret.to = it->next_ip;
-			rec->u.ret.func = fr->func;
-			rec->u.ret.call_tsc = fr->has_time ? fr->call_tsc : 0;
-			rec->u.ret.insns = insns - fr->insns;
-			rec->u.ret.branch = HWT_DEC_BR_RETURN;
-		} else if (br == HWT_DEC_BR_CALL || br == HWT_DEC_BR_IND_CALL) {
-			if (br == HWT_DEC_BR_CALL) {
-				if (bb->flags & HWT_DEC_BBF_PIC_CALL)
-					continue;
-				to = bb->target;
-			} else {
-				to = it->next_ip;
-			}
-			has_time = timed && rec_time(r, it->pos, &tlo, &thi, &ttsc, &ttime, tc);
-			fr = &stack[depth++];
-			fr->ret_addr = bb->fallthrough;
-			fr->func = to;
-			fr->kind = FRAME_NEAR;
-			fr->pnode = tnode;
-			fr->insns = insns;
-			fr->has_time = has_time;
-			fr->call_tsc = has_time ? ttsc : 0;
-			ncalls++;
-			if (!want_call)
-				continue;
-			rec = &out[n];
-			rec->type = HWT_DEC_REC_CALL;
-			rec->u.call.from = bb->end_ip;
-			rec->u.call.to = to;
-			rec->u.call.ret_addr = bb->fallthrough;
-			rec->u.call.branch = br;
-		} else {
-			continue;
-		}
-		rec->flags = has_time ? HWT_DEC_RF_TIME : 0;
-		rec->tsc = has_time ? ttsc : 0;
-		rec->pid = pid;
-		rec->tid = tid;
-		rec->depth = (uint32_t)depth;
-		rec->insns = insns;
-		rec->offset = base_pos + it->pos;
-		/* As hwt_dec_emit() (no tree mode with records): a record's
-		 * time is its interval's (its tsc's); emit_hot() converts. */
-		rec->time = many && has_time ? ttime : 0;
-		if (many && ++n < RECS_MAX)
-			continue;
-		t->depth = depth;
-		t->indexed = indexed;
-		t->insns = insns;
-		*err = many ? sink->recs(sink->ctx, out, n) : emit_hot(dec, rec);
-		n = 0;
-		if (*err < 0) {
-			it++;
-			break;
-		}
 	}
-	t->depth = depth;
-	t->indexed = indexed;
-	t->insns = insns;
-	f->calls += ncalls;
-	f->returns += nrets;
-	if (n && *err >= 0)
-		*err = sink->recs(sink->ctx, out, n);
-	return (size_t)(it - s->items);
+	t->depth = st.depth;
+	t->indexed = (size_t)(st.ix - st.stack);
+	t->insns = st.insns;
+	f->calls += st.ncalls;
+	/* Only calls and returns moved the depth. */
+	f->returns += st.ncalls + depth0 - (uint64_t)st.depth;
+	if (st.rec > out && *err >= 0)
+		*err = sink->recs(sink->ctx, out, (size_t)(st.rec - out));
+	return (size_t)(st.it - s->items);
 }
 
 /* Whether item `it` of the current thread at depth 0 in tree mode from
