@@ -2133,15 +2133,34 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 
 		if (bb->flags & (HWT_DEC_BBF_ERROR | HWT_DEC_BBF_TRUNCATED))
 			PNE_RET(DECLINE);
-		/* A return with no bit cached and a TNT packet next: its
-		 * bits, as q_cond() would read them right away, for a run
-		 * from the return (what follows a TIP's call; conditional
-		 * branches gain nothing from it in the filtered shapes). */
-		if (!f->ntnt && !lc.spec && bb->branch == HWT_DEC_BR_RETURN &&
+		/* No bit cached and a TNT packet next: a return reads its
+		 * bits right away, as q_cond() would, for a run from the
+		 * return (what follows a TIP's call; conditional branches
+		 * gain nothing from it in the filtered shapes). A direct
+		 * call or jump or a block with no branch (a TIP's target,
+		 * the block after a run that used up a packet) reads them
+		 * first when a run from it with those bits exists (looked
+		 * up with them peeked): the blocks one by one would read
+		 * nothing before its first decision, which reads them. */
+		if (!f->ntnt && !lc.spec && ((1u << bb->branch) & RUN_STARTS) &&
+		    bb->branch != HWT_DEC_BR_COND &&
 		    (f->np->type == HWT_PKT_TNT_8 || f->np->type == HWT_PKT_TNT_64)) {
-			err = tnt_fetch(f);
-			if (err < 0)
-				PNE_RET(err == Q_EOS || err == Q_BADQUERY ? DECLINE : err);
+			bool now = bb->branch == HWT_DEC_BR_RETURN;
+
+			if (!now && f->np->aux && direct < HWT_DEC_MAX_DIRECT_RUN - RUN_MAX) {
+				uint64_t tnt = f->tnt;
+
+				f->tnt = f->np->payload;
+				f->ntnt = f->np->aux;
+				now = run_get(f, bb, lc.rs_top) != NULL;
+				f->tnt = tnt;
+				f->ntnt = 0;
+			}
+			if (now) {
+				err = tnt_fetch(f);
+				if (err < 0)
+					PNE_RET(err == Q_EOS || err == Q_BADQUERY ? DECLINE : err);
+			}
 		}
 		/* A run from here with the cached TNT bits (a run has no
 		 * more direct branches in a row than RUN_MAX: the slow
