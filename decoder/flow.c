@@ -1820,16 +1820,26 @@ static __attribute__((noinline)) enum rec_stop rec_scan(struct rec_state *st)
 		uint64_t to;
 		uint8_t br;
 
+		/* What the engine said the block does (tree_run()), else
+		 * what the block and the item tell. */
+		bb = it->bb;
+		if (it->stack == SEG_STACK_CALL) {
+			br = bb->branch;
+			to = it->next_ip;
+			goto call;
+		}
+		if (it->stack == SEG_STACK_RET)
+			goto ret;
 		if (it->kind != SEG_BB) {
 			if (it->kind != SEG_INSNS)
 				break;
 			insns += it->delta;
 			continue;
 		}
-		bb = it->bb;
 		br = (it->flags & SEG_F_PARTIAL) ? HWT_DEC_BR_NONE : bb->branch;
 		switch (br) {
 		case HWT_DEC_BR_RETURN:
+		ret:
 			if (!it->next_ip) {
 				insns += it->delta;
 				continue;
@@ -1866,6 +1876,8 @@ static __attribute__((noinline)) enum rec_stop rec_scan(struct rec_state *st)
 		case HWT_DEC_BR_IND_CALL:
 			if (br == HWT_DEC_BR_CALL && (bb->flags & HWT_DEC_BBF_PIC_CALL))
 				goto plain;
+			to = br == HWT_DEC_BR_CALL ? bb->target : it->next_ip;
+		call:
 			if (sp == stack_end)
 				goto out;
 			/* (The time first: its lookup changes nothing, the
@@ -1887,7 +1899,6 @@ static __attribute__((noinline)) enum rec_stop rec_scan(struct rec_state *st)
 				c->count++;
 			}
 			insns += it->delta;
-			to = br == HWT_DEC_BR_CALL ? bb->target : it->next_ip;
 			fr = sp++;
 			depth++;
 			fr->ret_addr = bb->fallthrough;
