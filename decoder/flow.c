@@ -497,16 +497,46 @@ size_t hwt_dec_profile_targets(const struct hwt_dec *dec, uint64_t from,
 /* ------------------------------------------------------------------------ */
 /* Replay                                                                    */
 
+/* A record's first fields and its time, as rec_scan() copies each in one
+ * piece (the layout of struct hwt_dec_rec). */
+struct rec_head {
+	uint32_t type, flags;
+	int32_t pid, tid;
+};
+
+struct rec_tt {
+	uint64_t tsc, time;
+};
+
+_Static_assert(offsetof(struct hwt_dec_rec, type) == 0 &&
+		   offsetof(struct hwt_dec_rec, flags) == 4 &&
+		   offsetof(struct hwt_dec_rec, pid) == 8 &&
+		   offsetof(struct hwt_dec_rec, tid) == 12,
+	       "struct rec_head is the start of struct hwt_dec_rec");
+_Static_assert(offsetof(struct hwt_dec_rec, time) == offsetof(struct hwt_dec_rec, tsc) + 8,
+	       "struct rec_tt is tsc and time of struct hwt_dec_rec");
+
+/* The time of the replay for rec_run(): seg_time_at()'s answer for
+ * positions [lo, lo + span) as a record has it: its flags
+ * (HWT_DEC_RF_TIME or 0), tsc and perf time (0 without a valid
+ * conversion). */
+struct rec_time {
+	uint64_t lo, span;
+	struct rec_tt tt;
+	uint32_t flags;
+};
+
 struct replay {
 	struct hwt_dec_flow *f;
 	struct seg *s;
 	size_t tcur;
 	bool want_block, want_call, want_ret;
-	bool batching;	/* calls and returns go to the sink's batch */
-	bool treeing;	/* ... or to the sink's call tree */
-	bool base_only; /* HWT_DEC_F_BASE_BLOCKS */
-	bool tree_base; /* ... and the sink's tree has base() */
-	size_t bcur;	/* seg_time_at() cursor of the batches */
+	bool batching;	    /* calls and returns go to the sink's batch */
+	bool treeing;	    /* ... or to the sink's call tree */
+	bool base_only;	    /* HWT_DEC_F_BASE_BLOCKS */
+	bool tree_base;	    /* ... and the sink's tree has base() */
+	size_t bcur;	    /* seg_time_at() cursor of the batches */
+	struct rec_time rt; /* rec_run()'s last time answer (span 0: none) */
 	/* Tree mode: the stream position of the last call or return it
 	 * stood for since the last sync() (tpos_valid). */
 	uint64_t tpos;
@@ -1716,35 +1746,6 @@ static __attribute__((noinline)) size_t tree_run(struct replay *r, size_t i)
 	return (size_t)(it - s->items);
 }
 
-/* A record's first fields and its time, as rec_scan() copies each in one
- * piece (the layout of struct hwt_dec_rec). */
-struct rec_head {
-	uint32_t type, flags;
-	int32_t pid, tid;
-};
-
-struct rec_tt {
-	uint64_t tsc, time;
-};
-
-_Static_assert(offsetof(struct hwt_dec_rec, type) == 0 &&
-		   offsetof(struct hwt_dec_rec, flags) == 4 &&
-		   offsetof(struct hwt_dec_rec, pid) == 8 &&
-		   offsetof(struct hwt_dec_rec, tid) == 12,
-	       "struct rec_head is the start of struct hwt_dec_rec");
-_Static_assert(offsetof(struct hwt_dec_rec, time) == offsetof(struct hwt_dec_rec, tsc) + 8,
-	       "struct rec_tt is tsc and time of struct hwt_dec_rec");
-
-/* The time of the replay for rec_run(): seg_time_at()'s answer for
- * positions [lo, lo + span) as a record has it: its flags
- * (HWT_DEC_RF_TIME or 0), tsc and perf time (0 without a valid
- * conversion). */
-struct rec_time {
-	uint64_t lo, span;
-	struct rec_tt tt;
-	uint32_t flags;
-};
-
 /* The time of the replay at pos and the positions that share it. */
 static __attribute__((noinline)) struct rec_time rec_time_at(struct replay *r, uint64_t pos)
 {
@@ -1972,8 +1973,8 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 	/* recs(): the records go to f->recs, up to RECS_MAX at a time. */
 	const bool many = dec->nsinks == 1 && sink->recs;
 	struct hwt_dec_rec one, *const out = many ? f->recs : &one;
-	/* No time answered yet (an empty span): the first position that
-	 * wants it looks it up. */
+	/* The time answered last in this segment (an empty span: none
+	 * yet, the first position that wants it looks it up). */
 	struct rec_state st = {
 	    .it = s->items + i,
 	    .end = s->items + s->nitems,
@@ -1985,9 +1986,9 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 	    .rec_end = out + (many ? RECS_MAX : 1),
 	    .insns = t->insns,
 	    .depth = (uint32_t)t->depth,
-	    .rt = {.span = r->want_call || r->want_ret ? 0 : UINT64_MAX},
-	    .call = {HWT_DEC_REC_CALL, 0, t->pid, t->tid},
-	    .ret = {HWT_DEC_REC_RETURN, 0, t->pid, t->tid},
+	    .rt = r->rt,
+	    .call = {HWT_DEC_REC_CALL, r->rt.flags, t->pid, t->tid},
+	    .ret = {HWT_DEC_REC_RETURN, r->rt.flags, t->pid, t->tid},
 	    .tnode = t->tnode,
 	    .base_pos = dec->base_pos,
 	    .profile = dec->cfg.flags & HWT_DEC_F_PROFILE,
@@ -2011,7 +2012,7 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 			st.tcache = f->tcache;
 			st.ncount = f->ncount;
 		} else if (why == REC_TIME) {
-			st.rt = rec_time_at(r, st.it->pos);
+			r->rt = st.rt = rec_time_at(r, st.it->pos);
 			st.call.flags = st.ret.flags = st.rt.flags;
 		} else {
 			t->depth = st.depth;
@@ -2116,6 +2117,9 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 	r.want_block = f->dec->want & HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
 	r.want_call = f->dec->want & HWT_DEC_WANT(HWT_DEC_REC_CALL);
 	r.want_ret = f->dec->want & HWT_DEC_WANT(HWT_DEC_REC_RETURN);
+	/* rec_run(): no time looked up yet, or none wanted (a span of all
+	 * positions). */
+	r.rt.span = r.want_call || r.want_ret ? 0 : UINT64_MAX;
 	r.batching = f->dec->nsinks == 1 && f->dec->sinks[0].batch;
 	if (!r.batching && f->dec->nsinks == 1 && f->dec->sinks[0].recs && !f->recs) {
 		f->recs = malloc(RECS_MAX * sizeof(*f->recs));
@@ -2161,8 +2165,11 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 					break;
 			}
 		}
-		/* Calls and returns as records. */
-		if (rec_fast && f->cur && s->items[i].kind == SEG_BB) {
+		/* Calls and returns as records, where two blocks come in a
+		 * row (a lone one, as between a filter's crossings, costs
+		 * rec_run() more than the general path). */
+		if (rec_fast && f->cur && s->items[i].kind == SEG_BB && i + 1 < s->nitems &&
+		    s->items[i + 1].kind == SEG_BB) {
 			i = rec_run(&r, i, &err);
 			if (err < 0 || i == s->nitems)
 				break;
