@@ -1176,7 +1176,9 @@ static void walk(struct seg *s, const struct hwt_dec *dec, bool fast)
 	bool want = s->want_pkts;
 
 again:
-	memset(&w, 0, sizeof(w));
+	/* The template (tpl) is read only once built: tpl.end says. */
+	memset(&w.t, 0, sizeof(w.t));
+	w.header = false;
 	w.x = (struct tctx){dec->cfg.mtc_freq, dec->cfg.nom_freq, dec->cfg.cpuid_0x15_eax,
 			    dec->cfg.cpuid_0x15_ebx, dec->ptcfg.errata.skl168};
 	tcal_init(&w.t.cal);
@@ -1713,11 +1715,19 @@ static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint
 			if (b[1] >> 5 > 1)
 				return off;
 			if (nh) {
-				struct hwt_pkt p = {.type = b[1] >> 5 ? HWT_PKT_MODE_TSX
-								      : HWT_PKT_MODE_EXEC,
-						    .mode = b[1] & 3};
+				if (b[1] >> 5) {
+					nh->tsx_ok = true;
+					nh->spec = (b[1] & 3) == 1;
+				} else {
+					static const uint8_t mode[4] = {
+					    HWT_DEC_MODE_16, HWT_DEC_MODE_64, HWT_DEC_MODE_32,
+					    HWT_DEC_MODE_UNKNOWN};
 
-				seg_header_pkt(nh, &p, hdr_ip);
+					nh->mode_ok = true;
+					nh->mode = mode[b[1] & 3];
+				}
+				if (nh->nstatus < UINT8_MAX)
+					nh->nstatus++;
 			}
 			off += 2;
 			continue;
