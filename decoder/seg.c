@@ -1618,7 +1618,14 @@ void seg_header(struct seg *s, int bdm70)
 	h->mode = HWT_DEC_MODE_UNKNOWN;
 	while (off < s->end) {
 		struct hwt_pkt p;
-		int n = hwt_pkt_decode(s->buf + off, (size_t)(s->end - off), 0, &p);
+		int n;
+
+		/* A PAD (a real PSB+ holds tens): nothing to read. */
+		if (!s->buf[off]) {
+			off++;
+			continue;
+		}
+		n = hwt_pkt_decode(s->buf + off, (size_t)(s->end - off), 0, &p);
 
 		if (n == 0)
 			break;
