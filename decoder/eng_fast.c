@@ -54,6 +54,9 @@ enum {
 	 * decoded again from a list without such entries
 	 * (hwt_dec_seg_fast()). */
 	Q_RELIST = -7,
+	/* proceed_no_event(): libipt's query for fail_bb's branch fails
+	 * (branch_fails()). */
+	Q_BRFAILS = -6,
 };
 
 struct fev {
@@ -1326,16 +1329,32 @@ static int resyncs(struct fast *f, uint64_t sync)
 {
 	const struct seg_pkt *p = f->np;
 	struct seg_state none;
+	struct seg_pkt *own = NULL;
 	struct fast *g;
 	int st;
 
 	while (p->type != SEG_PKT_END && p->type != HWT_PKT_BAD && f->s->start + p->off < sync)
 		p++;
-	if (p->type != HWT_PKT_PSB || f->s->start + p->off != sync)
+	if (p->type == HWT_PKT_BAD && f->s->start + p->off < sync) {
+		/* The list ends at a bad packet before it (what libipt
+		 * skips to get there): the PSB+ from its own. */
+		enum { OWN = 512 };
+
+		own = malloc(OWN * sizeof(*own));
+		if (!own)
+			return -ENOMEM;
+		seg_pkts_from(f->s, sync, f->skz84, own, OWN);
+		p = own;
+	}
+	if (p->type != HWT_PKT_PSB || f->s->start + p->off != sync) {
+		free(own);
 		return DECLINE;
+	}
 	g = calloc(1, sizeof(*g));
-	if (!g)
+	if (!g) {
+		free(own);
 		return -ENOMEM;
+	}
 	g->dec = f->dec;
 	g->s = f->s;
 	g->sc = f->sc;
@@ -1355,6 +1374,7 @@ static int resyncs(struct fast *f, uint64_t sync)
 	else if (st != -ENOMEM)
 		st = DECLINE;
 	free(g);
+	free(own);
 	return st;
 }
 
@@ -1371,7 +1391,7 @@ static int resyncs(struct fast *f, uint64_t sync)
  * PSB is not certain: libipt looks for its pattern from the offset on
  * and takes a run's last 16 bytes, so a run of 02 82 that may begin
  * before the offset is left to it. */
-static int libipt_fails(struct fast *f, int pterr, uint64_t ip)
+static int libipt_fails_at(struct fast *f, int pterr, uint64_t ip, uint64_t at)
 {
 	struct seg *s = f->s;
 	uint64_t pos = f->pos, sync;
@@ -1396,13 +1416,16 @@ static int libipt_fails(struct fast *f, int pterr, uint64_t ip)
 			return err;
 	}
 	f->held_bb = NULL;
+	/* What was logged since the call began, and the gap, at its
+	 * offset (eng_ipt.c: prepos). */
+	f->pos = at;
 	err = close_open(f);
 	if (err < 0)
 		return err;
 	snapshot(f);
-	err = seg_add_gap(s, HWT_DEC_GAP_ERROR, hwt_dec_err_from_pt(pterr),
-			  pt_errstr(pt_errcode(pterr)), ip, (sync < s->end ? sync : s->end) - pos,
-			  pos);
+	err =
+	    seg_add_gap(s, HWT_DEC_GAP_ERROR, hwt_dec_err_from_pt(pterr),
+			pt_errstr(pt_errcode(pterr)), ip, (sync < s->end ? sync : s->end) - at, at);
 	if (err < 0)
 		return err;
 	f->unposed = s->nitems;
@@ -1411,6 +1434,114 @@ static int libipt_fails(struct fast *f, int pterr, uint64_t ip)
 		s->last = false;
 	}
 	return Q_FAILED;
+}
+
+static int libipt_fails(struct fast *f, int pterr, uint64_t ip)
+{
+	return libipt_fails_at(f, pterr, ip, f->pos);
+}
+
+/* libipt's query for the branch that ends bb fails with pterr (a
+ * compressed return whose bit is not taken or finds its stack empty; the
+ * packet read ahead after the query's is not one: unknown opcode): its
+ * block decoder fails with what ran up to and including that branch,
+ * whose outcome is none; the gap at the offset where libipt's block began
+ * (at: the call that failed began there, eng_ipt.c's prepos), libipt
+ * synchronizing afresh from where its query decoder stopped (f->pos). */
+static int branch_fails(struct fast *f, struct hwt_dec_bb *bb, int pterr, uint64_t at)
+{
+	int err;
+
+	f->open = NULL;
+	f->held_bb = NULL;
+	err = add_item(f, bb, bb->ninsn, 0, 0);
+	return err < 0 ? err : libipt_fails_at(f, pterr, bb->end_ip, at);
+}
+
+/* Whether the packet at f->np, which the read ahead after a query met, is
+ * one whose opcode libipt does not know (its query then fails with
+ * -pte_bad_opc; anything else about a bad packet is left to libipt). */
+static bool bad_opcode_next(const struct fast *f)
+{
+	const struct seg *s = f->s;
+	struct pt_config cfg = f->dec->ptcfg;
+	struct pt_packet_decoder *d;
+	struct pt_packet pk;
+	int st;
+
+	if (f->np->type != HWT_PKT_BAD)
+		return false;
+	cfg.begin = (uint8_t *)s->buf + s->start;
+	cfg.end = (uint8_t *)s->buf + s->end;
+	memset(&cfg.flags, 0, sizeof(cfg.flags));
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d)
+		return false;
+	st = pt_pkt_sync_set(d, f->pos - s->start);
+	if (st >= 0)
+		st = pt_pkt_next(d, &pk, sizeof(pk));
+	pt_pkt_free_decoder(d);
+	return st == -pte_bad_opc;
+}
+
+/* The last packet a query read (TNT or TIP) before f->np, past timing
+ * packets only (what read_ahead() goes past); NULL where other packets
+ * come between. */
+static const struct seg_pkt *last_query_pkt(const struct fast *f)
+{
+	const struct seg_pkt *p = f->np;
+
+	while (p-- > f->s->pkts) {
+		switch (p->type) {
+		case HWT_PKT_TNT_8:
+		case HWT_PKT_TNT_64:
+		case HWT_PKT_TIP:
+			return p;
+		case HWT_PKT_PAD:
+		case HWT_PKT_TSC:
+		case HWT_PKT_TMA:
+		case HWT_PKT_MTC:
+		case HWT_PKT_CYC:
+			continue;
+		default:
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/* The read ahead after a query's TNT packet met a packet with an unknown
+ * opcode (bad_opcode_next()): that TNT packet's offset in *at, where
+ * libipt's block began (its query read that packet first). */
+static bool tnt_read_fails(const struct fast *f, uint64_t *at)
+{
+	const struct seg_pkt *p;
+
+	/* (A TNT packet without bits is libipt's to refuse.) */
+	if (!f->ntnt || !bad_opcode_next(f))
+		return false;
+	p = last_query_pkt(f);
+	if (!p || p->type == HWT_PKT_TIP)
+		return false;
+	*at = f->s->start + p->off;
+	return true;
+}
+
+/* Where libipt's block that ends with the return whose TNT bit was just
+ * taken began: at the TNT packet that bit came from when the return's
+ * query read it (its first bit: the hot loop reads it ahead of the
+ * return's turn), else here (the bit was cached by an earlier query, TNT
+ * or TIP, and no trace was read since but timing packets); UINT64_MAX
+ * where that is not certain (other packets read since). */
+static uint64_t ret_block_at(const struct fast *f)
+{
+	const struct seg_pkt *p = last_query_pkt(f);
+
+	if (!p)
+		return UINT64_MAX;
+	if (p->type != HWT_PKT_TIP && p->aux == f->ntnt + 1)
+		return f->s->start + p->off;
+	return f->pos;
 }
 
 /* bb_at() or succ() failed (err) at ip, where libipt's block decoder
@@ -2093,6 +2224,8 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 	struct hwt_dec_bb *fail_bb;
 	bool fail_taken;
 	int err = 0, ret;
+	int fail_err = 0;
+	uint64_t fail_at = 0;
 
 /* Leaves with x, the locals written back. */
 #define PNE_RET(x)                                                                                 \
@@ -2158,6 +2291,14 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 			}
 			if (now) {
 				err = tnt_fetch(f);
+				/* A return's query read them: it fails where
+				 * libipt's does. */
+				if (err == DECLINE && bb->branch == HWT_DEC_BR_RETURN &&
+				    tnt_read_fails(f, &fail_at)) {
+					fail_bb = bb;
+					fail_err = -pte_bad_opc;
+					PNE_RET(Q_BRFAILS);
+				}
 				if (err < 0)
 					PNE_RET(err == Q_EOS || err == Q_BADQUERY ? DECLINE : err);
 			}
@@ -2208,6 +2349,11 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 		case HWT_DEC_BR_COND:
 			direct = 0;
 			st = next_bit(f, &taken);
+			if (st == DECLINE && tnt_read_fails(f, &fail_at)) {
+				fail_bb = bb;
+				fail_err = -pte_bad_opc;
+				PNE_RET(Q_BRFAILS);
+			}
 			if (st < 0)
 				PNE_RET(st == Q_BADQUERY || st == Q_EOS ? DECLINE : st);
 			f->status = st;
@@ -2288,6 +2434,11 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 					st = next_bit(f, &taken);
 				} else {
 					st = q_cond(f, &taken);
+					if (st == DECLINE && tnt_read_fails(f, &fail_at)) {
+						fail_bb = bb;
+						fail_err = -pte_bad_opc;
+						PNE_RET(Q_BRFAILS);
+					}
 					if (st < 0)
 						st = st == Q_EOS || st == Q_BADQUERY ? DECLINE : st;
 					else if (st & ST_IPSUP)
@@ -2295,8 +2446,14 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 				}
 				if (st < 0)
 					PNE_RET(st);
-				if (!taken || !(call = lc_rs_pop(f, &lc)))
-					PNE_RET(DECLINE);
+				if (!taken || !(call = lc_rs_pop(f, &lc))) {
+					/* pt_blk_proceed_with_trace(): libipt
+					 * fails at the return. */
+					fail_bb = bb;
+					fail_err = taken ? -pte_retstack_empty : -pte_bad_retcomp;
+					fail_at = ret_block_at(f);
+					PNE_RET(fail_at == UINT64_MAX ? DECLINE : Q_BRFAILS);
+				}
 				f->status = st;
 				next = call->fallthrough;
 				err = lc_bb(f, &lc, bb, bb->ninsn, 0, next, SEG_STACK_RET, all);
@@ -2326,10 +2483,17 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 					PNE_RET(err);
 				if (!query_ip(f, &next))
 					PNE_RET(DECLINE); /* -pte_noip */
+				fail_at = f->pos;
 				advance(f);
 				err = ra_tolerant(f);
-				if (err < 0)
-					PNE_RET(DECLINE);
+				if (err < 0) {
+					if (err != DECLINE || !bad_opcode_next(f))
+						PNE_RET(DECLINE);
+					/* The query's read ahead fails. */
+					fail_bb = bb;
+					fail_err = -pte_bad_opc;
+					PNE_RET(Q_BRFAILS);
+				}
 				st = status_flags(f);
 				if (st < 0)
 					PNE_RET(st);
@@ -2387,6 +2551,8 @@ fail:
 #undef PNE_RET
 out:
 	lc_put(f, &lc);
+	if (ret == Q_BRFAILS)
+		return branch_fails(f, fail_bb, fail_err, fail_at);
 	return ret == Q_NOBLOCK ? block_fails(f, f->fail_ip, DECLINE) : ret;
 }
 

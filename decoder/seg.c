@@ -581,6 +581,28 @@ static void pkt_entry(const struct seg *s, struct seg_pkt *q, const struct hwt_p
 	q->aux = p->type == HWT_PKT_TNT_8 || p->type == HWT_PKT_TNT_64 ? p->tnt_bits : p->mode;
 }
 
+size_t seg_pkts_from(const struct seg *s, uint64_t off, int skz84, struct seg_pkt *out, size_t cap)
+{
+	size_t n = 0;
+
+	while (n + 1 < cap) {
+		struct hwt_pkt p;
+		int k;
+
+		memset(&p, 0, sizeof(p));
+		k = off < s->end ? hwt_pkt_decode(s->buf + off, (size_t)(s->end - off), skz84, &p)
+				 : 0;
+		pkt_entry(s, &out[n++], &p, k, off);
+		if (k <= 0)
+			return n;
+		off += (uint64_t)k;
+	}
+	memset(&out[n], 0, sizeof(out[n]));
+	out[n].off = (uint32_t)(off - s->start);
+	out[n].type = HWT_PKT_BAD;
+	return n + 1;
+}
+
 /* Little-endian 8 bytes at p (p + 8 must be inside the buffer). */
 static inline uint64_t ld64(const uint8_t *p)
 {

@@ -498,6 +498,12 @@ static inline bool seg_time_at(const struct seg *s, uint64_t pos, size_t *cursor
 /* Reads the next segment's PSB+: its FUP (s->has_end_ip, s->end_ip) and
  * its PSBEND (s->next_psbend). */
 void seg_find_end_ip(struct seg *s);
+/* The packets of s from off to its end in out (at most cap entries; the
+ * last is SEG_PKT_END, or BAD at a bad packet or where cap ran out), as
+ * the segment's own list would have them without its lexer's marks: for a
+ * look at a PSB+ past a bad packet, where that list ends. Returns the
+ * entries. */
+size_t seg_pkts_from(const struct seg *s, uint64_t off, int skz84, struct seg_pkt *out, size_t cap);
 
 /* What the PSB+ packet p says into h (a FUP: its IP, from *last_ip). */
 struct hwt_pkt;
