@@ -1891,9 +1891,14 @@ static __attribute__((noinline)) enum rec_stop rec_scan(struct rec_state *st)
 			    it != tseen) {
 				/* target_seen()'s common case: the block's
 				 * last target again. */
-				struct target_count *c = &tcache[bb->id];
+				struct target_count *c;
 
-				if (bb->id >= ncount || !c->count || c->target != it->next_ip) {
+				if (bb->id >= ncount) {
+					why = REC_TARGET;
+					goto out;
+				}
+				c = &tcache[bb->id];
+				if (!c->count || c->target != it->next_ip) {
 					why = REC_TARGET;
 					goto out;
 				}
@@ -2167,9 +2172,10 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 		}
 		/* Calls and returns as records, where two blocks come in a
 		 * row (a lone one, as between a filter's crossings, costs
-		 * rec_run() more than the general path). */
-		if (rec_fast && f->cur && s->items[i].kind == SEG_BB && i + 1 < s->nitems &&
-		    s->items[i + 1].kind == SEG_BB) {
+		 * rec_run() more than the general path). A thread without
+		 * a stack yet (no call so far) gets it there first. */
+		if (rec_fast && f->cur && f->cur->stack && s->items[i].kind == SEG_BB &&
+		    i + 1 < s->nitems && s->items[i + 1].kind == SEG_BB) {
 			i = rec_run(&r, i, &err);
 			if (err < 0 || i == s->nitems)
 				break;
