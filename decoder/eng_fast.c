@@ -49,14 +49,14 @@ enum {
 	Q_FAILED = -4,
 	/* proceed_no_event(): no block at f->fail_ip (block_fails()). */
 	Q_NOBLOCK = -5,
+	/* proceed_no_event(): libipt's query for fail_bb's branch fails
+	 * (branch_fails()). */
+	Q_BRFAILS = -6,
 	/* A run of repeated PSB+ listed as one entry (seg.h SEG_PSB_RUN)
 	 * where one of them is to be decoded on its own: the segment is
 	 * decoded again from a list without such entries
 	 * (hwt_dec_seg_fast()). */
 	Q_RELIST = -7,
-	/* proceed_no_event(): libipt's query for fail_bb's branch fails
-	 * (branch_fails()). */
-	Q_BRFAILS = -6,
 };
 
 struct fev {
@@ -2242,6 +2242,14 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 		fail_taken = (tk);                                                                 \
 		goto fail;                                                                         \
 	} while (0)
+/* libipt's query for bb's branch fails with pterr (at: where its block
+ * began): branch_fails() once the locals are written back. */
+#define PNE_BRFAILS(bb_, pterr)                                                                    \
+	do {                                                                                       \
+		fail_bb = (bb_);                                                                   \
+		fail_err = (pterr);                                                                \
+		PNE_RET(Q_BRFAILS);                                                                \
+	} while (0)
 
 	lc_get(f, &lc);
 	if (f->open) {
@@ -2295,9 +2303,7 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 				 * libipt's does. */
 				if (err == DECLINE && bb->branch == HWT_DEC_BR_RETURN &&
 				    tnt_read_fails(f, &fail_at)) {
-					fail_bb = bb;
-					fail_err = -pte_bad_opc;
-					PNE_RET(Q_BRFAILS);
+					PNE_BRFAILS(bb, -pte_bad_opc);
 				}
 				if (err < 0)
 					PNE_RET(err == Q_EOS || err == Q_BADQUERY ? DECLINE : err);
@@ -2350,9 +2356,7 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 			direct = 0;
 			st = next_bit(f, &taken);
 			if (st == DECLINE && tnt_read_fails(f, &fail_at)) {
-				fail_bb = bb;
-				fail_err = -pte_bad_opc;
-				PNE_RET(Q_BRFAILS);
+				PNE_BRFAILS(bb, -pte_bad_opc);
 			}
 			if (st < 0)
 				PNE_RET(st == Q_BADQUERY || st == Q_EOS ? DECLINE : st);
@@ -2435,9 +2439,7 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 				} else {
 					st = q_cond(f, &taken);
 					if (st == DECLINE && tnt_read_fails(f, &fail_at)) {
-						fail_bb = bb;
-						fail_err = -pte_bad_opc;
-						PNE_RET(Q_BRFAILS);
+						PNE_BRFAILS(bb, -pte_bad_opc);
 					}
 					if (st < 0)
 						st = st == Q_EOS || st == Q_BADQUERY ? DECLINE : st;
@@ -2449,10 +2451,11 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 				if (!taken || !(call = lc_rs_pop(f, &lc))) {
 					/* pt_blk_proceed_with_trace(): libipt
 					 * fails at the return. */
-					fail_bb = bb;
-					fail_err = taken ? -pte_retstack_empty : -pte_bad_retcomp;
 					fail_at = ret_block_at(f);
-					PNE_RET(fail_at == UINT64_MAX ? DECLINE : Q_BRFAILS);
+					if (fail_at == UINT64_MAX)
+						PNE_RET(DECLINE);
+					PNE_BRFAILS(bb,
+						    taken ? -pte_retstack_empty : -pte_bad_retcomp);
 				}
 				f->status = st;
 				next = call->fallthrough;
@@ -2490,9 +2493,7 @@ static inline __attribute__((always_inline)) int proceed_no_event_as(struct fast
 					if (err != DECLINE || !bad_opcode_next(f))
 						PNE_RET(DECLINE);
 					/* The query's read ahead fails. */
-					fail_bb = bb;
-					fail_err = -pte_bad_opc;
-					PNE_RET(Q_BRFAILS);
+					PNE_BRFAILS(bb, -pte_bad_opc);
 				}
 				st = status_flags(f);
 				if (st < 0)
@@ -2547,6 +2548,7 @@ fail:
 	if (fail_bb)
 		hold(f, fail_bb, lc.last, fail_taken);
 	ret = err == DECLINE ? Q_NOBLOCK : err;
+#undef PNE_BRFAILS
 #undef PNE_FAIL
 #undef PNE_RET
 out:

@@ -655,6 +655,21 @@ static bool lockable(bool two, uint8_t op, uint8_t modrm)
 	}
 }
 
+/* The little-endian displacement of w (1, 2 or 4) bytes at b,
+ * sign-extended. */
+static inline int64_t rel_disp(const uint8_t *b, size_t w)
+{
+	switch (w) {
+	case 1:
+		return (int8_t)b[0];
+	case 2:
+		return (int16_t)(uint16_t)(b[0] | b[1] << 8);
+	default:
+		return (int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+				 (uint32_t)b[3] << 24);
+	}
+}
+
 /* Bytes of ModRM, SIB and displacement at b (len left), or 0 when they run
  * out. */
 static size_t modrm_size(const uint8_t *b, size_t len, unsigned int asize)
@@ -872,10 +887,7 @@ int hwt_dec_ild_table(const uint8_t *b, size_t len, uint64_t ip, enum hwt_dec_mo
 	insn->branch = op.branch;
 	memcpy(insn->raw, b, insn->size);
 	if (op.shape == OP_REL8 || op.shape == OP_RELZ) {
-		int64_t d = op.shape == OP_REL8
-				? (int8_t)b[i]
-				: (int32_t)((uint32_t)b[i] | (uint32_t)b[i + 1] << 8 |
-					    (uint32_t)b[i + 2] << 16 | (uint32_t)b[i + 3] << 24);
+		int64_t d = rel_disp(b + i, op.shape == OP_REL8 ? 1 : 4);
 
 		/* No wrap at 4 GiB: libipt's pt_insn_next_ip() (rel_target()). */
 		insn->target = ip + insn->size + (uint64_t)d;
@@ -894,7 +906,6 @@ static void rel_target(struct hwt_dec_insn *insn)
 {
 	const uint8_t *b = insn->raw;
 	size_t i = 0, w;
-	int64_t d = 0;
 
 	while (i < insn->size && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3 ||
 				  b[i] == 0xf0 || b[i] == 0x2e || b[i] == 0x36 || b[i] == 0x3e ||
@@ -906,16 +917,9 @@ static void rel_target(struct hwt_dec_insn *insn)
 	if (i >= insn->size)
 		return;
 	w = insn->size - i;
-	if (w == 1)
-		d = (int8_t)b[i];
-	else if (w == 2)
-		d = (int16_t)(uint16_t)(b[i] | b[i + 1] << 8);
-	else if (w == 4)
-		d = (int32_t)((uint32_t)b[i] | (uint32_t)b[i + 1] << 8 | (uint32_t)b[i + 2] << 16 |
-			      (uint32_t)b[i + 3] << 24);
-	else
+	if (w != 1 && w != 2 && w != 4)
 		return;
-	insn->target = insn->ip + insn->size + (uint64_t)d;
+	insn->target = insn->ip + insn->size + (uint64_t)rel_disp(b + i, w);
 }
 
 int hwt_dec_ild_capstone(struct hwt_dec_icache *ic, const uint8_t *bytes, size_t len, uint64_t ip,

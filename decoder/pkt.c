@@ -308,11 +308,11 @@ int hwt_pkt_ip(const struct hwt_pkt *pkt, uint64_t *last_ip)
 	return 0;
 }
 
+const uint8_t hwt_pkt_psb[HWT_PKT_PSB_SIZE] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					       0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
+
 size_t hwt_pkt_find_psb(const uint8_t *buf, size_t len, size_t pos)
 {
-	static const uint8_t psb[HWT_PKT_PSB_SIZE] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-						      0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-						      0x02, 0x82, 0x02, 0x82};
 	uint64_t even, odd;
 
 	if (len < HWT_PKT_PSB_SIZE || pos > len - HWT_PKT_PSB_SIZE)
@@ -322,8 +322,8 @@ size_t hwt_pkt_find_psb(const uint8_t *buf, size_t len, size_t pos)
 	 * load every 8 bytes finds it at the first such q, where the PSB
 	 * is at one of q - 7 .. q, which no earlier probe looked at. 02
 	 * alone is too common in PT (memchr() stopped every 6 bytes). */
-	memcpy(&even, psb, sizeof(even));
-	memcpy(&odd, psb + 1, sizeof(odd));
+	memcpy(&even, hwt_pkt_psb, sizeof(even));
+	memcpy(&odd, hwt_pkt_psb + 1, sizeof(odd));
 	for (size_t q = pos; q + sizeof(even) <= len; q += sizeof(even)) {
 		uint64_t v;
 
@@ -332,7 +332,7 @@ size_t hwt_pkt_find_psb(const uint8_t *buf, size_t len, size_t pos)
 			continue;
 		for (size_t p = q - pos >= 7 ? q - 7 : pos; p <= q && p + HWT_PKT_PSB_SIZE <= len;
 		     p++) {
-			if (memcmp(buf + p, psb, HWT_PKT_PSB_SIZE))
+			if (memcmp(buf + p, hwt_pkt_psb, HWT_PKT_PSB_SIZE))
 				continue;
 			/* The pattern may begin inside the packet before
 			 * the PSB (a TNT payload ending in 02 82): the PSB

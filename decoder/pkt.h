@@ -87,5 +87,7 @@ int hwt_pkt_ip(const struct hwt_pkt *pkt, uint64_t *last_ip);
 size_t hwt_pkt_find_psb(const uint8_t *buf, size_t len, size_t pos);
 
 #define HWT_PKT_PSB_SIZE 16
+/* A PSB's bytes: 02 82, eight times. */
+extern const uint8_t hwt_pkt_psb[HWT_PKT_PSB_SIZE];
 
 #endif

@@ -23,11 +23,7 @@
  * bytes of a run of 02 82 (b + 18 inside the buffer). */
 static inline bool psb_at(const uint8_t *b)
 {
-	static const uint8_t psb[HWT_PKT_PSB_SIZE] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-						      0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-						      0x02, 0x82, 0x02, 0x82};
-
-	return !memcmp(b, psb, sizeof(psb)) && !(b[16] == 0x02 && b[17] == 0x82);
+	return !memcmp(b, hwt_pkt_psb, HWT_PKT_PSB_SIZE) && !(b[16] == 0x02 && b[17] == 0x82);
 }
 
 /* Where the segment starting at the PSB at start ends: the first PSB at

@@ -958,6 +958,11 @@ enum {
 
 static const uint8_t lexcls[256] = {LEX_64(0), LEX_64(64), LEX_64(128), LEX_64(192)};
 
+/* The IP bytes and the payload's mask by IP compression (the lexers':
+ * lex_run(), end_lex(); 0: reserved). */
+static const uint8_t ipsz[8] = {0, 2, 4, 6, 6, 0, 8, 0};
+static const uint64_t ipmask[8] = {
+    0, 0xffffull, 0xffffffffull, 0xffffffffffffull, 0xffffffffffffull, 0, ~0ull, 0};
 /* The packets a segment is mostly made of, from off (at or after the
  * segment's start) while they end at or before lim, listed when store
  * (then lim is the segment's end): what hwt_pkt_decode() and the walk's
@@ -969,9 +974,6 @@ static const uint8_t lexcls[256] = {LEX_64(0), LEX_64(64), LEX_64(128), LEX_64(1
 static inline __attribute__((always_inline)) uint64_t
 lex_run(struct seg *s, struct wstate *w, uint64_t off, uint64_t lim, const bool store)
 {
-	static const uint8_t ipsz[8] = {0, 2, 4, 6, 6, 0, 8, 0};
-	static const uint64_t ipmask[8] = {
-	    0, 0xffffull, 0xffffffffull, 0xffffffffffffull, 0xffffffffffffull, 0, ~0ull, 0};
 	static const uint8_t iptype[32] = {[0x0d] = HWT_PKT_TIP,
 					   [0x11] = HWT_PKT_TIP_PGE,
 					   [0x01] = HWT_PKT_TIP_PGD,
@@ -1592,7 +1594,9 @@ static bool pge_follows(const struct seg *s, uint64_t off)
 	return false;
 }
 
-void seg_header_pkt(struct seg_header *h, const struct hwt_pkt *p, uint64_t *last_ip)
+/* seg_header_pkt(), inline for the lexers (end_lex()). */
+static inline __attribute__((always_inline)) void
+header_pkt(struct seg_header *h, const struct hwt_pkt *p, uint64_t *last_ip)
 {
 	switch (p->type) {
 	case HWT_PKT_FUP:
@@ -1622,6 +1626,11 @@ void seg_header_pkt(struct seg_header *h, const struct hwt_pkt *p, uint64_t *las
 	}
 	if (h->nstatus < UINT8_MAX)
 		h->nstatus++;
+}
+
+void seg_header_pkt(struct seg_header *h, const struct hwt_pkt *p, uint64_t *last_ip)
+{
+	header_pkt(h, p, last_ip);
 }
 
 void seg_header(struct seg *s, int bdm70)
@@ -1689,7 +1698,7 @@ static inline void end_pkt(struct seg *s, struct seg_header *nh, const struct hw
 	uint64_t ip = 0;
 
 	if (nh)
-		seg_header_pkt(nh, p, hdr_ip);
+		header_pkt(nh, p, hdr_ip);
 	if (p->type == HWT_PKT_FUP && !*fup) {
 		*fup = true;
 		if (hwt_pkt_ip(p, &ip) == 0) {
@@ -1721,14 +1730,12 @@ static void end_psbend(struct seg *s, struct seg_header *nh, uint64_t off)
 static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint64_t *hdr_ip,
 			bool *fup, bool *done)
 {
-	static const uint8_t ipsz[8] = {0, 2, 4, 6, 6, 0, 8, 0};
-	static const uint64_t ipmask[8] = {
-	    0, 0xffffull, 0xffffffffull, 0xffffffffffffull, 0xffffffffffffull, 0, ~0ull, 0};
 	const uint8_t *buf = s->buf;
 
 	while (off + 16 <= s->buf_len) {
 		const uint8_t *b = buf + off;
 		unsigned int sz = 0;
+		uint8_t type = 0;
 
 		switch (b[0]) {
 		case 0x00: /* PAD */
@@ -1744,19 +1751,11 @@ static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint
 			if (b[1] >> 5 > 1)
 				return off;
 			if (nh) {
-				if (b[1] >> 5) {
-					nh->tsx_ok = true;
-					nh->spec = (b[1] & 3) == 1;
-				} else {
-					static const uint8_t mode[4] = {
-					    HWT_DEC_MODE_16, HWT_DEC_MODE_64, HWT_DEC_MODE_32,
-					    HWT_DEC_MODE_UNKNOWN};
+				struct hwt_pkt p = {.type = b[1] >> 5 ? HWT_PKT_MODE_TSX
+								      : HWT_PKT_MODE_EXEC,
+						    .mode = b[1] & 3};
 
-					nh->mode_ok = true;
-					nh->mode = mode[b[1] & 3];
-				}
-				if (nh->nstatus < UINT8_MAX)
-					nh->nstatus++;
+				header_pkt(nh, &p, hdr_ip);
 			}
 			off += 2;
 			continue;
@@ -1769,13 +1768,16 @@ static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint
 			case 0x82: /* a PSB (or a bad one): the PSB+ is broken */
 				*done = true;
 				return off;
-			case 0x03: /* CBR */
+			case 0x03:
+				type = HWT_PKT_CBR;
 				sz = 4;
 				break;
-			case 0x43: /* PIP */
+			case 0x43:
+				type = HWT_PKT_PIP;
 				sz = 8;
 				break;
-			case 0xc8: /* VMCS */
+			case 0xc8:
+				type = HWT_PKT_VMCS;
 				sz = 7;
 				break;
 			case 0x73: /* TMA (one libipt rejects: the generic step) */
@@ -1787,8 +1789,11 @@ static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint
 				return off;
 			}
 			/* A status update. */
-			if (nh && nh->nstatus < UINT8_MAX)
-				nh->nstatus++;
+			if (nh) {
+				struct hwt_pkt p = {.type = type};
+
+				header_pkt(nh, &p, hdr_ip);
+			}
 			off += sz;
 			continue;
 		default:
@@ -1811,7 +1816,6 @@ static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint
 
 void seg_find_end_ip(struct seg *s)
 {
-	const uint64_t psb = 0x8202820282028202ull;
 	uint64_t off = s->end, hdr_ip = 0;
 	struct seg_header *nh = &s->next_hdr;
 	bool fup = false, done = false;
@@ -1824,7 +1828,7 @@ void seg_find_end_ip(struct seg *s)
 	/* The next segment's header on the way (seg_header). */
 	memset(nh, 0, sizeof(*nh));
 	nh->mode = HWT_DEC_MODE_UNKNOWN;
-	if (ld64(s->buf + off) == psb && ld64(s->buf + off + 8) == psb) {
+	if (!memcmp(s->buf + off, hwt_pkt_psb, HWT_PKT_PSB_SIZE)) {
 		off = end_lex(s, nh, off + HWT_PKT_PSB_SIZE, &hdr_ip, &fup, &done);
 		if (done)
 			return;
