@@ -252,16 +252,22 @@ static int load_raw(struct hwt_dec_image *img, char *arg)
 					   "bad range in --raw '%s': TO must be above "
 					   "FROM",
 					   arg);
-	err = hwt_dec_image_add_file(img, arg, from, size ? size : UINT64_MAX, base);
+	/* The decoder checks its files when it first reads code: a file the
+	 * user named is checked here, for a clear error before decoding. */
+	size = size ? size : UINT64_MAX;
+	err = hwt_dec_file_check(arg, from, &size);
+	if (err == 0)
+		err = hwt_dec_image_add_file(img, arg, from, size, base);
 	if (err == -HWT_EINVAL) {
 		hwt_cli_error("script: cannot map --raw '%s' at 0x%" PRIx64 ": the file is empty, "
-			      "not a regular file, or shorter than offset 0x%" PRIx64,
+			      "not a regular file, or shorter than offset 0x%" PRIx64
+			      "; check the path and the range",
 			      arg, base, from);
 		return -1;
 	}
 	if (err < 0) {
-		hwt_cli_error("script: cannot map --raw '%s' at 0x%" PRIx64 ": %s", arg, base,
-			      err > -HWT_EBASE ? strerror(-err) : hwt_strerror(err));
+		hwt_cli_error("script: cannot map --raw '%s' at 0x%" PRIx64 ": %s; check the path",
+			      arg, base, err > -HWT_EBASE ? strerror(-err) : hwt_strerror(err));
 		return -1;
 	}
 	return 0;
@@ -299,12 +305,17 @@ int hwt_script_load_elf(struct hwt_dec_image *img, const char *path, uint64_t ba
 	if (has_base && low != UINT64_MAX)
 		bias = base - low;
 	for (i = 0; i < n; i++) {
+		uint64_t size;
 		int err;
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
 			continue;
-		err =
-		    hwt_dec_image_add_file(img, path, ph.p_offset, ph.p_filesz, ph.p_vaddr + bias);
+		/* checked here (the decoder checks when it first reads code) */
+		size = ph.p_filesz;
+		err = hwt_dec_file_check(path, ph.p_offset, &size);
+		if (err == 0)
+			err =
+			    hwt_dec_image_add_file(img, path, ph.p_offset, size, ph.p_vaddr + bias);
 		if (err < 0) {
 			hwt_cli_error("script: cannot map segment %zu of '%s': %s", i, path,
 				      hwt_strerror(err));

@@ -50,8 +50,11 @@ struct hwt_dec_code {
 /* A file or memory section registered in the icache. */
 struct hwt_dec_section {
 	uint64_t vaddr;		   /* where the whole section was mapped */
-	uint64_t size;		   /* after clipping to the file */
+	uint64_t size;		   /* after clipping to the file (when checked) */
+	uint64_t asked;		   /* the size it was added with */
 	uint64_t offset;	   /* file offset */
+	int checked;		   /* 0: not yet (image.c section_check()), 1: ok,
+				    * < 0: the error (the file is not mapped) */
 	char *path;		   /* file name (memory: /proc/self/fd/N) */
 	char *label;		   /* what messages show */
 	struct hwt_dec_code *code; /* its bytes, loaded on first use */
@@ -92,6 +95,15 @@ struct hwt_dec_image {
 	char *name;
 	struct hwt_dec_piece *pieces; /* sorted by lo, disjoint */
 	size_t npieces, cap_pieces;
+	/* Sections added and not yet checked (their files are stat()ed and
+	 * mapped into pieces in this order at the image's first lookup:
+	 * image.c image_resolve()); unresolved is set while there are any,
+	 * and lookups see nfind pieces (0 then: a lookup below the first
+	 * piece resolves the image, no test where one finds its piece). */
+	struct hwt_dec_section **pending;
+	size_t npending, cap_pending;
+	atomic_bool unresolved;
+	atomic_size_t nfind;
 };
 
 /* The image's libipt image, made of its pieces the first time a libipt run

@@ -115,11 +115,22 @@ HWT_API void hwt_dec_image_put(struct hwt_dec_image *image);
 /* Maps size bytes of file path, starting at file offset, at vaddr (size
  * UINT64_MAX: to the end of the file; the section is clipped to the file).
  * A new section replaces the parts of older ones it overlaps, as mmap does.
- * The file is read lazily and must stay unchanged while decoding.
- * Returns 0, or -HWT_EINVAL (bad arguments, offset beyond the file),
- * -ENOENT / -EACCES (cannot open path), -ENOMEM. */
+ * The file is checked lazily, at the image's first lookup (a decode that
+ * reads no code opens no file), and must stay unchanged while decoding:
+ * a file that cannot be mapped then (missing, not a regular file, shorter
+ * than offset) is named in the icache's log (an error) and its addresses
+ * have no code, as where nothing is mapped (the decode's gaps). Callers
+ * that want that error up front (a path the user named) check the file
+ * with hwt_dec_file_check() first. Returns 0, or -HWT_EINVAL (bad
+ * arguments: size 0), -ENOMEM. */
 HWT_API int hwt_dec_image_add_file(struct hwt_dec_image *image, const char *path, uint64_t offset,
 				   uint64_t size, uint64_t vaddr);
+/* Checks what hwt_dec_image_add_file() checks at the image's first
+ * lookup: path is a regular file that holds offset; *size (UINT64_MAX: to
+ * the end of the file) is clipped to the file. Returns 0, -HWT_EINVAL (not
+ * a regular file, offset beyond its end, size 0) or -errno of stat()
+ * (-ENOENT, -EACCES, ...). */
+HWT_API int hwt_dec_file_check(const char *path, uint64_t offset, uint64_t *size);
 /* Maps a copy of size bytes of memory at vaddr (e.g. the vDSO, JIT code).
  * name (may be NULL) labels it in messages. Errors as above. */
 HWT_API int hwt_dec_image_add_mem(struct hwt_dec_image *image, const void *bytes, size_t size,

@@ -12,7 +12,10 @@
  * for lookups by address; its libipt pt_image is made of those pieces when
  * a libipt run first needs it (hwt_dec_image_ipt()): adding a section to
  * libipt stat()s its file again, which was most of the cost of decoding a
- * short trace the fast engine decodes alone.
+ * short trace the fast engine decodes alone. For the same reason a file
+ * section is checked (stat(): it exists, holds the offset, its size
+ * clipped to the file) at the image's first lookup, not when it is added
+ * (image_resolve()): a decode that reads no code stats no file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -168,7 +171,7 @@ static struct hwt_dec_section *icache_add(struct hwt_dec_icache *ic, const char 
 	for (size_t i = 0; i < ic->nsections; i++) {
 		struct hwt_dec_section *o = ic->sections[i];
 
-		if (o->vaddr == vaddr && o->offset == offset && o->size == size &&
+		if (o->vaddr == vaddr && o->offset == offset && o->asked == size &&
 		    !strcmp(o->path, path)) {
 			sec = o;
 			goto out;
@@ -196,6 +199,7 @@ static struct hwt_dec_section *icache_add(struct hwt_dec_icache *ic, const char 
 	}
 	sec->vaddr = vaddr;
 	sec->size = size;
+	sec->asked = size;
 	sec->offset = offset;
 	ic->sections[ic->nsections++] = sec;
 out:
@@ -251,6 +255,7 @@ void hwt_dec_image_put(struct hwt_dec_image *img)
 		return;
 	if (img->ipt)
 		pt_image_free(img->ipt);
+	free(img->pending);
 	free(img->pieces);
 	free(img->name);
 	free(img);
@@ -341,8 +346,8 @@ error:
 /* Adds [lo, hi) of sec to libipt's image pi: through the icache's libipt
  * cache (ic; libipt returns the existing section for an identical one), or
  * as a section of pi's own (ic NULL). Returns 0 or a negative error; the
- * icache's log names the file that failed (it was stat()ed when it was
- * added: it changed since). */
+ * icache's log names the file that failed (it was stat()ed when the image
+ * was first read: it changed since). */
 static int ipt_add_piece(struct pt_image *pi, const struct hwt_dec_icache *ic,
 			 const struct hwt_dec_section *sec, uint64_t lo, uint64_t hi)
 {
@@ -394,6 +399,8 @@ static struct pt_image *ipt_build(const struct hwt_dec_image *img, const struct 
 	return pi;
 }
 
+static inline int image_ready(const struct hwt_dec_image *img);
+
 struct pt_image *hwt_dec_image_ipt(const struct hwt_dec_image *cimg, int *err)
 {
 	/* The libipt image is a cache of the pieces, kept in the image from
@@ -402,7 +409,9 @@ struct pt_image *hwt_dec_image_ipt(const struct hwt_dec_image *cimg, int *err)
 	struct hwt_dec_image *img = (struct hwt_dec_image *)cimg;
 	struct pt_image *pi;
 
-	*err = 0;
+	*err = image_ready(img);
+	if (*err < 0)
+		return NULL;
 	pthread_mutex_lock(&img->icache->lock);
 	if (!img->ipt)
 		img->ipt = ipt_build(img, img->icache, err);
@@ -411,14 +420,13 @@ struct pt_image *hwt_dec_image_ipt(const struct hwt_dec_image *cimg, int *err)
 	return pi;
 }
 
-static int image_add_section(struct hwt_dec_image *img, const char *path, const char *label,
-			     uint64_t offset, uint64_t size, uint64_t vaddr)
+int hwt_dec_file_check(const char *path, uint64_t offset, uint64_t *size)
 {
-	struct hwt_dec_section *sec;
 	struct stat st;
-	uint64_t fsize, end;
-	int err = 0;
+	uint64_t fsize;
 
+	if (!path || !size || !*size)
+		return -HWT_EINVAL;
 	if (stat(path, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
@@ -426,24 +434,133 @@ static int image_add_section(struct hwt_dec_image *img, const char *path, const 
 	fsize = (uint64_t)st.st_size;
 	if (offset >= fsize)
 		return -HWT_EINVAL;
-	if (size > fsize - offset)
-		size = fsize - offset;
-	if (size == 0 || __builtin_add_overflow(vaddr, size, &end))
+	if (*size > fsize - offset)
+		*size = fsize - offset;
+	return 0;
+}
+
+/* Serializes image_resolve() (rare: once per image and change) and the
+ * sections' checks. */
+static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Checks sec's file once (its first image's first lookup): clips its size
+ * to the file. A file that cannot be mapped is named in the icache's log;
+ * its addresses then have no code (the decode's gaps, as where no section
+ * is). Returns 1 or the error. Under resolve_lock. */
+static int section_check(const struct hwt_dec_icache *ic, struct hwt_dec_section *sec)
+{
+	uint64_t size = sec->asked, end;
+	int err;
+
+	if (sec->checked)
+		return sec->checked;
+	err = hwt_dec_file_check(sec->path, sec->offset, &size);
+	if (err == 0 && __builtin_add_overflow(sec->vaddr, size, &end))
+		err = -HWT_EINVAL;
+	if (err < 0) {
+		hwt_log(&ic->log, HWT_LOG_ERROR,
+			"%s: cannot map it at 0x%" PRIx64 ": %s: the trace in its code cannot "
+			"be decoded (gaps); check the path",
+			sec->label, sec->vaddr,
+			err == -HWT_EINVAL ? "not a regular file, or shorter than its offset"
+			: err > -HWT_EBASE ? strerror(-err)
+					   : hwt_strerror(err));
+		sec->checked = err;
+		return err;
+	}
+	sec->size = size;
+	sec->checked = 1;
+	return 1;
+}
+
+/* The icache's section that sec, checked, is the same as (file, offset,
+ * address and size after clipping: sections added with sizes that clip to
+ * the same are one section, whose decoded blocks are shared), or sec.
+ * Under resolve_lock. */
+static struct hwt_dec_section *section_same(struct hwt_dec_icache *ic, struct hwt_dec_section *sec)
+{
+	pthread_mutex_lock(&ic->lock);
+	for (size_t i = 0; i < ic->nsections; i++) {
+		struct hwt_dec_section *o = ic->sections[i];
+
+		if (o != sec && o->checked == 1 && o->vaddr == sec->vaddr &&
+		    o->offset == sec->offset && o->size == sec->size &&
+		    !strcmp(o->path, sec->path)) {
+			sec = o;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ic->lock);
+	return sec;
+}
+
+/* Maps the image's pending sections, in the order they were added.
+ * Returns 0, or -ENOMEM (or libipt's error where the image's libipt
+ * image was made already); a file that cannot be mapped is no error here
+ * (section_check()). */
+static int image_resolve(const struct hwt_dec_image *cimg)
+{
+	struct hwt_dec_image *img = (struct hwt_dec_image *)cimg;
+	int ret = 0;
+
+	pthread_mutex_lock(&resolve_lock);
+	if (!atomic_load_explicit(&img->unresolved, memory_order_relaxed))
+		goto out;
+	for (size_t i = 0; i < img->npending; i++) {
+		struct hwt_dec_section *sec = img->pending[i];
+		int err = 0;
+
+		if (section_check(img->icache, sec) < 0)
+			continue;
+		sec = section_same(img->icache, sec);
+		/* A libipt image made already follows (libipt shrinks or
+		 * splits what the section covers, as image_map() does). */
+		if (img->ipt)
+			err = ipt_add_piece(img->ipt, img->icache, sec, sec->vaddr,
+					    sec->vaddr + sec->size);
+		if (err == 0)
+			err = image_map(img, sec, sec->vaddr, sec->vaddr + sec->size);
+		if (err < 0 && ret == 0)
+			ret = err;
+	}
+	img->npending = 0;
+	atomic_store_explicit(&img->nfind, img->npieces, memory_order_release);
+	atomic_store_explicit(&img->unresolved, false, memory_order_release);
+out:
+	pthread_mutex_unlock(&resolve_lock);
+	return ret;
+}
+
+/* The image's sections are mapped (image_resolve()) before it is read. */
+static inline int image_ready(const struct hwt_dec_image *img)
+{
+	if (__builtin_expect(atomic_load_explicit(&img->unresolved, memory_order_acquire), 0))
+		return image_resolve(img);
+	return 0;
+}
+
+static int image_add_section(struct hwt_dec_image *img, const char *path, const char *label,
+			     uint64_t offset, uint64_t size, uint64_t vaddr)
+{
+	struct hwt_dec_section *sec;
+	int err = 0;
+
+	if (size == 0)
 		return -HWT_EINVAL;
 	sec = icache_add(img->icache, path, label, offset, size, vaddr, &err);
 	if (!sec)
 		return err;
-	/* A libipt image made already follows (libipt shrinks or splits
-	 * what the section covers, as image_map() does). */
-	if (img->ipt) {
-		err = ipt_add_piece(img->ipt, img->icache, sec, vaddr, end);
-		if (err < 0)
-			return err;
-	}
+	err = grow((void **)&img->pending, &img->cap_pending, img->npending + 1,
+		   sizeof(*img->pending));
+	if (err < 0)
+		return err;
+	img->pending[img->npending++] = sec;
+	atomic_store_explicit(&img->nfind, 0, memory_order_relaxed);
+	atomic_store_explicit(&img->unresolved, true, memory_order_relaxed);
 	/* A changed image gets a new id: successor edges cached for the old
 	 * one must not be used. */
 	img->id = new_image_id();
-	return image_map(img, sec, vaddr, end);
+	return 0;
 }
 
 int hwt_dec_image_add_file(struct hwt_dec_image *img, const char *path, uint64_t offset,
@@ -501,6 +618,12 @@ int hwt_dec_image_copy(struct hwt_dec_image *img, const struct hwt_dec_image *sr
 
 	if (!img || !src || img->icache != src->icache)
 		return -HWT_EINVAL;
+	/* src's sections as they are mapped, after img's pending ones */
+	err = image_ready(src);
+	if (err == 0)
+		err = image_ready(img);
+	if (err < 0)
+		return err;
 	img->id = new_image_id();
 	/* src's sections as they are now (split or shrunk), over img's (and
 	 * into img's libipt image where it was made: libipt's pt_image_copy()
@@ -508,16 +631,27 @@ int hwt_dec_image_copy(struct hwt_dec_image *img, const struct hwt_dec_image *sr
 	for (size_t i = 0; i < src->npieces; i++) {
 		const struct hwt_dec_piece *p = &src->pieces[i];
 
-		if (img->ipt) {
+		if (img->ipt)
 			err = ipt_add_piece(img->ipt, img->icache, p->sec, p->lo, p->hi);
-			if (err < 0)
-				return err;
-		}
-		err = image_map(img, p->sec, p->lo, p->hi);
+		if (err == 0)
+			err = image_map(img, p->sec, p->lo, p->hi);
 		if (err < 0)
-			return err;
+			break;
 	}
-	return 0;
+	atomic_store_explicit(&img->nfind, img->npieces, memory_order_release);
+	return err < 0 ? err : 0;
+}
+
+/* hwt_dec_image_find() below the image's first piece, or where it had
+ * none: sections may be pending (nfind is 0 until they are mapped). Out
+ * of the lookup, which stays a leaf. */
+static __attribute__((noinline, cold)) const struct hwt_dec_piece *
+find_first(const struct hwt_dec_image *img, uint64_t vaddr)
+{
+	image_ready(img);
+	if (!atomic_load_explicit(&img->nfind, memory_order_acquire) || vaddr < img->pieces[0].lo)
+		return NULL;
+	return hwt_dec_image_find(img, vaddr);
 }
 
 const struct hwt_dec_piece *hwt_dec_image_find(const struct hwt_dec_image *img, uint64_t vaddr)
@@ -526,7 +660,7 @@ const struct hwt_dec_piece *hwt_dec_image_find(const struct hwt_dec_image *img, 
 
 	if (!img)
 		return NULL;
-	hi = img->npieces;
+	hi = atomic_load_explicit(&img->nfind, memory_order_acquire);
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const struct hwt_dec_piece *p = &img->pieces[mid];
@@ -538,7 +672,7 @@ const struct hwt_dec_piece *hwt_dec_image_find(const struct hwt_dec_image *img, 
 		else
 			return p;
 	}
-	return NULL;
+	return lo ? NULL : find_first(img, vaddr);
 }
 
 /* Sections up to this size are read into memory; larger ones are
@@ -673,7 +807,7 @@ int hwt_dec_image_read(const struct hwt_dec_image *img, uint64_t vaddr, void *bu
 
 struct pt_image *hwt_dec_image_ipt_own(const struct hwt_dec_image *img)
 {
-	int err;
+	int err = image_ready(img);
 
-	return ipt_build(img, NULL, &err);
+	return err < 0 ? NULL : ipt_build(img, NULL, &err);
 }

@@ -525,6 +525,7 @@ static int do_map(struct hwt_pts_pevent *pev, struct pev_stream *s, const struct
 	struct hwt_dec_image *img;
 	struct pev_ctx ctx;
 	char path[4096];
+	uint64_t len;
 	int abi;
 
 	if (ctx_get(pev, pid, s->tsc, &ctx) < 0)
@@ -554,8 +555,11 @@ static int do_map(struct hwt_pts_pevent *pev, struct pev_stream *s, const struct
 	img = pts_proc_edit(&pev->procs, pts_procs_get(&pev->procs, pid), s->tsc, false);
 	if (!img)
 		return -ENOMEM;
-	if (hwt_dec_image_add_file(img, file, m->pgoff, m->len, m->start) < 0) {
-		/* As libipt: a file it cannot map is an error of the stream. */
+	/* As libipt: a file it cannot map is an error of the stream (checked
+	 * here: the decoder checks its files when it first reads code). */
+	len = m->len;
+	if (hwt_dec_file_check(file, m->pgoff, &len) < 0 ||
+	    hwt_dec_image_add_file(img, file, m->pgoff, len, m->start) < 0) {
 		report(pev, s, DIAG_BAD_RECORD);
 		return -HWT_EFORMAT;
 	}

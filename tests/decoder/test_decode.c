@@ -806,7 +806,13 @@ static void test_image_and_insn(void **state)
 	assert_memory_equal(buf, b, 2);
 	hwt_dec_image_put(copy);
 
-	assert_int_equal(hwt_dec_image_add_file(img, "/nonexistent/file", 0, 16, 0x5000), -ENOENT);
+	/* A file is checked at the image's first lookup after it was added
+	 * (test_image_file_missing): a missing one maps nothing. */
+	assert_int_equal(hwt_dec_image_add_file(img, "/nonexistent/file", 0, 16, 0x5000), 0);
+	assert_int_equal(hwt_dec_image_read(img, 0x5000, buf, 1), -HWT_ENOSYM);
+	assert_int_equal(hwt_dec_image_read(img, 0x1005, buf, 2), 2);
+	assert_int_equal(hwt_dec_image_add_file(img, "/nonexistent/file", 0, 0, 0x5000),
+			 -HWT_EINVAL);
 	assert_int_equal(hwt_dec_image_add_mem(img, a, 0, 0x6000, NULL), -HWT_EINVAL);
 	hwt_dec_image_put(img);
 	hwt_dec_icache_free(ic);
@@ -1040,6 +1046,73 @@ static void test_image_file_gone(void **state)
 	assert_non_null(strstr(lines.text, want));
 	hwt_dec_image_put(img);
 	hwt_dec_icache_free(ic);
+	hwt_test_tmpdir_remove(dir);
+}
+
+/* A code file is checked when the image is first read, not when it is
+ * added (a decode that reads no code stats no file): a missing file, or
+ * one shorter than its offset, is added, and the first decode that needs
+ * its code has gaps there, as where nothing is mapped, with one error in
+ * the icache's log that names the file; both engines. hwt_dec_file_check()
+ * is the check, for callers that want the error up front. */
+static void test_image_file_missing(void **state)
+{
+	static const uint8_t code[] = {0x90, 0xff, 0xe0}; /* nop; jmp *%rax */
+	const uint64_t base = 0x400000;
+	uint8_t pt[64];
+	size_t len = enable_trace(pt, sizeof(pt), base, true);
+	char *dir = hwt_test_tmpdir(), path[512], want[700];
+	uint64_t size;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/code.bin", dir);
+	size = 16;
+	assert_int_equal(hwt_dec_file_check(path, 0, &size), -ENOENT);
+	hwt_test_write_file(path, code, sizeof(code));
+	size = UINT64_MAX;
+	assert_int_equal(hwt_dec_file_check(path, 1, &size), 0);
+	assert_int_equal(size, 2);
+	assert_int_equal(hwt_dec_file_check(path, 3, &size), -HWT_EINVAL);
+	assert_int_equal(hwt_dec_file_check(dir, 0, &size), -HWT_EINVAL);
+	for (int c = 0; c < 2; c++) {
+		/* c 0: no such file; c 1: the file ends before the offset */
+		uint64_t offset = c ? 3 : 0;
+		const char *file = c ? path : "/nonexistent/code.bin";
+
+		snprintf(want, sizeof(want), "0 %s: cannot map it at 0x400000: %s", file,
+			 c ? "not a regular file, or shorter than its offset"
+			   : "No such file or directory");
+		for (int e = 0; e < 2; e++) {
+			struct log_lines lines = {{0}, 0};
+			struct hwt_logger log = {log_line, &lines};
+			struct hwt_dec_icache *ic;
+			struct hwt_dec_image *img;
+			struct dectest_opts o;
+			struct dectest_result r;
+
+			assert_int_equal(hwt_dec_icache_alloc(&ic, &log), 0);
+			assert_int_equal(hwt_dec_image_alloc(&img, ic, "test"), 0);
+			assert_int_equal(
+			    hwt_dec_image_add_file(img, file, offset, UINT64_MAX, base), 0);
+			assert_int_equal(lines.len, 0);
+			dectest_opts_init(&o);
+			o.icache = ic;
+			o.image = img;
+			o.engine = e ? HWT_DEC_ENGINE_LIBIPT : HWT_DEC_ENGINE_FAST;
+			for (int i = 0; i < 2; i++) {
+				assert_int_equal(dectest_decode(&o, NULL, 0, 0, pt, len, &r), 0);
+				assert_int_equal(r.err, 0);
+				assert_int_equal(r.stats.insns, 0);
+				assert_true(r.stats.gaps > 0);
+				dectest_result_free(&r);
+			}
+			/* one line, naming the file and the cause, for both decodes */
+			assert_non_null(strstr(lines.text, want));
+			assert_ptr_equal(strchr(lines.text, '\n'), lines.text + lines.len - 1);
+			hwt_dec_image_put(img);
+			hwt_dec_icache_free(ic);
+		}
+	}
 	hwt_test_tmpdir_remove(dir);
 }
 
@@ -1585,6 +1658,7 @@ int main(void)
 	    cmocka_unit_test(test_no_image),
 	    cmocka_unit_test(test_records_independent_of_history),
 	    cmocka_unit_test(test_image_file_gone),
+	    cmocka_unit_test(test_image_file_missing),
 	    cmocka_unit_test(test_psb_run_tracing_off),
 	    cmocka_unit_test(test_psb_repeats_while_on),
 	    cmocka_unit_test(test_return_stack_overflow),
