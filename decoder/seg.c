@@ -1271,6 +1271,13 @@ again:
 			}
 		}
 		if (n <= 0) {
+			if (off < s->start) {
+				/* Stopped before the segment's PSB (damage:
+				 * libipt synchronizes afresh there, its time
+				 * from there on): its own time line. */
+				off = s->tl_start = s->start;
+				goto again;
+			}
 			if (off < end)
 				s->marks.stop = off;
 			break;
@@ -1390,10 +1397,11 @@ static void keep_walk(struct seg *s)
 /* s's time line and packets as the part of the segment's walk (s->walk)
  * that s's own walk from tl_start gives: the same packets up to s's PSB
  * when the segment's walk meets that PSB (else s's walk would start again
- * there) or stops before it, and on to s's end when it meets the PSB there
- * (else a packet runs across it, which s's walk does not decode) or s ends
- * where the segment's walk does; past that, to the next PSB+'s end, the
- * same packets again. Returns false where that does not hold. */
+ * there: a packet runs across it, or the walk stops before it), and on to
+ * s's end when it meets the PSB there (else a packet runs across it, which
+ * s's walk does not decode) or s ends where the segment's walk does; past
+ * that, to the next PSB+'s end, the same packets again. Returns false
+ * where that does not hold. */
 static bool from_walk(struct seg *s, const struct hwt_dec *dec, bool want)
 {
 	const struct seg_walk *w = &s->walk;
@@ -1404,7 +1412,7 @@ static bool from_walk(struct seg *s, const struct hwt_dec *dec, bool want)
 	size_t n, i, j;
 	int pn = 0;
 
-	if (a != t0 && stop >= a && !seg_psb_marked(m, a))
+	if (a != t0 && (stop < a || !seg_psb_marked(m, a)))
 		return false;
 	if (b < w->key.end) {
 		if ((stop >= b && !seg_psb_marked(m, b)) || e2 > w->key.end)

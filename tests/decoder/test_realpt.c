@@ -442,49 +442,63 @@ static void check_others(const char *name, unsigned int drops)
 	unload(&tr);
 }
 
-/* avscript_32 with 333 bytes cut out at a few places (libipt fails there:
- * "bad compressed return", "no memory mapped", a resync inside what was
- * read as packets): FAST's records equal LIBIPT's. */
+/* Real traces with bytes cut out, the way a lost AUX chunk looks
+ * (avscript_32: 333 bytes at a few places; libipt fails there: "bad
+ * compressed return", "no memory mapped", "unknown opcode", a resync
+ * inside what was read as packets; dyn_test: a few cuts that left up to
+ * 11 segments to libipt): FAST's records equal LIBIPT's, and FAST leaves
+ * nothing to libipt. */
 static void test_damaged(void **state)
 {
-	static const size_t cuts[] = {2657, 5315, 7973, 18605, 29236};
+	static const struct {
+		const char *name;
+		size_t at, len;
+	} cuts[] = {
+	    {"avscript_32", 2657, 333},	 {"avscript_32", 5315, 333},  {"avscript_32", 7973, 333},
+	    {"avscript_32", 18605, 333}, {"avscript_32", 29236, 333}, {"avscript_32", 40000, 333},
+	    {"dyn_test", 4269, 3},	 {"dyn_test", 3898, 64},      {"dyn_test", 8039, 333},
+	};
 	struct trace tr;
 	uint8_t *whole;
 	size_t len;
 
 	(void)state;
-	load(&tr, "avscript_32");
-	whole = tr.pt;
-	len = tr.len;
-	tr.pt = malloc(len);
-	assert_non_null(tr.pt);
 	for (size_t i = 0; i < HWT_ARRAY_SIZE(cuts); i++) {
 		struct variant v = {HWT_DEC_ENGINE_FAST, 1, 0, 0, 0, NULL, KEEP_ALL, 0};
 		struct decoded fast, ipt;
+		size_t at = cuts[i].at, cut = cuts[i].len;
 
-		memcpy(tr.pt, whole, cuts[i]);
-		memcpy(tr.pt + cuts[i], whole + cuts[i] + 333, len - cuts[i] - 333);
-		tr.len = len - 333;
+		load(&tr, cuts[i].name);
+		whole = tr.pt;
+		len = tr.len;
+		tr.pt = malloc(len);
+		assert_non_null(tr.pt);
+		memcpy(tr.pt, whole, at);
+		memcpy(tr.pt + at, whole + at + cut, len - at - cut);
+		tr.len = len - cut;
 		decode(&tr, &v, &fast);
 		v.engine = HWT_DEC_ENGINE_LIBIPT;
 		decode(&tr, &v, &ipt);
 		if (strcmp(fast.text.p, ipt.text.p))
-			fail_msg("cut at %zu: fast's records differ from libipt's", cuts[i]);
+			fail_msg("%s cut at %zu: fast's records differ from libipt's", cuts[i].name,
+				 at);
 		assert_true(fast.gaps >= 1);
 		assert_int_equal(fast.n, ipt.n);
 		/* FAST fails where libipt does (a bad compressed return at
-		 * 7973, an unknown opcode at 29236): at most the rest after
-		 * libipt's resync is libipt's (it starts without a packet
-		 * list where the time line's walk stopped at the damage). */
-		if (fast.stats.segments_fallback > 1 || fast.stats.ipt_runs > 1)
-			fail_msg("cut at %zu: %" PRIu64 " segments to libipt, %" PRIu64
+		 * 7973, an unknown opcode at 29236 and 40000) and decodes the
+		 * rest after libipt's resync (from a time line and packets of
+		 * its own where the walk from the segment's start stopped at
+		 * the damage). */
+		if (fast.stats.segments_fallback || fast.stats.ipt_runs)
+			fail_msg("%s cut at %zu: %" PRIu64 " segments to libipt, %" PRIu64
 				 " libipt runs",
-				 cuts[i], fast.stats.segments_fallback, fast.stats.ipt_runs);
+				 cuts[i].name, at, fast.stats.segments_fallback,
+				 fast.stats.ipt_runs);
 		decoded_free(&fast);
 		decoded_free(&ipt);
+		free(whole);
+		unload(&tr);
 	}
-	free(whole);
-	unload(&tr);
 }
 
 static void test_partial_code_and_errata(void **state)
