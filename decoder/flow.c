@@ -136,6 +136,10 @@ struct target_count {
 	uint64_t from, target, count;
 };
 
+/* Targets a block's entry in the target cache keeps (struct
+ * hwt_dec_flow.tcache). */
+enum { TC_WAYS = 2 };
+
 struct hwt_dec_flow {
 	struct hwt_dec *dec;
 	/* Threads by tid: 1 << bbits buckets, made with the first thread
@@ -152,8 +156,10 @@ struct hwt_dec_flow {
 	size_t ncount;
 	struct target_count *targets; /* open addressing on (from, target) */
 	size_t cap_targets, ntargets;
-	/* Per block id: the last target and its count, folded into the
-	 * table when the target changes (most indirect branches have one). */
+	/* Per block id, TC_WAYS entries from tcache[id * TC_WAYS]: the
+	 * last targets and their counts, the newest first, the oldest folded
+	 * into the table when a new target comes (most indirect branches
+	 * have one target or two in turn); an empty entry is all 0. */
 	struct target_count *tcache;
 	/* Calls and returns not yet handed to the batch sink, of thread
 	 * (bpid, btid); the last one at stream position bpos. */
@@ -316,10 +322,10 @@ static int profile_grow(struct hwt_dec_flow *f, uint32_t id)
 		memset(p + f->ncount, 0, (n - f->ncount) * sizeof(*p));
 		*arrs[i] = p;
 	}
-	tc = realloc(f->tcache, n * sizeof(*tc));
+	tc = realloc(f->tcache, n * TC_WAYS * sizeof(*tc));
 	if (!tc)
 		return -ENOMEM;
-	memset(tc + f->ncount, 0, (n - f->ncount) * sizeof(*tc));
+	memset(tc + f->ncount * TC_WAYS, 0, (n - f->ncount) * TC_WAYS * sizeof(*tc));
 	f->tcache = tc;
 	f->ncount = n;
 	return 0;
@@ -383,17 +389,22 @@ static int target_seen(struct hwt_dec_flow *f, const struct hwt_dec_bb *bb, uint
 		if (err < 0)
 			return err;
 	}
-	c = &f->tcache[bb->id];
-	if (c->count && c->target == target) {
-		c->count++;
-		return 0;
+	c = &f->tcache[(size_t)bb->id * TC_WAYS];
+	for (int k = 0; k < TC_WAYS; k++) {
+		if (c[k].count && c[k].target == target) {
+			c[k].count++;
+			return 0;
+		}
 	}
-	if (c->count) {
-		err = target_add(f, c->from, c->target, c->count);
+	/* The oldest out, the new one first. */
+	if (c[TC_WAYS - 1].count) {
+		err =
+		    target_add(f, c[TC_WAYS - 1].from, c[TC_WAYS - 1].target, c[TC_WAYS - 1].count);
 		if (err < 0)
 			return err;
 	}
-	*c = (struct target_count){bb->end_ip, target, 1};
+	memmove(c + 1, c, (TC_WAYS - 1) * sizeof(*c));
+	c[0] = (struct target_count){bb->end_ip, target, 1};
 	return 0;
 }
 
@@ -413,7 +424,7 @@ int hwt_dec_flow_finish(struct hwt_dec_flow *f)
 		if (err < 0)
 			return err;
 	}
-	for (size_t i = 0; i < f->ncount; i++) {
+	for (size_t i = 0; i < f->ncount * TC_WAYS; i++) {
 		struct target_count *c = &f->tcache[i];
 
 		if (c->count) {
@@ -421,7 +432,7 @@ int hwt_dec_flow_finish(struct hwt_dec_flow *f)
 
 			if (err < 0)
 				return err;
-			c->count = 0;
+			memset(c, 0, sizeof(*c));
 		}
 	}
 	return 0;
@@ -1889,18 +1900,23 @@ static __attribute__((noinline)) enum rec_stop rec_scan(struct rec_state *st)
 			}
 			if ((bb->flags & HWT_DEC_BBF_LOG_TARGET) && profile && it->next_ip &&
 			    it != tseen) {
-				/* target_seen()'s common case: the block's
-				 * last target again. */
+				/* target_seen()'s common case: one of the
+				 * block's last targets again. */
 				struct target_count *c;
 
 				if (bb->id >= ncount) {
 					why = REC_TARGET;
 					goto out;
 				}
-				c = &tcache[bb->id];
-				if (!c->count || c->target != it->next_ip) {
-					why = REC_TARGET;
-					goto out;
+				_Static_assert(TC_WAYS == 2, "rec_scan() looks at two");
+				c = &tcache[(size_t)bb->id * TC_WAYS];
+				/* (An empty entry's target is 0, next_ip not.) */
+				if (c->target != it->next_ip) {
+					c++;
+					if (c->target != it->next_ip) {
+						why = REC_TARGET;
+						goto out;
+					}
 				}
 				c->count++;
 			}
