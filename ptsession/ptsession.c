@@ -732,11 +732,19 @@ static int stream_recs(void *ctx, const struct hwt_dec_rec *recs, size_t n)
 	pts->floor_time = st->last_img_time;
 	if (pts->nsinks == 1) {
 		const struct hwt_dec_sink *s = &pts->sinks[0];
+		const uint32_t cr =
+		    HWT_DEC_WANT(HWT_DEC_REC_CALL) | HWT_DEC_WANT(HWT_DEC_REC_RETURN);
+		/* The run holds calls and returns of the kinds the decoder
+		 * makes (pts->want): when the sink wants those, each record
+		 * is its. */
+		const bool every = (s->want & pts->want & cr) == (pts->want & cr);
+		int (*const rec)(void *, const struct hwt_dec_rec *) = s->rec;
+		void *const rctx = s->ctx;
 
-		for (size_t i = 0; i < n; i++) {
-			if (!(s->want & HWT_DEC_WANT(recs[i].type)))
+		for (const struct hwt_dec_rec *r = recs, *const end = recs + n; r < end; r++) {
+			if (!every && !(s->want & HWT_DEC_WANT(r->type)))
 				continue;
-			err = s->rec(s->ctx, &recs[i]);
+			err = rec(rctx, r);
 			if (err < 0) {
 				if (err == -HWT_EEOS)
 					st->stop = true;
