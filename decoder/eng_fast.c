@@ -3155,7 +3155,7 @@ static int deliver_event(struct fast *f)
 	}
 	f->spec = spec;
 	snapshot(f);
-	if (ev.status && f->s->count_status && f->pos < f->s->end) {
+	if (ev.status && f->s->count_status) {
 		/* A status update no sink wants: counted (seg.h; no context
 		 * hook). */
 		err = seg_count_status(f->s, f->pos);
@@ -3438,7 +3438,7 @@ static int psb_run(struct fast *f, int st)
 		f->status = ahead;
 		st = blk_status(f, ST_EVENT);
 		snapshot(f);
-		if (s->count_status && f->pos < s->end) {
+		if (s->count_status) {
 			/* No sink wants it: counted, as the replay would
 			 * (seg.h). */
 			int err = seg_count_status(s, f->pos);
@@ -3862,10 +3862,101 @@ out:
 	return err;
 }
 
+/* A segment that is a PSB+ while tracing is off and nothing else (its
+ * PSBEND, PADs to the end), decoded on from the segment before with a
+ * state to tell (start_at()'s cont): a CPU writes such PSB+ one after the
+ * other while it does not trace, and with a segment at every PSB (pieces
+ * of a few hundred bytes) most segments are one (psb_only(),
+ * hwt_dec_seg_psb_only()). What seg_fast() gives for it, without its
+ * set-up: the context item at the start, the PSB+'s status updates
+ * counted (count_status: no sink wants them, no hook; at most one of each
+ * type, none a CBR of 0), the state the updates leave (after_header(), as
+ * seg_through()). seg_fast() may count the last update where libipt reads
+ * ahead, at the segment's end (s->status_end), which only hands_over()
+ * reads: run.c asks it of no segment decoded here. This: whether the
+ * segment's state and header allow it. */
+static bool psb_only_ok(const struct hwt_dec *dec, const struct seg *s)
+{
+	const struct seg_state *e = &s->entry;
+
+	return s->count_status && !s->nitems && e->known && !e->enabled &&
+	       (e->ip || e->mode != HWT_DEC_MODE_UNKNOWN || e->spec) && !s->hdr.open &&
+	       !s->hdr.fup && s->hdr.nstatus &&
+	       !(dec->cfg.filter.addr_cfg && dec->ptcfg.errata.skl014) &&
+	       !(dec->cfg.flags & HWT_DEC_F_TICK);
+}
+
+/* psb_only()'s log and exit state. */
+static bool psb_only_log(struct hwt_dec *dec, struct seg *s)
+{
+	const struct seg_state *e = &s->entry;
+	struct hwt_dec_context_query q = {0, false, NULL, false, false};
+	struct hwt_dec_context ctx;
+	size_t cursor = 0;
+
+	q.has_tsc = seg_time_at(s, s->start, &cursor, &q.tsc);
+	if (hwt_dec_context_at(dec, &q, &ctx) < 0 || seg_add_ctx(s, &ctx, s->start) < 0)
+		return false;
+	s->nstatus += s->hdr.nstatus;
+	seg_set_exit(s, true, false, e->ip, s->hdr.mode_ok ? s->hdr.mode : e->mode,
+		     s->hdr.tsx_ok ? s->hdr.spec : e->spec);
+	s->sorted = true;
+	return true;
+}
+
+/* The segment from its packet list (the walk's). */
+static bool psb_only(struct hwt_dec *dec, struct seg *s)
+{
+	const struct seg_pkt *p = s->pkts;
+	unsigned int seen = 0, nq = 0;
+
+	if (!psb_only_ok(dec, s) || !s->want_pkts || !s->npkts || s->time_error ||
+	    p->type != HWT_PKT_PSB || p->ipc)
+		return false;
+	for (p++;; p++) {
+		switch (p->type) {
+		case HWT_PKT_PAD:
+		case HWT_PKT_TSC:
+		case HWT_PKT_TMA:
+			continue;
+		case HWT_PKT_CBR:
+			if (!p->payload)
+				return false;
+			/* fall through */
+		case HWT_PKT_MODE_EXEC:
+		case HWT_PKT_MODE_TSX:
+		case HWT_PKT_PIP:
+		case HWT_PKT_VMCS:
+			if (seen & (1u << p->type))
+				return false;
+			seen |= 1u << p->type;
+			nq++;
+			continue;
+		default:
+			break;
+		}
+		break;
+	}
+	if (p->type != HWT_PKT_PSBEND || !nq || nq != s->hdr.nstatus)
+		return false;
+	for (p++; p->type == HWT_PKT_PAD; p++)
+		;
+	return p->type == SEG_PKT_END && psb_only_log(dec, s);
+}
+
+bool hwt_dec_seg_psb_only(struct hwt_dec *dec, struct seg *s, const struct seg_tail *head)
+{
+	return psb_only_ok(dec, s) && seg_timeline_psb_only(s, head) && psb_only_log(dec, s);
+}
+
 int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 {
 	bool fresh = s->nitems == 0;
-	int err = seg_fast(dec, s, scratch);
+	int err;
+
+	if (psb_only(dec, s))
+		return 0;
+	err = seg_fast(dec, s, scratch);
 
 	if (err != Q_RELIST)
 		return err;

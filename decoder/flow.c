@@ -572,12 +572,13 @@ struct replay {
 static int batch_flush(struct replay *r)
 {
 	struct hwt_dec_flow *f = r->f;
-	struct hwt_dec_batch b = {f->bpid, f->btid, 0, f->batch, f->nbatch, 0, 0, 0};
+	struct hwt_dec_batch b;
 	const struct hwt_dec_sink *sink;
 	const struct hwt_dec_tconv *tc = &f->dec->cfg.tconv;
 
 	if (!f->nbatch)
 		return 0;
+	b = (struct hwt_dec_batch){f->bpid, f->btid, 0, f->batch, f->nbatch, 0, 0, 0};
 	f->nbatch = 0;
 	if (seg_time_at(r->s, f->bpos, &r->bcur, &b.tsc)) {
 		b.flags = HWT_DEC_RF_TIME;
@@ -2124,6 +2125,17 @@ static size_t base_run(struct replay *r, size_t i)
 	return (size_t)(it - s->items);
 }
 
+/* do_ctx() of c would change nothing: the same thread, run and image, no
+ * note, nothing batched; and the thread is not in tree mode (the replay's
+ * end syncs the sink's stacks then). */
+static bool ctx_is_current(const struct hwt_dec_flow *f, const struct seg_ctx *c)
+{
+	const struct thread *t = f->cur;
+
+	return t && t->pid == c->pid && t->tid == c->tid && t->run == c->run && !t->tmode &&
+	       f->image == c->image && !c->note && !f->nbatch;
+}
+
 int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 {
 	struct replay r;
@@ -2132,6 +2144,21 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 	bool tree_fast, rec_fast;
 	int err = 0;
 
+	if (s->nitems == 1 && s->items[0].kind == SEG_CTX && !s->ngaps && !s->ncounts &&
+	    ctx_is_current(f, &s->ctxs[s->items[0].ninsn])) {
+		/* Only the context the flow is in (a PSB+ while tracing is
+		 * off: eng_fast.c psb_only()): what the loop and the end
+		 * below would do, do_ctx() with the same thread and image
+		 * changing nothing, no batch to hand over, no stacks in tree
+		 * mode to sync. */
+		f->dec->stats.segments++;
+		if (s->fallback)
+			f->dec->stats.segments_fallback++;
+		f->dec->stats.insns += s->insns;
+		f->dec->stats.blocks += s->nbbs;
+		f->dec->stats.events += s->nstatus;
+		return 0;
+	}
 	memset(&r, 0, sizeof(r));
 	r.f = f;
 	r.s = s;

@@ -43,10 +43,14 @@ static inline bool psb_at(const uint8_t *b)
  * segment_bytes (each error in a segment makes a piece that costs as much
  * as the rest of the segment: seg.c from_walk()); with segments under
  * 1 KiB (a segment at every PSB: tests) every PSB counts. */
-static size_t seg_cut(const struct hwt_dec *dec, const uint8_t *buf, size_t len, size_t start)
+static size_t seg_cut(const struct hwt_dec *dec, const uint8_t *buf, size_t len, size_t start,
+		      size_t skip)
 {
 	size_t min = dec->cfg.segment_bytes;
 	size_t to = start + (min < HWT_PKT_PSB_SIZE ? HWT_PKT_PSB_SIZE : min);
+
+	if (skip > to)
+		to = skip;
 
 	for (;;) {
 		size_t p = hwt_pkt_find_psb(buf, len, to), q, d, l, n;
@@ -171,7 +175,7 @@ static void decline_psbs(const struct seg *s, uint64_t *cut, uint64_t *next)
  * leaves, then gives as libipt decoding on across the PSB does. */
 static bool hands_over(const struct seg *s)
 {
-	if (s->ngaps || !s->exit.known || !s->exit.enabled || s->tail_split)
+	if (s->ngaps || !s->exit.known || !s->exit.enabled || s->tail_split || s->status_end)
 		return false;
 	for (size_t i = 0; i < s->nitems; i++) {
 		if (s->items[i].pos >= s->end)
@@ -219,6 +223,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 	bool last = s->last;
 	enum seg_ipt_how how = SEG_IPT_WHOLE;
 	bool ipt_err = s->ipt_until_err;
+	struct seg_tail head;
 	int err;
 
 	bool fast = dec->cfg.engine == HWT_DEC_ENGINE_FAST && w->fast;
@@ -234,7 +239,13 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 	/* The header first: the segment before may have read it
 	 * (seg_find_end_ip), and reading this one's end replaces that. */
 	seg_header(s, dec->ptcfg.errata.bdm70);
+	head = s->tail;
 	seg_find_end_ip(s);
+	if (s->want_pkts && hwt_dec_seg_psb_only(dec, s, &head)) {
+		/* A PSB+ while tracing is off and nothing else. */
+		err = 0;
+		goto done;
+	}
 	seg_timeline(s, dec);
 	if (s->want_pkts || (fast && s->ipt_until && s->end - s->start <= UINT32_MAX)) {
 		struct seg_state entry = s->entry;
@@ -399,7 +410,13 @@ static int run_range(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64
 	int err = 0;
 
 	while (start < limit && err == 0) {
-		uint64_t end = seg_cut(dec, buf, len, (size_t)start);
+		/* The PSB+ at start, where the segment before read it
+		 * packet by packet to its PSBEND (seg.c end_lex(): s->tail),
+		 * holds no PSB: each packet there begins with a byte no PSB
+		 * has where that packet would begin. */
+		uint64_t end =
+		    seg_cut(dec, buf, len, (size_t)start,
+			    s->buf == buf && s->tail.at == start ? s->next_psbend_end : 0);
 
 		if (end > limit)
 			end = limit;
@@ -503,7 +520,7 @@ static long par_claim(struct par *p)
 	if (p->state[i] != 0)
 		return -1;
 	start = p->next_psb;
-	end = seg_cut(p->dec, p->buf, p->len, (size_t)start);
+	end = seg_cut(p->dec, p->buf, p->len, (size_t)start, 0);
 	p->next_psb = end;
 	s = &p->slots[i];
 	seg_init(s, p->buf, p->len, start, end, end >= p->len && p->final);
@@ -728,7 +745,7 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bo
 		/* The last segment end in reach. */
 		size_t cut = first, next;
 
-		while ((next = seg_cut(dec, buf, len, cut)) <= limit)
+		while ((next = seg_cut(dec, buf, len, cut, 0)) <= limit)
 			cut = next;
 		limit = cut;
 	}

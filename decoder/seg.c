@@ -48,6 +48,7 @@ void seg_reset(struct seg *s)
 	s->last_logged = SEG_NOT_LOGGED;
 	s->insns = s->overflows = s->nbbs = 0;
 	s->nstatus = 0;
+	s->status_end = false;
 	s->fallback = false;
 	s->decline_pos = 0;
 	s->decline_err = false;
@@ -1187,6 +1188,50 @@ static uint64_t lex(struct seg *s, struct wstate *w, uint64_t off, uint64_t lim)
 	return lex_run(s, w, off, lim, false);
 }
 
+/* The walk of the next PSB+ (from the segment's end to its PSBEND's end)
+ * where seg_find_end_ip() found its time plain (s->tail): its PSB's mark
+ * and the time line points the generic step would add. Before its TSC, a
+ * CBR adds the time so far (the points after it are then no-ops); its TSC
+ * is the time there (at tl_start when there is none yet: timed()); after
+ * it, a TMA and CBRs add that time again (no-ops). */
+static void walk_tail(struct seg *s, bool have_tsc, uint64_t tsc)
+{
+	mark(s, &s->marks.psbs, &s->marks.npsbs, &s->marks.cap_psbs, s->end);
+	if (have_tsc && s->tail.cbr_end)
+		tl_push(s, s->tail.cbr_end, tsc);
+	if (s->tail.tsc_end)
+		tl_push(s, s->ntl ? s->tail.tsc_end : s->tl_start, s->tail.tsc);
+}
+
+bool seg_timeline_psb_only(struct seg *s, const struct seg_tail *head)
+{
+	const struct seg_header *h = &s->hdr;
+
+	if (head->at != s->start || !head->once || s->tl_start != s->start || h->open ||
+	    !h->psbend_end || h->psbend_end > s->end || s->tail.at != s->end ||
+	    s->next_psbend_end <= s->end)
+		return false;
+	for (uint64_t off = h->psbend_end; off < s->end; off++) {
+		if (s->buf[off])
+			return false; /* not a PAD */
+	}
+	/* The walk from the PSB (a fresh time state): its mark; before its
+	 * TSC no time (a CBR adds none, no TMA comes before it: plain); its
+	 * TSC the time at the segment's start (timed()); a TMA and CBRs after
+	 * it nothing new; then the PADs and the next PSB+ (walk_tail()). */
+	s->cur_whole = false;
+	s->ntl = 0;
+	s->npkts = 0;
+	s->time_error = false;
+	s->marks.npsbs = s->marks.ntmas = s->marks.nspans = 0;
+	s->marks.stop = UINT64_MAX;
+	mark(s, &s->marks.psbs, &s->marks.npsbs, &s->marks.cap_psbs, s->start);
+	if (head->tsc_end)
+		tl_push(s, s->start, head->tsc);
+	walk_tail(s, head->tsc_end != 0, head->tsc);
+	return !s->err;
+}
+
 /* The walk: the packets from tl_start (or start) on; with fast, the
  * common ones through lex(). */
 static void walk(struct seg *s, const struct hwt_dec *dec, bool fast)
@@ -1244,6 +1289,10 @@ again:
 				q->type = SEG_PKT_END;
 			}
 			s->want_pkts = false;
+		}
+		if (fast && off == s->end && off == s->tail.at && end == s->next_psbend_end) {
+			walk_tail(s, w.t.have_tsc, w.t.tsc);
+			break;
 		}
 		if (fast && off >= s->start) {
 			uint64_t to = lex(s, &w, off, off < s->end ? s->end : end);
@@ -1739,6 +1788,11 @@ static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint
 			bool *fup, bool *done)
 {
 	const uint8_t *buf = s->buf;
+	/* Its time, for the walk's tail (s->tail): no longer plain at an
+	 * MTC, a TMA before the TSC or a second TMA or TSC. */
+	uint64_t tsc = 0, tsc_end = 0, cbr_end = 0;
+	bool plain = true, tma = false, once = true;
+	unsigned int seen = 0;
 
 	while (off + 16 <= s->buf_len) {
 		const uint8_t *b = buf + off;
@@ -1750,9 +1804,13 @@ static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint
 			off++;
 			continue;
 		case 0x19: /* TSC */
+			plain = plain && !tsc_end;
+			tsc = ld64(b + 1) & 0xffffffffffffffull;
 			off += 8;
+			tsc_end = off;
 			continue;
 		case 0x59: /* MTC */
+			plain = false;
 			off += 2;
 			continue;
 		case 0x99: /* MODE.Exec, MODE.TSX */
@@ -1765,12 +1823,17 @@ static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint
 
 				header_pkt(nh, &p, hdr_ip);
 			}
+			once = once && !(seen & (1u << (HWT_PKT_MODE_EXEC + (b[1] >> 5))));
+			seen |= 1u << (HWT_PKT_MODE_EXEC + (b[1] >> 5));
 			off += 2;
 			continue;
 		case 0x02:
 			switch (b[1]) {
 			case 0x23:
 				end_psbend(s, nh, off);
+				if (plain)
+					s->tail =
+					    (struct seg_tail){s->end, tsc, tsc_end, cbr_end, once};
 				*done = true;
 				return off;
 			case 0x82: /* a PSB (or a bad one): the PSB+ is broken */
@@ -1779,6 +1842,8 @@ static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint
 			case 0x03:
 				type = HWT_PKT_CBR;
 				sz = 4;
+				if (!tsc_end && !cbr_end)
+					cbr_end = off + sz;
 				break;
 			case 0x43:
 				type = HWT_PKT_PIP;
@@ -1791,12 +1856,16 @@ static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint
 			case 0x73: /* TMA (one libipt rejects: the generic step) */
 				if (b[4] || (b[6] & 0xfe))
 					return off;
+				plain = plain && tsc_end && !tma;
+				tma = true;
 				off += 7;
 				continue;
 			default:
 				return off;
 			}
 			/* A status update. */
+			once = once && !(seen & (1u << type)) && (type != HWT_PKT_CBR || b[2]);
+			seen |= 1u << type;
 			if (nh) {
 				struct hwt_pkt p = {.type = type};
 
@@ -1831,6 +1900,7 @@ void seg_find_end_ip(struct seg *s)
 	s->has_end_ip = false;
 	s->next_psbend = s->next_psbend_end = 0;
 	s->next_hdr_buf = NULL;
+	s->tail.at = 0;
 	if (s->last || s->end + HWT_PKT_PSB_SIZE > s->buf_len)
 		return;
 	/* The next segment's header on the way (seg_header). */
@@ -1951,6 +2021,10 @@ bool seg_same_start(const struct seg *s, const struct seg_state *entry,
 {
 	struct seg_state a, b;
 
+	/* The same state: the same once the PSB+ is applied (a segment
+	 * decoded in turn, the usual case). */
+	if (state_eq(entry, used))
+		return true;
 	/* Where decoding failed, a fresh sync and decoding on need not fail
 	 * alike even from the same state: libipt's sync reads ahead past the
 	 * PSB+ and fails on what it finds there, decoding on delivers the

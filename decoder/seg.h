@@ -287,6 +287,9 @@ struct seg {
 				   * replay counts a status event no sink
 				   * wants, nothing else) */
 	uint64_t nstatus;	  /* ... counted so far */
+	bool status_end;	  /* ... one of them at or after the
+				   * segment's end (the next PSB+'s: in the
+				   * log, it would be an item placed there) */
 	bool profile;		  /* count blocks */
 	struct seg_work *work;	  /* the worker's counts */
 	uint32_t delta;		  /* instructions not yet carried by an item */
@@ -303,6 +306,19 @@ struct seg {
 	uint64_t end_ip;
 	uint64_t next_psbend, next_psbend_end; /* the next PSB+'s PSBEND
 						* and after it (0: none) */
+	/* The next PSB+'s time as seg_find_end_ip() lexed it (end_lex), for
+	 * the walk's tail (seg.c walk_tail()): valid where tail_at is the
+	 * segment's end and that PSB+ has no MTC, no TMA before its TSC and
+	 * at most one TSC and one TMA (its time is then its TSC's, and the
+	 * time before it stays until then). */
+	struct seg_tail {
+		uint64_t at;	  /* the segment's end when lexed (0: none) */
+		uint64_t tsc;	  /* its TSC's value */
+		uint64_t tsc_end; /* where its TSC ends (0: none) */
+		uint64_t cbr_end; /* where the first CBR before it ends (0) */
+		bool once;	  /* its status updates of distinct types, no
+				   * CBR of 0 */
+	} tail;
 
 	/* The state the segment was decoded from (entry; not known: a fresh
 	 * sync) and the state it ends in (exit; not known after an error,
@@ -339,6 +355,7 @@ static inline int seg_count_status(struct seg *s, uint64_t pos)
 	if (s->delta && seg_flush_delta(s, pos) < 0)
 		return s->err;
 	s->nstatus++;
+	s->status_end |= pos >= s->end;
 	return 0;
 }
 /* Moves the worker's counts into the segment (phase 1 succeeded), or drops
@@ -471,6 +488,12 @@ int seg_add_ctx(struct seg *s, const struct hwt_dec_context *ctx, uint64_t pos);
  * seg_fini). */
 struct hwt_dec;
 void seg_timeline(struct seg *s, const struct hwt_dec *dec);
+/* The time line (and PSB mark) of a segment that is the PSB+ head
+ * describes (the segment before's s->tail, read at this one's start) and
+ * PADs, where that and the next PSB+ are plain (seg.h tail): what
+ * seg_timeline() gives for it, without the walk. False where it is not
+ * one (nothing changed then). */
+bool seg_timeline_psb_only(struct seg *s, const struct seg_tail *head);
 /* The same, walking the packets from tl_start every time (tests compare). */
 void seg_timeline_walk(struct seg *s, const struct hwt_dec *dec);
 /* The same walk with every packet through hwt_pkt_decode() (the
@@ -558,6 +581,11 @@ void seg_set_exit(struct seg *s, bool ok, bool enabled, uint64_t ip, uint8_t mod
 /* s->exit of a segment with nothing after its PSB+. */
 void seg_exit_empty(struct seg *s);
 int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch);
+/* A segment that is a PSB+ while tracing is off, decoded on from the
+ * segment before, and nothing else, in place of its time line's walk and
+ * the fast engine (head: seg_timeline_psb_only()); false where it is not
+ * one (s unchanged). */
+bool hwt_dec_seg_psb_only(struct hwt_dec *dec, struct seg *s, const struct seg_tail *head);
 
 /* Fast-engine per-worker scratch (caches). */
 int hwt_dec_fast_scratch_alloc(void **scratch);
