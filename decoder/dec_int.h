@@ -110,10 +110,17 @@ struct hwt_dec_image {
  * needs it, or NULL with *err set (the file that failed is named in the
  * icache's log). */
 struct pt_image *hwt_dec_image_ipt(const struct hwt_dec_image *image, int *err);
-/* A new libipt image of the image's pieces in sections of its own (read
- * from the same files), or NULL: its block cache starts empty and no other
- * decoder reads or reorders it, as in a ptxed process. */
-struct pt_image *hwt_dec_image_ipt_own(const struct hwt_dec_image *image);
+/* A new libipt image of the image's pieces in sections of the libipt
+ * section cache isc (read from the same files), or NULL: with a cache no
+ * other decoder uses (hwt_dec_iscache_alloc()) their block caches start
+ * empty and no other decoder reads or reorders them, as in a ptxed
+ * process. */
+struct pt_image *hwt_dec_image_ipt_own(const struct hwt_dec_image *image,
+				       struct pt_image_section_cache *isc);
+/* A libipt image section cache that keeps sections mapped (up to 1 GiB of
+ * files: libipt maps and unmaps a section's file, with open, fstat and
+ * close, on every read without), or NULL. */
+struct pt_image_section_cache *hwt_dec_iscache_alloc(void);
 /* Finds the piece containing vaddr, or NULL. */
 const struct hwt_dec_piece *hwt_dec_image_find(const struct hwt_dec_image *image, uint64_t vaddr);
 /* Reads from one piece (clipped at its end). Returns bytes or negative. */

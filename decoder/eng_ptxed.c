@@ -9,9 +9,9 @@
  * sharing an icache may see different block boundaries (the instructions
  * are the same), and libipt's image reorders its sections on every read,
  * so two decoders must not share one. Each run therefore reads the code
- * through images and sections of its own, as one ptxed process does: a
- * stitched per-CPU recording, whose lanes run at once, decodes the same
- * every time.
+ * through images and sections of its own, in a section cache of its own
+ * that keeps them mapped, as one ptxed process does: a stitched per-CPU
+ * recording, whose lanes run at once, decodes the same every time.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,6 +41,7 @@ struct ptxed_run {
 		struct pt_image *ipt;
 	} * own;
 	size_t nown, cap_own;
+	struct pt_image_section_cache *isc; /* their sections */
 };
 
 static int flush_held(struct ptxed_run *r);
@@ -64,7 +65,9 @@ static int set_image(struct ptxed_run *r, const struct hwt_dec_image *img)
 			r->own = n;
 			r->cap_own = cap;
 		}
-		if (!(pi = hwt_dec_image_ipt_own(img)))
+		if (!r->isc && !(r->isc = hwt_dec_iscache_alloc()))
+			return -ENOMEM;
+		if (!(pi = hwt_dec_image_ipt_own(img, r->isc)))
 			return -ENOMEM;
 		r->own[r->nown].of = img->id;
 		r->own[r->nown++].ipt = pi;
@@ -476,5 +479,7 @@ out:
 	for (size_t i = 0; i < r.nown; i++)
 		pt_image_free(r.own[i].ipt);
 	free(r.own);
+	if (r.isc)
+		pt_iscache_free(r.isc);
 	return err;
 }

@@ -132,6 +132,20 @@ void hwt_dec_icache_free(struct hwt_dec_icache *ic)
 	free(ic);
 }
 
+struct pt_image_section_cache *hwt_dec_iscache_alloc(void)
+{
+	struct pt_image_section_cache *isc = pt_iscache_alloc("hwtrace");
+
+	/* Sections stay mapped (least recently used first out past the
+	 * limit): without a limit libipt maps and unmaps a file, with open,
+	 * fstat and close, on every read of its code. */
+	if (isc && pt_iscache_set_limit(isc, HWT_DEC_ISCACHE_MAPPED) < 0) {
+		pt_iscache_free(isc);
+		return NULL;
+	}
+	return isc;
+}
+
 /* libipt's image section cache, made the first time a libipt run or read
  * needs it (a decode the fast engine does alone makes none), or NULL. */
 static struct pt_image_section_cache *icache_ipt(const struct hwt_dec_icache *cic)
@@ -141,16 +155,9 @@ static struct pt_image_section_cache *icache_ipt(const struct hwt_dec_icache *ci
 
 	if (isc)
 		return isc;
-	isc = pt_iscache_alloc("hwtrace");
-	/* Sections stay mapped (least recently used first out past the
-	 * limit): without a limit libipt maps and unmaps a file, with open,
-	 * fstat and close, on every read of its code. */
+	isc = hwt_dec_iscache_alloc();
 	if (!isc)
 		return NULL;
-	if (pt_iscache_set_limit(isc, HWT_DEC_ISCACHE_MAPPED) < 0) {
-		pt_iscache_free(isc);
-		return NULL;
-	}
 	if (!atomic_compare_exchange_strong(&ic->ipt, &none, isc)) {
 		pt_iscache_free(isc); /* another thread's came first */
 		return none;
@@ -343,26 +350,18 @@ error:
 	return err;
 }
 
-/* Adds [lo, hi) of sec to libipt's image pi: through the icache's libipt
- * cache (ic; libipt returns the existing section for an identical one), or
- * as a section of pi's own (ic NULL). Returns 0 or a negative error; the
- * icache's log names the file that failed (it was stat()ed when the image
- * was first read: it changed since). */
-static int ipt_add_piece(struct pt_image *pi, const struct hwt_dec_icache *ic,
-			 const struct hwt_dec_section *sec, uint64_t lo, uint64_t hi)
+/* Adds [lo, hi) of sec to libipt's image pi through the libipt section
+ * cache isc (libipt returns the existing section for an identical one).
+ * Returns 0 or a negative error; ic's log names the file that failed (it
+ * was stat()ed when the image was first read: it changed since). */
+static int ipt_add_cached(struct pt_image *pi, struct pt_image_section_cache *isc,
+			  const struct hwt_dec_icache *ic, const struct hwt_dec_section *sec,
+			  uint64_t lo, uint64_t hi)
 {
 	uint64_t offset = sec->offset + (lo - sec->vaddr);
-	struct pt_image_section_cache *isc;
 	struct stat st;
 	int err;
 
-	if (!ic) {
-		err = pt_image_add_file(pi, sec->path, offset, hi - lo, NULL, lo);
-		return err < 0 ? hwt_dec_err_from_pt(err) : 0;
-	}
-	isc = icache_ipt(ic);
-	if (!isc)
-		return -ENOMEM;
 	err = pt_iscache_add_file(isc, sec->path, offset, hi - lo, lo);
 	if (err >= 0)
 		err = pt_image_add_cached(pi, isc, err, NULL);
@@ -375,19 +374,29 @@ static int ipt_add_piece(struct pt_image *pi, const struct hwt_dec_icache *ic,
 	return err;
 }
 
-/* A new libipt image of img's pieces (see ipt_add_piece()), or NULL with
- * *err set. */
-static struct pt_image *ipt_build(const struct hwt_dec_image *img, const struct hwt_dec_icache *ic,
-				  int *err)
+/* ipt_add_cached() through the icache ic's libipt cache. */
+static int ipt_add_piece(struct pt_image *pi, const struct hwt_dec_icache *ic,
+			 const struct hwt_dec_section *sec, uint64_t lo, uint64_t hi)
 {
-	struct pt_image *pi = pt_image_alloc(ic ? img->name : NULL);
+	struct pt_image_section_cache *isc = icache_ipt(ic);
+
+	return isc ? ipt_add_cached(pi, isc, ic, sec, lo, hi) : -ENOMEM;
+}
+
+/* A new libipt image of img's pieces through the libipt section cache isc
+ * (NULL: its icache's, see ipt_add_piece()), or NULL with *err set. */
+static struct pt_image *ipt_build(const struct hwt_dec_image *img,
+				  struct pt_image_section_cache *isc, int *err)
+{
+	struct pt_image *pi = pt_image_alloc(img->name);
 
 	*err = -ENOMEM;
 	if (!pi)
 		return NULL;
 	for (size_t i = 0; i < img->npieces; i++) {
 		const struct hwt_dec_piece *p = &img->pieces[i];
-		int e = ipt_add_piece(pi, ic, p->sec, p->lo, p->hi);
+		int e = isc ? ipt_add_cached(pi, isc, img->icache, p->sec, p->lo, p->hi)
+			    : ipt_add_piece(pi, img->icache, p->sec, p->lo, p->hi);
 
 		if (e < 0) {
 			*err = e;
@@ -414,7 +423,7 @@ struct pt_image *hwt_dec_image_ipt(const struct hwt_dec_image *cimg, int *err)
 		return NULL;
 	pthread_mutex_lock(&img->icache->lock);
 	if (!img->ipt)
-		img->ipt = ipt_build(img, img->icache, err);
+		img->ipt = ipt_build(img, NULL, err);
 	pi = img->ipt;
 	pthread_mutex_unlock(&img->icache->lock);
 	return pi;
@@ -805,9 +814,10 @@ int hwt_dec_image_read(const struct hwt_dec_image *img, uint64_t vaddr, void *bu
 	return hwt_dec_piece_read(img->icache, p, vaddr, buf, size);
 }
 
-struct pt_image *hwt_dec_image_ipt_own(const struct hwt_dec_image *img)
+struct pt_image *hwt_dec_image_ipt_own(const struct hwt_dec_image *img,
+				       struct pt_image_section_cache *isc)
 {
 	int err = image_ready(img);
 
-	return err < 0 ? NULL : ipt_build(img, NULL, &err);
+	return err < 0 ? NULL : ipt_build(img, isc, &err);
 }
