@@ -437,6 +437,27 @@ static size_t term_size(uint8_t t)
 	}
 }
 
+/* Room for an instruction (16 bytes) at len in *code, of *cap bytes. The
+ * bytes no instruction is written to (each function's alignment to 16,
+ * the end's) are int3, as the driver's tail: the code is written to a
+ * file whole (bench_decoder's recordings). On failure frees *code. */
+static int code_room(uint8_t **code, size_t *cap, size_t len)
+{
+	uint8_t *c;
+
+	if (len + 16 <= *cap)
+		return 0;
+	c = realloc(*code, *cap * 2);
+	if (!c) {
+		free(*code);
+		return -ENOMEM;
+	}
+	memset(c + *cap, 0xcc, *cap);
+	*code = c;
+	*cap *= 2;
+	return 0;
+}
+
 static int layout(struct sim *s)
 {
 	const struct ptsynth_config *cfg = s->cfg;
@@ -447,6 +468,7 @@ static int layout(struct sim *s)
 
 	if (!code)
 		return -ENOMEM;
+	memset(code, 0xcc, cap);
 	/* Driver at base: call F0; jmp back. */
 	len = 16;
 	for (uint32_t i = 0; i < nf; i++) {
@@ -518,32 +540,16 @@ static int layout(struct sim *s)
 			for (uint32_t k = 0; k < bl->nfill; k++) {
 				uint32_t e = rnd_below(s, 5);
 
-				if (len + 16 > cap) {
-					uint8_t *c = realloc(code, cap * 2);
-
-					if (!c) {
-						free(code);
-						return -ENOMEM;
-					}
-					code = c;
-					cap *= 2;
-				}
+				if (code_room(&code, &cap, len) < 0)
+					return -ENOMEM;
 				memcpy(code + len, fill_enc[e], fill_len[e]);
 				len += fill_len[e];
 			}
 			bl->term_addr = cfg->base + len;
 			len += term_size(bl->term);
 			bl->next_addr = cfg->base + len;
-			if (len + 16 > cap) {
-				uint8_t *c = realloc(code, cap * 2);
-
-				if (!c) {
-					free(code);
-					return -ENOMEM;
-				}
-				code = c;
-				cap *= 2;
-			}
+			if (code_room(&code, &cap, len) < 0)
+				return -ENOMEM;
 		}
 	}
 	len = (len + 15) & ~(size_t)15;
