@@ -138,7 +138,7 @@ static int run_once(struct stat_opts *o, struct hwt_pmc_stat *st, FILE *out, str
 	char msg[1024] = "";
 	const int *tids = NULL, *cpus = NULL;
 	size_t ntids = 0, ncpus = 0;
-	double t0, tprev, user_s, sys_s;
+	double t0, tprev, tend, user_s, sys_s;
 	unsigned interval_index = 0;
 	int err, rc = HWT_EXIT_ERROR, w;
 
@@ -256,6 +256,11 @@ static int run_once(struct stat_opts *o, struct hwt_pmc_stat *st, FILE *out, str
 				break;
 		}
 	}
+	/* The elapsed time ends before the counters are read, as it starts
+	 * after they are enabled (as perf's): what they counted covers it
+	 * however long this process waits for a CPU in between (-a on a
+	 * loaded machine: every CPU's cpu-clock is at least the time). */
+	tend = now_s();
 	if ((err = hwt_pmc_counters_read(ctr, counts, nev)) < 0) {
 		hwt_cli_error("cannot read the counters: %s", hwt_strerror(err));
 		goto out;
@@ -268,7 +273,7 @@ static int run_once(struct stat_opts *o, struct hwt_pmc_stat *st, FILE *out, str
 			o->group_not_counted = true;
 	}
 	hwt_coll_target_rusage(t, &user_s, &sys_s);
-	hwt_pmc_stat_add_run(st, counts, nev, now_s() - t0, user_s, sys_s);
+	hwt_pmc_stat_add_run(st, counts, nev, tend - t0, user_s, sys_s);
 	if (hwt_coll_target_exit_status(t) >= 0)
 		*status = hwt_coll_target_exit_status(t);
 	rc = 0;
