@@ -165,7 +165,7 @@ int seg_work_grow(struct seg_work *w, uint32_t id)
 	if (id < w->size)
 		return 0;
 	{
-		size_t n = w->size ? w->size : 64;
+		size_t n = w->size ? w->size : 1024;
 		struct seg_cnt *p;
 
 		while (n <= id)
