@@ -597,8 +597,11 @@ static int conv_resync(struct conv *c, int *status)
 	if (err < 0)
 		return err;
 	*status = pt_blk_sync_forward(c->blk);
-	if (*status < 0)
+	if (*status == -pte_eos)
 		return 1;
+	/* A sync that fails at a PSB (a bad packet in its PSB+) does not end
+	 * decoding: ptxed synchronizes on after it, as a segment starting at
+	 * that PSB does (libipt's sync offset is the PSB's even then). */
 	if (pt_blk_get_sync_offset(c->blk, &off) == 0) {
 		uint64_t sync = s->start + (off > c->skew ? off - c->skew : 0);
 
@@ -616,6 +619,8 @@ static int conv_resync(struct conv *c, int *status)
 			s->last = false;
 			return 1;
 		}
+		if (*status < 0)
+			return 1;
 		if (c->dec->cfg.context) {
 			/* Where it goes on, the sideband hook says whose
 			 * trace it is, as at a segment's start (which is
