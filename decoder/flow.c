@@ -2125,6 +2125,27 @@ static size_t base_run(struct replay *r, size_t i)
 	return (size_t)(it - s->items);
 }
 
+/* The decoder's statistics of segment s as its replay begins: the
+ * segment, failed (gaps) or left to libipt. */
+static void count_seg(struct hwt_dec_flow *f, const struct seg *s)
+{
+	f->dec->stats.segments++;
+	if (s->ngaps)
+		f->dec->stats.segments_failed++;
+	if (s->fallback)
+		f->dec->stats.segments_fallback++;
+}
+
+/* ... and as it ends: its instructions, blocks and the status updates the
+ * fast engine counted (seg.h count_status: what do_event() does with
+ * them). */
+static void count_totals(struct hwt_dec_flow *f, const struct seg *s)
+{
+	f->dec->stats.insns += s->insns;
+	f->dec->stats.blocks += s->nbbs;
+	f->dec->stats.events += s->nstatus;
+}
+
 /* do_ctx() of c would change nothing: the same thread, run and image, no
  * note, nothing batched; and the thread is not in tree mode (the replay's
  * end syncs the sink's stacks then). */
@@ -2151,12 +2172,8 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 		 * below would do, do_ctx() with the same thread and image
 		 * changing nothing, no batch to hand over, no stacks in tree
 		 * mode to sync. */
-		f->dec->stats.segments++;
-		if (s->fallback)
-			f->dec->stats.segments_fallback++;
-		f->dec->stats.insns += s->insns;
-		f->dec->stats.blocks += s->nbbs;
-		f->dec->stats.events += s->nstatus;
+		count_seg(f, s);
+		count_totals(f, s);
 		return 0;
 	}
 	memset(&r, 0, sizeof(r));
@@ -2191,11 +2208,7 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 	}
 	if (r.treeing)
 		f->tree = f->dec->sinks[0].tree;
-	f->dec->stats.segments++;
-	if (s->ngaps)
-		f->dec->stats.segments_failed++;
-	if (s->fallback)
-		f->dec->stats.segments_fallback++;
+	count_seg(f, s);
 	for (size_t i = 0; i < s->nitems && err >= 0; i++) {
 		const struct seg_item *it;
 
@@ -2294,10 +2307,6 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 		err = batch_flush(&r);
 	if (err >= 0 && profile)
 		err = apply_counts(f, s);
-	f->dec->stats.insns += s->insns;
-	f->dec->stats.blocks += s->nbbs;
-	/* The status updates the fast engine counted (seg.h count_status):
-	 * what do_event() does with them. */
-	f->dec->stats.events += s->nstatus;
+	count_totals(f, s);
 	return err;
 }
