@@ -315,6 +315,21 @@ int hwt_dec_emit(struct hwt_dec *dec, struct hwt_dec_rec *rec);
 /* The context for a query (hook or default). */
 int hwt_dec_context_at(struct hwt_dec *dec, const struct hwt_dec_context_query *q,
 		       struct hwt_dec_context *out);
+/* The first size of the arrays by block id (the profile's counts, a
+ * worker's): a block per 32 bytes of the stream given so far, 64 to 1,024
+ * entries. A short trace does not clear 1,024 entries of each (dyn_test:
+ * 12 KB, ids below 512); a longer one starts at 1,024 as before (starting
+ * every decode lower, the arrays' doublings through realloc() ended in
+ * fresh pages: 56a8b8a). */
+static inline size_t hwt_dec_ids_first(const struct hwt_dec *dec)
+{
+	size_t n = 64;
+
+	while (n < 1024 && n * 32 < dec->stream_pos)
+		n *= 2;
+	return n;
+}
+
 /* Whether two contexts name the same thread, run and code. */
 static inline bool hwt_dec_context_same(const struct hwt_dec_context *a,
 					const struct hwt_dec_context *b)

@@ -306,7 +306,7 @@ void hwt_dec_flow_gap(struct hwt_dec_flow *f)
 
 static int profile_grow(struct hwt_dec_flow *f, uint32_t id)
 {
-	size_t n = f->ncount ? f->ncount : 1024;
+	size_t n = f->ncount ? f->ncount : hwt_dec_ids_first(f->dec);
 	uint64_t **arrs[] = {&f->count, &f->taken, &f->partial, &f->partial_insns};
 	struct target_count *tc;
 

@@ -102,6 +102,8 @@ static int worker_init(struct hwt_dec *dec, struct worker *w)
 	if (dec->workers && dec->workers->n)
 		*w = dec->workers->w[--dec->workers->n];
 	pthread_mutex_unlock(&dec->workers_lock);
+	if (!w->work.size)
+		w->work.first = hwt_dec_ids_first(dec);
 	if (dec->cfg.engine == HWT_DEC_ENGINE_FAST && !w->fast)
 		return hwt_dec_fast_scratch_alloc(&w->fast);
 	return 0;

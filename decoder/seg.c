@@ -114,6 +114,27 @@ static bool grow_to(void **arr, size_t *cap, size_t n, size_t elem)
 	return true;
 }
 
+/* Room for n elements, rounded up to 512, not to a power of two: the
+ * walk's packet list has room for a packet a byte of its segment (4 KiB:
+ * 64 KiB of list, not 128). With two such lists (the walk kept and the
+ * next one) a decode of 12 KB of PT (dyn_test) grew the heap past
+ * malloc's trim threshold, which gave it back at the decode's end (brk(),
+ * a TLB flush) and took it again at the next (page faults). */
+static bool reserve(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	size_t ncap = (n + 511) & ~(size_t)511;
+	void *p;
+
+	if (n <= *cap)
+		return true;
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = ncap;
+	return true;
+}
+
 struct seg_item *seg_add(struct seg *s, uint8_t kind)
 {
 	struct seg_item *it;
@@ -165,7 +186,7 @@ int seg_work_grow(struct seg_work *w, uint32_t id)
 	if (id < w->size)
 		return 0;
 	{
-		size_t n = w->size ? w->size : 1024;
+		size_t n = w->size ? w->size : w->first ? w->first : 1024;
 		struct seg_cnt *p;
 
 		while (n <= id)
@@ -1266,9 +1287,10 @@ again:
 	 * segment began (tl_start), as libipt decoding on does. */
 	s->want_pkts = want && off == s->start;
 	/* Room for a packet a byte, up to 64 Ki packets (lex() lists as many
-	 * as there is room for). */
+	 * as there is room for; where it stops for room, the list of repeated
+	 * PSB+ would differ). */
 	if (want && fast &&
-	    !grow_to((void **)&s->pkts, &s->cap_pkts,
+	    !reserve((void **)&s->pkts, &s->cap_pkts,
 		     s->end - s->start < 65536 ? (size_t)(s->end - s->start) + 1 : 65536,
 		     sizeof(*s->pkts))) {
 		s->err = -ENOMEM;
@@ -1569,7 +1591,21 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 		if (s->cur_whole && key_covers(&s->cur, s, want)) {
 			keep_walk(s);
 		} else {
-			/* The walk of the segment s is (a piece of). */
+			/* The walk of the segment s is (a piece of), in the
+			 * larger of the two packet lists: the walk kept
+			 * does not cover s (one list with room for a
+			 * packet a byte, not two). */
+			if (s->walk.cap_pkts > s->cap_pkts) {
+				struct seg_pkt *p = s->pkts;
+				size_t cap = s->cap_pkts;
+
+				s->pkts = s->walk.pkts;
+				s->cap_pkts = s->walk.cap_pkts;
+				s->walk.pkts = p;
+				s->walk.cap_pkts = cap;
+				s->walk.npkts = 0;
+				s->walk.valid = false;
+			}
 			s->cur_whole = false;
 			s->start = s->tl_start;
 			walk(s, dec, true);

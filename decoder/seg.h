@@ -87,6 +87,7 @@ struct seg_cnt {
 struct seg_work {
 	struct seg_cnt *c;
 	size_t size;
+	size_t first; /* c's first size (0: 1,024; hwt_dec_ids_first()) */
 	uint32_t *touched;
 	size_t ntouched, cap_touched;
 };
