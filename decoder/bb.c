@@ -72,11 +72,11 @@ int hwt_dec_bb_table_alloc(struct hwt_dec_bb_table **out)
 	return 0;
 }
 
-/* A block's 16-bit offsets are in its own allocation (bb_decode()). */
 static void bb_free(struct hwt_dec_bb *bb)
 {
 	if (!bb)
 		return;
+	free(bb->offs);
 	free(bb->offs32);
 	free(bb);
 }
@@ -186,19 +186,18 @@ static int bb_decode(struct hwt_dec_icache *ic, const struct hwt_dec_image *imag
 		     const struct hwt_dec_piece *piece, uint64_t ip, enum hwt_dec_mode mode,
 		     struct hwt_dec_bb **out)
 {
-	/* The block is built here and allocated once at its end, with its
-	 * offsets after it (a decode of a short trace made ~150 blocks: a
-	 * calloc(), a realloc() of the offsets, their copy and three free()s
-	 * each, now a malloc() and a free()). */
-	struct hwt_dec_bb b, *bb = &b;
-	uint32_t offs[HWT_DEC_BB_MAX_INSNS];
+	struct hwt_dec_bb *bb;
+	uint32_t *offs = NULL;
+	size_t cap = 0;
 	uint8_t buf[4096 + 16];
 	const uint8_t *code = buf;
 	uint64_t buf_ip = 0, cur = ip;
 	size_t buf_len = 0;
 	int err;
 
-	memset(bb, 0, sizeof(*bb));
+	bb = calloc(1, sizeof(*bb));
+	if (!bb)
+		return -ENOMEM;
 	bb->ip = ip;
 	bb->sec = piece->sec;
 	bb->limit = piece->hi;
@@ -250,8 +249,20 @@ static int bb_decode(struct hwt_dec_icache *ic, const struct hwt_dec_image *imag
 				goto fail_or_stop;
 			}
 		}
-		if (bb->ninsn > 0)
+		if (bb->ninsn > 0) {
+			if (bb->ninsn - 1 >= cap) {
+				size_t ncap = cap ? cap * 2 : 16;
+				uint32_t *p = realloc(offs, ncap * sizeof(*p));
+
+				if (!p) {
+					err = -ENOMEM;
+					goto error;
+				}
+				offs = p;
+				cap = ncap;
+			}
 			offs[bb->ninsn - 1] = (uint32_t)(cur - ip);
+		}
 		bb->ninsn++;
 		bb->end_ip = cur;
 		bb->last_size = insn.size;
@@ -299,30 +310,28 @@ fail_or_stop:
 	if (bb->ninsn == 0)
 		goto error;
 	bb->flags |= HWT_DEC_BBF_ERROR;
-done : {
-	bool wide = bb->ninsn > 1 && bb->end_ip - ip > UINT16_MAX;
-	size_t n16 = bb->ninsn > 1 && !wide ? bb->ninsn - 1 : 0;
-	struct hwt_dec_bb *nb = malloc(sizeof(*nb) + n16 * sizeof(*nb->offs));
-
-	if (!nb)
-		return -ENOMEM;
-	memcpy(nb, bb, sizeof(*nb));
-	if (n16) {
-		nb->offs = (uint16_t *)(nb + 1);
-		for (size_t i = 0; i < n16; i++)
-			nb->offs[i] = (uint16_t)offs[i];
-	} else if (wide) {
-		nb->offs32 = malloc((bb->ninsn - 1) * sizeof(*nb->offs32));
-		if (!nb->offs32) {
-			free(nb);
-			return -ENOMEM;
+done:
+	if (bb->ninsn > 1) {
+		if (bb->end_ip - ip <= UINT16_MAX) {
+			bb->offs = malloc((bb->ninsn - 1) * sizeof(*bb->offs));
+			if (!bb->offs) {
+				err = -ENOMEM;
+				goto error;
+			}
+			for (uint32_t i = 0; i + 1 < bb->ninsn; i++)
+				bb->offs[i] = (uint16_t)offs[i];
+			free(offs);
+		} else {
+			bb->offs32 = offs;
 		}
-		memcpy(nb->offs32, offs, (bb->ninsn - 1) * sizeof(*nb->offs32));
+		offs = NULL;
 	}
-	*out = nb;
-}
+	free(offs);
+	*out = bb;
 	return 0;
 error:
+	free(offs);
+	bb_free(bb);
 	return err;
 }
 

@@ -198,8 +198,7 @@ struct hwt_dec_bb {
 	uint8_t flags; /* HWT_DEC_BBF_* */
 	uint8_t last_size;
 	uint16_t *offs;	   /* offsets of insns 1..ninsn-1 from ip (NULL
-			    * when ninsn == 1), in the block's own
-			    * allocation, after it; the first is at 0 */
+			    * when ninsn == 1); the first is at 0 */
 	uint32_t *offs32;  /* used instead when the block spans >64 KiB */
 	uint64_t piece_lo; /* start of the piece it was decoded in */
 	/* Cached successors (fall-through, branch target). A successor in
