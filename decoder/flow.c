@@ -1472,8 +1472,10 @@ static int tree_block(struct replay *r, struct thread *t, const struct seg_item 
 }
 
 /* The segment's block counts into the profile. */
-static int apply_counts(struct hwt_dec_flow *f, const struct seg *s)
+static int apply_counts(struct hwt_dec_flow *f, struct seg *s)
 {
+	struct seg_work *w = s->counts_work;
+
 	for (size_t i = 0; i < s->ncounts; i++) {
 		const struct seg_count *c = &s->counts[i];
 
@@ -1488,6 +1490,27 @@ static int apply_counts(struct hwt_dec_flow *f, const struct seg *s)
 		f->partial[c->id] += c->partial;
 		f->partial_insns[c->id] += c->pinsns;
 	}
+	if (!w)
+		return 0;
+	/* Left in the worker's table (run.c): from there, cleared. */
+	for (size_t i = 0; i < w->ntouched; i++) {
+		uint32_t id = w->touched[i];
+		struct seg_cnt *c = &w->c[id];
+
+		if (id >= f->ncount) {
+			int err = profile_grow(f, id);
+
+			if (err < 0)
+				return err;
+		}
+		f->count[id] += c->count;
+		f->taken[id] += c->taken;
+		f->partial[id] += c->partial;
+		f->partial_insns[id] += c->pinsns;
+		memset(c, 0, sizeof(*c));
+	}
+	w->ntouched = 0;
+	s->counts_work = NULL;
 	return 0;
 }
 
@@ -2166,7 +2189,7 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 	int err = 0;
 
 	if (s->nitems == 1 && s->items[0].kind == SEG_CTX && !s->ngaps && !s->ncounts &&
-	    ctx_is_current(f, &s->ctxs[s->items[0].ninsn])) {
+	    !(s->counts_work && s->counts_work->ntouched) && ctx_is_current(f, &s->ctxs[s->items[0].ninsn])) {
 		/* Only the context the flow is in (a PSB+ while tracing is
 		 * off: eng_fast.c psb_only()): what the loop and the end
 		 * below would do, do_ctx() with the same thread and image

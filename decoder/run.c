@@ -82,6 +82,9 @@ static size_t seg_cut(const struct hwt_dec *dec, const uint8_t *buf, size_t len,
 struct worker {
 	void *fast;	      /* the fast engine's caches */
 	struct seg_work work; /* block counts */
+	bool replays;	      /* the replay follows each decode on this
+			       * thread: a segment's counts stay in work
+			       * for it (seg.h counts_work) */
 };
 
 /* Workers kept between calls (a decoder fed in pieces, or decoding on
@@ -95,7 +98,7 @@ struct hwt_dec_workers {
 	struct worker w[];
 };
 
-static int worker_init(struct hwt_dec *dec, struct worker *w)
+static int worker_init(struct hwt_dec *dec, struct worker *w, bool replays)
 {
 	memset(w, 0, sizeof(*w));
 	pthread_mutex_lock(&dec->workers_lock);
@@ -104,6 +107,7 @@ static int worker_init(struct hwt_dec *dec, struct worker *w)
 	pthread_mutex_unlock(&dec->workers_lock);
 	if (!w->work.size)
 		w->work.first = hwt_dec_ids_first(dec);
+	w->replays = replays;
 	if (dec->cfg.engine == HWT_DEC_ENGINE_FAST && !w->fast)
 		return hwt_dec_fast_scratch_alloc(&w->fast);
 	return 0;
@@ -340,6 +344,10 @@ done:
 		return err;
 	}
 	seg_decoded_on(s);
+	if (w->replays) {
+		s->counts_work = s->work;
+		return 0;
+	}
 	return seg_commit_counts(s);
 }
 
@@ -537,7 +545,7 @@ static void *par_worker(void *arg)
 	struct par *p = arg;
 	struct worker w;
 
-	if (worker_init(p->dec, &w) < 0) {
+	if (worker_init(p->dec, &w, false) < 0) {
 		pthread_mutex_lock(&p->lock);
 		p->err = -ENOMEM;
 		pthread_mutex_unlock(&p->lock);
@@ -580,7 +588,7 @@ static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uin
 	unsigned int nthreads = dec->cfg.threads, started = 0;
 	int err = 0;
 
-	err = worker_init(dec, &w);
+	err = worker_init(dec, &w, true);
 	if (err < 0) {
 		worker_fini(dec, &w);
 		return err;
@@ -758,7 +766,7 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bo
 	if (dec->cfg.threads > 1)
 		return run_parallel(dec, buf, len, first, limit, final);
 
-	err = worker_init(dec, &w);
+	err = worker_init(dec, &w, true);
 	if (err < 0) {
 		worker_fini(dec, &w);
 		return err;

@@ -38,12 +38,23 @@ void seg_init(struct seg *s, const uint8_t *buf, size_t buf_len, uint64_t start,
 	seg_reset(s);
 }
 
+static void work_drop(struct seg_work *w)
+{
+	for (size_t i = 0; i < w->ntouched; i++)
+		memset(&w->c[w->touched[i]], 0, sizeof(w->c[0]));
+	w->ntouched = 0;
+}
+
 void seg_reset(struct seg *s)
 {
+	/* Its counts left in the worker's table go with its log. */
+	if (s->counts_work)
+		work_drop(s->counts_work);
 	for (size_t i = 0; i < s->nctxs; i++)
 		hwt_dec_image_put(s->ctxs[i].image);
 	s->nitems = s->nevents = s->ngaps = s->nctxs = 0;
 	s->ncounts = 0;
+	s->counts_work = NULL;
 	s->delta = 0;
 	s->last_logged = SEG_NOT_LOGGED;
 	s->insns = s->overflows = s->nbbs = 0;
@@ -233,14 +244,9 @@ int seg_commit_counts(struct seg *s)
 
 void seg_drop_counts(struct seg *s)
 {
-	struct seg_work *w = s->work;
-
-	if (!w)
-		return;
-	for (size_t i = 0; i < w->ntouched; i++) {
-		memset(&w->c[w->touched[i]], 0, sizeof(w->c[0]));
-	}
-	w->ntouched = 0;
+	if (s->work)
+		work_drop(s->work);
+	s->counts_work = NULL;
 }
 
 int seg_add_event(struct seg *s, const struct hwt_dec_event *ev, uint8_t flags, uint64_t pos)

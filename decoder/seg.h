@@ -297,6 +297,9 @@ struct seg {
 	size_t last_logged;	  /* index of seg_bb()'s item, or SEG_NOT_LOGGED */
 	struct seg_count *counts; /* committed counts of this segment */
 	size_t ncounts, cap_counts;
+	/* Its counts left in the worker's table instead (the replay follows
+	 * on the same thread: flow.c applies them from there; run.c). */
+	struct seg_work *counts_work;
 
 	/* Where the next segment starts executing (its PSB+ FUP), when
 	 * tracing is enabled there; whether the last run reached it. */
