@@ -3875,21 +3875,36 @@ out:
  * ahead, at the segment's end (s->status_end), which only hands_over()
  * reads: run.c asks it of no segment decoded here. This: whether the
  * segment's state and header allow it. */
+static bool psb_only_fits(const struct hwt_dec *dec, bool count_status, const struct seg_state *e,
+			  const struct seg_header *h)
+{
+	return count_status && e->known && !e->enabled &&
+	       (e->ip || e->mode != HWT_DEC_MODE_UNKNOWN || e->spec) && !h->open && !h->fup &&
+	       h->nstatus && !(dec->cfg.filter.addr_cfg && dec->ptcfg.errata.skl014) &&
+	       !(dec->cfg.flags & HWT_DEC_F_TICK);
+}
+
 static bool psb_only_ok(const struct hwt_dec *dec, const struct seg *s)
 {
-	const struct seg_state *e = &s->entry;
+	return !s->nitems && psb_only_fits(dec, s->count_status, &s->entry, &s->hdr);
+}
 
-	return s->count_status && !s->nitems && e->known && !e->enabled &&
-	       (e->ip || e->mode != HWT_DEC_MODE_UNKNOWN || e->spec) && !s->hdr.open &&
-	       !s->hdr.fup && s->hdr.nstatus &&
-	       !(dec->cfg.filter.addr_cfg && dec->ptcfg.errata.skl014) &&
-	       !(dec->cfg.flags & HWT_DEC_F_TICK);
+/* Its exit: the state the PSB+'s updates leave (seg_set_exit()'s). */
+static struct seg_state psb_only_exit(const struct seg_state *e, const struct seg_header *h)
+{
+	struct seg_state st;
+
+	memset(&st, 0, sizeof(st));
+	st.known = true;
+	st.ip = e->ip;
+	st.mode = h->mode_ok ? h->mode : e->mode;
+	st.spec = h->tsx_ok ? h->spec : e->spec;
+	return st;
 }
 
 /* psb_only()'s log and exit state. */
 static bool psb_only_log(struct hwt_dec *dec, struct seg *s)
 {
-	const struct seg_state *e = &s->entry;
 	struct hwt_dec_context_query q = {0, false, NULL, false, false};
 	struct hwt_dec_context ctx;
 	size_t cursor = 0;
@@ -3898,8 +3913,7 @@ static bool psb_only_log(struct hwt_dec *dec, struct seg *s)
 	if (hwt_dec_context_at(dec, &q, &ctx) < 0 || seg_add_ctx(s, &ctx, s->start) < 0)
 		return false;
 	s->nstatus += s->hdr.nstatus;
-	seg_set_exit(s, true, false, e->ip, s->hdr.mode_ok ? s->hdr.mode : e->mode,
-		     s->hdr.tsx_ok ? s->hdr.spec : e->spec);
+	s->exit = psb_only_exit(&s->entry, &s->hdr);
 	s->sorted = true;
 	return true;
 }
@@ -3947,6 +3961,21 @@ static bool psb_only(struct hwt_dec *dec, struct seg *s)
 bool hwt_dec_seg_psb_only(struct hwt_dec *dec, struct seg *s, const struct seg_tail *head)
 {
 	return psb_only_ok(dec, s) && seg_timeline_psb_only(s, head) && psb_only_log(dec, s);
+}
+
+bool hwt_dec_seg_psb_again(struct hwt_dec *dec, struct seg *s, uint64_t end)
+{
+	bool count_status = !(dec->want & HWT_DEC_WANT(HWT_DEC_REC_EVENT)) && !dec->cfg.context;
+
+	/* Its header is s's next one (seg_header()'s with no FUP in it). */
+	if (!psb_only_fits(dec, count_status, &dec->state, &s->next_hdr) || !seg_psb_again(s, end))
+		return false;
+	seg_reset(s);
+	s->entry = dec->state;
+	s->exit = psb_only_exit(&s->entry, &s->hdr);
+	s->nstatus = s->hdr.nstatus;
+	s->sorted = true;
+	return true;
 }
 
 int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)

@@ -2180,6 +2180,19 @@ static bool ctx_is_current(const struct hwt_dec_flow *f, const struct seg_ctx *c
 	       f->image == c->image && !c->note && !f->nbatch;
 }
 
+bool hwt_dec_flow_in_ctx(const struct hwt_dec_flow *f, const struct hwt_dec_context *ctx)
+{
+	const struct seg_ctx c = {ctx->pid, ctx->tid, ctx->image, 0, ctx->run};
+
+	return ctx_is_current(f, &c);
+}
+
+void hwt_dec_flow_count(struct hwt_dec_flow *f, const struct seg *s)
+{
+	count_seg(f, s);
+	count_totals(f, s);
+}
+
 int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 {
 	struct replay r;
@@ -2189,7 +2202,8 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 	int err = 0;
 
 	if (s->nitems == 1 && s->items[0].kind == SEG_CTX && !s->ngaps && !s->ncounts &&
-	    !(s->counts_work && s->counts_work->ntouched) && ctx_is_current(f, &s->ctxs[s->items[0].ninsn])) {
+	    !(s->counts_work && s->counts_work->ntouched) &&
+	    ctx_is_current(f, &s->ctxs[s->items[0].ninsn])) {
 		/* Only the context the flow is in (a PSB+ while tracing is
 		 * off: eng_fast.c psb_only()): what the loop and the end
 		 * below would do, do_ctx() with the same thread and image

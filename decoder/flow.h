@@ -23,6 +23,11 @@ struct seg;
 int hwt_dec_flow_finish(struct hwt_dec_flow *flow);
 /* Replays a decoded segment into stacks, the profile and records. */
 int hwt_dec_flow_replay(struct hwt_dec_flow *flow, struct seg *s);
+/* Whether the replay of a segment whose log is only the context ctx (with
+ * no note) would change nothing but the statistics ... */
+bool hwt_dec_flow_in_ctx(const struct hwt_dec_flow *flow, const struct hwt_dec_context *ctx);
+/* ... which this counts, as that replay would. */
+void hwt_dec_flow_count(struct hwt_dec_flow *flow, const struct seg *s);
 
 /* Splits buf (at stream offset dec->base_pos) at PSBs and decodes the
  * segments with the canonical engines: all of them when final; else those

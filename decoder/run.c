@@ -412,6 +412,22 @@ static int replay_rest(struct hwt_dec *dec, struct seg *s, struct worker *w, str
 	return err;
 }
 
+/* The segment after s, [s->end, end), in s where it is a PSB+ while
+ * tracing is off and PADs like the PSB+ after it (eng_fast.c
+ * hwt_dec_seg_psb_again()), and its replay, the context the flow is in,
+ * changes nothing (flow.c's shortcut): its statistics and exit state,
+ * without its log or time line. A CPU writes runs of such PSB+ while it
+ * does not trace: with a segment at every PSB each is a segment. */
+static bool psb_again(struct hwt_dec *dec, struct seg *s, const struct worker *w, uint64_t end)
+{
+	if (dec->cfg.engine != HWT_DEC_ENGINE_FAST || !w->fast ||
+	    !hwt_dec_flow_in_ctx(dec->flow, &dec->ctx) || !hwt_dec_seg_psb_again(dec, s, end))
+		return false;
+	hwt_dec_flow_count(dec->flow, s);
+	dec->state = s->exit;
+	return true;
+}
+
 /* Decodes and replays the segments from the PSB at start up to limit (a
  * PSB, or the end) in the calling thread, in s. */
 static int run_range(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64_t start,
@@ -430,6 +446,10 @@ static int run_range(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64
 
 		if (end > limit)
 			end = limit;
+		if (s->buf == buf && s->end == start && end < len && psb_again(dec, s, w, end)) {
+			start = end;
+			continue;
+		}
 		seg_init(s, buf, len, start, end, end >= len && final);
 		s->entry = dec->state;
 		err = decode_seg(dec, s, w);

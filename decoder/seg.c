@@ -1832,8 +1832,8 @@ static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint
 	const uint8_t *buf = s->buf;
 	/* Its time, for the walk's tail (s->tail): no longer plain at an
 	 * MTC, a TMA before the TSC or a second TMA or TSC. */
-	uint64_t tsc = 0, tsc_end = 0, cbr_end = 0;
-	bool plain = true, tma = false, once = true;
+	uint64_t tsc = 0, tsc_end = 0, cbr_end = 0, tma_end = 0;
+	bool plain = true, once = true, any_fup = false;
 	unsigned int seen = 0;
 
 	while (off + 16 <= s->buf_len) {
@@ -1874,8 +1874,8 @@ static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint
 			case 0x23:
 				end_psbend(s, nh, off);
 				if (plain)
-					s->tail =
-					    (struct seg_tail){s->end, tsc, tsc_end, cbr_end, once};
+					s->tail = (struct seg_tail){
+					    s->end, tsc, tsc_end, cbr_end, once, any_fup, tma_end};
 				*done = true;
 				return off;
 			case 0x82: /* a PSB (or a bad one): the PSB+ is broken */
@@ -1898,9 +1898,9 @@ static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint
 			case 0x73: /* TMA (one libipt rejects: the generic step) */
 				if (b[4] || (b[6] & 0xfe))
 					return off;
-				plain = plain && tsc_end && !tma;
-				tma = true;
+				plain = plain && tsc_end && !tma_end;
 				off += 7;
+				tma_end = off;
 				continue;
 			default:
 				return off;
@@ -1924,6 +1924,7 @@ static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint
 						    .payload = ld64(b + 1) & ipmask[ipc]};
 
 				end_pkt(s, nh, &p, hdr_ip, fup);
+				any_fup = true;
 				off += 1u + ipsz[ipc];
 				continue;
 			}
@@ -1975,6 +1976,70 @@ void seg_find_end_ip(struct seg *s)
 	 * segment once the next PSB+ is complete, or at the end), where
 	 * libipt decoding on stops. */
 	s->next_psbend = s->next_psbend_end = s->buf_len;
+}
+
+/* Whether the PSB+ at `at` repeats the one at s->end that end_lex() read
+ * plain (s->tail) to its PSBEND: the same bytes but for the values
+ * end_lex() does not look at, its TSC's and its TMA's CTC and FC (a TMA
+ * after the TSC: plain), so that end_lex() reads it alike. */
+static bool psb_repeats_at(const struct seg *s, uint64_t at)
+{
+	const uint8_t *a = s->buf + s->end, *b = s->buf + at;
+	size_t n = (size_t)(s->next_psbend_end - s->end);
+	size_t t = s->tail.tsc_end ? (size_t)(s->tail.tsc_end - s->end) - 7 : n;
+	size_t m = s->tail.tma_end ? (size_t)(s->tail.tma_end - s->end) - 7 : n;
+
+	/* Up to the TSC's value, then to the TMA's. */
+	if (memcmp(a, b, t))
+		return false;
+	if (t == n)
+		return true;
+	t += 7;
+	if (m == n)
+		return !memcmp(a + t, b + t, n - t);
+	/* TMA: 02 73, CTC (2), 0, FC (9 bits), then the rest. */
+	return !memcmp(a + t, b + t, m + 2 - t) && a[m + 4] == b[m + 4] &&
+	       !((a[m + 6] ^ b[m + 6]) & 0xfe) && !memcmp(a + m + 7, b + m + 7, n - m - 7);
+}
+
+bool seg_psb_again(struct seg *s, uint64_t end)
+{
+	uint64_t from = s->end, d = end - from;
+	struct seg_tail *t = &s->tail;
+
+	/* Its PSB+ read plain to its PSBEND, no FUP (seg_header() reads one
+	 * differently with BDM70), inside it, and end_lex() reading the one
+	 * at end as far with 16 bytes at hand. */
+	if (s->last || s->rest_end || t->at != from || !t->once || t->fup ||
+	    s->next_hdr_buf != s->buf || s->next_hdr_at != from || s->next_psbend_end <= from ||
+	    end < s->next_psbend_end || end + (s->next_psbend_end - from) + 14 > s->buf_len)
+		return false;
+	for (uint64_t off = s->next_psbend_end; off < end; off++) {
+		if (s->buf[off])
+			return false; /* not a PAD */
+	}
+	if (!psb_repeats_at(s, end))
+		return false;
+	s->hdr = s->next_hdr;
+	s->cur_whole = false;
+	s->start = s->tl_start = from;
+	s->end = end;
+	s->has_end_ip = false;
+	s->next_psbend += d;
+	s->next_psbend_end += d;
+	s->next_hdr.psbend += d;
+	s->next_hdr.psbend_end += d;
+	s->next_hdr_at = end;
+	t->at = end;
+	if (t->tsc_end) {
+		t->tsc_end += d;
+		t->tsc = ld64(s->buf + t->tsc_end - 7) & 0xffffffffffffffull;
+	}
+	if (t->cbr_end)
+		t->cbr_end += d;
+	if (t->tma_end)
+		t->tma_end += d;
+	return true;
 }
 
 /* seg_decoded_on() of an item at or after the segment's end. */

@@ -322,6 +322,8 @@ struct seg {
 		uint64_t cbr_end; /* where the first CBR before it ends (0) */
 		bool once;	  /* its status updates of distinct types, no
 				   * CBR of 0 */
+		bool fup;	  /* a FUP in it */
+		uint64_t tma_end; /* where its TMA ends (0: none) */
 	} tail;
 
 	/* The state the segment was decoded from (entry; not known: a fresh
@@ -498,6 +500,14 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec);
  * seg_timeline() gives for it, without the walk. False where it is not
  * one (nothing changed then). */
 bool seg_timeline_psb_only(struct seg *s, const struct seg_tail *head);
+/* s, a segment just decoded and replayed, becomes the one after it,
+ * [s->end, end), where that is its PSB+ (the one s->tail describes, read
+ * plain: s->next_hdr) and PADs and the PSB+ at end repeats it (the same
+ * bytes but for its TSC's and TMA's values; no FUP): its header, and the
+ * next PSB+'s as seg_find_end_ip() reads it, moved on. Its log, time line
+ * and states are left as they were (hwt_dec_seg_psb_again()). False where
+ * it is not one (s unchanged). */
+bool seg_psb_again(struct seg *s, uint64_t end);
 /* The same, walking the packets from tl_start every time (tests compare). */
 void seg_timeline_walk(struct seg *s, const struct hwt_dec *dec);
 /* The same walk with every packet through hwt_pkt_decode() (the
@@ -590,6 +600,15 @@ int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch);
  * the fast engine (head: seg_timeline_psb_only()); false where it is not
  * one (s unchanged). */
 bool hwt_dec_seg_psb_only(struct hwt_dec *dec, struct seg *s, const struct seg_tail *head);
+/* The segment after s, [s->end, end), where it is a PSB+ while tracing is
+ * off and PADs that hwt_dec_seg_psb_only() would decode, decoded from
+ * dec->state to the PSB+ at end, and that PSB+ repeats its own
+ * (seg_psb_again()): s becomes it, with its exit state in s->exit and its
+ * status updates in s->nstatus; its log would be the context dec->ctx at
+ * its start, left out (run.c checks that its replay would change nothing
+ * else: flow.c hwt_dec_flow_in_ctx()). False where it is not one (s
+ * unchanged). */
+bool hwt_dec_seg_psb_again(struct hwt_dec *dec, struct seg *s, uint64_t end);
 
 /* Fast-engine per-worker scratch (caches). */
 int hwt_dec_fast_scratch_alloc(void **scratch);
