@@ -1490,24 +1490,31 @@ static int apply_counts(struct hwt_dec_flow *f, struct seg *s)
 		f->partial[c->id] += c->partial;
 		f->partial_insns[c->id] += c->pinsns;
 	}
-	if (!w)
+	if (!w || !w->ntouched)
 		return 0;
-	/* Left in the worker's table (run.c): from there, cleared. */
-	for (size_t i = 0; i < w->ntouched; i++) {
-		uint32_t id = w->touched[i];
-		struct seg_cnt *c = &w->c[id];
+	/* Left in the worker's table (run.c): from there, cleared. The
+	 * profile's arrays in locals (clearing an entry may alias them). */
+	for (size_t i = 0, n = w->ntouched; i < n;) {
+		uint64_t *count = f->count, *taken = f->taken, *partial = f->partial,
+			 *pinsns = f->partial_insns;
+		size_t ncount = f->ncount;
 
-		if (id >= f->ncount) {
-			int err = profile_grow(f, id);
+		for (; i < n && w->touched[i] < ncount; i++) {
+			uint32_t id = w->touched[i];
+			struct seg_cnt *c = &w->c[id];
+
+			count[id] += c->count;
+			taken[id] += c->taken;
+			partial[id] += c->partial;
+			pinsns[id] += c->pinsns;
+			memset(c, 0, sizeof(*c));
+		}
+		if (i < n) {
+			int err = profile_grow(f, w->touched[i]);
 
 			if (err < 0)
 				return err;
 		}
-		f->count[id] += c->count;
-		f->taken[id] += c->taken;
-		f->partial[id] += c->partial;
-		f->partial_insns[id] += c->pinsns;
-		memset(c, 0, sizeof(*c));
 	}
 	w->ntouched = 0;
 	s->counts_work = NULL;
