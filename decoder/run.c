@@ -429,9 +429,10 @@ static bool psb_again(struct hwt_dec *dec, struct seg *s, const struct worker *w
 }
 
 /* Decodes and replays the segments from the PSB at start up to limit (a
- * PSB, or the end) in the calling thread, in s. */
+ * PSB, or the end) in the calling thread, in s; when not final, those
+ * that end at or before limit (*stop: where the next begins). */
 static int run_range(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64_t start,
-		     uint64_t limit, bool final, struct worker *w, struct seg *s)
+		     uint64_t limit, bool final, struct worker *w, struct seg *s, size_t *stop)
 {
 	int err = 0;
 
@@ -444,8 +445,11 @@ static int run_range(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64
 		    seg_cut(dec, buf, len, (size_t)start,
 			    s->buf == buf && s->tail.at == start ? s->next_psbend_end : 0);
 
-		if (end > limit)
+		if (end > limit) {
+			if (!final)
+				break; /* its end is not in reach */
 			end = limit;
+		}
 		if (s->buf == buf && s->end == start && end < len && psb_again(dec, s, w, end)) {
 			start = end;
 			continue;
@@ -459,6 +463,7 @@ static int run_range(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64
 			err = replay_rest(dec, s, w, s);
 		start = s->end;
 	}
+	*stop = (size_t)start;
 	return err;
 }
 
@@ -735,7 +740,7 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bo
 {
 	struct seg s;
 	struct worker w;
-	size_t first, limit;
+	size_t first, limit, stop;
 	int err;
 
 	if (keep)
@@ -771,20 +776,22 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bo
 	if (err < 0 || first >= len)
 		return err;
 	limit = decodable_end(buf, len, first, final);
-	if (!final) {
-		/* The last segment end in reach. */
-		size_t cut = first, next;
+	if (dec->cfg.threads > 1) {
+		if (!final) {
+			/* The last segment end in reach (the workers cut
+			 * up to it). */
+			size_t cut = first, next;
 
-		while ((next = seg_cut(dec, buf, len, cut, 0)) <= limit)
-			cut = next;
-		limit = cut;
-	}
-	if (keep)
-		*keep = limit;
-	if (limit <= first)
-		return 0;
-	if (dec->cfg.threads > 1)
+			while ((next = seg_cut(dec, buf, len, cut, 0)) <= limit)
+				cut = next;
+			limit = cut;
+		}
+		if (keep)
+			*keep = limit;
+		if (limit <= first)
+			return 0;
 		return run_parallel(dec, buf, len, first, limit, final);
+	}
 
 	err = worker_init(dec, &w, true);
 	if (err < 0) {
@@ -792,7 +799,11 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bo
 		return err;
 	}
 	memset(&s, 0, sizeof(s));
-	err = run_range(dec, buf, len, first, limit, final, &w, &s);
+	/* Not final: up to the last segment end in reach, cut as they are
+	 * decoded (each byte scanned for PSBs once). */
+	err = run_range(dec, buf, len, first, limit, final, &w, &s, &stop);
+	if (keep && !final)
+		*keep = stop;
 	seg_fini(&s);
 	worker_fini(dec, &w);
 	return err;
