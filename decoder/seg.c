@@ -125,7 +125,8 @@ static bool grow_to(void **arr, size_t *cap, size_t n, size_t elem)
 	return true;
 }
 
-/* Room for n elements, rounded up to 512, not to a power of two: the
+/* Room for n elements, rounded up to 512 (or half as many again as
+ * there were room for), not to a power of two: the
  * walk's packet list has room for a packet a byte of its segment (4 KiB:
  * 64 KiB of list, not 128). With two such lists (the walk kept and the
  * next one) a decode of 12 KB of PT (dyn_test) grew the heap past
@@ -138,6 +139,10 @@ static bool reserve(void **arr, size_t *cap, size_t n, size_t elem)
 
 	if (n <= *cap)
 		return true;
+	/* Grown by half at least: segments of varied sizes (avscript_32's)
+	 * grew it at every larger one. */
+	if (ncap < *cap + *cap / 2)
+		ncap = *cap + *cap / 2;
 	p = realloc(*arr, ncap * elem);
 	if (!p)
 		return false;
