@@ -346,16 +346,19 @@ static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
 						   "no code image", ip, 0, pos);
 			err = hwt_dec_bb_get(c->dec->icache, c->ctx.image, ip, mode, &bb);
 			if (err < 0) {
-				pos = c->prepos;
-				c->stopped = true;
-				err = conv_close_open(c, pos);
-				if (err < 0)
-					return err;
+				/* libipt's length decoder took bytes for an
+				 * instruction that ours (xed's view, as
+				 * ptxed prints it) does not: ptxed prints
+				 * "xed decode error" there, skips the rest
+				 * of the block and decodes on, and so does
+				 * this (a gap of no bytes; the fast engine
+				 * declines such code). */
+				conv_snapshot(c, pos);
 				return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_EINTERNAL,
 						   "instruction decoding disagrees with libipt", ip,
-						   c->s->end > pos ? c->s->end - pos : 0, pos) < 0
+						   0, pos) < 0
 					   ? c->s->err
-					   : 1;
+					   : 0;
 			}
 			c->open = bb;
 			c->open_k = 0;
@@ -597,6 +600,13 @@ static int conv_resync(struct conv *c, int *status)
 	if (err < 0)
 		return err;
 	*status = pt_blk_sync_forward(c->blk);
+	if (*status < 0 && *status != -pte_eos && c->skew &&
+	    pt_blk_get_sync_offset(c->blk, &off) == 0 && off == c->skew) {
+		/* It failed at the segment's own PSB (a bad packet in its
+		 * PSB+, read from the prefix's state): as ptxed, on to the
+		 * next PSB (which libipt's search starts past). */
+		*status = pt_blk_sync_forward(c->blk);
+	}
 	if (*status == -pte_eos)
 		return 1;
 	/* A sync that fails at a PSB (a bad packet in its PSB+) does not end
