@@ -1402,6 +1402,18 @@ static int libipt_fails_at(struct fast *f, int pterr, uint64_t ip, uint64_t at)
 	if (f->dec->cfg.context || pos <= s->start || pos > s->end || s->buf[pos - 1] == 0x02 ||
 	    s->buf[pos - 1] == 0x82)
 		return DECLINE;
+	/* A bad packet inside a PSB+ that libipt reads decoding on: its
+	 * query decoder fails with its offset still at the PSB (it reads
+	 * the PSB+ whole or not at all) and synchronizes there again (a
+	 * damaged stream; test_realpt.c test_damaged_vs_ptxed, seeds 26
+	 * and 60): left to it. */
+	for (const struct seg_pkt *p = f->np; f->np->type == HWT_PKT_BAD && p > s->pkts;) {
+		p--;
+		if (p->type == HWT_PKT_PSBEND)
+			break;
+		if (p->type == HWT_PKT_PSB)
+			return DECLINE;
+	}
 	sync = hwt_pkt_find_psb(s->buf, (size_t)s->end, (size_t)pos);
 	if (sync < s->end) {
 		err = resyncs(f, sync);
