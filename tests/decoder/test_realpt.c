@@ -35,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <intel-pt.h>
+
 #include "decoder/decoder.h"
 #include "tests/lib/testutil.h"
 
@@ -181,6 +183,15 @@ struct decoded {
 	char *whats; /* each gap's text and a newline, in order */
 	size_t whats_len, whats_cap;
 	unsigned int gaps;
+	unsigned int undecodable; /* PTXED: blocks cut short (on_rec()) */
+	/* Each gap: the instructions before it, whether it is libipt's
+	 * "compressed return without call" and at which return. */
+	struct gap_at {
+		size_t n;
+		bool retstack;
+		uint64_t ip;
+	} * gap_at;
+	size_t gap_cap;
 	struct hwt_dec_stats stats;
 };
 
@@ -196,7 +207,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 
 /* The two decodes the checks compare, for the whole program (a buffer
  * new to a decode is mostly page faults, under ASan most of all). */
-static struct decoded bufs[2];
+static struct decoded bufs[6];
 
 static void rec_of(struct decoded *d, const struct hwt_dec_rec *hr)
 {
@@ -271,16 +282,33 @@ static void rec_of(struct decoded *d, const struct hwt_dec_rec *hr)
 static int on_rec(void *ctx, const struct hwt_dec_rec *rec)
 {
 	struct decoded *d = ctx;
+	int n;
 
 	rec_of(d, rec);
-	if (rec->type == HWT_DEC_REC_GAP)
+	if (rec->type == HWT_DEC_REC_GAP) {
+		d->gap_at = grow(d->gap_at, &d->gap_cap, d->gaps + 1, sizeof(*d->gap_at));
+		d->gap_at[d->gaps].n = d->n;
+		d->gap_at[d->gaps].retstack =
+		    rec->u.gap.what && !strcmp(rec->u.gap.what, pt_errstr(pte_retstack_empty));
+		d->gap_at[d->gaps].ip = rec->u.gap.ip;
 		d->gaps++;
+	}
 	if (rec->type != HWT_DEC_REC_BLOCK)
 		return 0;
 	d->ips = grow(d->ips, &d->cap, d->n + rec->u.block.ninsn, sizeof(*d->ips));
-	assert_int_equal(hwt_dec_block_insns(rec, d->ips + d->n, rec->u.block.ninsn),
-			 rec->u.block.ninsn);
-	d->n += rec->u.block.ninsn;
+	n = hwt_dec_block_insns(rec, d->ips + d->n, rec->u.block.ninsn);
+	if (!rec->u.block.bb && n >= 1 && (uint32_t)n < rec->u.block.ninsn) {
+		/* A block of libipt's (PTXED engine) that runs into bytes
+		 * that are no instruction (libipt's length decoder takes
+		 * more than ours, which is xed's: ptxed prints "xed decode
+		 * error" there and skips the rest of the block): what runs
+		 * before it. */
+		n--;
+		d->undecodable++;
+	} else {
+		assert_int_equal(n, rec->u.block.ninsn);
+	}
+	d->n += (size_t)n;
 	return 0;
 }
 
@@ -305,7 +333,7 @@ static void decode(const struct trace *tr, const struct variant *v, struct decod
 	struct hwt_dec_sink sink = {sizeof(sink), 0, on_rec, d, NULL, NULL, NULL};
 
 	d->n = d->nrecs = d->whats_len = 0;
-	d->gaps = 0;
+	d->gaps = d->undecodable = 0;
 	assert_int_equal(hwt_dec_icache_alloc(&ic, NULL), 0);
 	assert_int_equal(hwt_dec_image_alloc(&img, ic, "real-pt"), 0);
 	add_code(img, tr->dir, v->keep, v->k);
@@ -341,6 +369,7 @@ static void decoded_free(struct decoded *d)
 	free(d->ips);
 	free(d->recs);
 	free(d->whats);
+	free(d->gap_at);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -362,20 +391,37 @@ static int free_all(void **state)
 	(void)state;
 	for (size_t i = 0; i < HWT_ARRAY_SIZE(truths); i++)
 		free(truths[i].truth.ips);
-	decoded_free(&bufs[0]);
-	decoded_free(&bufs[1]);
+	for (size_t i = 0; i < HWT_ARRAY_SIZE(bufs); i++)
+		decoded_free(&bufs[i]);
 	return 0;
 }
 
-/* The same records, field by field (fails naming the first that
- * differs). */
-static void same_records(const struct decoded *want, const struct decoded *got, const char *what)
+/* The index of the first record that differs, or of the record after
+ * both's last. */
+static size_t first_diff(const struct decoded *want, const struct decoded *got)
 {
 	size_t i = 0;
 
 	while (i < want->nrecs && i < got->nrecs &&
 	       !memcmp(&want->recs[i], &got->recs[i], sizeof(struct rec)))
 		i++;
+	return i;
+}
+
+/* Whether want and got have the same records and gap texts. */
+static bool records_equal(const struct decoded *want, const struct decoded *got)
+{
+	return want->nrecs == got->nrecs && first_diff(want, got) == want->nrecs &&
+	       want->whats_len == got->whats_len &&
+	       (!want->whats_len || !memcmp(want->whats, got->whats, want->whats_len));
+}
+
+/* The same records, field by field (fails naming the first that
+ * differs). */
+static void same_records(const struct decoded *want, const struct decoded *got, const char *what)
+{
+	size_t i = first_diff(want, got);
+
 	if (i < want->nrecs || i < got->nrecs) {
 		char w[320], g[320];
 
@@ -671,6 +717,308 @@ static void test_damaged(void **state)
 	}
 }
 
+/* The offsets of the PSBs in pt[0, len) (at most max). */
+static size_t find_psbs(const uint8_t *pt, size_t len, size_t *psbs, size_t max)
+{
+	static const uint8_t psb[16] = {2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+					2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82};
+	size_t n = 0;
+
+	for (size_t i = 0; i + sizeof(psb) <= len && n < max; i++) {
+		if (!memcmp(pt + i, psb, sizeof(psb))) {
+			psbs[n++] = i;
+			i += sizeof(psb) - 1;
+		}
+	}
+	return n;
+}
+
+/* A number in [lo, hi], smaller ones likelier (log-uniform). */
+static size_t rand_size(uint64_t *rng, size_t lo, size_t hi)
+{
+	unsigned int bits = 0;
+	size_t top;
+
+	while (((size_t)1 << bits) < hi - lo + 1)
+		bits++;
+	top = (size_t)1 << (hwt_test_rand(rng) % (bits + 1));
+	top = top < hi - lo + 1 ? top : hi - lo + 1;
+	return lo + hwt_test_rand(rng) % top;
+}
+
+/* Damages tr's trace in place as rng says: a trace longer than `window`
+ * bytes is cut to that many from its start or a random PSB (what a
+ * decoder given a part sees), then one to three times bytes are cut out
+ * (a lost AUX chunk) or overwritten with random values, at a random
+ * offset or inside a PSB+ (from its PSB on); what says where. */
+static void damage(struct trace *tr, uint64_t *rng, size_t window, char *what, size_t size)
+{
+	unsigned int times = 1 + hwt_test_rand(rng) % 3;
+	size_t used = strlen(what);
+
+	if (tr->len > window) {
+		size_t psbs[512], npsb = find_psbs(tr->pt, tr->len, psbs, HWT_ARRAY_SIZE(psbs));
+		size_t from = npsb && hwt_test_rand(rng) % 4 ? psbs[hwt_test_rand(rng) % npsb] : 0;
+
+		tr->len = tr->len - from < window ? tr->len - from : window;
+		memmove(tr->pt, tr->pt + from, tr->len);
+		used += (size_t)snprintf(what + used, used < size ? size - used : 0,
+					 " bytes %zu+%zu:", from, tr->len);
+	}
+
+	for (unsigned int t = 0; t < times && tr->len > 64; t++) {
+		size_t psbs[512], npsb = find_psbs(tr->pt, tr->len, psbs, HWT_ARRAY_SIZE(psbs));
+		bool cut = hwt_test_rand(rng) % 2;
+		bool in_psb = npsb && hwt_test_rand(rng) % 3 == 0;
+		size_t at, len;
+
+		if (in_psb) {
+			at = psbs[hwt_test_rand(rng) % npsb] + hwt_test_rand(rng) % 48;
+			len = rand_size(rng, 1, 16);
+		} else {
+			at = hwt_test_rand(rng) % tr->len;
+			len = cut ? rand_size(rng, 1, 4096) : rand_size(rng, 1, 64);
+		}
+		if (at >= tr->len)
+			at = tr->len - 1;
+		if (len > tr->len - at)
+			len = tr->len - at;
+		if (cut) {
+			memmove(tr->pt + at, tr->pt + at + len, tr->len - at - len);
+			tr->len -= len;
+		} else {
+			for (size_t i = 0; i < len; i++)
+				tr->pt[at + i] = (uint8_t)hwt_test_rand(rng);
+		}
+		used +=
+		    (size_t)snprintf(what + used, used < size ? size - used : 0, " %s%s %zu+%zu",
+				     cut ? "cut" : "overwrite", in_psb ? " (PSB+)" : "", at, len);
+	}
+}
+
+/* Whether d has a gap before its instruction n (after n - 1); *k: the
+ * first such gap. */
+static bool gap_before(const struct decoded *d, size_t n, unsigned int *k)
+{
+	for (unsigned int i = 0; i < d->gaps && d->gap_at[i].n <= n; i++) {
+		if (d->gap_at[i].n == n) {
+			*k = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The first instruction of ptxed's (want) at or after i before which it
+ * has a gap (want->n: none). */
+static size_t next_gap(const struct decoded *want, size_t i)
+{
+	for (unsigned int k = 0; k < want->gaps; k++) {
+		if (want->gap_at[k].n > i)
+			return want->gap_at[k].n;
+	}
+	return want->n;
+}
+
+/* Where got goes on with want's instruction i (up to 8 of them in a row,
+ * to want's next gap), at or after j; got->n where it does not. After
+ * its next gap first: what got decodes more before it may be a loop that
+ * want's instructions after its own gap run through too. */
+static size_t find_on(const struct decoded *want, size_t i, const struct decoded *got, size_t j)
+{
+	size_t run = next_gap(want, i) - i, from = got->n;
+
+	run = run < 8 ? run : 8;
+	for (unsigned int g = 0; g < got->gaps && from == got->n; g++) {
+		if (got->gap_at[g].n >= j)
+			from = got->gap_at[g].n;
+	}
+	for (int pass = 0; pass < 2; pass++, from = j) {
+		for (size_t at = from; at < got->n; at++) {
+			size_t k = 0;
+
+			while (k < run && at + k < got->n && got->ips[at + k] == want->ips[i + k])
+				k++;
+			if (k == run || at + k == got->n)
+				return at;
+		}
+	}
+	return got->n;
+}
+
+/* Walks ptxed's instructions (want) and hwtrace's (got) side by side:
+ * the same, but where ptxed has a gap hwtrace may decode more (it goes
+ * on where ptxed skipped a PSB: its instructions follow later) and where
+ * hwtrace has a "compressed return without call" at the return ptxed ran
+ * last, ptxed may decode more up to its next gap (its return stack
+ * carries a call from before a PSB: *ret counts those). Returns the index
+ * of the first instruction of want's that got loses, want->n where none. */
+static size_t lost_at(const struct decoded *want, const struct decoded *got, unsigned int *ret)
+{
+	size_t i = 0, j = 0;
+
+	*ret = 0;
+	while (i < want->n) {
+		unsigned int k;
+
+		if (j < got->n && got->ips[j] == want->ips[i]) {
+			i++;
+			j++;
+			continue;
+		}
+		if (i && gap_before(got, j, &k) && got->gap_at[k].retstack &&
+		    got->gap_at[k].ip == want->ips[i - 1]) {
+			(*ret)++;
+			i = next_gap(want, i);
+			if (i == want->n)
+				break;
+		} else if (!gap_before(want, i, &k)) {
+			return i;
+		}
+		j = find_on(want, i, got, j);
+		if (j == got->n)
+			return i;
+	}
+	return want->n;
+}
+
+/* Both decodes' gaps: the instructions before each, its IP, offset and
+ * text (HWT_PTX_GAPS). */
+static void print_gaps(const struct decoded *want, const struct decoded *got)
+{
+	const struct decoded *ds[2] = {want, got};
+
+	for (int w = 0; w < 2; w++) {
+		const char *t = ds[w]->whats;
+		unsigned int k = 0;
+
+		for (size_t r = 0; r < ds[w]->nrecs; r++) {
+			const char *nl = strchr(t, '\n');
+
+			if (ds[w]->recs[r].type != HWT_DEC_REC_GAP)
+				continue;
+			printf("  %s gap after %zu (%" PRIx64 "): ip %" PRIx64 " offset %" PRIx64
+			       " %.*s\n",
+			       w ? "hwtrace" : "ptxed", ds[w]->gap_at[k].n,
+			       ds[w]->gap_at[k].n ? ds[w]->ips[ds[w]->gap_at[k].n - 1] : 0,
+			       ds[w]->recs[r].a, ds[w]->recs[r].offset, (int)(nl - t), t);
+			t = nl + 1;
+			k++;
+		}
+	}
+}
+
+/* The real traces damaged (bytes cut out or overwritten, at seeded
+ * random places, inside PSB+ too), decoded by the PTXED engine (ptxed's
+ * own loop: the reference) and by hwtrace: FAST, LIBIPT, FAST with a
+ * segment at every PSB and FAST on two threads decode every instruction
+ * ptxed decodes, in the same order; more only where ptxed skips a PSB
+ * (docs/decoder.md). FAST's records equal LIBIPT's.
+ * HWT_PTX_FIRST, HWT_PTX_COUNT: other seeds; HWT_PTX_WINDOW: the bytes of a
+ * trace taken (16 KiB; avscript_32 has 96); HWT_PTX_REPORT: print each
+ * difference instead of failing; HWT_PTX_DUMP=DIR: write each damaged
+ * trace to DIR/NAME-SEED.pt. */
+static void test_damaged_vs_ptxed(void **state)
+{
+	static const char *const names[] = {"avscript_32", "dyn_test"};
+	static const struct {
+		const char *name;
+		struct variant v;
+	} hwt[] = {
+	    {"fast", {HWT_DEC_ENGINE_FAST, 1, 0, 0, 0, NULL, KEEP_ALL, 0}},
+	    {"libipt", {HWT_DEC_ENGINE_LIBIPT, 1, 0, 0, 0, NULL, KEEP_ALL, 0}},
+	    {"fast psb", {HWT_DEC_ENGINE_FAST, 1, 0, 0, 1, NULL, KEEP_ALL, 0}},
+	    {"fast 2 threads", {HWT_DEC_ENGINE_FAST, 2, 3, 0, 0, NULL, KEEP_ALL, 0}},
+	    {"libipt psb", {HWT_DEC_ENGINE_LIBIPT, 1, 0, 0, 1, NULL, KEEP_ALL, 0}},
+	};
+	const struct variant ptxed = {HWT_DEC_ENGINE_PTXED, 1, 0, 0, 0, NULL, KEEP_ALL, 0};
+	const char *env = getenv("HWT_PTX_FIRST");
+	uint64_t first = env ? strtoull(env, NULL, 0) : 1;
+	uint64_t count = (env = getenv("HWT_PTX_COUNT")) ? strtoull(env, NULL, 0) : 100;
+	bool report = getenv("HWT_PTX_REPORT") != NULL;
+	size_t window = (env = getenv("HWT_PTX_WINDOW")) ? strtoull(env, NULL, 0) : 16384;
+	unsigned int bad = 0, more = 0, to_libipt = 0, segs_to_libipt = 0, rets = 0;
+	struct decoded *ref = &bufs[0];
+
+	(void)state;
+	for (uint64_t seed = first; seed < first + count; seed++) {
+		uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 1;
+		const char *name = names[seed % HWT_ARRAY_SIZE(names)];
+		struct trace tr;
+		char what[512];
+		bool more_here = false, ret_here = false;
+
+		load(&tr, name);
+		snprintf(what, sizeof(what), "%s seed %" PRIu64 ":", name, seed);
+		damage(&tr, &rng, window, what, sizeof(what));
+		if (getenv("HWT_PTX_DUMP")) {
+			char path[1100];
+
+			snprintf(path, sizeof(path), "%s/%s-%" PRIu64 ".pt", getenv("HWT_PTX_DUMP"),
+				 name, seed);
+			hwt_test_write_file(path, tr.pt, tr.len);
+		}
+		decode(&tr, &ptxed, ref);
+		for (size_t i = 0; i < HWT_ARRAY_SIZE(hwt); i++) {
+			struct decoded *d = &bufs[1 + i];
+			unsigned int ret;
+			size_t lost;
+
+			decode(&tr, &hwt[i].v, d);
+			lost = lost_at(ref, d, &ret);
+			ret_here |= ret > 0;
+			if (lost < ref->n) {
+				bad++;
+				if (!report)
+					fail_msg("%s: %s loses ptxed's instruction %zu (%" PRIx64
+						 "; %zu instructions, ptxed %zu)",
+						 what, hwt[i].name, lost, ref->ips[lost], d->n,
+						 ref->n);
+				printf("LOST %s: %s at ptxed's %zu of %zu (%zu decoded)\n", what,
+				       hwt[i].name, lost, ref->n, d->n);
+				if (getenv("HWT_PTX_GAPS"))
+					print_gaps(ref, d);
+			} else if (d->n > ref->n) {
+				more_here = true;
+				if (report)
+					printf("MORE %s: %s %zu, ptxed %zu\n", what, hwt[i].name,
+					       d->n, ref->n);
+			}
+		}
+		more += more_here;
+		rets += ret_here;
+		/* FAST == LIBIPT, byte for byte; with a segment at every PSB
+		 * too. */
+		for (size_t i = 0; i < 2; i++) {
+			const struct decoded *f = &bufs[1 + 2 * i], *l = &bufs[2 + 3 * i];
+
+			if (records_equal(l, f))
+				continue;
+			bad++;
+			if (!report) {
+				char m[600];
+
+				snprintf(m, sizeof(m), "%s, %s", what, i ? "segment per PSB" : "");
+				same_records(l, f, m);
+			}
+			printf("FAST!=LIBIPT %s%s: record %zu (%zu, %zu)\n", what, i ? " psb" : "",
+			       first_diff(l, f), f->nrecs, l->nrecs);
+		}
+		if (bufs[1].stats.segments_fallback) {
+			to_libipt++;
+			segs_to_libipt += (unsigned int)bufs[1].stats.segments_fallback;
+			if (report)
+				printf("TO-LIBIPT %s: %" PRIu64 "\n", what,
+				       bufs[1].stats.segments_fallback);
+		}
+		unload(&tr);
+	}
+	printf("damaged vs ptxed: %" PRIu64 " variants, %u differences, %u where hwtrace "
+	       "decodes more, %u leave %u segments to libipt, %u with returns from before a PSB\n",
+	       count, bad, more, to_libipt, segs_to_libipt, rets);
+	assert_int_equal(bad, 0);
+}
+
 static void test_partial_code_and_errata(void **state)
 {
 	(void)state;
@@ -689,7 +1037,13 @@ int main(void)
 	    cmocka_unit_test(test_icelake_tip),
 	    cmocka_unit_test(test_partial_code_and_errata),
 	    cmocka_unit_test(test_damaged),
+	    cmocka_unit_test(test_damaged_vs_ptxed),
 	};
+
+	/* Exploring other seeds: that test alone. */
+	if (getenv("HWT_PTX_COUNT"))
+		return _cmocka_run_group_tests(
+		    "damaged_vs_ptxed", tests + HWT_ARRAY_SIZE(tests) - 1, 1, NULL, free_all);
 
 	return cmocka_run_group_tests(tests, NULL, free_all);
 }
