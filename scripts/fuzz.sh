@@ -12,6 +12,8 @@
 # A slow harness names its own count in tests/fuzz/TARGET.runs (the
 # smaller of the two is run), so that the 120 s cap never cuts it short
 # and its gate stays the same inputs on every machine.
+# A harness run by hand writes what fails into build-fuzz/crashes/<target>/
+# too (tests/fuzz/artifact_prefix.c), unless given -artifact_prefix=.
 # HWT_JOBS limits the build's parallel jobs (default: nproc), as in
 # scripts/test.sh.
 set -eu
