@@ -257,6 +257,19 @@ out:
 	return insns;
 }
 
+/* A time not measured: the decoder did not run (HWT_BENCH_ONLY). */
+#define NOT_RUN 1e29
+
+/* The "vs libipt" column: base / t, or "-" where either was not measured
+ * (HWT_BENCH_ONLY=k with k != 0: no libipt loop). */
+static void print_ratio(double base, double t)
+{
+	if (base >= NOT_RUN || t >= NOT_RUN)
+		printf("%10s", "-");
+	else
+		printf("%9.2fx", base / t);
+}
+
 /* The decoder configuration of the synthetic workload. */
 static void synth_config(struct hwt_dec_config *cfg, const struct ptsynth *w, uint32_t engine,
 			 unsigned int threads)
@@ -368,10 +381,11 @@ static int bench_workload(const char *label, bool biased, uint64_t ninsns, int r
 			ok = 0;
 		if (only && atoi(only) != k)
 			continue;
-		printf("%-34s %9.3f %9.3f %12.3g %9.1f %9.2fx %s", names[k], wall[k],
+		printf("%-34s %9.3f %9.3f %12.3g %9.1f ", names[k], wall[k],
 		       k == 3 || k == 4 ? 0.0 : cpu[k], (double)got[k] / t,
-		       (double)w.pt_len / 1e6 / t, base / t,
-		       got[k] == w.truth.insns ? "yes" : "NO");
+		       (double)w.pt_len / 1e6 / t);
+		print_ratio(base, t);
+		printf(" %s", got[k] == w.truth.insns ? "yes" : "NO");
 		if (k)
 			printf(", %" PRIu64 " (%" PRIu64 ")", nsegs[k], nfallback[k]);
 		printf("\n");
@@ -581,8 +595,12 @@ static void print_rows(const char *label, const char *const *names, size_t n, co
 	printf("%-34s %9s %12s %9s %10s %s\n", "decoder", "cpu s", "insns/s", "PT MB/s",
 	       "vs libipt", "insns, segments (left to libipt)");
 	for (size_t k = 0; k < n; k++) {
-		printf("%-34s %9.3g %12.3g %9.1f %9.2fx %" PRIu64, names[k], cpu[k],
-		       (double)insns[k] / cpu[k], ptmb / cpu[k], cpu[0] / cpu[k], insns[k]);
+		if (cpu[k] >= NOT_RUN)
+			continue;
+		printf("%-34s %9.3g %12.3g %9.1f ", names[k], cpu[k], (double)insns[k] / cpu[k],
+		       ptmb / cpu[k]);
+		print_ratio(cpu[0], cpu[k]);
+		printf(" %" PRIu64, insns[k]);
 		if (segs[k])
 			printf(", %" PRIu64 " (%" PRIu64 ")", segs[k], fallback[k]);
 		printf("\n");
