@@ -827,6 +827,7 @@ static void rec_head(struct replay *r, struct hwt_dec_rec *rec, uint32_t type, u
 	rec->pid = t ? t->pid : -1;
 	rec->tid = t ? t->tid : -1;
 	rec->depth = t ? (uint32_t)t->depth : 0;
+	rec->cpu = 0; /* no HWT_DEC_RF_CPU: ptsession sets both */
 	rec->insns = t ? t->insns : 0;
 	rec->offset = r->f->dec->base_pos + pos;
 	rec->time = 0;
@@ -856,6 +857,7 @@ static void rec_base(struct replay *r, struct hwt_dec_rec *rec, uint32_t type, u
 	rec->pid = t ? t->pid : -1;
 	rec->tid = t ? t->tid : -1;
 	rec->depth = t ? (uint32_t)t->depth : 0;
+	rec->cpu = 0;
 	rec->insns = t ? t->insns : 0;
 	rec->offset = r->f->dec->base_pos + pos;
 	rec->time = 0;
@@ -2054,6 +2056,7 @@ static __attribute__((noinline)) size_t rec_run(struct replay *r, size_t i, int 
 	enum rec_stop why;
 
 	*err = 0;
+	one.cpu = 0; /* rec_scan() writes every field but cpu */
 	while ((why = rec_scan(&st)) != REC_DONE) {
 		if (why == REC_TARGET) {
 			/* The item again, its target counted. */
@@ -2231,7 +2234,8 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 	r.rt.span = r.want_call || r.want_ret ? 0 : UINT64_MAX;
 	r.batching = f->dec->nsinks == 1 && f->dec->sinks[0].batch;
 	if (!r.batching && f->dec->nsinks == 1 && f->dec->sinks[0].recs && !f->recs) {
-		f->recs = malloc(RECS_MAX * sizeof(*f->recs));
+		/* Zeroed: rec_scan() writes every field but cpu. */
+		f->recs = calloc(RECS_MAX, sizeof(*f->recs));
 		if (!f->recs)
 			return -ENOMEM;
 	}

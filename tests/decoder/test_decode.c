@@ -183,6 +183,8 @@ static void check_truth(const struct ptsynth *w)
 	assert_int_equal(ipt.len, fast.len);
 	assert_same_text(ipt.text, fast.text);
 	assert_int_equal(ipt.profile_hash, fast.profile_hash);
+	assert_int_equal(fast.stray_cpu, 0);
+	assert_int_equal(ipt.stray_cpu, 0);
 
 	/* Without block records the fast engine skips logging blocks
 	 * (cached TNT runs counted as a whole): the same calls, returns,
@@ -221,6 +223,12 @@ static void check_truth(const struct ptsynth *w)
 			o.no_blocks = o.recs = true;
 			decode(w, &o, &frs);
 			assert_same_text(frs.text, fnb.text);
+			/* Every record's cpu is 0 without HWT_DEC_RF_CPU
+			 * (ASan fills new memory with 0xbe: the recs()
+			 * buffer was once left so). */
+			assert_int_equal(frs.stray_cpu, 0);
+			assert_int_equal(fnb.stray_cpu, 0);
+			assert_int_equal(inb.stray_cpu, 0);
 			assert_int_equal(frs.stats.calls, fnb.stats.calls);
 			assert_int_equal(frs.stats.returns, fnb.stats.returns);
 			assert_int_equal(frs.profile_hash, fnb.profile_hash);

@@ -128,6 +128,8 @@ static int collect_rec(void *ctx, const struct hwt_dec_rec *rec)
 		c->res->block_insns += rec->u.block.ninsn;
 	if (rec->type == HWT_DEC_REC_RETURN && (rec->flags & HWT_DEC_RF_UNWOUND))
 		c->res->unwound++;
+	if (!(rec->flags & HWT_DEC_RF_CPU) && rec->cpu != 0)
+		c->res->stray_cpu++;
 	if (rec->depth > c->res->max_depth)
 		c->res->max_depth = rec->depth;
 	if (c->text)

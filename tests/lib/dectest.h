@@ -64,6 +64,8 @@ struct dectest_result {
 	uint64_t profile_insns; /* profile: instructions counted */
 	uint64_t max_depth;
 	uint64_t unwound;      /* RETURN records with HWT_DEC_RF_UNWOUND */
+	uint64_t stray_cpu;    /* records without HWT_DEC_RF_CPU whose cpu is
+				* not 0 (the decoder alone sets neither) */
 	uint64_t ind_targets;  /* profile: sum of the indirect jump/call
 				* target histograms */
 	uint64_t ind_distinct; /* ... distinct (from, target) pairs */
