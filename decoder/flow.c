@@ -138,7 +138,18 @@ struct target_count {
 
 /* Targets a block's entry in the target cache keeps (struct
  * hwt_dec_flow.tcache). */
-enum { TC_WAYS = 2 };
+enum { TC_WAYS = 4 };
+
+/* A block's entry in the target cache: its last targets and their
+ * counts, the newest first; an empty way's target and count are 0. The
+ * branch is the block's end (the block by its id); a count that reaches
+ * UINT32_MAX goes to the table (the entry is 48 bytes, as two targets
+ * with 64-bit counts and their branch were: a larger cache per block
+ * took fresh pages per decode). */
+struct tc_line {
+	uint64_t target[TC_WAYS];
+	uint32_t count[TC_WAYS];
+};
 
 struct hwt_dec_flow {
 	struct hwt_dec *dec;
@@ -156,11 +167,10 @@ struct hwt_dec_flow {
 	size_t ncount;
 	struct target_count *targets; /* open addressing on (from, target) */
 	size_t cap_targets, ntargets;
-	/* Per block id, TC_WAYS entries from tcache[id * TC_WAYS]: the
-	 * last targets and their counts, the newest first, the oldest folded
-	 * into the table when a new target comes (most indirect branches
-	 * have one target or two in turn); an empty entry is all 0. */
-	struct target_count *tcache;
+	/* Per block id, its last TC_WAYS targets and their counts, the
+	 * oldest folded into the table when a new target comes (most
+	 * indirect branches have one target, two in turn or a few). */
+	struct tc_line *tcache;
 	/* Calls and returns not yet handed to the batch sink, of thread
 	 * (bpid, btid); the last one at stream position bpos. */
 	struct hwt_dec_callret *batch;
@@ -308,7 +318,7 @@ static int profile_grow(struct hwt_dec_flow *f, uint32_t id)
 {
 	size_t n = f->ncount ? f->ncount : hwt_dec_ids_first(f->dec);
 	uint64_t **arrs[] = {&f->count, &f->taken, &f->partial, &f->partial_insns};
-	struct target_count *tc;
+	struct tc_line *tc;
 
 	if (id < f->ncount)
 		return 0;
@@ -322,10 +332,10 @@ static int profile_grow(struct hwt_dec_flow *f, uint32_t id)
 		memset(p + f->ncount, 0, (n - f->ncount) * sizeof(*p));
 		*arrs[i] = p;
 	}
-	tc = realloc(f->tcache, n * TC_WAYS * sizeof(*tc));
+	tc = realloc(f->tcache, n * sizeof(*tc));
 	if (!tc)
 		return -ENOMEM;
-	memset(tc + f->ncount * TC_WAYS, 0, (n - f->ncount) * TC_WAYS * sizeof(*tc));
+	memset(tc + f->ncount, 0, (n - f->ncount) * sizeof(*tc));
 	f->tcache = tc;
 	f->ncount = n;
 	return 0;
@@ -381,7 +391,7 @@ static int target_add(struct hwt_dec_flow *f, uint64_t from, uint64_t target, ui
 /* An indirect branch of block bb went to target. */
 static int target_seen(struct hwt_dec_flow *f, const struct hwt_dec_bb *bb, uint64_t target)
 {
-	struct target_count *c;
+	struct tc_line *c;
 	int err;
 
 	if (bb->id >= f->ncount) {
@@ -389,22 +399,29 @@ static int target_seen(struct hwt_dec_flow *f, const struct hwt_dec_bb *bb, uint
 		if (err < 0)
 			return err;
 	}
-	c = &f->tcache[(size_t)bb->id * TC_WAYS];
+	c = &f->tcache[bb->id];
 	for (int k = 0; k < TC_WAYS; k++) {
-		if (c[k].count && c[k].target == target) {
-			c[k].count++;
+		if (c->count[k] && c->target[k] == target) {
+			if (c->count[k] == UINT32_MAX) {
+				err = target_add(f, bb->end_ip, target, c->count[k]);
+				if (err < 0)
+					return err;
+				c->count[k] = 0;
+			}
+			c->count[k]++;
 			return 0;
 		}
 	}
 	/* The oldest out, the new one first. */
-	if (c[TC_WAYS - 1].count) {
-		err =
-		    target_add(f, c[TC_WAYS - 1].from, c[TC_WAYS - 1].target, c[TC_WAYS - 1].count);
+	if (c->count[TC_WAYS - 1]) {
+		err = target_add(f, bb->end_ip, c->target[TC_WAYS - 1], c->count[TC_WAYS - 1]);
 		if (err < 0)
 			return err;
 	}
-	memmove(c + 1, c, (TC_WAYS - 1) * sizeof(*c));
-	c[0] = (struct target_count){bb->end_ip, target, 1};
+	memmove(c->target + 1, c->target, (TC_WAYS - 1) * sizeof(*c->target));
+	memmove(c->count + 1, c->count, (TC_WAYS - 1) * sizeof(*c->count));
+	c->target[0] = target;
+	c->count[0] = 1;
 	return 0;
 }
 
@@ -424,15 +441,24 @@ int hwt_dec_flow_finish(struct hwt_dec_flow *f)
 		if (err < 0)
 			return err;
 	}
-	for (size_t i = 0; i < f->ncount * TC_WAYS; i++) {
-		struct target_count *c = &f->tcache[i];
+	for (size_t i = 0; i < f->ncount; i++) {
+		struct tc_line *c = &f->tcache[i];
 
-		if (c->count) {
-			int err = target_add(f, c->from, c->target, c->count);
+		/* (Way 0 is the newest target, never at count 0.) */
+		if (!c->count[0])
+			continue;
+		for (int k = 0; k < TC_WAYS; k++) {
+			if (c->count[k]) {
+				/* (The block of id i made the entry.) */
+				const struct hwt_dec_bb *bb =
+				    hwt_dec_bb_by_id(f->dec->icache, (uint32_t)i);
+				int err = target_add(f, bb->end_ip, c->target[k], c->count[k]);
 
-			if (err < 0)
-				return err;
-			memset(c, 0, sizeof(*c));
+				if (err < 0)
+					return err;
+				c->target[k] = 0;
+				c->count[k] = 0;
+			}
 		}
 	}
 	return 0;
@@ -1829,7 +1855,7 @@ struct rec_state {
 	uint32_t tnode;
 	uint64_t base_pos;
 	bool profile, want_call, want_ret;
-	struct target_count *tcache; /* the profile's (f->tcache) */
+	struct tc_line *tcache; /* the profile's (f->tcache) */
 	size_t ncount;
 	struct thread *t;
 };
@@ -1844,8 +1870,13 @@ enum rec_stop {
 
 /* rec_run()'s loop, until it needs a call: it calls nothing, so that the
  * state stays in registers (the fewer of them, the fewer spills: the call
- * count stays in *st). */
-static __attribute__((noinline)) enum rec_stop rec_scan(struct rec_state *st)
+ * count stays in *st). want_ret is a constant in each of rec_scan()'s two
+ * copies: without return records a frame is its return address and kind
+ * (what ends it), since only ret_rec() and rec_scan()'s return records
+ * read the rest (the entry, time and count: want_ret is the decode's, and
+ * tree mode, which reads pnode, makes no records). */
+static inline __attribute__((always_inline)) enum rec_stop rec_scan_as(struct rec_state *st,
+								       const bool want_ret)
 {
 	const struct seg_item *it = st->it, *const end = st->end, *const tseen = st->tseen;
 	struct frame *sp = st->sp, *ix = st->ix;
@@ -1854,8 +1885,8 @@ static __attribute__((noinline)) enum rec_stop rec_scan(struct rec_state *st)
 	uint64_t insns = st->insns;
 	uint32_t depth = st->depth;
 	const uint64_t tlo = st->rt.lo, tspan = st->rt.span;
-	const bool profile = st->profile, want_call = st->want_call, want_ret = st->want_ret;
-	struct target_count *const tcache = st->tcache;
+	const bool profile = st->profile, want_call = st->want_call;
+	struct tc_line *const tcache = st->tcache;
 	const size_t ncount = st->ncount;
 	enum rec_stop why = REC_DONE;
 
@@ -1935,34 +1966,48 @@ static __attribute__((noinline)) enum rec_stop rec_scan(struct rec_state *st)
 			    it != tseen) {
 				/* target_seen()'s common case: one of the
 				 * block's last targets again. */
-				struct target_count *c;
+				struct tc_line *c;
+				const uint64_t next = it->next_ip;
+				unsigned int k;
 
 				if (bb->id >= ncount) {
 					why = REC_TARGET;
 					goto out;
 				}
-				_Static_assert(TC_WAYS == 2, "rec_scan() looks at two");
-				c = &tcache[(size_t)bb->id * TC_WAYS];
-				/* (An empty entry's target is 0, next_ip not.) */
-				if (c->target != it->next_ip) {
-					c++;
-					if (c->target != it->next_ip) {
-						why = REC_TARGET;
-						goto out;
-					}
+				_Static_assert(TC_WAYS == 4, "rec_scan() looks at four");
+				c = &tcache[bb->id];
+				/* (An empty way's target is 0, next_ip not.) */
+				if (c->target[0] == next)
+					k = 0;
+				else if (c->target[1] == next)
+					k = 1;
+				else if (c->target[2] == next)
+					k = 2;
+				else if (c->target[3] == next)
+					k = 3;
+				else {
+					why = REC_TARGET;
+					goto out;
 				}
-				c->count++;
+				if (__builtin_expect(!++c->count[k], 0)) {
+					/* At UINT32_MAX: target_seen() folds it. */
+					c->count[k]--;
+					why = REC_TARGET;
+					goto out;
+				}
 			}
 			insns += it->delta;
 			fr = sp++;
 			depth++;
 			fr->ret_addr = bb->fallthrough;
-			fr->func = to;
 			fr->kind = FRAME_NEAR;
-			fr->pnode = st->tnode;
-			fr->insns = insns;
-			fr->has_time = st->rt.flags != 0;
-			fr->call_tsc = st->rt.tt.tsc;
+			if (want_ret) {
+				fr->func = to;
+				fr->pnode = st->tnode;
+				fr->insns = insns;
+				fr->has_time = st->rt.flags != 0;
+				fr->call_tsc = st->rt.tt.tsc;
+			}
 			st->ncalls++;
 			if (!want_call)
 				continue;
@@ -2006,6 +2051,11 @@ out:
 	st->insns = insns;
 	st->depth = depth;
 	return why;
+}
+
+static __attribute__((noinline)) enum rec_stop rec_scan(struct rec_state *st)
+{
+	return st->want_ret ? rec_scan_as(st, true) : rec_scan_as(st, false);
 }
 
 /* The replay of items i.. of the current thread for sinks that take calls
