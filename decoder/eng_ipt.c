@@ -346,19 +346,16 @@ static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
 						   "no code image", ip, 0, pos);
 			err = hwt_dec_bb_get(c->dec->icache, c->ctx.image, ip, mode, &bb);
 			if (err < 0) {
-				/* libipt's length decoder took bytes for an
-				 * instruction that ours (xed's view, as
-				 * ptxed prints it) does not: ptxed prints
-				 * "xed decode error" there, skips the rest
-				 * of the block and decodes on, and so does
-				 * this (a gap of no bytes; the fast engine
-				 * declines such code). */
-				conv_snapshot(c, pos);
+				pos = c->prepos;
+				c->stopped = true;
+				err = conv_close_open(c, pos);
+				if (err < 0)
+					return err;
 				return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_EINTERNAL,
 						   "instruction decoding disagrees with libipt", ip,
-						   0, pos) < 0
+						   c->s->end > pos ? c->s->end - pos : 0, pos) < 0
 					   ? c->s->err
-					   : 0;
+					   : 1;
 			}
 			c->open = bb;
 			c->open_k = 0;
