@@ -330,6 +330,13 @@ static inline size_t hwt_dec_ids_first(const struct hwt_dec *dec)
 	return n;
 }
 
+/* Whether the fast engine counts status updates instead of logging them
+ * (seg.h count_status): no sink wants events and no sideband hook asks. */
+static inline bool hwt_dec_counts_status(const struct hwt_dec *dec)
+{
+	return !(dec->want & HWT_DEC_WANT(HWT_DEC_REC_EVENT)) && !dec->cfg.context;
+}
+
 /* Whether two contexts name the same thread, run and code. */
 static inline bool hwt_dec_context_same(const struct hwt_dec_context *a,
 					const struct hwt_dec_context *b)

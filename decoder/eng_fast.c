@@ -1407,12 +1407,12 @@ static int libipt_fails_at(struct fast *f, int pterr, uint64_t ip, uint64_t at)
 	 * the PSB+ whole or not at all) and synchronizes there again (a
 	 * damaged stream; test_realpt.c test_damaged_vs_ptxed, seeds 26
 	 * and 60): left to it. */
-	for (const struct seg_pkt *p = f->np; f->np->type == HWT_PKT_BAD && p > s->pkts;) {
-		p--;
-		if (p->type == HWT_PKT_PSBEND)
-			break;
-		if (p->type == HWT_PKT_PSB)
-			return DECLINE;
+	if (f->np->type == HWT_PKT_BAD) {
+		for (const struct seg_pkt *p = f->np;
+		     p > s->pkts && p[-1].type != HWT_PKT_PSBEND;) {
+			if ((--p)->type == HWT_PKT_PSB)
+				return DECLINE;
+		}
 	}
 	sync = hwt_pkt_find_psb(s->buf, (size_t)s->end, (size_t)pos);
 	if (sync < s->end) {
@@ -3977,10 +3977,9 @@ bool hwt_dec_seg_psb_only(struct hwt_dec *dec, struct seg *s, const struct seg_t
 
 bool hwt_dec_seg_psb_again(struct hwt_dec *dec, struct seg *s, uint64_t end)
 {
-	bool count_status = !(dec->want & HWT_DEC_WANT(HWT_DEC_REC_EVENT)) && !dec->cfg.context;
-
 	/* Its header is s's next one (seg_header()'s with no FUP in it). */
-	if (!psb_only_fits(dec, count_status, &dec->state, &s->next_hdr) || !seg_psb_again(s, end))
+	if (!psb_only_fits(dec, hwt_dec_counts_status(dec), &dec->state, &s->next_hdr) ||
+	    !seg_psb_again(s, end))
 		return false;
 	seg_reset(s);
 	s->entry = dec->state;

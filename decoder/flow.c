@@ -443,15 +443,15 @@ int hwt_dec_flow_finish(struct hwt_dec_flow *f)
 	}
 	for (size_t i = 0; i < f->ncount; i++) {
 		struct tc_line *c = &f->tcache[i];
+		const struct hwt_dec_bb *bb;
 
 		/* (Way 0 is the newest target, never at count 0.) */
 		if (!c->count[0])
 			continue;
+		/* (The block of id i made the entry.) */
+		bb = hwt_dec_bb_by_id(f->dec->icache, (uint32_t)i);
 		for (int k = 0; k < TC_WAYS; k++) {
 			if (c->count[k]) {
-				/* (The block of id i made the entry.) */
-				const struct hwt_dec_bb *bb =
-				    hwt_dec_bb_by_id(f->dec->icache, (uint32_t)i);
 				int err = target_add(f, bb->end_ip, c->target[k], c->count[k]);
 
 				if (err < 0)
@@ -2242,7 +2242,8 @@ static bool ctx_is_current(const struct hwt_dec_flow *f, const struct seg_ctx *c
 
 bool hwt_dec_flow_in_ctx(const struct hwt_dec_flow *f, const struct hwt_dec_context *ctx)
 {
-	const struct seg_ctx c = {ctx->pid, ctx->tid, ctx->image, 0, ctx->run};
+	const struct seg_ctx c = {
+	    .pid = ctx->pid, .tid = ctx->tid, .image = ctx->image, .note = 0, .run = ctx->run};
 
 	return ctx_is_current(f, &c);
 }

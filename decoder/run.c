@@ -235,7 +235,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 	bool fast = dec->cfg.engine == HWT_DEC_ENGINE_FAST && w->fast;
 
 	s->log_all = dec->want & HWT_DEC_WANT(HWT_DEC_REC_BLOCK);
-	s->count_status = !(dec->want & HWT_DEC_WANT(HWT_DEC_REC_EVENT)) && !dec->cfg.context;
+	s->count_status = hwt_dec_counts_status(dec);
 	s->profile = dec->cfg.flags & HWT_DEC_F_PROFILE;
 	s->work = &w->work;
 	/* The packet list where the fast engine decodes from the start (not
