@@ -190,6 +190,28 @@ static bool hands_over(const struct seg *s)
 	return true;
 }
 
+/* Whether the packets from from lie up to a packet boundary at to (a PSB):
+ * libipt decoding the whole stream then reads them as a piece [from, to)
+ * does. On damaged trace it need not: a bad packet before to, where the
+ * piece ends cleanly ("02" before the PSB's "02 82" is one packet of an
+ * unknown opcode to libipt reading on, a truncated one at the piece's
+ * end), or one that runs across to. */
+static bool lexes_to(const struct hwt_dec *dec, const struct seg *s, uint64_t from, uint64_t to)
+{
+	uint64_t pos = from;
+
+	while (pos < to) {
+		struct hwt_pkt p;
+		int n = hwt_pkt_decode(s->buf + pos, (size_t)(s->buf_len - pos),
+				       dec->ptcfg.errata.skz84, &p);
+
+		if (n <= 0)
+			return false;
+		pos += (uint64_t)n;
+	}
+	return pos == to;
+}
+
 /* Makes s the segment [start, end) again, decoded from entry (by the fast
  * engine: pkts; else by libipt, which needs no packet list). */
 static void seg_again(struct hwt_dec *dec, struct seg *s, uint64_t start, uint64_t end, bool last,
@@ -305,7 +327,7 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 			seg_again(dec, s, s->start, next, false, &entry, false);
 			s->fallback = true;
 			err = hwt_dec_seg_ipt(dec, s, SEG_IPT_TRY);
-			if (err == 0 && hands_over(s)) {
+			if (err == 0 && hands_over(s) && lexes_to(dec, s, cut, next)) {
 				s->rest_end = end;
 				s->rest_last = last;
 				s->rest_ipt = 0;
