@@ -31,7 +31,8 @@
  * ptxed's own output lists beside them.
  *
  * Every table ends with a "result" line (times, instructions, segments
- * left to libipt) that bench/bench_ptflame.sh gathers into one table.
+ * left to libipt) that bench/bench_ptflame.sh gathers into one table; a
+ * decoder HWT_BENCH_ONLY left out has "-" there.
  *
  * The record rows' sink wants calls only (a record per call; returns pop
  * the stacks); HWT_BENCH_RETURNS=1 adds a record per return.
@@ -586,6 +587,25 @@ out:
 	return err;
 }
 
+/* A NAME=VALUE field of the result line: the decoder's CPU time, or a
+ * count it gave; "-" for a decoder that did not run (HWT_BENCH_ONLY: its
+ * CPU time is NOT_RUN). */
+static void result_secs(const char *name, double cpu)
+{
+	if (cpu >= NOT_RUN)
+		printf(" %s=-", name);
+	else
+		printf(" %s=%.9f", name, cpu);
+}
+
+static void result_count(const char *name, double cpu, uint64_t v)
+{
+	if (cpu >= NOT_RUN)
+		printf(" %s=-", name);
+	else
+		printf(" %s=%" PRIu64, name, v);
+}
+
 /* Prints the rows of a table of decoders against the libipt loop (row 0)
  * and the machine-readable line bench_ptflame.sh reads. */
 static void print_rows(const char *label, const char *const *names, size_t n, const double *cpu,
@@ -608,13 +628,17 @@ static void print_rows(const char *label, const char *const *names, size_t n, co
 	/* Nanoseconds: a real trace's decode can take a few microseconds
 	 * (the ratios bench_ptflame.sh takes from these were once of
 	 * 0.000005 and 0.000007). */
-	printf("result %s libipt_loop=%.9f fast=%.9f libipt_engine=%.9f", label, cpu[0], cpu[1],
-	       cpu[2]);
+	printf("result %s", label);
+	result_secs("libipt_loop", cpu[0]);
+	result_secs("fast", cpu[1]);
+	result_secs("libipt_engine", cpu[2]);
 	if (n > 3)
-		printf(" fast_tree=%.9f", cpu[3]);
-	printf(" insns=%" PRIu64 " fast_insns=%" PRIu64 " segments=%" PRIu64 " fallback=%" PRIu64
-	       "\n",
-	       insns[0], insns[1], segs[1], fallback[1]);
+		result_secs("fast_tree", cpu[3]);
+	result_count("insns", cpu[0], insns[0]);
+	result_count("fast_insns", cpu[1], insns[1]);
+	result_count("segments", cpu[1], segs[1]);
+	result_count("fallback", cpu[1], fallback[1]);
+	printf("\n");
 }
 
 static int bench_hwt_file(const char *path, int runs)

@@ -75,9 +75,27 @@ time_rss() {
     awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$tmp/time"
 }
 mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-" }'; }
-# secs T: T seconds, in microseconds below a millisecond.
-secs() { awk -v t="$1" 'BEGIN { if (t < 0.001) printf "%.1fus", t * 1e6; else printf "%.4fs", t }'; }
+# A time or count of "-" (a decoder bench_decoder did not run, under
+# HWT_BENCH_ONLY) stays "-", and so does a ratio with it.
+ratio() {
+    case "$1$2" in
+    *-*) printf -- - ;;
+    *) awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-" }' ;;
+    esac
+}
+# secs T: T seconds, in microseconds below a millisecond; s3 T: to 1 ms.
+secs() {
+    case $1 in
+    -) printf -- - ;;
+    *) awk -v t="$1" 'BEGIN { if (t < 0.001) printf "%.1fus", t * 1e6; else printf "%.4fs", t }' ;;
+    esac
+}
+s3() {
+    case $1 in
+    -) printf -- - ;;
+    *) awk -v t="$1" 'BEGIN { printf "%.3fs", t }' ;;
+    esac
+}
 # field NAME FILE: the value of NAME=... on bench_decoder's result line.
 field() { sed -n "s/^result .* $1=\([^ ]*\).*/\1/p" "$2"; }
 
@@ -145,9 +163,8 @@ for w in $WORK; do
         fi
         printf '%-22s %-8s %15s %8s %10s %10s %7s %9s %7s %10s %8s %8s %7s %8s %8s %7s %8s %8s\n' \
             "$w" "$name" "$(field insns "$tmp/dec")" "$ptmb" \
-            "$(awk -v t="$lib" 'BEGIN { printf "%.3fs", t }')" \
-            "$(awk -v t="$fast" 'BEGIN { printf "%.3fs", t }')" "$(ratio "$lib" "$fast")" \
-            "$(awk -v t="$tree" 'BEGIN { printf "%.3fs", t }')" "$(ratio "$lib" "$tree")" \
+            "$(s3 "$lib")" "$(s3 "$fast")" "$(ratio "$lib" "$fast")" \
+            "$(s3 "$tree")" "$(ratio "$lib" "$tree")" \
             "$(field segments "$tmp/dec")/$(field fallback "$tmp/dec")" "${hs}s" \
             "$( [ "$ps" = - ] && echo - || echo "${ps}s")" "$pr" "$(mb "$hk")" \
             "$( [ "$pk" = - ] && echo - || mb "$pk")" "${hc}s" \
