@@ -68,6 +68,11 @@ struct conv {
 	 * the block and its mode from its block cache, which does not check
 	 * the decoder's mode; decoding the code itself it fails there. */
 	bool mode_from_cache;
+	/* libipt's block ran into code our decoder rejects: the rest of
+	 * libipt's straight-line run there is skipped (conv_block), as far
+	 * as the last skipped block's instruction class says it goes on. */
+	bool rejected;
+	enum pt_insn_class rejected_iclass;
 };
 
 /* libipt reads the code of a cold run through this callback: with no
@@ -327,6 +332,16 @@ static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
 		return 0;
 	if (mode != c->mode)
 		c->mode_from_cache = true;
+	if (c->rejected) {
+		/* The run goes on without a branch or an event (libipt's
+		 * block cache, which other decoders fill, cuts such runs
+		 * anywhere; its own decoding would not): skip this part. */
+		if (c->rejected_iclass == ptic_other) {
+			c->rejected_iclass = b->iclass;
+			return 0;
+		}
+		c->rejected = false;
+	}
 	err = conv_resolve(c, ip);
 	if (err < 0)
 		return err;
@@ -346,16 +361,25 @@ static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
 						   "no code image", ip, 0, pos);
 			err = hwt_dec_bb_get(c->dec->icache, c->ctx.image, ip, mode, &bb);
 			if (err < 0) {
-				pos = c->prepos;
-				c->stopped = true;
-				err = conv_close_open(c, pos);
-				if (err < 0)
-					return err;
+				/* libipt's length decoder took bytes for an
+				 * instruction that ours (xed's view, as
+				 * ptxed prints it) does not: ptxed prints
+				 * "xed decode error" there, skips the rest
+				 * of the block and decodes on, and so does
+				 * this (a gap of no bytes; the fast engine
+				 * declines such code). The block as libipt
+				 * decodes the code, up to its next branch
+				 * or event: where its block cache cut the
+				 * run short, the blocks that go on with it
+				 * are skipped too. */
+				c->rejected = true;
+				c->rejected_iclass = b->iclass;
+				conv_snapshot(c, pos);
 				return seg_add_gap(c->s, HWT_DEC_GAP_ERROR, -HWT_EINTERNAL,
 						   "instruction decoding disagrees with libipt", ip,
-						   c->s->end > pos ? c->s->end - pos : 0, pos) < 0
+						   0, pos) < 0
 					   ? c->s->err
-					   : 1;
+					   : 0;
 			}
 			c->open = bb;
 			c->open_k = 0;
@@ -467,6 +491,7 @@ static int conv_event(struct conv *c, const struct pt_event *ev, uint64_t pos)
 		conv_track(c, ev);
 		return ev->type == ptev_exec_mode ? conv_image(c) : 0;
 	}
+	c->rejected = false;
 
 	if (ev->type == ptev_tick) {
 		/* Ticks are on only for sideband (the context may change
@@ -594,6 +619,7 @@ static int conv_resync(struct conv *c, int *status)
 	uint64_t off = 0;
 	int err = conv_stop(c);
 
+	c->rejected = false;
 	if (err < 0)
 		return err;
 	*status = pt_blk_sync_forward(c->blk);
