@@ -318,7 +318,11 @@ enum hwt_dec_gap_kind {
 	HWT_DEC_GAP_CONFIG,    /* configuration problem (e.g. unknown CPU) */
 };
 
-/* One record. Pointers inside are valid only during the sink call. */
+/* One record. Pointers inside are valid only during the sink call. Of the
+ * union u only the member of the record's type is set: the rest of its
+ * bytes and the padding are undefined (the hot paths build CALL and RETURN
+ * records in place and leave them), so read fields, never compare or
+ * write a record byte-wise. */
 struct hwt_dec_rec {
 	uint32_t type;	  /* enum hwt_dec_rec_type */
 	uint32_t flags;	  /* HWT_DEC_RF_* */
