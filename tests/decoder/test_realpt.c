@@ -38,6 +38,7 @@
 #include <intel-pt.h>
 
 #include "decoder/decoder.h"
+#include "decoder/pkt.h"
 #include "tests/lib/testutil.h"
 
 /* ptxed's view of a trace. */
@@ -717,19 +718,15 @@ static void test_damaged(void **state)
 	}
 }
 
-/* The offsets of the PSBs in pt[0, len) (at most max). */
+/* The offsets of the PSBs in pt[0, len) (at most max), as the decoder
+ * finds them. */
 static size_t find_psbs(const uint8_t *pt, size_t len, size_t *psbs, size_t max)
 {
-	static const uint8_t psb[16] = {2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
-					2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82};
 	size_t n = 0;
 
-	for (size_t i = 0; i + sizeof(psb) <= len && n < max; i++) {
-		if (!memcmp(pt + i, psb, sizeof(psb))) {
-			psbs[n++] = i;
-			i += sizeof(psb) - 1;
-		}
-	}
+	for (size_t i = hwt_pkt_find_psb(pt, len, 0); i < len && n < max;
+	     i = hwt_pkt_find_psb(pt, len, i + HWT_PKT_PSB_SIZE))
+		psbs[n++] = i;
 	return n;
 }
 
