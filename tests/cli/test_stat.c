@@ -366,19 +366,39 @@ static void test_exit_status(void **state)
 	hwt_test_run_free(&r);
 }
 
+/* A shell function: `w N LIST PID` waits until the command LIST lists N
+ * lines or more (pmc_family's threads, or the perf_event files hwtrace
+ * holds: a counter per thread), or process PID is gone. */
+static const char attach_wait[] =
+    "w() { until [ \"$(eval \"$2\" | wc -l)\" -ge $1 ] || ! kill -0 $3; do sleep 0.01; done; }; ";
+
 static void test_attach_pid(void **state)
 {
 	struct hwt_test_run r;
+	char *dir;
 
 	(void)state;
-	/* 3 threads hold 1 s, then touch 200 pages each: attach after
-	 * 200 ms sees every thread, with time to spare on a loaded machine. */
-	hwt_test_run_ok(&r, "%s 3 0 200 hold 1000 & sleep 0.2; %s stat -x, -e page-faults -p $!",
-			hwt_test_prog("pmc_family"), hwt_test_hwtrace());
+	/* 3 threads wait for the file go, then touch 200 pages each: the
+	 * shell starts hwtrace once all 4 threads are there and creates go
+	 * once hwtrace has a counter open on each (they count from their
+	 * open). A fixed wait (hold 1 s, attach after 0.2 s) was too short
+	 * for ASan's hwtrace beside other tests at a load of 10. */
+	dir = hwt_test_tmpdir();
+	hwt_test_run_ok(&r,
+			"%s%s 3 0 200 go %s/go & P=$!; w 4 'ls /proc/$P/task' $P; "
+			"%s stat -x, -e page-faults -p $P & H=$!; w 4 'ls -l /proc/$H/fd | grep "
+			"perf_event' $H; "
+			"touch %s/go; wait $H",
+			attach_wait, hwt_test_prog("pmc_family"), dir, hwt_test_hwtrace(), dir);
 	assert_true(csv_value(r.err, "page-faults") >= 600);
 	hwt_test_run_free(&r);
-	/* 2 s: hwtrace (under ASan, on a loaded machine) must attach before it exits. */
-	hwt_test_run_ok(&r, "sleep 2 & %s stat -e task-clock -p $!", hwt_test_hwtrace());
+	hwt_test_tmpdir_remove(dir);
+	/* hwtrace (under ASan, on a loaded machine) must attach before the
+	 * process exits: it ends once hwtrace has. */
+	hwt_test_run_ok(&r,
+			"%ssleep 60 & S=$!; %s stat -e task-clock -p $S & H=$!; "
+			"w 1 'ls -l /proc/$H/fd | grep perf_event' $H; kill $S; wait $H",
+			attach_wait, hwt_test_hwtrace());
 	assert_true(hwt_test_contains(r.err, " Performance counter stats for process id '"));
 	assert_false(hwt_test_contains(r.err, "seconds user"));
 	hwt_test_run_free(&r);

@@ -3,7 +3,9 @@
  * forked processes; each touches PAGES fresh pages. Counting with inherit
  * must see all of them: at least (THREADS + CHILDREN) * PAGES faults.
  * With "hold MS" as 4th and 5th arguments every thread and child first
- * sleeps MS milliseconds, so that an attach test can find them all. */
+ * sleeps MS milliseconds, so that an attach test can find them all; with
+ * "go FILE" each waits until FILE exists (the test creates it once it has
+ * attached). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 
 static long pages;
 static long hold_ms;
+static const char *go_file;
 
 static void touch(void)
 {
@@ -23,6 +26,11 @@ static void touch(void)
 
 	if (hold_ms) {
 		struct timespec ts = {hold_ms / 1000, (hold_ms % 1000) * 1000000};
+		nanosleep(&ts, NULL);
+	}
+	while (go_file && access(go_file, F_OK)) {
+		struct timespec ts = {0, 1000000};
+
 		nanosleep(&ts, NULL);
 	}
 	p = mmap(NULL, (size_t)(pages * psz), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -50,6 +58,8 @@ int main(int argc, char **argv)
 	pages = argc > 3 ? atol(argv[3]) : 100;
 	if (argc > 5 && !strcmp(argv[4], "hold"))
 		hold_ms = atol(argv[5]);
+	if (argc > 5 && !strcmp(argv[4], "go"))
+		go_file = argv[5];
 	if (threads > 64)
 		threads = 64;
 	for (int i = 0; i < children; i++) {
