@@ -46,6 +46,17 @@
  * HWT_BENCH_ONLY=k: a cold decode, the process's first), and a line gives
  * each decoder's minor page faults per decode.
  *
+ * The process keeps its heap between decodes (mallopt: no trimming, no
+ * mmap()ed chunks below 32 MiB), for every decoder alike. glibc gives the
+ * top of the heap back when a free() leaves more than its trim threshold
+ * there, and whether one does depended on where a decode's last
+ * allocations landed: a change of allocation order elsewhere took dyn_test's
+ * fast decode from 0 to 9-18 page faults and 2-3 times the time, by the
+ * heap given back at each decode's end and taken again at the next's
+ * (a single `hwtrace script` decodes once: it takes its pages once either
+ * way). Setting the trim threshold turns off glibc's raising of the mmap
+ * threshold too, hence both.
+ *
  *   usage: bench_decoder [INSNS [RUNS [THREADS]]]
  *          bench_decoder --hwt FILE [RUNS]
  *          bench_decoder --raw DIR... [RUNS]
@@ -53,6 +64,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <intel-pt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -873,6 +885,8 @@ int main(int argc, char **argv)
 	unsigned int threads = argc > 3 ? (unsigned int)atoi(argv[3]) : 2;
 	int err = 0;
 
+	mallopt(M_TRIM_THRESHOLD, 1 << 30);
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	env_segment = getenv("HWT_BENCH_SEGMENT");
 	env_nosink = getenv("HWT_BENCH_NOSINK");
 	if (argc > 2 && !strcmp(argv[1], "--hwt"))
