@@ -45,6 +45,7 @@ struct hwt_dec_code {
 	const uint8_t *bytes; /* the section's size bytes */
 	void *map;	      /* mmap()ed (large sections), else malloc()ed */
 	size_t map_len;
+	int fd; /* the file as its check opened it, for the load (-1: none) */
 };
 
 /* A file or memory section registered in the icache. */
