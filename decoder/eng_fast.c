@@ -3975,13 +3975,14 @@ bool hwt_dec_seg_psb_only(struct hwt_dec *dec, struct seg *s, const struct seg_t
 	return psb_only_ok(dec, s) && seg_timeline_psb_only(s, head) && psb_only_log(dec, s);
 }
 
-bool hwt_dec_seg_psb_again(struct hwt_dec *dec, struct seg *s, uint64_t end)
+bool hwt_dec_seg_psb_again(struct hwt_dec *dec, struct seg *s, uint64_t end, bool more)
 {
 	/* Its header is s's next one (seg_header()'s with no FUP in it). */
 	if (!psb_only_fits(dec, hwt_dec_counts_status(dec), &dec->state, &s->next_hdr) ||
 	    !seg_psb_again(s, end))
 		return false;
-	seg_reset(s);
+	if (!more)
+		seg_reset(s);
 	s->entry = dec->state;
 	s->exit = psb_only_exit(&s->entry, &s->hdr);
 	s->nstatus = s->hdr.nstatus;

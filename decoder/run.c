@@ -439,11 +439,15 @@ static int replay_rest(struct hwt_dec *dec, struct seg *s, struct worker *w, str
  * hwt_dec_seg_psb_again()), and its replay, the context the flow is in,
  * changes nothing (flow.c's shortcut): its statistics and exit state,
  * without its log or time line. A CPU writes runs of such PSB+ while it
- * does not trace: with a segment at every PSB each is a segment. */
-static bool psb_again(struct hwt_dec *dec, struct seg *s, const struct worker *w, uint64_t end)
+ * does not trace: with a segment at every PSB each is a segment. more: s
+ * is one such segment already (nothing replayed since: the flow is in the
+ * same context). */
+static bool psb_again(struct hwt_dec *dec, struct seg *s, const struct worker *w, uint64_t end,
+		      bool more)
 {
 	if (dec->cfg.engine != HWT_DEC_ENGINE_FAST || !w->fast ||
-	    !hwt_dec_flow_in_ctx(dec->flow, &dec->ctx) || !hwt_dec_seg_psb_again(dec, s, end))
+	    (!more && !hwt_dec_flow_in_ctx(dec->flow, &dec->ctx)) ||
+	    !hwt_dec_seg_psb_again(dec, s, end, more))
 		return false;
 	hwt_dec_flow_count(dec->flow, s);
 	dec->state = s->exit;
@@ -456,26 +460,42 @@ static bool psb_again(struct hwt_dec *dec, struct seg *s, const struct worker *w
 static int run_range(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64_t start,
 		     uint64_t limit, bool final, struct worker *w, struct seg *s, size_t *stop)
 {
+	/* s is a PSB+ repeat (psb_again()) of this many bytes: the next
+	 * segment is likely one too, as long. With a segment at every PSB its
+	 * end needs no scan (seg_cut() takes the first PSB at least that far
+	 * on: the one there, below). */
+	uint64_t again = 0;
 	int err = 0;
 
 	while (start < limit && err == 0) {
+		uint64_t end = start + again;
+
+		/* The PSB there is seg_cut()'s: psb_again() takes it only
+		 * with PADs from the PSB+ at start (which holds none: below)
+		 * to it. */
+		if (again && end < limit && end + HWT_PKT_PSB_SIZE + 2 <= len &&
+		    psb_at(buf + end) && psb_again(dec, s, w, end, true)) {
+			start = end;
+			continue;
+		}
 		/* The PSB+ at start, where the segment before read it
 		 * packet by packet to its PSBEND (seg.c end_lex(): s->tail),
 		 * holds no PSB: each packet there begins with a byte no PSB
 		 * has where that packet would begin. */
-		uint64_t end =
-		    seg_cut(dec, buf, len, (size_t)start,
-			    s->buf == buf && s->tail.at == start ? s->next_psbend_end : 0);
-
+		end = seg_cut(dec, buf, len, (size_t)start,
+			      s->buf == buf && s->tail.at == start ? s->next_psbend_end : 0);
 		if (end > limit) {
 			if (!final)
 				break; /* its end is not in reach */
 			end = limit;
 		}
-		if (s->buf == buf && s->end == start && end < len && psb_again(dec, s, w, end)) {
+		if (s->buf == buf && s->end == start && end < len &&
+		    psb_again(dec, s, w, end, again != 0)) {
+			again = dec->cfg.segment_bytes < 1024 ? end - start : 0;
 			start = end;
 			continue;
 		}
+		again = 0;
 		seg_init(s, buf, len, start, end, end >= len && final);
 		s->entry = dec->state;
 		err = decode_seg(dec, s, w);

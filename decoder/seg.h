@@ -607,8 +607,9 @@ bool hwt_dec_seg_psb_only(struct hwt_dec *dec, struct seg *s, const struct seg_t
  * status updates in s->nstatus; its log would be the context dec->ctx at
  * its start, left out (run.c checks that its replay would change nothing
  * else: flow.c hwt_dec_flow_in_ctx()). False where it is not one (s
- * unchanged). */
-bool hwt_dec_seg_psb_again(struct hwt_dec *dec, struct seg *s, uint64_t end);
+ * unchanged). With more, s is one such segment already (its log empty,
+ * dec->state its exit): the next of a run of them, without seg_reset(). */
+bool hwt_dec_seg_psb_again(struct hwt_dec *dec, struct seg *s, uint64_t end, bool more);
 
 /* Fast-engine per-worker scratch (caches). */
 int hwt_dec_fast_scratch_alloc(void **scratch);
