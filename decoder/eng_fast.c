@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/flow.h"
 #include "decoder/pkt.h"
 #include "decoder/seg.h"
 
@@ -136,7 +137,8 @@ struct run {
 	bool last_logged;	/* its last block is its last item */
 	uint32_t tail;		/* instructions after the last */
 	uint32_t insns;		/* all instructions */
-	uint64_t count;		/* runs since the last fold */
+	uint64_t count;		/* runs since the last fold (defer: in
+				 * this segment) */
 	struct hwt_dec_bb *end; /* where to go on (not run yet) */
 	uint64_t end_ip;
 	const struct hwt_dec_bb *pre[RUN_PRE];
@@ -166,9 +168,17 @@ struct fast_scratch {
 	uint16_t run_slot[RUN_CACHE];
 	uint32_t nruns;
 	struct run runs[RUN_CACHE];
-	/* Runs with a count this segment (profile): folded at its end. */
+	/* Runs with a count this segment (profile): folded at its end; with
+	 * defer (seg_work.runs), with a count since the last flush. */
 	uint32_t counted[RUN_CACHE];
 	uint32_t ncounted;
+	bool defer;
+	/* Runs in segments decoded for good, not folded yet, per run
+	 * (defer; apart from struct run, which the hot path reads), and
+	 * those with such a count (an evicted one may be listed again). */
+	uint64_t run_kept[RUN_CACHE];
+	uint32_t kept[RUN_CACHE];
+	uint32_t nkept;
 	/* The engine's state of the segment being decoded (cleared for
 	 * each: no allocation per segment). */
 	struct fast *f;
@@ -302,7 +312,7 @@ void hwt_dec_fast_scratch_free(void *scratch)
 	if (!sc)
 		return;
 	pthread_mutex_lock(&pool_lock);
-	if (npool < SCRATCH_POOL && !sc->ncounted) {
+	if (npool < SCRATCH_POOL && !sc->ncounted && !sc->nkept) {
 		pool[npool++] = sc;
 		sc = NULL;
 	}
@@ -1295,10 +1305,22 @@ static int drop_held(struct fast *f)
 		s->items[f->held_item].stack = SEG_STACK_UNSAID;
 	}
 	if (f->held_taken && s->profile) {
-		if (bb->id >= s->work->size && seg_work_grow(s->work, bb->id) < 0)
+		struct seg_work *w = s->work;
+		struct seg_cnt *c;
+
+		if (bb->id >= w->size && seg_work_grow(w, bb->id) < 0)
 			return s->err = -ENOMEM;
-		/* Runs' counts are folded in later: the sum is right. */
-		s->work->c[bb->id].taken--;
+		c = &w->c[bb->id];
+		/* Runs' counts are folded in later (with runs kept, maybe
+		 * into the profile, after this segment's counts): the sum
+		 * is right. Touched, so that it goes with them. */
+		if (!c->touched) {
+			if (w->ntouched == w->cap_touched && seg_work_grow(w, UINT32_MAX) < 0)
+				return s->err = -ENOMEM;
+			c->touched = 1;
+			w->touched[w->ntouched++] = bb->id;
+		}
+		c->taken--;
 	}
 	return 0;
 }
@@ -1707,12 +1729,40 @@ static inline bool run_logs(const struct seg *s, const struct hwt_dec_bb *bb)
 
 /* Adds a run's count times each of its blocks to the worker's profile
  * counts (as seg_bb() would have, one run at a time). */
-static int run_fold(struct seg *s, struct run *r)
+/* cnt runs of r straight into the profile (defer: segments accepted). */
+static int run_keep(struct hwt_dec *dec, const struct run *r, uint64_t cnt)
 {
+	for (unsigned int i = 0; i < r->n; i++) {
+		const struct hwt_dec_bb *bb = (const struct hwt_dec_bb *)(r->ent[i] & ~(run_ent)7);
+		int err =
+		    hwt_dec_flow_add_counts(dec->flow, bb->id, cnt, (r->ent[i] & 1) ? cnt : 0);
+
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* Folds r's count into the segment's per-block counts, and its kept one
+ * (defer: segments decoded for good before it) into the profile. */
+static int run_fold(struct fast *f, struct run *r)
+{
+	struct seg *s = f->s;
 	struct seg_work *w = s->work;
-	uint64_t cnt = r->count;
+	uint64_t cnt = r->count, *kp = &f->sc->run_kept[r - f->sc->runs];
 
 	r->count = 0;
+	if (*kp) {
+		uint64_t kept = *kp;
+
+		*kp = 0;
+		if (s->profile) {
+			int err = run_keep(f->dec, r, kept);
+
+			if (err < 0)
+				return s->err = err;
+		}
+	}
 	if (!cnt || !s->profile)
 		return 0;
 	for (unsigned int i = 0; i < r->n; i++) {
@@ -1747,11 +1797,76 @@ static int runs_fold_all(struct fast *f)
 		struct run *r = &sc->runs[sc->counted[i]];
 
 		if (err == 0)
-			err = run_fold(f->s, r);
+			err = run_fold(f, r);
 		r->count = 0;
 	}
 	sc->ncounted = 0;
 	return err;
+}
+
+/* The kept counts into the profile. */
+static int runs_keep_all(struct hwt_dec *dec, struct fast_scratch *sc)
+{
+	int err = 0;
+
+	for (uint32_t i = 0; i < sc->nkept; i++) {
+		uint32_t k = sc->kept[i];
+
+		if (sc->run_kept[k] && err == 0 && (dec->cfg.flags & HWT_DEC_F_PROFILE))
+			err = run_keep(dec, &sc->runs[k], sc->run_kept[k]);
+		sc->run_kept[k] = 0;
+	}
+	sc->nkept = 0;
+	return err;
+}
+
+int hwt_dec_fast_runs_accept(struct hwt_dec *dec, void *scratch)
+{
+	struct fast_scratch *sc = scratch;
+
+	if (!sc)
+		return 0;
+	for (uint32_t i = 0; i < sc->ncounted; i++) {
+		struct run *r = &sc->runs[sc->counted[i]];
+
+		if (!r->count)
+			continue;
+		if (!sc->run_kept[sc->counted[i]]) {
+			if (sc->nkept == RUN_CACHE) {
+				int err = runs_keep_all(dec, sc);
+
+				if (err < 0)
+					return err;
+			}
+			sc->kept[sc->nkept++] = sc->counted[i];
+		}
+		sc->run_kept[sc->counted[i]] += r->count;
+		r->count = 0;
+	}
+	sc->ncounted = 0;
+	return 0;
+}
+
+void hwt_dec_fast_runs_undo(void *scratch)
+{
+	struct fast_scratch *sc = scratch;
+
+	if (!sc)
+		return;
+	for (uint32_t i = 0; i < sc->ncounted; i++)
+		sc->runs[sc->counted[i]].count = 0;
+	sc->ncounted = 0;
+}
+
+int hwt_dec_fast_runs_flush(struct hwt_dec *dec, void *scratch)
+{
+	struct fast_scratch *sc = scratch;
+
+	if (!sc)
+		return 0;
+	/* A segment's not decoded for good (an error stopped it) go. */
+	hwt_dec_fast_runs_undo(sc);
+	return runs_keep_all(dec, sc);
 }
 
 /* Builds the run from bb with k bits. Returns false when something on
@@ -1917,7 +2032,7 @@ static __attribute__((noinline)) struct run *run_miss(struct fast *f, struct hwt
 						      unsigned int bits, unsigned int rs_top)
 {
 	/* Evicted: its blocks' counts so far go to the profile. */
-	if (r->count && run_fold(f->s, r) < 0) {
+	if ((r->count || f->sc->run_kept[r - f->sc->runs]) && run_fold(f, r) < 0) {
 		r->bb = NULL;
 		return NULL;
 	}
@@ -3748,6 +3863,7 @@ static int seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 		return DECLINE;
 	f = ((struct fast_scratch *)scratch)->f;
 	fast_clear(f);
+	((struct fast_scratch *)scratch)->defer = s->work && s->work->runs == scratch;
 	if (dec->cfg.context) {
 		uint64_t lo = UINT64_MAX, hi = 0;
 
@@ -3853,7 +3969,8 @@ static int seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)
 	}
 out:
 	rs_clear(f);
-	ferr = runs_fold_all(f);
+	/* With defer the counts stay in the runs (undone with the rest). */
+	ferr = f->sc->defer ? 0 : runs_fold_all(f);
 	if (err == Q_FAILED)
 		err = 0;
 	if (err == 0)

@@ -1549,6 +1549,19 @@ static int apply_counts(struct hwt_dec_flow *f, struct seg *s)
 	return 0;
 }
 
+int hwt_dec_flow_add_counts(struct hwt_dec_flow *f, uint32_t id, uint64_t count, uint64_t taken)
+{
+	if (id >= f->ncount) {
+		int err = profile_grow(f, id);
+
+		if (err < 0)
+			return err;
+	}
+	f->count[id] += count;
+	f->taken[id] += taken;
+	return 0;
+}
+
 /* A block's effect on the stack (the block ran to its branch). */
 static int do_bb_branch(struct replay *r, const struct seg_item *it)
 {

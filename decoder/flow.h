@@ -21,6 +21,9 @@ void hwt_dec_flow_stats(const struct hwt_dec_flow *flow, struct hwt_dec_stats *s
 struct seg;
 /* Folds caches into the profile (after each decode call). */
 int hwt_dec_flow_finish(struct hwt_dec_flow *flow);
+/* Adds a block's counts to the profile (a run's, eng_fast.c: kept across
+ * segments, folded on the replaying thread). */
+int hwt_dec_flow_add_counts(struct hwt_dec_flow *flow, uint32_t id, uint64_t count, uint64_t taken);
 /* Replays a decoded segment into stacks, the profile and records. */
 int hwt_dec_flow_replay(struct hwt_dec_flow *flow, struct seg *s);
 /* Whether the replay of a segment whose log is only the context ctx (with

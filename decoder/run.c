@@ -108,9 +108,27 @@ static int worker_init(struct hwt_dec *dec, struct worker *w, bool replays)
 	if (!w->work.size)
 		w->work.first = hwt_dec_ids_first(dec);
 	w->replays = replays;
-	if (dec->cfg.engine == HWT_DEC_ENGINE_FAST && !w->fast)
-		return hwt_dec_fast_scratch_alloc(&w->fast);
+	w->work.runs = NULL;
+	if (dec->cfg.engine == HWT_DEC_ENGINE_FAST && !w->fast) {
+		int err = hwt_dec_fast_scratch_alloc(&w->fast);
+
+		if (err < 0)
+			return err;
+	}
+	/* Its runs keep their counts across segments (flushed at the end of
+	 * each call: worker_flush()). */
+	if (replays)
+		w->work.runs = w->fast;
 	return 0;
+}
+
+/* The runs' counts kept (worker_init()) into the profile. */
+static int worker_flush(struct hwt_dec *dec, struct worker *w, int err)
+{
+	int ferr = hwt_dec_fast_runs_flush(dec, w->work.runs);
+
+	w->work.runs = NULL;
+	return err < 0 ? err : ferr;
 }
 
 static void worker_free(struct worker *w)
@@ -406,7 +424,11 @@ static int replay_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 		s->entry = entry;
 		seg_decoded_on(s);
 	}
-	err = hwt_dec_flow_replay(dec->flow, s);
+	/* Decoded for good: the runs' counts since the last accept are
+	 * kept (a segment decoded by another worker has none there). */
+	err = hwt_dec_fast_runs_accept(dec, w->work.runs);
+	if (err == 0)
+		err = hwt_dec_flow_replay(dec->flow, s);
 	dec->state = s->exit;
 	return err;
 }
@@ -734,6 +756,7 @@ out:
 	free(p.slots);
 	free(p.state);
 	free(tids);
+	err = worker_flush(dec, &w, err);
 	worker_fini(dec, &w);
 	return err;
 }
@@ -847,6 +870,7 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bo
 	if (keep && !final)
 		*keep = stop;
 	seg_fini(&s);
+	err = worker_flush(dec, &w, err);
 	worker_fini(dec, &w);
 	return err;
 }

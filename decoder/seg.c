@@ -40,6 +40,7 @@ void seg_init(struct seg *s, const uint8_t *buf, size_t buf_len, uint64_t start,
 
 static void work_drop(struct seg_work *w)
 {
+	hwt_dec_fast_runs_undo(w->runs);
 	for (size_t i = 0; i < w->ntouched; i++)
 		memset(&w->c[w->touched[i]], 0, sizeof(w->c[0]));
 	w->ntouched = 0;

@@ -90,6 +90,11 @@ struct seg_work {
 	size_t first; /* c's first size (0: 1,024; hwt_dec_ids_first()) */
 	uint32_t *touched;
 	size_t ntouched, cap_touched;
+	/* The fast engine's scratch whose runs keep their counts across
+	 * segments (run.c: a worker whose decodes the replay follows), or
+	 * NULL: dropping the counts drops the runs' of the segment too
+	 * (hwt_dec_fast_runs_undo()). */
+	void *runs;
 };
 
 struct seg_count {
@@ -614,5 +619,16 @@ bool hwt_dec_seg_psb_again(struct hwt_dec *dec, struct seg *s, uint64_t end, boo
 /* Fast-engine per-worker scratch (caches). */
 int hwt_dec_fast_scratch_alloc(void **scratch);
 void hwt_dec_fast_scratch_free(void *scratch);
+/* Runs' counts across segments (seg_work.runs set to the scratch): a
+ * segment at every PSB would fold every run it used into per-block counts
+ * at its end, for each PSB interval. Kept instead (accept: the segment is
+ * decoded for good, its replay follows; a run's count joins its kept
+ * one), and folded into the profile when the run is evicted and at the
+ * end of each decode call (flush); a segment's own go with its other
+ * counts (undo, from seg_drop_counts() and seg_reset()). NULL scratch:
+ * nothing. */
+int hwt_dec_fast_runs_accept(struct hwt_dec *dec, void *scratch);
+void hwt_dec_fast_runs_undo(void *scratch);
+int hwt_dec_fast_runs_flush(struct hwt_dec *dec, void *scratch);
 
 #endif
