@@ -2144,6 +2144,11 @@ bool seg_same_start(const struct seg *s, const struct seg_state *entry,
 	 * events before it first. */
 	if (s->ngaps && !state_eq(entry, used))
 		return false;
+	/* A PSB+ the trace ends in (no PSBEND) syncs nothing afresh, while
+	 * decoding on runs the state before it to the end (a block, the
+	 * trace's end while enabled): the header is not what both apply. */
+	if (s->hdr.open)
+		return false;
 	if (!after_header(s, entry, &a) || !after_header(s, used, &b))
 		return state_eq(entry, used);
 	return state_eq(&a, &b);
