@@ -577,16 +577,12 @@ static int image_resolve(const struct hwt_dec_image *cimg)
 		struct hwt_dec_section *sec = img->pending[i];
 		int err = 0;
 
-		struct hwt_dec_section *same;
-
 		if (section_check(img->icache, sec) < 0)
 			continue;
-		same = section_same(img->icache, sec);
-		if (same != sec) {
-			/* Its code is the other's (loaded by it). */
-			code_fd_close(sec->code);
-			sec = same;
-		}
+		/* An equal section's code is that one's: sec's file stays
+		 * open to the icache's end (another image may have it, its
+		 * load may be under way: closed under code_lock only). */
+		sec = section_same(img->icache, sec);
 		/* A libipt image made already follows (libipt shrinks or
 		 * splits what the section covers, as image_map() does). */
 		if (img->ipt)
