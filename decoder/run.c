@@ -391,10 +391,25 @@ done:
 	return seg_commit_counts(s);
 }
 
+/* Whether the segment after s is to be joined to it: libipt decoding the
+ * whole stream reads on across the PSB at s's end where the segments do
+ * not hand over. On damaged trace: s ends still tracing without error,
+ * but where the next segment cannot go on from (s->exit_open: its PSB+
+ * lost its FUP, and the next segment would start from a fresh sync, where
+ * tracing is off). */
+static bool joins_next(const struct seg *s)
+{
+	return s->exit_open && !s->last && !s->rest_end && !s->err && s->end < s->buf_len;
+}
+
 /* Phase 2 for a segment: from the state the segment before left (decoded
  * again when it was decoded ahead from another start that makes a
- * difference), into the flow. */
-static int replay_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
+ * difference), into the flow. Where the segment after it is to be joined
+ * (joins_next()), s is decoded again up to the next cut, and the one after
+ * that, ... up to limit (0: none are joined); returns 1 without replaying
+ * where that takes it past limit (not final: the bytes from s on wait). */
+static int replay_seg(struct hwt_dec *dec, struct seg *s, struct worker *w, uint64_t limit,
+		      bool final)
 {
 	struct seg_state entry = dec->state;
 	int err;
@@ -417,6 +432,20 @@ static int replay_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 			if (err < 0)
 				return err;
 		}
+	}
+	while (limit && joins_next(s)) {
+		uint64_t end = seg_cut(dec, s->buf, s->buf_len, (size_t)s->end, 0);
+
+		if (end > limit) {
+			if (!final)
+				return 1;
+			end = limit;
+		}
+		seg_init(s, s->buf, s->buf_len, s->start, end, end >= s->buf_len && final);
+		s->entry = entry;
+		err = decode_seg(dec, s, w);
+		if (err < 0)
+			return err;
 	}
 	if (entry.known && !s->entry.known) {
 		/* Decoded ahead from a fresh sync, the same log but for
@@ -450,7 +479,7 @@ static int replay_rest(struct hwt_dec *dec, struct seg *s, struct worker *w, str
 		rest->entry = dec->state;
 		err = decode_seg(dec, rest, w);
 		if (err == 0)
-			err = replay_seg(dec, rest, w);
+			err = replay_seg(dec, rest, w, 0, false);
 		s = rest;
 	}
 	return err;
@@ -522,7 +551,11 @@ static int run_range(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64
 		s->entry = dec->state;
 		err = decode_seg(dec, s, w);
 		if (err == 0)
-			err = replay_seg(dec, s, w);
+			err = replay_seg(dec, s, w, limit, final);
+		if (err > 0) {
+			err = 0;
+			break; /* joined past limit: it waits */
+		}
 		if (err == 0 && s->rest_end)
 			err = replay_rest(dec, s, w, s);
 		start = s->end;
@@ -668,8 +701,9 @@ static void *par_worker(void *arg)
 }
 
 static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64_t first,
-			size_t limit, bool final)
+			size_t limit, bool final, size_t *stop)
 {
+	uint64_t reached = first; /* where the segments replayed end */
 	struct par p;
 	struct worker w; /* the replaying thread's, for segments decoded again */
 	struct seg rest; /* ... and for the rest of a segment cut shorter */
@@ -726,15 +760,24 @@ static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uin
 			pthread_cond_wait(&p.cv_done, &p.lock);
 		pthread_mutex_unlock(&p.lock);
 		err = s->err;
-		if (err == 0)
-			err = replay_seg(dec, s, &w);
-		if (err == 0 && s->rest_end)
-			err = replay_rest(dec, s, &w, &rest);
+		/* Joined to a segment before (replay_seg()): decoded there. */
+		if (err == 0 && s->start >= reached)
+			err = replay_seg(dec, s, &w, p.limit, final);
+		if (err > 0) {
+			/* Joined past limit: the bytes from s on wait. */
+			*stop = (size_t)s->start;
+			err = 0;
+			p.stop = true;
+		} else if (err == 0 && s->start >= reached) {
+			reached = s->rest_end ? s->rest_end : s->end;
+			if (s->rest_end)
+				err = replay_rest(dec, s, &w, &rest);
+		}
 		seg_reset(s);
 		pthread_mutex_lock(&p.lock);
 		p.state[i] = 0;
 		p.replayed++;
-		if (err < 0) {
+		if (err < 0 || p.stop) {
 			p.stop = true;
 			pthread_cond_broadcast(&p.cv_work);
 			break;
@@ -855,7 +898,7 @@ int hwt_dec_run_segments(struct hwt_dec *dec, const uint8_t *buf, size_t len, bo
 			*keep = limit;
 		if (limit <= first)
 			return 0;
-		return run_parallel(dec, buf, len, first, limit, final);
+		return run_parallel(dec, buf, len, first, limit, final, keep ? keep : &stop);
 	}
 
 	err = worker_init(dec, &w, true);

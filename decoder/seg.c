@@ -67,6 +67,7 @@ void seg_reset(struct seg *s)
 	s->tail_reached = false;
 	s->tail_split = false;
 	memset(&s->exit, 0, sizeof(s->exit));
+	s->exit_open = false;
 	s->err = 0;
 	s->sorted = false;
 }
@@ -2186,8 +2187,10 @@ void seg_set_exit(struct seg *s, bool ok, bool enabled, uint64_t ip, uint8_t mod
 	memset(&s->exit, 0, sizeof(s->exit));
 	/* Still tracing at the next PSB: the next segment goes on from its
 	 * start only if the last run got there. */
-	if (!ok || (enabled && !(s->has_end_ip && s->tail_reached)))
+	if (!ok || (enabled && !(s->has_end_ip && s->tail_reached))) {
+		s->exit_open = ok && enabled && !s->ngaps;
 		return;
+	}
 	s->exit.known = true;
 	s->exit.enabled = enabled;
 	s->exit.ip = enabled ? s->end_ip : ip;

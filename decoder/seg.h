@@ -335,6 +335,11 @@ struct seg {
 	 * sync) and the state it ends in (exit; not known after an error,
 	 * which makes libipt synchronize afresh at the next PSB). */
 	struct seg_state entry, exit;
+	/* Decoded without error to its end still tracing, where the next
+	 * segment cannot go on from its state: the next PSB+ has no FUP, or
+	 * the last run did not get to it (damage; run.c joins the next
+	 * segment to it, as libipt decoding the whole stream reads on). */
+	bool exit_open;
 	struct seg_header hdr;
 	/* The next PSB+ as seg_header reads it, for the segment that starts
 	 * there (seg_find_end_ip reads it to its PSBEND; next_hdr_buf NULL:
