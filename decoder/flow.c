@@ -1518,8 +1518,13 @@ static int apply_counts(struct hwt_dec_flow *f, struct seg *s)
 		f->partial[c->id] += c->partial;
 		f->partial_insns[c->id] += c->pinsns;
 	}
-	if (!w || !w->ntouched)
+	if (!w || !w->ntouched) {
+		/* (Not left pointing at the worker's table: the next
+		 * segment's counts go there, which seg_reset() of this one
+		 * would clear.) */
+		s->counts_work = NULL;
 		return 0;
+	}
 	/* Left in the worker's table (run.c): from there, cleared. The
 	 * profile's arrays in locals (clearing an entry may alias them). */
 	for (size_t i = 0, n = w->ntouched; i < n;) {
