@@ -371,7 +371,15 @@ static int conv_block(struct conv *c, const struct pt_block *b, uint64_t pos)
 				 * decodes the code, up to its next branch
 				 * or event: where its block cache cut the
 				 * run short, the blocks that go on with it
-				 * are skipped too. */
+				 * are skipped too. At the position libipt was
+				 * at before the block, as a failed block's
+				 * error: the code up to the block's branch
+				 * ran there, and the position after it
+				 * depends on where libipt's block cache cut
+				 * the run (filled by earlier decodes, it may
+				 * go on to the next branch needing trace and
+				 * read its bits). */
+				pos = c->prepos;
 				c->rejected = true;
 				c->rejected_iclass = b->iclass;
 				conv_snapshot(c, pos);
