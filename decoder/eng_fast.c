@@ -4015,6 +4015,12 @@ static bool psb_only_fits(const struct hwt_dec *dec, bool count_status, const st
 
 static bool psb_only_ok(const struct hwt_dec *dec, const struct seg *s)
 {
+	const struct seg_header *h = &s->hdr;
+
+	/* No more than PADs after its PSB+: where trace follows it, the byte
+	 * after its PSBEND is not one. */
+	if (h->psbend_end && h->psbend_end < s->end && s->buf[h->psbend_end])
+		return false;
 	return !s->nitems && psb_only_fits(dec, s->count_status, &s->entry, &s->hdr);
 }
 
@@ -4105,6 +4111,24 @@ bool hwt_dec_seg_psb_again(struct hwt_dec *dec, struct seg *s, uint64_t end, boo
 	s->nstatus = s->hdr.nstatus;
 	s->sorted = true;
 	return true;
+}
+
+uint64_t hwt_dec_seg_psb_again_run(struct hwt_dec *dec, struct seg *s, uint64_t limit, bool more)
+{
+	uint64_t n;
+
+	/* The state and the header each leaves are the one before's. */
+	if (!psb_only_fits(dec, hwt_dec_counts_status(dec), &dec->state, &s->next_hdr))
+		return 0;
+	n = seg_psb_again_run(s, more ? s->end - s->start : 0, limit);
+	if (n && !more) {
+		seg_reset(s);
+		s->entry = dec->state;
+		s->exit = psb_only_exit(&s->entry, &s->hdr);
+		s->nstatus = s->hdr.nstatus;
+		s->sorted = true;
+	}
+	return n;
 }
 
 int hwt_dec_seg_fast(struct hwt_dec *dec, struct seg *s, void *scratch)

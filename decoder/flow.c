@@ -2272,6 +2272,12 @@ void hwt_dec_flow_count(struct hwt_dec_flow *f, const struct seg *s)
 	count_totals(f, s);
 }
 
+void hwt_dec_flow_count_psb_again(struct hwt_dec_flow *f, const struct seg *s, uint64_t n)
+{
+	f->dec->stats.segments += n;
+	f->dec->stats.events += n * s->nstatus;
+}
+
 int hwt_dec_flow_replay(struct hwt_dec_flow *f, struct seg *s)
 {
 	struct replay r;

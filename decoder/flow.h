@@ -31,6 +31,9 @@ int hwt_dec_flow_replay(struct hwt_dec_flow *flow, struct seg *s);
 bool hwt_dec_flow_in_ctx(const struct hwt_dec_flow *flow, const struct hwt_dec_context *ctx);
 /* ... which this counts, as that replay would. */
 void hwt_dec_flow_count(struct hwt_dec_flow *flow, const struct seg *s);
+/* ... for n PSB+ repeats like s (run.c psb_again(): no instructions,
+ * blocks, gaps or fallback). */
+void hwt_dec_flow_count_psb_again(struct hwt_dec_flow *flow, const struct seg *s, uint64_t n);
 
 /* Splits buf (at stream offset dec->base_pos) at PSBs and decodes the
  * segments with the canonical engines: all of them when final; else those

@@ -505,6 +505,44 @@ static bool psb_again(struct hwt_dec *dec, struct seg *s, const struct worker *w
 	return true;
 }
 
+/* The run of such segments after s (with more, s is one and they are as
+ * long; else s the segment before, decoded and replayed), with a segment
+ * at every PSB (a CPU writes PSB+ after PSB+ while it does not trace: the
+ * same bytes but for their time), counted at once: how many. */
+static uint64_t psb_again_run(struct hwt_dec *dec, struct seg *s, const struct worker *w,
+			      uint64_t limit, bool more)
+{
+	uint64_t n;
+
+	if (dec->cfg.engine != HWT_DEC_ENGINE_FAST || !w->fast ||
+	    (!more && !hwt_dec_flow_in_ctx(dec->flow, &dec->ctx)))
+		return 0;
+	n = hwt_dec_seg_psb_again_run(dec, s, limit, more);
+	if (n) {
+		hwt_dec_flow_count_psb_again(dec->flow, s, n);
+		dec->state = s->exit;
+	}
+	return n;
+}
+
+/* Whether PADs may follow the PSB+ at s->end, read plain, up to end (the
+ * PSB of the repeat there, or more PADs: seg_psb_again()'s first check of
+ * what a repeat is, the one that fails after trace). */
+static inline bool psb_pads_to(const struct seg *s, uint64_t end)
+{
+	return s->tail.at == s->end && s->next_psbend_end <= end &&
+	       s->next_psbend_end < s->buf_len &&
+	       (s->next_psbend_end == end || !s->buf[s->next_psbend_end]);
+}
+
+/* Whether PADs or a PSB may follow the PSB+ at s->end, read plain (a
+ * repeat after it: where trace follows, the next byte is neither). */
+static inline bool psb_next_may_repeat(const struct seg *s)
+{
+	return s->tail.at == s->end && s->next_psbend_end < s->buf_len &&
+	       (!s->buf[s->next_psbend_end] || s->buf[s->next_psbend_end] == 0x02);
+}
+
 /* Decodes and replays the segments from the PSB at start up to limit (a
  * PSB, or the end) in the calling thread, in s; when not final, those
  * that end at or before limit (*stop: where the next begins). */
@@ -523,10 +561,12 @@ static int run_range(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64
 
 		/* The PSB there is seg_cut()'s: psb_again() takes it only
 		 * with PADs from the PSB+ at start (which holds none: below)
-		 * to it. */
-		if (again && end < limit && end + HWT_PKT_PSB_SIZE + 2 <= len &&
-		    psb_at(buf + end) && psb_again(dec, s, w, end, true)) {
-			start = end;
+		 * to it; the run of them as long at once. After another
+		 * segment, the PSB after the PSB+ at start and its PADs. */
+		if (dec->cfg.segment_bytes < 1024 && s->buf == buf && s->end == start &&
+		    psb_next_may_repeat(s) && psb_again_run(dec, s, w, limit, again != 0)) {
+			again = s->end - s->start;
+			start = s->end;
 			continue;
 		}
 		/* The PSB+ at start, where the segment before read it
@@ -540,7 +580,7 @@ static int run_range(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64
 				break; /* its end is not in reach */
 			end = limit;
 		}
-		if (s->buf == buf && s->end == start && end < len &&
+		if (s->buf == buf && s->end == start && end < len && psb_pads_to(s, end) &&
 		    psb_again(dec, s, w, end, again != 0)) {
 			again = dec->cfg.segment_bytes < 1024 ? end - start : 0;
 			start = end;

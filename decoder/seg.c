@@ -2009,27 +2009,30 @@ static bool psb_repeats_at(const struct seg *s, uint64_t at)
 	       !((a[m + 6] ^ b[m + 6]) & 0xfe) && !memcmp(a + m + 7, b + m + 7, n - m - 7);
 }
 
-bool seg_psb_again(struct seg *s, uint64_t end)
+/* Whether s->tail describes the PSB+ at s->end as seg_psb_again() needs
+ * it: read plain to its PSBEND, no FUP (seg_header() reads one
+ * differently with BDM70), inside the buffer. */
+static inline bool psb_again_ok(const struct seg *s)
 {
-	uint64_t from = s->end, d = end - from;
+	const struct seg_tail *t = &s->tail;
+	uint64_t from = s->end;
+
+	return !s->last && !s->rest_end && t->at == from && t->once && !t->fup &&
+	       s->next_hdr_buf == s->buf && s->next_hdr_at == from && s->next_psbend_end > from;
+}
+
+/* s becomes [start, end), where the PSB+ at start repeats the one at
+ * s->end (seg_psb_again()'s checks passed: start is s->end for one). */
+static void psb_move(struct seg *s, uint64_t start, uint64_t end)
+{
+	uint64_t d = end - s->end, e = start - s->end;
 	struct seg_tail *t = &s->tail;
 
-	/* Its PSB+ read plain to its PSBEND, no FUP (seg_header() reads one
-	 * differently with BDM70), inside it, and end_lex() reading the one
-	 * at end as far with 16 bytes at hand. */
-	if (s->last || s->rest_end || t->at != from || !t->once || t->fup ||
-	    s->next_hdr_buf != s->buf || s->next_hdr_at != from || s->next_psbend_end <= from ||
-	    end < s->next_psbend_end || end + (s->next_psbend_end - from) + 14 > s->buf_len)
-		return false;
-	for (uint64_t off = s->next_psbend_end; off < end; off++) {
-		if (s->buf[off])
-			return false; /* not a PAD */
-	}
-	if (!psb_repeats_at(s, end))
-		return false;
 	s->hdr = s->next_hdr;
+	s->hdr.psbend += e;
+	s->hdr.psbend_end += e;
 	s->cur_whole = false;
-	s->start = s->tl_start = from;
+	s->start = s->tl_start = start;
 	s->end = end;
 	s->has_end_ip = false;
 	s->next_psbend += d;
@@ -2046,7 +2049,118 @@ bool seg_psb_again(struct seg *s, uint64_t end)
 		t->cbr_end += d;
 	if (t->tma_end)
 		t->tma_end += d;
+}
+
+bool seg_psb_again(struct seg *s, uint64_t end)
+{
+	uint64_t from = s->end;
+
+	/* end_lex() reading the PSB+ at end as far with 16 bytes at hand. */
+	if (!psb_again_ok(s) || end < s->next_psbend_end ||
+	    end + (s->next_psbend_end - from) + 14 > s->buf_len)
+		return false;
+	for (uint64_t off = s->next_psbend_end; off < end; off++) {
+		if (s->buf[off])
+			return false; /* not a PAD */
+	}
+	if (!psb_repeats_at(s, end))
+		return false;
+	psb_move(s, s->end, end);
 	return true;
+}
+
+/* Clears the bits of mask (8-byte words of bytes from 0) at byte at. */
+static inline void mask_byte(uint64_t *mask, size_t at, uint8_t bits)
+{
+	mask[at / 8] &= ~((uint64_t)bits << (8 * (at % 8)));
+}
+
+/* Whether the n bytes from off are PADs. */
+static bool pads(const uint8_t *buf, uint64_t off, uint64_t n)
+{
+	uint64_t diff = 0, i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		diff |= ld64(buf + off + i);
+	for (; i < n; i++)
+		diff |= buf[off + i];
+	return !diff;
+}
+
+#define PSB_RUN_WORDS (sizeof(((struct seg *)0)->psb_run_mask) / sizeof(uint64_t))
+
+/* s->psb_run_mask for the PSB+ at s->end, n bytes (under 8 PSB_RUN_WORDS - 8). */
+static void psb_run_mask(struct seg *s, uint64_t n)
+{
+	uint64_t t = s->tail.tsc_end ? s->tail.tsc_end - s->end - 7 : 0;
+	uint64_t m = t && s->tail.tma_end ? s->tail.tma_end - s->end - 7 : 0;
+	uint64_t key = n | t << 16 | m << 32 | 1ull << 48, *mask = s->psb_run_mask;
+	size_t nw = (size_t)(n + 7) / 8;
+
+	if (s->psb_run_key == key)
+		return;
+	s->psb_run_key = key;
+	for (size_t i = 0; i < nw; i++)
+		mask[i] = ~0ull;
+	if (nw % 2)
+		mask[nw] = 0;
+	if (n % 8)
+		mask[nw - 1] = (1ull << (8 * (n % 8))) - 1;
+	if (t) {
+		for (size_t i = 0; i < 7; i++)
+			mask_byte(mask, t + i, 0xff); /* its value */
+	}
+	if (m) {
+		/* TMA: 02 73, CTC (2), 0, FC (9 bits). */
+		mask_byte(mask, m + 2, 0xff);
+		mask_byte(mask, m + 3, 0xff);
+		mask_byte(mask, m + 5, 0xff);
+		mask_byte(mask, m + 6, 0x01);
+	}
+}
+
+uint64_t seg_psb_again_run(struct seg *s, uint64_t d, uint64_t limit)
+{
+	uint64_t n = s->next_psbend_end - s->end, end = s->end, k = 0;
+	const uint64_t *mask = s->psb_run_mask;
+	size_t nw = (size_t)(n + 7) / 8;
+
+	if (!psb_again_ok(s) || nw >= PSB_RUN_WORDS)
+		return 0;
+	if (!d) {
+		/* The PSB+ at s->end and its PADs: the next PSB, if one
+		 * follows them, is the first one on (seg_cut()'s with a
+		 * segment at every PSB). */
+		for (d = n; end + d < limit && end + d < s->buf_len && !s->buf[end + d]; d++)
+			;
+	}
+	/* Each of the run as long: its PSB+ (n bytes) and PADs; the first 8
+	 * bytes of the PSB after them (its words, two at a time, read end
+	 * before end + d + n + 16: bounds as seg_psb_again()'s, 2 more). */
+	if (n > d || end + d >= limit || end + d + n + 16 > s->buf_len ||
+	    !pads(s->buf, end + n, d - n) || ld64(s->buf + end) != ld64(s->buf + end + d))
+		return 0;
+	psb_run_mask(s, n);
+	for (;;) {
+		/* The PSB+ at end + d repeats the one at end (and so s's). */
+		const uint8_t *a = s->buf + end, *b = a + d;
+		uint64_t diff = 0;
+
+		/* Two words at a time (mask's word nw is 0 where nw is odd). */
+		for (size_t i = 0; i < nw; i += 2)
+			diff |= ((ld64(a + 8 * i) ^ ld64(b + 8 * i)) & mask[i]) |
+				((ld64(a + 8 * i + 8) ^ ld64(b + 8 * i + 8)) & mask[i + 1]);
+		if (diff)
+			break;
+		end += d;
+		k++;
+		if (end + d >= limit || end + d + n + 16 > s->buf_len ||
+		    !pads(s->buf, end + n, d - n) || ld64(s->buf + end) != ld64(s->buf + end + d))
+			break;
+	}
+	if (k)
+		psb_move(s, end - d, end);
+	return k;
 }
 
 /* seg_decoded_on() of an item at or after the segment's end. */

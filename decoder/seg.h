@@ -306,6 +306,13 @@ struct seg {
 	 * on the same thread: flow.c applies them from there; run.c). */
 	struct seg_work *counts_work;
 
+	/* seg_psb_again_run()'s mask of the bits of a PSB+ it compares (all
+	 * but its TSC's value and its TMA's CTC and FC), by words, for the
+	 * layout key gives (its length, where its TSC and TMA begin; 0:
+	 * none yet). */
+	uint64_t psb_run_key;
+	uint64_t psb_run_mask[16];
+
 	/* Where the next segment starts executing (its PSB+ FUP), when
 	 * tracing is enabled there; whether the last run reached it. */
 	bool has_end_ip;
@@ -518,6 +525,12 @@ bool seg_timeline_psb_only(struct seg *s, const struct seg_tail *head);
  * and states are left as they were (hwt_dec_seg_psb_again()). False where
  * it is not one (s unchanged). */
 bool seg_psb_again(struct seg *s, uint64_t end);
+/* s becomes the last of the run of such segments after it d bytes long
+ * each (d: a PSB+ repeat's length, s being one; 0: the PSB+ at s->end and
+ * the PADs after it, s the segment before, with a segment at every PSB),
+ * each ending before limit: the segments seg_psb_again() would take one
+ * by one at s->end + d, + 2 d, ... Returns how many (0: s unchanged). */
+uint64_t seg_psb_again_run(struct seg *s, uint64_t d, uint64_t limit);
 /* The same, walking the packets from tl_start every time (tests compare). */
 void seg_timeline_walk(struct seg *s, const struct hwt_dec *dec);
 /* The same walk with every packet through hwt_pkt_decode() (the
@@ -620,6 +633,10 @@ bool hwt_dec_seg_psb_only(struct hwt_dec *dec, struct seg *s, const struct seg_t
  * unchanged). With more, s is one such segment already (its log empty,
  * dec->state its exit): the next of a run of them, without seg_reset(). */
 bool hwt_dec_seg_psb_again(struct hwt_dec *dec, struct seg *s, uint64_t end, bool more);
+/* The run of them after s (seg_psb_again_run(); with more, s is one and
+ * they are as long, else s is the segment before the first, decoded and
+ * replayed, with a segment at every PSB): how many. */
+uint64_t hwt_dec_seg_psb_again_run(struct hwt_dec *dec, struct seg *s, uint64_t limit, bool more);
 
 /* Fast-engine per-worker scratch (caches). */
 int hwt_dec_fast_scratch_alloc(void **scratch);
