@@ -396,10 +396,13 @@ done:
  * not hand over. On damaged trace: s ends still tracing without error,
  * but where the next segment cannot go on from (s->exit_open: its PSB+
  * lost its FUP, and the next segment would start from a fresh sync, where
- * tracing is off). */
+ * tracing is off), or s is decoded without error to a packet its end cuts
+ * short (s->cut_pkt: libipt reads that packet on into the next PSB, seed
+ * 375 of test_realpt's test_damaged_vs_ptxed). */
 static bool joins_next(const struct seg *s)
 {
-	return s->exit_open && !s->last && !s->rest_end && !s->err && s->end < s->buf_len;
+	return (s->exit_open || (s->cut_pkt && !s->ngaps)) && !s->last && !s->rest_end && !s->err &&
+	       s->end < s->buf_len;
 }
 
 /* Phase 2 for a segment: from the state the segment before left (decoded

@@ -1257,6 +1257,7 @@ bool seg_timeline_psb_only(struct seg *s, const struct seg_tail *head)
 	s->ntl = 0;
 	s->npkts = 0;
 	s->time_error = false;
+	s->cut_pkt = false;
 	s->marks.npsbs = s->marks.ntmas = s->marks.nspans = 0;
 	s->marks.stop = UINT64_MAX;
 	mark(s, &s->marks.psbs, &s->marks.npsbs, &s->marks.cap_psbs, s->start);
@@ -1381,16 +1382,32 @@ again:
 	s->want_pkts = want && !s->err;
 }
 
+/* After s's own walk: whether it stopped at a packet s's end cuts short
+ * (seg.h cut_pkt), looked at only where it stopped inside s. */
+static inline void walk_cut(struct seg *s, const struct hwt_dec *dec)
+{
+	uint64_t stop = s->marks.stop;
+	struct hwt_pkt p;
+
+	s->cut_pkt = false;
+	if (__builtin_expect(stop < s->end, 0))
+		s->cut_pkt = stop >= s->start && s->end < s->buf_len &&
+			     hwt_pkt_decode(s->buf + stop, (size_t)(s->end - stop),
+					    dec->ptcfg.errata.skz84, &p) == 0;
+}
+
 void seg_timeline_walk(struct seg *s, const struct hwt_dec *dec)
 {
 	s->cur_whole = false;
 	walk(s, dec, true);
+	walk_cut(s, dec);
 }
 
 void seg_timeline_walk_generic(struct seg *s, const struct hwt_dec *dec)
 {
 	s->cur_whole = false;
 	walk(s, dec, false);
+	walk_cut(s, dec);
 }
 
 /* The first of the n ascending offsets at or after off. */
@@ -1534,6 +1551,7 @@ static bool from_walk(struct seg *s, const struct hwt_dec *dec, bool want)
 	s->ntl = n;
 	i = lower(m->tmas, m->ntmas, a);
 	s->time_error = i < m->ntmas && m->tmas[i] < b;
+	s->cut_pkt = stop < b && pn == 0 && b < s->buf_len;
 
 	/* The packets from s's PSB (none when the walk stopped before it). */
 	s->npkts = 0;
@@ -1635,6 +1653,7 @@ void seg_timeline(struct seg *s, const struct hwt_dec *dec)
 			if (s->tl_start == start) {
 				/* s's own. */
 				s->cur_whole = true;
+				walk_cut(s, dec);
 				return;
 			}
 			keep_walk(s);

@@ -227,6 +227,10 @@ struct seg {
 	bool time_error;      /* a timing packet libipt rejects (a TMA
 			       * not right after a TSC): decoding fails
 			       * there, which only libipt reproduces */
+	bool cut_pkt;	      /* the walk ended at a packet the segment's
+			       * end cuts short (damage: it runs into the
+			       * next PSB, which libipt decoding the whole
+			       * stream reads as a part of it) */
 	bool fallback;	      /* decoded by libipt after the fast engine
 			       * declined */
 	uint64_t decline_pos; /* where the fast engine declined (0: before

@@ -208,7 +208,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 
 /* The two decodes the checks compare, for the whole program (a buffer
  * new to a decode is mostly page faults, under ASan most of all). */
-static struct decoded bufs[6];
+static struct decoded bufs[8];
 
 static void rec_of(struct decoded *d, const struct hwt_dec_rec *hr)
 {
@@ -927,20 +927,31 @@ static void test_damaged_vs_ptxed(void **state)
 	    {"fast psb", {HWT_DEC_ENGINE_FAST, 1, 0, 0, 1, NULL, KEEP_ALL, 0}},
 	    {"fast 2 threads", {HWT_DEC_ENGINE_FAST, 2, 3, 0, 0, NULL, KEEP_ALL, 0}},
 	    {"libipt psb", {HWT_DEC_ENGINE_LIBIPT, 1, 0, 0, 1, NULL, KEEP_ALL, 0}},
+	    {"fast psb 2 threads", {HWT_DEC_ENGINE_FAST, 2, 3, 0, 1, NULL, KEEP_ALL, 0}},
+	    {"libipt psb 2 threads", {HWT_DEC_ENGINE_LIBIPT, 2, 3, 0, 1, NULL, KEEP_ALL, 0}},
 	};
+	/* Seeds past the first 100 that once failed: damaged seed 375
+	 * (dyn_test: a FUP running into the next PSB, seg.h cut_pkt). */
+	static const uint64_t fixed[] = {375};
 	const struct variant ptxed = {HWT_DEC_ENGINE_PTXED, 1, 0, 0, 0, NULL, KEEP_ALL, 0};
 	const char *env = getenv("HWT_PTX_FIRST");
 	uint64_t first = env ? strtoull(env, NULL, 0) : 1;
 	uint64_t count = (env = getenv("HWT_PTX_COUNT")) ? strtoull(env, NULL, 0) : 100;
+	/* HWT_PTX_TRACE: that trace for every seed (avscript_32, dyn_test,
+	 * icelake_tip). */
+	const char *only = getenv("HWT_PTX_TRACE");
+	size_t nfixed =
+	    getenv("HWT_PTX_FIRST") || getenv("HWT_PTX_COUNT") || only ? 0 : HWT_ARRAY_SIZE(fixed);
 	bool report = getenv("HWT_PTX_REPORT") != NULL;
 	size_t window = (env = getenv("HWT_PTX_WINDOW")) ? strtoull(env, NULL, 0) : 16384;
 	unsigned int bad = 0, more = 0, to_libipt = 0, segs_to_libipt = 0, rets = 0;
 	struct decoded *ref = &bufs[0];
 
 	(void)state;
-	for (uint64_t seed = first; seed < first + count; seed++) {
+	for (uint64_t k = 0; k < count + nfixed; k++) {
+		uint64_t seed = k < count ? first + k : fixed[k - count];
 		uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 1;
-		const char *name = names[seed % HWT_ARRAY_SIZE(names)];
+		const char *name = only ? only : names[seed % HWT_ARRAY_SIZE(names)];
 		struct trace tr;
 		char what[512];
 		bool more_here = false, ret_here = false;
@@ -985,9 +996,12 @@ static void test_damaged_vs_ptxed(void **state)
 		more += more_here;
 		rets += ret_here;
 		/* FAST == LIBIPT, byte for byte; with a segment at every PSB
-		 * too. */
-		for (size_t i = 0; i < 2; i++) {
-			const struct decoded *f = &bufs[1 + 2 * i], *l = &bufs[2 + 3 * i];
+		 * too; and with it on two threads as on one. */
+		for (size_t i = 0; i < 4; i++) {
+			static const size_t pair[4][2] = {{2, 1}, {5, 3}, {3, 6}, {5, 7}};
+			static const char *const how[4] = {"", " psb", " psb 2 threads",
+							   " libipt psb 2 threads"};
+			const struct decoded *l = &bufs[pair[i][0]], *f = &bufs[pair[i][1]];
 
 			if (records_equal(l, f))
 				continue;
@@ -995,11 +1009,12 @@ static void test_damaged_vs_ptxed(void **state)
 			if (!report) {
 				char m[600];
 
-				snprintf(m, sizeof(m), "%s, %s", what, i ? "segment per PSB" : "");
+				snprintf(m, sizeof(m), "%s,%s", what, how[i]);
 				same_records(l, f, m);
 			}
-			printf("FAST!=LIBIPT %s%s: record %zu (%zu, %zu)\n", what, i ? " psb" : "",
-			       first_diff(l, f), f->nrecs, l->nrecs);
+			printf("%s %s%s: record %zu (%zu, %zu)\n",
+			       i < 2 ? "FAST!=LIBIPT" : "J2!=J1", what, how[i], first_diff(l, f),
+			       f->nrecs, l->nrecs);
 		}
 		if (bufs[1].stats.segments_fallback) {
 			to_libipt++;
@@ -1012,7 +1027,7 @@ static void test_damaged_vs_ptxed(void **state)
 	}
 	printf("damaged vs ptxed: %" PRIu64 " variants, %u differences, %u where hwtrace "
 	       "decodes more, %u leave %u segments to libipt, %u with returns from before a PSB\n",
-	       count, bad, more, to_libipt, segs_to_libipt, rets);
+	       count + nfixed, bad, more, to_libipt, segs_to_libipt, rets);
 	assert_int_equal(bad, 0);
 }
 
