@@ -4098,18 +4098,25 @@ bool hwt_dec_seg_psb_only(struct hwt_dec *dec, struct seg *s, const struct seg_t
 	return psb_only_ok(dec, s) && seg_timeline_psb_only(s, head) && psb_only_log(dec, s);
 }
 
-bool hwt_dec_seg_psb_again(struct hwt_dec *dec, struct seg *s, uint64_t end, bool more)
+/* s, moved on to a PSB+ repeat (seg.c), decoded from dec->state (with
+ * more, it was one already: its log empty). */
+static void psb_again_decoded(const struct hwt_dec *dec, struct seg *s, bool more)
 {
-	/* Its header is s's next one (seg_header()'s with no FUP in it). */
-	if (!psb_only_fits(dec, hwt_dec_counts_status(dec), &dec->state, &s->next_hdr) ||
-	    !seg_psb_again(s, end))
-		return false;
 	if (!more)
 		seg_reset(s);
 	s->entry = dec->state;
 	s->exit = psb_only_exit(&s->entry, &s->hdr);
 	s->nstatus = s->hdr.nstatus;
 	s->sorted = true;
+}
+
+bool hwt_dec_seg_psb_again(struct hwt_dec *dec, struct seg *s, uint64_t end, bool more)
+{
+	/* Its header is s's next one (seg_header()'s with no FUP in it). */
+	if (!psb_only_fits(dec, hwt_dec_counts_status(dec), &dec->state, &s->next_hdr) ||
+	    !seg_psb_again(s, end))
+		return false;
+	psb_again_decoded(dec, s, more);
 	return true;
 }
 
@@ -4121,13 +4128,8 @@ uint64_t hwt_dec_seg_psb_again_run(struct hwt_dec *dec, struct seg *s, uint64_t 
 	if (!psb_only_fits(dec, hwt_dec_counts_status(dec), &dec->state, &s->next_hdr))
 		return 0;
 	n = seg_psb_again_run(s, more ? s->end - s->start : 0, limit);
-	if (n && !more) {
-		seg_reset(s);
-		s->entry = dec->state;
-		s->exit = psb_only_exit(&s->entry, &s->hdr);
-		s->nstatus = s->hdr.nstatus;
-		s->sorted = true;
-	}
+	if (n && !more)
+		psb_again_decoded(dec, s, more);
 	return n;
 }
 

@@ -286,7 +286,8 @@ static int decode_seg(struct hwt_dec *dec, struct seg *s, struct worker *w)
 	 * (seg_find_end_ip), and reading this one's end replaces that. */
 	seg_header(s, dec->ptcfg.errata.bdm70);
 	head = s->tail;
-	seg_find_end_ip(s);
+	if (!seg_end_repeats_start(s))
+		seg_find_end_ip(s);
 	if (s->want_pkts && hwt_dec_seg_psb_only(dec, s, &head)) {
 		/* A PSB+ while tracing is off and nothing else. */
 		err = 0;

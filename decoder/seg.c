@@ -2040,26 +2040,19 @@ static inline bool psb_again_ok(const struct seg *s)
 	       s->next_hdr_buf == s->buf && s->next_hdr_at == from && s->next_psbend_end > from;
 }
 
-/* s becomes [start, end), where the PSB+ at start repeats the one at
- * s->end (seg_psb_again()'s checks passed: start is s->end for one). */
-static void psb_move(struct seg *s, uint64_t start, uint64_t end)
+/* The next PSB+ (s->next_hdr, s->tail, no FUP) is the one d bytes before
+ * s->end, moved there. */
+static void next_moved(struct seg *s, uint64_t d)
 {
-	uint64_t d = end - s->end, e = start - s->end;
 	struct seg_tail *t = &s->tail;
 
-	s->hdr = s->next_hdr;
-	s->hdr.psbend += e;
-	s->hdr.psbend_end += e;
-	s->cur_whole = false;
-	s->start = s->tl_start = start;
-	s->end = end;
 	s->has_end_ip = false;
 	s->next_psbend += d;
 	s->next_psbend_end += d;
 	s->next_hdr.psbend += d;
 	s->next_hdr.psbend_end += d;
-	s->next_hdr_at = end;
-	t->at = end;
+	s->next_hdr_at = s->end;
+	t->at = s->end;
 	if (t->tsc_end) {
 		t->tsc_end += d;
 		t->tsc = ld64(s->buf + t->tsc_end - 7) & 0xffffffffffffffull;
@@ -2068,6 +2061,21 @@ static void psb_move(struct seg *s, uint64_t start, uint64_t end)
 		t->cbr_end += d;
 	if (t->tma_end)
 		t->tma_end += d;
+}
+
+/* s becomes [start, end), where the PSB+ at start repeats the one at
+ * s->end (seg_psb_again()'s checks passed: start is s->end for one). */
+static void psb_move(struct seg *s, uint64_t start, uint64_t end)
+{
+	uint64_t d = end - s->end, e = start - s->end;
+
+	s->hdr = s->next_hdr;
+	s->hdr.psbend += e;
+	s->hdr.psbend_end += e;
+	s->cur_whole = false;
+	s->start = s->tl_start = start;
+	s->end = end;
+	next_moved(s, d);
 }
 
 bool seg_psb_again(struct seg *s, uint64_t end)
@@ -2108,11 +2116,13 @@ static bool pads(const uint8_t *buf, uint64_t off, uint64_t n)
 
 #define PSB_RUN_WORDS (sizeof(((struct seg *)0)->psb_run_mask) / sizeof(uint64_t))
 
-/* s->psb_run_mask for the PSB+ at s->end, n bytes (under 8 PSB_RUN_WORDS - 8). */
+/* s->psb_run_mask for the PSB+ s->tail describes, n bytes (under
+ * 8 PSB_RUN_WORDS - 8). */
 static void psb_run_mask(struct seg *s, uint64_t n)
 {
-	uint64_t t = s->tail.tsc_end ? s->tail.tsc_end - s->end - 7 : 0;
-	uint64_t m = t && s->tail.tma_end ? s->tail.tma_end - s->end - 7 : 0;
+	uint64_t at = s->tail.at;
+	uint64_t t = s->tail.tsc_end ? s->tail.tsc_end - at - 7 : 0;
+	uint64_t m = t && s->tail.tma_end ? s->tail.tma_end - at - 7 : 0;
 	uint64_t key = n | t << 16 | m << 32 | 1ull << 48, *mask = s->psb_run_mask;
 	size_t nw = (size_t)(n + 7) / 8;
 
@@ -2138,10 +2148,22 @@ static void psb_run_mask(struct seg *s, uint64_t n)
 	}
 }
 
+/* Whether the PSB+ at a and b (nw words) are the same under mask: two
+ * words at a time (mask's word nw is 0 where nw is odd). */
+static inline bool psb_masked_same(const uint64_t *mask, size_t nw, const uint8_t *a,
+				   const uint8_t *b)
+{
+	uint64_t diff = 0;
+
+	for (size_t i = 0; i < nw; i += 2)
+		diff |= ((ld64(a + 8 * i) ^ ld64(b + 8 * i)) & mask[i]) |
+			((ld64(a + 8 * i + 8) ^ ld64(b + 8 * i + 8)) & mask[i + 1]);
+	return !diff;
+}
+
 uint64_t seg_psb_again_run(struct seg *s, uint64_t d, uint64_t limit)
 {
 	uint64_t n = s->next_psbend_end - s->end, end = s->end, k = 0;
-	const uint64_t *mask = s->psb_run_mask;
 	size_t nw = (size_t)(n + 7) / 8;
 
 	if (!psb_again_ok(s) || nw >= PSB_RUN_WORDS)
@@ -2162,14 +2184,7 @@ uint64_t seg_psb_again_run(struct seg *s, uint64_t d, uint64_t limit)
 	psb_run_mask(s, n);
 	for (;;) {
 		/* The PSB+ at end + d repeats the one at end (and so s's). */
-		const uint8_t *a = s->buf + end, *b = a + d;
-		uint64_t diff = 0;
-
-		/* Two words at a time (mask's word nw is 0 where nw is odd). */
-		for (size_t i = 0; i < nw; i += 2)
-			diff |= ((ld64(a + 8 * i) ^ ld64(b + 8 * i)) & mask[i]) |
-				((ld64(a + 8 * i + 8) ^ ld64(b + 8 * i + 8)) & mask[i + 1]);
-		if (diff)
+		if (!psb_masked_same(s->psb_run_mask, nw, s->buf + end, s->buf + end + d))
 			break;
 		end += d;
 		k++;
@@ -2180,6 +2195,29 @@ uint64_t seg_psb_again_run(struct seg *s, uint64_t d, uint64_t limit)
 	if (k)
 		psb_move(s, end - d, end);
 	return k;
+}
+
+bool seg_end_repeats_start(struct seg *s)
+{
+	uint64_t from = s->start, n = s->next_psbend_end - from, d = s->end - from;
+	const uint8_t *a = s->buf + from, *b = s->buf + s->end;
+	size_t nw = (size_t)(n + 7) / 8;
+	const struct seg_tail *t = &s->tail;
+
+	/* The PSB+ at the start as the segment before read it (s->tail,
+	 * s->next_hdr: end_lex() to its PSBEND, plain, no FUP), inside the
+	 * segment, and the one at the end as far inside the buffer with
+	 * 16 bytes at hand (end_lex()'s bound; its words two at a time). */
+	if (t->at != from || !t->once || t->fup || s->next_hdr_buf != s->buf ||
+	    s->next_hdr_at != from || s->next_psbend_end <= from || n > d || s->last ||
+	    nw >= PSB_RUN_WORDS || s->end + n + 16 > s->buf_len)
+		return false;
+	psb_run_mask(s, n);
+	if (!psb_masked_same(s->psb_run_mask, nw, a, b))
+		return false;
+	/* What end_lex() gives for it: the same header and tail, moved. */
+	next_moved(s, d);
+	return true;
 }
 
 /* seg_decoded_on() of an item at or after the segment's end. */

@@ -562,6 +562,13 @@ static inline bool seg_time_at(const struct seg *s, uint64_t pos, size_t *cursor
 /* Reads the next segment's PSB+: its FUP (s->has_end_ip, s->end_ip) and
  * its PSBEND (s->next_psbend). */
 void seg_find_end_ip(struct seg *s);
+/* The same where the next PSB+ repeats the one at the segment's start as
+ * the segment before read it (s->tail, s->next_hdr; the same bytes but for
+ * its TSC's and TMA's values): that one's header and tail moved to the
+ * end, without lexing it (a trace segment between runs of PSB+ while
+ * tracing is off, with a segment at every PSB). False where it is not one
+ * (s unchanged: seg_find_end_ip() reads it). */
+bool seg_end_repeats_start(struct seg *s);
 /* The packets of s from off to its end in out (at most cap entries; the
  * last is SEG_PKT_END, or BAD at a bad packet or where cap ran out), as
  * the segment's own list would have them without its lexer's marks: for a

@@ -366,6 +366,35 @@ static void check_end(const struct seg *s)
  * it says (seg_header), which must be what reading it for that segment
  * alone gives, for segments of one to three PSBs one after another as
  * run.c decodes them. */
+/* seg_end_repeats_start() where it takes the next PSB+ for a repeat of the
+ * one at the start: what seg_find_end_ip() reads there (the header, the
+ * tail, the PSBEND, no FUP). */
+static size_t repeats_checked;
+
+static void check_repeat(struct seg *s)
+{
+	struct seg_header h;
+	struct seg_tail t;
+	uint64_t psbend, psbend_end, at;
+
+	if (!seg_end_repeats_start(s))
+		return;
+	h = s->next_hdr;
+	t = s->tail;
+	psbend = s->next_psbend;
+	psbend_end = s->next_psbend_end;
+	at = s->next_hdr_at;
+	seg_find_end_ip(s);
+	check_hdr(&h, &s->next_hdr, s->end);
+	if (s->has_end_ip || psbend != s->next_psbend || psbend_end != s->next_psbend_end ||
+	    at != s->next_hdr_at || s->next_hdr_buf != s->buf || t.at != s->tail.at ||
+	    t.tsc != s->tail.tsc || t.tsc_end != s->tail.tsc_end || t.cbr_end != s->tail.cbr_end ||
+	    t.once != s->tail.once || t.fup != s->tail.fup || t.tma_end != s->tail.tma_end)
+		fail_msg("repeat at %" PRIu64 " of the PSB+ at %" PRIu64 " not as lexed", s->end,
+			 s->start);
+	repeats_checked++;
+}
+
 static size_t check_headers(const uint8_t *buf, size_t len, uint64_t seed)
 {
 	uint64_t st = seed | 1, start = hwt_pkt_find_psb(buf, len, 0);
@@ -383,6 +412,7 @@ static size_t check_headers(const uint8_t *buf, size_t len, uint64_t seed)
 		seg_init(&s, buf, len, start, end, end >= len);
 		cached = s.next_hdr_buf == buf && s.next_hdr_at == start;
 		seg_header(&s, 0);
+		check_repeat(&s);
 		seg_find_end_ip(&s);
 		check_end(&s);
 		memset(&ref, 0, sizeof(ref));
@@ -445,8 +475,10 @@ static void test_header_once(void **state)
 		check_headers(b, len, 60 + k);
 		free(b);
 	}
-	print_message("headers taken from the segment before: %zu\n", taken);
+	print_message("headers taken from the segment before: %zu, repeats checked: %zu\n", taken,
+		      repeats_checked);
 	assert_true(taken > 1000);
+	assert_true(repeats_checked > 100);
 }
 
 /* ------------------------------------------------------------------------ */
