@@ -638,6 +638,18 @@ size_t seg_pkts_from(const struct seg *s, uint64_t off, int skz84, struct seg_pk
 	return n + 1;
 }
 
+/* The PAD entry right before q (the list's end) that a PAD at off adds
+ * to: PADs in a row are one entry of up to 255 bytes (seg.h). */
+static inline struct seg_pkt *pad_before(const struct seg *s, struct seg_pkt *q, uint64_t off)
+{
+	struct seg_pkt *pq = q - 1;
+
+	if (q == s->pkts || pq->type != HWT_PKT_PAD || pq->size == UINT8_MAX ||
+	    s->start + pq->off + pq->size != off)
+		return NULL;
+	return pq;
+}
+
 /* Little-endian 8 bytes at p (p + 8 must be inside the buffer). */
 static inline uint64_t ld64(const uint8_t *p)
 {
@@ -1160,12 +1172,23 @@ lex_run(struct seg *s, struct wstate *w, uint64_t off, uint64_t lim, const bool 
 			default:
 				goto out;
 			}
-		case LEX_PAD:
+		case LEX_PAD: {
+			/* A run of PADs: one entry (seg.h), or more of the one
+			 * before. */
+			struct seg_pkt *pq = store ? pad_before(s, q, off) : NULL;
+			uint64_t n = 1, most = pq ? UINT8_MAX - pq->size : UINT8_MAX;
+
+			while (n < most && off + n < stop && !buf[off + n])
+				n++;
 			if (off == pend)
-				pend++;
-			PUT(0, HWT_PKT_PAD, 1, 0, 0);
-			off++;
+				pend += n;
+			if (pq)
+				pq->size = (uint8_t)(pq->size + n);
+			else
+				PUT(0, HWT_PKT_PAD, (uint8_t)n, 0, 0);
+			off += n;
 			continue;
+		}
 		case LEX_TSC:
 			WALKED(ld64(b + 1) & 0xffffffffffffffull, HWT_PKT_TSC, 8);
 			continue;
@@ -1344,7 +1367,10 @@ again:
 		    : off < end	 ? hwt_pkt_decode(s->buf + off, (size_t)(end - off), skz84, &p)
 				 : 0;
 
-		if (s->want_pkts) {
+		if (s->want_pkts && n == 1 && p.type == HWT_PKT_PAD &&
+		    pad_before(s, s->pkts + s->npkts, off)) {
+			s->pkts[s->npkts - 1].size++;
+		} else if (s->want_pkts) {
 			struct seg_pkt *q;
 
 			if (!grow((void **)&s->pkts, &s->cap_pkts, s->npkts, sizeof(*s->pkts))) {

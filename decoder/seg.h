@@ -123,6 +123,12 @@ struct seg_ctx {
 /* A packet of the segment, decoded once (by seg_timeline) for the fast
  * engine.
  *
+ * PADs in a row are one entry, size their number (up to 255: a longer run
+ * is more entries). Real traces pad every PSB+ to the next PSB (dyn_test:
+ * 5,569 of its 12,288 bytes in 1,015 runs): an entry a byte was most of a
+ * list's entries, listed, copied for each piece and stepped over one by
+ * one.
+ *
  * A PSB+ that repeats the one right before it (nothing between them, the
  * same bytes but for the TSC's and TMA's values; tracing off: no FUP, no
  * MTC or CYC, one to five status updates of distinct types) is listed as

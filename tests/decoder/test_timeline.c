@@ -515,6 +515,12 @@ static void expand_one(const struct seg *s, const struct hwt_dec *dec, const str
 		memset(&k, 0, sizeof(k));
 		sz = hwt_pkt_decode(s->buf + s->start + off, (size_t)(s->end - s->start - off),
 				    dec->ptcfg.errata.skz84, &k);
+		if (u->type == HWT_PKT_PAD) {
+			/* PADs in a row: one entry (seg.h). */
+			for (unsigned int j = 0; j < u->size; j++)
+				assert_int_equal(s->buf[s->start + off + j], 0);
+			sz = u->size;
+		}
 		assert_int_equal(sz, u->size);
 		assert_int_equal(k.type, u->type);
 		*q = *u;
@@ -531,7 +537,7 @@ static void expand_one(const struct seg *s, const struct hwt_dec *dec, const str
  * before it (seg.h) written out in full: the packets of the run's first
  * PSB+ at the repeat's offsets (each decoded there: the same type and
  * size), then s's PSBEND; and each entry that stands for several repeats
- * (SEG_PSB_RUN) the same way, its PADs those of the short one after it.
+ * (SEG_PSB_RUN) the same way, PADs up to the next PSB after each.
  * Returns the number of repeats; *runs counts the SEG_PSB_RUN entries. */
 static size_t expand_repeats(struct seg *s, const struct hwt_dec *dec, size_t *runs)
 {
@@ -543,8 +549,7 @@ static size_t expand_repeats(struct seg *s, const struct hwt_dec *dec, size_t *r
 		const struct seg_pkt *p = &s->pkts[i], *t;
 
 		if (p->type == HWT_PKT_PSB && p->ipc == SEG_PSB_RUN) {
-			uint32_t d = (uint32_t)p->payload, cnt = (uint32_t)(p->payload >> 32), len,
-				 npad = 0;
+			uint32_t d = (uint32_t)p->payload, cnt = (uint32_t)(p->payload >> 32), len;
 
 			/* A short one follows, as far from the last one it
 			 * stands for as the repeats are apart. */
@@ -555,9 +560,6 @@ static size_t expand_repeats(struct seg *s, const struct hwt_dec *dec, size_t *r
 			assert_int_equal(p[1].aux, p->aux);
 			assert_int_equal((p[1].off - p->off) % cnt, 0);
 			len = (p[1].off - p->off) / cnt;
-			if (i + 3 < s->npkts && p[3].type == HWT_PKT_PAD &&
-			    p[3].off == p[2].off + 2)
-				npad = p[3].size;
 			t = p - d;
 			/* ... and one before it, as far before it. */
 			assert_int_equal(p[-1].type == HWT_PKT_PAD ? p[-3].off : p[-2].off,
@@ -573,10 +575,14 @@ static size_t expand_repeats(struct seg *s, const struct hwt_dec *dec, size_t *r
 				uint32_t pe;
 
 				expand_one(s, dec, p, t, p->off + r * len, out, &n);
-				pe = out[n - 1].off + 2; /* after its PSBEND */
-				for (unsigned int k = 0; k < npad; k++)
-					out[n++] =
-					    (struct seg_pkt){0, pe + k, HWT_PKT_PAD, 1, 0, 0};
+				/* After its PSBEND, PADs up to the next one's PSB:
+				 * one entry. */
+				pe = out[n - 1].off + 2;
+				if (pe < p->off + (r + 1) * len)
+					out[n++] = (struct seg_pkt){
+					    0,		 pe,
+					    HWT_PKT_PAD, (uint8_t)(p->off + (r + 1) * len - pe),
+					    0,		 0};
 			}
 			continue;
 		}
@@ -594,8 +600,7 @@ static size_t expand_repeats(struct seg *s, const struct hwt_dec *dec, size_t *r
 		assert_int_equal(p[1].off, out[n - 1].off);
 		i++;
 		if (i + 1 < s->npkts && p[2].type == HWT_PKT_PAD && p[2].off == p[1].off + 2) {
-			for (unsigned int k = 0; k < p[2].size; k++)
-				out[n++] = (struct seg_pkt){0, p[2].off + k, HWT_PKT_PAD, 1, 0, 0};
+			out[n++] = p[2];
 			i++;
 		}
 	}
