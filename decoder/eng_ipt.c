@@ -649,7 +649,9 @@ static int conv_resync(struct conv *c, int *status)
 		if (s->nitems && s->items[s->nitems - 1].kind == SEG_GAP) {
 			const struct seg_item *it = &s->items[s->nitems - 1];
 
-			if (sync > it->pos)
+			/* (At the gap's own offset: none; a PSB+ libipt
+			 * failed to read decoding on, whose sync fails.) */
+			if (sync > it->pos || (sync == it->pos && off >= c->skew))
 				s->gaps[it->ninsn].size = sync - it->pos;
 		}
 		if (s->resync_stop && sync >= s->resync_stop && sync < s->end) {

@@ -397,13 +397,20 @@ done:
  * not hand over. On damaged trace: s ends still tracing without error,
  * but where the next segment cannot go on from (s->exit_open: its PSB+
  * lost its FUP, and the next segment would start from a fresh sync, where
- * tracing is off), or s is decoded without error to a packet its end cuts
+ * tracing is off); or s is decoded without error to a packet its end cuts
  * short (s->cut_pkt: libipt reads that packet on into the next PSB, seed
- * 375 of test_realpt's test_damaged_vs_ptxed). */
+ * 375 of test_realpt's test_damaged_vs_ptxed); or the next PSB+ holds a
+ * packet libipt does not take there (s->next_bad): decoding on, it fails
+ * reading that PSB+ (the gap at the PSB, what it would have delivered of
+ * s's end lost), then its sync there fails too, while the segments would
+ * give s's end and the next one's failed sync only (decoded on from s's
+ * state, libipt's read-ahead from the PSB+ that state_prefix() writes
+ * stops at its own packets or at the next PSB+, as the state has them: a
+ * gap of either kind). */
 static bool joins_next(const struct seg *s)
 {
-	return (s->exit_open || (s->cut_pkt && !s->ngaps)) && !s->last && !s->rest_end && !s->err &&
-	       s->end < s->buf_len;
+	return (s->exit_open || (s->cut_pkt && !s->ngaps) || s->next_bad) && !s->last &&
+	       !s->rest_end && !s->err && s->end < s->buf_len;
 }
 
 /* Phase 2 for a segment: from the state the segment before left (decoded

@@ -1840,6 +1840,31 @@ void seg_header(struct seg *s, int bdm70)
 	h->open = true;
 }
 
+/* Whether libipt's query decoder takes packet p inside a PSB+ (its
+ * header functions; a CBR of 0 its time tracking refuses). */
+static bool header_ok(const struct hwt_pkt *p)
+{
+	switch (p->type) {
+	case HWT_PKT_PAD:
+	case HWT_PKT_TSC:
+	case HWT_PKT_TMA:
+	case HWT_PKT_MTC:
+	case HWT_PKT_CYC:
+	case HWT_PKT_FUP:
+	case HWT_PKT_MODE_EXEC:
+	case HWT_PKT_MODE_TSX:
+	case HWT_PKT_PIP:
+	case HWT_PKT_VMCS:
+	case HWT_PKT_MNT:
+	case HWT_PKT_PSBEND:
+		return true;
+	case HWT_PKT_CBR:
+		return p->payload != 0;
+	default:
+		return false;
+	}
+}
+
 /* seg_find_end_ip() of a packet of the next PSB+ after its PSB: its
  * header (nh, when that PSB is the one seg_header() skips) and the first
  * FUP's IP. */
@@ -1934,6 +1959,8 @@ static uint64_t end_lex(struct seg *s, struct seg_header *nh, uint64_t off, uint
 				*done = true;
 				return off;
 			case 0x03:
+				if (!b[2])
+					return off; /* libipt refuses it */
 				type = HWT_PKT_CBR;
 				sz = 4;
 				if (!tsc_end && !cbr_end)
@@ -1993,6 +2020,7 @@ void seg_find_end_ip(struct seg *s)
 	bool fup = false, done = false;
 
 	s->has_end_ip = false;
+	s->next_bad = false;
 	s->next_psbend = s->next_psbend_end = 0;
 	s->next_hdr_buf = NULL;
 	s->tail.at = 0;
@@ -2011,10 +2039,14 @@ void seg_find_end_ip(struct seg *s)
 		int n = hwt_pkt_decode(s->buf + off, (size_t)(s->buf_len - off), 0, &p);
 
 		/* The PSB+ ends at PSBEND, or broken at another PSB. */
-		if (n < 0 || (n > 0 && p.type == HWT_PKT_PSB && off != s->end))
+		if (n < 0 || (n > 0 && p.type == HWT_PKT_PSB && off != s->end)) {
+			s->next_bad = n < 0;
 			return;
+		}
 		if (n == 0)
 			break;
+		if (off != s->end && !header_ok(&p))
+			s->next_bad = true;
 		if (off == s->end && (p.type != HWT_PKT_PSB || n != HWT_PKT_PSB_SIZE))
 			nh = NULL; /* not the PSB seg_header skips */
 		if (p.type == HWT_PKT_PSBEND) {

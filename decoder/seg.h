@@ -357,6 +357,12 @@ struct seg {
 	 * the last run did not get to it (damage; run.c joins the next
 	 * segment to it, as libipt decoding the whole stream reads on). */
 	bool exit_open;
+	/* The next PSB+ holds a packet libipt's query decoder may not take
+	 * in a PSB+ (a CBR of 0, a bad packet, one that is no status update:
+	 * seg_find_end_ip): libipt decoding the whole stream fails there
+	 * reading it, whatever state it comes in (run.c joins the next
+	 * segment to this one). */
+	bool next_bad;
 	struct seg_header hdr;
 	/* The next PSB+ as seg_header reads it, for the segment that starts
 	 * there (seg_find_end_ip reads it to its PSBEND; next_hdr_buf NULL:
