@@ -57,6 +57,18 @@
  * way). Setting the trim threshold turns off glibc's raising of the mmap
  * threshold too, hence both.
  *
+ * Both sides are timed in the same state: each decode makes everything
+ * afresh (libipt: section cache, image, decoder; hwtrace: icache, image,
+ * decoder and its workers' scratch), opens and reads the code files
+ * itself, and frees it all; what is warm for one is warm for the other
+ * (the heap kept as above, CPU caches, the kernel's page and dentry
+ * caches of the code files). Nothing of a decode is kept for the next:
+ * the fast engine's pool of scratches kept across decoders in the process
+ * (until 2026-11-28) made its repeated decodes cheaper than its first,
+ * which the loop's are not; it is gone (decoder/eng_fast.c). The first
+ * decode of a process (HWT_BENCH_REPS=1, HWT_BENCH_ONLY=k) is colder for
+ * both (page faults of the heap and of their own code and tables).
+ *
  *   usage: bench_decoder [INSNS [RUNS [THREADS]]]
  *          bench_decoder --hwt FILE [RUNS]
  *          bench_decoder --raw DIR... [RUNS]

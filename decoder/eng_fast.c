@@ -28,7 +28,6 @@
  * (libipt_fails()), where all of that is certain.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,8 +126,7 @@ struct run {
 	uint8_t nlog;		/* entries logged as items */
 	uint8_t nlog_pre;	/* ... of them before the decision
 				 * before the last (used >= 2) */
-	uint8_t logs;		/* key: what it logs (run_logs_key();
-				 * a scratch outlives its decoder) */
+	uint8_t logs;		/* key: what it logs (run_logs_key()) */
 	uint8_t npre;		/* returns to frames older than the run:
 				 * the return stack's top entries it
 				 * was built with (pre[]) */
@@ -267,39 +265,34 @@ struct fast {
 	uint32_t open_k;
 };
 
-/* Scratches of decoders gone, for the next ones: clearing 0.7 MB is most
- * of what a decoder of a short trace costs. What a scratch holds is
- * keyed by image id, unique in the process (image.c), so it never
- * matches another decoder's images, and a segment folds its runs' counts
- * at its end: a scratch left is as good as a new one. */
-#define SCRATCH_POOL 4
-
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct fast_scratch *pool[SCRATCH_POOL];
-static unsigned int npool;
-
+/* A scratch is malloc()ed, and only what is read before it is written is
+ * set: the run cache's slots (4 KiB), the counts, the L1 cache (small at
+ * first) and the engine's state; a run's entry is set when a slot first
+ * takes it (run_slot()). Most of its 2 MB is never touched by a short
+ * trace's decode: calloc() cleared it all where the heap gave memory back
+ * to malloc() (0.7 MB then was most of what a decoder of a short trace
+ * cost), and a pool of scratches kept across decoders in the process
+ * (until 2026-11-28) made a benchmark's repeated decodes cheaper than
+ * the first, which libipt's loop, allocating all afresh each time, is not
+ * (bench/bench_decoder.c's header). */
 int hwt_dec_fast_scratch_alloc(void **out)
 {
-	struct fast_scratch *sc;
+	struct fast_scratch *sc = malloc(sizeof(*sc));
 
-	pthread_mutex_lock(&pool_lock);
-	sc = npool ? pool[--npool] : NULL;
-	pthread_mutex_unlock(&pool_lock);
-	if (!sc) {
-		sc = calloc(1, sizeof(*sc));
-		if (sc) {
-			sc->f = calloc(1, sizeof(*sc->f));
-			sc->l1 = calloc(L1_MIN, sizeof(*sc->l1));
-			sc->l1_mask = L1_MIN - 1;
-		}
-		if (!sc || !sc->f || !sc->l1) {
-			if (sc) {
-				free(sc->f);
-				free(sc->l1);
-			}
-			free(sc);
-			return -ENOMEM;
-		}
+	if (!sc)
+		return -ENOMEM;
+	memset(sc->run_slot, 0, sizeof(sc->run_slot));
+	sc->nruns = sc->ncounted = sc->nkept = 0;
+	sc->defer = false;
+	sc->l1_mask = L1_MIN - 1;
+	sc->l1_fills = 0;
+	sc->f = calloc(1, sizeof(*sc->f));
+	sc->l1 = calloc(L1_MIN, sizeof(*sc->l1));
+	if (!sc->f || !sc->l1) {
+		free(sc->f);
+		free(sc->l1);
+		free(sc);
+		return -ENOMEM;
 	}
 	*out = sc;
 	return 0;
@@ -311,16 +304,8 @@ void hwt_dec_fast_scratch_free(void *scratch)
 
 	if (!sc)
 		return;
-	pthread_mutex_lock(&pool_lock);
-	if (npool < SCRATCH_POOL && !sc->ncounted && !sc->nkept) {
-		pool[npool++] = sc;
-		sc = NULL;
-	}
-	pthread_mutex_unlock(&pool_lock);
-	if (sc) {
-		free(sc->f);
-		free(sc->l1);
-	}
+	free(sc->f);
+	free(sc->l1);
 	free(sc);
 }
 
@@ -2067,6 +2052,9 @@ static inline __attribute__((always_inline)) struct run *run_slot(struct fast *f
 
 	*found = *slot != 0;
 	if (__builtin_expect(!*found, 0)) {
+		/* A fresh entry (the scratch is not cleared): no counts. */
+		sc->runs[sc->nruns].count = 0;
+		sc->run_kept[sc->nruns] = 0;
 		sc->nruns++;
 		*slot = (uint16_t)sc->nruns;
 	}
