@@ -452,7 +452,14 @@ static int replay_seg(struct hwt_dec *dec, struct seg *s, struct worker *w, uint
 				return 1;
 			end = limit;
 		}
+		uint64_t tl_start = s->tl_start, until = s->ipt_until;
+		bool until_err = s->ipt_until_err;
+
 		seg_init(s, s->buf, s->buf_len, s->start, end, end >= s->buf_len && final);
+		/* A piece (replay_rest()): still one. */
+		s->tl_start = tl_start;
+		s->ipt_until = until;
+		s->ipt_until_err = until_err;
 		s->entry = entry;
 		err = decode_seg(dec, s, w);
 		if (err < 0)
@@ -474,8 +481,10 @@ static int replay_seg(struct hwt_dec *dec, struct seg *s, struct worker *w, uint
 }
 
 /* Decodes and replays the rest of segment s, cut short, in rest (which
- * may be s), and the rest of that, and so on. */
-static int replay_rest(struct hwt_dec *dec, struct seg *s, struct worker *w, struct seg *rest)
+ * may be s), and the rest of that, and so on; a segment after it joined
+ * as replay_seg() says (1: the bytes from rest's start wait). */
+static int replay_rest(struct hwt_dec *dec, struct seg *s, struct worker *w, struct seg *rest,
+		       uint64_t limit, bool final)
 {
 	int err = 0;
 
@@ -490,7 +499,7 @@ static int replay_rest(struct hwt_dec *dec, struct seg *s, struct worker *w, str
 		rest->entry = dec->state;
 		err = decode_seg(dec, rest, w);
 		if (err == 0)
-			err = replay_seg(dec, rest, w, 0, false);
+			err = replay_seg(dec, rest, w, limit, final);
 		s = rest;
 	}
 	return err;
@@ -608,7 +617,12 @@ static int run_range(struct hwt_dec *dec, const uint8_t *buf, size_t len, uint64
 			break; /* joined past limit: it waits */
 		}
 		if (err == 0 && s->rest_end)
-			err = replay_rest(dec, s, w, s);
+			err = replay_rest(dec, s, w, s, limit, final);
+		if (err > 0) {
+			err = 0;
+			start = s->start;
+			break; /* a rest joined past limit: it waits */
+		}
 		start = s->end;
 	}
 	*stop = (size_t)start;
@@ -822,7 +836,15 @@ static int run_parallel(struct hwt_dec *dec, const uint8_t *buf, size_t len, uin
 		} else if (err == 0 && s->start >= reached) {
 			reached = s->rest_end ? s->rest_end : s->end;
 			if (s->rest_end)
-				err = replay_rest(dec, s, &w, &rest);
+				err = replay_rest(dec, s, &w, &rest, p.limit, final);
+			if (err > 0) {
+				/* A rest joined past limit: from it on, wait. */
+				*stop = (size_t)rest.start;
+				err = 0;
+				p.stop = true;
+			} else if (err == 0 && s->rest_end && rest.end > reached) {
+				reached = rest.end; /* joined segments after it */
+			}
 		}
 		seg_reset(s);
 		pthread_mutex_lock(&p.lock);
