@@ -3597,18 +3597,23 @@ static int psb_run(struct fast *f, int st)
 
 /* Erratum BDM70: a PSB+ may carry a FUP (and MODE.Exec) that belongs to a
  * TIP.PGE that follows it; libipt then ignores the FUP. Looks past the
- * header for that TIP.PGE (pt_qry_header_fup's check_erratum_bdm70). */
-static bool bdm70_applies(struct fast *f, uint64_t off)
+ * header for that TIP.PGE (pt_qry_header_fup's check_erratum_bdm70): 1
+ * when it follows, 0 when another packet or the end of the trace comes
+ * first. A packet libipt's packet decoder rejects on the way (bad opcode
+ * or payload, even past the PSBEND) fails its header read, so the PSB+
+ * (pt_qry_decode_psb: a sync there, or decoding on through it) fails
+ * with the offset at its PSB: DECLINE, libipt's to decode. */
+static int bdm70_applies(struct fast *f, uint64_t off)
 {
 	while (off < f->end) {
 		struct hwt_pkt p;
 		int n = hwt_pkt_decode(f->buf + off, (size_t)(f->end - off), f->skz84, &p);
 
 		if (n <= 0)
-			return false;
+			return n < 0 ? DECLINE : 0;
 		switch (p.type) {
 		case HWT_PKT_TIP_PGE:
-			return true;
+			return 1;
 		case HWT_PKT_PAD:
 		case HWT_PKT_TSC:
 		case HWT_PKT_CBR:
@@ -3624,10 +3629,10 @@ static bool bdm70_applies(struct fast *f, uint64_t off)
 			off += (uint64_t)n;
 			continue;
 		default:
-			return false;
+			return 0;
 		}
 	}
-	return false;
+	return 0;
 }
 
 /* Queues a PSB+ status update for PSBEND (pt_qry_header_*). */
@@ -3683,9 +3688,13 @@ static int psb_header(struct fast *f)
 		case HWT_PKT_OVF:
 			return 0;
 		case HWT_PKT_FUP:
-			if (f->dec->ptcfg.errata.bdm70 && !f->q_enabled &&
-			    bdm70_applies(f, f->pos + (uint64_t)n))
-				break; /* the FUP is ignored */
+			if (f->dec->ptcfg.errata.bdm70 && !f->q_enabled) {
+				err = bdm70_applies(f, f->pos + (uint64_t)n);
+				if (err < 0)
+					return err;
+				if (err)
+					break; /* the FUP is ignored */
+			}
 			err = update_ip(f);
 			if (err < 0)
 				return err;
