@@ -1275,7 +1275,9 @@ static inline void hold(struct fast *f, struct hwt_dec_bb *bb, size_t item, bool
 }
 
 /* An overflow: the held decision's outcome is lost (eng_ipt.c resolves
- * it to 0). */
+ * it to 0), where it is still libipt's pending one; an event since
+ * (an asynchronous disable at the branch's target, say) resolved it
+ * already, with the outcome the item has. */
 static int drop_held(struct fast *f)
 {
 	struct seg *s = f->s;
@@ -1284,6 +1286,8 @@ static int drop_held(struct fast *f)
 	if (!bb)
 		return 0;
 	f->held_bb = NULL;
+	if (!f->held_pending)
+		return 0;
 	if (f->held_item != SEG_NOT_LOGGED) {
 		s->items[f->held_item].next_ip = 0;
 		s->items[f->held_item].flags &= (uint8_t)~SEG_F_TAKEN;

@@ -1454,6 +1454,27 @@ static void test_psb_repeats_while_on(void **state)
  * same: a ring of 64 whose oldest entries the newest overwrote). */
 #define RS_CALLS 70
 
+/* An IP packet of type t (FUP, TIP, TIP.PGE) with the full ip. */
+static void ip_packet(struct pt_packet *p, enum pt_packet_type t, uint64_t ip)
+{
+	p->type = t;
+	p->payload.ip.ipc = pt_ipc_sext_48;
+	p->payload.ip.ip = ip;
+}
+
+/* A PSB+ and tracing enabled at ip in 64-bit mode (4 packets from p, zeroed
+ * by the caller): the count. */
+static size_t enable64_at(struct pt_packet *p, uint64_t ip)
+{
+	p[0].type = ppt_psb;
+	p[1].type = ppt_psbend;
+	p[2].type = ppt_mode;
+	p[2].payload.mode.leaf = pt_mol_exec;
+	p[2].payload.mode.bits.exec.csl = 1;
+	ip_packet(&p[3], ppt_tip_pge, ip);
+	return 4;
+}
+
 static size_t retstack_trace(uint8_t *buf, size_t size, uint64_t ip)
 {
 	struct pt_packet p[64];
@@ -1463,14 +1484,7 @@ static size_t retstack_trace(uint8_t *buf, size_t size, uint64_t ip)
 	unsigned int nbits = 2 * RS_CALLS + 2, done = 0;
 
 	memset(p, 0, sizeof(p));
-	p[n++].type = ppt_psb;
-	p[n++].type = ppt_psbend;
-	p[n].type = ppt_mode;
-	p[n].payload.mode.leaf = pt_mol_exec;
-	p[n++].payload.mode.bits.exec.csl = 1;
-	p[n].type = ppt_tip_pge;
-	p[n].payload.ip.ipc = pt_ipc_sext_48;
-	p[n++].payload.ip.ip = ip;
+	n = enable64_at(p, ip);
 	while (done < nbits) {
 		unsigned int k = nbits - done < 6 ? nbits - done : 6;
 		uint64_t bits = 0;
@@ -1487,16 +1501,15 @@ static size_t retstack_trace(uint8_t *buf, size_t size, uint64_t ip)
 	return encode_packets(p, n, buf, size);
 }
 
-static void test_return_stack_overflow(void **state)
+/* Decodes pt with both engines (o.flags = flags), with a segment at every
+ * PSB and with 4 KiB ones: the same records each time, on which check()
+ * asserts too. */
+static void decode_four_ways(const uint8_t *code, size_t code_len, uint64_t base, const uint8_t *pt,
+			     size_t len, uint32_t flags,
+			     void (*check)(const struct dectest_result *r))
 {
-	/* f: je done; call f; ret; done: ret */
-	static const uint8_t code[] = {0x74, 0x06, 0xe8, 0xf9, 0xff, 0xff, 0xff, 0xc3, 0xc3};
-	const uint64_t base = 0x400000;
-	uint8_t pt[512];
-	size_t len = retstack_trace(pt, sizeof(pt), base);
 	struct dectest_result ref;
 
-	(void)state;
 	memset(&ref, 0, sizeof(ref));
 	for (int e = 0; e < 2; e++) {
 		for (int sb = 0; sb < 2; sb++) {
@@ -1505,14 +1518,11 @@ static void test_return_stack_overflow(void **state)
 
 			dectest_opts_init(&o);
 			o.engine = e ? HWT_DEC_ENGINE_LIBIPT : HWT_DEC_ENGINE_FAST;
+			o.flags = flags;
 			o.segment_bytes = sb ? 4096 : 1;
-			assert_int_equal(dectest_decode(&o, code, sizeof(code), base, pt, len, &r),
-					 0);
-			/* Every call, the 64 returns the stack holds, then
-			 * the error at the 65th. */
-			assert_int_equal(r.stats.calls, RS_CALLS);
-			assert_int_equal(r.stats.returns, 64);
-			assert_int_equal(r.stats.gaps, 1);
+			assert_int_equal(dectest_decode(&o, code, code_len, base, pt, len, &r), 0);
+			assert_int_equal(r.err, 0);
+			check(&r);
 			if (!ref.text)
 				ref = r;
 			else {
@@ -1522,6 +1532,72 @@ static void test_return_stack_overflow(void **state)
 		}
 	}
 	dectest_result_free(&ref);
+}
+
+static void retstack_check(const struct dectest_result *r)
+{
+	/* Every call, the 64 returns the stack holds, then the error at
+	 * the 65th. */
+	assert_int_equal(r->stats.calls, RS_CALLS);
+	assert_int_equal(r->stats.returns, 64);
+	assert_int_equal(r->stats.gaps, 1);
+}
+
+static void test_return_stack_overflow(void **state)
+{
+	/* f: je done; call f; ret; done: ret */
+	static const uint8_t code[] = {0x74, 0x06, 0xe8, 0xf9, 0xff, 0xff, 0xff, 0xc3, 0xc3};
+	const uint64_t base = 0x400000;
+	uint8_t pt[512];
+	size_t len = retstack_trace(pt, sizeof(pt), base);
+
+	(void)state;
+	decode_four_ways(code, sizeof(code), base, pt, len, 0, retstack_check);
+}
+
+/* A conditional branch taken (its TNT bit), then an asynchronous disable
+ * at its target (FUP, TIP.PGD), tracing on again there (TIP.PGE) and an
+ * overflow (OVF, FUP elsewhere) before any block begins: the disable
+ * resolves the branch's outcome (libipt's block decoder: the taken branch
+ * to its target), the overflow after it must not take it back. The shape
+ * test_corrupt_streams met with HWT_SEED=1795844853566285682 (its 12th
+ * stream: the fast engine logged the branch's block without next IP). */
+static size_t async_off_then_ovf_trace(uint8_t *buf, size_t size, uint64_t base)
+{
+	struct pt_packet p[10];
+	size_t n = 0;
+
+	memset(p, 0, sizeof(p));
+	n = enable64_at(p, base);
+	p[n].type = ppt_tnt_8; /* je taken */
+	p[n].payload.tnt.bit_size = 1;
+	p[n++].payload.tnt.payload = 1;
+	ip_packet(&p[n++], ppt_fup, base + 4);
+	p[n++].type = ppt_tip_pgd; /* IP suppressed */
+	ip_packet(&p[n++], ppt_tip_pge, base + 4);
+	p[n++].type = ppt_ovf;
+	ip_packet(&p[n++], ppt_fup, base + 2);
+	assert_true(n <= HWT_ARRAY_SIZE(p));
+	return encode_packets(p, n, buf, size);
+}
+
+static void async_off_check(const struct dectest_result *r)
+{
+	/* The je's block, its outcome the target. */
+	assert_non_null(strstr(r->text, " B 400000-400000 n=1 nx=400004 br=1 "));
+	assert_int_equal(r->stats.overflows, 1);
+}
+
+static void test_async_disable_then_overflow(void **state)
+{
+	/* je +2; nop; nop; nop; ret */
+	static const uint8_t code[] = {0x74, 0x02, 0x90, 0x90, 0x90, 0xc3};
+	const uint64_t base = 0x400000;
+	uint8_t pt[256];
+	size_t len = async_off_then_ovf_trace(pt, sizeof(pt), base);
+
+	(void)state;
+	decode_four_ways(code, sizeof(code), base, pt, len, HWT_DEC_F_PROFILE, async_off_check);
 }
 
 /* Every conformance trace (each CPU it names), both canonical engines:
@@ -1670,6 +1746,7 @@ int main(void)
 	    cmocka_unit_test(test_psb_run_tracing_off),
 	    cmocka_unit_test(test_psb_repeats_while_on),
 	    cmocka_unit_test(test_return_stack_overflow),
+	    cmocka_unit_test(test_async_disable_then_overflow),
 	    cmocka_unit_test(test_conformance_traces_engines_agree),
 	};
 
