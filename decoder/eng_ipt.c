@@ -857,10 +857,13 @@ static int seg_ipt(struct hwt_dec *dec, struct seg *s, bool cold, bool *mode_fro
 	if (s->hdr.open && !s->last) {
 		/* The segment's PSB+ runs into the next PSB, which libipt
 		 * decoding the whole stream reads as part of it: it fails
-		 * there and synchronizes afresh at that PSB (seg_header). */
+		 * there and synchronizes afresh at that PSB (seg_header).
+		 * Where it synchronizes afresh here (no state handed over:
+		 * an error before), that sync fails: a sync gap. */
 		c.failed = true;
-		err = seg_add_gap(s, HWT_DEC_GAP_ERROR, hwt_dec_err_from_pt(-pte_bad_context),
-				  pt_errstr(pte_bad_context), 0, s->end - s->start, s->start);
+		err = seg_add_gap(s, s->entry.known ? HWT_DEC_GAP_ERROR : HWT_DEC_GAP_SYNC,
+				  hwt_dec_err_from_pt(-pte_bad_context), pt_errstr(pte_bad_context),
+				  0, s->end - s->start, s->start);
 		goto out;
 	}
 	memset(&block, 0, sizeof(block));
